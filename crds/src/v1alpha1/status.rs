@@ -1,0 +1,101 @@
+//! `OracleCapture.status`: what the operator observed, in the shapes Kubernetes tools read.
+//!
+//! Conditions follow the Kubernetes API conventions and kstatus: `Ready` (normal polarity),
+//! `Reconciling` and `Stalled` (abnormal polarity), plus `PrerequisitesMet` and, when an SLA is set,
+//! `LagWithinSLA`. `observedGeneration` is written at the top level and on every condition so
+//! `kubectl wait`, Flux and Argo CD never judge a spec the operator has not seen yet.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Condition types written by the operator.
+pub mod condition_type {
+    /// The capture pod runs, prerequisites are met, nothing stopped it and it is streaming.
+    pub const READY: &str = "Ready";
+    /// The result of `redoline-capture doctor`.
+    pub const PREREQUISITES_MET: &str = "PrerequisitesMet";
+    /// True after a typed stop; the reason is the stop's reason, the message starts with its code.
+    pub const STALLED: &str = "Stalled";
+    /// True while a spec change is rolling out.
+    pub const RECONCILING: &str = "Reconciling";
+    /// Only when `spec.sla.maxLagSeconds` is set: False with reason `LagSLABreached`.
+    pub const LAG_WITHIN_SLA: &str = "LagWithinSLA";
+}
+
+/// The observed state of an OracleCapture.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OracleCaptureStatus {
+    /// The `metadata.generation` this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+
+    /// Ready, PrerequisitesMet, Stalled, Reconciling and LagWithinSLA, in the Kubernetes condition
+    /// shape.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+
+    /// A one-word summary for humans (Pending, Snapshotting, Streaming, Suspended, Stalled).
+    /// Tools should read the conditions instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+
+    /// The capture's position in the redo stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+
+    /// Seconds between the database's current SCN and the last emitted commit, or absent when
+    /// unknown (for example when the position is older than the SCN-to-time mapping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_seconds: Option<f64>,
+
+    /// The latest typed stop of the capture, kept after a restart so the cause stays visible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_stop: Option<LastStop>,
+}
+
+/// A one-word summary of the capture's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Phase {
+    Pending,
+    Snapshotting,
+    Streaming,
+    Suspended,
+    Stalled,
+}
+
+/// Where the capture stands in the redo stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Position {
+    /// The commit SCN of the last transaction emitted and committed to the sink.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_scn: Option<u64>,
+    /// The SCN mining restarts from after a restart: held back by the oldest open transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_scn: Option<u64>,
+}
+
+/// The latest typed stop, as written to the capture pod's termination message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastStop {
+    /// The stop code, such as `CDC-4001`; see docs/runbook.md.
+    #[schemars(regex(pattern = r"^CDC-[0-9]{4}$"))]
+    pub code: String,
+    /// The stop's CamelCase reason, such as `SpillCapacityExceeded`.
+    pub reason: String,
+    /// What happened and what to do.
+    pub message: String,
+    /// When the capture stopped.
+    pub at: Time,
+}
+
+impl OracleCaptureStatus {
+    /// The condition of the given type, if present.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes control plane used by the tests from Go modules (no prebuilt downloads):
+# etcd, kube-apiserver, kube-controller-manager and kubectl, all at the versions below.
+# Result: $REDOLINE_CACHE/k8s-<version>/bin. Idempotent: a complete cache is reused as is.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.34.4}"   # matches k8s-openapi's v1_34 feature
+CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+OUT="$CACHE/k8s-$K8S_VERSION"
+BINS=(etcd kube-apiserver kube-controller-manager kubectl)
+
+complete() { for b in "${BINS[@]}"; do [ -x "$OUT/bin/$b" ] || return 1; done; }
+if complete; then echo "k8s $K8S_VERSION: cached in $OUT/bin"; exit 0; fi
+
+command -v go >/dev/null || { echo "build-k8s: Go is required (https://go.dev is not reachable; install Debian golang or use the machine's)"; exit 1; }
+mkdir -p "$OUT/bin" "$OUT/src"
+cd "$OUT/src"
+
+# k8s.io/kubernetes pins its staging modules at v0.0.0 with replaces into ./staging, which do not
+# apply to a consumer. A wrapper module re-points each staging module at its published v0.X.Y tag.
+staging_version="v0.${K8S_VERSION#v1.}"
+go mod download -json "k8s.io/kubernetes@$K8S_VERSION" > kubernetes.mod.json
+gomod=$(python3 -c 'import json,sys; print(json.load(open("kubernetes.mod.json"))["GoMod"])')
+staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$gomod")
+[ -n "$staging" ] || { echo "build-k8s: found no staging modules in $gomod"; exit 1; }
+
+{
+  echo "module redoline.io/testenv/k8s"
+  echo
+  echo "go $(sed -n 's/^go //p' "$gomod")"
+  echo
+  echo "require k8s.io/kubernetes $K8S_VERSION"
+  echo
+  echo "replace ("
+  for m in $staging; do echo "	$m => $m $staging_version"; done
+  echo ")"
+} > go.mod
+cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+# etcd comes at the version kubernetes itself requires (go.etcd.io/etcd/server/v3 in its go.mod).
+go mod tidy -e >/dev/null 2>tidy.log || { cat tidy.log; exit 1; }
+
+export CGO_ENABLED=0
+for pkg in go.etcd.io/etcd/server/v3:etcd \
+           k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver \
+           k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager \
+           k8s.io/kubernetes/cmd/kubectl:kubectl; do
+  path=${pkg%%:*}; name=${pkg##*:}
+  [ -x "$OUT/bin/$name" ] && continue
+  echo "build-k8s: building $name ($path)"
+  go build -trimpath -ldflags "-s -w" -o "$OUT/bin/$name.tmp" "$path"
+  mv "$OUT/bin/$name.tmp" "$OUT/bin/$name"
+done
+complete && echo "k8s $K8S_VERSION: built into $OUT/bin"

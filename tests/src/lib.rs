@@ -1,0 +1,1 @@
+//! Test environment: see the crate README.
