@@ -1,1 +1,18 @@
+//! `redoline-capture`: Oracle LogMiner change data capture, exactly once into Kafka.
+//!
+//! ```text
+//! Oracle rows (source) → redo parse → buffer (heap, then spill) → event encode
+//!     → sink: data + bookmark + journal in one Kafka transaction
+//! ```
+//!
+//! Built so far: the command line, logging and the typed stops with their termination message.
+//! The mining path arrives module by module (see docs/ and the issues).
 
+pub mod cli;
+pub mod exit;
+pub mod stop;
+
+pub use stop::Stop;
+
+/// The version of this build.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

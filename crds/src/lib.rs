@@ -8,6 +8,8 @@
 //! The CRD YAML under `crds/` is generated from these types by `cargo run -p redoline-crds --bin
 //! crdgen`; a test fails when the committed file drifts from the types.
 
+#[cfg(feature = "logging")]
+pub mod logging;
 pub mod quantity;
 pub mod stop;
 pub mod v1alpha1;

@@ -140,7 +140,7 @@ fn parse_bytes(text: &str) -> Result<u64, QuantityError> {
         }
     } else if scale < 0 {
         for _ in 0..(-scale) {
-            if value % 10 != 0 {
+            if !value.is_multiple_of(10) {
                 return Err(QuantityError::Fractional(text.to_owned()));
             }
             value /= 10;

@@ -10,7 +10,9 @@ mod status;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Affinity, LocalObjectReference, ResourceRequirements, Toleration};
+use k8s_openapi::api::core::v1::{
+    Affinity, LocalObjectReference, ResourceRequirements, Toleration,
+};
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,11 +37,11 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     category = "redoline",
     namespaced,
     status = "OracleCaptureStatus",
-    printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type==\"Ready\")].status", description = "Whether the capture is streaming"),
-    printcolumn(name = "Stop", type_ = "string", json_path = ".status.lastStop.code", description = "The latest typed stop (see docs/runbook.md)"),
-    printcolumn(name = "Lag", type_ = "number", json_path = ".status.lagSeconds", description = "Seconds behind the database"),
-    printcolumn(name = "Commit SCN", type_ = "integer", json_path = ".status.position.commitScn", description = "Commit SCN of the last emitted transaction"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status","description":"Whether the capture is streaming"}"#,
+    printcolumn = r#"{"name":"Stop","type":"string","jsonPath":".status.lastStop.code","description":"The latest typed stop (see docs/runbook.md)"}"#,
+    printcolumn = r#"{"name":"Lag","type":"number","jsonPath":".status.lagSeconds","description":"Seconds behind the database"}"#,
+    printcolumn = r#"{"name":"Commit SCN","type":"integer","jsonPath":".status.position.commitScn","description":"Commit SCN of the last emitted transaction"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct OracleCaptureSpec {
@@ -102,7 +104,9 @@ pub struct OracleCaptureSpec {
 }
 
 /// A captured table, OWNER.TABLE.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(transparent)]
 #[schemars(extend("x-kubernetes-validations" = [{
     "rule": TABLE_NAME_RULE,
@@ -470,7 +474,9 @@ pub struct MiningSpec {
     /// end; created if missing.
     #[serde(default = "default_flush_table")]
     #[schemars(length(min = 1, max = 128))]
-    #[schemars(regex(pattern = r"^[A-Za-z][A-Za-z0-9_$#]{0,127}([.][A-Za-z][A-Za-z0-9_$#]{0,127})?$"))]
+    #[schemars(regex(
+        pattern = r"^[A-Za-z][A-Za-z0-9_$#]{0,127}([.][A-Za-z][A-Za-z0-9_$#]{0,127})?$"
+    ))]
     pub flush_table: String,
 
     /// `fail` stops with CDC-6001 on a change LogMiner cannot render; `skip` logs and counts it.

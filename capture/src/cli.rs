@@ -1,0 +1,27 @@
+//! The command line of `redoline-capture` (see docs/capture.md).
+
+use clap::{Parser, Subcommand};
+
+use redoline_crds::logging::LogFormat;
+
+/// Oracle LogMiner change data capture into Kafka, exactly once.
+#[derive(Debug, Parser)]
+#[command(name = "redoline-capture", version, about, long_about = None)]
+pub struct Cli {
+    /// Log line format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "REDOLINE_LOG_FORMAT")]
+    pub log_format: LogFormat,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the version and exit.
+    Version {
+        /// Print a JSON object instead of a line.
+        #[arg(long)]
+        json: bool,
+    },
+}
