@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the system tools the build and the test environment need, from Debian's packages, when
+# they are missing. Rust (rustup), Go and Java come with the machine; their versions are checked.
+set -euo pipefail
+
+need=()
+command -v cc >/dev/null || need+=(build-essential)
+command -v make >/dev/null || need+=(make)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v openssl >/dev/null || need+=(openssl)
+command -v python3 >/dev/null || need+=(python3)
+command -v java >/dev/null || need+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null || need+=(maven)
+command -v curl >/dev/null || need+=(curl)
+dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+fail() { echo "install-deps: $*" >&2; exit 1; }
+command -v cargo >/dev/null || fail "Rust is missing: install rustup (the toolchain is pinned in rust-toolchain.toml)"
+command -v go >/dev/null || fail "Go is missing: Go 1.21 or newer is needed to build etcd and kube-apiserver (newer toolchains come from the Go module proxy)"
+go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+[ "${go_minor:-0}" -ge 21 ] || fail "Go $(go env GOVERSION) is too old: 1.21 or newer switches toolchains by itself"
+java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+[ "${java_major:-0}" -ge 17 ] || fail "Java ${java_major:-?} is too old: Kafka 4 needs 17 or newer"
+echo "install-deps: cargo $(cargo --version | cut -d' ' -f2), $(go env GOVERSION), java $java_major, $(mvn -v 2>/dev/null | head -1)"

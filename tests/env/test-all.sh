@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` and CI run it:
+#   1. provision the tools (cached under ~/.cache/redoline, keyed by version),
+#   2. format and lint checks,
+#   3. one Kafka broker and one Kubernetes control plane for the whole run, shared by every test
+#      binary through REDOLINE_KAFKA_BOOTSTRAP and REDOLINE_KUBECONFIG (each test still gets its
+#      own topic prefix or namespace), stopped again when this script exits,
+#   4. every test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
+
+step "provision: Kubernetes control plane binaries"
+bash tests/env/build-k8s.sh
+step "provision: Kafka jars"
+bash tests/env/kafka.sh fetch
+
+step "check: cargo fmt"
+cargo fmt --all -- --check
+step "check: cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+step "build: tests"
+cargo test --workspace --locked --no-run
+
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/redoline-test-env.XXXXXX")
+cleanup() {
+  status=$?
+  bash tests/env/kafka.sh stop "$run_dir/kafka" || true
+  bash tests/env/k8s.sh stop "$run_dir/k8s" || true
+  if [ $status -eq 0 ]; then rm -rf "$run_dir"; else echo "test environment logs kept in $run_dir"; fi
+  exit $status
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+kafka_port=$(free_port)
+kafka_controller_port=$(free_port)
+
+step "start: Kafka on 127.0.0.1:$kafka_port and the control plane"
+bash tests/env/kafka.sh start "$run_dir/kafka" "$kafka_port" "$kafka_controller_port" $$
+bash tests/env/k8s.sh start "$run_dir/k8s" $$
+bash tests/env/kafka.sh wait "$run_dir/kafka" "$kafka_port" 120
+bash tests/env/k8s.sh wait "$run_dir/k8s" 180
+export REDOLINE_KAFKA_BOOTSTRAP="127.0.0.1:$kafka_port"
+export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
+
+step "test: workspace"
+cargo test --workspace --locked
+step "done"
