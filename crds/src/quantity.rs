@@ -2,7 +2,7 @@
 //!
 //! A size is either a plain byte count (`268435456`) or a Kubernetes quantity string (`256Mi`,
 //! `10Gi`, `1.5G`, `512k`, `1e9`). The schema marks it `x-kubernetes-int-or-string`, so the
-//! apiserver accepts both, and CEL rules in the CRD (see [`cel_bytes`]) compare sizes with the
+//! apiserver accepts both, and CEL rules in the CRD (see [`cel_quantity`]) compare sizes with the
 //! apiserver's own quantity library. [`ByteQuantity::bytes`] gives the same number in Rust.
 
 use std::borrow::Cow;
@@ -71,10 +71,12 @@ impl JsonSchema for ByteQuantity {
     }
 }
 
-/// A CEL expression giving the size of the int-or-string field `field` in bytes, for rules that
-/// compare sizes. Strings that are not quantities are rejected by the field's own rule first.
-pub fn cel_bytes(field: &str) -> String {
-    format!("(type({field}) == int ? {field} : quantity({field}).asInteger())")
+/// A CEL expression turning the int-or-string size field `field` into a CEL quantity, for rules
+/// that compare sizes (`.compareTo(..)`). `asInteger()` is no use here: it refuses quantities such as
+/// `1.5Gi` that are whole numbers of bytes but not stored as integers. Strings that are not
+/// quantities are refused by the field's own rule first.
+pub fn cel_quantity(field: &str) -> String {
+    format!("(type({field}) == int ? quantity(string({field})) : quantity({field}))")
 }
 
 /// Parses a Kubernetes quantity (`<signed number><suffix>`) into whole bytes, exactly: no floating

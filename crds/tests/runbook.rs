@@ -14,5 +14,8 @@ fn every_stop_code_has_one_runbook_entry() {
         .iter()
         .map(|c| format!("{} {}", c.code(), c.reason()))
         .collect();
-    assert_eq!(headings, expected, "docs/runbook.md headings must follow StopCode::ALL");
+    assert_eq!(
+        headings, expected,
+        "docs/runbook.md headings must follow StopCode::ALL"
+    );
 }

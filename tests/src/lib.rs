@@ -1,1 +1,15 @@
-//! Test environment: see the crate README.
+//! The test environment of redoline: real services for the end-to-end tests.
+//!
+//! * [`kafka`]: a single-node Apache Kafka broker (KRaft) from Maven Central jars.
+//! * [`k8s`]: etcd, kube-apiserver and kube-controller-manager built from their Go modules, with
+//!   an admin kubeconfig and the matching kubectl.
+//! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
+//!
+//! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
+//! `REDOLINE_KUBECONFIG` point at a running one (as `make test` does), and stopped by a watchdog
+//! when the test process exits. Tests isolate themselves with a topic prefix or a namespace of
+//! their own. See docs/testing.md.
+
+pub mod k8s;
+pub mod kafka;
+pub mod process;

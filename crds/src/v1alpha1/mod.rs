@@ -633,7 +633,7 @@ fn quantity_rules(field: &str) -> serde_json::Value {
 fn bounded_size_rule(bound: &str) -> String {
     format!(
         "(type(self) == string && !isQuantity(self)) || {}",
-        bound.replace("BYTES", &cel_bytes("self"))
+        bound.replace("SIZE", &cel_quantity("self"))
     )
 }
 
@@ -641,7 +641,7 @@ fn memory_rules() -> serde_json::Value {
     let mut rules = quantity_rules("spec.buffer.memoryMaxBytes");
     if let Some(list) = rules.as_array_mut() {
         list.push(serde_json::json!({
-            "rule": bounded_size_rule(&format!("BYTES >= {MIN_MEMORY_BYTES}")),
+            "rule": bounded_size_rule(&format!("SIZE.compareTo(quantity('{MIN_MEMORY_BYTES}')) >= 0")),
             "message": "spec.buffer.memoryMaxBytes must be at least 16Mi",
         }));
     }
@@ -652,7 +652,7 @@ fn chunk_rules() -> serde_json::Value {
     let mut rules = quantity_rules("spec.journal.chunkMaxBytes");
     if let Some(list) = rules.as_array_mut() {
         list.push(serde_json::json!({
-            "rule": bounded_size_rule("BYTES >= 1024 && BYTES <= 16777216"),
+            "rule": bounded_size_rule("SIZE.compareTo(quantity('1Ki')) >= 0 && SIZE.compareTo(quantity('16Mi')) <= 0"),
             "message": "spec.journal.chunkMaxBytes must be between 1Ki and 16Mi",
         }));
     }
@@ -662,10 +662,10 @@ fn chunk_rules() -> serde_json::Value {
 fn spill_cap_rule() -> String {
     let valid = "(type(self.maxBytes) == int || isQuantity(self.maxBytes)) && (type(self.size) == int || isQuantity(self.size))";
     format!(
-        "!({valid}) || {} <= {}",
-        cel_bytes("self.maxBytes"),
-        cel_bytes("self.size")
+        "!({valid}) || {}.compareTo({}) <= 0",
+        cel_quantity("self.maxBytes"),
+        cel_quantity("self.size")
     )
 }
 
-use crate::quantity::cel_bytes;
+use crate::quantity::cel_quantity;

@@ -1,0 +1,407 @@
+#!/usr/bin/env bash
+# A throw-away Kubernetes control plane on loopback for the tests: etcd, kube-apiserver and
+# kube-controller-manager, no scheduler, no nodes, no kubelet. Pods therefore stay Pending, but
+# everything that lives in the API server and the controller manager is the real thing: server-side
+# apply, watches, admission, RBAC, ServiceAccount tokens, StatefulSets creating Pods and PVCs,
+# namespace deletion, garbage collection.
+#
+#   k8s.sh start DIR [OWNER_PID]  PKI, etcd and kube-apiserver at once; kube-controller-manager as
+#                                 soon as the API server answers (a background launcher does that,
+#                                 so start returns quickly). With OWNER_PID, that launcher stays as
+#                                 a watchdog and stops everything once OWNER_PID has exited.
+#   k8s.sh wait DIR [TIMEOUT]     until /readyz is ok and namespace + ServiceAccount "default" exist.
+#   k8s.sh stop DIR               TERM, then KILL after a grace period. Safe to repeat.
+#   k8s.sh bin-dir                prints the directory with etcd, kube-apiserver, kubectl, ...
+#
+# DIR/kubeconfig is the admin kubeconfig (group system:masters). Logs: DIR/logs/*.log.
+# Environment (all optional):
+#   K8S_ETCD_CLIENT_PORT, K8S_ETCD_PEER_PORT, K8S_APISERVER_PORT  fixed ports instead of free ones
+#   K8S_BIN              directory with the binaries (default: the cache of build-k8s.sh, built
+#                        by it if missing)
+#   K8S_REMOVE_DIR=1     the watchdog also deletes DIR after stopping (only a DIR made by start)
+#   K8S_STOP_GRACE       seconds between TERM and KILL in stop (default 10)
+#   K8S_KCM_SA_CREDENTIALS=true  controllers use per-controller ServiceAccounts (slower start)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+BIN="${K8S_BIN:-${REDOLINE_CACHE:-$HOME/.cache/redoline}/k8s-$K8S_VERSION/bin}"
+COMPONENTS=(kube-controller-manager kube-apiserver etcd) # stop order: dependants first
+MARKER=.redoline-k8s
+SERVICE_CIDR=10.96.0.0/24
+SERVICE_IP=10.96.0.1 # first address of SERVICE_CIDR: the "kubernetes" Service
+
+say() { echo "k8s.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+usage() { die "usage: k8s.sh start DIR [OWNER_PID] | wait DIR [TIMEOUT] | stop DIR | bin-dir"; }
+
+ensure_bins() {
+  local b
+  for b in etcd kube-apiserver kube-controller-manager kubectl; do
+    [ -x "$BIN/$b" ] && continue
+    [ -n "${K8S_BIN:-}" ] && die "K8S_BIN=$K8S_BIN has no executable $b"
+    say "control-plane binaries missing in $BIN, running build-k8s.sh"
+    K8S_VERSION="$K8S_VERSION" bash "$HERE/build-k8s.sh" >&2
+    return
+  done
+}
+
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+# --- processes ------------------------------------------------------------------------------
+
+# The pid in DIR/NAME.pid if that process is alive and still is ours (its command line names DIR;
+# guards against a recycled pid).
+live_pid() {
+  local dir=$1 name=$2 pid
+  [ -s "$dir/$name.pid" ] || return 1
+  pid=$(<"$dir/$name.pid")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  mentions_dir "$pid" "$dir" || return 1
+  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] || return 1
+  echo "$pid"
+}
+
+mentions_dir() { # mentions_dir PID DIR: DIR (or a path below it) is an argument of process PID
+  local cmdline
+  cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") 2>/dev/null || return 1
+  [[ $cmdline == *"$2/"* || $cmdline == *"$2 "* ]]
+}
+
+# Runs a component detached (own session, no inherited stdio) and records its pid.
+launch() {
+  local dir=$1 name=$2; shift 2
+  # The inner shell writes its own pid, then becomes the component: pid file == component pid.
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$dir/$name.pid" "$@" \
+    </dev/null >>"$dir/logs/$name.log" 2>&1 &
+  local i
+  for i in $(seq 250); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.02; done
+  die "$name did not start"
+}
+
+# Our binaries' processes that mention DIR, whether or not a pid file knows them.
+strays() {
+  local dir=$1 p exe
+  for p in /proc/[0-9]*; do
+    exe=$(readlink "$p/exe" 2>/dev/null) || continue
+    case "$exe" in "$BIN"/etcd | "$BIN"/kube-apiserver | "$BIN"/kube-controller-manager) ;; *) continue ;; esac
+    mentions_dir "${p#/proc/}" "$dir" && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+stop_all() {
+  local dir=$1 grace=${K8S_STOP_GRACE:-10} name pid pids=() i
+  # The launcher first, so that it cannot start the controller manager behind our back.
+  if pid=$(live_pid "$dir" launcher) && [ "$pid" != "$$" ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+  fi
+  for name in "${COMPONENTS[@]}"; do
+    if pid=$(live_pid "$dir" "$name"); then
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+  done
+  for pid in $(strays "$dir"); do kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); done
+  for ((i = 0; i < grace * 10; i++)); do
+    local alive=0
+    for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}" $(strays "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
+  for name in "${COMPONENTS[@]}"; do rm -f "$dir/$name.pid"; done
+}
+
+# --- ports ----------------------------------------------------------------------------------
+
+port_taken() { # any TCP socket (listening or not) bound to local port $1
+  local hex
+  hex=$(printf ':%04X' "$1")
+  awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h { found = 1 } END { exit !found }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+PICKED=" "
+free_port() { # below the kernel's ephemeral range, so outgoing connections do not collide
+  local p i
+  for i in $(seq 200); do
+    p=$((20000 + RANDOM % 12000))
+    [[ $PICKED == *" $p "* ]] && continue
+    port_taken "$p" && continue
+    PICKED+="$p "
+    echo "$p"
+    return 0
+  done
+  die "no free port found"
+}
+
+# --- PKI ------------------------------------------------------------------------------------
+
+openssl_conf() {
+  cat <<EOF
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign,digitalSignature
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1,DNS:localhost,IP:$SERVICE_IP,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+authorityKeyIdentifier = keyid
+[client]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = clientAuth
+authorityKeyIdentifier = keyid
+EOF
+}
+
+ec_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+
+# leaf NAME SUBJECT SECTION: NAME.key + NAME.crt signed by the CA
+leaf() {
+  local pki=$1 name=$2 subject=$3 section=$4
+  ec_key "$pki/$name.key"
+  openssl req -new -config "$pki/openssl.cnf" -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr"
+  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
+    -set_serial "0x$(openssl rand -hex 12)" -days 3650 \
+    -extfile "$pki/openssl.cnf" -extensions "$section" -out "$pki/$name.crt" 2>/dev/null
+  rm -f "$pki/$name.csr"
+}
+
+make_pki() {
+  local pki=$1/pki
+  [ -s "$pki/complete" ] && return 0
+  rm -rf "$pki" && mkdir -p "$pki" && chmod 700 "$pki"
+  openssl_conf >"$pki/openssl.cnf"
+  ec_key "$pki/ca.key"
+  openssl req -x509 -new -config "$pki/openssl.cnf" -key "$pki/ca.key" -subj "/CN=redoline-test-ca" \
+    -extensions ca -days 3650 -out "$pki/ca.crt"
+  leaf "$pki" apiserver "/CN=kube-apiserver" server
+  leaf "$pki" admin "/O=system:masters/CN=redoline-test-admin" client
+  # In system:masters: unless K8S_KCM_SA_CREDENTIALS=true, every controller acts as this identity,
+  # and the bootstrap role of system:kube-controller-manager alone is too narrow for that.
+  leaf "$pki" controller-manager "/O=system:masters/CN=system:kube-controller-manager" client
+  # ServiceAccount token signing: RSA, the algorithm every token consumer understands.
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/sa.key" 2>/dev/null
+  openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+  echo ok >"$pki/complete"
+}
+
+b64() { base64 -w0 <"$1"; }
+
+kubeconfig() { # kubeconfig PKI PORT USER
+  local pki=$1 port=$2 user=$3
+  cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: redoline-test
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority-data: $(b64 "$pki/ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(b64 "$pki/$user.crt")
+    client-key-data: $(b64 "$pki/$user.key")
+contexts:
+- name: redoline-test
+  context:
+    cluster: redoline-test
+    user: $user
+    namespace: default
+current-context: redoline-test
+EOF
+}
+
+# --- start ----------------------------------------------------------------------------------
+
+cmd_start() {
+  (($# >= 1 && $# <= 2)) || usage
+  local dir owner=${2:-}
+  [ -z "$owner" ] || [[ $owner =~ ^[0-9]+$ ]] || die "OWNER_PID must be a pid, got '$owner'"
+  [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
+  dir=$(abs_dir "$1")
+  [ -e "$dir/$MARKER" ] || [ -z "$(ls -A "$dir")" ] || die "$dir is neither empty nor made by k8s.sh"
+  touch "$dir/$MARKER"
+  ensure_bins
+
+  if live_pid "$dir" kube-apiserver >/dev/null && live_pid "$dir" etcd >/dev/null; then
+    say "already running in $dir"
+    [ -z "$owner" ] || live_pid "$dir" launcher >/dev/null || start_launcher "$dir" "$owner"
+    return 0
+  fi
+  stop_all "$dir" # half-dead leftovers of an earlier start
+
+  mkdir -p "$dir/logs"
+  make_pki "$dir"
+  local pki=$dir/pki etcd_port peer_port api_port
+  etcd_port=${K8S_ETCD_CLIENT_PORT:-$(free_port)}
+  peer_port=${K8S_ETCD_PEER_PORT:-$(free_port)}
+  api_port=${K8S_APISERVER_PORT:-$(free_port)}
+  cat >"$dir/ports" <<EOF
+ETCD_CLIENT_PORT=$etcd_port
+ETCD_PEER_PORT=$peer_port
+APISERVER_PORT=$api_port
+EOF
+  kubeconfig "$pki" "$api_port" admin >"$dir/kubeconfig.tmp" && mv "$dir/kubeconfig.tmp" "$dir/kubeconfig"
+  kubeconfig "$pki" "$api_port" controller-manager >"$dir/controller-manager.kubeconfig"
+  chmod 600 "$dir/kubeconfig" "$dir/controller-manager.kubeconfig"
+
+  rm -rf "$dir/etcd-data"
+  # No fsync: the data is thrown away anyway, and fsync on a shared CI disk is the slowest part.
+  launch "$dir" etcd "$BIN/etcd" --name=redoline-test --data-dir="$dir/etcd-data" \
+    --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls="http://127.0.0.1:$peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
+    --initial-cluster="redoline-test=http://127.0.0.1:$peer_port" --initial-cluster-state=new \
+    --unsafe-no-fsync --quota-backend-bytes=$((256 * 1024 * 1024)) --log-level=warn
+
+  # The API server retries etcd until it answers, so both can start together.
+  GOMEMLIMIT=${K8S_APISERVER_GOMEMLIMIT:-600MiB} \
+    launch "$dir" kube-apiserver "$BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=RBAC \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
+    --allow-privileged=false \
+    --endpoint-reconciler-type=none \
+    --profiling=false
+
+  start_launcher "$dir" "$owner"
+  say "starting in $dir: etcd on 127.0.0.1:$etcd_port, kube-apiserver on https://127.0.0.1:$api_port"
+}
+
+start_launcher() {
+  local dir=$1 owner=$2
+  rm -f "$dir/launcher.pid"
+  setsid bash "$SELF" __launcher "$dir" "$owner" </dev/null >>"$dir/logs/launcher.log" 2>&1 &
+  local i
+  for i in $(seq 250); do [ -s "$dir/launcher.pid" ] && return 0; sleep 0.02; done
+  die "launcher did not start"
+}
+
+api_ok() { # api_ok DIR PATH: the admin credentials get "ok" from PATH
+  [ "$("$BIN/kubectl" --kubeconfig="$1/kubeconfig" --request-timeout=3s get --raw "$2" 2>/dev/null)" = ok ]
+}
+
+# Background: starts the controller manager once the API server is healthy (the controller manager
+# gives up when the API server is not healthy within seconds of its start), then optionally watches
+# OWNER_PID.
+cmd_launcher() {
+  local dir=$1 owner=$2 pki=$1/pki i
+  echo $$ >"$dir/launcher.pid"
+  trap '' INT HUP
+  trap 'exit 0' TERM
+  if ! live_pid "$dir" kube-controller-manager >/dev/null; then
+    for ((i = 0; i < 1200; i++)); do # 120 s
+      api_ok "$dir" /healthz && break
+      live_pid "$dir" kube-apiserver >/dev/null || { say "kube-apiserver exited"; break; }
+      [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null || break
+      sleep 0.1
+    done
+    if api_ok "$dir" /healthz; then
+      say "kube-apiserver healthy after $((i / 10)).$((i % 10)) s; starting kube-controller-manager"
+      # K8S_KCM_SA_CREDENTIALS=true runs each controller as its own ServiceAccount under RBAC, as
+      # kubeadm does; it costs ~4 s of start-up, so by default the controllers share the
+      # controller manager's identity. No serving port (nothing scrapes it; avoids port clashes).
+      GOMEMLIMIT=${K8S_KCM_GOMEMLIMIT:-300MiB} \
+        launch "$dir" kube-controller-manager "$BIN/kube-controller-manager" \
+        --kubeconfig="$dir/controller-manager.kubeconfig" \
+        --secure-port=0 \
+        --leader-elect=false \
+        --use-service-account-credentials="${K8S_KCM_SA_CREDENTIALS:-false}" \
+        --service-account-private-key-file="$pki/sa.key" \
+        --root-ca-file="$pki/ca.crt" \
+        --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+        --service-cluster-ip-range="$SERVICE_CIDR" \
+        --controllers='*' \
+        --profiling=false
+    else
+      say "kube-apiserver not healthy; kube-controller-manager not started"
+    fi
+  fi
+  [ -n "$owner" ] || exit 0
+  say "watching owner pid $owner"
+  while kill -0 "$owner" 2>/dev/null; do sleep 0.2; done
+  say "owner $owner exited; stopping the control plane"
+  stop_all "$dir"
+  if [ "${K8S_REMOVE_DIR:-0}" = 1 ] && [ -e "$dir/$MARKER" ]; then
+    rm -rf "$dir"
+  fi
+}
+
+# --- wait -----------------------------------------------------------------------------------
+
+tails() {
+  local dir=$1 f
+  for f in "$dir"/logs/*.log; do
+    [ -e "$f" ] || continue
+    echo "----- last lines of $f -----" >&2
+    tail -n "${K8S_LOG_TAIL:-25}" "$f" >&2
+  done
+}
+
+cmd_wait() {
+  (($# >= 1 && $# <= 2)) || usage
+  local dir timeout=${2:-120} start now k=(--request-timeout=3s)
+  dir=$(abs_dir "$1")
+  [ -s "$dir/kubeconfig" ] || die "no $dir/kubeconfig: not started?"
+  k+=(--kubeconfig="$dir/kubeconfig")
+  start=$(date +%s)
+  while :; do
+    if api_ok "$dir" /readyz &&
+      "$BIN/kubectl" "${k[@]}" get namespace default -o name >/dev/null 2>&1 &&
+      "$BIN/kubectl" "${k[@]}" -n default get serviceaccount default -o name >/dev/null 2>&1; then
+      say "control plane in $dir ready after $(($(date +%s) - start)) s"
+      return 0
+    fi
+    local name dead=""
+    for name in etcd kube-apiserver; do live_pid "$dir" "$name" >/dev/null || dead+=" $name"; done
+    if [ -s "$dir/kube-controller-manager.pid" ] && ! live_pid "$dir" kube-controller-manager >/dev/null; then
+      dead+=" kube-controller-manager"
+    fi
+    if [ -n "$dead" ]; then
+      say "exited:$dead"
+      tails "$dir"
+      return 1
+    fi
+    now=$(date +%s)
+    if ((now - start >= timeout)); then
+      say "control plane in $dir not ready within $timeout s"
+      tails "$dir"
+      return 1
+    fi
+    sleep 0.25
+  done
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || usage
+  [ -d "$1" ] || return 0
+  local dir
+  dir=$(abs_dir "$1")
+  stop_all "$dir"
+}
+
+case "${1:-}" in
+  start) shift; cmd_start "$@" ;;
+  wait) shift; cmd_wait "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  bin-dir) echo "$BIN" ;;
+  __launcher) shift; cmd_launcher "$@" ;;
+  *) usage ;;
+esac

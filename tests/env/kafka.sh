@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# A real single-node Apache Kafka (KRaft, broker and controller in one JVM) for the redoline tests.
+# The broker jars come from Maven Central through Maven itself; nothing else is downloaded.
+#
+#   kafka.sh fetch
+#       Resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION, its runtime dependencies and a log4j2
+#       backend into $REDOLINE_CACHE/kafka-$KAFKA_VERSION/libs. A warm cache does nothing.
+#   kafka.sh start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID]
+#       Format DATA_DIR (once, random cluster id) and start the broker in the background, listening
+#       on 127.0.0.1:PORT (clients) and 127.0.0.1:CONTROLLER_PORT (KRaft). Pid file, log file and
+#       configuration live in DATA_DIR. With OWNER_PID, a watchdog stops the broker once that
+#       process has exited (and then deletes DATA_DIR if KAFKA_REMOVE_DATA_ON_EXIT=1).
+#       Starting a broker that is already running from DATA_DIR does nothing.
+#   kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]
+#       Wait until the broker has logged that it started and accepts connections on PORT. Fails
+#       with the tail of its log when it dies or the timeout (default 120 s) passes.
+#   kafka.sh stop DATA_DIR
+#       SIGTERM, then SIGKILL after KAFKA_STOP_GRACE seconds (default 20). Idempotent.
+#
+# Environment: KAFKA_VERSION (default below), LOG4J_VERSION, REDOLINE_CACHE (default
+# ~/.cache/redoline), KAFKA_HEAP_OPTS (default -Xms256m -Xmx512m), KAFKA_JVM_OPTS (extra options),
+# JAVA (default: java on PATH; Kafka 4.x brokers need Java 17 or newer).
+set -euo pipefail
+
+KAFKA_VERSION="${KAFKA_VERSION:-4.1.2}"
+# The log4j-core version kafka-server $KAFKA_VERSION depends on; the slf4j binding must match it.
+LOG4J_VERSION="${LOG4J_VERSION:-2.25.3}"
+CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+HOME_DIR="$CACHE/kafka-$KAFKA_VERSION"
+LIBS="$HOME_DIR/libs"
+MARKER="$HOME_DIR/.complete"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+TEMPLATES="$HERE/kafka"
+JAVA="${JAVA:-java}"
+
+die() { echo "kafka.sh: $*" >&2; exit 1; }
+log() { echo "kafka.sh: $*" >&2; }
+
+# --- fetch ------------------------------------------------------------------------------------
+
+render_pom() {
+  sed -e "s/@KAFKA_VERSION@/$KAFKA_VERSION/g" -e "s/@LOG4J_VERSION@/$LOG4J_VERSION/g" \
+    "$TEMPLATES/pom.xml.in"
+}
+
+# The marker holds a digest of the pom that produced libs/, so changing the template refetches.
+pom_digest() { render_pom | sha256sum | cut -d' ' -f1; }
+
+fetched() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$(pom_digest)" ] && [ -d "$LIBS" ]; }
+
+cmd_fetch() {
+  [ $# -eq 0 ] || die "usage: kafka.sh fetch"
+  if fetched; then
+    log "kafka $KAFKA_VERSION: cached in $LIBS"
+    return 0
+  fi
+  command -v mvn >/dev/null || die "fetch needs Maven (mvn) on PATH"
+  mkdir -p "$HOME_DIR"
+  # Two test binaries may fetch at once: one does the work, the other waits and finds it done.
+  exec 9>"$HOME_DIR/.lock"
+  flock 9
+  if fetched; then
+    exec 9>&-
+    log "kafka $KAFKA_VERSION: cached in $LIBS"
+    return 0
+  fi
+  log "kafka $KAFKA_VERSION: resolving with Maven into $LIBS"
+  local work="$HOME_DIR/maven"
+  rm -rf "$work" "$LIBS.partial"
+  mkdir -p "$work"
+  render_pom > "$work/pom.xml"
+  if ! mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$LIBS.partial" >"$work/mvn.log" 2>&1; then
+    tail -n 40 "$work/mvn.log" >&2
+    die "Maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION (log: $work/mvn.log)"
+  fi
+  [ -f "$LIBS.partial/kafka_2.13-$KAFKA_VERSION.jar" ] \
+    || die "Maven finished but kafka_2.13-$KAFKA_VERSION.jar is not in $LIBS.partial"
+  rm -rf "$LIBS"
+  mv "$LIBS.partial" "$LIBS"
+  pom_digest > "$MARKER"
+  exec 9>&-
+  log "kafka $KAFKA_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars in $LIBS"
+}
+
+# --- process helpers --------------------------------------------------------------------------
+
+# The pid in DATA_DIR/broker.pid if that process is alive and really is this directory's broker
+# (a stale pid file whose number now belongs to something else must never be signalled).
+broker_pid() {
+  local dir="$1" pid
+  [ -f "$dir/broker.pid" ] || return 1
+  pid="$(cat "$dir/broker.pid")"
+  [ -n "$pid" ] && alive "$pid" || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/server.properties" || return 1
+  echo "$pid"
+}
+
+log_tail() {
+  local dir="$1"
+  if [ -f "$dir/broker.log" ]; then
+    echo "----- last lines of $dir/broker.log -----"
+    tail -n "${2:-40}" "$dir/broker.log"
+    echo "-----"
+  else
+    echo "(no $dir/broker.log)"
+  fi
+}
+
+# Alive and not a zombie waiting for a parent that never reaps it.
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  local state
+  state="$(sed -e 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" || return 1
+  [ "$state" != Z ]
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+check_port() {
+  if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
+}
+
+# --- start ------------------------------------------------------------------------------------
+
+cmd_start() {
+  if [ $# -lt 3 ] || [ $# -gt 4 ]; then die "usage: kafka.sh start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID]"; fi
+  local dir port cport pid owner="${4:-}"
+  dir="$(abs_dir "$1")"; port="$2"; cport="$3"
+  check_port "$port"; check_port "$cport"
+  [ "$port" != "$cport" ] || die "PORT and CONTROLLER_PORT must differ"
+  if [ -n "$owner" ]; then
+    [[ "$owner" =~ ^[0-9]+$ ]] || die "bad OWNER_PID: $owner"
+    kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
+  fi
+  if pid="$(broker_pid "$dir")"; then
+    log "broker already running from $dir (pid $pid)"
+    return 0
+  fi
+  cmd_fetch
+  command -v "$JAVA" >/dev/null || die "java not found (set JAVA)"
+
+  sed -e "s#@DATA_DIR@#$dir#g" -e "s/@PORT@/$port/g" -e "s/@CONTROLLER_PORT@/$cport/g" \
+    "$TEMPLATES/server.properties.in" > "$dir/server.properties"
+
+  local cp="$LIBS/*"
+  # The serial collector suits a small heap on 2 cores (no parallel GC threads competing with
+  # the tests).
+  local -a jvm=(-Djava.awt.headless=true -XX:+UseSerialGC
+    -Dlog4j2.configurationFile="$TEMPLATES/log4j2.properties")
+  # shellcheck disable=SC2206 # word splitting of option strings is intended
+  jvm+=(${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m} ${KAFKA_JVM_OPTS:-})
+
+  # Format once: a fresh directory gets a random cluster id (Kafka's Uuid text form is the
+  # unpadded URL-safe base64 of 16 random bytes). A directory formatted before keeps its own.
+  if [ ! -f "$dir/log-dirs/meta.properties" ]; then
+    local cluster_id
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    # A one-shot tool: the quick C1 compiler alone starts it about a second sooner.
+    if ! "$JAVA" "${jvm[@]}" -XX:TieredStopAtLevel=1 -cp "$cp" kafka.tools.StorageTool format \
+        --cluster-id "$cluster_id" --config "$dir/server.properties" >"$dir/format.log" 2>&1; then
+      cat "$dir/format.log" >&2
+      die "formatting $dir failed"
+    fi
+  fi
+
+  # The broker gets its own session (no terminal signals from whoever started us) and no
+  # inherited descriptors: a caller capturing our output must see EOF when this script exits.
+  : > "$dir/broker.log"
+  # shellcheck disable=SC2016 # $$ and "$@" belong to the inner shell
+  setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' start-broker "$dir/broker.pid" \
+    "$JAVA" "${jvm[@]}" -cp "$cp" kafka.Kafka "$dir/server.properties" \
+    </dev/null >>"$dir/broker.log" 2>&1 &
+  for _ in $(seq 50); do [ -s "$dir/broker.pid" ] && break; sleep 0.1; done
+  [ -s "$dir/broker.pid" ] || die "broker did not write its pid file"
+  local bpid
+  bpid="$(cat "$dir/broker.pid")"
+  log "broker starting from $dir (pid $bpid, 127.0.0.1:$port, controller 127.0.0.1:$cport)"
+
+  if [ -n "$owner" ]; then
+    # The watchdog: once the owner is gone, stop the broker (and remove its data if asked).
+    # Its own pid is kept so `stop` can end it too.
+    local remove="${KAFKA_REMOVE_DATA_ON_EXIT:-0}"
+    # shellcheck disable=SC2016 # the variables belong to the inner shell
+    setsid bash -c '
+      owner=$1 self=$2 dir=$3 remove=$4
+      echo $$ > "$dir/watchdog.pid"
+      # Even a broker that died first keeps its directory (and log) until the owner is gone.
+      while kill -0 "$owner" 2>/dev/null; do sleep 1; done
+      echo "owner $owner exited: stopping the broker"
+      "$self" stop "$dir" || true
+      if [ "$remove" = 1 ] && [ -f "$dir/server.properties" ]; then rm -rf "$dir"; fi
+    ' watchdog "$owner" "$SELF" "$dir" "$remove" \
+      </dev/null >>"$dir/watchdog.log" 2>&1 &
+    log "watchdog: stops the broker when pid $owner exits"
+  fi
+}
+
+# --- wait -------------------------------------------------------------------------------------
+
+cmd_wait() {
+  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
+  local dir="$1" port="$2" timeout="${3:-120}"
+  check_port "$port"
+  [ -d "$dir" ] || die "no such data directory: $dir"
+  dir="$(cd "$dir" && pwd)"
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    if ! broker_pid "$dir" >/dev/null; then
+      log_tail "$dir" >&2
+      if grep -q "Address already in use" "$dir/broker.log" 2>/dev/null; then
+        die "the broker of $dir exited: a port was taken (Address already in use)"
+      fi
+      die "the broker of $dir is not running (see the log above)"
+    fi
+    # KafkaRaftServer logs this once the broker and controller have both finished starting.
+    if grep -q "Kafka Server started" "$dir/broker.log" 2>/dev/null && port_open "$port"; then
+      log "broker of $dir is ready on 127.0.0.1:$port"
+      return 0
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail "$dir" >&2
+      die "the broker of $dir was not ready on 127.0.0.1:$port within ${timeout}s"
+    fi
+    sleep 0.2
+  done
+}
+
+# --- stop -------------------------------------------------------------------------------------
+
+cmd_stop() {
+  [ $# -eq 1 ] || die "usage: kafka.sh stop DATA_DIR"
+  local dir="$1" grace="${KAFKA_STOP_GRACE:-20}" pid
+  [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
+  dir="$(cd "$dir" && pwd)"
+  # End the watchdog first, unless we are it.
+  if [ -f "$dir/watchdog.pid" ]; then
+    local wpid
+    wpid="$(cat "$dir/watchdog.pid")"
+    if [ -n "$wpid" ] && [ "$wpid" != "$PPID" ] && [ "$wpid" != "$$" ] && kill -0 "$wpid" 2>/dev/null \
+        && tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -q '^bash -c'; then
+      kill "$wpid" 2>/dev/null || true
+    fi
+    rm -f "$dir/watchdog.pid"
+  fi
+  if ! pid="$(broker_pid "$dir")"; then
+    rm -f "$dir/broker.pid"
+    log "broker of $dir is not running"
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + grace))
+  while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
+  if alive "$pid"; then
+    log "broker (pid $pid) still running after ${grace}s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + 10))
+    while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    if alive "$pid"; then die "broker (pid $pid) survived SIGKILL"; fi
+  fi
+  rm -f "$dir/broker.pid"
+  log "broker of $dir stopped"
+}
+
+case "${1:-}" in
+  fetch) shift; cmd_fetch "$@" ;;
+  start) shift; cmd_start "$@" ;;
+  wait) shift; cmd_wait "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  *) die "usage: kafka.sh fetch | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
+esac

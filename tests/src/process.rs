@@ -1,0 +1,261 @@
+//! Child processes of the test environment: small, blocking helpers shared by the service
+//! modules (`kafka`, `k8s`, …).
+//!
+//! * [`free_ports`]: loopback ports nobody listens on right now.
+//! * [`run_script`]: run a helper script to completion, bounded by a timeout, and get its
+//!   combined stdout+stderr (which is also in the error when it fails).
+//! * [`ScriptService`]: a service managed by a script of `tests/env` that follows the
+//!   `start | wait | stop` convention below, started on behalf of this test process so that the
+//!   script's watchdog stops it when this process exits, however it exits.
+//! * [`wait_until`]: poll a condition until it holds or a timeout passes.
+//! * [`file_tail`]: the last lines of a log file, for error messages.
+//!
+//! # Script convention
+//!
+//! ```text
+//! SCRIPT start DATA_DIR ARGS... OWNER_PID   # starts in the background, returns promptly
+//! SCRIPT wait  DATA_DIR ARGS...             # returns once the service is ready, fails loudly
+//! SCRIPT stop  DATA_DIR                     # stops it; idempotent
+//! ```
+//!
+//! Everything a script starts in the background must redirect its standard streams away from
+//! the script's own (to files in `DATA_DIR`), and should survive the script itself.
+
+use std::ffi::OsStr;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// `n` distinct TCP ports on 127.0.0.1 that were free when this returned.
+///
+/// The ports are found by binding listeners to port 0 (all `n` at once, so they differ) and
+/// closing them again: another process may still take one before the caller binds it, so a
+/// caller that can tell "address in use" apart should retry with new ports.
+pub fn free_ports(n: usize) -> Result<Vec<u16>> {
+    let listeners = (0..n)
+        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+        .collect::<std::io::Result<Vec<_>>>()
+        .context("binding 127.0.0.1:0 to find a free port")?;
+    listeners
+        .iter()
+        .map(|l| Ok(l.local_addr()?.port()))
+        .collect()
+}
+
+/// Runs `script args...` with the extra environment `envs`, waits at most `timeout` for it, and
+/// returns its standard output and error, interleaved as written.
+///
+/// The output goes through an anonymous temporary file rather than pipes, so background
+/// processes that the script leaves behind cannot keep this call waiting for an end of file.
+/// On a non-zero exit or a timeout (after which the script is killed) the error holds the
+/// command line and everything it printed.
+pub fn run_script<S: AsRef<OsStr>>(
+    script: &Path,
+    args: &[S],
+    envs: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<String> {
+    let shown = std::iter::once(script.display().to_string())
+        .chain(
+            args.iter()
+                .map(|a| a.as_ref().to_string_lossy().into_owned()),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = tempfile::tempfile().context("creating a temporary file for script output")?;
+    let mut child = Command::new(script)
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out.try_clone()?)
+        .spawn()
+        .with_context(|| format!("running `{shown}`"))?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            // The script may already be gone between the check and the kill: both are fine.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let mut text = String::new();
+    out.seek(SeekFrom::Start(0))?;
+    out.read_to_string(&mut text)
+        .with_context(|| format!("reading the output of `{shown}`"))?;
+    match status {
+        Some(status) if status.success() => Ok(text),
+        Some(status) => bail!("`{shown}` failed ({status}); its output:\n{text}"),
+        None => bail!("`{shown}` did not finish within {timeout:?}; its output:\n{text}"),
+    }
+}
+
+/// Polls `ready` every `interval` until it returns `Ok(true)`, and fails once `timeout` has
+/// passed, or at once when `ready` fails. `what` names the condition in the error.
+pub fn wait_until(
+    what: &str,
+    timeout: Duration,
+    interval: Duration,
+    mut ready: impl FnMut() -> Result<bool>,
+) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if ready().with_context(|| format!("waiting for {what}"))? {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!("{what}: not the case after {timeout:?}");
+        }
+        thread::sleep(interval);
+    }
+}
+
+/// The last `lines` lines of the file at `path`, or a note saying why there are none.
+pub fn file_tail(path: &Path, lines: usize) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let all: Vec<&str> = text.lines().collect();
+            let start = all.len().saturating_sub(lines);
+            format!(
+                "----- last {} lines of {} -----\n{}\n-----",
+                all.len() - start,
+                path.display(),
+                all[start..].join("\n")
+            )
+        }
+        Err(e) => format!("(no log at {}: {e})", path.display()),
+    }
+}
+
+/// A service run by a `tests/env` script following the convention in the module docs, with
+/// its state in `data_dir`. Owning one does not stop the service on drop (statics are never
+/// dropped anyway): the watchdog that [`ScriptService::start`] asks for does that when this
+/// test process exits, and [`ScriptService::stop`] does it at once.
+#[derive(Debug, Clone)]
+pub struct ScriptService {
+    name: String,
+    script: PathBuf,
+    data_dir: PathBuf,
+    envs: Vec<(String, String)>,
+}
+
+impl ScriptService {
+    /// `name` is only for messages; `script` must be executable.
+    pub fn new(name: &str, script: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            name: name.to_owned(),
+            script: script.into(),
+            data_dir: data_dir.into(),
+            envs: Vec::new(),
+        }
+    }
+
+    /// Adds an environment variable to every run of the script.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.envs.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The service's state directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// `SCRIPT start DATA_DIR args... OWNER_PID`, where OWNER_PID is this process.
+    pub fn start(&self, args: &[&str], timeout: Duration) -> Result<String> {
+        let owner = std::process::id().to_string();
+        let mut all = vec![OsStr::new("start"), self.data_dir.as_os_str()];
+        all.extend(args.iter().map(OsStr::new));
+        all.push(OsStr::new(&owner));
+        self.run(&all, timeout)
+            .with_context(|| format!("starting {}", self.name))
+    }
+
+    /// `SCRIPT wait DATA_DIR args...`.
+    pub fn wait(&self, args: &[&str], timeout: Duration) -> Result<String> {
+        let mut all = vec![OsStr::new("wait"), self.data_dir.as_os_str()];
+        all.extend(args.iter().map(OsStr::new));
+        self.run(&all, timeout)
+            .with_context(|| format!("waiting for {}", self.name))
+    }
+
+    /// `SCRIPT stop DATA_DIR`.
+    pub fn stop(&self, timeout: Duration) -> Result<String> {
+        self.run(&[OsStr::new("stop"), self.data_dir.as_os_str()], timeout)
+            .with_context(|| format!("stopping {}", self.name))
+    }
+
+    fn run(&self, args: &[&OsStr], timeout: Duration) -> Result<String> {
+        let envs: Vec<(&str, &str)> = self
+            .envs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        run_script(&self.script, args, &envs, timeout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_and_bindable() {
+        let ports = free_ports(3).unwrap();
+        assert_eq!(ports.len(), 3);
+        assert!(ports[0] != ports[1] && ports[1] != ports[2] && ports[0] != ports[2]);
+        for p in ports {
+            TcpListener::bind((Ipv4Addr::LOCALHOST, p)).unwrap();
+        }
+    }
+
+    #[test]
+    fn run_script_captures_output_and_failures() {
+        let sh = Path::new("/bin/sh");
+        let out = run_script(
+            sh,
+            &["-c", "echo out; echo err >&2"],
+            &[],
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert!(out.contains("out") && out.contains("err"), "{out}");
+        let err = run_script(
+            sh,
+            &["-c", "echo boom; exit 3"],
+            &[],
+            Duration::from_secs(10),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("boom") && err.contains('3'), "{err}");
+        let err = run_script(sh, &["-c", "sleep 30"], &[], Duration::from_millis(200))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did not finish"), "{err}");
+    }
+
+    #[test]
+    fn run_script_does_not_wait_for_background_children() {
+        let started = Instant::now();
+        run_script(
+            Path::new("/bin/sh"),
+            &["-c", "sleep 5 & echo started"],
+            &[],
+            Duration::from_secs(4),
+        )
+        .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+}

@@ -1,0 +1,463 @@
+//! Test files may panic: a failed expectation here is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+//!
+//! The OracleCapture CRD on a real kube-apiserver: it is accepted, the sample resource is created
+//! with the documented defaults filled in server-side, each invalid spec is refused by the
+//! apiserver with a message naming the field, and `kubectl explain` / `kubectl get` show the
+//! descriptions and printer columns.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use redoline_crds::OracleCapture;
+use redoline_crds::v1alpha1::{LastStop, OracleCaptureStatus, Position};
+use redoline_tests::k8s::{KubeEnv, apply_crd};
+use serde_json::{Value, json};
+
+const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
+
+async fn setup(test: &str) -> (KubeEnv2, Api<DynamicObject>) {
+    let env = KubeEnv::shared().expect("control plane");
+    let client = env.client().await.expect("client");
+    apply_crd(&client, &redoline_crds::crd())
+        .await
+        .expect("CRD applies and becomes Established");
+    let ns = env.namespace(test).await.expect("namespace");
+    let resource = ApiResource::erase::<OracleCapture>(&());
+    let api = Api::namespaced_with(client, &ns.name, &resource);
+    (KubeEnv2 { env, ns: ns.name }, api)
+}
+
+struct KubeEnv2 {
+    env: &'static KubeEnv,
+    ns: String,
+}
+
+/// The smallest valid spec, as JSON, so each case below changes one thing.
+fn minimal_spec() -> Value {
+    json!({
+        "database": {"host": "db", "serviceName": "PDB1", "credentialsSecret": {"name": "db"}},
+        "tables": ["APP.ORDERS"],
+        "kafka": {"bootstrapServers": "kafka:9092", "topicPrefix": "app"}
+    })
+}
+
+fn object(name: &str, spec: Value) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "redoline.io/v1alpha1",
+        "kind": "OracleCapture",
+        "metadata": {"name": name},
+        "spec": spec,
+    }))
+    .expect("object")
+}
+
+/// Sets `value` at the dotted `path` of `spec` (a `null` value removes the member).
+fn with(mut spec: Value, path: &str, value: Value) -> Value {
+    let mut parts: Vec<&str> = path.split('.').collect();
+    let last = parts.pop().expect("path");
+    let mut node = &mut spec;
+    for part in parts {
+        node = node
+            .as_object_mut()
+            .expect("object on path")
+            .entry(part)
+            .or_insert_with(|| json!({}));
+    }
+    let map = node.as_object_mut().expect("object at path end");
+    if value.is_null() {
+        map.remove(last);
+    } else {
+        map.insert(last.to_owned(), value);
+    }
+    spec
+}
+
+#[tokio::test]
+async fn sample_is_created_and_defaults_are_filled_in_by_the_apiserver() {
+    let (_env, api) = setup("crd-sample").await;
+
+    let mut sample: DynamicObject = serde_norway::from_str(SAMPLE).expect("sample parses");
+    sample.metadata.namespace = None;
+    let created = api
+        .create(&PostParams::default(), &sample)
+        .await
+        .expect("sample accepted");
+    let typed: OracleCapture =
+        serde_json::from_value(serde_json::to_value(&created).expect("json")).expect("typed");
+    assert_eq!(typed.spec.tables.len(), 3);
+
+    let minimal = api
+        .create(&PostParams::default(), &object("minimal", minimal_spec()))
+        .await
+        .expect("minimal spec accepted");
+    let spec = &minimal.data["spec"];
+    assert_eq!(spec["database"]["port"], 1521);
+    assert_eq!(spec["buffer"]["memoryMaxBytes"], "256Mi");
+    assert_eq!(spec["buffer"]["spill"]["maxBytes"], "10Gi");
+    assert_eq!(spec["journal"]["thresholdSeconds"], 300);
+    assert_eq!(spec["journal"]["chunkMaxBytes"], "512Ki");
+    assert_eq!(spec["transactions"]["orphanAction"], "release");
+    assert_eq!(spec["transactions"]["maxStagedRecords"], 1_000_000);
+    assert_eq!(spec["mining"]["maxScnWindow"], 500_000);
+    assert_eq!(spec["mining"]["flushTable"], "REDOLINE_LOGMNR_FLUSH");
+    assert_eq!(spec["format"]["type"], "debezium");
+    assert_eq!(spec["startPosition"]["type"], "current");
+    assert_eq!(spec["snapshot"]["mode"], "initial");
+    assert_eq!(spec["kafka"]["exactlyOnce"], true);
+
+    // Sizes may be byte counts or any quantity the apiserver understands.
+    for (name, size) in [
+        ("bytes", json!(268_435_456)),
+        ("decimal", json!("1.5Gi")),
+        ("exp", json!("5e8")),
+    ] {
+        api.create(
+            &PostParams::default(),
+            &object(
+                &format!("size-{name}"),
+                with(minimal_spec(), "buffer.memoryMaxBytes", size),
+            ),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("size {name} refused: {e}"));
+    }
+}
+
+#[tokio::test]
+async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
+    let (_env, api) = setup("crd-invalid").await;
+
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "no tables",
+            with(minimal_spec(), "tables", json!([])),
+            "spec.tables",
+        ),
+        (
+            "tables missing",
+            with(minimal_spec(), "tables", Value::Null),
+            "spec.tables: Required value",
+        ),
+        (
+            "table without owner",
+            with(minimal_spec(), "tables", json!(["ORDERS"])),
+            "must be OWNER.TABLE",
+        ),
+        (
+            "table with three parts",
+            with(minimal_spec(), "tables", json!(["APP.ORDERS.X"])),
+            "spec.tables[0]",
+        ),
+        (
+            "table with a space",
+            with(minimal_spec(), "tables", json!(["APP.MY ORDERS"])),
+            "must be OWNER.TABLE",
+        ),
+        (
+            "duplicate tables",
+            with(minimal_spec(), "tables", json!(["APP.A", "APP.A"])),
+            "Duplicate value",
+        ),
+        (
+            "serviceName and connectString",
+            with(
+                minimal_spec(),
+                "database.connectString",
+                json!("db:1521/PDB1"),
+            ),
+            "set exactly one of spec.database.serviceName and spec.database.connectString",
+        ),
+        (
+            "neither serviceName nor connectString",
+            with(minimal_spec(), "database.serviceName", Value::Null),
+            "set exactly one of spec.database.serviceName and spec.database.connectString",
+        ),
+        (
+            "serviceName without host",
+            with(minimal_spec(), "database.host", Value::Null),
+            "spec.database.host is required",
+        ),
+        (
+            "port out of range",
+            with(minimal_spec(), "database.port", json!(70000)),
+            "spec.database.port",
+        ),
+        (
+            "no credentials",
+            with(minimal_spec(), "database.credentialsSecret", Value::Null),
+            "spec.database.credentialsSecret: Required value",
+        ),
+        (
+            "unknown format",
+            with(minimal_spec(), "format.type", json!("avro")),
+            "spec.format.type: Unsupported value: \"avro\"",
+        ),
+        (
+            "unknown snapshot mode",
+            with(minimal_spec(), "snapshot.mode", json!("sometimes")),
+            "spec.snapshot.mode: Unsupported value",
+        ),
+        (
+            "unknown orphan action",
+            with(minimal_spec(), "transactions.orphanAction", json!("ignore")),
+            "spec.transactions.orphanAction: Unsupported value",
+        ),
+        (
+            "unknown age action",
+            with(minimal_spec(), "transactions.maxAgeAction", json!("warn")),
+            "spec.transactions.maxAgeAction: Unsupported value",
+        ),
+        (
+            "unknown onUnsupported",
+            with(minimal_spec(), "mining.onUnsupported", json!("ignore")),
+            "spec.mining.onUnsupported: Unsupported value",
+        ),
+        (
+            "unknown start position",
+            with(
+                minimal_spec(),
+                "startPosition",
+                json!({"type": "yesterday"}),
+            ),
+            "spec.startPosition.type: Unsupported value",
+        ),
+        (
+            "scn type without scn",
+            with(minimal_spec(), "startPosition", json!({"type": "scn"})),
+            "spec.startPosition.scn is required with type scn",
+        ),
+        (
+            "scn with type current",
+            with(
+                minimal_spec(),
+                "startPosition",
+                json!({"type": "current", "scn": 42}),
+            ),
+            "spec.startPosition.scn is required with type scn",
+        ),
+        (
+            "spill cap above volume size",
+            with(
+                minimal_spec(),
+                "buffer.spill",
+                json!({"size": "10Gi", "maxBytes": "20Gi"}),
+            ),
+            "spec.buffer.spill.maxBytes must not exceed spec.buffer.spill.size",
+        ),
+        (
+            "spill cap above volume size in bytes",
+            with(
+                minimal_spec(),
+                "buffer.spill",
+                json!({"size": 1_000_000, "maxBytes": "1Mi"}),
+            ),
+            "spec.buffer.spill.maxBytes must not exceed spec.buffer.spill.size",
+        ),
+        (
+            "memory budget under 16Mi",
+            with(minimal_spec(), "buffer.memoryMaxBytes", json!("8Mi")),
+            "spec.buffer.memoryMaxBytes must be at least 16Mi",
+        ),
+        (
+            "memory budget as small integer",
+            with(minimal_spec(), "buffer.memoryMaxBytes", json!(1000)),
+            "spec.buffer.memoryMaxBytes must be at least 16Mi",
+        ),
+        (
+            "memory budget not a size",
+            with(minimal_spec(), "buffer.memoryMaxBytes", json!("lots")),
+            "spec.buffer.memoryMaxBytes must be a byte count or a quantity",
+        ),
+        (
+            "spill size not a size",
+            with(minimal_spec(), "buffer.spill.size", json!("big")),
+            "spec.buffer.spill.size must be a byte count or a quantity",
+        ),
+        (
+            "journal chunk too large",
+            with(minimal_spec(), "journal.chunkMaxBytes", json!("64Mi")),
+            "spec.journal.chunkMaxBytes must be between 1Ki and 16Mi",
+        ),
+        (
+            "journal threshold zero",
+            with(minimal_spec(), "journal.thresholdSeconds", json!(0)),
+            "spec.journal.thresholdSeconds",
+        ),
+        (
+            "bad topic prefix",
+            with(minimal_spec(), "kafka.topicPrefix", json!("orders/prod")),
+            "spec.kafka.topicPrefix may hold only",
+        ),
+        (
+            "no kafka",
+            with(minimal_spec(), "kafka", Value::Null),
+            "spec.kafka: Required value",
+        ),
+        (
+            "staged records zero",
+            with(minimal_spec(), "transactions.maxStagedRecords", json!(0)),
+            "spec.transactions.maxStagedRecords",
+        ),
+        (
+            "staged total above limit",
+            with(
+                minimal_spec(),
+                "transactions.maxStagedRecordsTotal",
+                json!(2_000_000),
+            ),
+            "spec.transactions.maxStagedRecordsTotal",
+        ),
+        (
+            "SLA of zero seconds",
+            with(minimal_spec(), "sla", json!({"maxLagSeconds": 0})),
+            "spec.sla.maxLagSeconds",
+        ),
+        (
+            "SCN window too small",
+            with(minimal_spec(), "mining.maxScnWindow", json!(10)),
+            "spec.mining.maxScnWindow",
+        ),
+        (
+            "bad flush table",
+            with(minimal_spec(), "mining.flushTable", json!("drop table x;")),
+            "spec.mining.flushTable",
+        ),
+    ];
+
+    let mut failures = Vec::new();
+    for (i, (name, spec, expected)) in cases.iter().enumerate() {
+        match api
+            .create(
+                &PostParams::default(),
+                &object(&format!("invalid-{i}"), spec.clone()),
+            )
+            .await
+        {
+            Ok(_) => failures.push(format!("{name}: accepted")),
+            Err(kube::Error::Api(status)) if status.code == 422 => {
+                if !status.message.contains(expected) {
+                    failures.push(format!(
+                        "{name}: message does not contain {expected:?}: {}",
+                        status.message
+                    ));
+                }
+            }
+            Err(other) => failures.push(format!("{name}: unexpected error {other}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn explain_and_printer_columns_are_useful() {
+    let (env, api) = setup("crd-kubectl").await;
+
+    // API discovery can trail the CRD's Established condition by a moment.
+    let mut explain = env
+        .env
+        .kubectl()
+        .args(["explain", "oraclecapture.spec.buffer"])
+        .output()
+        .expect("kubectl runs");
+    for _ in 0..30 {
+        if explain.status.success() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        explain = env
+            .env
+            .kubectl()
+            .args(["explain", "oraclecapture.spec.buffer"])
+            .output()
+            .expect("kubectl runs");
+    }
+    let text = String::from_utf8_lossy(&explain.stdout);
+    assert!(
+        explain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&explain.stderr)
+    );
+    assert!(text.contains("heap budget"), "{text}");
+    assert!(text.contains("memoryMaxBytes"), "{text}");
+    assert!(text.contains("Heap budget for buffered changes"), "{text}");
+
+    api.create(&PostParams::default(), &object("columns", minimal_spec()))
+        .await
+        .expect("created");
+    // The status subresource takes the status written by the operator.
+    let typed: Api<OracleCapture> = Api::namespaced(api.clone().into_client(), &env.ns);
+    let status = OracleCaptureStatus {
+        observed_generation: Some(1),
+        conditions: vec![Condition {
+            type_: "Ready".into(),
+            status: "False".into(),
+            reason: "SpillCapacityExceeded".into(),
+            message: "CDC-4001 spill cap exceeded".into(),
+            last_transition_time: Time(jiff_now()),
+            observed_generation: Some(1),
+        }],
+        phase: None,
+        position: Some(Position {
+            commit_scn: Some(9_876_543_210),
+            restart_scn: Some(9_876_500_000),
+        }),
+        lag_seconds: Some(12.5),
+        last_stop: Some(LastStop {
+            code: "CDC-4001".into(),
+            reason: "SpillCapacityExceeded".into(),
+            message: "spill cap exceeded".into(),
+            at: Time(jiff_now()),
+        }),
+    };
+    typed
+        .patch_status(
+            "columns",
+            &PatchParams::apply("redoline-tests").force(),
+            &Patch::Apply(json!({
+                "apiVersion": "redoline.io/v1alpha1",
+                "kind": "OracleCapture",
+                "status": status,
+            })),
+        )
+        .await
+        .expect("status subresource accepts the status");
+
+    let get = env
+        .env
+        .kubectl()
+        .args(["get", "ocap", "columns", "-n", &env.ns])
+        .output()
+        .expect("kubectl runs");
+    let table = String::from_utf8_lossy(&get.stdout);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "STOP", "LAG", "COMMIT", "SCN", "AGE"],
+        "{table}"
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        &row[..5],
+        ["columns", "False", "CDC-4001", "12.5", "9876543210"],
+        "{table}"
+    );
+}
+
+fn jiff_now() -> k8s_openapi::jiff::Timestamp {
+    k8s_openapi::jiff::Timestamp::now()
+}
