@@ -8,11 +8,17 @@ K8S_VERSION="${K8S_VERSION:-v1.34.4}"   # matches k8s-openapi's v1_34 feature
 CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
 OUT="$CACHE/k8s-$K8S_VERSION"
 BINS=(etcd kube-apiserver kube-controller-manager kubectl)
+# Bump when the way the binaries are built changes, so warm caches rebuild once.
+BUILD_REV=2
 
-complete() { for b in "${BINS[@]}"; do [ -x "$OUT/bin/$b" ] || return 1; done; }
+complete() {
+  [ "$(cat "$OUT/bin/.build-rev" 2>/dev/null)" = "$BUILD_REV" ] || return 1
+  for b in "${BINS[@]}"; do [ -x "$OUT/bin/$b" ] || return 1; done
+}
 if complete; then echo "k8s $K8S_VERSION: cached in $OUT/bin"; exit 0; fi
 
 command -v go >/dev/null || { echo "build-k8s: Go is required (https://go.dev is not reachable; install Debian golang or use the machine's)"; exit 1; }
+rm -rf "$OUT/bin"
 mkdir -p "$OUT/bin" "$OUT/src"
 cd "$OUT/src"
 
@@ -51,14 +57,21 @@ GO
 go mod tidy -e >/dev/null 2>tidy.log || { cat tidy.log; exit 1; }
 
 export CGO_ENABLED=0
+# Stamp the release version, as Kubernetes' own build does; without it every binary reports
+# v0.0.0-master and kubectl warns about version skew.
+major=${K8S_VERSION#v}; minor=${major#*.}; major=${major%%.*}; minor=${minor%%.*}
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags="$ldflags -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+done
 for pkg in go.etcd.io/etcd/server/v3:etcd \
            k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver \
            k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager \
            k8s.io/kubernetes/cmd/kubectl:kubectl; do
   path=${pkg%%:*}; name=${pkg##*:}
-  [ -x "$OUT/bin/$name" ] && continue
   echo "build-k8s: building $name ($path)"
-  go build -trimpath -ldflags "-s -w" -o "$OUT/bin/$name.tmp" "$path"
+  go build -trimpath -ldflags "$ldflags" -o "$OUT/bin/$name.tmp" "$path"
   mv "$OUT/bin/$name.tmp" "$OUT/bin/$name"
 done
+echo "$BUILD_REV" > "$OUT/bin/.build-rev"
 complete && echo "k8s $K8S_VERSION: built into $OUT/bin"
