@@ -5,8 +5,10 @@
 //!      → observe (pod, termination message, capture /status) → status conditions and Events
 //! ```
 //!
-//! Built so far: the command line and logging. The reconciler arrives with its issue.
+//! Built so far: the command line, logging and the pure desired-state builders ([`build`]). The
+//! reconciler that applies them arrives with its issue.
 
+pub mod build;
 pub mod cli;
 
 /// The version of this build.

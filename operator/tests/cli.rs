@@ -1,5 +1,8 @@
 //! The operator binary's command line: version, help and usage errors with their exit statuses.
 
+// Test files may panic: a failed expectation here is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use std::process::Command;
 
 fn operator(args: &[&str]) -> std::process::Output {

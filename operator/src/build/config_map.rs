@@ -1,0 +1,118 @@
+//! The capture config, rendered from the spec into a ConfigMap.
+//!
+//! The config has the spec's field names and shape (the contracts' "capture config file") plus
+//! `name` and the spill directory on the mounted volume. Fields that only shape the pod (`image`,
+//! `pod`, `suspend`) are left out, and so are the Secret references: credentials reach the capture
+//! as mounted files named by environment variables (see `statefulset.rs`), never through the
+//! ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
+//! the pod.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use redoline_crds::OracleCapture;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{BuildError, Identity, SPILL_DIR};
+
+/// The key of the config file in the ConfigMap, and its file name in the pod.
+pub const CONFIG_FILE: &str = "capture.yaml";
+/// Pod template annotation holding the SHA-256 of the rendered config.
+pub const CONFIG_HASH_ANNOTATION: &str = "redoline.io/config-sha256";
+
+/// The capture config file for this resource, as YAML.
+pub fn render_capture_config(capture: &OracleCapture) -> Result<String, BuildError> {
+    let render = |e: &dyn std::fmt::Display| BuildError::RenderConfig(e.to_string());
+    let mut config = serde_json::to_value(&capture.spec).map_err(|e| render(&e))?;
+    let Value::Object(fields) = &mut config else {
+        return Err(BuildError::RenderConfig("the spec is not an object".into()));
+    };
+    for pod_only in ["image", "pod", "suspend"] {
+        fields.remove(pod_only);
+    }
+    if let Some(Value::Object(database)) = fields.get_mut("database") {
+        database.remove("credentialsSecret");
+        database.remove("walletSecret");
+    }
+    if let Some(Value::Object(kafka)) = fields.get_mut("kafka") {
+        kafka.remove("configSecret");
+    }
+    if let Some(Value::Object(spill)) = fields.get_mut("buffer").and_then(|b| b.get_mut("spill")) {
+        spill.insert("dir".into(), Value::String(SPILL_DIR.into()));
+    }
+    let name = capture.metadata.name.clone().unwrap_or_default();
+    let mut document = serde_json::Map::new();
+    document.insert("name".into(), Value::String(name));
+    document.append(fields);
+    serde_norway::to_string(&document).map_err(|e| render(&e))
+}
+
+pub(super) fn build(capture: &OracleCapture, identity: &Identity) -> Result<ConfigMap, BuildError> {
+    let rendered = render_capture_config(capture)?;
+    let mut metadata = identity.metadata(identity.config_map_name());
+    metadata.annotations = Some(BTreeMap::from([(
+        CONFIG_HASH_ANNOTATION.to_owned(),
+        sha256_hex(&rendered),
+    )]));
+    Ok(ConfigMap {
+        metadata,
+        data: Some(BTreeMap::from([(CONFIG_FILE.to_owned(), rendered)])),
+        ..ConfigMap::default()
+    })
+}
+
+pub(super) fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+
+    #[test]
+    fn renders_the_spec_shape_without_pod_fields_or_secret_references() {
+        let yaml = render_capture_config(&fixtures::sample()).unwrap();
+        let config: Value = serde_norway::from_str(&yaml).unwrap();
+        assert_eq!(config["name"], "orders");
+        assert_eq!(config["tables"][1], "SALES.ORDER_LINES");
+        assert_eq!(config["database"]["serviceName"], "ORDERSPDB");
+        assert_eq!(config["buffer"]["memoryMaxBytes"], "512Mi");
+        assert_eq!(config["buffer"]["spill"]["dir"], SPILL_DIR);
+        assert_eq!(config["mining"]["flushTable"], "REDOLINE_LOGMNR_FLUSH");
+        for absent in ["pod", "image", "suspend"] {
+            assert!(
+                config.get(absent).is_none(),
+                "{absent} leaked into the config"
+            );
+        }
+        assert!(config["database"].get("credentialsSecret").is_none());
+        assert!(config["kafka"].get("configSecret").is_none());
+        assert!(
+            !yaml.contains("orders-db-cdc"),
+            "a Secret name leaked: {yaml}"
+        );
+    }
+
+    #[test]
+    fn the_hash_follows_the_config() {
+        let identity = Identity::of(&fixtures::sample()).unwrap();
+        let a = build(&fixtures::sample(), &identity).unwrap();
+        let mut changed = fixtures::sample();
+        changed.spec.mining.poll_interval_seconds = 5;
+        let b = build(&changed, &identity).unwrap();
+        let hash = |cm: &ConfigMap| {
+            cm.metadata.annotations.as_ref().unwrap()[CONFIG_HASH_ANNOTATION].clone()
+        };
+        assert_ne!(hash(&a), hash(&b));
+        assert_eq!(hash(&a).len(), 64);
+        // Pod-only fields do not change the config, so they do not roll the pod by themselves.
+        let mut scaled = fixtures::sample();
+        scaled.spec.suspend = true;
+        assert_eq!(hash(&a), hash(&build(&scaled, &identity).unwrap()));
+    }
+}
