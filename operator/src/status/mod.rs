@@ -1,0 +1,290 @@
+//! Status: what the operator observed, turned into `OracleCapture.status` and Events.
+//!
+//! [`compute`] is a pure function of an [`Observation`] (the StatefulSet's rollout, the capture
+//! pod's containers with their termination messages, the capture's `/status` answer), the previous
+//! status and the current time. It writes the conditions of the contracts:
+//!
+//! | condition | True when | False / Unknown |
+//! |---|---|---|
+//! | `Ready` | streaming with a ready pod, or suspended (the desired zero pods are reached) | starting, snapshotting, stalled |
+//! | `PrerequisitesMet` | the doctor init container passed | it reported CDC-1002 (message lists each failing check and its fix); Unknown before it ran |
+//! | `Stalled` | a typed stop (or a configuration problem) needs a person; reason = stop reason, message starts with the code | none, or a new pod streams again |
+//! | `Reconciling` | the StatefulSet is being created or rolled out | rolled out |
+//! | `LagWithinSLA` | only with `spec.sla`: lag ≤ maxLagSeconds | `LagSLABreached`, or Unknown while no lag is known |
+//!
+//! Every condition carries `observedGeneration`; `lastTransitionTime` moves only when the status
+//! value changes. [`Transition`]s say which changes deserve an Event.
+
+mod observation;
+mod termination;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use redoline_crds::v1alpha1::{
+    LastStop, OracleCaptureStatus, Phase, Position, condition_type as ct,
+};
+
+pub use observation::{
+    CaptureReport, ContainerObservation, ContainerState, Observation, PodObservation, Terminated,
+    WorkloadObservation,
+};
+pub use termination::{FailedCheck, StopReport};
+
+/// A change worth an Event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    pub warning: bool,
+    pub reason: String,
+    pub note: String,
+}
+
+const TRUE: &str = "True";
+const FALSE: &str = "False";
+const UNKNOWN: &str = "Unknown";
+
+/// The new status and the Events it calls for.
+pub fn compute(
+    observation: &Observation,
+    previous: Option<&OracleCaptureStatus>,
+    now: &Time,
+) -> (OracleCaptureStatus, Vec<Transition>) {
+    let generation = observation.generation;
+    let condition = |type_: &str, status: &str, reason: &str, message: String| {
+        let last = previous
+            .and_then(|p| p.condition(type_))
+            .filter(|c| c.status == status)
+            .map(|c| c.last_transition_time.clone());
+        Condition {
+            type_: type_.to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message,
+            last_transition_time: last.unwrap_or_else(|| now.clone()),
+            observed_generation: generation,
+        }
+    };
+
+    let pod = observation.pod.as_ref();
+    let doctor_stop = pod.and_then(|p| p.doctor.stop());
+    let capture_stop = pod.and_then(|p| p.capture.stop());
+    let streaming = pod.is_some_and(|p| p.capture.is_running_ready())
+        && observation
+            .capture
+            .as_ref()
+            .is_some_and(|c| c.state == "streaming");
+    let snapshotting = observation
+        .capture
+        .as_ref()
+        .is_some_and(|c| c.state == "snapshotting");
+
+    // A stop stays until a new pod streams again; a configuration problem until it is fixed.
+    let stop = if observation.suspend || streaming {
+        None
+    } else {
+        doctor_stop.clone().or(capture_stop)
+    };
+    let stalled = match (&observation.configuration_problem, &stop) {
+        (Some((reason, message)), _) => condition(ct::STALLED, TRUE, reason, message.clone()),
+        (None, Some(stop)) => condition(ct::STALLED, TRUE, &stop.reason, stop.condition_message()),
+        (None, None) => condition(ct::STALLED, FALSE, "NoStop", String::new()),
+    };
+
+    let prerequisites = match (&doctor_stop, pod.map(|p| &p.doctor)) {
+        (Some(report), _) => condition(
+            ct::PREREQUISITES_MET,
+            FALSE,
+            "PrerequisitesNotMet",
+            report.condition_message(),
+        ),
+        (None, Some(doctor)) if doctor.passed() => condition(
+            ct::PREREQUISITES_MET,
+            TRUE,
+            "PrerequisitesMet",
+            "redoline-capture doctor passed every check".into(),
+        ),
+        _ => condition(
+            ct::PREREQUISITES_MET,
+            UNKNOWN,
+            "NotChecked",
+            "the doctor init container has not finished yet".into(),
+        ),
+    };
+
+    let rolling_out = observation
+        .workload
+        .as_ref()
+        .map(WorkloadObservation::rolling_out);
+    let reconciling = match rolling_out {
+        None => condition(
+            ct::RECONCILING,
+            TRUE,
+            "Creating",
+            "creating the capture StatefulSet".into(),
+        ),
+        Some(true) => condition(
+            ct::RECONCILING,
+            TRUE,
+            "RollingOut",
+            "rolling out the capture pod".into(),
+        ),
+        Some(false) => condition(ct::RECONCILING, FALSE, "RolledOut", String::new()),
+    };
+
+    let ready = if stalled.status == TRUE {
+        condition(ct::READY, FALSE, &stalled.reason, stalled.message.clone())
+    } else if observation.suspend {
+        condition(
+            ct::READY,
+            TRUE,
+            "Suspended",
+            "spec.suspend is true: the capture is scaled to zero".into(),
+        )
+    } else if streaming {
+        condition(
+            ct::READY,
+            TRUE,
+            "Streaming",
+            "the capture is streaming".into(),
+        )
+    } else if snapshotting {
+        condition(
+            ct::READY,
+            FALSE,
+            "Snapshotting",
+            "the capture is taking its initial snapshot".into(),
+        )
+    } else {
+        condition(
+            ct::READY,
+            FALSE,
+            "Starting",
+            "waiting for the capture pod to stream".into(),
+        )
+    };
+
+    let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
+    let lag = observation
+        .sla_max_lag_seconds
+        .map(|max| match lag_seconds {
+            Some(lag) if lag <= max as f64 => condition(
+                ct::LAG_WITHIN_SLA,
+                TRUE,
+                "LagWithinSLA",
+                format!("lag {lag:.1}s is within the SLA of {max}s"),
+            ),
+            Some(lag) => condition(
+                ct::LAG_WITHIN_SLA,
+                FALSE,
+                "LagSLABreached",
+                format!("lag {lag:.1}s exceeds the SLA of {max}s"),
+            ),
+            None => condition(
+                ct::LAG_WITHIN_SLA,
+                UNKNOWN,
+                "LagUnknown",
+                "no lag is known yet".into(),
+            ),
+        });
+
+    let phase = if stalled.status == TRUE {
+        Phase::Stalled
+    } else if observation.suspend {
+        Phase::Suspended
+    } else if streaming {
+        Phase::Streaming
+    } else if snapshotting {
+        Phase::Snapshotting
+    } else {
+        Phase::Pending
+    };
+
+    let last_stop = stop
+        .as_ref()
+        .map(|s| LastStop {
+            code: s.code.clone(),
+            reason: s.reason.clone(),
+            message: s.message.clone(),
+            at: s
+                .at
+                .as_deref()
+                .and_then(|at| at.parse().ok())
+                .map(Time)
+                .unwrap_or_else(|| now.clone()),
+        })
+        .or_else(|| previous.and_then(|p| p.last_stop.clone()));
+
+    let position = observation
+        .capture
+        .as_ref()
+        .map(|c| Position {
+            commit_scn: c.commit_scn,
+            restart_scn: c.restart_scn,
+        })
+        .or_else(|| previous.and_then(|p| p.position.clone()));
+
+    let mut conditions = vec![ready, prerequisites, stalled, reconciling];
+    conditions.extend(lag);
+    let status = OracleCaptureStatus {
+        observed_generation: generation,
+        conditions,
+        phase: Some(phase),
+        position,
+        lag_seconds,
+        last_stop,
+    };
+    let transitions = transitions(previous, &status);
+    (status, transitions)
+}
+
+/// Events for conditions that changed status since `previous`.
+fn transitions(
+    previous: Option<&OracleCaptureStatus>,
+    status: &OracleCaptureStatus,
+) -> Vec<Transition> {
+    let changed = |type_: &str| {
+        let now = status.condition(type_)?;
+        let before = previous.and_then(|p| p.condition(type_));
+        (before.map(|b| b.status.as_str()) != Some(now.status.as_str())).then_some(now)
+    };
+    let mut events = Vec::new();
+    let mut push = |warning: bool, reason: &str, note: &str| {
+        // A failed doctor stalls with the same reason: one Event says it.
+        if events.iter().any(|e: &Transition| e.reason == reason) {
+            return;
+        }
+        events.push(Transition {
+            warning,
+            reason: reason.to_owned(),
+            note: note.to_owned(),
+        })
+    };
+    if let Some(c) = changed(ct::STALLED).filter(|c| c.status == TRUE) {
+        push(true, &c.reason, &c.message);
+    }
+    if let Some(c) = changed(ct::PREREQUISITES_MET) {
+        match c.status.as_str() {
+            FALSE => push(true, "PrerequisitesNotMet", &c.message),
+            TRUE => push(false, "PrerequisitesMet", &c.message),
+            _ => {}
+        }
+    }
+    if let Some(c) = changed(ct::LAG_WITHIN_SLA) {
+        match c.status.as_str() {
+            FALSE => push(true, "LagSLABreached", &c.message),
+            TRUE if previous
+                .and_then(|p| p.condition(ct::LAG_WITHIN_SLA))
+                .is_some_and(|b| b.status == FALSE) =>
+            {
+                push(false, "LagSLARecovered", &c.message)
+            }
+            _ => {}
+        }
+    }
+    let was_reconciling = previous.is_some_and(|p| p.condition(ct::RECONCILING).is_some());
+    if was_reconciling && changed(ct::RECONCILING).is_some_and(|c| c.status == FALSE) {
+        push(false, "RolledOut", "the capture pod runs the current spec");
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,341 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use redoline_crds::v1alpha1::{OracleCaptureStatus, Phase, condition_type as ct};
+use serde_json::json;
+
+use super::*;
+
+fn at(s: &str) -> Time {
+    Time(s.parse().unwrap())
+}
+
+fn t0() -> Time {
+    at("2026-11-29T10:00:00Z")
+}
+
+fn t1() -> Time {
+    at("2026-11-29T10:05:00Z")
+}
+
+fn rolled_out() -> WorkloadObservation {
+    WorkloadObservation {
+        generation: Some(1),
+        observed_generation: Some(1),
+        replicas: 1,
+        updated_replicas: 1,
+        current_revision: Some("r1".into()),
+        update_revision: Some("r1".into()),
+    }
+}
+
+fn doctor_passed() -> ContainerObservation {
+    ContainerObservation {
+        state: ContainerState::Terminated(Terminated {
+            exit_code: 0,
+            message: None,
+        }),
+        last_terminated: None,
+    }
+}
+
+fn stopped(message: &str) -> Terminated {
+    Terminated {
+        exit_code: 3,
+        message: Some(message.into()),
+    }
+}
+
+fn streaming(lag: f64) -> Observation {
+    Observation {
+        generation: Some(1),
+        sla_max_lag_seconds: Some(120),
+        workload: Some(rolled_out()),
+        pod: Some(PodObservation {
+            doctor: doctor_passed(),
+            capture: ContainerObservation {
+                state: ContainerState::Running { ready: true },
+                last_terminated: None,
+            },
+        }),
+        capture: Some(CaptureReport {
+            state: "streaming".into(),
+            commit_scn: Some(5000),
+            restart_scn: Some(4000),
+            lag_seconds: Some(lag),
+        }),
+        ..Observation::default()
+    }
+}
+
+const SPILL_STOP: &str = r#"{"code":"CDC-4001","reason":"SpillCapacityExceeded","message":"spill cap of 10Gi exceeded","at":"2026-11-29T09:59:00Z","details":{"transactions":[{"xid":"0a001b00c2030000","user":"BATCH","firstScn":1200,"events":5000000,"heapBytes":1024,"diskBytes":10737418240}]}}"#;
+const DOCTOR_STOP: &str = r#"{"code":"CDC-1002","reason":"PrerequisitesNotMet","message":"1 of 4 checks failed","at":"2026-11-29T09:59:00Z","details":{"checks":[{"name":"supplemental_logging","ok":false,"message":"minimal supplemental logging is off","fix":"ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"}]}}"#;
+const RELEASED_STOP: &str = r#"{"code":"CDC-7001","reason":"ReleasedTransactionCommitted","message":"COMMIT of released transaction 0a001b00c2030000 at SCN 9000","at":"2026-11-29T09:59:00Z"}"#;
+
+fn cond<'a>(status: &'a OracleCaptureStatus, type_: &str) -> &'a Condition {
+    status
+        .condition(type_)
+        .unwrap_or_else(|| panic!("no {type_}"))
+}
+
+#[test]
+fn first_visit_sets_every_condition_with_the_generation() {
+    let observation = Observation {
+        generation: Some(3),
+        ..Observation::default()
+    };
+    let (status, events) = compute(&observation, None, &t0());
+    assert_eq!(status.observed_generation, Some(3));
+    let types: Vec<&str> = status.conditions.iter().map(|c| c.type_.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            ct::READY,
+            ct::PREREQUISITES_MET,
+            ct::STALLED,
+            ct::RECONCILING
+        ]
+    );
+    assert!(
+        status
+            .conditions
+            .iter()
+            .all(|c| c.observed_generation == Some(3))
+    );
+    assert_eq!(cond(&status, ct::READY).status, "False");
+    assert_eq!(cond(&status, ct::PREREQUISITES_MET).status, "Unknown");
+    assert_eq!(cond(&status, ct::STALLED).status, "False");
+    assert_eq!(cond(&status, ct::RECONCILING).reason, "Creating");
+    assert_eq!(status.phase, Some(Phase::Pending));
+    assert!(events.is_empty(), "{events:?}");
+}
+
+#[test]
+fn streaming_within_the_sla_is_ready() {
+    let (status, _) = compute(&streaming(12.0), None, &t0());
+    assert_eq!(cond(&status, ct::READY).status, "True");
+    assert_eq!(cond(&status, ct::READY).reason, "Streaming");
+    assert_eq!(cond(&status, ct::PREREQUISITES_MET).status, "True");
+    assert_eq!(cond(&status, ct::RECONCILING).status, "False");
+    assert_eq!(cond(&status, ct::LAG_WITHIN_SLA).status, "True");
+    assert_eq!(status.lag_seconds, Some(12.0));
+    assert_eq!(status.position.as_ref().unwrap().commit_scn, Some(5000));
+    assert_eq!(status.phase, Some(Phase::Streaming));
+}
+
+#[test]
+fn failing_prerequisites_stall_with_the_fix_statements() {
+    let mut observation = streaming(1.0);
+    observation.capture = None;
+    observation.pod = Some(PodObservation {
+        doctor: ContainerObservation {
+            state: ContainerState::Waiting {
+                reason: "CrashLoopBackOff".into(),
+            },
+            last_terminated: Some(stopped(DOCTOR_STOP)),
+        },
+        capture: ContainerObservation::default(),
+    });
+    let (status, events) = compute(&observation, None, &t0());
+    let prerequisites = cond(&status, ct::PREREQUISITES_MET);
+    assert_eq!(prerequisites.status, "False");
+    assert!(
+        prerequisites
+            .message
+            .contains("Fix: ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;")
+    );
+    let stalled = cond(&status, ct::STALLED);
+    assert_eq!(
+        (stalled.status.as_str(), stalled.reason.as_str()),
+        ("True", "PrerequisitesNotMet")
+    );
+    assert!(stalled.message.starts_with("CDC-1002: "));
+    assert_eq!(status.last_stop.as_ref().unwrap().code, "CDC-1002");
+    assert_eq!(status.phase, Some(Phase::Stalled));
+    let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons, ["PrerequisitesNotMet"]);
+    assert!(events.iter().all(|e| e.warning));
+}
+
+#[test]
+fn a_spill_stop_names_the_largest_transactions() {
+    let (before, _) = compute(&streaming(1.0), None, &t0());
+    let mut observation = streaming(1.0);
+    observation.capture = None;
+    if let Some(pod) = observation.pod.as_mut() {
+        pod.capture.state = ContainerState::Terminated(stopped(SPILL_STOP));
+    }
+    let (status, events) = compute(&observation, Some(&before), &t1());
+    let stalled = cond(&status, ct::STALLED);
+    assert_eq!(stalled.reason, "SpillCapacityExceeded");
+    assert!(
+        stalled
+            .message
+            .starts_with("CDC-4001: spill cap of 10Gi exceeded")
+    );
+    assert!(stalled.message.contains("xid 0a001b00c2030000 user BATCH"));
+    assert_eq!(stalled.last_transition_time, t1());
+    let ready = cond(&status, ct::READY);
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "SpillCapacityExceeded")
+    );
+    let last = status.last_stop.as_ref().unwrap();
+    assert_eq!(last.code, "CDC-4001");
+    assert_eq!(last.at, at("2026-11-29T09:59:00Z"));
+    // The position of the last poll stays visible after the stop.
+    assert_eq!(status.position.as_ref().unwrap().commit_scn, Some(5000));
+    assert_eq!(
+        events,
+        [Transition {
+            warning: true,
+            reason: "SpillCapacityExceeded".into(),
+            note: stalled.message.clone(),
+        }]
+    );
+}
+
+#[test]
+fn a_stop_clears_only_when_a_new_pod_streams_and_last_stop_stays() {
+    let restarted = |capture: Option<CaptureReport>| {
+        let mut observation = streaming(1.0);
+        observation.capture = capture;
+        if let Some(pod) = observation.pod.as_mut() {
+            pod.capture.last_terminated = Some(stopped(RELEASED_STOP));
+        }
+        observation
+    };
+    let (stalled, _) = compute(&restarted(None), None, &t0());
+    assert_eq!(cond(&stalled, ct::STALLED).status, "True");
+    assert!(
+        cond(&stalled, ct::STALLED)
+            .message
+            .contains("released transaction 0a001b00c2030000")
+    );
+
+    let (cleared, events) = compute(&restarted(streaming(1.0).capture), Some(&stalled), &t1());
+    assert_eq!(cond(&cleared, ct::STALLED).status, "False");
+    assert_eq!(cond(&cleared, ct::READY).status, "True");
+    assert_eq!(cleared.last_stop.as_ref().unwrap().code, "CDC-7001");
+    assert!(events.iter().all(|e| !e.warning), "{events:?}");
+}
+
+#[test]
+fn sla_breach_and_recovery_are_events() {
+    let (ok, _) = compute(&streaming(10.0), None, &t0());
+    let (breached, events) = compute(&streaming(300.0), Some(&ok), &t1());
+    let lag = cond(&breached, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("False", "LagSLABreached")
+    );
+    assert_eq!(lag.message, "lag 300.0s exceeds the SLA of 120s");
+    assert_eq!(events.len(), 1);
+    assert!(events[0].warning && events[0].reason == "LagSLABreached");
+    // Ready does not depend on the SLA.
+    assert_eq!(cond(&breached, ct::READY).status, "True");
+
+    let (recovered, events) = compute(&streaming(5.0), Some(&breached), &t1());
+    assert_eq!(cond(&recovered, ct::LAG_WITHIN_SLA).status, "True");
+    assert_eq!(events.len(), 1);
+    assert!(!events[0].warning && events[0].reason == "LagSLARecovered");
+
+    let mut unknown = streaming(5.0);
+    unknown.capture.as_mut().unwrap().lag_seconds = None;
+    let (status, _) = compute(&unknown, Some(&recovered), &t1());
+    assert_eq!(cond(&status, ct::LAG_WITHIN_SLA).status, "Unknown");
+}
+
+#[test]
+fn transition_time_moves_only_on_change() {
+    let (first, _) = compute(&streaming(1.0), None, &t0());
+    let (second, events) = compute(&streaming(2.0), Some(&first), &t1());
+    for c in &second.conditions {
+        assert_eq!(c.last_transition_time, t0(), "{} moved", c.type_);
+    }
+    assert!(events.is_empty());
+}
+
+#[test]
+fn rollout_is_reconciling_then_rolled_out() {
+    let mut rolling = streaming(1.0);
+    rolling.generation = Some(2);
+    if let Some(w) = rolling.workload.as_mut() {
+        w.generation = Some(2);
+        w.update_revision = Some("r2".into());
+    }
+    let (status, _) = compute(&rolling, None, &t0());
+    assert_eq!(cond(&status, ct::RECONCILING).status, "True");
+    assert_eq!(cond(&status, ct::RECONCILING).reason, "RollingOut");
+    assert_eq!(status.observed_generation, Some(2));
+    let (done, events) = compute(&streaming(1.0), Some(&status), &t1());
+    assert_eq!(cond(&done, ct::RECONCILING).status, "False");
+    assert_eq!(
+        events.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>(),
+        ["RolledOut"]
+    );
+}
+
+#[test]
+fn suspended_is_ready_with_zero_pods() {
+    let observation = Observation {
+        generation: Some(1),
+        suspend: true,
+        workload: Some(WorkloadObservation {
+            replicas: 0,
+            updated_replicas: 0,
+            ..rolled_out()
+        }),
+        ..Observation::default()
+    };
+    let (status, _) = compute(&observation, None, &t0());
+    let ready = cond(&status, ct::READY);
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", "Suspended")
+    );
+    assert_eq!(cond(&status, ct::RECONCILING).status, "False");
+    assert_eq!(status.phase, Some(Phase::Suspended));
+}
+
+#[test]
+fn a_configuration_problem_stalls() {
+    let observation = Observation {
+        generation: Some(1),
+        configuration_problem: Some((
+            "SecretNotFound".into(),
+            "Secret orders-db-cdc (spec.database.credentialsSecret) does not exist".into(),
+        )),
+        ..Observation::default()
+    };
+    let (status, events) = compute(&observation, None, &t0());
+    assert_eq!(cond(&status, ct::STALLED).reason, "SecretNotFound");
+    assert_eq!(cond(&status, ct::READY).reason, "SecretNotFound");
+    assert_eq!(events[0].reason, "SecretNotFound");
+}
+
+#[test]
+fn reads_containers_from_a_pod() {
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "orders-capture-0"},
+        "status": {
+            "initContainerStatuses": [{
+                "name": "doctor", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 0}}
+            }],
+            "containerStatuses": [{
+                "name": "capture", "image": "i", "imageID": "", "ready": false, "restartCount": 2,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 3, "message": SPILL_STOP}}
+            }]
+        }
+    }))
+    .unwrap();
+    let observed = PodObservation::from_pod(&pod);
+    assert!(observed.doctor.passed());
+    assert_eq!(
+        observed.capture.state,
+        ContainerState::Waiting {
+            reason: "CrashLoopBackOff".into()
+        }
+    );
+    assert_eq!(observed.capture.stop().unwrap().code, "CDC-4001");
+}
