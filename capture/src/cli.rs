@@ -24,4 +24,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Tools for LogMiner's SQL_REDO text.
+    Redo {
+        #[command(subcommand)]
+        command: RedoCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RedoCommand {
+    /// Parse JSON Lines of `{"sql_redo":"..."}` from stdin; write one JSON line per input line.
+    Parse,
 }

@@ -9,8 +9,12 @@
 //! The mining path arrives module by module (see docs/ and the issues).
 
 pub mod cli;
+pub mod dictionary;
+pub mod event;
 pub mod exit;
+pub mod redo;
 pub mod stop;
+pub mod value;
 
 pub use stop::Stop;
 

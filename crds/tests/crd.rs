@@ -1,7 +1,8 @@
 //! The committed CRD matches the types, and the sample resource reads with the documented defaults.
 
 use redoline_crds::v1alpha1::{
-    FormatType, MaxAgeAction, OnUnsupported, OrphanAction, SnapshotMode, StartPositionType,
+    BinaryHandlingMode, DecimalHandlingMode, FormatType, IntervalHandlingMode, MaxAgeAction,
+    OnUnsupported, OrphanAction, SnapshotMode, StartPositionType, TimePrecisionMode,
 };
 use redoline_crds::{ByteQuantity, OracleCapture, OracleCaptureSpec};
 
@@ -47,6 +48,18 @@ kafka: {bootstrapServers: "k:9092", topicPrefix: app}
     assert!(spec.kafka.exactly_once);
     assert_eq!(spec.format.type_, FormatType::Debezium);
     assert!(spec.format.schemas);
+    assert_eq!(
+        spec.format.decimal_handling_mode,
+        DecimalHandlingMode::Precise
+    );
+    assert_eq!(spec.format.time_precision_mode, TimePrecisionMode::Adaptive);
+    assert_eq!(spec.format.binary_handling_mode, BinaryHandlingMode::Bytes);
+    assert_eq!(
+        spec.format.interval_handling_mode,
+        IntervalHandlingMode::Numeric
+    );
+    assert!(!spec.format.number_one_as_boolean);
+    assert!(spec.format.tombstones_on_delete);
     assert_eq!(spec.buffer.memory_max_bytes.bytes().unwrap(), 256 << 20);
     assert_eq!(spec.buffer.spill.max_bytes.bytes().unwrap(), 10 << 30);
     assert_eq!(spec.journal.threshold_seconds, 300);

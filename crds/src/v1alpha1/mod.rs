@@ -273,6 +273,28 @@ pub struct FormatSpec {
     /// JsonConverter does with `schemas.enable=true`.
     #[serde(default = "default_true")]
     pub schemas: bool,
+    /// With `debezium`, Debezium's `decimal.handling.mode`: `precise` (Connect Decimal),
+    /// `double` or `string`.
+    #[serde(default)]
+    pub decimal_handling_mode: DecimalHandlingMode,
+    /// With `debezium`, Debezium's `time.precision.mode`: `adaptive` or `connect`.
+    #[serde(default)]
+    pub time_precision_mode: TimePrecisionMode,
+    /// With `debezium`, Debezium's `binary.handling.mode`: `bytes`, `base64`,
+    /// `base64-url-safe` or `hex`.
+    #[serde(default)]
+    pub binary_handling_mode: BinaryHandlingMode,
+    /// With `debezium`, Debezium's `interval.handling.mode`: `numeric` (microseconds) or `string`
+    /// (ISO 8601).
+    #[serde(default)]
+    pub interval_handling_mode: IntervalHandlingMode,
+    /// With `debezium`: NUMBER(1) columns as booleans (Debezium's NumberOneToBooleanConverter).
+    #[serde(default)]
+    pub number_one_as_boolean: bool,
+    /// With `debezium`: a tombstone (null value) after each delete, for log compaction
+    /// (Debezium's `tombstones.on.delete`).
+    #[serde(default = "default_true")]
+    pub tombstones_on_delete: bool,
 }
 
 impl Default for FormatSpec {
@@ -280,8 +302,53 @@ impl Default for FormatSpec {
         Self {
             type_: FormatType::default(),
             schemas: true,
+            decimal_handling_mode: DecimalHandlingMode::default(),
+            time_precision_mode: TimePrecisionMode::default(),
+            binary_handling_mode: BinaryHandlingMode::default(),
+            interval_handling_mode: IntervalHandlingMode::default(),
+            number_one_as_boolean: false,
+            tombstones_on_delete: true,
         }
     }
+}
+
+/// Debezium's `decimal.handling.mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecimalHandlingMode {
+    #[default]
+    Precise,
+    Double,
+    String,
+}
+
+/// Debezium's `time.precision.mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TimePrecisionMode {
+    #[default]
+    Adaptive,
+    Connect,
+}
+
+/// Debezium's `binary.handling.mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum BinaryHandlingMode {
+    #[default]
+    Bytes,
+    Base64,
+    Base64UrlSafe,
+    Hex,
+}
+
+/// Debezium's `interval.handling.mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IntervalHandlingMode {
+    #[default]
+    Numeric,
+    String,
 }
 
 /// The event format.

@@ -1,0 +1,176 @@
+//! Throughput of typing and encoding, one thread: SQL_REDO-shaped raw values of one INSERT are
+//! typed by their columns ([`typed_row`]) and the event is encoded, per format.
+//!
+//! ```sh
+//! cargo bench -p redoline-capture --bench encode
+//! taskset -c 1 cargo bench -p redoline-capture --bench encode   # pinned to one core
+//! ```
+//!
+//! Tables of 5 and 20 columns cycle through NUMBER(10) (the key), VARCHAR2, NUMBER(12,2),
+//! `TO_DATE(..)`, `TO_TIMESTAMP(..)` (TIMESTAMP(6)), BINARY_DOUBLE and RAW via `HEXTORAW`.
+//! Formats: `typing only`, `compact`, `debezium` without envelope, `debezium` with the
+//! `schema`/`payload` envelope. Figures are printed, never asserted.
+
+use std::borrow::Cow;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redoline_capture::dictionary::{Column, OracleType, TableSchema};
+use redoline_capture::event::debezium::{DebeziumEncoder, DebeziumOptions};
+use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, Xid, compact};
+use redoline_capture::redo::ast::{ColumnValue, RawValue};
+use redoline_capture::value::typed_row;
+
+const WARM_UP: Duration = Duration::from_millis(300);
+const MEASURE: Duration = Duration::from_millis(1500);
+
+const TYPES: [&str; 7] = [
+    "NUMBER(10)",
+    "VARCHAR2(40)",
+    "NUMBER(12,2)",
+    "DATE",
+    "TIMESTAMP(6)",
+    "BINARY_DOUBLE",
+    "RAW(16)",
+];
+
+fn text(s: &str) -> RawValue<'static> {
+    RawValue::Text(Cow::Owned(s.to_owned()))
+}
+
+fn call(name: &str, args: &[&str]) -> RawValue<'static> {
+    RawValue::Call {
+        name: Cow::Owned(name.to_owned()),
+        args: args.iter().map(|a| text(a)).collect(),
+    }
+}
+
+fn table(columns: usize) -> Arc<TableSchema> {
+    let columns = (0..columns)
+        .map(|i| {
+            let data_type = OracleType::parse(TYPES[i % TYPES.len()]).unwrap_or(OracleType::Date);
+            let column = Column::new(format!("C{}", i + 1), data_type);
+            if i == 0 { column.key(1) } else { column }
+        })
+        .collect();
+    match TableSchema::new("BENCH", "T", columns) {
+        Ok(t) => Arc::new(t),
+        Err(e) => panic_free_exit(&e.to_string()),
+    }
+}
+
+fn raw_values(columns: usize) -> Vec<ColumnValue<'static>> {
+    (0..columns)
+        .map(|i| {
+            let raw = match i % TYPES.len() {
+                0 => text(&(1_000_000 + i).to_string()),
+                1 => text("a customer name of some length"),
+                2 => text("12345.67"),
+                3 => call("TO_DATE", &["2024-01-02 03:04:05", "YYYY-MM-DD HH24:MI:SS"]),
+                4 => call("TO_TIMESTAMP", &["2024-01-02 03:04:05.123456000"]),
+                5 => text("3.141592653589793"),
+                _ => call("HEXTORAW", &["00112233445566778899aabbccddeeff"]),
+            };
+            (Cow::Owned(format!("C{}", i + 1)), raw)
+        })
+        .collect()
+}
+
+fn panic_free_exit(message: &str) -> ! {
+    eprintln!("encode bench: {message}");
+    std::process::exit(1)
+}
+
+/// Runs `step` repeatedly and returns events per second.
+fn measure(mut step: impl FnMut() -> usize) -> f64 {
+    let start = Instant::now();
+    while start.elapsed() < WARM_UP {
+        black_box(step());
+    }
+    let start = Instant::now();
+    let mut events = 0u64;
+    let mut bytes = 0usize;
+    while start.elapsed() < MEASURE {
+        for _ in 0..64 {
+            bytes = bytes.wrapping_add(step());
+            events += 1;
+        }
+    }
+    black_box(bytes);
+    events as f64 / start.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let now: jiff::Timestamp = "2024-01-02T03:04:07Z"
+        .parse()
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let xid = Xid::from_hex("07000C00F3010000").ok();
+    println!(
+        "{:<34} {:>8} {:>14} {:>12}",
+        "format", "columns", "events/s", "µs/event"
+    );
+    for columns in [5usize, 20] {
+        let table = table(columns);
+        let raw = raw_values(columns);
+        let event_of = |row| ChangeEvent {
+            op: Operation::Create,
+            table: Arc::clone(&table),
+            before: None,
+            after: Some(row),
+            source: SourceInfo {
+                scn: 2_146_947,
+                commit_scn: Some(2_146_951),
+                xid,
+                ssn: 1,
+                redo_thread: 1,
+                change_time: Some(now),
+                commit_time: Some(now),
+                ..SourceInfo::default()
+            },
+            transaction: None,
+        };
+        let type_row = || match typed_row(&table, &raw) {
+            Ok(row) => row,
+            Err(e) => panic_free_exit(&e.to_string()),
+        };
+        let mut plain = DebeziumEncoder::new(DebeziumOptions {
+            schemas_enabled: false,
+            ..DebeziumOptions::default()
+        });
+        let mut enveloped = DebeziumEncoder::new(DebeziumOptions::default());
+        let results = [
+            ("typing only", measure(|| type_row().len())),
+            (
+                "typing + compact",
+                measure(|| compact::encode(&event_of(type_row())).len()),
+            ),
+            (
+                "typing + debezium (no envelope)",
+                measure(|| match plain.encode(&event_of(type_row()), now) {
+                    Ok(records) => records
+                        .iter()
+                        .map(|r| r.value.as_ref().map_or(0, String::len))
+                        .sum(),
+                    Err(e) => panic_free_exit(&e.to_string()),
+                }),
+            ),
+            (
+                "typing + debezium (envelope)",
+                measure(|| match enveloped.encode(&event_of(type_row()), now) {
+                    Ok(records) => records
+                        .iter()
+                        .map(|r| r.value.as_ref().map_or(0, String::len))
+                        .sum(),
+                    Err(e) => panic_free_exit(&e.to_string()),
+                }),
+            ),
+        ];
+        for (name, per_second) in results {
+            println!(
+                "{name:<34} {columns:>8} {per_second:>14.0} {:>12.2}",
+                1e6 / per_second
+            );
+        }
+    }
+}

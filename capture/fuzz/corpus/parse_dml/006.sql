@@ -1,0 +1,1 @@
+insert into "C##MYUSER"."CUSTOMERS"("ID","FIRST_NAME","LAST_NAME","EMAIL","GENDER","CLUB_STATUS","COMMENTS","CREATE_TS","UPDATE_TS") values ('42','Frantz','Kafka','fkafka@confluent.io','Male','bronze','Evil is whatever distracts',TO_TIMESTAMP('2021-09-14 07:36:46.478'),TO_TIMESTAMP('2021-09-14 07:36:46.000'));

@@ -1,0 +1,1 @@
+delete from "C##MYUSER"."CUSTOMERS" a where a."RECID" = '1' and a.ROWID = 'AAAR1AAAMAAAACFAAA';

@@ -1,0 +1,1 @@
+insert into "ADMIN"."T"("ID","C") values ('1',EMPTY_CLOB());

@@ -1,0 +1,1 @@
+update "ADMIN"."T" set "C" = 'a' where "ID" = '1';

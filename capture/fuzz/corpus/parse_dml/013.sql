@@ -1,0 +1,1 @@
+insert into "DEBEZIUM"."TEST"("COL1","COL2") values ('1',UNISTR('\0412\044B') || UNISTR('\043F\043E'));

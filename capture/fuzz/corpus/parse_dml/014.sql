@@ -1,0 +1,1 @@
+insert into "DEBEZIUM"."DBZ1872"("ID","EXTRA_DATA") values ('1',/* JSON */ EMPTY_BLOB());

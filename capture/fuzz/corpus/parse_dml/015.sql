@@ -1,0 +1,1 @@
+update "DEBEZIUM"."DBZ1872" set "EXTRA_DATA" = /* JSON */ HEXTORAW('ff4a5a01') where "ID" = '1';

@@ -1,0 +1,1 @@
+insert into "DEBEZIUM"."TEST"("ID","NAME","TS","UT","DATE","UT2","C1","C2") values ('1','Acme',TO_TIMESTAMP('2020-02-01 00:00:00.'),Unsupported Type,TO_DATE('2020-02-01 00:00:00', 'YYYY-MM-DD HH24:MI:SS'),Unsupported Type,NULL,NULL);

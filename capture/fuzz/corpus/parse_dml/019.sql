@@ -1,0 +1,1 @@
+update "DEBEZIUM"."TEST" set "COL1" = '1', "COL2" = NULL, "COL3" = 'Hello';

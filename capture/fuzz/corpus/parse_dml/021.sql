@@ -1,0 +1,1 @@
+delete from "DEBEZIUM"."TEST" a where a."COL1" = '1' and a."COL2" = '2' and a."COL3" = Unsupported Type;

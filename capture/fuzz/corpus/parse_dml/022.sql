@@ -1,0 +1,1 @@
+insert into "UNKNOWN"."OBJ# 74858"("COL 1") values (1)

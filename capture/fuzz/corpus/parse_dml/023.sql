@@ -1,0 +1,1 @@
+update "UNKNOWN"."TABLE" set "COL1" = 'I love ''Debezium''' where "COL1" = 'Use ''streams'' my friends'

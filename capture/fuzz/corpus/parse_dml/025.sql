@@ -1,0 +1,1 @@
+update "DEBEZIUM"."TEST" set "COL2" = '1' where "COL1" = 'Bob''s dog' and "COL2" = '0';

@@ -1,0 +1,1 @@
+update "UNKNOWN"."TABLE" set "COL1" = 'I||am||updated' where "COL1" = 'I||am' and "COL2" = 'test||case';

@@ -1,0 +1,1 @@
+update "DEBEZIUM"."DBZ3401" set "COL 2" = HEXTORAW('d'), "COL 1" = HEXTORAW('c') where "COL 2" = HEXTORAW('b') and "COL 1" = HEXTORAW('a');

@@ -1,0 +1,1 @@
+update "SCOTT"."XML_CLOB_COL_TAB" a set a."F3" = XMLType('<a>x</a>') where a."F1" = '5010' and a."F2" = 'Aho40431' and a.ROWID = 'AAAR1AAAMAAAACFAAA';

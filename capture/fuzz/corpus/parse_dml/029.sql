@@ -1,0 +1,1 @@
+InSeRt InTo "App"."Mixed Case"("id","Name With Space","HASH#") VALUES ('1','x','y');

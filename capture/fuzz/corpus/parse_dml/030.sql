@@ -1,0 +1,1 @@
+UPDATE "APP"."T" A SET A."C" = 'v' WHERE A."ID" = '7' AND A.rowid = 'AAAB';

@@ -1,0 +1,4 @@
+insert into "APP"."NOTES"("ID","BODY") values ('1','line one
+line two
+''it''''s''
+');

@@ -1,0 +1,1 @@
+insert into "APP"."I18N"("ID","TXT","EMOJI") values ('1','Grüße, 日本語, ΑΒΓ','😀 ok');

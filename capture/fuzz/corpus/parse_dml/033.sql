@@ -1,0 +1,1 @@
+insert into "APP"."U"("A","B","C","D") values (UNISTR('\D83D\DE00'),'abc' || UNISTR('d\00e9f'),UNISTR('It''s \\ \0041') || NULL,UNISTR('plain'));

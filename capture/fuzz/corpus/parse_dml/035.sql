@@ -1,0 +1,1 @@
+/* lead */ delete /* a */ from /* b */ "APP" /* c */ . /* d */ "T" /* e */ where /* f */ "ID" /* g */ = /* h */ '1' /* i */ and ROWID /* j */ = 'AAAC' /* k */ ; /* tail */

@@ -1,0 +1,1 @@
+insert into "APP"."N"("I","F","NEG","E") values (42, 3.14, -7, 1e-3)

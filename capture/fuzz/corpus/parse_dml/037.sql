@@ -1,0 +1,1 @@
+update "APP"."T" set "S" = '' where "ID" = '1';

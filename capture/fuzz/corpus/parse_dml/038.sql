@@ -1,0 +1,1 @@
+delete from "APP"."T" where "ID" = '1' and ROWID = 'AAAD'  ;  

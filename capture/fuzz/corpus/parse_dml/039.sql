@@ -1,0 +1,1 @@
+insert into "APP"."T"("A") values ('a\b\''c')

@@ -1,0 +1,1 @@
+update "APP"."T" set "A" = 'x' where "A" = 'y' or "B" = 'z';

@@ -1,0 +1,1 @@
+delete from "APP"."T" where b."ID" = '1';

@@ -1,0 +1,1 @@
+delete from "APP"."T" where ROWID = 'A' and ROWID = 'B';

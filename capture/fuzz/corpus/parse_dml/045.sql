@@ -1,0 +1,1 @@
+insert into "APP"."T"("A") values (UNISTR('\D83D'));

@@ -1,0 +1,1 @@
+insert into "APP"."T"("A") values (TO_DATE('x', 'y') || 'z');

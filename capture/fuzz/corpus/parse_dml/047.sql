@@ -1,0 +1,1 @@
+insert into "APP"."T"("A") values ('1'); extra

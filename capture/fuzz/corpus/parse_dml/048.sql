@@ -1,0 +1,1 @@
+update "APP"."T" a set a."F3" = XMLType(:1) where a."F1" = '5010';

@@ -1,0 +1,1 @@
+ select "VAL_CLOB" into loc_c from "DEBEZIUM"."CLOB_TEST" where "ID" = '2' and "VAL_DATA" = 'Test2' for update;

@@ -1,0 +1,1 @@
+dbms_lob.trim(loc_c, 10);

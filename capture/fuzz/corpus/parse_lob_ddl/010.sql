@@ -1,0 +1,3 @@
+  alter table CUSTOMERS add (
+    country VARCHAR(50)
+  );

@@ -1,0 +1,1 @@
+create table t (id number(8,0), c clob);

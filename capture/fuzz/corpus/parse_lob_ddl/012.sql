@@ -1,0 +1,1 @@
+DROP TABLE "App"."My Tab#1" PURGE;

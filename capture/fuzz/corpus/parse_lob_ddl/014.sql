@@ -1,0 +1,1 @@
+/* why */ CREATE GLOBAL TEMPORARY TABLE s.tmp (x number) ON COMMIT DELETE ROWS;

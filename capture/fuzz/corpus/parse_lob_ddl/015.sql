@@ -1,0 +1,1 @@
+create table if not exists "s".t2 (x int);

@@ -1,0 +1,401 @@
+//! Kafka Connect schemas of Debezium's Oracle events: how each column type maps to a Connect
+//! type and logical name under the options, and the JSON of the key, value, source and envelope
+//! schemas as Kafka Connect's `JsonConverter` writes them (`schemas.enable=true`).
+//!
+//! | Oracle type | option | Connect type | logical name |
+//! |---|---|---|---|
+//! | NUMBER(p,s), s ≤ 0, p − s < 3 / 5 / 10 / 19 | any | int8 / int16 / int32 / int64 | |
+//! | NUMBER(1) | `number_one_as_boolean` | boolean (value > 0) | |
+//! | NUMBER(p,s) otherwise, INTEGER | precise | bytes, scale max(s,0) | `org.apache.kafka.connect.data.Decimal` |
+//! | NUMBER, FLOAT(b) (no fixed scale) | precise | struct {scale int32, value bytes} | `io.debezium.data.VariableScaleDecimal` |
+//! | any of the three above | double / string | float64 / string | |
+//! | BINARY_FLOAT / BINARY_DOUBLE | | float32 / float64 | |
+//! | CHAR, NCHAR, VARCHAR2, NVARCHAR2, CLOB, NCLOB, LONG, ROWID, UROWID | | string | |
+//! | XMLTYPE | | string | `io.debezium.data.Xml` |
+//! | RAW, LONG RAW, BLOB | bytes / base64 / base64-url-safe / hex | bytes / string | |
+//! | DATE, TIMESTAMP(0..=3) | adaptive | int64 ms | `io.debezium.time.Timestamp` |
+//! | TIMESTAMP(4..=6) / (7..=9) | adaptive | int64 µs / ns | `io.debezium.time.MicroTimestamp` / `NanoTimestamp` |
+//! | DATE, TIMESTAMP(n) | connect | int64 ms | `org.apache.kafka.connect.data.Timestamp` |
+//! | TIMESTAMP WITH [LOCAL] TIME ZONE | any | string | `io.debezium.time.ZonedTimestamp` |
+//! | INTERVAL … | numeric / string | float64 µs / string | `io.debezium.time.MicroDuration` / `io.debezium.time.Interval` |
+//!
+//! One deliberate difference from seed 004's `connect` table, which lists DATE as
+//! `org.apache.kafka.connect.data.Date` (days): an Oracle DATE carries a time of day, and the
+//! connector itself reads DATE columns as JDBC timestamps, so DATE is a `Timestamp` in both modes
+//! and no time of day is dropped. Negative scales are encoded at scale 0 (the unscaled value is
+//! the integer itself). Field `optional` follows the column's nullability, as Debezium does.
+
+use super::{BinaryHandling, DebeziumOptions, DecimalHandling, IntervalHandling, TimePrecision};
+use crate::dictionary::{Column, MAX_NUMBER_PRECISION, OracleType, TableSchema};
+use crate::event::json;
+
+/// How a column's values are written; resolved once per column from its type and the options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Boolean,
+    /// Connect `Decimal` at a fixed scale.
+    Decimal {
+        scale: u32,
+        precision: u8,
+    },
+    VariableScaleDecimal,
+    NumberAsDouble,
+    /// Decimal text, padded to `scale` fraction digits.
+    NumberAsString {
+        scale: u32,
+    },
+    Float32,
+    Float64,
+    String,
+    Xml,
+    Binary(BinaryHandling),
+    /// Epoch milliseconds; `connect` selects the Kafka Connect logical name.
+    TimestampMillis {
+        connect: bool,
+    },
+    TimestampMicros,
+    TimestampNanos,
+    /// ISO 8601 with offset, `fraction_digits` fraction digits.
+    ZonedTimestamp {
+        fraction_digits: u8,
+    },
+    MicroDuration,
+    IntervalString,
+}
+
+impl FieldKind {
+    /// The kind of `data_type` under `options`.
+    pub fn of(data_type: &OracleType, options: &DebeziumOptions) -> Self {
+        use OracleType as T;
+        match data_type {
+            T::Number {
+                precision: Some(1),
+                scale: Some(0),
+            } if options.number_one_as_boolean => Self::Boolean,
+            T::Number {
+                precision,
+                scale: Some(scale),
+            } => {
+                let precision = precision.unwrap_or(MAX_NUMBER_PRECISION);
+                if *scale <= 0 {
+                    let width = i16::from(precision) - i16::from(*scale);
+                    match width {
+                        ..3 => return Self::Int8,
+                        3..5 => return Self::Int16,
+                        5..10 => return Self::Int32,
+                        10..19 => return Self::Int64,
+                        _ => {}
+                    }
+                }
+                let scale = u32::try_from(*scale).unwrap_or(0);
+                match options.decimal_handling {
+                    DecimalHandling::Precise => Self::Decimal { scale, precision },
+                    DecimalHandling::Double => Self::NumberAsDouble,
+                    DecimalHandling::String => Self::NumberAsString { scale },
+                }
+            }
+            T::Number { scale: None, .. } | T::Float { .. } => match options.decimal_handling {
+                DecimalHandling::Precise => Self::VariableScaleDecimal,
+                DecimalHandling::Double => Self::NumberAsDouble,
+                DecimalHandling::String => Self::NumberAsString { scale: 0 },
+            },
+            T::BinaryFloat => Self::Float32,
+            T::BinaryDouble => Self::Float64,
+            T::Char { .. }
+            | T::NChar { .. }
+            | T::Varchar2 { .. }
+            | T::NVarchar2 { .. }
+            | T::Long
+            | T::Clob
+            | T::NClob
+            | T::RowId
+            | T::URowId { .. } => Self::String,
+            T::XmlType => Self::Xml,
+            T::Raw { .. } | T::LongRaw | T::Blob => Self::Binary(options.binary_handling),
+            T::Date => Self::TimestampMillis {
+                connect: options.time_precision == TimePrecision::Connect,
+            },
+            T::Timestamp {
+                fractional_precision,
+            } => match (options.time_precision, fractional_precision) {
+                (TimePrecision::Connect, _) => Self::TimestampMillis { connect: true },
+                (TimePrecision::Adaptive, 0..=3) => Self::TimestampMillis { connect: false },
+                (TimePrecision::Adaptive, 4..=6) => Self::TimestampMicros,
+                (TimePrecision::Adaptive, _) => Self::TimestampNanos,
+            },
+            T::TimestampWithTimeZone {
+                fractional_precision,
+            }
+            | T::TimestampWithLocalTimeZone {
+                fractional_precision,
+            } => Self::ZonedTimestamp {
+                fraction_digits: *fractional_precision,
+            },
+            T::IntervalYearToMonth { .. } | T::IntervalDayToSecond { .. } => {
+                match options.interval_handling {
+                    IntervalHandling::Numeric => Self::MicroDuration,
+                    IntervalHandling::String => Self::IntervalString,
+                }
+            }
+        }
+    }
+
+    /// Appends the field schema's members before `"optional"`: type and, for structs, fields.
+    fn write_schema(self, out: &mut String, optional: bool, field: Option<&str>) {
+        let (type_, name, parameters): (&str, Option<&str>, Option<String>) = match self {
+            Self::Int8 => ("int8", None, None),
+            Self::Int16 => ("int16", None, None),
+            Self::Int32 => ("int32", None, None),
+            Self::Int64 => ("int64", None, None),
+            Self::Boolean => ("boolean", None, None),
+            Self::Decimal { scale, precision } => (
+                "bytes",
+                Some("org.apache.kafka.connect.data.Decimal"),
+                Some(format!(
+                    "{{\"scale\":\"{scale}\",\"connect.decimal.precision\":\"{precision}\"}}"
+                )),
+            ),
+            Self::VariableScaleDecimal => {
+                out.push_str(
+                    "{\"type\":\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":false,\"field\":\"scale\"},{\"type\":\"bytes\",\"optional\":false,\"field\":\"value\"}],\"optional\":",
+                );
+                out.push_str(if optional { "true" } else { "false" });
+                out.push_str(
+                    ",\"name\":\"io.debezium.data.VariableScaleDecimal\",\"version\":1,\"doc\":\"Variable scaled decimal\"",
+                );
+                close_field(out, field);
+                return;
+            }
+            Self::NumberAsDouble | Self::Float64 => ("double", None, None),
+            Self::Float32 => ("float", None, None),
+            Self::NumberAsString { .. } | Self::String => ("string", None, None),
+            Self::Xml => ("string", Some("io.debezium.data.Xml"), None),
+            Self::Binary(BinaryHandling::Bytes) => ("bytes", None, None),
+            Self::Binary(_) => ("string", None, None),
+            Self::TimestampMillis { connect: true } => (
+                "int64",
+                Some("org.apache.kafka.connect.data.Timestamp"),
+                None,
+            ),
+            Self::TimestampMillis { connect: false } => {
+                ("int64", Some("io.debezium.time.Timestamp"), None)
+            }
+            Self::TimestampMicros => ("int64", Some("io.debezium.time.MicroTimestamp"), None),
+            Self::TimestampNanos => ("int64", Some("io.debezium.time.NanoTimestamp"), None),
+            Self::ZonedTimestamp { .. } => {
+                ("string", Some("io.debezium.time.ZonedTimestamp"), None)
+            }
+            Self::MicroDuration => ("double", Some("io.debezium.time.MicroDuration"), None),
+            Self::IntervalString => ("string", Some("io.debezium.time.Interval"), None),
+        };
+        out.push_str("{\"type\":\"");
+        out.push_str(type_);
+        out.push_str("\",\"optional\":");
+        out.push_str(if optional { "true" } else { "false" });
+        if let Some(name) = name {
+            out.push_str(",\"name\":\"");
+            out.push_str(name);
+            out.push_str("\",\"version\":1");
+        }
+        if let Some(parameters) = parameters {
+            out.push_str(",\"parameters\":");
+            out.push_str(&parameters);
+        }
+        close_field(out, field);
+    }
+}
+
+fn close_field(out: &mut String, field: Option<&str>) {
+    if let Some(field) = field {
+        out.push(',');
+        json::key(out, "field");
+        json::string(out, field);
+    }
+    out.push('}');
+}
+
+/// Appends the struct schema of `columns` (a row of the table, or its key).
+fn write_struct_schema<'c>(
+    out: &mut String,
+    columns: impl Iterator<Item = (&'c Column, FieldKind)>,
+    optional: bool,
+    name: &str,
+    field: Option<&str>,
+) {
+    out.push_str("{\"type\":\"struct\",\"fields\":[");
+    for (i, (column, kind)) in columns.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        kind.write_schema(out, column.nullable, Some(&column.name));
+    }
+    out.push_str("],\"optional\":");
+    out.push_str(if optional { "true" } else { "false" });
+    out.push(',');
+    json::key(out, "name");
+    json::string(out, name);
+    close_field(out, field);
+}
+
+/// The key schema, `<prefix>.<SCHEMA>.<TABLE>.Key`; `None` for a table without key.
+pub fn key_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> Option<String> {
+    if !table.has_key() {
+        return None;
+    }
+    let mut out = String::with_capacity(256);
+    let name = format!("{prefix}.{}.{}.Key", table.schema(), table.table());
+    let columns = table
+        .key_indexes()
+        .iter()
+        .filter_map(|&i| Some((table.columns().get(i)?, *kinds.get(i)?)));
+    write_struct_schema(&mut out, columns, false, &name, None);
+    Some(out)
+}
+
+/// The envelope schema, `<prefix>.<SCHEMA>.<TABLE>.Envelope`, with `before`/`after` of
+/// `<prefix>.<SCHEMA>.<TABLE>.Value`, `source`, `transaction`, `op` and the timestamps.
+pub fn envelope_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> String {
+    let base = format!("{prefix}.{}.{}", table.schema(), table.table());
+    let value_name = format!("{base}.Value");
+    let mut out = String::with_capacity(4096);
+    out.push_str("{\"type\":\"struct\",\"fields\":[");
+    for field in ["before", "after"] {
+        write_struct_schema(
+            &mut out,
+            table.columns().iter().zip(kinds.iter().copied()),
+            true,
+            &value_name,
+            Some(field),
+        );
+        out.push(',');
+    }
+    out.push_str(SOURCE_SCHEMA);
+    out.push(',');
+    out.push_str(TRANSACTION_SCHEMA);
+    out.push_str(
+        ",{\"type\":\"string\",\"optional\":false,\"field\":\"op\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_us\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ns\"}],\"optional\":false,",
+    );
+    json::key(&mut out, "name");
+    json::string(&mut out, &format!("{base}.Envelope"));
+    out.push('}');
+    out
+}
+
+/// `io.debezium.connector.oracle.Source`: Debezium's common source fields, then Oracle's.
+pub const SOURCE_SCHEMA: &str = concat!(
+    "{\"type\":\"struct\",\"fields\":[",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"version\"},",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"connector\"},",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"name\"},",
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"},",
+    "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Enum\",\"version\":1,",
+    "\"parameters\":{\"allowed\":\"true,first,first_in_data_collection,last_in_data_collection,last,false,incremental\"},",
+    "\"default\":\"false\",\"field\":\"snapshot\"},",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"db\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"sequence\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_us\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ns\"},",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"schema\"},",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"table\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"txId\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"scn\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"commit_scn\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"rs_id\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"ssn\"},",
+    "{\"type\":\"int32\",\"optional\":true,\"field\":\"redo_thread\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"user_name\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"row_id\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"commit_ts_ms\"}",
+    "],\"optional\":false,\"name\":\"io.debezium.connector.oracle.Source\",\"field\":\"source\"}"
+);
+
+/// Debezium's `transaction` block (`event.block`).
+pub const TRANSACTION_SCHEMA: &str = concat!(
+    "{\"type\":\"struct\",\"fields\":[",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"id\"},",
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"total_order\"},",
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"data_collection_order\"}",
+    "],\"optional\":true,\"name\":\"event.block\",\"version\":1,\"field\":\"transaction\"}"
+);
+
+/// Key of the transaction metadata topic.
+pub const TRANSACTION_KEY_SCHEMA: &str = concat!(
+    "{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"id\"}],",
+    "\"optional\":false,\"name\":\"io.debezium.connector.common.TransactionMetadataKey\"}"
+);
+
+/// Value of the transaction metadata topic (`BEGIN` and `END`).
+pub const TRANSACTION_VALUE_SCHEMA: &str = concat!(
+    "{\"type\":\"struct\",\"fields\":[",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"status\"},",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"id\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"event_count\"},",
+    "{\"type\":\"array\",\"items\":{\"type\":\"struct\",\"fields\":[",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"data_collection\"},",
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"event_count\"}",
+    "],\"optional\":false},\"optional\":true,\"field\":\"data_collections\"},",
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"}",
+    "],\"optional\":false,\"name\":\"io.debezium.connector.common.TransactionMetadataValue\"}"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(t: &str) -> FieldKind {
+        FieldKind::of(&OracleType::parse(t).unwrap(), &DebeziumOptions::default())
+    }
+
+    #[test]
+    fn numbers_map_like_debezium() {
+        assert_eq!(kind("NUMBER(2)"), FieldKind::Int8);
+        assert_eq!(kind("NUMBER(4)"), FieldKind::Int16);
+        assert_eq!(kind("NUMBER(9)"), FieldKind::Int32);
+        assert_eq!(kind("NUMBER(18)"), FieldKind::Int64);
+        assert_eq!(kind("NUMBER(3,-2)"), FieldKind::Int32);
+        assert_eq!(kind("NUMBER(2,-2)"), FieldKind::Int16);
+        assert_eq!(
+            kind("NUMBER(19)"),
+            FieldKind::Decimal {
+                scale: 0,
+                precision: 19
+            }
+        );
+        assert_eq!(
+            kind("INTEGER"),
+            FieldKind::Decimal {
+                scale: 0,
+                precision: 38
+            }
+        );
+        assert_eq!(
+            kind("NUMBER(10,2)"),
+            FieldKind::Decimal {
+                scale: 2,
+                precision: 10
+            }
+        );
+        assert_eq!(kind("NUMBER"), FieldKind::VariableScaleDecimal);
+        assert_eq!(kind("FLOAT(126)"), FieldKind::VariableScaleDecimal);
+        let boolean = DebeziumOptions {
+            number_one_as_boolean: true,
+            ..DebeziumOptions::default()
+        };
+        assert_eq!(
+            FieldKind::of(&OracleType::parse("NUMBER(1)").unwrap(), &boolean),
+            FieldKind::Boolean
+        );
+    }
+
+    #[test]
+    fn schemas_are_valid_json() {
+        let _: serde_json::Value = serde_json::from_str(SOURCE_SCHEMA).unwrap();
+        let _: serde_json::Value = serde_json::from_str(TRANSACTION_SCHEMA).unwrap();
+        let _: serde_json::Value = serde_json::from_str(TRANSACTION_KEY_SCHEMA).unwrap();
+        let _: serde_json::Value = serde_json::from_str(TRANSACTION_VALUE_SCHEMA).unwrap();
+    }
+}

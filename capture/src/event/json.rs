@@ -1,0 +1,97 @@
+//! The little JSON writing the encoders need, appending to a `String` so encoders control the
+//! member order and number forms exactly (and avoid building a tree per event).
+
+use std::fmt::Write;
+
+/// Appends `text` as a JSON string.
+pub fn string(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{08}' => "\\b",
+            '\u{0c}' => "\\f",
+            c if u32::from(c) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&text[start..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push_str(escape);
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(&text[start..]);
+    out.push('"');
+}
+
+/// Appends `"name":`.
+pub fn key(out: &mut String, name: &str) {
+    string(out, name);
+    out.push(':');
+}
+
+/// Appends an `f64` as a JSON number in its shortest round-trip form, or the string `"NaN"`,
+/// `"Infinity"` / `"-Infinity"` (JSON has no such numbers; Jackson writes the same strings).
+pub fn f64_number(out: &mut String, value: f64) {
+    if value.is_nan() {
+        out.push_str("\"NaN\"");
+    } else if value.is_infinite() {
+        out.push_str(if value > 0.0 {
+            "\"Infinity\""
+        } else {
+            "\"-Infinity\""
+        });
+    } else {
+        let _ = write!(out, "{value:?}");
+    }
+}
+
+/// [`f64_number`] for an `f32`, in the `f32`'s own shortest form (`0.1`, not
+/// `0.10000000149011612`).
+pub fn f32_number(out: &mut String, value: f32) {
+    if value.is_finite() {
+        let _ = write!(out, "{value:?}");
+    } else {
+        f64_number(out, f64::from(value));
+    }
+}
+
+/// Appends any integer.
+pub fn integer(out: &mut String, value: impl std::fmt::Display) {
+    let _ = write!(out, "{value}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_escaped() {
+        let mut s = String::new();
+        string(&mut s, "a\"b\\c\nd\u{01}é");
+        assert_eq!(s, r#""a\"b\\c\nd\u0001é""#);
+        let back: String = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, "a\"b\\c\nd\u{01}é");
+    }
+
+    #[test]
+    fn floats() {
+        let mut s = String::new();
+        f32_number(&mut s, 0.1);
+        s.push(',');
+        f64_number(&mut s, 1e300);
+        s.push(',');
+        f64_number(&mut s, f64::NEG_INFINITY);
+        s.push(',');
+        f64_number(&mut s, -0.0);
+        assert_eq!(s, "0.1,1e300,\"-Infinity\",-0.0");
+    }
+}

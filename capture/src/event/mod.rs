@@ -1,0 +1,189 @@
+//! The change event model and its encoders.
+//!
+//! A [`ChangeEvent`] is one committed change of one row (or one DDL / TRUNCATE), with typed
+//! before and after images ([`Row`]), where it came from in the redo ([`SourceInfo`]) and, when
+//! known, its place in its transaction ([`TransactionInfo`]). Encoders are pure functions of an
+//! event (plus, for Debezium, its options and the processing time), so the same event always
+//! encodes to the same bytes:
+//!
+//! - [`compact`]: one small JSON object per change (the contracts' `compact` format);
+//! - [`debezium`]: Debezium-compatible keys, values and topics, with or without the Kafka Connect
+//!   `schema`/`payload` envelope.
+//!
+//! Invariants the producer of events keeps (the engine, the snapshot):
+//! - `before` and `after` rows have one slot per column of `table`;
+//! - `Create`/`Read` carry `after`; `Delete` carries `before`; `Update` carries both, `after`
+//!   complete (unchanged columns merged in from the before image); `Truncate` and `Ddl` neither.
+
+pub mod compact;
+pub mod debezium;
+mod json;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::dictionary::TableSchema;
+use crate::value::{Row, Value};
+
+/// What happened to the row or table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+    /// A row read by the initial snapshot.
+    Read,
+    Truncate,
+    /// A DDL statement on the table, as issued.
+    Ddl {
+        sql: String,
+    },
+}
+
+/// An Oracle transaction id: the 8 bytes of `V$LOGMNR_CONTENTS.XID` (USN, slot, sequence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Xid(pub [u8; 8]);
+
+/// Text that is not 16 hex digits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("transaction id {0:?} is not 16 hex digits")]
+pub struct XidError(pub String);
+
+impl Xid {
+    /// Parses the 16 hex digits `RAWTOHEX(XID)` gives.
+    pub fn from_hex(text: &str) -> Result<Self, XidError> {
+        let bytes =
+            crate::value::binary::decode_hex(text).map_err(|_| XidError(text.to_owned()))?;
+        let array: [u8; 8] = bytes.try_into().map_err(|_| XidError(text.to_owned()))?;
+        Ok(Self(array))
+    }
+
+    /// Upper-case hex, as Oracle's `RAWTOHEX` writes it (`07000C00F3010000`).
+    pub fn to_upper_hex(&self) -> String {
+        crate::value::binary::encode_hex(&self.0).to_ascii_uppercase()
+    }
+
+    /// Lower-case hex, as Debezium's LogMiner adapter writes `txId`.
+    pub fn to_lower_hex(&self) -> String {
+        crate::value::binary::encode_hex(&self.0)
+    }
+}
+
+impl fmt::Display for Xid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_upper_hex())
+    }
+}
+
+/// Where an event stands in a snapshot (Debezium's `source.snapshot`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SnapshotMarker {
+    /// Streamed from the redo.
+    #[default]
+    False,
+    True,
+    First,
+    FirstInDataCollection,
+    LastInDataCollection,
+    Last,
+    Incremental,
+}
+
+impl SnapshotMarker {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::False => "false",
+            Self::True => "true",
+            Self::First => "first",
+            Self::FirstInDataCollection => "first_in_data_collection",
+            Self::LastInDataCollection => "last_in_data_collection",
+            Self::Last => "last",
+            Self::Incremental => "incremental",
+        }
+    }
+}
+
+/// Where a change came from in the redo.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceInfo {
+    /// SCN of the change.
+    pub scn: u64,
+    /// SCN of the transaction's commit (none for snapshot reads).
+    pub commit_scn: Option<u64>,
+    pub xid: Option<Xid>,
+    /// `RS_ID`, the redo record address (`0x000007.000228b9.0010`), trimmed.
+    pub rs_id: Option<String>,
+    /// `SSN`, the statement's sequence within the redo record.
+    pub ssn: u64,
+    /// `THREAD#`, the RAC redo thread.
+    pub redo_thread: u16,
+    pub user_name: Option<String>,
+    pub row_id: Option<String>,
+    /// When the change was made (`TIMESTAMP`), converted to an instant by the source.
+    pub change_time: Option<jiff::Timestamp>,
+    /// When its transaction committed (`COMMIT_TIMESTAMP`).
+    pub commit_time: Option<jiff::Timestamp>,
+    pub snapshot: SnapshotMarker,
+}
+
+/// The event's place in its transaction (Debezium's `transaction` block).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransactionInfo {
+    pub id: String,
+    /// 1-based position among all events of the transaction.
+    pub total_order: u64,
+    /// 1-based position among the transaction's events of this table.
+    pub data_collection_order: u64,
+}
+
+/// One committed change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeEvent {
+    pub op: Operation,
+    pub table: Arc<TableSchema>,
+    pub before: Option<Row>,
+    pub after: Option<Row>,
+    pub source: SourceInfo,
+    pub transaction: Option<TransactionInfo>,
+}
+
+impl ChangeEvent {
+    /// Whether an update changed the row's key (then Debezium sends delete, tombstone, create).
+    pub fn key_changed(&self) -> bool {
+        let (Some(before), Some(after)) = (&self.before, &self.after) else {
+            return false;
+        };
+        self.op == Operation::Update
+            && self
+                .table
+                .key_indexes()
+                .iter()
+                .any(|&i| match (before.get(i), after.get(i)) {
+                    (Some(b), Some(a)) => !same_value(b, a),
+                    _ => false,
+                })
+    }
+}
+
+/// Equality for key comparison: NaN equals NaN, so a NaN key is not a key change.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::BinaryFloat(x), Value::BinaryFloat(y)) => x.to_bits() == y.to_bits(),
+        (Value::BinaryDouble(x), Value::BinaryDouble(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xid_hex_round_trips() {
+        let xid = Xid::from_hex("07000c00f3010000").unwrap();
+        assert_eq!(xid.to_upper_hex(), "07000C00F3010000");
+        assert_eq!(xid.to_lower_hex(), "07000c00f3010000");
+        assert!(Xid::from_hex("07000C00").is_err());
+        assert!(Xid::from_hex("zz000C00F3010000").is_err());
+    }
+}

@@ -1,0 +1,320 @@
+use std::borrow::Cow;
+
+use super::*;
+
+fn col(name: &str, t: &str) -> Column {
+    Column::new(name, OracleType::parse(t).unwrap())
+}
+
+fn lit(s: &str) -> RawValue<'static> {
+    RawValue::Text(Cow::Owned(s.to_owned()))
+}
+
+fn call(name: &str, args: Vec<RawValue<'static>>) -> RawValue<'static> {
+    RawValue::Call {
+        name: Cow::Owned(name.to_owned()),
+        args,
+    }
+}
+
+fn ok(raw: RawValue<'static>, t: &str) -> Value {
+    typed(&raw, &col("C", t)).unwrap()
+}
+
+fn reason(raw: RawValue<'static>, t: &str) -> InvalidReason {
+    typed(&raw, &col("C", t)).unwrap_err().reason
+}
+
+#[test]
+fn numbers_are_exact() {
+    assert_eq!(
+        ok(lit("42"), "NUMBER(10)"),
+        Value::Number(OracleNumber::parse("42").unwrap())
+    );
+    assert_eq!(ok(lit(".05"), "NUMBER(3,2)").to_string(), "0.05");
+    assert_eq!(ok(lit("-0"), "NUMBER"), Value::Number(OracleNumber::zero()));
+    assert_eq!(ok(lit("12300"), "NUMBER(3,-2)").to_string(), "12300");
+    assert_eq!(
+        ok(lit("12345678901234567890123456789012345678"), "INTEGER").to_string(),
+        "12345678901234567890123456789012345678"
+    );
+    assert_eq!(ok(lit("1.5"), "FLOAT(126)").to_string(), "1.5");
+    assert_eq!(
+        reason(lit("12a"), "NUMBER"),
+        InvalidReason::Number(NumberError::NotANumber)
+    );
+    assert_eq!(
+        reason(lit("1.234"), "NUMBER(10,2)"),
+        InvalidReason::NumberDoesNotFit {
+            precision: 10,
+            scale: 2
+        }
+    );
+    assert_eq!(
+        reason(lit("12345"), "NUMBER(4)"),
+        InvalidReason::NumberDoesNotFit {
+            precision: 4,
+            scale: 0
+        }
+    );
+    assert!(matches!(
+        reason(call("HEXTORAW", vec![lit("c229")]), "NUMBER"),
+        InvalidReason::UnexpectedShape(_)
+    ));
+}
+
+#[test]
+fn binary_floats_and_specials() {
+    assert_eq!(ok(lit("1.5"), "BINARY_DOUBLE"), Value::BinaryDouble(1.5));
+    assert_eq!(ok(lit("0.1"), "BINARY_FLOAT"), Value::BinaryFloat(0.1));
+    assert_eq!(
+        ok(lit("1.0E+10"), "BINARY_DOUBLE"),
+        Value::BinaryDouble(1e10)
+    );
+    for (t, v) in [
+        ("Inf", f64::INFINITY),
+        ("-Inf", f64::NEG_INFINITY),
+        ("Infinity", f64::INFINITY),
+    ] {
+        assert_eq!(ok(lit(t), "BINARY_DOUBLE"), Value::BinaryDouble(v));
+    }
+    assert!(matches!(ok(lit("Nan"), "BINARY_FLOAT"), Value::BinaryFloat(v) if v.is_nan()));
+    assert!(matches!(ok(lit("NaN"), "BINARY_DOUBLE"), Value::BinaryDouble(v) if v.is_nan()));
+    assert_eq!(
+        reason(lit("infinit"), "BINARY_DOUBLE"),
+        InvalidReason::Float
+    );
+    assert_eq!(reason(lit("1,5"), "BINARY_DOUBLE"), InvalidReason::Float);
+}
+
+#[test]
+fn characters() {
+    assert_eq!(
+        ok(lit("ab        "), "CHAR(10)"),
+        Value::Text("ab        ".into())
+    );
+    assert_eq!(ok(lit("Вы"), "NVARCHAR2(2)"), Value::Text("Вы".into()));
+    assert_eq!(ok(lit(""), "VARCHAR2(10)"), Value::Null);
+    assert_eq!(
+        reason(lit("abcdefghijkl"), "CHAR(10)"),
+        InvalidReason::TooLong {
+            length: 12,
+            max: 10
+        }
+    );
+    assert_eq!(
+        ok(lit("x".repeat(5000).as_str()), "CLOB"),
+        Value::Text("x".repeat(5000))
+    );
+    assert_eq!(
+        ok(call("EMPTY_CLOB", vec![]), "CLOB"),
+        Value::LobPlaceholder(LobKind::Clob)
+    );
+    assert_eq!(
+        ok(call("EMPTY_CLOB", vec![]), "NCLOB"),
+        Value::LobPlaceholder(LobKind::NClob)
+    );
+    assert_eq!(
+        ok(lit("AAAR9JAAHAAAACFAAB"), "ROWID"),
+        Value::Text("AAAR9JAAHAAAACFAAB".into())
+    );
+}
+
+#[test]
+fn binary() {
+    assert_eq!(
+        ok(call("HEXTORAW", vec![lit("0E")]), "RAW(1)"),
+        Value::Bytes(vec![0x0e])
+    );
+    assert_eq!(
+        ok(call("HEXTORAW", vec![lit("556e69")]), "BLOB"),
+        Value::Bytes(b"Uni".to_vec())
+    );
+    assert_eq!(
+        ok(call("EMPTY_BLOB", vec![]), "BLOB"),
+        Value::LobPlaceholder(LobKind::Blob)
+    );
+    assert!(matches!(
+        reason(call("HEXTORAW", vec![lit("abc")]), "RAW(4)"),
+        InvalidReason::Hex(binary::HexError::OddLength(3))
+    ));
+    assert!(matches!(
+        reason(call("HEXTORAW", vec![lit("0102")]), "RAW(1)"),
+        InvalidReason::TooLong { length: 2, max: 1 }
+    ));
+    assert!(matches!(
+        reason(lit("0102"), "RAW(4)"),
+        InvalidReason::UnexpectedShape(_)
+    ));
+}
+
+#[test]
+fn dates_and_timestamps() {
+    let date = ok(
+        call(
+            "TO_DATE",
+            vec![lit("10-jan-2012 13:34:43"), lit("dd-mon-yyyy hh24:mi:ss")],
+        ),
+        "DATE",
+    );
+    assert_eq!(
+        date,
+        Value::Date(civil::datetime(2012, 1, 10, 13, 34, 43, 0))
+    );
+    let date = ok(
+        call(
+            "TO_DATE",
+            vec![lit("2021-03-17 10:18:55"), lit("YYYY-MM-DD HH24:MI:SS")],
+        ),
+        "DATE",
+    );
+    assert_eq!(
+        date,
+        Value::Date(civil::datetime(2021, 3, 17, 10, 18, 55, 0))
+    );
+    assert_eq!(
+        ok(
+            call("TO_TIMESTAMP", vec![lit("2020-02-01 00:00:00.")]),
+            "TIMESTAMP(0)"
+        ),
+        Value::Timestamp(civil::datetime(2020, 2, 1, 0, 0, 0, 0))
+    );
+    assert_eq!(
+        ok(
+            call("TO_TIMESTAMP", vec![lit("2021-09-14 07:36:46.478")]),
+            "TIMESTAMP(3)"
+        ),
+        Value::Timestamp(civil::datetime(2021, 9, 14, 7, 36, 46, 478_000_000))
+    );
+    assert_eq!(
+        ok(
+            call("TO_TIMESTAMP", vec![lit("2021-09-14 07:36:46.123456789")]),
+            "TIMESTAMP(9)"
+        ),
+        Value::Timestamp(civil::datetime(2021, 9, 14, 7, 36, 46, 123_456_789))
+    );
+    assert_eq!(
+        reason(
+            call("TO_TIMESTAMP", vec![lit("2021-09-14 07:36:46.1234")]),
+            "TIMESTAMP(3)"
+        ),
+        InvalidReason::FractionTooPrecise(3)
+    );
+    assert_eq!(
+        ok(
+            call(
+                "TO_TIMESTAMP_TZ",
+                vec![lit("2024-02-14 10:58:02.202590 +01:00")]
+            ),
+            "TIMESTAMP WITH TIME ZONE"
+        ),
+        Value::TimestampTz {
+            local: civil::datetime(2024, 2, 14, 10, 58, 2, 202_590_000),
+            offset: Offset::from_seconds(3600).unwrap()
+        }
+    );
+    assert_eq!(
+        ok(
+            call("TO_TIMESTAMP_TZ", vec![lit("2024-02-14 10:58:02 +01:00")]),
+            "TIMESTAMP WITH LOCAL TIME ZONE"
+        ),
+        Value::TimestampLtz("2024-02-14T09:58:02Z".parse().unwrap())
+    );
+    assert_eq!(
+        ok(
+            call("TO_TIMESTAMP", vec![lit("2024-02-14 10:58:02")]),
+            "TIMESTAMP WITH LOCAL TIME ZONE"
+        ),
+        Value::TimestampLtz("2024-02-14T10:58:02Z".parse().unwrap())
+    );
+    assert!(matches!(
+        reason(
+            call(
+                "TO_TIMESTAMP_TZ",
+                vec![lit("2024-02-14 10:58:02 Europe/Paris")]
+            ),
+            "TIMESTAMP WITH TIME ZONE"
+        ),
+        InvalidReason::Temporal(TemporalError::Literal(nls::LiteralError::TimeZoneRegion(_)))
+    ));
+    assert!(matches!(
+        reason(
+            call(
+                "TO_DATE",
+                vec![lit("2023-02-29 00:00:00"), lit("YYYY-MM-DD HH24:MI:SS")]
+            ),
+            "DATE"
+        ),
+        InvalidReason::Temporal(TemporalError::OutOfRange(_))
+    ));
+    assert!(matches!(
+        reason(
+            call("TO_DATE", vec![lit("10-JAN-12"), lit("DD-MON-RR")]),
+            "DATE"
+        ),
+        InvalidReason::Temporal(TemporalError::Format(nls::FormatError::TwoDigitYear(_)))
+    ));
+    assert!(matches!(
+        reason(lit("yesterday"), "DATE"),
+        InvalidReason::Temporal(_)
+    ));
+}
+
+#[test]
+fn intervals() {
+    assert_eq!(
+        ok(
+            call("TO_YMINTERVAL", vec![lit("+05-00")]),
+            "INTERVAL YEAR TO MONTH"
+        ),
+        Value::IntervalYearToMonth { months: 60 }
+    );
+    assert_eq!(
+        ok(
+            call("TO_DSINTERVAL", vec![lit("+02 03:04:05.123456")]),
+            "INTERVAL DAY TO SECOND"
+        ),
+        Value::IntervalDayToSecond {
+            nanoseconds: 183_845_123_456_000
+        }
+    );
+    assert_eq!(
+        reason(
+            call("TO_YMINTERVAL", vec![lit("+100-00")]),
+            "INTERVAL YEAR(2) TO MONTH"
+        ),
+        InvalidReason::IntervalTooLarge(2)
+    );
+}
+
+#[test]
+fn xml_unsupported_and_null() {
+    assert_eq!(
+        ok(call("XMLType", vec![lit("<a/>")]), "XMLTYPE"),
+        Value::Xml("<a/>".into())
+    );
+    assert_eq!(ok(RawValue::Unsupported, "NUMBER"), Value::Unsupported);
+    assert_eq!(ok(RawValue::Null, "DATE"), Value::Null);
+}
+
+#[test]
+fn errors_name_table_column_and_value() {
+    let table = TableSchema::new(
+        "APP",
+        "ORDERS",
+        vec![col("ID", "NUMBER(10)").key(1), col("CODE", "CHAR(2)")],
+    )
+    .unwrap();
+    let err = typed_column_value(&table, "ID", &lit("x1")).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("APP.ORDERS") && text.contains("ID") && text.contains("'x1'"),
+        "{text}"
+    );
+    let err = typed_column_value(&table, "NOPE", &lit("1")).unwrap_err();
+    assert!(matches!(err, ValueError::UnknownColumn { .. }));
+    let values = vec![(Cow::Borrowed("CODE"), lit("ab"))];
+    let row = typed_row(&table, &values).unwrap();
+    assert_eq!(row.get(0), None);
+    assert_eq!(row.get(1), Some(&Value::Text("ab".into())));
+}

@@ -1,0 +1,152 @@
+package io.redoline.jsonconverter;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.connect.data.Decimal;
+import org.apache.kafka.connect.data.Field;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaAndValue;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Timestamp;
+import org.apache.kafka.connect.json.JsonConverter;
+
+/**
+ * Reads redoline's Debezium-format records back with Kafka Connect's JsonConverter
+ * (schemas.enable=true), as a Kafka Connect sink or a schema-aware consumer would.
+ *
+ * <p>Change event values must be envelopes from connector {@code oracle}; values without an
+ * {@code op} field are transaction metadata records and must carry a {@code status}.
+ *
+ * <p>Input: JSON Lines, each {"topic":..,"key":<key JSON or null>,"value":<value JSON or null>}.
+ * The key and value text is handed to the converter byte for byte (cut out of the line by the
+ * parser's offsets, never re-serialized). Any conversion error, a struct that fails validation,
+ * or a Decimal / Timestamp field that does not come back as BigDecimal / java.util.Date fails
+ * the run (exit 1). For each value it prints the decoded numbers and times, one per line:
+ * {@code decimal <op> <field>=<plain>}, {@code variable <op> <field>=<plain>},
+ * {@code timestamp <op> <field>=<epoch ms>}, then {@code checked <n> records}.
+ */
+public final class Check {
+  private Check() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 1) {
+      System.err.println("usage: Check RECORDS.jsonl");
+      System.exit(2);
+    }
+    JsonConverter keys = new JsonConverter();
+    keys.configure(Map.of("schemas.enable", "true"), true);
+    JsonConverter values = new JsonConverter();
+    values.configure(Map.of("schemas.enable", "true"), false);
+    JsonFactory factory = new JsonFactory();
+    List<String> lines = Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8);
+    int checked = 0;
+    int lineNumber = 0;
+    for (String line : lines) {
+      lineNumber++;
+      if (line.isBlank()) {
+        continue;
+      }
+      String topic = null;
+      String key = null;
+      String value = null;
+      try (JsonParser parser = factory.createParser(line)) {
+        expect(parser.nextToken() == JsonToken.START_OBJECT, lineNumber, "an object");
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+          String name = parser.getCurrentName();
+          JsonToken token = parser.nextToken();
+          int start = (int) parser.getTokenLocation().getCharOffset();
+          parser.skipChildren();
+          int end = (int) parser.getCurrentLocation().getCharOffset();
+          String raw = line.substring(start, end);
+          switch (name) {
+            case "topic" -> topic = parser.getText();
+            case "key" -> key = token == JsonToken.VALUE_NULL ? null : raw;
+            case "value" -> value = token == JsonToken.VALUE_NULL ? null : raw;
+            default -> fail(lineNumber, "unexpected member " + name);
+          }
+        }
+      }
+      expect(topic != null, lineNumber, "a topic");
+      SchemaAndValue keyData = keys.toConnectData(topic, bytes(key));
+      SchemaAndValue valueData = values.toConnectData(topic, bytes(value));
+      if (key != null) {
+        expect(keyData.value() instanceof Struct, lineNumber, "a struct key");
+        ((Struct) keyData.value()).validate();
+        describe("key", (Struct) keyData.value(), lineNumber);
+      }
+      if (value != null) {
+        expect(valueData.value() instanceof Struct, lineNumber, "a struct value");
+        Struct envelope = (Struct) valueData.value();
+        envelope.validate();
+        if (envelope.schema().field("op") == null) {
+          // Not a change event: a transaction metadata record.
+          expect(envelope.getString("status") != null, lineNumber, "a transaction status");
+          checked++;
+          continue;
+        }
+        String op = envelope.getString("op");
+        for (String image : new String[] {"before", "after"}) {
+          Struct row = envelope.getStruct(image);
+          if (row != null) {
+            row.validate();
+            describe(op, row, lineNumber);
+          }
+        }
+        Struct source = envelope.getStruct("source");
+        expect("oracle".equals(source.getString("connector")), lineNumber, "connector oracle");
+      }
+      checked++;
+    }
+    System.out.println("checked " + checked + " records");
+  }
+
+  private static void describe(String op, Struct row, int lineNumber) {
+    for (Field field : row.schema().fields()) {
+      Object v = row.get(field);
+      if (v == null) {
+        continue;
+      }
+      Schema schema = field.schema();
+      String name = schema.name() == null ? "" : schema.name();
+      switch (name) {
+        case Decimal.LOGICAL_NAME -> {
+          expect(v instanceof BigDecimal, lineNumber, field.name() + " as BigDecimal");
+          System.out.println("decimal " + op + " " + field.name() + "=" + ((BigDecimal) v).toPlainString());
+        }
+        case Timestamp.LOGICAL_NAME -> {
+          expect(v instanceof Date, lineNumber, field.name() + " as java.util.Date");
+          System.out.println("timestamp " + op + " " + field.name() + "=" + ((Date) v).getTime());
+        }
+        case "io.debezium.data.VariableScaleDecimal" -> {
+          Struct s = (Struct) v;
+          BigDecimal d = new BigDecimal(new BigInteger(s.getBytes("value")), s.getInt32("scale"));
+          System.out.println("variable " + op + " " + field.name() + "=" + d.toPlainString());
+        }
+        default -> { }
+      }
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text == null ? null : text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static void expect(boolean ok, int lineNumber, String what) {
+    if (!ok) {
+      fail(lineNumber, "expected " + what);
+    }
+  }
+
+  private static void fail(int lineNumber, String message) {
+    throw new IllegalStateException("line " + lineNumber + ": " + message);
+  }
+}
