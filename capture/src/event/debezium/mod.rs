@@ -270,6 +270,39 @@ impl DebeziumEncoder {
         let before = event.before.as_ref();
         let after = event.after.as_ref();
         let need = |row, op, image| need(row, &plan.table, op, image);
+        let record = |key, before, after, op| -> Result<Record, EncodeError> {
+            Ok(Record {
+                topic: plan.topic.clone(),
+                key,
+                value: Some(envelope(
+                    &plan,
+                    options,
+                    event,
+                    before,
+                    after,
+                    op,
+                    processed_at,
+                )?),
+            })
+        };
+        // A delete, then its tombstone (for log compaction) when the table has a key.
+        let deletion = |old| -> Result<Vec<Record>, EncodeError> {
+            let old_key = key(&plan, options, old)?;
+            let mut out = vec![record(
+                old_key.clone(),
+                Some(old),
+                None,
+                EnvelopeOp::Delete,
+            )?];
+            if options.tombstones_on_delete && old_key.is_some() {
+                out.push(Record {
+                    topic: plan.topic.clone(),
+                    key: old_key,
+                    value: None,
+                });
+            }
+            Ok(out)
+        };
         match &event.op {
             Operation::Create | Operation::Read => {
                 let op = if event.op == Operation::Create {
@@ -278,113 +311,26 @@ impl DebeziumEncoder {
                     EnvelopeOp::Read
                 };
                 let after = need(after, "create", "after")?;
-                records.push(Record {
-                    topic: plan.topic.clone(),
-                    key: key(&plan, options, after)?,
-                    value: Some(envelope(
-                        &plan,
-                        options,
-                        event,
-                        None,
-                        Some(after),
-                        op,
-                        processed_at,
-                    )?),
-                });
+                records.push(record(key(&plan, options, after)?, None, Some(after), op)?);
             }
             Operation::Update if event.key_changed() => {
                 let old = need(before, "update", "before")?;
                 let new = need(after, "update", "after")?;
-                let old_key = key(&plan, options, old)?;
-                records.push(Record {
-                    topic: plan.topic.clone(),
-                    key: old_key.clone(),
-                    value: Some(envelope(
-                        &plan,
-                        options,
-                        event,
-                        Some(old),
-                        None,
-                        EnvelopeOp::Delete,
-                        processed_at,
-                    )?),
-                });
-                if options.tombstones_on_delete {
-                    records.push(Record {
-                        topic: plan.topic.clone(),
-                        key: old_key,
-                        value: None,
-                    });
-                }
-                records.push(Record {
-                    topic: plan.topic.clone(),
-                    key: key(&plan, options, new)?,
-                    value: Some(envelope(
-                        &plan,
-                        options,
-                        event,
-                        None,
-                        Some(new),
-                        EnvelopeOp::Create,
-                        processed_at,
-                    )?),
-                });
+                records.extend(deletion(old)?);
+                let new_key = key(&plan, options, new)?;
+                records.push(record(new_key, None, Some(new), EnvelopeOp::Create)?);
             }
             Operation::Update => {
                 let new = need(after, "update", "after")?;
-                records.push(Record {
-                    topic: plan.topic.clone(),
-                    key: key(&plan, options, new)?,
-                    value: Some(envelope(
-                        &plan,
-                        options,
-                        event,
-                        before,
-                        Some(new),
-                        EnvelopeOp::Update,
-                        processed_at,
-                    )?),
-                });
+                let new_key = key(&plan, options, new)?;
+                records.push(record(new_key, before, Some(new), EnvelopeOp::Update)?);
             }
             Operation::Delete => {
-                let old = need(before, "delete", "before")?;
-                let old_key = key(&plan, options, old)?;
-                records.push(Record {
-                    topic: plan.topic.clone(),
-                    key: old_key.clone(),
-                    value: Some(envelope(
-                        &plan,
-                        options,
-                        event,
-                        Some(old),
-                        None,
-                        EnvelopeOp::Delete,
-                        processed_at,
-                    )?),
-                });
-                if options.tombstones_on_delete && old_key.is_some() {
-                    records.push(Record {
-                        topic: plan.topic.clone(),
-                        key: old_key,
-                        value: None,
-                    });
-                }
+                records.extend(deletion(need(before, "delete", "before")?)?);
             }
             Operation::Truncate => {
                 if options.emit_truncate {
-                    records.push(Record {
-                        topic: plan.topic.clone(),
-                        key: None,
-                        value: Some(envelope(
-                            &plan,
-                            options,
-                            event,
-                            None,
-                            None,
-                            EnvelopeOp::Truncate,
-                            processed_at,
-                        )?),
-                    });
+                    records.push(record(None, None, None, EnvelopeOp::Truncate)?);
                 }
             }
             Operation::Ddl { .. } => {}
