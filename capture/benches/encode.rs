@@ -1,5 +1,6 @@
-//! Throughput of typing and encoding, one thread: SQL_REDO-shaped raw values of one INSERT are
-//! typed by their columns ([`typed_row`]) and the event is encoded, per format.
+//! Throughput of the per-change path, one thread: the SQL_REDO of one INSERT is parsed
+//! ([`parse_dml`]), its values typed by their columns ([`typed_row`]) and the event encoded, per
+//! format. `typing only` starts from already parsed values, to separate the costs.
 //!
 //! ```sh
 //! cargo bench -p redoline-capture --bench encode
@@ -8,8 +9,8 @@
 //!
 //! Tables of 5 and 20 columns cycle through NUMBER(10) (the key), VARCHAR2, NUMBER(12,2),
 //! `TO_DATE(..)`, `TO_TIMESTAMP(..)` (TIMESTAMP(6)), BINARY_DOUBLE and RAW via `HEXTORAW`.
-//! Formats: `typing only`, `compact`, `debezium` without envelope, `debezium` with the
-//! `schema`/`payload` envelope. Figures are printed, never asserted.
+//! Formats: `compact`, `debezium` without envelope, `debezium` with the `schema`/`payload`
+//! envelope. Figures are printed, never asserted.
 
 use std::borrow::Cow;
 use std::hint::black_box;
@@ -19,7 +20,8 @@ use std::time::{Duration, Instant};
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::{DebeziumEncoder, DebeziumOptions};
 use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, Xid, compact};
-use redoline_capture::redo::ast::{ColumnValue, RawValue};
+use redoline_capture::redo::ast::{ColumnValue, DmlStatement, RawValue};
+use redoline_capture::redo::parse_dml;
 use redoline_capture::value::typed_row;
 
 const WARM_UP: Duration = Duration::from_millis(300);
@@ -77,6 +79,29 @@ fn raw_values(columns: usize) -> Vec<ColumnValue<'static>> {
         .collect()
 }
 
+/// The INSERT LogMiner would write for [`raw_values`].
+fn insert_sql(columns: usize) -> String {
+    fn render(value: &RawValue) -> String {
+        match value {
+            RawValue::Null => "NULL".into(),
+            RawValue::Unsupported => "Unsupported Type".into(),
+            RawValue::Text(t) => format!("'{}'", t.replace('\'', "''")),
+            RawValue::Call { name, args } => {
+                let args: Vec<String> = args.iter().map(render).collect();
+                format!("{name}({})", args.join(", "))
+            }
+        }
+    }
+    let raw = raw_values(columns);
+    let names: Vec<String> = raw.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    let values: Vec<String> = raw.iter().map(|(_, v)| render(v)).collect();
+    format!(
+        "insert into \"BENCH\".\"T\"({}) values ({});",
+        names.join(","),
+        values.join(",")
+    )
+}
+
 fn panic_free_exit(message: &str) -> ! {
     eprintln!("encode bench: {message}");
     std::process::exit(1)
@@ -107,7 +132,7 @@ fn main() {
         .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     let xid = Xid::from_hex("07000C00F3010000").ok();
     println!(
-        "{:<34} {:>8} {:>14} {:>12}",
+        "{:<40} {:>8} {:>14} {:>12}",
         "format", "columns", "events/s", "µs/event"
     );
     for columns in [5usize, 20] {
@@ -130,8 +155,13 @@ fn main() {
             },
             transaction: None,
         };
-        let type_row = || match typed_row(&table, &raw) {
-            Ok(row) => row,
+        let sql = insert_sql(columns);
+        let parse_and_type = || match parse_dml(&sql) {
+            Ok(DmlStatement::Insert { values, .. }) => match typed_row(&table, &values) {
+                Ok(row) => row,
+                Err(e) => panic_free_exit(&e.to_string()),
+            },
+            Ok(other) => panic_free_exit(&format!("not an insert: {other:?}")),
             Err(e) => panic_free_exit(&e.to_string()),
         };
         let mut plain = DebeziumEncoder::new(DebeziumOptions {
@@ -139,36 +169,40 @@ fn main() {
             ..DebeziumOptions::default()
         });
         let mut enveloped = DebeziumEncoder::new(DebeziumOptions::default());
+        let debezium = |encoder: &mut DebeziumEncoder| match encoder
+            .encode(&event_of(parse_and_type()), now)
+        {
+            Ok(records) => records
+                .iter()
+                .map(|r| r.value.as_ref().map_or(0, String::len))
+                .sum(),
+            Err(e) => panic_free_exit(&e.to_string()),
+        };
         let results = [
-            ("typing only", measure(|| type_row().len())),
             (
-                "typing + compact",
-                measure(|| compact::encode(&event_of(type_row())).len()),
-            ),
-            (
-                "typing + debezium (no envelope)",
-                measure(|| match plain.encode(&event_of(type_row()), now) {
-                    Ok(records) => records
-                        .iter()
-                        .map(|r| r.value.as_ref().map_or(0, String::len))
-                        .sum(),
+                "typing only",
+                measure(|| match typed_row(&table, &raw) {
+                    Ok(row) => row.len(),
                     Err(e) => panic_free_exit(&e.to_string()),
                 }),
             ),
+            ("parse + type", measure(|| parse_and_type().len())),
             (
-                "typing + debezium (envelope)",
-                measure(|| match enveloped.encode(&event_of(type_row()), now) {
-                    Ok(records) => records
-                        .iter()
-                        .map(|r| r.value.as_ref().map_or(0, String::len))
-                        .sum(),
-                    Err(e) => panic_free_exit(&e.to_string()),
-                }),
+                "parse + type + compact",
+                measure(|| compact::encode(&event_of(parse_and_type())).len()),
+            ),
+            (
+                "parse + type + debezium (no envelope)",
+                measure(|| debezium(&mut plain)),
+            ),
+            (
+                "parse + type + debezium (envelope)",
+                measure(|| debezium(&mut enveloped)),
             ),
         ];
         for (name, per_second) in results {
             println!(
-                "{name:<34} {columns:>8} {per_second:>14.0} {:>12.2}",
+                "{name:<40} {columns:>8} {per_second:>14.0} {:>12.2}",
                 1e6 / per_second
             );
         }
