@@ -1,6 +1,8 @@
 //! The command line of `redoline-operator`.
 
-use clap::{Parser, Subcommand};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
 use redoline_crds::logging::LogFormat;
 
 /// Kubernetes operator for redoline's OracleCapture resources.
@@ -17,6 +19,110 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Reconcile OracleCaptures until SIGTERM or SIGINT. The cluster comes from KUBECONFIG,
+    /// ~/.kube/config or the in-cluster service account, in that order.
+    Run(RunArgs),
     /// Print the version and exit.
     Version,
+}
+
+/// Options of `redoline-operator run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Watch only this namespace; repeat for several. Without it, all namespaces are watched.
+    #[arg(
+        long = "namespace",
+        value_name = "NAMESPACE",
+        env = "REDOLINE_NAMESPACES",
+        value_delimiter = ','
+    )]
+    pub namespaces: Vec<String>,
+
+    /// The capture image for resources without `spec.image`; defaults to the image of this
+    /// operator's version.
+    #[arg(long, value_name = "IMAGE", env = "REDOLINE_DEFAULT_IMAGE")]
+    pub default_image: Option<String>,
+
+    /// How often each running capture's `/status` is polled for lag and position (e.g. `30s`,
+    /// `2m`, `500ms`; a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub status_poll_interval: Duration,
+
+    /// Most reconciles running at once (per watched namespace).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
+
+    /// This replica's name in Events (the pod name when running in a pod).
+    #[arg(long, value_name = "NAME", env = "POD_NAME")]
+    pub instance: Option<String>,
+}
+
+/// The image of the capture that matches this operator's version.
+pub fn default_capture_image() -> String {
+    format!("ghcr.io/redoline/redoline-capture:{}", crate::VERSION)
+}
+
+/// Reads `500ms`, `30s`, `2m`, `1h` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 30s, 2m or 500ms"))?;
+    let duration = match unit {
+        "" | "s" => Duration::from_secs(value),
+        "ms" => Duration::from_millis(value),
+        "m" => Duration::from_secs(value.saturating_mul(60)),
+        "h" => Duration::from_secs(value.saturating_mul(3600)),
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?}; use ms, s, m or h"
+            ));
+        }
+    };
+    if duration.is_zero() {
+        return Err("the duration must be positive".into());
+    }
+    Ok(duration)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3d").is_err());
+    }
+
+    #[test]
+    fn namespaces_repeat() {
+        let cli = Cli::try_parse_from([
+            "redoline-operator",
+            "run",
+            "--namespace",
+            "a",
+            "--namespace",
+            "b",
+            "--status-poll-interval",
+            "5s",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run");
+        };
+        assert_eq!(args.namespaces, ["a", "b"]);
+        assert_eq!(args.status_poll_interval, Duration::from_secs(5));
+        assert_eq!(args.concurrency, 16);
+        assert_eq!(args.default_image, None);
+    }
 }

@@ -5,11 +5,14 @@
 //!      → observe (pod, termination message, capture /status) → status conditions and Events
 //! ```
 //!
-//! Built so far: the command line, logging, the pure desired-state builders ([`build`]) and the
-//! pure status logic ([`status`]). The reconciler that applies and observes arrives with its issue.
+//! The pure parts, desired state ([`build`]) and status ([`status`]), never touch the network or
+//! the clock; [`controller`] is the edge that reads and writes the cluster and polls the capture,
+//! and [`events`] publishes what changed.
 
 pub mod build;
 pub mod cli;
+pub mod controller;
+pub mod events;
 pub mod status;
 
 /// The version of this build.

@@ -9,7 +9,7 @@
 //! | `Ready` | streaming with a ready pod, or suspended (the desired zero pods are reached) | starting, snapshotting, stalled |
 //! | `PrerequisitesMet` | the doctor init container passed | it reported CDC-1002 (message lists each failing check and its fix); Unknown before it ran |
 //! | `Stalled` | a typed stop (or a configuration problem) needs a person; reason = stop reason, message starts with the code | none, or a new pod streams again |
-//! | `Reconciling` | the StatefulSet is being created or rolled out | rolled out |
+//! | `Reconciling` | the StatefulSet is being created or rolled out | rolled out, or `Blocked` by a configuration problem (kstatus then reports the failure) |
 //! | `LagWithinSLA` | only with `spec.sla`: lag ≤ maxLagSeconds | `LagSLABreached`, or Unknown while no lag is known |
 //!
 //! Every condition carries `observedGeneration`; `lastTransitionTime` moves only when the status
@@ -113,7 +113,15 @@ pub fn compute(
         .workload
         .as_ref()
         .map(WorkloadObservation::rolling_out);
+    // kstatus reads Reconciling before Stalled: a rollout blocked on the user must not look like
+    // progress, or GitOps tools wait for their timeout instead of reporting the failure.
     let reconciling = match rolling_out {
+        _ if observation.configuration_problem.is_some() => condition(
+            ct::RECONCILING,
+            FALSE,
+            "Blocked",
+            "the rollout waits until the configuration problem in Stalled is fixed".into(),
+        ),
         None => condition(
             ct::RECONCILING,
             TRUE,
@@ -257,7 +265,14 @@ fn transitions(
             note: note.to_owned(),
         })
     };
-    if let Some(c) = changed(ct::STALLED).filter(|c| c.status == TRUE) {
+    // A stall is news when it starts, and when a different stop replaces the one reported.
+    let stalled_anew = status.condition(ct::STALLED).filter(|c| {
+        c.status == TRUE
+            && previous
+                .and_then(|p| p.condition(ct::STALLED))
+                .is_none_or(|b| b.status != TRUE || b.reason != c.reason)
+    });
+    if let Some(c) = stalled_anew {
         push(true, &c.reason, &c.message);
     }
     if let Some(c) = changed(ct::PREREQUISITES_MET) {
@@ -280,7 +295,9 @@ fn transitions(
         }
     }
     let was_reconciling = previous.is_some_and(|p| p.condition(ct::RECONCILING).is_some());
-    if was_reconciling && changed(ct::RECONCILING).is_some_and(|c| c.status == FALSE) {
+    if was_reconciling
+        && changed(ct::RECONCILING).is_some_and(|c| c.status == FALSE && c.reason == "RolledOut")
+    {
         push(false, "RolledOut", "the capture pod runs the current spec");
     }
     events

@@ -194,6 +194,27 @@ fn a_spill_stop_names_the_largest_transactions() {
 }
 
 #[test]
+fn a_different_stop_while_stalled_is_a_new_event() {
+    let mut doctor_failed = streaming(1.0);
+    doctor_failed.capture = None;
+    if let Some(pod) = doctor_failed.pod.as_mut() {
+        pod.doctor.state = ContainerState::Terminated(stopped(DOCTOR_STOP));
+    }
+    let (before, _) = compute(&doctor_failed, None, &t0());
+    let mut spill = streaming(1.0);
+    spill.capture = None;
+    if let Some(pod) = spill.pod.as_mut() {
+        pod.capture.state = ContainerState::Terminated(stopped(SPILL_STOP));
+    }
+    let (after, events) = compute(&spill, Some(&before), &t1());
+    let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons, ["SpillCapacityExceeded", "PrerequisitesMet"]);
+    // The same stop seen again is no news.
+    let (_, again) = compute(&spill, Some(&after), &t1());
+    assert!(again.is_empty(), "{again:?}");
+}
+
+#[test]
 fn a_stop_clears_only_when_a_new_pod_streams_and_last_stop_stays() {
     let restarted = |capture: Option<CaptureReport>| {
         let mut observation = streaming(1.0);
@@ -309,7 +330,20 @@ fn a_configuration_problem_stalls() {
     let (status, events) = compute(&observation, None, &t0());
     assert_eq!(cond(&status, ct::STALLED).reason, "SecretNotFound");
     assert_eq!(cond(&status, ct::READY).reason, "SecretNotFound");
+    // Not "in progress" for kstatus, which reads Reconciling before Stalled.
+    assert_eq!(cond(&status, ct::RECONCILING).status, "False");
     assert_eq!(events[0].reason, "SecretNotFound");
+
+    // A rollout that a missing Secret blocks did not roll out.
+    let rolling = Observation {
+        generation: Some(1),
+        ..Observation::default()
+    };
+    let (before, _) = compute(&rolling, None, &t0());
+    assert_eq!(cond(&before, ct::RECONCILING).status, "True");
+    let (_, events) = compute(&observation, Some(&before), &t1());
+    let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(reasons, ["SecretNotFound"]);
 }
 
 #[test]

@@ -1,0 +1,560 @@
+//! The reconciler: drives every OracleCapture towards its desired state and reports what it sees.
+//!
+//! ```text
+//! trigger ─▶ check Secrets ─▶ build (pure) ─▶ apply: SA, ConfigMap, Service, StatefulSet
+//!         ─▶ observe: StatefulSet, pod <name>-capture-0, GET <podIP>:8080/status
+//!         ─▶ status::compute (pure) ─▶ apply status (only when changed) ─▶ Events
+//! ```
+//!
+//! # Triggers
+//! A reconcile runs when the OracleCapture changes, when an object it owns changes (StatefulSet,
+//! ConfigMap, Service, ServiceAccount: found through their controller owner reference), when its
+//! capture pod changes (pods labelled `app.kubernetes.io/name=redoline-capture`, mapped back
+//! through `app.kubernetes.io/instance`), and when a Secret it references changes. While a capture
+//! pod runs it also requeues every `status_poll_interval`, which is how `status.lagSeconds` stays
+//! fresh; otherwise it resyncs every [`RESYNC_INTERVAL`] as a safety net.
+//!
+//! # Secrets
+//! A missing Secret or key is the user's to fix, not an error to retry: it becomes `Stalled` with
+//! reason `SecretNotFound` or `SecretKeyMissing` and a message naming the spec field. The
+//! StatefulSet is then left as it is (unless the spec asks for zero pods): a running capture keeps
+//! the credentials it mounted, and no new pod is started that could not mount them. Otherwise a
+//! digest of the referenced Secrets' identities and versions goes on the pod template
+//! ([`apply::SECRETS_HASH_ANNOTATION`]), so an edited credential rolls the pod.
+//!
+//! # Status writes
+//! The status is written with server-side apply on the status subresource, and only when it
+//! differs from the last one, so an idle capture costs no writes. The last status this process
+//! wrote is remembered per object and is what transitions are computed against: the watch cache
+//! may still hold the one before it, and comparing against that would repeat the Events of a
+//! transition already published.
+//!
+//! # Errors
+//! API errors back off per object, doubling from [`BACKOFF_BASE`] to [`BACKOFF_MAX`], and publish
+//! a Warning Event with the error's [`Error::reason`]. A spec the builders refuse, or a child the
+//! API server refuses as invalid (HTTP 422, such as a change to a StatefulSet field Kubernetes
+//! does not allow to change), is no error but a `Stalled` condition (reason `InvalidSpec` or
+//! `ApplyRejected`), as retrying the same object cannot fix it; the status still follows the
+//! generation, so GitOps tools see the failure instead of waiting.
+
+pub mod apply;
+pub mod observe;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use redoline_crds::OracleCapture;
+use redoline_crds::v1alpha1::OracleCaptureStatus;
+
+use crate::build::{BuildError, OperatorSettings, build};
+use crate::events::EventPublisher;
+use crate::status::{Observation, compute};
+
+/// Label every capture pod carries; the operator watches pods by it.
+pub const CAPTURE_POD_SELECTOR: &str = "app.kubernetes.io/name=redoline-capture";
+/// Label naming the OracleCapture a pod belongs to.
+const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
+/// Label on every child the operator writes; owned objects are watched by it.
+const MANAGED_SELECTOR: &str = "app.kubernetes.io/managed-by=redoline-operator";
+
+/// Reconcile of an idle capture, in case a trigger was missed.
+pub const RESYNC_INTERVAL: Duration = Duration::from_secs(600);
+/// First retry after a failed reconcile.
+pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// Longest wait between retries of a failing reconcile.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
+/// Condition reason for a spec the builders refuse.
+pub const INVALID_SPEC: &str = "InvalidSpec";
+/// Condition reason for a child the API server refuses as invalid (HTTP 422).
+pub const APPLY_REJECTED: &str = "ApplyRejected";
+
+/// Which namespaces the operator watches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchScope {
+    AllNamespaces,
+    /// Only these namespaces (one set of watches each).
+    Namespaces(Vec<String>),
+}
+
+/// How the controller runs.
+#[derive(Clone, Debug)]
+pub struct ControllerSettings {
+    pub build: OperatorSettings,
+    pub scope: WatchScope,
+    /// How often a running capture's `/status` is polled.
+    pub status_poll_interval: Duration,
+    /// The port of the capture's `/status`; [`crate::build::HTTP_PORT`] except in tests that
+    /// stand in for a capture on loopback.
+    pub status_port: u16,
+    /// Upper bound of one `/status` poll.
+    pub status_timeout: Duration,
+    /// Most reconciles running at once (per watched namespace); also bounds concurrent polls.
+    pub concurrency: u16,
+    /// Tells replicas apart in Events (the pod name when running in a pod).
+    pub instance: Option<String>,
+}
+
+impl ControllerSettings {
+    pub fn new(build: OperatorSettings) -> Self {
+        Self {
+            build,
+            scope: WatchScope::AllNamespaces,
+            status_poll_interval: Duration::from_secs(30),
+            status_port: crate::build::HTTP_PORT as u16,
+            status_timeout: Duration::from_secs(3),
+            concurrency: 16,
+            instance: None,
+        }
+    }
+}
+
+/// Why a reconcile failed; the reconcile is retried with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the OracleCapture has no {0}")]
+    MissingMetadata(&'static str),
+    #[error("reading the referenced Secrets: {0}")]
+    ReadSecrets(#[source] kube::Error),
+    #[error(transparent)]
+    Apply(#[from] apply::ApplyError),
+    #[error("reading the {what}: {source}")]
+    Observe {
+        what: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// A stable CamelCase name: the reason of the Warning Event about this failure.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::MissingMetadata(_) => "MissingMetadata",
+            Error::ReadSecrets(_) => "SecretReadFailed",
+            Error::Apply(_) => "ApplyFailed",
+            Error::Observe { .. } => "ObserveFailed",
+        }
+    }
+}
+
+/// What every reconcile of one controller shares.
+struct Context {
+    client: Client,
+    settings: ControllerSettings,
+    events: EventPublisher,
+    captures: Store<OracleCapture>,
+    memory: Mutex<Memory>,
+}
+
+/// Per-object state kept between reconciles (lost on restart, which only costs a status write).
+#[derive(Default)]
+struct Memory {
+    /// The last status written, by the OracleCapture's uid.
+    written: HashMap<String, OracleCaptureStatus>,
+    /// Consecutive failed reconciles, by namespace/name.
+    failures: HashMap<String, u32>,
+}
+
+impl Context {
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
+        // A panic while holding the lock cannot leave the maps half-updated in a harmful way.
+        self.memory.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Runs the controller until `shutdown` resolves, then lets running reconciles finish.
+pub async fn run(
+    client: Client,
+    settings: ControllerSettings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let shutdown: Shared<BoxFuture<'static, ()>> = shutdown.boxed().shared();
+    let events = EventPublisher::new(client.clone(), settings.instance.clone());
+    let namespaces = match &settings.scope {
+        WatchScope::AllNamespaces => vec![None],
+        WatchScope::Namespaces(names) => names.iter().cloned().map(Some).collect(),
+    };
+    let controllers = namespaces.into_iter().map(|namespace| {
+        run_one(
+            client.clone(),
+            settings.clone(),
+            events.clone(),
+            namespace,
+            shutdown.clone(),
+        )
+    });
+    futures::future::join_all(controllers).await;
+}
+
+fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// One controller with its watches over one namespace, or over all of them.
+async fn run_one(
+    client: Client,
+    settings: ControllerSettings,
+    events: EventPublisher,
+    namespace: Option<String>,
+    shutdown: Shared<BoxFuture<'static, ()>>,
+) {
+    let ns = namespace.as_deref();
+    // Lists may come from the API server's watch cache (`any_semantic`): a slightly old start is
+    // fine for a level-based reconciler, and it keeps restarts cheap for etcd.
+    let owned = || {
+        watcher::Config::default()
+            .labels(MANAGED_SELECTOR)
+            .any_semantic()
+    };
+    let controller = Controller::new(
+        api::<OracleCapture>(&client, ns),
+        watcher::Config::default().any_semantic(),
+    );
+    let captures = controller.store();
+    let secret_readers = captures.clone();
+    let config = controller::Config::default().concurrency(settings.concurrency);
+    let context = Arc::new(Context {
+        client: client.clone(),
+        settings,
+        events,
+        captures,
+        memory: Mutex::new(Memory::default()),
+    });
+    tracing::info!(namespace = ns.unwrap_or("*"), "watching OracleCaptures");
+    controller
+        .with_config(config)
+        .owns(api::<StatefulSet>(&client, ns), owned())
+        .owns(api::<ConfigMap>(&client, ns), owned())
+        .owns(api::<Service>(&client, ns), owned())
+        .owns(api::<ServiceAccount>(&client, ns), owned())
+        .watches(
+            api::<Pod>(&client, ns),
+            watcher::Config::default()
+                .labels(CAPTURE_POD_SELECTOR)
+                .any_semantic(),
+            capture_of_pod,
+        )
+        .watches(
+            api::<Secret>(&client, ns),
+            watcher::Config::default().any_semantic(),
+            move |secret| readers_of_secret(&secret_readers, &secret),
+        )
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            match result {
+                Ok((object, _)) => tracing::debug!(%object, "reconciled"),
+                Err(controller::Error::ReconcilerFailed(error, object)) => {
+                    tracing::warn!(%object, %error, "reconcile failed")
+                }
+                Err(error) => tracing::warn!(%error, "controller error"),
+            }
+        })
+        .await;
+    tracing::info!(namespace = ns.unwrap_or("*"), "controller stopped");
+}
+
+/// The OracleCapture a capture pod belongs to.
+fn capture_of_pod(pod: Pod) -> Option<ObjectRef<OracleCapture>> {
+    let instance = pod.labels().get(INSTANCE_LABEL)?;
+    let namespace = pod.namespace()?;
+    Some(ObjectRef::new(instance).within(&namespace))
+}
+
+/// The OracleCaptures that reference a Secret.
+fn readers_of_secret(
+    captures: &Store<OracleCapture>,
+    secret: &Secret,
+) -> Vec<ObjectRef<OracleCapture>> {
+    let (Some(name), Some(namespace)) = (&secret.metadata.name, &secret.metadata.namespace) else {
+        return Vec::new();
+    };
+    captures
+        .state()
+        .iter()
+        .filter(|c| c.metadata.namespace.as_ref() == Some(namespace))
+        .filter(|c| observe::references_secret(&c.spec, name))
+        .map(|c| ObjectRef::from_obj(c.as_ref()))
+        .collect()
+}
+
+fn object_key(capture: &OracleCapture) -> String {
+    format!(
+        "{}/{}",
+        capture.metadata.namespace.as_deref().unwrap_or(""),
+        capture.metadata.name.as_deref().unwrap_or("")
+    )
+}
+
+async fn reconcile(capture: Arc<OracleCapture>, context: Arc<Context>) -> Result<Action, Error> {
+    let result = reconcile_capture(&capture, &context).await;
+    match &result {
+        Ok(_) => {
+            context.memory().failures.remove(&object_key(&capture));
+        }
+        Err(error) => {
+            context
+                .events
+                .reconcile_failed(&capture.object_ref(&()), error.reason(), &error.to_string())
+                .await;
+        }
+    }
+    result
+}
+
+fn error_policy(capture: Arc<OracleCapture>, error: &Error, context: Arc<Context>) -> Action {
+    let failures = {
+        let mut memory = context.memory();
+        let count = memory.failures.entry(object_key(&capture)).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    };
+    let delay = backoff(failures);
+    tracing::warn!(
+        object = %object_key(&capture),
+        reason = error.reason(),
+        %error,
+        failures,
+        retry_in = ?delay,
+        "reconcile failed"
+    );
+    Action::requeue(delay)
+}
+
+/// Wait before retry number `failures` (1 for the first): doubling, capped.
+fn backoff(failures: u32) -> Duration {
+    let exponent = failures.saturating_sub(1).min(16);
+    BACKOFF_BASE
+        .saturating_mul(1u32 << exponent)
+        .min(BACKOFF_MAX)
+}
+
+/// The current time at the precision the API keeps (whole seconds), so a status read back
+/// compares equal to the one written.
+fn now() -> Time {
+    let now = Timestamp::now();
+    Time(Timestamp::from_second(now.as_second()).unwrap_or(now))
+}
+
+async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result<Action, Error> {
+    let name = capture
+        .metadata
+        .name
+        .as_deref()
+        .ok_or(Error::MissingMetadata("name"))?;
+    let namespace = capture
+        .metadata
+        .namespace
+        .as_deref()
+        .ok_or(Error::MissingMetadata("namespace"))?;
+    let uid = capture
+        .metadata
+        .uid
+        .clone()
+        .ok_or(Error::MissingMetadata("uid"))?;
+    let client = &context.client;
+    let settings = &context.settings;
+
+    // Desired state, then apply.
+    let secrets =
+        observe::check_secrets(&Api::namespaced(client.clone(), namespace), &capture.spec)
+            .await
+            .map_err(Error::ReadSecrets)?;
+    // The StatefulSet's name as `build` gives it; known even when the spec cannot be built.
+    let workload_name = format!("{name}-capture");
+    let mut configuration_problem = secrets.problem.clone();
+    match build(capture, &settings.build) {
+        Ok(mut children) => {
+            apply::annotate_secrets(&mut children, &secrets.digest);
+            let roll_allowed = secrets.problem.is_none() || capture.spec.suspend;
+            match apply::children(client, namespace, &children, roll_allowed).await {
+                Ok(()) => {}
+                // The API server refused what the spec asks for (e.g. a StatefulSet field it
+                // does not allow to change): retrying the same object cannot succeed.
+                Err(refused) if refused.is_invalid() => {
+                    configuration_problem
+                        .get_or_insert_with(|| (APPLY_REJECTED.to_owned(), refused.to_string()));
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Err(BuildError::MissingMetadata(field)) => return Err(Error::MissingMetadata(field)),
+        Err(invalid @ (BuildError::SpillSize(_) | BuildError::RenderConfig(_))) => {
+            configuration_problem = Some((INVALID_SPEC.to_owned(), invalid.to_string()));
+        }
+    }
+
+    // Observe.
+    let workload = observe::workload(&Api::namespaced(client.clone(), namespace), &workload_name)
+        .await
+        .map_err(|source| Error::Observe {
+            what: "StatefulSet",
+            source,
+        })?;
+    let pod = observe::pod(&Api::namespaced(client.clone(), namespace), &workload_name)
+        .await
+        .map_err(|source| Error::Observe {
+            what: "capture pod",
+            source,
+        })?;
+    let running = pod
+        .as_ref()
+        .is_some_and(|(pod, _)| observe::capture_running(pod));
+    let report = match &pod {
+        Some((pod, Some(ip))) if observe::capture_running(pod) => {
+            match observe::poll_status(*ip, settings.status_port, settings.status_timeout).await {
+                Ok(report) => Some(report),
+                Err(error) => {
+                    tracing::debug!(capture = name, namespace, %ip, %error, "no /status answer");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let observation = Observation {
+        generation: capture.metadata.generation,
+        suspend: capture.spec.suspend,
+        sla_max_lag_seconds: capture.spec.sla.as_ref().map(|sla| sla.max_lag_seconds),
+        workload,
+        pod: pod.map(|(pod, _)| pod),
+        capture: report,
+        configuration_problem,
+    };
+
+    // Status and Events.
+    let previous = context
+        .memory()
+        .written
+        .get(&uid)
+        .cloned()
+        .or_else(|| capture.status.clone());
+    let (status, transitions) = compute(&observation, previous.as_ref(), &now());
+    // Also written when only the stored copy differs, so a status changed by someone else is
+    // put back; the transitions come from `previous`, so that costs no repeated Event.
+    if previous.as_ref() != Some(&status) || capture.status.as_ref() != Some(&status) {
+        apply::status(&Api::namespaced(client.clone(), namespace), name, &status).await?;
+        remember(context, uid, status);
+        context
+            .events
+            .transitions(&capture.object_ref(&()), &transitions)
+            .await;
+    }
+
+    Ok(if running && !capture.spec.suspend {
+        Action::requeue(settings.status_poll_interval)
+    } else {
+        Action::requeue(RESYNC_INTERVAL)
+    })
+}
+
+/// Records a written status, forgetting objects that are gone once the map outgrows the store.
+fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
+    let mut memory = context.memory();
+    memory.written.insert(uid, status);
+    let live = context.captures.state();
+    if memory.written.len() > live.len() + 64 {
+        let uids: std::collections::HashSet<&str> = live
+            .iter()
+            .filter_map(|c| c.metadata.uid.as_deref())
+            .collect();
+        memory.written.retain(|uid, _| uids.contains(uid.as_str()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        assert_eq!(backoff(1), Duration::from_secs(1));
+        assert_eq!(backoff(2), Duration::from_secs(2));
+        assert_eq!(backoff(5), Duration::from_secs(16));
+        assert_eq!(backoff(30), BACKOFF_MAX);
+        assert_eq!(backoff(u32::MAX), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn a_capture_pod_maps_to_its_owner() {
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some("orders-capture-0".into()),
+                namespace: Some("sales".into()),
+                labels: Some(
+                    [
+                        (
+                            "app.kubernetes.io/name".to_owned(),
+                            "redoline-capture".to_owned(),
+                        ),
+                        (INSTANCE_LABEL.to_owned(), "orders".to_owned()),
+                    ]
+                    .into(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        };
+        assert_eq!(
+            capture_of_pod(pod),
+            Some(ObjectRef::new("orders").within("sales"))
+        );
+        assert_eq!(capture_of_pod(Pod::default()), None);
+    }
+
+    #[test]
+    fn a_secret_maps_to_the_captures_that_read_it() {
+        use crate::build::fixtures;
+        let (store, mut writer) = kube::runtime::reflector::store::<OracleCapture>();
+        let orders = fixtures::sample();
+        let mut elsewhere = fixtures::sample();
+        elsewhere.metadata.namespace = Some("hr".into());
+        let mut other = fixtures::sample();
+        other.metadata.name = Some("invoices".into());
+        other.spec.database.credentials_secret.name = "invoices-db".into();
+        for capture in [orders, elsewhere, other] {
+            writer.apply_watcher_event(&watcher::Event::Apply(capture));
+        }
+        let secret = |namespace: &str, name: &str| Secret {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(namespace.into()),
+                ..ObjectMeta::default()
+            },
+            ..Secret::default()
+        };
+        assert_eq!(
+            readers_of_secret(&store, &secret("sales", "orders-db-cdc")),
+            [ObjectRef::new("orders").within("sales")]
+        );
+        assert_eq!(
+            readers_of_secret(&store, &secret("sales", "invoices-db")),
+            [ObjectRef::new("invoices").within("sales")]
+        );
+        assert!(readers_of_secret(&store, &secret("sales", "unrelated")).is_empty());
+    }
+
+    #[test]
+    fn now_has_whole_seconds() {
+        assert_eq!(now().0.subsec_nanosecond(), 0);
+    }
+}

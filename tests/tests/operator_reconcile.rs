@@ -1,0 +1,716 @@
+//! The reconciler against a real control plane: the controller runs in this process, watching one
+//! test namespace, while kube-apiserver and kube-controller-manager do what they do in a cluster.
+//!
+//! There is no kubelet, so the tests stand in for it: they write the capture pod's status through
+//! the `pods/status` subresource (an init container that failed with a CDC-1002 report, a capture
+//! container that stopped with CDC-4001, a running capture on 127.0.0.1 whose `/status` a small
+//! HTTP server in the test answers) and assert the conditions, `lastStop`, `lagSeconds` and Events
+//! the operator derives. After every change they check kstatus' rule: `observedGeneration`, on the
+//! status and on every condition, equals `metadata.generation`.
+//!
+//! Every wait is bounded by [`WAIT`].
+
+// Test files may panic: a failed expectation here is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::Client;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use redoline_crds::OracleCapture;
+use redoline_operator::build::{CONFIG_HASH_ANNOTATION, OperatorSettings};
+use redoline_operator::controller::apply::SECRETS_HASH_ANNOTATION;
+use redoline_operator::controller::{self, ControllerSettings, WatchScope};
+use redoline_tests::k8s::{KubeEnv, TestNamespace, apply_crd};
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
+const NAME: &str = "orders";
+const POD: &str = "orders-capture-0";
+const WAIT: Duration = Duration::from_secs(60);
+
+const DOCTOR_REPORT: &str = r#"{"code":"CDC-1002","reason":"PrerequisitesNotMet","message":"1 of 4 checks failed","at":"2026-11-29T10:00:00Z","details":{"checks":[{"name":"archivelog","ok":true,"message":"ARCHIVELOG mode","fix":""},{"name":"supplemental_logging","ok":false,"message":"minimal supplemental logging is off","fix":"ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"}]}}"#;
+const SPILL_STOP: &str = r#"{"code":"CDC-4001","reason":"SpillCapacityExceeded","message":"spill cap of 20Gi exceeded","at":"2026-11-29T11:00:00Z","details":{"transactions":[{"xid":"0a001b00c2030000","user":"BATCH","firstScn":1200,"events":5000000,"heapBytes":1024,"diskBytes":21474836480}]}}"#;
+
+const RELEASED_STOP: &str = r#"{"code":"CDC-7001","reason":"ReleasedTransactionCommitted","message":"COMMIT of released transaction 0a001b00c2030000 at SCN 9000","at":"2026-11-29T12:00:00Z"}"#;
+
+/// A controller running in this process over one fresh namespace.
+struct Harness {
+    client: Client,
+    ns: TestNamespace,
+    captures: Api<OracleCapture>,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Harness {
+    /// Starts the controller; `status_port` is where it polls a running capture's `/status`.
+    async fn start(test: &str, status_port: u16) -> Harness {
+        let env = KubeEnv::shared().expect("control plane");
+        let client = env.client().await.expect("client");
+        apply_crd(&client, &redoline_crds::crd())
+            .await
+            .expect("CRD");
+        let ns = env.namespace(test).await.expect("namespace");
+        let mut settings = ControllerSettings::new(OperatorSettings {
+            default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
+        });
+        settings.scope = WatchScope::Namespaces(vec![ns.name.clone()]);
+        settings.status_poll_interval = Duration::from_millis(500);
+        settings.status_port = status_port;
+        settings.status_timeout = Duration::from_secs(1);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(controller::run(client.clone(), settings, async move {
+            let _ = stopped.await;
+        }));
+        let captures = Api::namespaced(client.clone(), &ns.name);
+        Harness {
+            client,
+            ns,
+            captures,
+            stop,
+            task,
+        }
+    }
+
+    fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        Api::namespaced(self.client.clone(), &self.ns.name)
+    }
+
+    async fn create_secret(&self, name: &str, keys: &[&str]) {
+        let data: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .map(|k| ((*k).to_owned(), json!(format!("{k}-value"))))
+            .collect();
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "stringData": data,
+        }))
+        .unwrap();
+        self.api::<Secret>()
+            .create(&PostParams::default(), &secret)
+            .await
+            .expect("Secret created");
+    }
+
+    /// Both Secrets the sample references.
+    async fn create_sample_secrets(&self) {
+        self.create_secret("orders-db-cdc", &["username", "password"])
+            .await;
+        self.create_secret("orders-kafka-client", &["client.properties"])
+            .await;
+    }
+
+    async fn create_sample(&self) -> OracleCapture {
+        let mut sample: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
+        sample.metadata.namespace = Some(self.ns.name.clone());
+        self.captures
+            .create(&PostParams::default(), &sample)
+            .await
+            .expect("OracleCapture created")
+    }
+
+    async fn patch_spec(&self, spec: serde_json::Value) -> i64 {
+        let patched = self
+            .captures
+            .patch(
+                NAME,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "spec": spec })),
+            )
+            .await
+            .expect("spec patched");
+        patched.metadata.generation.expect("generation")
+    }
+
+    /// Writes the capture pod's status, as the kubelet would.
+    async fn write_pod_status(&self, status: serde_json::Value) {
+        self.api::<Pod>()
+            .patch_status(
+                POD,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("pod status refused: {e}"));
+    }
+
+    /// Polls the OracleCapture until `accept` holds; on timeout, fails showing its last status.
+    async fn wait_for(&self, what: &str, accept: impl Fn(&OracleCapture) -> bool) -> OracleCapture {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let capture = self.captures.get(NAME).await.expect("OracleCapture");
+            if accept(&capture) {
+                return capture;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out waiting for {what}; status: {}",
+                    serde_json::to_string_pretty(&capture.status).unwrap()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Waits until the status describes the current generation and `accept` holds.
+    async fn wait_current(
+        &self,
+        what: &str,
+        accept: impl Fn(&OracleCapture) -> bool,
+    ) -> OracleCapture {
+        let capture = self
+            .wait_for(what, |c| observed_current(c) && accept(c))
+            .await;
+        assert_kstatus_generations(&capture);
+        capture
+    }
+
+    /// An Event about the OracleCapture with this reason, waiting for it to appear.
+    async fn event(&self, reason: &str) -> Event {
+        let events = self.api::<Event>();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let found = events
+                .list(&ListParams::default())
+                .await
+                .expect("events")
+                .items
+                .into_iter()
+                .find(|e| {
+                    e.reason.as_deref() == Some(reason)
+                        && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
+                });
+            if let Some(event) = found {
+                return event;
+            }
+            if Instant::now() > deadline {
+                panic!("no Event with reason {reason}");
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    async fn stateful_set_where(
+        &self,
+        what: &str,
+        accept: impl Fn(&StatefulSet) -> bool,
+    ) -> StatefulSet {
+        let api = self.api::<StatefulSet>();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(sts) = api.get_opt("orders-capture").await.expect("get")
+                && accept(&sts)
+            {
+                return sts;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for the StatefulSet: {what}");
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    async fn wait_for_pod(&self) {
+        let pods = self.api::<Pod>();
+        let deadline = Instant::now() + WAIT;
+        while pods.get_opt(POD).await.expect("get pod").is_none() {
+            assert!(Instant::now() < deadline, "no capture pod");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Stops the controller (graceful) and deletes the namespace.
+    async fn finish(self) {
+        let _ = self.stop.send(());
+        tokio::time::timeout(Duration::from_secs(30), self.task)
+            .await
+            .expect("the controller stops on its shutdown signal")
+            .expect("controller task");
+        self.ns.delete().await;
+    }
+}
+
+fn condition<'a>(capture: &'a OracleCapture, type_: &str) -> Option<&'a Condition> {
+    capture.status.as_ref()?.condition(type_)
+}
+
+fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
+    condition(capture, type_).is_some_and(|c| c.status == status && c.reason == reason)
+}
+
+fn observed_current(capture: &OracleCapture) -> bool {
+    capture.status.as_ref().and_then(|s| s.observed_generation) == capture.metadata.generation
+}
+
+/// `kubectl wait` reads each condition's own observedGeneration first: all must be current.
+fn assert_kstatus_generations(capture: &OracleCapture) {
+    let generation = capture.metadata.generation;
+    let status = capture.status.as_ref().expect("status");
+    assert_eq!(status.observed_generation, generation);
+    for c in &status.conditions {
+        assert_eq!(c.observed_generation, generation, "condition {}", c.type_);
+    }
+}
+
+fn template_annotation(sts: &StatefulSet, key: &str) -> String {
+    sts.spec
+        .as_ref()
+        .and_then(|s| s.template.metadata.as_ref())
+        .and_then(|m| m.annotations.as_ref())
+        .and_then(|a| a.get(key))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn container(name: &str, state: serde_json::Value, ready: bool) -> serde_json::Value {
+    json!({
+        "name": name,
+        "image": "ghcr.io/redoline/redoline-capture:0.1.0",
+        "imageID": "",
+        "ready": ready,
+        "restartCount": 0,
+        "state": state,
+    })
+}
+
+fn terminated(exit_code: i32, message: &str) -> serde_json::Value {
+    json!({"terminated": {
+        "exitCode": exit_code,
+        "reason": if exit_code == 0 { "Completed" } else { "Error" },
+        "message": message,
+        "startedAt": "2026-11-29T10:00:00Z",
+        "finishedAt": "2026-11-29T10:00:05Z",
+    }})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_follow_the_spec_and_suspend_scales_to_zero() {
+    let h = Harness::start("operator-reconcile-lifecycle", 1).await;
+    h.create_sample_secrets().await;
+    h.create_sample().await;
+
+    // (a) The children appear and the first status is written for the first generation.
+    let first = h
+        .stateful_set_where("created", |s| {
+            !template_annotation(s, SECRETS_HASH_ANNOTATION).is_empty()
+        })
+        .await;
+    assert_eq!(first.spec.as_ref().unwrap().replicas, Some(1));
+    let config_maps = h.api::<ConfigMap>();
+    let config = config_maps
+        .get("orders-capture-config")
+        .await
+        .expect("ConfigMap");
+    let capture = h
+        .wait_current("a first status", |c| {
+            has_condition(c, "Ready", "False", "Starting") && condition(c, "Reconciling").is_some()
+        })
+        .await;
+    for type_ in ["PrerequisitesMet", "Stalled", "LagWithinSLA"] {
+        assert!(condition(&capture, type_).is_some(), "{type_} missing");
+    }
+    assert!(has_condition(&capture, "Stalled", "False", "NoStop"));
+
+    // (b) A spec change reaches the ConfigMap and rolls the pod template.
+    let generation = h
+        .patch_spec(json!({"mining": {"pollIntervalSeconds": 7}}))
+        .await;
+    h.wait_current("the new generation", |c| {
+        c.metadata.generation == Some(generation)
+    })
+    .await;
+    let changed = config_maps
+        .get("orders-capture-config")
+        .await
+        .expect("ConfigMap");
+    let rendered = |cm: &ConfigMap| cm.data.as_ref().unwrap()["capture.yaml"].clone();
+    assert_ne!(rendered(&config), rendered(&changed));
+    assert!(
+        rendered(&changed).contains("pollIntervalSeconds: 7"),
+        "{}",
+        rendered(&changed)
+    );
+    let config_hash = template_annotation(&first, CONFIG_HASH_ANNOTATION);
+    let rolled = h
+        .stateful_set_where("the new config hash", |s| {
+            template_annotation(s, CONFIG_HASH_ANNOTATION) != config_hash
+        })
+        .await;
+    assert_eq!(
+        template_annotation(&rolled, CONFIG_HASH_ANNOTATION),
+        changed.metadata.annotations.as_ref().unwrap()[CONFIG_HASH_ANNOTATION]
+    );
+
+    // A changed credential rolls the pod too (the Secret watch triggers the reconcile).
+    let secrets_hash = template_annotation(&rolled, SECRETS_HASH_ANNOTATION);
+    h.api::<Secret>()
+        .patch(
+            "orders-db-cdc",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": "rotated"}})),
+        )
+        .await
+        .expect("Secret patched");
+    h.stateful_set_where("the new secrets hash", |s| {
+        template_annotation(s, SECRETS_HASH_ANNOTATION) != secrets_hash
+    })
+    .await;
+
+    // Suspend: zero replicas, Ready=True with reason Suspended.
+    h.patch_spec(json!({"suspend": true})).await;
+    h.stateful_set_where("zero replicas", |s| {
+        s.spec.as_ref().and_then(|s| s.replicas) == Some(0)
+    })
+    .await;
+    let suspended = h
+        .wait_current("Suspended", |c| {
+            has_condition(c, "Ready", "True", "Suspended")
+        })
+        .await;
+    assert_eq!(
+        suspended.status.as_ref().unwrap().phase,
+        Some(redoline_crds::v1alpha1::Phase::Suspended)
+    );
+
+    // A new spill size changes volumeClaimTemplates, which Kubernetes refuses to update; until
+    // claim expansion or recreation is built, that is reported, not retried forever.
+    h.patch_spec(json!({"buffer": {"spill": {"size": "30Gi"}}}))
+        .await;
+    let refused = h
+        .wait_current("ApplyRejected", |c| {
+            has_condition(c, "Stalled", "True", "ApplyRejected")
+        })
+        .await;
+    let message = &condition(&refused, "Stalled").unwrap().message;
+    assert!(message.contains("StatefulSet orders-capture"), "{message}");
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_stops_become_conditions_last_stop_and_events() {
+    let h = Harness::start("operator-reconcile-stops", 1).await;
+    h.create_sample_secrets().await;
+    h.create_sample().await;
+    h.wait_for_pod().await;
+
+    // (c) The doctor init container failed with a CDC-1002 report.
+    h.write_pod_status(json!({
+        "phase": "Pending",
+        "initContainerStatuses": [container("doctor", terminated(1, DOCTOR_REPORT), false)],
+        "containerStatuses": [container("capture", json!({"waiting": {"reason": "PodInitializing"}}), false)],
+    }))
+    .await;
+    let capture = h
+        .wait_current("PrerequisitesMet=False", |c| {
+            has_condition(c, "PrerequisitesMet", "False", "PrerequisitesNotMet")
+        })
+        .await;
+    let prerequisites = condition(&capture, "PrerequisitesMet").unwrap();
+    assert!(
+        prerequisites
+            .message
+            .contains("supplemental_logging: minimal supplemental logging is off Fix: ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"),
+        "{}",
+        prerequisites.message
+    );
+    assert!(!prerequisites.message.contains("archivelog"));
+    let stalled = condition(&capture, "Stalled").unwrap();
+    assert_eq!(
+        (stalled.status.as_str(), stalled.reason.as_str()),
+        ("True", "PrerequisitesNotMet")
+    );
+    assert!(
+        stalled.message.starts_with("CDC-1002"),
+        "{}",
+        stalled.message
+    );
+    assert!(has_condition(
+        &capture,
+        "Ready",
+        "False",
+        "PrerequisitesNotMet"
+    ));
+    let event = h.event("PrerequisitesNotMet").await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(event.action.as_deref(), Some("Reconcile"));
+    assert!(
+        event
+            .note
+            .unwrap_or_default()
+            .contains("ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;")
+    );
+
+    // (d) The doctor passed after a fix; the capture stopped with CDC-4001.
+    h.write_pod_status(json!({
+        "phase": "Running",
+        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
+        "containerStatuses": [container("capture", terminated(1, SPILL_STOP), false)],
+    }))
+    .await;
+    let capture = h
+        .wait_current("Stalled=SpillCapacityExceeded", |c| {
+            has_condition(c, "Stalled", "True", "SpillCapacityExceeded")
+        })
+        .await;
+    assert!(has_condition(
+        &capture,
+        "PrerequisitesMet",
+        "True",
+        "PrerequisitesMet"
+    ));
+    let stalled = condition(&capture, "Stalled").unwrap();
+    assert!(
+        stalled
+            .message
+            .starts_with("CDC-4001: spill cap of 20Gi exceeded")
+    );
+    assert!(
+        stalled.message.contains("xid 0a001b00c2030000 user BATCH"),
+        "{}",
+        stalled.message
+    );
+    let last_stop = capture
+        .status
+        .as_ref()
+        .unwrap()
+        .last_stop
+        .clone()
+        .expect("lastStop");
+    assert_eq!(last_stop.code, "CDC-4001");
+    assert_eq!(last_stop.reason, "SpillCapacityExceeded");
+    assert_eq!(last_stop.at.0.to_string(), "2026-11-29T11:00:00Z");
+    assert_eq!(
+        capture.status.as_ref().unwrap().phase,
+        Some(redoline_crds::v1alpha1::Phase::Stalled)
+    );
+    h.event("SpillCapacityExceeded").await;
+    h.event("PrerequisitesMet").await;
+
+    // The restarted capture stopped again, with CDC-7001: the kubelet shows it as the last state
+    // of a container waiting to restart. A different stop is a new Event.
+    h.write_pod_status(json!({
+        "phase": "Running",
+        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
+        "containerStatuses": [{
+            "name": "capture",
+            "image": "ghcr.io/redoline/redoline-capture:0.1.0",
+            "imageID": "",
+            "ready": false,
+            "restartCount": 1,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            "lastState": terminated(1, RELEASED_STOP),
+        }],
+    }))
+    .await;
+    let capture = h
+        .wait_current("Stalled=ReleasedTransactionCommitted", |c| {
+            has_condition(c, "Stalled", "True", "ReleasedTransactionCommitted")
+        })
+        .await;
+    let stalled = condition(&capture, "Stalled").unwrap();
+    assert!(
+        stalled
+            .message
+            .starts_with("CDC-7001: COMMIT of released transaction 0a001b00c2030000"),
+        "{}",
+        stalled.message
+    );
+    let last_stop = capture
+        .status
+        .as_ref()
+        .unwrap()
+        .last_stop
+        .clone()
+        .expect("lastStop");
+    assert_eq!(last_stop.code, "CDC-7001");
+    h.event("ReleasedTransactionCommitted").await;
+    h.finish().await;
+}
+
+/// A stand-in for the capture's `/status` on 127.0.0.1: answers every request with `body`.
+fn status_server(body: Arc<Mutex<String>>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 2048];
+            let _ = stream.read(&mut request);
+            let body = body.lock().unwrap().clone();
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    port
+}
+
+fn report(lag_seconds: f64) -> String {
+    json!({
+        "state": "streaming", "commitScn": 5000, "restartScn": 4900, "lagSeconds": lag_seconds,
+        "openTransactions": 1, "bufferedEvents": 10, "heapBytes": 4096, "spilledTransactions": 0,
+        "spilledBytes": 0, "startedAt": "2026-11-29T10:00:00Z", "version": "0.1.0",
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
+    let body = Arc::new(Mutex::new(report(4.5)));
+    let port = status_server(body.clone());
+    let h = Harness::start("operator-reconcile-lag", port).await;
+    h.create_sample_secrets().await;
+    h.create_sample().await;
+    h.wait_for_pod().await;
+
+    // (e) A running, ready capture on loopback that streams within the SLA (120 s).
+    h.write_pod_status(json!({
+        "phase": "Running",
+        "podIP": "127.0.0.1",
+        "podIPs": [{"ip": "127.0.0.1"}],
+        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
+        "containerStatuses": [container("capture", json!({"running": {"startedAt": "2026-11-29T10:00:06Z"}}), true)],
+    }))
+    .await;
+    let capture = h
+        .wait_current("Ready=True", |c| {
+            has_condition(c, "Ready", "True", "Streaming")
+        })
+        .await;
+    let status = capture.status.as_ref().unwrap();
+    assert_eq!(status.lag_seconds, Some(4.5));
+    assert_eq!(status.position.as_ref().unwrap().commit_scn, Some(5000));
+    assert!(has_condition(
+        &capture,
+        "LagWithinSLA",
+        "True",
+        "LagWithinSLA"
+    ));
+
+    // What a GitOps pipeline runs: kubectl wait sees Ready at the current generation.
+    let env = KubeEnv::shared().unwrap();
+    let mut kubectl = env.kubectl();
+    kubectl.args([
+        "wait",
+        "--for=condition=Ready",
+        "--timeout=30s",
+        "-n",
+        &h.ns.name,
+        "oraclecapture/orders",
+    ]);
+    let output = tokio::task::spawn_blocking(move || kubectl.output())
+        .await
+        .unwrap()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl wait: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // Breach: lag above the SLA.
+    *body.lock().unwrap() = report(500.0);
+    let capture = h
+        .wait_current("LagSLABreached", |c| {
+            has_condition(c, "LagWithinSLA", "False", "LagSLABreached")
+        })
+        .await;
+    assert_eq!(capture.status.as_ref().unwrap().lag_seconds, Some(500.0));
+    assert!(has_condition(&capture, "Ready", "True", "Streaming"));
+    let breach = h.event("LagSLABreached").await;
+    assert_eq!(breach.type_.as_deref(), Some("Warning"));
+
+    // Recovery.
+    *body.lock().unwrap() = report(2.0);
+    h.wait_current("LagWithinSLA again", |c| {
+        has_condition(c, "LagWithinSLA", "True", "LagWithinSLA")
+    })
+    .await;
+    let recovered = h.event("LagSLARecovered").await;
+    assert_eq!(recovered.type_.as_deref(), Some("Normal"));
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_secret_stalls_until_it_is_created() {
+    let h = Harness::start("operator-reconcile-secrets", 1).await;
+    h.create_secret("orders-kafka-client", &["client.properties"])
+        .await;
+    h.create_sample().await;
+
+    // (f) No credentials Secret: Stalled, and no pod is started that could not mount it.
+    let capture = h
+        .wait_current("SecretNotFound", |c| {
+            has_condition(c, "Stalled", "True", "SecretNotFound")
+        })
+        .await;
+    let message = &condition(&capture, "Stalled").unwrap().message;
+    assert!(message.contains("\"orders-db-cdc\""), "{message}");
+    assert!(
+        message.contains("spec.database.credentialsSecret"),
+        "{message}"
+    );
+    assert!(has_condition(&capture, "Ready", "False", "SecretNotFound"));
+    assert!(has_condition(&capture, "Reconciling", "False", "Blocked"));
+    h.event("SecretNotFound").await;
+    let statefulsets = h.api::<StatefulSet>();
+    assert!(
+        statefulsets
+            .get_opt("orders-capture")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        h.api::<ConfigMap>()
+            .get_opt("orders-capture-config")
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // A Secret without the password key.
+    h.create_secret("orders-db-cdc", &["username"]).await;
+    let capture = h
+        .wait_current("SecretKeyMissing", |c| {
+            has_condition(c, "Stalled", "True", "SecretKeyMissing")
+        })
+        .await;
+    let message = &condition(&capture, "Stalled").unwrap().message;
+    assert!(message.contains("\"password\""), "{message}");
+    assert!(
+        message.contains("spec.database.credentialsSecret.passwordKey"),
+        "{message}"
+    );
+
+    // Fixed: the stall clears and the StatefulSet is created.
+    h.api::<Secret>()
+        .patch(
+            "orders-db-cdc",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": "secret"}})),
+        )
+        .await
+        .expect("Secret patched");
+    h.wait_current("the stall to clear", |c| {
+        has_condition(c, "Stalled", "False", "NoStop")
+    })
+    .await;
+    h.stateful_set_where("created", |_| true).await;
+    h.finish().await;
+}
