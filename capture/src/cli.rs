@@ -2,15 +2,14 @@
 
 use clap::{Parser, Subcommand};
 
-use redoline_crds::logging::LogFormat;
+use redoline_crds::logging::LoggingArgs;
 
 /// Oracle LogMiner change data capture into Kafka, exactly once.
 #[derive(Debug, Parser)]
 #[command(name = "redoline-capture", version, about, long_about = None)]
 pub struct Cli {
-    /// Log line format on stderr.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "REDOLINE_LOG_FORMAT")]
-    pub log_format: LogFormat,
+    #[command(flatten)]
+    pub logging: LoggingArgs,
 
     #[command(subcommand)]
     pub command: Command,

@@ -3,11 +3,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use redoline_capture::cli::{Cli, Command, RedoCommand};
 use redoline_capture::{VERSION, exit};
-use redoline_crds::logging;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init(cli.log_format);
+    cli.logging.init();
     match cli.command {
         Command::Version { json: false } => println!("redoline-capture {VERSION}"),
         Command::Version { json: true } => println!(

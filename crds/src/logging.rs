@@ -11,6 +11,21 @@ pub enum LogFormat {
     Json,
 }
 
+/// The logging flags every redoline binary takes: `#[command(flatten)]` them into its CLI.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LoggingArgs {
+    /// Log line format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "REDOLINE_LOG_FORMAT")]
+    pub log_format: LogFormat,
+}
+
+impl LoggingArgs {
+    /// Installs the global subscriber these flags ask for.
+    pub fn init(&self) {
+        init(self.log_format);
+    }
+}
+
 /// Installs the global subscriber writing to stderr; stdout stays free for command output.
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));

@@ -3,15 +3,14 @@
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use redoline_crds::logging::LogFormat;
+use redoline_crds::logging::LoggingArgs;
 
 /// Kubernetes operator for redoline's OracleCapture resources.
 #[derive(Debug, Parser)]
 #[command(name = "redoline-operator", version, about, long_about = None)]
 pub struct Cli {
-    /// Log line format on stderr.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "REDOLINE_LOG_FORMAT")]
-    pub log_format: LogFormat,
+    #[command(flatten)]
+    pub logging: LoggingArgs,
 
     #[command(subcommand)]
     pub command: Command,

@@ -8,7 +8,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use redoline_crds::logging;
 use redoline_operator::VERSION;
 use redoline_operator::build::OperatorSettings;
 use redoline_operator::cli::{Cli, Command, RunArgs, default_capture_image};
@@ -35,7 +34,7 @@ impl Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init(cli.log_format);
+    cli.logging.init();
     let result = match cli.command {
         Command::Version => {
             println!("redoline-operator {VERSION}");
