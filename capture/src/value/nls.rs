@@ -28,6 +28,7 @@
 //! width of digits (fractions 0 to 9), a space in the format matches any run of spaces, and a
 //! `.` directly followed by a fraction element may be absent together with the fraction.
 
+use super::number::take_sign;
 use std::sync::LazyLock;
 
 /// `NLS_DATE_FORMAT` of the mining session.
@@ -376,17 +377,7 @@ impl DateTimeFormat {
                 }
                 FormatElement::OffsetHour => {
                     let start = at;
-                    let negative = match bytes.get(at) {
-                        Some(b'-') => {
-                            at += 1;
-                            true
-                        }
-                        Some(b'+') => {
-                            at += 1;
-                            false
-                        }
-                        _ => false,
-                    };
+                    let negative = take_sign(bytes, &mut at);
                     if bytes.get(at).is_some_and(u8::is_ascii_alphabetic) {
                         let region = literal[start..].trim_end();
                         if !UTC_NAMES.iter().any(|n| n.eq_ignore_ascii_case(region)) {

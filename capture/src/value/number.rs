@@ -51,17 +51,7 @@ impl OracleNumber {
         }
         let bytes = text.as_bytes();
         let mut at = 0;
-        let negative = match bytes.first() {
-            Some(b'-') => {
-                at = 1;
-                true
-            }
-            Some(b'+') => {
-                at = 1;
-                false
-            }
-            _ => false,
-        };
+        let negative = take_sign(bytes, &mut at);
         let int_start = at;
         while at < bytes.len() && bytes[at].is_ascii_digit() {
             at += 1;
@@ -82,17 +72,7 @@ impl OracleNumber {
         let mut exponent: i32 = 0;
         if at < bytes.len() && (bytes[at] == b'e' || bytes[at] == b'E') {
             at += 1;
-            let exp_negative = match bytes.get(at) {
-                Some(b'-') => {
-                    at += 1;
-                    true
-                }
-                Some(b'+') => {
-                    at += 1;
-                    false
-                }
-                _ => false,
-            };
+            let exp_negative = take_sign(bytes, &mut at);
             let exp_start = at;
             while at < bytes.len() && bytes[at].is_ascii_digit() {
                 at += 1;
@@ -316,6 +296,21 @@ impl OracleNumber {
 impl fmt::Display for OracleNumber {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_plain_string(0))
+    }
+}
+
+/// Consumes an optional `+` or `-` at `at`; true for `-`.
+pub(crate) fn take_sign(bytes: &[u8], at: &mut usize) -> bool {
+    match bytes.get(*at) {
+        Some(b'-') => {
+            *at += 1;
+            true
+        }
+        Some(b'+') => {
+            *at += 1;
+            false
+        }
+        _ => false,
     }
 }
 
