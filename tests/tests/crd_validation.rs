@@ -194,6 +194,11 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "spec.format.type: Unsupported value: \"avro\"",
         ),
         (
+            "unknown binary handling mode",
+            with(minimal_spec(), "format.binaryHandlingMode", json!("octal")),
+            "spec.format.binaryHandlingMode: Unsupported value",
+        ),
+        (
             "unknown snapshot mode",
             with(minimal_spec(), "snapshot.mode", json!("sometimes")),
             "spec.snapshot.mode: Unsupported value",
@@ -409,6 +414,7 @@ async fn explain_and_printer_columns_are_useful() {
             message: "spill cap exceeded".into(),
             at: Time(jiff_now()),
         }),
+        snapshot: None,
     };
     typed
         .patch_status(
