@@ -1,5 +1,6 @@
 //! The command line of `redoline-operator`.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -51,9 +52,57 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
 
-    /// This replica's name in Events (the pod name when running in a pod).
+    /// This replica's name in Events and its identity in the leader Lease (the pod name when
+    /// running in a pod; otherwise the host name and process id).
     #[arg(long, value_name = "NAME", env = "POD_NAME")]
     pub instance: Option<String>,
+
+    /// Where `/metrics`, `/healthz` and `/readyz` are served.
+    #[arg(
+        long,
+        value_name = "ADDRESS",
+        env = "REDOLINE_METRICS_ADDR",
+        default_value = "0.0.0.0:8080"
+    )]
+    pub metrics_addr: SocketAddr,
+
+    /// Reconcile only while holding the leader Lease, so that several replicas can run
+    /// (`--leader-election=false` for a single replica without a Lease).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        env = "REDOLINE_LEADER_ELECTION",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub leader_election: bool,
+
+    /// The namespace of the leader Lease: the operator's own (from the pod, or the current
+    /// context's namespace outside a cluster).
+    #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+
+    /// The name of the leader Lease; replicas with the same Lease elect one leader.
+    #[arg(long, value_name = "NAME", default_value = crate::leader::DEFAULT_LEASE_NAME)]
+    pub lease_name: String,
+}
+
+impl RunArgs {
+    /// This replica's identity: `--instance` (the pod name), else `<host name>-<process id>`.
+    pub fn identity(&self) -> String {
+        if let Some(instance) = self.instance.as_deref().filter(|i| !i.is_empty()) {
+            return instance.to_owned();
+        }
+        let host = std::env::var("HOSTNAME")
+            .ok()
+            .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "redoline-operator".to_owned());
+        format!("{host}-{}", std::process::id())
+    }
 }
 
 /// The image of the capture that matches this operator's version.
@@ -123,5 +172,43 @@ mod tests {
         assert_eq!(args.status_poll_interval, Duration::from_secs(5));
         assert_eq!(args.concurrency, 16);
         assert_eq!(args.default_image, None);
+        assert_eq!(args.metrics_addr, "0.0.0.0:8080".parse().unwrap());
+        assert!(args.leader_election);
+        assert_eq!(args.lease_name, "redoline-operator");
+    }
+
+    #[test]
+    fn leader_election_can_be_turned_off() {
+        for off in [
+            &["--leader-election=false"][..],
+            &["--leader-election", "false"],
+        ] {
+            let cli = Cli::try_parse_from(
+                ["redoline-operator", "run"]
+                    .into_iter()
+                    .chain(off.iter().copied()),
+            )
+            .unwrap();
+            let Command::Run(args) = cli.command else {
+                panic!("not run");
+            };
+            assert!(!args.leader_election);
+        }
+        let cli = Cli::try_parse_from([
+            "redoline-operator",
+            "run",
+            "--leader-election",
+            "--instance",
+            "op-0",
+            "--metrics-addr",
+            "127.0.0.1:9090",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run");
+        };
+        assert!(args.leader_election);
+        assert_eq!(args.identity(), "op-0");
+        assert_eq!(args.metrics_addr.port(), 9090);
     }
 }

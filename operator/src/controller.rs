@@ -6,6 +6,12 @@
 //!         ─▶ status::compute (pure) ─▶ apply status (only when changed) ─▶ Events
 //! ```
 //!
+//! Secrets, the StatefulSet and the pod are read from watch caches ([`observe::Caches`]) fed by
+//! the same watches that trigger reconciles, and a child is applied only when its desired state
+//! changed or its cached copy is not the one last applied ([`apply::AppliedChildren`]): a
+//! reconcile of an idle capture makes no API call. A new spill size replaces the StatefulSet
+//! ([`resize`]).
+//!
 //! # Triggers
 //! A reconcile runs when the OracleCapture changes, when an object it owns changes (StatefulSet,
 //! ConfigMap, Service, ServiceAccount: found through their controller owner reference), when its
@@ -32,13 +38,14 @@
 //! # Errors
 //! API errors back off per object, doubling from [`BACKOFF_BASE`] to [`BACKOFF_MAX`], and publish
 //! a Warning Event with the error's [`Error::reason`]. A spec the builders refuse, or a child the
-//! API server refuses as invalid (HTTP 422, such as a change to a StatefulSet field Kubernetes
-//! does not allow to change), is no error but a `Stalled` condition (reason `InvalidSpec` or
+//! API server refuses as invalid (HTTP 422, such as a change to the StatefulSet's selector), is no
+//! error but a `Stalled` condition (reason `InvalidSpec` or
 //! `ApplyRejected`), as retrying the same object cannot fix it; the status still follows the
 //! generation, so GitOps tools see the failure instead of waiting.
 
 pub mod apply;
 pub mod observe;
+pub mod resize;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -47,13 +54,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::{BoxFuture, FutureExt, Shared};
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::OracleCaptureStatus;
@@ -75,6 +80,8 @@ pub const RESYNC_INTERVAL: Duration = Duration::from_secs(600);
 pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
 /// Longest wait between retries of a failing reconcile.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
+/// Longest wait of a reconcile for the watch caches' first lists.
+const CACHE_READY_LIMIT: Duration = Duration::from_secs(30);
 /// Condition reason for a spec the builders refuse.
 pub const INVALID_SPEC: &str = "InvalidSpec";
 /// Condition reason for a child the API server refuses as invalid (HTTP 422).
@@ -104,6 +111,8 @@ pub struct ControllerSettings {
     pub concurrency: u16,
     /// Tells replicas apart in Events (the pod name when running in a pod).
     pub instance: Option<String>,
+    /// Where reconciles are counted and timed; none in tests that do not look.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl ControllerSettings {
@@ -116,6 +125,7 @@ impl ControllerSettings {
             status_timeout: Duration::from_secs(3),
             concurrency: 16,
             instance: None,
+            metrics: None,
         }
     }
 }
@@ -125,16 +135,12 @@ impl ControllerSettings {
 pub enum Error {
     #[error("the OracleCapture has no {0}")]
     MissingMetadata(&'static str),
-    #[error("reading the referenced Secrets: {0}")]
-    ReadSecrets(#[source] kube::Error),
     #[error(transparent)]
     Apply(#[from] apply::ApplyError),
-    #[error("reading the {what}: {source}")]
-    Observe {
-        what: &'static str,
-        #[source]
-        source: kube::Error,
-    },
+    #[error("resizing the spill volume: {0}")]
+    Resize(#[source] kube::Error),
+    #[error("the watch caches did not fill within {CACHE_READY_LIMIT:?}; see the operator's log")]
+    CachesNotReady,
 }
 
 impl Error {
@@ -142,9 +148,9 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::MissingMetadata(_) => "MissingMetadata",
-            Error::ReadSecrets(_) => "SecretReadFailed",
             Error::Apply(_) => "ApplyFailed",
-            Error::Observe { .. } => "ObserveFailed",
+            Error::Resize(_) => "ResizeFailed",
+            Error::CachesNotReady => "CachesNotReady",
         }
     }
 }
@@ -155,6 +161,8 @@ struct Context {
     settings: ControllerSettings,
     events: EventPublisher,
     captures: Store<OracleCapture>,
+    /// StatefulSets, Pods, Secrets and the other children, as the watches last saw them.
+    caches: observe::Caches,
     memory: Mutex<Memory>,
 }
 
@@ -165,6 +173,10 @@ struct Memory {
     written: HashMap<String, OracleCaptureStatus>,
     /// Consecutive failed reconciles, by namespace/name.
     failures: HashMap<String, u32>,
+    /// What was last applied of each capture's children, by the OracleCapture's uid.
+    applied: HashMap<String, apply::AppliedChildren>,
+    /// Spill resizes under way, by the OracleCapture's uid.
+    resizing: HashMap<String, resize::Pending>,
 }
 
 impl Context {
@@ -218,17 +230,15 @@ async fn run_one(
 ) {
     let ns = namespace.as_deref();
     // Lists may come from the API server's watch cache (`any_semantic`): a slightly old start is
-    // fine for a level-based reconciler, and it keeps restarts cheap for etcd.
-    let owned = || {
-        watcher::Config::default()
-            .labels(MANAGED_SELECTOR)
-            .any_semantic()
-    };
-    let controller = Controller::new(
-        api::<OracleCapture>(&client, ns),
-        watcher::Config::default().any_semantic(),
-    );
-    let captures = controller.store();
+    // fine for a level-based reconciler, and it keeps restarts cheap for etcd. The children,
+    // pods and Secrets are watched once each, feeding both the triggers and the caches the
+    // reconciler reads (see `observe::watch`).
+    let (caches, feeds) = observe::watch(&client, ns);
+    let (captures, capture_feed) = observe::watch_captures(&client, ns);
+    let controller = Controller::for_stream(capture_feed, captures.clone());
+    if let Some(metrics) = &settings.metrics {
+        metrics.track_captures(captures.clone());
+    }
     let secret_readers = captures.clone();
     let config = controller::Config::default().concurrency(settings.concurrency);
     let context = Arc::new(Context {
@@ -236,27 +246,20 @@ async fn run_one(
         settings,
         events,
         captures,
+        caches,
         memory: Mutex::new(Memory::default()),
     });
     tracing::info!(namespace = ns.unwrap_or("*"), "watching OracleCaptures");
     controller
         .with_config(config)
-        .owns(api::<StatefulSet>(&client, ns), owned())
-        .owns(api::<ConfigMap>(&client, ns), owned())
-        .owns(api::<Service>(&client, ns), owned())
-        .owns(api::<ServiceAccount>(&client, ns), owned())
-        .watches(
-            api::<Pod>(&client, ns),
-            watcher::Config::default()
-                .labels(CAPTURE_POD_SELECTOR)
-                .any_semantic(),
-            capture_of_pod,
-        )
-        .watches(
-            api::<Secret>(&client, ns),
-            watcher::Config::default().any_semantic(),
-            move |secret| readers_of_secret(&secret_readers, &secret),
-        )
+        .owns_stream(feeds.stateful_sets)
+        .owns_stream(feeds.config_maps)
+        .owns_stream(feeds.services)
+        .owns_stream(feeds.service_accounts)
+        .watches_stream(feeds.pods, capture_of_pod)
+        .watches_stream(feeds.secrets, move |secret| {
+            readers_of_secret(&secret_readers, &secret)
+        })
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {
@@ -305,7 +308,12 @@ fn object_key(capture: &OracleCapture) -> String {
 }
 
 async fn reconcile(capture: Arc<OracleCapture>, context: Arc<Context>) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
     let result = reconcile_capture(&capture, &context).await;
+    if let Some(metrics) = &context.settings.metrics {
+        let reason = result.as_ref().err().map(Error::reason);
+        metrics.reconcile.record(started.elapsed(), reason);
+    }
     match &result {
         Ok(_) => {
             context.memory().failures.remove(&object_key(&capture));
@@ -373,22 +381,53 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
     let client = &context.client;
     let settings = &context.settings;
 
+    // The caches fill from the controller's watches; a reconcile before their first list would
+    // read a missing Secret where there is one.
+    if !context.caches.ready(CACHE_READY_LIMIT).await {
+        return Err(Error::CachesNotReady);
+    }
+    let caches = &context.caches;
+
     // Desired state, then apply.
-    let secrets =
-        observe::check_secrets(&Api::namespaced(client.clone(), namespace), &capture.spec)
-            .await
-            .map_err(Error::ReadSecrets)?;
+    let secrets = observe::check_secrets(&caches.secrets, namespace, &capture.spec);
     // The StatefulSet's name as `build` gives it; known even when the spec cannot be built.
     let workload_name = format!("{name}-capture");
     let mut configuration_problem = secrets.problem.clone();
+    let mut resize_waiting = false;
     match build(capture, &settings.build) {
         Ok(mut children) => {
             apply::annotate_secrets(&mut children, &secrets.digest);
             let roll_allowed = secrets.problem.is_none() || capture.spec.suspend;
-            match apply::children(client, namespace, &children, roll_allowed).await {
-                Ok(()) => {}
-                // The API server refused what the spec asks for (e.g. a StatefulSet field it
-                // does not allow to change): retrying the same object cannot succeed.
+            // A new spill size cannot be applied to the StatefulSet: `resize` replaces it.
+            let with_stateful_set = roll_allowed && {
+                let step = resize_step(capture, context, &uid, &children).await?;
+                resize_waiting = step.pending;
+                step.apply
+            };
+            let mut applied = context
+                .memory()
+                .applied
+                .get(&uid)
+                .cloned()
+                .unwrap_or_default();
+            let result = apply::children(
+                client,
+                namespace,
+                &children,
+                with_stateful_set,
+                caches,
+                &mut applied,
+            )
+            .await;
+            context.memory().applied.insert(uid.clone(), applied);
+            match result {
+                Ok(sent) => {
+                    if sent > 0 {
+                        tracing::debug!(capture = name, namespace, sent, "children applied");
+                    }
+                }
+                // The API server refused what the spec asks for: retrying the same object
+                // cannot succeed.
                 Err(refused) if refused.is_invalid() => {
                     configuration_problem
                         .get_or_insert_with(|| (APPLY_REJECTED.to_owned(), refused.to_string()));
@@ -402,19 +441,9 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
         }
     }
 
-    // Observe.
-    let workload = observe::workload(&Api::namespaced(client.clone(), namespace), &workload_name)
-        .await
-        .map_err(|source| Error::Observe {
-            what: "StatefulSet",
-            source,
-        })?;
-    let pod = observe::pod(&Api::namespaced(client.clone(), namespace), &workload_name)
-        .await
-        .map_err(|source| Error::Observe {
-            what: "capture pod",
-            source,
-        })?;
+    // Observe, from the caches; only the capture's own `/status` is asked.
+    let workload = observe::workload(&caches.stateful_sets, namespace, &workload_name);
+    let pod = observe::pod(&caches.pods, namespace, &workload_name);
     let running = pod
         .as_ref()
         .is_some_and(|(pod, _)| observe::capture_running(pod));
@@ -459,10 +488,76 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
             .await;
     }
 
-    Ok(if running && !capture.spec.suspend {
+    Ok(if resize_waiting {
+        Action::requeue(resize::RESIZE_POLL)
+    } else if running && !capture.spec.suspend {
         Action::requeue(settings.status_poll_interval)
     } else {
         Action::requeue(RESYNC_INTERVAL)
+    })
+}
+
+/// What [`resize_step`] decided.
+struct ResizeDecision {
+    /// Apply the StatefulSet now.
+    apply: bool,
+    /// A resize is under way: look again soon.
+    pending: bool,
+}
+
+/// The spill resize part of a reconcile (see [`resize`]): starts or follows a resize, publishes
+/// its Event, and says whether the StatefulSet may be applied.
+async fn resize_step(
+    capture: &OracleCapture,
+    context: &Context,
+    uid: &str,
+    children: &crate::build::CaptureChildren,
+) -> Result<ResizeDecision, Error> {
+    let namespace = capture.metadata.namespace.as_deref().unwrap_or_default();
+    let existing = context.caches.stateful_sets.get(
+        &ObjectRef::new(
+            children
+                .stateful_set
+                .metadata
+                .name
+                .as_deref()
+                .unwrap_or_default(),
+        )
+        .within(namespace),
+    );
+    let pending = context.memory().resizing.remove(uid);
+    let step = resize::step(
+        &context.client,
+        namespace,
+        existing.as_deref(),
+        &children.stateful_set,
+        pending,
+    )
+    .await
+    .map_err(Error::Resize)?;
+    if let Some(event) = &step.event {
+        tracing::info!(
+            object = %object_key(capture),
+            reason = %event.reason,
+            note = %event.note,
+            "spill resize"
+        );
+        context
+            .events
+            .transitions(&capture.object_ref(&()), std::slice::from_ref(event))
+            .await;
+    }
+    let pending = step.pending.is_some();
+    if let Some(resizing) = step.pending {
+        let mut memory = context.memory();
+        memory.resizing.insert(uid.to_owned(), resizing);
+        if let Some(applied) = memory.applied.get_mut(uid) {
+            applied.forget_stateful_set();
+        }
+    }
+    Ok(ResizeDecision {
+        apply: step.apply,
+        pending,
     })
 }
 
@@ -477,6 +572,8 @@ fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
             .filter_map(|c| c.metadata.uid.as_deref())
             .collect();
         memory.written.retain(|uid, _| uids.contains(uid.as_str()));
+        memory.applied.retain(|uid, _| uids.contains(uid.as_str()));
+        memory.resizing.retain(|uid, _| uids.contains(uid.as_str()));
     }
 }
 
@@ -484,6 +581,7 @@ fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kube::runtime::watcher;
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {

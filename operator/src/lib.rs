@@ -13,6 +13,9 @@ pub mod build;
 pub mod cli;
 pub mod controller;
 pub mod events;
+pub mod http;
+pub mod leader;
+pub mod metrics;
 pub mod status;
 
 /// The version of this build.

@@ -29,7 +29,7 @@ K8S_VERSION="${K8S_VERSION:-v1.34.4}"
 BIN="${K8S_BIN:-${REDOLINE_CACHE:-$HOME/.cache/redoline}/k8s-$K8S_VERSION/bin}"
 COMPONENTS=(kube-controller-manager kube-apiserver etcd) # stop order: dependants first
 MARKER=.redoline-k8s
-SERVICE_CIDR=10.96.0.0/24
+SERVICE_CIDR=10.96.0.0/20 # 4094 ClusterIPs: room for the 1,000-capture operator benchmark
 SERVICE_IP=10.96.0.1 # first address of SERVICE_CIDR: the "kubernetes" Service
 
 say() { echo "k8s.sh: $*" >&2; }

@@ -385,17 +385,21 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
         Some(redoline_crds::v1alpha1::Phase::Suspended)
     );
 
-    // A new spill size changes volumeClaimTemplates, which Kubernetes refuses to update; until
-    // claim expansion or recreation is built, that is reported, not retried forever.
+    // A new spill size changes volumeClaimTemplates, which Kubernetes refuses to update: the
+    // StatefulSet is replaced (the sample's StorageClass "standard" does not exist here, so by
+    // recreation; tests/operator_resize.rs covers both ways).
     h.patch_spec(json!({"buffer": {"spill": {"size": "30Gi"}}}))
         .await;
-    let refused = h
-        .wait_current("ApplyRejected", |c| {
-            has_condition(c, "Stalled", "True", "ApplyRejected")
-        })
-        .await;
-    let message = &condition(&refused, "Stalled").unwrap().message;
-    assert!(message.contains("StatefulSet orders-capture"), "{message}");
+    h.stateful_set_where("the new spill size", |s| {
+        controller::resize::SpillTemplate::of(s).and_then(|t| t.bytes) == Some(30 << 30)
+    })
+    .await;
+    h.event("SpillVolumeRecreated").await;
+    h.wait_current("Suspended after the resize", |c| {
+        has_condition(c, "Ready", "True", "Suspended")
+            && has_condition(c, "Stalled", "False", "NoStop")
+    })
+    .await;
     h.finish().await;
 }
 
@@ -587,11 +591,39 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
         "containerStatuses": [container("capture", json!({"running": {"startedAt": "2026-11-29T10:00:06Z"}}), true)],
     }))
     .await;
+
+    // First the initial snapshot: its progress shows in status.snapshot.
+    let streaming_report = body.lock().unwrap().clone();
+    *body.lock().unwrap() = json!({
+        "state": "snapshotting", "commitScn": null, "lagSeconds": null,
+        "snapshot": {"tablesTotal": 3, "tablesDone": 1, "rowsScanned": 1200,
+                     "rowsRemainingEstimate": 4800},
+    })
+    .to_string();
+    let capture = h
+        .wait_current("Snapshotting", |c| {
+            has_condition(c, "Ready", "False", "Snapshotting")
+        })
+        .await;
+    let snapshot = capture.status.as_ref().unwrap().snapshot.clone();
+    let snapshot = snapshot.expect("status.snapshot while snapshotting");
+    assert_eq!(
+        (
+            snapshot.tables_done,
+            snapshot.tables_total,
+            snapshot.rows_scanned
+        ),
+        (Some(1), Some(3), Some(1200))
+    );
+    assert_eq!(snapshot.rows_remaining_estimate, Some(4800));
+    *body.lock().unwrap() = streaming_report;
+
     let capture = h
         .wait_current("Ready=True", |c| {
             has_condition(c, "Ready", "True", "Streaming")
         })
         .await;
+    assert_eq!(capture.status.as_ref().unwrap().snapshot, None);
     let status = capture.status.as_ref().unwrap();
     assert_eq!(status.lag_seconds, Some(4.5));
     assert_eq!(status.position.as_ref().unwrap().commit_scn, Some(5000));

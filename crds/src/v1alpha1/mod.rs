@@ -18,7 +18,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::quantity::ByteQuantity;
-pub use status::{LastStop, OracleCaptureStatus, Phase, Position, condition_type};
+pub use status::{
+    LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, condition_type,
+};
 
 /// The smallest heap budget the capture accepts: below it, ordinary transactions would spill.
 pub const MIN_MEMORY_BYTES: u64 = 16 << 20;

@@ -54,6 +54,30 @@ pub struct OracleCaptureStatus {
     /// The latest typed stop of the capture, kept after a restart so the cause stays visible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_stop: Option<LastStop>,
+
+    /// Progress of the initial snapshot, present only while the capture takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotProgress>,
+}
+
+/// How far the initial snapshot has got, as the capture reports it on `/status`. Every field is
+/// optional: a capture reports what it knows (the estimate, for one, comes from optimizer
+/// statistics and may be missing).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotProgress {
+    /// Tables the snapshot reads in total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables_total: Option<u64>,
+    /// Tables read completely.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables_done: Option<u64>,
+    /// Rows read so far, over all tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_scanned: Option<u64>,
+    /// An estimate of the rows still to read (from the database's table statistics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_remaining_estimate: Option<u64>,
 }
 
 /// A one-word summary of the capture's state.

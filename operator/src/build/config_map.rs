@@ -2,7 +2,8 @@
 //!
 //! The config has the spec's field names and shape (the contracts' "capture config file") plus
 //! `name` and the spill directory on the mounted volume. Fields that only shape the pod (`image`,
-//! `pod`, `suspend`) are left out, and so are the Secret references: credentials reach the capture
+//! `pod`, `suspend`, the spill volume's `size` and `storageClassName`) are left out, and so are the
+//! Secret references: credentials reach the capture
 //! as mounted files named by environment variables (see `statefulset.rs`), never through the
 //! ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
 //! the pod.
@@ -39,6 +40,10 @@ pub fn render_capture_config(capture: &OracleCapture) -> Result<String, BuildErr
         kafka.remove("configSecret");
     }
     if let Some(Value::Object(spill)) = fields.get_mut("buffer").and_then(|b| b.get_mut("spill")) {
+        // The volume's size and class shape the claim, not the capture: leaving them out keeps
+        // the config (and its hash) unchanged when a spill volume is expanded in place.
+        spill.remove("size");
+        spill.remove("storageClassName");
         spill.insert("dir".into(), Value::String(SPILL_DIR.into()));
     }
     let name = capture.metadata.name.clone().unwrap_or_default();
@@ -83,6 +88,8 @@ mod tests {
         assert_eq!(config["database"]["serviceName"], "ORDERSPDB");
         assert_eq!(config["buffer"]["memoryMaxBytes"], "512Mi");
         assert_eq!(config["buffer"]["spill"]["dir"], SPILL_DIR);
+        assert_eq!(config["buffer"]["spill"]["maxBytes"], "20Gi");
+        assert!(config["buffer"]["spill"].get("size").is_none());
         assert_eq!(config["mining"]["flushTable"], "REDOLINE_LOGMNR_FLUSH");
         for absent in ["pod", "image", "suspend"] {
             assert!(
@@ -114,5 +121,9 @@ mod tests {
         let mut scaled = fixtures::sample();
         scaled.spec.suspend = true;
         assert_eq!(hash(&a), hash(&build(&scaled, &identity).unwrap()));
+        // Nor does a bigger spill volume, which is expanded in place without a restart.
+        let mut expanded = fixtures::sample();
+        expanded.spec.buffer.spill.size = redoline_crds::ByteQuantity::quantity("48Gi");
+        assert_eq!(hash(&a), hash(&build(&expanded, &identity).unwrap()));
     }
 }

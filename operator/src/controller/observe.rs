@@ -1,20 +1,28 @@
 //! Reading the world for one OracleCapture: the Secrets it references, its StatefulSet and pod,
 //! and the capture's own `/status` endpoint.
 //!
-//! Everything here only reads. What it returns is plain data for the pure status module
-//! ([`crate::status`]); errors of the API server are passed up (the reconcile backs off), while a
-//! capture that does not answer its `/status` poll is not an error: it simply gives no report, and
-//! the status says the lag is unknown.
+//! Everything here only reads, and the Kubernetes objects come from the watch caches
+//! ([`Caches`], set up by [`watch`]), so observing costs no API call. What it returns is plain
+//! data for the pure status module ([`crate::status`]); a capture that does not answer its
+//! `/status` poll is not an error: it simply gives no report, and the status says the lag is
+//! unknown.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use futures::StreamExt;
+use futures::stream::{BoxStream, Stream};
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
+use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Pod, Secret};
-use kube::Api;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use kube::api::PartialObjectMeta;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource};
+use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::OracleCaptureSpec;
 use sha2::{Digest, Sha256};
 
@@ -89,15 +97,212 @@ pub fn references_secret(spec: &OracleCaptureSpec, secret: &str) -> bool {
     references(spec).iter().any(|r| r.name == secret)
 }
 
-/// Reads every Secret the spec references and checks the keys the capture needs.
-pub async fn check_secrets(
-    secrets: &Api<Secret>,
+/// The caches the reconciler reads instead of asking the API server: one reflector per watched
+/// kind, fed by the same watches that trigger reconciles, so reading them costs no API call.
+///
+/// To keep the operator small with many captures, what is cached is trimmed to what the
+/// reconciler reads: no `managedFields` anywhere, no pod template spec in StatefulSets, no pod
+/// spec in Pods, and Secrets keep their key names but not their values (the values are never
+/// needed, and not holding them keeps credentials out of the operator's memory). ConfigMaps,
+/// Services and ServiceAccounts are watched as metadata only.
+#[derive(Clone)]
+pub struct Caches {
+    pub stateful_sets: Store<StatefulSet>,
+    pub pods: Store<Pod>,
+    pub secrets: Store<Secret>,
+    pub config_maps: Store<PartialObjectMeta<ConfigMap>>,
+    pub services: Store<PartialObjectMeta<Service>>,
+    pub service_accounts: Store<PartialObjectMeta<ServiceAccount>>,
+}
+
+impl std::fmt::Debug for Caches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caches")
+            .field("stateful_sets", &self.stateful_sets.len())
+            .field("pods", &self.pods.len())
+            .field("secrets", &self.secrets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A watch already passed through its cache, ready to trigger reconciles.
+pub type Feed<K> = BoxStream<'static, Result<K, watcher::Error>>;
+
+/// The watch streams behind [`Caches`]; each must be polled (by the controller) for its cache to
+/// fill.
+pub struct Feeds {
+    pub stateful_sets: Feed<StatefulSet>,
+    pub pods: Feed<Pod>,
+    pub secrets: Feed<Secret>,
+    pub config_maps: Feed<PartialObjectMeta<ConfigMap>>,
+    pub services: Feed<PartialObjectMeta<Service>>,
+    pub service_accounts: Feed<PartialObjectMeta<ServiceAccount>>,
+}
+
+impl std::fmt::Debug for Feeds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feeds").finish_non_exhaustive()
+    }
+}
+
+impl Caches {
+    /// Waits until every cache holds its initial list (immediate once they did), for at most
+    /// `limit`; false when some cache is still empty then (its watch keeps failing, e.g. for want
+    /// of a permission).
+    pub async fn ready(&self, limit: Duration) -> bool {
+        let all = async {
+            futures::join!(
+                self.stateful_sets.wait_until_ready(),
+                self.pods.wait_until_ready(),
+                self.secrets.wait_until_ready(),
+                self.config_maps.wait_until_ready(),
+                self.services.wait_until_ready(),
+                self.service_accounts.wait_until_ready(),
+            )
+        };
+        // An error inside means the watch was dropped: the controller is shutting down.
+        tokio::time::timeout(limit, all).await.is_ok()
+    }
+}
+
+/// Sets up the watches of one namespace (or all) and their caches.
+pub fn watch(client: &Client, namespace: Option<&str>) -> (Caches, Feeds) {
+    // Lists may come from the API server's watch cache (`any_semantic`): a slightly old start is
+    // fine for a level-based reconciler, and it keeps restarts cheap for etcd.
+    let owned = || {
+        watcher::Config::default()
+            .labels(super::MANAGED_SELECTOR)
+            .any_semantic()
+    };
+    let (stateful_sets, stateful_set_feed) = cached(
+        watcher(super::api(client, namespace), owned()),
+        trim_stateful_set,
+    );
+    let (pods, pod_feed) = cached(
+        watcher(
+            super::api(client, namespace),
+            watcher::Config::default()
+                .labels(super::CAPTURE_POD_SELECTOR)
+                .any_semantic(),
+        ),
+        trim_pod,
+    );
+    let (secrets, secret_feed) = cached(
+        watcher(
+            super::api(client, namespace),
+            watcher::Config::default().any_semantic(),
+        ),
+        trim_secret,
+    );
+    let (config_maps, config_map_feed) =
+        cached(watcher(super::api(client, namespace), owned()), trim_meta);
+    let (services, service_feed) =
+        cached(watcher(super::api(client, namespace), owned()), trim_meta);
+    let (service_accounts, service_account_feed) =
+        cached(watcher(super::api(client, namespace), owned()), trim_meta);
+    (
+        Caches {
+            stateful_sets,
+            pods,
+            secrets,
+            config_maps,
+            services,
+            service_accounts,
+        },
+        Feeds {
+            stateful_sets: stateful_set_feed,
+            pods: pod_feed,
+            secrets: secret_feed,
+            config_maps: config_map_feed,
+            services: service_feed,
+            service_accounts: service_account_feed,
+        },
+    )
+}
+
+/// The watch of the OracleCaptures themselves and the controller's store of them, trimmed like
+/// the other caches: no `managedFields`, no `kubectl.kubernetes.io/last-applied-configuration`
+/// (nothing reads them, and with many resources they are most of the memory).
+pub fn watch_captures(
+    client: &Client,
+    namespace: Option<&str>,
+) -> (Store<OracleCapture>, Feed<OracleCapture>) {
+    let (store, writer) = reflector::store();
+    let feed = watcher(
+        super::api(client, namespace),
+        watcher::Config::default().any_semantic(),
+    )
+    .default_backoff()
+    .modify(trim_capture)
+    .reflect(writer)
+    .applied_objects()
+    .boxed();
+    (store, feed)
+}
+
+fn trim_capture(capture: &mut OracleCapture) {
+    trim_meta(capture);
+    if let Some(annotations) = capture.metadata.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+}
+
+/// Trims each object, keeps it in a new cache, and passes every touched object (deletions
+/// included, so a deleted child is put back) on as a trigger.
+fn cached<K>(
+    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    trim: fn(&mut K),
+) -> (Store<K>, Feed<K>)
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store();
+    let feed = events
+        .default_backoff()
+        .modify(trim)
+        .reflect(writer)
+        .touched_objects()
+        .boxed();
+    (store, feed)
+}
+
+fn trim_meta<K: Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+}
+
+fn trim_stateful_set(sts: &mut StatefulSet) {
+    trim_meta(sts);
+    if let Some(spec) = sts.spec.as_mut() {
+        spec.template.spec = None;
+    }
+}
+
+fn trim_pod(pod: &mut Pod) {
+    trim_meta(pod);
+    pod.spec = None;
+}
+
+fn trim_secret(secret: &mut Secret) {
+    trim_meta(secret);
+    // Only which keys exist is read; string_data is write-only and never comes back anyway.
+    if let Some(data) = secret.data.as_mut() {
+        for value in data.values_mut() {
+            *value = ByteString(Vec::new());
+        }
+    }
+    secret.string_data = None;
+}
+
+/// Checks every Secret the spec references, and the keys the capture needs, in the Secret cache.
+pub fn check_secrets(
+    secrets: &Store<Secret>,
+    namespace: &str,
     spec: &OracleCaptureSpec,
-) -> Result<SecretCheck, kube::Error> {
+) -> SecretCheck {
     let mut problems: Vec<(&'static str, String)> = Vec::new();
     let mut digest = Sha256::new();
     for reference in references(spec) {
-        let Some(secret) = secrets.get_opt(reference.name).await? else {
+        let Some(secret) = secrets.get(&ObjectRef::new(reference.name).within(namespace)) else {
             problems.push((
                 SECRET_NOT_FOUND,
                 format!(
@@ -141,42 +346,41 @@ pub async fn check_secrets(
             .join("; ");
         ((*reason).to_owned(), message)
     });
-    Ok(SecretCheck {
+    SecretCheck {
         problem,
         digest: hex(&digest.finalize()),
-    })
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The StatefulSet's rollout state, `None` while it does not exist.
-pub async fn workload(
-    stateful_sets: &Api<StatefulSet>,
+/// The StatefulSet's rollout state from the cache, `None` while it does not exist.
+pub fn workload(
+    stateful_sets: &Store<StatefulSet>,
+    namespace: &str,
     name: &str,
-) -> Result<Option<WorkloadObservation>, kube::Error> {
-    Ok(stateful_sets
-        .get_opt(name)
-        .await?
-        .as_ref()
-        .map(WorkloadObservation::from_stateful_set))
+) -> Option<WorkloadObservation> {
+    stateful_sets
+        .get(&ObjectRef::new(name).within(namespace))
+        .map(|sts| WorkloadObservation::from_stateful_set(&sts))
 }
 
-/// The capture pod (the StatefulSet's only ordinal) and its IP, `None` while there is no pod.
-pub async fn pod(
-    pods: &Api<Pod>,
+/// The capture pod (the StatefulSet's only ordinal) and its IP from the cache, `None` while there
+/// is no pod.
+pub fn pod(
+    pods: &Store<Pod>,
+    namespace: &str,
     workload_name: &str,
-) -> Result<Option<(PodObservation, Option<IpAddr>)>, kube::Error> {
-    let Some(pod) = pods.get_opt(&format!("{workload_name}-0")).await? else {
-        return Ok(None);
-    };
+) -> Option<(PodObservation, Option<IpAddr>)> {
+    let pod = pods.get(&ObjectRef::new(&format!("{workload_name}-0")).within(namespace))?;
     let ip = pod
         .status
         .as_ref()
         .and_then(|s| s.pod_ip.as_deref())
         .and_then(|ip| ip.parse().ok());
-    Ok(Some((PodObservation::from_pod(&pod), ip)))
+    Some((PodObservation::from_pod(&pod), ip))
 }
 
 /// Whether the capture container runs, so that `/status` can answer.
@@ -266,6 +470,51 @@ mod tests {
             fields,
             ["spec.database.credentialsSecret", "spec.kafka.configSecret"]
         );
+    }
+
+    #[test]
+    fn cached_secrets_keep_their_keys_but_not_their_values() {
+        let secret: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "orders-db-cdc", "namespace": "sales", "uid": "u1",
+                         "resourceVersion": "7",
+                         "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
+            "data": {"username": "dXNlcg==", "password": "c2VjcmV0"},
+        }))
+        .unwrap();
+        let mut trimmed = secret.clone();
+        trim_secret(&mut trimmed);
+        assert!(trimmed.metadata.managed_fields.is_none());
+        let data = trimmed.data.as_ref().unwrap();
+        assert!(data.values().all(|v| v.0.is_empty()));
+
+        let (store, mut writer) = reflector::store::<Secret>();
+        writer.apply_watcher_event(&watcher::Event::Apply(trimmed));
+        let mut spec = fixtures::sample().spec;
+        spec.kafka.config_secret = None;
+        let check = check_secrets(&store, "sales", &spec);
+        assert_eq!(check.problem, None);
+        // The digest is made of identities and versions only, so trimming does not change it.
+        let (full, mut full_writer) = reflector::store::<Secret>();
+        full_writer.apply_watcher_event(&watcher::Event::Apply(secret));
+        assert_eq!(check_secrets(&full, "sales", &spec).digest, check.digest);
+        let elsewhere = check_secrets(&store, "hr", &spec);
+        assert_eq!(elsewhere.problem.unwrap().0, SECRET_NOT_FOUND);
+    }
+
+    #[test]
+    fn cached_pods_and_stateful_sets_lose_their_specs() {
+        let children = crate::build::build(&fixtures::sample(), &fixtures::settings()).unwrap();
+        let mut sts = children.stateful_set;
+        trim_stateful_set(&mut sts);
+        let spec = sts.spec.as_ref().unwrap();
+        assert!(spec.template.spec.is_none());
+        assert!(spec.volume_claim_templates.is_some(), "kept for resizes");
+        let mut pod = Pod {
+            spec: Some(Default::default()),
+            ..Pod::default()
+        };
+        trim_pod(&mut pod);
+        assert!(pod.spec.is_none());
     }
 
     #[tokio::test]

@@ -229,6 +229,13 @@ pub fn compute(
         })
         .or_else(|| previous.and_then(|p| p.position.clone()));
 
+    // Only while snapshotting: a finished snapshot's numbers would read as work still going on.
+    let snapshot = observation
+        .capture
+        .as_ref()
+        .filter(|_| phase == Phase::Snapshotting)
+        .and_then(|c| c.snapshot.clone());
+
     let mut conditions = vec![ready, prerequisites, stalled, reconciling];
     conditions.extend(lag);
     let status = OracleCaptureStatus {
@@ -238,6 +245,7 @@ pub fn compute(
         position,
         lag_seconds,
         last_stop,
+        snapshot,
     };
     let transitions = transitions(previous, &status);
     (status, transitions)

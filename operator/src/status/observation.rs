@@ -4,6 +4,7 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+use redoline_crds::v1alpha1::SnapshotProgress;
 use serde::Deserialize;
 
 use super::StopReport;
@@ -70,6 +71,10 @@ pub struct CaptureReport {
     pub restart_scn: Option<u64>,
     #[serde(default)]
     pub lag_seconds: Option<f64>,
+    /// Snapshot progress, sent by a capture while it takes its initial snapshot (an addition to
+    /// the contract's `/status`: older captures leave it out).
+    #[serde(default)]
+    pub snapshot: Option<SnapshotProgress>,
 }
 
 /// The capture pod's two containers.

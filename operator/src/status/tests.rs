@@ -61,6 +61,7 @@ fn streaming(lag: f64) -> Observation {
             commit_scn: Some(5000),
             restart_scn: Some(4000),
             lag_seconds: Some(lag),
+            snapshot: None,
         }),
         ..Observation::default()
     }
@@ -372,4 +373,49 @@ fn reads_containers_from_a_pod() {
         }
     );
     assert_eq!(observed.capture.stop().unwrap().code, "CDC-4001");
+}
+
+#[test]
+fn snapshot_progress_is_shown_only_while_snapshotting() {
+    let report: CaptureReport = serde_json::from_value(json!({
+        "state": "snapshotting", "commitScn": null, "lagSeconds": null, "openTransactions": 0,
+        "snapshot": {"tablesTotal": 3, "tablesDone": 1, "rowsScanned": 120000,
+                     "rowsRemainingEstimate": 480000}
+    }))
+    .unwrap();
+    let mut observation = streaming(1.0);
+    observation.capture = Some(report);
+    let (status, _) = compute(&observation, None, &t0());
+    assert_eq!(status.phase, Some(Phase::Snapshotting));
+    let snapshot = status.snapshot.clone().expect("status.snapshot");
+    assert_eq!(snapshot.tables_total, Some(3));
+    assert_eq!(snapshot.tables_done, Some(1));
+    assert_eq!(snapshot.rows_scanned, Some(120_000));
+    assert_eq!(snapshot.rows_remaining_estimate, Some(480_000));
+    assert_eq!(
+        serde_json::to_value(&status).unwrap()["snapshot"],
+        json!({"tablesTotal": 3, "tablesDone": 1, "rowsScanned": 120000,
+               "rowsRemainingEstimate": 480000})
+    );
+
+    // A partial report keeps what it has.
+    let partial: CaptureReport =
+        serde_json::from_value(json!({"state": "snapshotting", "snapshot": {"rowsScanned": 5}}))
+            .unwrap();
+    observation.capture = Some(partial);
+    let (status, _) = compute(&observation, Some(&status), &t1());
+    let snapshot = status.snapshot.expect("status.snapshot");
+    assert_eq!(snapshot.rows_scanned, Some(5));
+    assert_eq!(snapshot.tables_total, None);
+
+    // Streaming again: the snapshot is over and its progress leaves the status.
+    let (status, _) = compute(&streaming(1.0), None, &t1());
+    assert_eq!(status.phase, Some(Phase::Streaming));
+    assert_eq!(status.snapshot, None);
+    assert!(
+        serde_json::to_value(&status)
+            .unwrap()
+            .get("snapshot")
+            .is_none()
+    );
 }

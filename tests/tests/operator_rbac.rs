@@ -1,0 +1,406 @@
+//! The operator under exactly the permissions of `operator/rbac/`: a ServiceAccount gets the
+//! ClusterRole, the leader-election Role and their bindings from those files (renamed and moved
+//! into the test's namespace), and the operator runs in this process as that ServiceAccount
+//! (impersonation), leader election included.
+//!
+//! * With the rules as written, a full reconcile of the sample OracleCapture succeeds: the Lease is
+//!   taken, all four children appear, the status is written for the current generation, a Warning
+//!   Event is published for a broken Secret, and no reconcile fails.
+//! * With one verb taken away (`patch` on StatefulSets) the same reconcile fails with a forbidden
+//!   error, so the test would notice a rule that is missing.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use redoline_crds::OracleCapture;
+use redoline_operator::build::OperatorSettings;
+use redoline_operator::controller::{self, ControllerSettings, WatchScope};
+use redoline_operator::leader::{self, LeaderError, LeaderSettings, RoleCell};
+use redoline_operator::metrics::{Metrics, Registry};
+use redoline_tests::k8s::{FIELD_MANAGER, KubeEnv, TestNamespace, apply_crd};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+const RULES: &str = include_str!("../../operator/rbac/clusterrole.yaml");
+const BINDINGS: &str = include_str!("../../operator/rbac/bindings.yaml");
+const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
+const NAME: &str = "orders";
+const ACCOUNT: &str = "redoline-operator";
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The documents of a multi-document YAML file.
+fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_norway::Deserializer::from_str(text)
+        .map(|doc| serde_json::Value::deserialize(doc).expect("YAML document"))
+        .collect()
+}
+
+fn of_kind<T: serde::de::DeserializeOwned>(docs: &[serde_json::Value], kind: &str) -> T {
+    let doc = docs
+        .iter()
+        .find(|d| d["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in operator/rbac"));
+    serde_json::from_value(doc.clone()).expect(kind)
+}
+
+/// The objects of `operator/rbac/`, for a ServiceAccount in `namespace`: cluster-scoped names get
+/// the namespace as suffix so that tests do not share them.
+struct Rbac {
+    cluster_role: ClusterRole,
+    role: Role,
+    service_account: ServiceAccount,
+    cluster_role_binding: ClusterRoleBinding,
+    role_binding: RoleBinding,
+}
+
+impl Rbac {
+    fn load(namespace: &str) -> Rbac {
+        let rules = documents(RULES);
+        let bindings = documents(BINDINGS);
+        let cluster_name = format!("redoline-operator-{namespace}");
+        let mut cluster_role: ClusterRole = of_kind(&rules, "ClusterRole");
+        cluster_role.metadata.name = Some(cluster_name.clone());
+        let mut role: Role = of_kind(&rules, "Role");
+        role.metadata.namespace = Some(namespace.to_owned());
+        let mut service_account: ServiceAccount = of_kind(&bindings, "ServiceAccount");
+        service_account.metadata.namespace = Some(namespace.to_owned());
+        let mut cluster_role_binding: ClusterRoleBinding = of_kind(&bindings, "ClusterRoleBinding");
+        cluster_role_binding.metadata.name = Some(cluster_name.clone());
+        cluster_role_binding.role_ref.name = cluster_name;
+        let mut role_binding: RoleBinding = of_kind(&bindings, "RoleBinding");
+        role_binding.metadata.namespace = Some(namespace.to_owned());
+        for subject in cluster_role_binding
+            .subjects
+            .iter_mut()
+            .chain(role_binding.subjects.iter_mut())
+            .flatten()
+        {
+            assert_eq!(subject.name, ACCOUNT);
+            subject.namespace = Some(namespace.to_owned());
+        }
+        Rbac {
+            cluster_role,
+            role,
+            service_account,
+            cluster_role_binding,
+            role_binding,
+        }
+    }
+
+    /// Takes `verb` away from the ClusterRole's rule for `resource`.
+    fn without(mut self, resource: &str, verb: &str) -> Rbac {
+        let rule = self
+            .cluster_role
+            .rules
+            .iter_mut()
+            .flatten()
+            .find(|r| r.resources.iter().flatten().any(|r| r == resource))
+            .unwrap_or_else(|| panic!("no rule for {resource}"));
+        let before = rule.verbs.len();
+        rule.verbs.retain(|v| v != verb);
+        assert_eq!(rule.verbs.len(), before - 1, "{resource} has no {verb}");
+        self
+    }
+
+    async fn apply(&self, admin: &Client, namespace: &str) {
+        async fn ssa<K>(api: Api<K>, object: &K)
+        where
+            K: kube::Resource<DynamicType = ()>
+                + Clone
+                + std::fmt::Debug
+                + serde::Serialize
+                + serde::de::DeserializeOwned,
+        {
+            let name = object.meta().name.clone().expect("name");
+            api.patch(
+                &name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(object),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("applying {name}: {e}"));
+        }
+        ssa(Api::all(admin.clone()), &self.cluster_role).await;
+        ssa(Api::namespaced(admin.clone(), namespace), &self.role).await;
+        ssa(
+            Api::namespaced(admin.clone(), namespace),
+            &self.service_account,
+        )
+        .await;
+        ssa(Api::all(admin.clone()), &self.cluster_role_binding).await;
+        ssa(
+            Api::namespaced(admin.clone(), namespace),
+            &self.role_binding,
+        )
+        .await;
+    }
+
+    async fn delete(&self, admin: &Client) {
+        let name = self.cluster_role.metadata.name.clone().expect("name");
+        let _ = Api::<ClusterRoleBinding>::all(admin.clone())
+            .delete(&name, &DeleteParams::default())
+            .await;
+        let _ = Api::<ClusterRole>::all(admin.clone())
+            .delete(&name, &DeleteParams::default())
+            .await;
+    }
+}
+
+/// A namespace with the sample's Secrets and the operator's RBAC, and the operator's client.
+struct Setup {
+    admin: Client,
+    operator: Client,
+    ns: TestNamespace,
+    rbac: Rbac,
+}
+
+async fn setup(test: &str, adjust: impl FnOnce(Rbac) -> Rbac) -> Setup {
+    let env = KubeEnv::shared().expect("control plane");
+    let admin = env.client().await.expect("client");
+    apply_crd(&admin, &redoline_crds::crd()).await.expect("CRD");
+    let ns = env.namespace(test).await.expect("namespace");
+    let rbac = adjust(Rbac::load(&ns.name));
+    rbac.apply(&admin, &ns.name).await;
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), &ns.name);
+    for (name, keys) in [
+        ("orders-db-cdc", json!({"username": "u", "password": "p"})),
+        ("orders-kafka-client", json!({"client.properties": ""})),
+    ] {
+        let secret: Secret =
+            serde_json::from_value(json!({"metadata": {"name": name}, "stringData": keys}))
+                .unwrap();
+        secrets
+            .create(&PostParams::default(), &secret)
+            .await
+            .expect("Secret");
+    }
+    let operator = env
+        .client_as(&format!("system:serviceaccount:{}:{ACCOUNT}", ns.name))
+        .await
+        .expect("impersonating client");
+    // The RBAC authorizer learns about new bindings through a watch: wait until it has.
+    let own: Api<OracleCapture> = Api::namespaced(operator.clone(), &ns.name);
+    let deadline = Instant::now() + WAIT;
+    while let Err(error) = own.list(&ListParams::default().limit(1)).await {
+        assert!(Instant::now() < deadline, "RBAC never took effect: {error}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Setup {
+        admin,
+        operator,
+        ns,
+        rbac,
+    }
+}
+
+/// The operator, elected through the Lease in the test namespace, as the ServiceAccount.
+struct Running {
+    metrics: Arc<Metrics>,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<Result<(), LeaderError>>,
+}
+
+fn start(setup: &Setup) -> Running {
+    let metrics = Metrics::new(&Registry::new()).expect("metrics");
+    let mut settings = ControllerSettings::new(OperatorSettings {
+        default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
+    });
+    settings.scope = WatchScope::Namespaces(vec![setup.ns.name.clone()]);
+    settings.instance = Some("rbac-test".into());
+    settings.metrics = Some(metrics.clone());
+    let mut election = LeaderSettings::new(setup.ns.name.clone(), "rbac-test".into());
+    election.retry_period = Duration::from_millis(500);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let client = setup.operator.clone();
+    let task = tokio::spawn(leader::run_elected(
+        setup.operator.clone(),
+        election,
+        RoleCell::default(),
+        Some(metrics.clone()),
+        async move {
+            let _ = stopped.await;
+        },
+        move |stop| controller::run(client, settings, stop),
+    ));
+    Running {
+        metrics,
+        stop,
+        task,
+    }
+}
+
+async fn create_sample(setup: &Setup) {
+    let mut sample: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
+    sample.metadata.namespace = Some(setup.ns.name.clone());
+    Api::<OracleCapture>::namespaced(setup.admin.clone(), &setup.ns.name)
+        .create(&PostParams::default(), &sample)
+        .await
+        .expect("OracleCapture");
+}
+
+async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn event_with_reason(admin: &Client, namespace: &str, reason: &str) -> Option<Event> {
+    Api::<Event>::namespaced(admin.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+        .expect("events")
+        .items
+        .into_iter()
+        .find(|e| {
+            e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
+        })
+}
+
+async fn finish(setup: Setup, running: Running) {
+    let _ = running.stop.send(());
+    let ended = tokio::time::timeout(Duration::from_secs(30), running.task)
+        .await
+        .expect("the operator stops")
+        .expect("task");
+    assert!(ended.is_ok(), "{ended:?}");
+    setup.rbac.delete(&setup.admin).await;
+    setup.ns.delete().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_reconciles_under_exactly_its_rbac() {
+    let setup = setup("operator-rbac-full", |rbac| rbac).await;
+    let ns = setup.ns.name.clone();
+    let admin = setup.admin.clone();
+    let running = start(&setup);
+    create_sample(&setup).await;
+
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), &ns);
+    let leases = &leases;
+    wait_for("the Lease", || async move {
+        let holder = leases.get_opt("redoline-operator").await.ok()??.spec?;
+        (holder.holder_identity.as_deref() == Some("rbac-test")).then_some(())
+    })
+    .await;
+    let names = (&admin, ns.as_str());
+    wait_for("the StatefulSet", || async move {
+        Api::<StatefulSet>::namespaced(names.0.clone(), names.1)
+            .get_opt("orders-capture")
+            .await
+            .expect("get")
+    })
+    .await;
+    let api = |admin: &Client| -> (Api<ConfigMap>, Api<Service>, Api<ServiceAccount>) {
+        (
+            Api::namespaced(admin.clone(), &ns),
+            Api::namespaced(admin.clone(), &ns),
+            Api::namespaced(admin.clone(), &ns),
+        )
+    };
+    let (config_maps, services, accounts) = api(&admin);
+    assert!(
+        config_maps
+            .get_opt("orders-capture-config")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(services.get_opt("orders-capture").await.unwrap().is_some());
+    assert!(accounts.get_opt("orders-capture").await.unwrap().is_some());
+    let captures: Api<OracleCapture> = Api::namespaced(admin.clone(), &ns);
+    let captures = &captures;
+    let capture = wait_for("a status for the current generation", || async move {
+        let capture = captures.get(NAME).await.expect("OracleCapture");
+        let status = capture.status.as_ref()?;
+        (status.observed_generation == capture.metadata.generation && !status.conditions.is_empty())
+            .then_some(capture)
+    })
+    .await;
+    assert!(
+        capture
+            .status
+            .as_ref()
+            .unwrap()
+            .condition("Ready")
+            .is_some()
+    );
+
+    // Events: a broken Secret gives a Warning Event (publishing failures are only logged, so
+    // the Event's existence is what shows the permission).
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "orders-db-cdc"},
+        "stringData": {"username": "u"},
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(admin.clone(), &ns)
+        .replace("orders-db-cdc", &PostParams::default(), &secret)
+        .await
+        .expect("Secret replaced");
+    let names = (&admin, ns.as_str());
+    wait_for("a SecretKeyMissing Event", || async move {
+        event_with_reason(names.0, names.1, "SecretKeyMissing").await
+    })
+    .await;
+
+    let text = running.metrics.render().expect("render");
+    assert!(
+        !text.contains("redoline_operator_reconcile_errors_total{"),
+        "a reconcile failed under the RBAC rules:\n{text}"
+    );
+    finish(setup, running).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_patch_on_statefulsets_the_reconcile_is_forbidden() {
+    let setup = setup("operator-rbac-missing-verb", |rbac| {
+        rbac.without("statefulsets", "patch")
+    })
+    .await;
+    let ns = setup.ns.name.clone();
+    let admin = setup.admin.clone();
+    let running = start(&setup);
+    create_sample(&setup).await;
+
+    let names = (&admin, ns.as_str());
+    let event = wait_for("an ApplyFailed Event", || async move {
+        event_with_reason(names.0, names.1, "ApplyFailed").await
+    })
+    .await;
+    let note = event.note.unwrap_or_default();
+    assert!(note.contains("forbidden"), "{note}");
+    assert!(note.contains("StatefulSet"), "{note}");
+    let text = running.metrics.render().expect("render");
+    assert!(
+        text.contains(r#"redoline_operator_reconcile_errors_total{reason="ApplyFailed"}"#),
+        "{text}"
+    );
+    assert!(
+        Api::<StatefulSet>::namespaced(admin.clone(), &ns)
+            .get_opt("orders-capture")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    finish(setup, running).await;
+}
