@@ -3,6 +3,8 @@
 //! * [`kafka`]: a single-node Apache Kafka broker (KRaft) from Maven Central jars.
 //! * [`k8s`]: etcd, kube-apiserver and kube-controller-manager built from their Go modules, with
 //!   an admin kubeconfig and the matching kubectl.
+//! * [`operator`]: the sample OracleCapture and the operator run in-process over a test namespace,
+//!   with bounded polling, for the operator's integration tests.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -12,4 +14,5 @@
 
 pub mod k8s;
 pub mod kafka;
+pub mod operator;
 pub mod process;

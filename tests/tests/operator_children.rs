@@ -10,15 +10,14 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service, ServiceAccount};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::api::{Api, DeleteParams, PropagationPolicy};
 use kube::{Client, Resource};
 use redoline_crds::OracleCapture;
 use redoline_operator::build::{OperatorSettings, build};
-use redoline_tests::k8s::{KubeEnv, apply_crd};
+use redoline_tests::operator::{self, CAPTURE_IMAGE};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
 const FIELD_MANAGER: &str = "redoline-operator";
 
 async fn apply<K>(client: &Client, ns: &str, object: &K)
@@ -29,53 +28,42 @@ where
         + Serialize
         + DeserializeOwned,
 {
-    let api: Api<K> = Api::namespaced(client.clone(), ns);
-    let name = object.meta().name.clone().expect("named");
-    api.patch(
-        &name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{} {name} refused: {e}", K::kind(&())));
+    operator::apply(&Api::namespaced(client.clone(), ns), FIELD_MANAGER, object)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 /// Polls `get` until it returns `Some`, for at most a minute.
-async fn eventually<T, F, Fut>(what: &str, mut get: F) -> T
+async fn eventually<T, F, Fut>(what: &str, get: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    for _ in 0..120 {
-        if let Some(value) = get().await {
-            return value;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    panic!("timed out waiting for {what}");
+    operator::eventually(
+        what,
+        Duration::from_secs(60),
+        Duration::from_millis(500),
+        get,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test]
 async fn children_are_accepted_run_and_are_collected_with_their_owner() {
-    let env = KubeEnv::shared().expect("control plane");
-    let client = env.client().await.expect("client");
-    apply_crd(&client, &redoline_crds::crd())
+    let (client, ns) = operator::admin_and_namespace("operator-children")
         .await
-        .expect("CRD");
-    let ns = env.namespace("operator-children").await.expect("namespace");
+        .expect("CRD and namespace");
 
     let captures: Api<OracleCapture> = Api::namespaced(client.clone(), &ns.name);
-    let mut sample: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
-    sample.metadata.namespace = Some(ns.name.clone());
-    let stored = captures
-        .create(&PostParams::default(), &sample)
+    let stored = operator::create_sample(&client, &ns.name)
         .await
         .expect("OracleCapture created");
 
     let children = build(
         &stored,
         &OperatorSettings {
-            default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
+            default_image: CAPTURE_IMAGE.into(),
         },
     )
     .expect("desired state");

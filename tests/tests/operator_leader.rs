@@ -11,27 +11,22 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use redoline_crds::OracleCapture;
-use redoline_operator::build::OperatorSettings;
-use redoline_operator::controller::{self, ControllerSettings, WatchScope};
-use redoline_operator::leader::{self, LeaderError, LeaderSettings, Role, RoleCell};
+use redoline_operator::leader::{LeaderError, LeaderSettings, Role, RoleCell};
 use redoline_operator::metrics::{Metrics, Registry};
-use redoline_tests::k8s::{KubeEnv, apply_crd};
+use redoline_tests::operator::{self, NAME};
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
-const NAME: &str = "orders";
 const LEASE: &str = "redoline-operator";
 const LEASE_DURATION: Duration = Duration::from_secs(4);
 const WAIT: Duration = Duration::from_secs(60);
@@ -49,28 +44,20 @@ impl Instance {
     fn start(client: &Client, namespace: &str, identity: &str) -> Instance {
         let metrics = Metrics::new(&Registry::new()).expect("metrics");
         let role = RoleCell::default();
-        let mut settings = ControllerSettings::new(OperatorSettings {
-            default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
-        });
-        settings.scope = WatchScope::Namespaces(vec![namespace.to_owned()]);
+        let mut settings = operator::controller_settings(namespace);
         settings.instance = Some(identity.to_owned());
         settings.metrics = Some(metrics.clone());
         let mut election = LeaderSettings::new(namespace.to_owned(), identity.to_owned());
         election.lease_duration = LEASE_DURATION;
         election.renew_deadline = Duration::from_secs(3);
         election.retry_period = Duration::from_millis(500);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let controller_client = client.clone();
-        let task = tokio::spawn(leader::run_elected(
+        let (stop, task) = operator::elected(
             client.clone(),
+            settings,
             election,
             role.clone(),
             Some(metrics.clone()),
-            async move {
-                let _ = stopped.await;
-            },
-            move |stop| controller::run(controller_client, settings, stop),
-        ));
+        );
         Instance {
             identity: identity.to_owned(),
             metrics,
@@ -118,17 +105,14 @@ async fn holder(leases: &Api<Lease>) -> Option<String> {
         .holder_identity
 }
 
-async fn wait_until<F, Fut>(what: &str, mut check: F) -> Duration
+async fn wait_until<F, Fut>(what: &str, check: F) -> Duration
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let started = Instant::now();
-    while !check().await {
-        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    started.elapsed()
+    operator::wait_until(what, WAIT, Duration::from_millis(100), check)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn observed_generation_current(captures: &Api<OracleCapture>) -> bool {
@@ -138,28 +122,14 @@ async fn observed_generation_current(captures: &Api<OracleCapture>) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_lease_holder_reconciles_and_a_standby_takes_over() {
-    let env = KubeEnv::shared().expect("control plane");
-    let admin = env.client().await.expect("client");
-    apply_crd(&admin, &redoline_crds::crd()).await.expect("CRD");
-    let ns = env.namespace("operator-leader").await.expect("namespace");
-    let secrets: Api<Secret> = Api::namespaced(admin.clone(), &ns.name);
-    for (name, keys) in [
-        ("orders-db-cdc", json!({"username": "u", "password": "p"})),
-        ("orders-kafka-client", json!({"client.properties": ""})),
-    ] {
-        let secret: Secret =
-            serde_json::from_value(json!({"metadata": {"name": name}, "stringData": keys}))
-                .unwrap();
-        secrets
-            .create(&PostParams::default(), &secret)
-            .await
-            .expect("Secret");
-    }
+    let (admin, ns) = operator::admin_and_namespace("operator-leader")
+        .await
+        .expect("CRD and namespace");
+    operator::create_sample_secrets(&admin, &ns.name)
+        .await
+        .expect("Secret");
     let captures: Api<OracleCapture> = Api::namespaced(admin.clone(), &ns.name);
-    let mut sample_capture: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
-    sample_capture.metadata.namespace = Some(ns.name.clone());
-    captures
-        .create(&PostParams::default(), &sample_capture)
+    operator::create_sample(&admin, &ns.name)
         .await
         .expect("OracleCapture");
     let leases: Api<Lease> = Api::namespaced(admin.clone(), &ns.name);

@@ -12,21 +12,19 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
-use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use redoline_crds::OracleCapture;
-use redoline_operator::build::OperatorSettings;
-use redoline_operator::controller::{self, ControllerSettings, WatchScope};
-use redoline_operator::leader::{self, LeaderError, LeaderSettings, RoleCell};
+use redoline_operator::leader::{LeaderError, LeaderSettings, RoleCell};
 use redoline_operator::metrics::{Metrics, Registry};
-use redoline_tests::k8s::{FIELD_MANAGER, KubeEnv, TestNamespace, apply_crd};
+use redoline_tests::k8s::{FIELD_MANAGER, KubeEnv, TestNamespace};
+use redoline_tests::operator::{self, NAME, event_with_reason};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -34,8 +32,6 @@ use tokio::task::JoinHandle;
 
 const RULES: &str = include_str!("../../operator/rbac/clusterrole.yaml");
 const BINDINGS: &str = include_str!("../../operator/rbac/bindings.yaml");
-const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
-const NAME: &str = "orders";
 const ACCOUNT: &str = "redoline-operator";
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -122,14 +118,9 @@ impl Rbac {
                 + serde::Serialize
                 + serde::de::DeserializeOwned,
         {
-            let name = object.meta().name.clone().expect("name");
-            api.patch(
-                &name,
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(object),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("applying {name}: {e}"));
+            operator::apply(&api, FIELD_MANAGER, object)
+                .await
+                .unwrap_or_else(|e| panic!("applying: {e:#}"));
         }
         ssa(Api::all(admin.clone()), &self.cluster_role).await;
         ssa(Api::namespaced(admin.clone(), namespace), &self.role).await;
@@ -167,35 +158,29 @@ struct Setup {
 
 async fn setup(test: &str, adjust: impl FnOnce(Rbac) -> Rbac) -> Setup {
     let env = KubeEnv::shared().expect("control plane");
-    let admin = env.client().await.expect("client");
-    apply_crd(&admin, &redoline_crds::crd()).await.expect("CRD");
-    let ns = env.namespace(test).await.expect("namespace");
+    let (admin, ns) = operator::admin_and_namespace(test)
+        .await
+        .expect("CRD and namespace");
     let rbac = adjust(Rbac::load(&ns.name));
     rbac.apply(&admin, &ns.name).await;
-    let secrets: Api<Secret> = Api::namespaced(admin.clone(), &ns.name);
-    for (name, keys) in [
-        ("orders-db-cdc", json!({"username": "u", "password": "p"})),
-        ("orders-kafka-client", json!({"client.properties": ""})),
-    ] {
-        let secret: Secret =
-            serde_json::from_value(json!({"metadata": {"name": name}, "stringData": keys}))
-                .unwrap();
-        secrets
-            .create(&PostParams::default(), &secret)
-            .await
-            .expect("Secret");
-    }
+    operator::create_sample_secrets(&admin, &ns.name)
+        .await
+        .expect("Secret");
     let operator = env
         .client_as(&format!("system:serviceaccount:{}:{ACCOUNT}", ns.name))
         .await
         .expect("impersonating client");
     // The RBAC authorizer learns about new bindings through a watch: wait until it has.
     let own: Api<OracleCapture> = Api::namespaced(operator.clone(), &ns.name);
-    let deadline = Instant::now() + WAIT;
-    while let Err(error) = own.list(&ListParams::default().limit(1)).await {
-        assert!(Instant::now() < deadline, "RBAC never took effect: {error}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let own = &own;
+    operator::eventually(
+        "the RBAC rules to take effect",
+        WAIT,
+        Duration::from_millis(100),
+        || async move { own.list(&ListParams::default().limit(1)).await.ok() },
+    )
+    .await
+    .expect("RBAC never took effect");
     Setup {
         admin,
         operator,
@@ -213,26 +198,18 @@ struct Running {
 
 fn start(setup: &Setup) -> Running {
     let metrics = Metrics::new(&Registry::new()).expect("metrics");
-    let mut settings = ControllerSettings::new(OperatorSettings {
-        default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
-    });
-    settings.scope = WatchScope::Namespaces(vec![setup.ns.name.clone()]);
+    let mut settings = operator::controller_settings(&setup.ns.name);
     settings.instance = Some("rbac-test".into());
     settings.metrics = Some(metrics.clone());
     let mut election = LeaderSettings::new(setup.ns.name.clone(), "rbac-test".into());
     election.retry_period = Duration::from_millis(500);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let client = setup.operator.clone();
-    let task = tokio::spawn(leader::run_elected(
+    let (stop, task) = operator::elected(
         setup.operator.clone(),
+        settings,
         election,
         RoleCell::default(),
         Some(metrics.clone()),
-        async move {
-            let _ = stopped.await;
-        },
-        move |stop| controller::run(client, settings, stop),
-    ));
+    );
     Running {
         metrics,
         stop,
@@ -241,40 +218,19 @@ fn start(setup: &Setup) -> Running {
 }
 
 async fn create_sample(setup: &Setup) {
-    let mut sample: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
-    sample.metadata.namespace = Some(setup.ns.name.clone());
-    Api::<OracleCapture>::namespaced(setup.admin.clone(), &setup.ns.name)
-        .create(&PostParams::default(), &sample)
+    operator::create_sample(&setup.admin, &setup.ns.name)
         .await
         .expect("OracleCapture");
 }
 
-async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+async fn wait_for<T, F, Fut>(what: &str, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(found) = check().await {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn event_with_reason(admin: &Client, namespace: &str, reason: &str) -> Option<Event> {
-    Api::<Event>::namespaced(admin.clone(), namespace)
-        .list(&ListParams::default())
+    operator::eventually(what, WAIT, Duration::from_millis(200), check)
         .await
-        .expect("events")
-        .items
-        .into_iter()
-        .find(|e| {
-            e.reason.as_deref() == Some(reason)
-                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
-        })
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn finish(setup: Setup, running: Running) {
@@ -359,7 +315,9 @@ async fn the_operator_reconciles_under_exactly_its_rbac() {
         .expect("Secret replaced");
     let names = (&admin, ns.as_str());
     wait_for("a SecretKeyMissing Event", || async move {
-        event_with_reason(names.0, names.1, "SecretKeyMissing").await
+        event_with_reason(names.0, names.1, "SecretKeyMissing")
+            .await
+            .expect("events")
     })
     .await;
 
@@ -384,7 +342,9 @@ async fn without_patch_on_statefulsets_the_reconcile_is_forbidden() {
 
     let names = (&admin, ns.as_str());
     let event = wait_for("an ApplyFailed Event", || async move {
-        event_with_reason(names.0, names.1, "ApplyFailed").await
+        event_with_reason(names.0, names.1, "ApplyFailed")
+            .await
+            .expect("events")
     })
     .await;
     let note = event.note.unwrap_or_default();

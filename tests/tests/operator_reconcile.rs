@@ -15,78 +15,54 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::ops::Deref;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::Client;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use redoline_crds::OracleCapture;
-use redoline_operator::build::{CONFIG_HASH_ANNOTATION, OperatorSettings};
+use redoline_operator::build::CONFIG_HASH_ANNOTATION;
+use redoline_operator::controller;
 use redoline_operator::controller::apply::SECRETS_HASH_ANNOTATION;
-use redoline_operator::controller::{self, ControllerSettings, WatchScope};
-use redoline_tests::k8s::{KubeEnv, TestNamespace, apply_crd};
+use redoline_tests::k8s::KubeEnv;
+use redoline_tests::operator::{self, NAME};
 use serde_json::json;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
-const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
-const NAME: &str = "orders";
 const POD: &str = "orders-capture-0";
 const WAIT: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_millis(250);
 
 const DOCTOR_REPORT: &str = r#"{"code":"CDC-1002","reason":"PrerequisitesNotMet","message":"1 of 4 checks failed","at":"2026-11-29T10:00:00Z","details":{"checks":[{"name":"archivelog","ok":true,"message":"ARCHIVELOG mode","fix":""},{"name":"supplemental_logging","ok":false,"message":"minimal supplemental logging is off","fix":"ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"}]}}"#;
 const SPILL_STOP: &str = r#"{"code":"CDC-4001","reason":"SpillCapacityExceeded","message":"spill cap of 20Gi exceeded","at":"2026-11-29T11:00:00Z","details":{"transactions":[{"xid":"0a001b00c2030000","user":"BATCH","firstScn":1200,"events":5000000,"heapBytes":1024,"diskBytes":21474836480}]}}"#;
 
 const RELEASED_STOP: &str = r#"{"code":"CDC-7001","reason":"ReleasedTransactionCommitted","message":"COMMIT of released transaction 0a001b00c2030000 at SCN 9000","at":"2026-11-29T12:00:00Z"}"#;
 
-/// A controller running in this process over one fresh namespace.
-struct Harness {
-    client: Client,
-    ns: TestNamespace,
-    captures: Api<OracleCapture>,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
+/// A controller running in this process over one fresh namespace, and what these tests do with it.
+struct Harness(operator::Harness);
+
+impl Deref for Harness {
+    type Target = operator::Harness;
+
+    fn deref(&self) -> &operator::Harness {
+        &self.0
+    }
 }
 
 impl Harness {
     /// Starts the controller; `status_port` is where it polls a running capture's `/status`.
     async fn start(test: &str, status_port: u16) -> Harness {
-        let env = KubeEnv::shared().expect("control plane");
-        let client = env.client().await.expect("client");
-        apply_crd(&client, &redoline_crds::crd())
-            .await
-            .expect("CRD");
-        let ns = env.namespace(test).await.expect("namespace");
-        let mut settings = ControllerSettings::new(OperatorSettings {
-            default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
-        });
-        settings.scope = WatchScope::Namespaces(vec![ns.name.clone()]);
-        settings.status_poll_interval = Duration::from_millis(500);
-        settings.status_port = status_port;
-        settings.status_timeout = Duration::from_secs(1);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(controller::run(client.clone(), settings, async move {
-            let _ = stopped.await;
-        }));
-        let captures = Api::namespaced(client.clone(), &ns.name);
-        Harness {
-            client,
-            ns,
-            captures,
-            stop,
-            task,
-        }
-    }
-
-    fn api<K>(&self) -> Api<K>
-    where
-        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
-    {
-        Api::namespaced(self.client.clone(), &self.ns.name)
+        let h = operator::Harness::start(test, |settings| {
+            settings.status_poll_interval = Duration::from_millis(500);
+            settings.status_port = status_port;
+            settings.status_timeout = Duration::from_secs(1);
+        })
+        .await
+        .expect("controller started over a fresh namespace");
+        Harness(h)
     }
 
     async fn create_secret(&self, name: &str, keys: &[&str]) {
@@ -94,13 +70,7 @@ impl Harness {
             .iter()
             .map(|k| ((*k).to_owned(), json!(format!("{k}-value"))))
             .collect();
-        let secret: Secret = serde_json::from_value(json!({
-            "metadata": {"name": name},
-            "stringData": data,
-        }))
-        .unwrap();
-        self.api::<Secret>()
-            .create(&PostParams::default(), &secret)
+        operator::create_secret(&self.client, &self.ns.name, name, data.into())
             .await
             .expect("Secret created");
     }
@@ -114,12 +84,7 @@ impl Harness {
     }
 
     async fn create_sample(&self) -> OracleCapture {
-        let mut sample: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
-        sample.metadata.namespace = Some(self.ns.name.clone());
-        self.captures
-            .create(&PostParams::default(), &sample)
-            .await
-            .expect("OracleCapture created")
+        self.0.create_sample().await.expect("OracleCapture created")
     }
 
     async fn patch_spec(&self, spec: serde_json::Value) -> i64 {
@@ -149,20 +114,23 @@ impl Harness {
 
     /// Polls the OracleCapture until `accept` holds; on timeout, fails showing its last status.
     async fn wait_for(&self, what: &str, accept: impl Fn(&OracleCapture) -> bool) -> OracleCapture {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let capture = self.captures.get(NAME).await.expect("OracleCapture");
+        let last = Mutex::new(None);
+        let (last, accept, captures) = (&last, &accept, &self.captures);
+        operator::eventually(what, WAIT, POLL, || async move {
+            let capture = captures.get(NAME).await.expect("OracleCapture");
             if accept(&capture) {
-                return capture;
+                return Some(capture);
             }
-            if Instant::now() > deadline {
-                panic!(
-                    "timed out waiting for {what}; status: {}",
-                    serde_json::to_string_pretty(&capture.status).unwrap()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+            *last.lock().unwrap() = capture.status;
+            None
+        })
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}; status: {}",
+                serde_json::to_string_pretty(&*last.lock().unwrap()).unwrap()
+            )
+        })
     }
 
     /// Waits until the status describes the current generation and `accept` holds.
@@ -180,27 +148,11 @@ impl Harness {
 
     /// An Event about the OracleCapture with this reason, waiting for it to appear.
     async fn event(&self, reason: &str) -> Event {
-        let events = self.api::<Event>();
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let found = events
-                .list(&ListParams::default())
-                .await
-                .expect("events")
-                .items
-                .into_iter()
-                .find(|e| {
-                    e.reason.as_deref() == Some(reason)
-                        && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
-                });
-            if let Some(event) = found {
-                return event;
-            }
-            if Instant::now() > deadline {
-                panic!("no Event with reason {reason}");
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        operator::eventually(&format!("an Event {reason}"), WAIT, POLL, || async {
+            self.event_with_reason(reason).await.expect("events")
+        })
+        .await
+        .unwrap_or_else(|e| panic!("no Event with reason {reason}: {e}"))
     }
 
     async fn stateful_set_where(
@@ -209,37 +161,34 @@ impl Harness {
         accept: impl Fn(&StatefulSet) -> bool,
     ) -> StatefulSet {
         let api = self.api::<StatefulSet>();
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(sts) = api.get_opt("orders-capture").await.expect("get")
-                && accept(&sts)
-            {
-                return sts;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for the StatefulSet: {what}");
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        let (api, accept) = (&api, &accept);
+        operator::eventually(
+            &format!("the StatefulSet: {what}"),
+            WAIT,
+            POLL,
+            || async move {
+                api.get_opt("orders-capture")
+                    .await
+                    .expect("get")
+                    .filter(|sts| accept(sts))
+            },
+        )
+        .await
+        .expect("the StatefulSet")
     }
 
     async fn wait_for_pod(&self) {
         let pods = self.api::<Pod>();
-        let deadline = Instant::now() + WAIT;
-        while pods.get_opt(POD).await.expect("get pod").is_none() {
-            assert!(Instant::now() < deadline, "no capture pod");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        operator::eventually("the capture pod", WAIT, POLL, || async {
+            pods.get_opt(POD).await.expect("get pod")
+        })
+        .await
+        .expect("no capture pod");
     }
 
     /// Stops the controller (graceful) and deletes the namespace.
     async fn finish(self) {
-        let _ = self.stop.send(());
-        tokio::time::timeout(Duration::from_secs(30), self.task)
-            .await
-            .expect("the controller stops on its shutdown signal")
-            .expect("controller task");
-        self.ns.delete().await;
+        self.0.finish().await.expect("controller stopped");
     }
 }
 

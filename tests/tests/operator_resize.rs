@@ -15,79 +15,56 @@
 // Test files may panic: a failed expectation here is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::time::{Duration, Instant};
+use std::ops::Deref;
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod, Secret};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::storage::v1::StorageClass;
-use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use redoline_crds::{ByteQuantity, OracleCapture};
-use redoline_operator::build::OperatorSettings;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use redoline_crds::ByteQuantity;
 use redoline_operator::controller::resize::{
     SPILL_VOLUME_EXPANDED, SPILL_VOLUME_RECREATED, SpillTemplate,
 };
-use redoline_operator::controller::{self, ControllerSettings, WatchScope};
-use redoline_tests::k8s::{KubeEnv, TestNamespace, apply_crd};
+use redoline_tests::operator::{self, NAME};
 use serde_json::json;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
-const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
-const NAME: &str = "orders";
 const POD: &str = "orders-capture-0";
 const CLAIM: &str = "spill-orders-capture-0";
 const WAIT: Duration = Duration::from_secs(90);
+const POLL: Duration = Duration::from_millis(250);
 const GI: u64 = 1 << 30;
 
 /// A controller running in this process over one fresh namespace.
 struct Harness {
-    client: Client,
-    ns: TestNamespace,
-    captures: Api<OracleCapture>,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
+    h: operator::Harness,
     /// Cluster-scoped objects to delete at the end.
     classes: Vec<String>,
     volumes: Vec<String>,
 }
 
+impl Deref for Harness {
+    type Target = operator::Harness;
+
+    fn deref(&self) -> &operator::Harness {
+        &self.h
+    }
+}
+
 impl Harness {
     async fn start(test: &str) -> Harness {
-        let env = KubeEnv::shared().expect("control plane");
-        let client = env.client().await.expect("client");
-        apply_crd(&client, &redoline_crds::crd())
-            .await
-            .expect("CRD");
-        let ns = env.namespace(test).await.expect("namespace");
-        let mut settings = ControllerSettings::new(OperatorSettings {
-            default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
-        });
-        settings.scope = WatchScope::Namespaces(vec![ns.name.clone()]);
-        settings.status_port = 1;
-        settings.status_timeout = Duration::from_secs(1);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(controller::run(client.clone(), settings, async move {
-            let _ = stopped.await;
-        }));
-        let captures = Api::namespaced(client.clone(), &ns.name);
+        let h = operator::Harness::start(test, |settings| {
+            settings.status_port = 1;
+            settings.status_timeout = Duration::from_secs(1);
+        })
+        .await
+        .expect("controller started over a fresh namespace");
         Harness {
-            client,
-            ns,
-            captures,
-            stop,
-            task,
+            h,
             classes: Vec::new(),
             volumes: Vec::new(),
         }
-    }
-
-    fn api<K>(&self) -> Api<K>
-    where
-        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
-    {
-        Api::namespaced(self.client.clone(), &self.ns.name)
     }
 
     /// A StorageClass named after the namespace (StorageClasses are cluster-wide) without a
@@ -133,31 +110,16 @@ impl Harness {
     }
 
     async fn create_secrets(&self) {
-        for (name, keys) in [
-            ("orders-db-cdc", &["username", "password"][..]),
-            ("orders-kafka-client", &["client.properties"][..]),
-        ] {
-            let data: serde_json::Map<String, serde_json::Value> = keys
-                .iter()
-                .map(|k| ((*k).to_owned(), json!("value")))
-                .collect();
-            let secret: Secret =
-                serde_json::from_value(json!({"metadata": {"name": name}, "stringData": data}))
-                    .unwrap();
-            self.api::<Secret>()
-                .create(&PostParams::default(), &secret)
-                .await
-                .expect("Secret created");
-        }
+        operator::create_sample_secrets(&self.client, &self.ns.name)
+            .await
+            .expect("Secret created");
     }
 
     /// The sample, its spill claims in `class`.
     async fn create_capture(&self, class: &str) {
-        let mut sample: OracleCapture = serde_norway::from_str(SAMPLE).expect("sample");
-        sample.metadata.namespace = Some(self.ns.name.clone());
+        let mut sample = operator::sample_in(&self.ns.name).expect("sample");
         sample.spec.buffer.spill.storage_class_name = Some(class.to_owned());
-        self.captures
-            .create(&PostParams::default(), &sample)
+        operator::create_capture(&self.client, &sample)
             .await
             .expect("OracleCapture created");
     }
@@ -177,19 +139,14 @@ impl Harness {
     }
 
     /// Polls `get` until it gives `Some`; on timeout fails naming `what`.
-    async fn eventually<T, F, Fut>(&self, what: &str, mut get: F) -> T
+    async fn eventually<T, F, Fut>(&self, what: &str, get: F) -> T
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Option<T>>,
     {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(value) = get().await {
-                return value;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        operator::eventually(what, WAIT, POLL, get)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     async fn claim_where(
@@ -230,18 +187,8 @@ impl Harness {
     }
 
     async fn event(&self, reason: &str) -> Event {
-        let events = self.api::<Event>();
         self.eventually(&format!("an Event {reason}"), || async {
-            events
-                .list(&ListParams::default())
-                .await
-                .expect("events")
-                .items
-                .into_iter()
-                .find(|e| {
-                    e.reason.as_deref() == Some(reason)
-                        && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
-                })
+            self.event_with_reason(reason).await.expect("events")
         })
         .await
     }
@@ -260,17 +207,13 @@ impl Harness {
     }
 
     async fn finish(self) {
-        let _ = self.stop.send(());
-        tokio::time::timeout(Duration::from_secs(30), self.task)
-            .await
-            .expect("the controller stops on its shutdown signal")
-            .expect("controller task");
-        self.ns.delete().await;
-        let classes = Api::<StorageClass>::all(self.client.clone());
+        let client = self.client.clone();
+        self.h.finish().await.expect("controller stopped");
+        let classes = Api::<StorageClass>::all(client.clone());
         for name in &self.classes {
             let _ = classes.delete(name, &DeleteParams::default()).await;
         }
-        let volumes = Api::<PersistentVolume>::all(self.client.clone());
+        let volumes = Api::<PersistentVolume>::all(client);
         for name in &self.volumes {
             let _ = volumes.delete(name, &DeleteParams::default()).await;
         }

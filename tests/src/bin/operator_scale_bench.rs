@@ -26,13 +26,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 use redoline_crds::OracleCapture;
-use redoline_tests::k8s::{KubeEnv, apply_crd};
-use serde_json::json;
-
-const SAMPLE: &str = include_str!("../../../crds/examples/oraclecapture.yaml");
+use redoline_tests::k8s::KubeEnv;
+use redoline_tests::operator;
 /// Concurrent creations.
 const CREATORS: usize = 16;
 /// Give up after this long.
@@ -124,23 +122,9 @@ fn memory_kib(pid: u32) -> (u64, u64) {
 
 async fn bench(count: usize) -> anyhow::Result<()> {
     let env = KubeEnv::shared()?;
-    let client = env.client().await?;
-    apply_crd(&client, &redoline_crds::crd()).await?;
-    let ns = env.namespace("operator-scale-bench").await?;
+    let (client, ns) = operator::admin_and_namespace("operator-scale-bench").await?;
     let namespace = ns.name.clone();
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-    for (name, keys) in [
-        ("orders-db-cdc", &["username", "password"][..]),
-        ("orders-kafka-client", &["client.properties"][..]),
-    ] {
-        let data: serde_json::Map<String, serde_json::Value> = keys
-            .iter()
-            .map(|k| ((*k).to_owned(), json!("value")))
-            .collect();
-        let secret: Secret =
-            serde_json::from_value(json!({"metadata": {"name": name}, "stringData": data}))?;
-        secrets.create(&PostParams::default(), &secret).await?;
-    }
+    operator::create_sample_secrets(&client, &namespace).await?;
 
     // The operator, watching only the benchmark's namespace.
     let binary = operator_binary()?;
@@ -184,7 +168,7 @@ async fn bench(count: usize) -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (idle_hwm, _) = memory_kib(pid);
 
-    let mut sample: OracleCapture = serde_norway::from_str(SAMPLE)?;
+    let mut sample = operator::sample()?;
     sample.metadata = ObjectMeta {
         namespace: Some(namespace.clone()),
         ..ObjectMeta::default()

@@ -1,0 +1,324 @@
+//! What the operator's integration tests share: the sample OracleCapture, its Secrets, and the
+//! operator run in this process over one test namespace.
+//!
+//! * [`SAMPLE`], [`sample_in`], [`create_sample`]: `crds/examples/oraclecapture.yaml` (named
+//!   [`NAME`]) placed in a namespace, and the Secrets it references ([`create_sample_secrets`]);
+//!   [`apply`] for objects the tests server-side apply themselves.
+//! * [`controller_settings`]: controller settings watching only the test namespace, with the image
+//!   the tests expect; each test sets its own knobs on top (status port and poll interval,
+//!   identity, metrics).
+//! * [`Controller`] and [`Harness`]: the controller spawned on the test's runtime, stopped through
+//!   its shutdown signal and joined with a bound; [`Harness`] adds the admin client, the CRD and a
+//!   fresh namespace. [`elected`] runs the controller behind leader election instead.
+//! * [`eventually`], [`wait_until`]: bounded polling; [`event_with_reason`]: an Event about the
+//!   sample.
+//!
+//! Everything returns [`anyhow::Result`]; the tests decide what a failure means.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, Resource};
+use redoline_crds::OracleCapture;
+use redoline_operator::build::OperatorSettings;
+use redoline_operator::controller::{self, ControllerSettings, WatchScope};
+use redoline_operator::leader::{self, LeaderError, LeaderSettings, RoleCell};
+use redoline_operator::metrics::Metrics;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::k8s::{KubeEnv, TestNamespace, apply_crd};
+
+/// The sample OracleCapture, `crds/examples/oraclecapture.yaml`.
+pub const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
+/// The sample's name.
+pub const NAME: &str = "orders";
+/// The capture image the tests run the operator with.
+pub const CAPTURE_IMAGE: &str = "ghcr.io/redoline/redoline-capture:0.1.0";
+/// How long a stopped controller may take to end.
+pub const STOP_WITHIN: Duration = Duration::from_secs(30);
+
+/// The sample OracleCapture as written.
+pub fn sample() -> anyhow::Result<OracleCapture> {
+    serde_norway::from_str(SAMPLE).context("the sample OracleCapture")
+}
+
+/// The sample OracleCapture, moved into `namespace`.
+pub fn sample_in(namespace: &str) -> anyhow::Result<OracleCapture> {
+    let mut sample = sample()?;
+    sample.metadata.namespace = Some(namespace.to_owned());
+    Ok(sample)
+}
+
+/// Creates `capture` in its namespace and returns it as stored.
+pub async fn create_capture(
+    client: &Client,
+    capture: &OracleCapture,
+) -> anyhow::Result<OracleCapture> {
+    let namespace = capture
+        .metadata
+        .namespace
+        .as_deref()
+        .context("the OracleCapture has no namespace")?;
+    Api::<OracleCapture>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), capture)
+        .await
+        .context("creating the OracleCapture")
+}
+
+/// Creates the sample OracleCapture in `namespace`.
+pub async fn create_sample(client: &Client, namespace: &str) -> anyhow::Result<OracleCapture> {
+    create_capture(client, &sample_in(namespace)?).await
+}
+
+/// Creates a Secret `name` in `namespace` with `string_data` (a JSON object).
+pub async fn create_secret(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    string_data: serde_json::Value,
+) -> anyhow::Result<Secret> {
+    let secret: Secret =
+        serde_json::from_value(json!({"metadata": {"name": name}, "stringData": string_data}))?;
+    Api::<Secret>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .with_context(|| format!("creating the Secret {name}"))
+}
+
+/// The two Secrets the sample references, with every key it reads.
+pub async fn create_sample_secrets(client: &Client, namespace: &str) -> anyhow::Result<()> {
+    for (name, keys) in [
+        ("orders-db-cdc", json!({"username": "u", "password": "p"})),
+        ("orders-kafka-client", json!({"client.properties": ""})),
+    ] {
+        create_secret(client, namespace, name, keys).await?;
+    }
+    Ok(())
+}
+
+/// Server-side applies `object` through `api` as `field_manager` (forcing conflicts), as the
+/// operator applies its children.
+pub async fn apply<K>(api: &Api<K>, field_manager: &str, object: &K) -> anyhow::Result<K>
+where
+    K: Resource<DynamicType = ()> + Clone + fmt::Debug + Serialize + DeserializeOwned,
+{
+    let name = object
+        .meta()
+        .name
+        .clone()
+        .context("the object has no name")?;
+    api.patch(
+        &name,
+        &PatchParams::apply(field_manager).force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .with_context(|| format!("{} {name} refused", K::kind(&())))
+}
+
+/// Controller settings for a test: only `namespace` is watched, with [`CAPTURE_IMAGE`]; the rest
+/// are the defaults, for the test to adjust.
+pub fn controller_settings(namespace: &str) -> ControllerSettings {
+    let mut settings = ControllerSettings::new(OperatorSettings {
+        default_image: CAPTURE_IMAGE.into(),
+    });
+    settings.scope = WatchScope::Namespaces(vec![namespace.to_owned()]);
+    settings
+}
+
+/// A controller running in this process.
+#[derive(Debug)]
+pub struct Controller {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Controller {
+    /// Spawns the controller with `settings` on the current runtime.
+    pub fn start(client: Client, settings: ControllerSettings) -> Controller {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(controller::run(client, settings, async move {
+            let _ = stopped.await;
+        }));
+        Controller { stop, task }
+    }
+
+    /// Sends the shutdown signal and waits (at most [`STOP_WITHIN`]) for the controller to end.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(());
+        tokio::time::timeout(STOP_WITHIN, self.task)
+            .await
+            .context("the controller stops on its shutdown signal")?
+            .context("controller task")
+    }
+}
+
+/// Spawns the controller behind leader election with `election`: it runs while this process
+/// holds the Lease. Sending on (or dropping) the returned sender shuts it down gracefully.
+pub fn elected(
+    client: Client,
+    settings: ControllerSettings,
+    election: LeaderSettings,
+    role: RoleCell,
+    metrics: Option<Arc<Metrics>>,
+) -> (oneshot::Sender<()>, JoinHandle<Result<(), LeaderError>>) {
+    let (stop, stopped) = oneshot::channel::<()>();
+    let controller_client = client.clone();
+    let task = tokio::spawn(leader::run_elected(
+        client,
+        election,
+        role,
+        metrics,
+        async move {
+            let _ = stopped.await;
+        },
+        move |stop| controller::run(controller_client, settings, stop),
+    ));
+    (stop, task)
+}
+
+/// The admin client, after applying the OracleCapture CRD, and a fresh namespace for `test`.
+pub async fn admin_and_namespace(test: &str) -> anyhow::Result<(Client, TestNamespace)> {
+    let env = KubeEnv::shared()?;
+    let client = env.client().await?;
+    apply_crd(&client, &redoline_crds::crd()).await?;
+    let ns = env.namespace(test).await?;
+    Ok((client, ns))
+}
+
+/// A controller running in this process over one fresh namespace.
+pub struct Harness {
+    /// The admin client.
+    pub client: Client,
+    pub ns: TestNamespace,
+    /// The OracleCaptures of the namespace.
+    pub captures: Api<OracleCapture>,
+    controller: Controller,
+}
+
+impl fmt::Debug for Harness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Harness")
+            .field("ns", &self.ns)
+            .field("controller", &self.controller)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Harness {
+    /// Makes a namespace for `test` and starts the controller over it, with
+    /// [`controller_settings`] as changed by `configure`.
+    pub async fn start(
+        test: &str,
+        configure: impl FnOnce(&mut ControllerSettings),
+    ) -> anyhow::Result<Harness> {
+        let (client, ns) = admin_and_namespace(test).await?;
+        let mut settings = controller_settings(&ns.name);
+        configure(&mut settings);
+        let controller = Controller::start(client.clone(), settings);
+        let captures = Api::namespaced(client.clone(), &ns.name);
+        Ok(Harness {
+            client,
+            ns,
+            captures,
+            controller,
+        })
+    }
+
+    /// An API of the test namespace.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+    {
+        Api::namespaced(self.client.clone(), &self.ns.name)
+    }
+
+    /// Creates the sample OracleCapture in the test namespace.
+    pub async fn create_sample(&self) -> anyhow::Result<OracleCapture> {
+        create_sample(&self.client, &self.ns.name).await
+    }
+
+    /// An Event about the sample with this reason, if there is one yet.
+    pub async fn event_with_reason(&self, reason: &str) -> anyhow::Result<Option<Event>> {
+        event_with_reason(&self.client, &self.ns.name, reason).await
+    }
+
+    /// Stops the controller (graceful) and deletes the namespace.
+    pub async fn finish(self) -> anyhow::Result<()> {
+        self.controller.stop().await?;
+        self.ns.delete().await;
+        Ok(())
+    }
+}
+
+/// Calls `get` every `every` until it gives `Some`; fails naming `what` once `within` has passed.
+pub async fn eventually<T, F, Fut>(
+    what: &str,
+    within: Duration,
+    every: Duration,
+    mut get: F,
+) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = get().await {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// Calls `check` every `every` until it holds and returns how long that took; fails naming
+/// `what` once `within` has passed.
+pub async fn wait_until<F, Fut>(
+    what: &str,
+    within: Duration,
+    every: Duration,
+    mut check: F,
+) -> anyhow::Result<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        if started.elapsed() >= within {
+            bail!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(every).await;
+    }
+    Ok(started.elapsed())
+}
+
+/// An Event in `namespace` about the sample OracleCapture ([`NAME`]) with this reason, if any.
+pub async fn event_with_reason(
+    client: &Client,
+    namespace: &str,
+    reason: &str,
+) -> anyhow::Result<Option<Event>> {
+    let events = Api::<Event>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+        .context("listing Events")?;
+    Ok(events.items.into_iter().find(|e| {
+        e.reason.as_deref() == Some(reason)
+            && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
+    }))
+}
