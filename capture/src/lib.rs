@@ -13,6 +13,7 @@ pub mod dictionary;
 pub mod event;
 pub mod exit;
 pub mod redo;
+pub mod source;
 pub mod stop;
 pub mod value;
 

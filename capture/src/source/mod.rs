@@ -1,0 +1,347 @@
+//! The Oracle boundary: everything the capture asks of Oracle, as three small traits.
+//!
+//! - [`DatabaseCatalog`]: identity and state (`V$DATABASE`, incarnations, `V$THREAD`), open
+//!   transactions and sessions (for orphan detection), SCN-to-time, the dictionary of captured
+//!   tables and the facts `doctor` checks.
+//! - [`RedoMiner`]: which logs hold an SCN range, a LogMiner session over a window, the rows of
+//!   `V$LOGMNR_CONTENTS`, and the flush write that makes LGWR write out the redo buffer.
+//! - [`FlashbackReader`]: `SELECT ... AS OF SCN` in ROWID order, batch by batch, for snapshots.
+//!
+//! Everything crossing the boundary is plain data ([`LogMinerRow`], [`DatabaseInfo`], ...), so the
+//! mining loop, buffer and sink are tested without Oracle. Two implementations exist: the real one
+//! on the `oracle` crate ([`oracle`]) and the simulator (`crate::simulator`). Calls are blocking:
+//! the `oracle` crate is synchronous, and the capture runs mining on a thread of its own.
+
+pub mod logs;
+pub mod row;
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use jiff::civil;
+use redoline_crds::StopCode;
+
+use crate::dictionary::TableSchema;
+use crate::event::Xid;
+use crate::stop::Stop;
+use crate::value::Row;
+pub use logs::{LogPlan, RedoLog, RedoLogKind, plan_logs};
+pub use row::{LogMinerRow, OperationCode, RedoAddress};
+
+/// `V$DATABASE.LOG_MODE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogMode {
+    Archivelog,
+    NoArchivelog,
+    /// `MANUAL` (legacy) or anything else: not ARCHIVELOG.
+    Other,
+}
+
+/// `V$DATABASE.SUPPLEMENTAL_LOG_DATA_MIN`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinimalLogging {
+    No,
+    Yes,
+    /// Implied by PK/UI/ALL logging at database level.
+    Implicit,
+}
+
+/// Database-level supplemental logging (`V$DATABASE.SUPPLEMENTAL_LOG_DATA_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SupplementalLogging {
+    pub min: MinimalLogging,
+    pub primary_key: bool,
+    pub unique: bool,
+    pub foreign_key: bool,
+    pub all: bool,
+}
+
+/// Identity and state of the database, from `V$DATABASE` (and `V$VERSION`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseInfo {
+    pub dbid: u64,
+    pub name: String,
+    /// The banner version, e.g. `19.0.0.0.0`.
+    pub version: String,
+    pub log_mode: LogMode,
+    pub supplemental: SupplementalLogging,
+    pub current_scn: u64,
+    /// `RESETLOGS_CHANGE#`: identifies the database incarnation.
+    pub resetlogs_scn: u64,
+    pub resetlogs_time: civil::DateTime,
+    /// Whether this is a container database.
+    pub cdb: bool,
+}
+
+/// The current incarnation of a PDB (`V$PDB_INCARNATION`, STATUS `CURRENT`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PdbIncarnation {
+    pub pdb: String,
+    pub con_id: u32,
+    pub db_incarnation: u32,
+    pub pdb_incarnation: u32,
+    /// `INCARNATION_SCN`: the SCN the PDB incarnation began at (a PDB point-in-time recovery
+    /// or flashback starts a new one).
+    pub incarnation_scn: u64,
+}
+
+/// `V$THREAD.ENABLED`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadEnabled {
+    Public,
+    /// Private threads are not mined.
+    Private,
+    Disabled,
+}
+
+/// One redo thread (one per RAC instance), from `V$THREAD`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedoThread {
+    pub thread: u16,
+    /// `STATUS = 'OPEN'`.
+    pub open: bool,
+    pub enabled: ThreadEnabled,
+    /// `CHECKPOINT_CHANGE#`: all redo of this thread below it is on disk.
+    pub checkpoint_scn: u64,
+    /// `SEQUENCE#`: the current log sequence.
+    pub sequence: u32,
+    /// `ENABLE_CHANGE#`.
+    pub enable_scn: u64,
+}
+
+/// A transaction the database reports open (`GV$TRANSACTION`, or `V$TRANSACTION`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenTransaction {
+    pub xid: Xid,
+    /// `INST_ID` (1 from `V$TRANSACTION`).
+    pub instance: u16,
+    pub start_scn: u64,
+    /// `STATUS`: `ACTIVE`, `INACTIVE`, `PREPARED`, ...
+    pub status: String,
+    pub con_id: Option<u32>,
+}
+
+/// A database session (`GV$SESSION`): the identity a START row names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId {
+    pub instance: u16,
+    /// `SID` (`SESSION#` in LogMiner rows).
+    pub sid: u32,
+    /// `SERIAL#`.
+    pub serial: u32,
+}
+
+/// `ALL_LOG_GROUPS.LOG_GROUP_TYPE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogGroupType {
+    AllColumn,
+    PrimaryKey,
+    UniqueKey,
+    ForeignKey,
+    User,
+}
+
+/// One supplemental log group of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogGroup {
+    pub kind: LogGroupType,
+    /// `ALWAYS = 'ALWAYS'` (unconditional).
+    pub always: bool,
+}
+
+/// A captured table as the catalog describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogTable {
+    pub schema: Arc<TableSchema>,
+    pub log_groups: Vec<LogGroup>,
+}
+
+/// What the capture's database user may do (`SESSION_PRIVS`, `SESSION_ROLES`), upper case.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionPrivileges {
+    pub privileges: BTreeSet<String>,
+    pub roles: BTreeSet<String>,
+}
+
+/// Where and what to mine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MiningWindow {
+    /// First SCN mined (inclusive).
+    pub start_scn: u64,
+    /// Last SCN mined (inclusive).
+    pub end_scn: u64,
+    /// The logs to register (classic mode); ignored when mining inside a PDB (21c+), where
+    /// START_LOGMNR finds them itself.
+    pub logs: Vec<RedoLog>,
+    /// Captured tables as `(owner, table)`, as in the dictionary.
+    pub tables: Vec<(String, String)>,
+    /// The PDB whose changes are wanted (`SRC_CON_NAME`); `None` on a non-CDB.
+    pub pdb: Option<String>,
+}
+
+/// One row of a flashback read: its ROWID (the resume point) and its values in column order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlashbackRow {
+    pub row_id: String,
+    pub values: Row,
+}
+
+/// A boundary call that failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// DPI-1047: the Oracle client library cannot be loaded.
+    #[error("the Oracle client library cannot be loaded: {message}")]
+    ClientMissing { message: String },
+    /// The redo of a thread is gone between two SCNs (purged archive, missing sequence).
+    #[error(
+        "redo of thread {thread} from SCN {from_scn} to SCN {to_scn} is not available (purged or never archived)"
+    )]
+    RedoMissing {
+        thread: u16,
+        from_scn: u64,
+        to_scn: u64,
+    },
+    /// The online log being read was reused by a log switch mid-fetch (ORA-00310): mine the
+    /// window again.
+    #[error("an online log was overwritten while it was mined: {message}")]
+    LogSwitched { message: String },
+    /// A flashback read older than the undo retention (ORA-01555, ORA-08181).
+    #[error("the flashback read at SCN {scn} is older than the undo kept: {message}")]
+    SnapshotTooOld { scn: u64, message: String },
+    /// A call did not answer within `statementTimeoutSeconds`.
+    #[error("{call} did not answer within {seconds} s")]
+    Timeout { call: &'static str, seconds: u64 },
+    /// The connection is gone or cannot be made (network, listener, instance down): retried.
+    #[error("cannot reach the database: {message}")]
+    Unavailable { message: String },
+    /// A table named in the config does not exist or is not visible to the capture user.
+    #[error("table {owner}.{table} does not exist or is not visible to the capture user")]
+    NoSuchTable { owner: String, table: String },
+    /// A row or value that does not have the expected shape.
+    #[error("unexpected value in {what}: {message}")]
+    Malformed { what: String, message: String },
+    /// Any other database error, with its code (`ORA-01031`) when there is one.
+    #[error("{call} failed: {message}")]
+    Database {
+        call: &'static str,
+        code: Option<String>,
+        message: String,
+    },
+}
+
+impl SourceError {
+    /// Whether retrying the call (after backoff, on a fresh session) can succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. }
+        )
+    }
+
+    /// The typed stop for an error that needs an operator; `None` for transient errors, which
+    /// the caller retries within its budget.
+    pub fn stop(&self) -> Option<Stop> {
+        match self {
+            Self::ClientMissing { .. } => Some(Stop::new(
+                StopCode::OracleClientMissing,
+                format!(
+                    "{self}. Install Oracle Instant Client (Basic or Basic Light, 19c or later) and \
+                     put its directory on LD_LIBRARY_PATH, or use the redoline-capture image, \
+                     which ships it"
+                ),
+            )),
+            Self::RedoMissing {
+                thread,
+                from_scn,
+                to_scn,
+            } => Some(
+                Stop::new(
+                    StopCode::RedoMissing,
+                    format!(
+                        "{self}. Restore the archived logs of that range (RMAN) or start the \
+                         capture again from a new snapshot"
+                    ),
+                )
+                .with_detail("thread", *thread)
+                .with_detail("fromScn", from_scn.to_string())
+                .with_detail("toScn", to_scn.to_string()),
+            ),
+            Self::NoSuchTable { .. } => Some(Stop::new(
+                StopCode::InvalidConfiguration,
+                format!("{self}; fix spec.tables or grant SELECT on the table"),
+            )),
+            Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. } => None,
+            Self::SnapshotTooOld { .. } | Self::Malformed { .. } | Self::Database { .. } => None,
+        }
+    }
+}
+
+/// Identity, state, dictionary and prerequisites.
+pub trait DatabaseCatalog {
+    /// `V$DATABASE` (and the version banner).
+    fn database(&mut self) -> Result<DatabaseInfo, SourceError>;
+    /// `V$DATABASE.CURRENT_SCN`.
+    fn current_scn(&mut self) -> Result<u64, SourceError>;
+    /// The current incarnation of a PDB; `None` on a non-CDB or an unknown PDB.
+    fn pdb_incarnation(&mut self, pdb: &str) -> Result<Option<PdbIncarnation>, SourceError>;
+    /// `V$THREAD`: one entry per redo thread.
+    fn threads(&mut self) -> Result<Vec<RedoThread>, SourceError>;
+    /// Open transactions: `GV$TRANSACTION`, falling back to `V$TRANSACTION` where GV$ is not
+    /// granted.
+    fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError>;
+    /// Live sessions (`GV$SESSION`).
+    fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError>;
+    /// `SCN_TO_TIMESTAMP`; `None` when Oracle no longer maps the SCN (ORA-08181).
+    fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError>;
+    /// Columns, types, key and log groups of a table; [`SourceError::NoSuchTable`] when absent.
+    fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError>;
+    /// The capture user's privileges and roles.
+    fn privileges(&mut self) -> Result<SessionPrivileges, SourceError>;
+}
+
+/// The redo and LogMiner.
+pub trait RedoMiner {
+    /// Every online and archived log of the current database incarnation whose range ends
+    /// after `from_scn`, all threads (unplanned: see [`plan_logs`]).
+    fn redo_logs(&mut self, from_scn: u64) -> Result<Vec<RedoLog>, SourceError>;
+    /// The logs covering `from_scn` onwards on every thread, or [`SourceError::RedoMissing`].
+    fn logs_covering(&mut self, from_scn: u64) -> Result<LogPlan, SourceError>
+    where
+        Self: DatabaseCatalog,
+    {
+        let threads = self.threads()?;
+        let logs = self.redo_logs(from_scn)?;
+        plan_logs(&threads, logs, from_scn)
+    }
+    /// Writes the flush table so LGWR writes the redo buffer out before a window is mined.
+    fn flush_redo(&mut self) -> Result<(), SourceError>;
+    /// Registers the window's logs and starts LogMiner over `[start_scn, end_scn]`.
+    fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
+    /// Streams the window's rows in `V$LOGMNR_CONTENTS` order (SCN order) to `visit`, which
+    /// may stop early with `Break`. Returns the number of rows visited.
+    fn stream_rows(
+        &mut self,
+        visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
+    ) -> Result<u64, SourceError>;
+    /// Ends the LogMiner session (no session is not an error).
+    fn end_mining(&mut self) -> Result<(), SourceError>;
+}
+
+/// Flashback reads for snapshots.
+pub trait FlashbackReader {
+    /// Up to `max_rows` rows of `table` as of `scn`, in ROWID order, after `after_row_id`.
+    /// Fewer than `max_rows` means the table is read to the end.
+    fn flashback_batch(
+        &mut self,
+        table: &TableSchema,
+        scn: u64,
+        after_row_id: Option<&str>,
+        max_rows: usize,
+    ) -> Result<Vec<FlashbackRow>, SourceError>;
+}
+
+/// All of the boundary.
+pub trait OracleSource: DatabaseCatalog + RedoMiner + FlashbackReader + Send {}
+
+impl<T: DatabaseCatalog + RedoMiner + FlashbackReader + Send> OracleSource for T {}
