@@ -13,6 +13,7 @@
 //! the `oracle` crate is synchronous, and the capture runs mining on a thread of its own.
 
 pub mod logs;
+pub mod oracle;
 pub mod row;
 
 use std::collections::BTreeSet;

@@ -1,0 +1,763 @@
+//! Rows of the catalog views and `V$LOGMNR_CONTENTS`, as fetched text, into boundary data.
+//!
+//! Every column is fetched as optional text (numbers included: the `oracle` crate renders them
+//! exactly), so the mapping is pure and tested without a server. A value of the wrong shape is a
+//! [`SourceError::Malformed`] naming the view and column, never a default.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use jiff::civil;
+
+use super::sql::CONTENTS_COLUMNS;
+use crate::dictionary::{Column, OracleType};
+use crate::event::Xid;
+use crate::redo::ast::RawValue;
+use crate::source::{
+    LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
+    RedoLog, RedoLogKind, RedoThread, SessionId, SourceError, SupplementalLogging, ThreadEnabled,
+};
+use crate::value::binary::encode_hex;
+use crate::value::{Value, typed};
+
+/// One fetched row: each column as text, `None` for NULL.
+pub type Cells = [Option<String>];
+
+/// Reads typed cells of one row of `view`, naming the view and column in every error.
+#[derive(Debug)]
+pub struct CellReader<'a> {
+    view: &'static str,
+    names: &'a [&'a str],
+    cells: &'a mut Cells,
+}
+
+impl<'a> CellReader<'a> {
+    pub fn new(view: &'static str, names: &'a [&'a str], cells: &'a mut Cells) -> Self {
+        Self { view, names, cells }
+    }
+
+    fn malformed(&self, index: usize, message: impl Into<String>) -> SourceError {
+        let column = self.names.get(index).copied().unwrap_or("?");
+        SourceError::Malformed {
+            what: format!("{}.{column}", self.view),
+            message: message.into(),
+        }
+    }
+
+    /// Takes the text of a column (each column is read once).
+    pub fn text(&mut self, index: usize) -> Result<Option<String>, SourceError> {
+        match self.cells.get_mut(index) {
+            Some(cell) => Ok(cell.take()),
+            None => Err(self.malformed(index, "column missing from the row")),
+        }
+    }
+
+    pub fn required_text(&mut self, index: usize) -> Result<String, SourceError> {
+        self.text(index)?
+            .ok_or_else(|| self.malformed(index, "NULL where a value is required"))
+    }
+
+    pub fn number<T: std::str::FromStr>(&mut self, index: usize) -> Result<Option<T>, SourceError> {
+        match self.text(index)? {
+            None => Ok(None),
+            Some(text) => text.trim().parse().map(Some).map_err(|_| {
+                self.malformed(index, format!("{text:?} is not a whole number in range"))
+            }),
+        }
+    }
+
+    pub fn required_number<T: std::str::FromStr>(
+        &mut self,
+        index: usize,
+    ) -> Result<T, SourceError> {
+        self.number(index)?
+            .ok_or_else(|| self.malformed(index, "NULL where a number is required"))
+    }
+
+    /// A DATE selected with `TO_CHAR(.., 'YYYY-MM-DD HH24:MI:SS')`.
+    pub fn date(&mut self, index: usize) -> Result<Option<civil::DateTime>, SourceError> {
+        match self.text(index)? {
+            None => Ok(None),
+            Some(text) => civil::DateTime::strptime("%Y-%m-%d %H:%M:%S", &text)
+                .map(Some)
+                .map_err(|_| {
+                    self.malformed(index, format!("{text:?} is not YYYY-MM-DD HH24:MI:SS"))
+                }),
+        }
+    }
+
+    /// `YES` / `NO`.
+    pub fn yes_no(&mut self, index: usize) -> Result<bool, SourceError> {
+        match self.required_text(index)?.as_str() {
+            "YES" => Ok(true),
+            "NO" => Ok(false),
+            other => Err(self.malformed(index, format!("{other:?} is neither YES nor NO"))),
+        }
+    }
+}
+
+/// Text shared across rows: owner, table, user and container names repeat on nearly every row,
+/// so one allocation serves them all.
+#[derive(Debug, Default)]
+pub struct SharedNames {
+    names: std::collections::HashSet<Arc<str>>,
+}
+
+impl SharedNames {
+    pub fn get(&mut self, text: Option<String>) -> Option<Arc<str>> {
+        let text = text?;
+        if let Some(shared) = self.names.get(text.as_str()) {
+            return Some(Arc::clone(shared));
+        }
+        // Row ids and redo addresses are unique per row; only short repeating names are kept,
+        // and the set is bounded so a stream of distinct names cannot grow it without end.
+        let shared: Arc<str> = Arc::from(text);
+        if self.names.len() < 4096 {
+            self.names.insert(Arc::clone(&shared));
+        }
+        Some(shared)
+    }
+}
+
+/// Maps one contents row selected with [`CONTENTS_COLUMNS`].
+pub fn contents_row(
+    cells: &mut Cells,
+    names: &mut SharedNames,
+) -> Result<LogMinerRow, SourceError> {
+    let mut r = CellReader::new("V$LOGMNR_CONTENTS", &CONTENTS_COLUMNS, cells);
+    let scn = r.required_number(0)?;
+    let start_scn = r.number(1)?;
+    let commit_scn = r.number(2)?;
+    let timestamp = r.date(3)?;
+    let commit_timestamp = r.date(4)?;
+    let xid_text = r.required_text(5)?;
+    let xid = Xid::from_hex(&xid_text).map_err(|error| r.malformed(5, error.to_string()))?;
+    let operation = OperationCode::from_code(r.required_number(6)?);
+    let rollback = r.number::<u8>(7)?.unwrap_or(0) == 1;
+    let row_id = Arc::from(r.text(8)?.unwrap_or_default());
+    let rs_id = Arc::from(r.text(9)?.unwrap_or_default());
+    let ssn = r.number(10)?.unwrap_or(0);
+    let csf = r.number::<u8>(11)?.unwrap_or(0) == 1;
+    Ok(LogMinerRow {
+        scn,
+        start_scn,
+        commit_scn,
+        timestamp,
+        commit_timestamp,
+        xid,
+        operation,
+        rollback,
+        row_id,
+        rs_id,
+        ssn,
+        csf,
+        seg_owner: names.get(r.text(12)?),
+        table_name: names.get(r.text(13)?),
+        username: names.get(r.text(14)?),
+        session: r.number(15)?,
+        serial: r.number(16)?,
+        thread: r.number(17)?.unwrap_or(1),
+        info: names.get(r.text(18)?.filter(|info| !info.is_empty())),
+        status: r.number(19)?.unwrap_or(0),
+        sql_redo: r.text(20)?,
+        sql_undo: None,
+        src_con_name: names.get(r.text(21)?),
+        con_id: r.number(22)?,
+    })
+}
+
+pub const DATABASE_COLUMNS: [&str; 13] = [
+    "DBID",
+    "NAME",
+    "VERSION",
+    "LOG_MODE",
+    "SUPPLEMENTAL_LOG_DATA_MIN",
+    "SUPPLEMENTAL_LOG_DATA_PK",
+    "SUPPLEMENTAL_LOG_DATA_UI",
+    "SUPPLEMENTAL_LOG_DATA_FK",
+    "SUPPLEMENTAL_LOG_DATA_ALL",
+    "CURRENT_SCN",
+    "RESETLOGS_CHANGE#",
+    "RESETLOGS_TIME",
+    "CDB",
+];
+
+/// Maps the row of [`super::sql::DATABASE`].
+pub fn database(cells: &mut Cells) -> Result<crate::source::DatabaseInfo, SourceError> {
+    let mut r = CellReader::new("V$DATABASE", &DATABASE_COLUMNS, cells);
+    let dbid = r.required_number(0)?;
+    let name = r.required_text(1)?;
+    let version = r.required_text(2)?;
+    let log_mode = match r.required_text(3)?.as_str() {
+        "ARCHIVELOG" => LogMode::Archivelog,
+        "NOARCHIVELOG" => LogMode::NoArchivelog,
+        _ => LogMode::Other,
+    };
+    let min = match r.required_text(4)?.as_str() {
+        "YES" => MinimalLogging::Yes,
+        "IMPLICIT" => MinimalLogging::Implicit,
+        _ => MinimalLogging::No,
+    };
+    let supplemental = SupplementalLogging {
+        min,
+        primary_key: r.yes_no(5)?,
+        unique: r.yes_no(6)?,
+        foreign_key: r.yes_no(7)?,
+        all: r.yes_no(8)?,
+    };
+    let current_scn = r.required_number(9)?;
+    let resetlogs_scn = r.required_number(10)?;
+    let resetlogs_time = r
+        .date(11)?
+        .ok_or_else(|| r.malformed(11, "NULL where a date is required"))?;
+    let cdb = r.yes_no(12)?;
+    Ok(crate::source::DatabaseInfo {
+        dbid,
+        name,
+        version,
+        log_mode,
+        supplemental,
+        current_scn,
+        resetlogs_scn,
+        resetlogs_time,
+        cdb,
+    })
+}
+
+const THREAD_COLUMNS: [&str; 6] = [
+    "THREAD#",
+    "STATUS",
+    "ENABLED",
+    "CHECKPOINT_CHANGE#",
+    "SEQUENCE#",
+    "ENABLE_CHANGE#",
+];
+
+/// Maps a row of [`super::sql::THREADS`].
+pub fn thread(cells: &mut Cells) -> Result<RedoThread, SourceError> {
+    let mut r = CellReader::new("V$THREAD", &THREAD_COLUMNS, cells);
+    let thread = r.required_number(0)?;
+    let open = r.required_text(1)? == "OPEN";
+    let enabled = match r.required_text(2)?.as_str() {
+        "PUBLIC" => ThreadEnabled::Public,
+        "PRIVATE" => ThreadEnabled::Private,
+        _ => ThreadEnabled::Disabled,
+    };
+    Ok(RedoThread {
+        thread,
+        open,
+        enabled,
+        checkpoint_scn: r.required_number(3)?,
+        sequence: r.required_number(4)?,
+        enable_scn: r.number(5)?.unwrap_or(0),
+    })
+}
+
+const LOG_COLUMNS: [&str; 6] = [
+    "MEMBER",
+    "THREAD#",
+    "SEQUENCE#",
+    "FIRST_CHANGE#",
+    "NEXT_CHANGE#",
+    "STATUS",
+];
+
+/// Maps a row of [`super::sql::ONLINE_LOGS`] (six columns) or [`super::sql::ARCHIVED_LOGS`]
+/// (five).
+pub fn redo_log(cells: &mut Cells, kind: RedoLogKind) -> Result<RedoLog, SourceError> {
+    let view = match kind {
+        RedoLogKind::Online => "V$LOG",
+        RedoLogKind::Archived => "V$ARCHIVED_LOG",
+    };
+    let mut r = CellReader::new(view, &LOG_COLUMNS, cells);
+    let name = r.required_text(0)?;
+    let thread = r.required_number(1)?;
+    let sequence = r.required_number(2)?;
+    let first_scn = r.required_number(3)?;
+    let next_scn: Option<u64> = r.number(4)?;
+    let next_scn = match kind {
+        // The CURRENT group is still being written: its NEXT_CHANGE# is a sentinel.
+        RedoLogKind::Online if r.required_text(5)? == "CURRENT" => None,
+        _ => next_scn,
+    };
+    Ok(RedoLog {
+        name,
+        thread,
+        sequence,
+        first_scn,
+        next_scn,
+        kind,
+    })
+}
+
+const TRANSACTION_COLUMNS: [&str; 5] = ["XID", "INST_ID", "START_SCN", "STATUS", "CON_ID"];
+
+/// Maps a row of [`super::sql::OPEN_TRANSACTIONS`].
+pub fn open_transaction(cells: &mut Cells) -> Result<OpenTransaction, SourceError> {
+    let mut r = CellReader::new("GV$TRANSACTION", &TRANSACTION_COLUMNS, cells);
+    let xid_text = r.required_text(0)?;
+    let xid = Xid::from_hex(&xid_text).map_err(|error| r.malformed(0, error.to_string()))?;
+    Ok(OpenTransaction {
+        xid,
+        instance: r.required_number(1)?,
+        start_scn: r.number(2)?.unwrap_or(0),
+        status: r.text(3)?.unwrap_or_default(),
+        con_id: r.number(4)?,
+    })
+}
+
+const SESSION_COLUMNS: [&str; 3] = ["INST_ID", "SID", "SERIAL#"];
+
+/// Maps a row of [`super::sql::SESSIONS`].
+pub fn session(cells: &mut Cells) -> Result<SessionId, SourceError> {
+    let mut r = CellReader::new("GV$SESSION", &SESSION_COLUMNS, cells);
+    Ok(SessionId {
+        instance: r.required_number(0)?,
+        sid: r.required_number(1)?,
+        serial: r.required_number(2)?,
+    })
+}
+
+const COLUMN_COLUMNS: [&str; 8] = [
+    "COLUMN_NAME",
+    "DATA_TYPE",
+    "DATA_LENGTH",
+    "DATA_PRECISION",
+    "DATA_SCALE",
+    "CHAR_LENGTH",
+    "CHAR_USED",
+    "NULLABLE",
+];
+
+/// Maps a row of [`super::sql::TABLE_COLUMNS`] to `(name, type, nullable)`: the catalog splits a
+/// type over several columns; this writes it back as a declaration and parses that.
+pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), SourceError> {
+    let mut r = CellReader::new("ALL_TAB_COLS", &COLUMN_COLUMNS, cells);
+    let name = r.required_text(0)?;
+    let data_type = r.required_text(1)?;
+    let data_length: Option<u32> = r.number(2)?;
+    let precision: Option<u32> = r.number(3)?;
+    let scale: Option<i32> = r.number(4)?;
+    let char_length: Option<u32> = r.number(5)?;
+    let char_semantics = r.text(6)?.as_deref() == Some("C");
+    let nullable = r.text(7)?.as_deref() != Some("N");
+    let bytes = data_length.unwrap_or(0);
+    let chars = char_length.unwrap_or(bytes);
+    let declaration = match data_type.as_str() {
+        "NUMBER" => match (precision, scale) {
+            (None, None) => "NUMBER".to_owned(),
+            (None, Some(scale)) => format!("NUMBER(*,{scale})"),
+            (Some(precision), scale) => format!("NUMBER({precision},{})", scale.unwrap_or(0)),
+        },
+        "FLOAT" => format!("FLOAT({})", precision.unwrap_or(126)),
+        "VARCHAR2" | "CHAR" if char_semantics => format!("{data_type}({chars} CHAR)"),
+        "VARCHAR2" | "CHAR" => format!("{data_type}({bytes} BYTE)"),
+        "NVARCHAR2" | "NCHAR" => format!("{data_type}({chars})"),
+        "RAW" => format!("RAW({bytes})"),
+        "UROWID" => format!("UROWID({bytes})"),
+        _ => data_type.clone(),
+    };
+    let oracle_type = OracleType::parse(&declaration).map_err(|error| SourceError::Malformed {
+        what: format!("ALL_TAB_COLS.DATA_TYPE of {name}"),
+        message: format!("{declaration:?}: {error}"),
+    })?;
+    Ok((name, oracle_type, nullable))
+}
+
+/// Maps a row of [`super::sql::LOG_GROUPS`].
+pub fn log_group(cells: &mut Cells) -> Result<LogGroup, SourceError> {
+    let mut r = CellReader::new("ALL_LOG_GROUPS", &["LOG_GROUP_TYPE", "ALWAYS"], cells);
+    let kind = match r.required_text(0)?.as_str() {
+        "ALL COLUMN LOGGING" => LogGroupType::AllColumn,
+        "PRIMARY KEY LOGGING" => LogGroupType::PrimaryKey,
+        "UNIQUE KEY LOGGING" => LogGroupType::UniqueKey,
+        "FOREIGN KEY LOGGING" => LogGroupType::ForeignKey,
+        _ => LogGroupType::User,
+    };
+    let always = r.text(1)?.as_deref() == Some("ALWAYS");
+    Ok(LogGroup { kind, always })
+}
+
+/// One column of a flashback row, fetched as [`super::sql::flashback_expression`] renders it,
+/// typed by the same code that types SQL_REDO values (so a snapshot row and a streamed row of the
+/// same data are equal). BLOBs arrive as bytes, everything else as text.
+pub fn flashback_value(fetched: FlashbackCell, column: &Column) -> Result<Value, SourceError> {
+    let text = match fetched {
+        FlashbackCell::Null => return Ok(Value::Null),
+        FlashbackCell::Bytes(bytes) => {
+            return typed(&call("HEXTORAW", encode_hex(&bytes)), column).map_err(invalid);
+        }
+        FlashbackCell::Text(text) => text,
+    };
+    use OracleType as T;
+    let raw = match &column.data_type {
+        T::Date => RawValue::Call {
+            name: Cow::Borrowed("TO_DATE"),
+            args: vec![
+                RawValue::Text(Cow::Owned(text)),
+                RawValue::Text(Cow::Borrowed(super::sql::DATE_FORMAT)),
+            ],
+        },
+        T::Timestamp { .. } => call("TO_TIMESTAMP", text),
+        T::TimestampWithTimeZone { .. } | T::TimestampWithLocalTimeZone { .. } => {
+            call("TO_TIMESTAMP_TZ", text)
+        }
+        T::IntervalYearToMonth { .. } => call("TO_YMINTERVAL", text),
+        T::IntervalDayToSecond { .. } => call("TO_DSINTERVAL", text),
+        T::Raw { .. } | T::LongRaw | T::Blob => call("HEXTORAW", text),
+        _ => RawValue::Text(Cow::Owned(text)),
+    };
+    typed(&raw, column).map_err(invalid)
+}
+
+/// A flashback column as fetched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlashbackCell {
+    Null,
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+fn call(name: &'static str, text: String) -> RawValue<'static> {
+    RawValue::Call {
+        name: Cow::Borrowed(name),
+        args: vec![RawValue::Text(Cow::Owned(text))],
+    }
+}
+
+fn invalid(error: crate::value::InvalidValue) -> SourceError {
+    SourceError::Malformed {
+        what: "flashback read".to_owned(),
+        message: error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(values: &[Option<&str>]) -> Vec<Option<String>> {
+        values.iter().map(|v| v.map(str::to_owned)).collect()
+    }
+
+    /// A real 19c PDB UPDATE row (KDP capture) as the contents query fetches it.
+    fn update_row() -> Vec<Option<String>> {
+        cells(&[
+            Some("2175456"),
+            None,
+            None,
+            Some("2021-09-14 07:36:49"),
+            None,
+            Some("0A000B0057030000"),
+            Some("3"),
+            Some("0"),
+            Some("AAAR9JAAHAAAACFAAB"),
+            Some(" 0x000007.000228b7.0010 "),
+            Some("0"),
+            Some("0"),
+            Some("C##MYUSER"),
+            Some("CUSTOMERS"),
+            Some("C##MYUSER"),
+            Some("501"),
+            Some("47243"),
+            Some("1"),
+            None,
+            Some("0"),
+            Some(
+                "update \"C##MYUSER\".\"CUSTOMERS\" set \"CLUB_STATUS\" = 'gold' where \"ID\" = '43' and ROWID = 'AAAR9JAAHAAAACFAAB';",
+            ),
+            Some("ORCLPDB1"),
+            Some("3"),
+        ])
+    }
+
+    #[test]
+    fn contents_row_maps_every_column() {
+        let mut names = SharedNames::default();
+        let row = contents_row(&mut update_row(), &mut names).unwrap();
+        assert_eq!(row.scn, 2_175_456);
+        assert_eq!((row.start_scn, row.commit_scn), (None, None));
+        assert_eq!(
+            row.timestamp,
+            Some(civil::date(2021, 9, 14).at(7, 36, 49, 0))
+        );
+        assert_eq!(row.xid.to_decimal_parts(), "10.11.855");
+        assert_eq!(row.operation, OperationCode::Update);
+        assert!(!row.rollback && !row.csf);
+        assert_eq!(&*row.row_id, "AAAR9JAAHAAAACFAAB");
+        assert_eq!(row.redo_address().map(|a| a.sequence), Some(7));
+        assert_eq!(row.seg_owner.as_deref(), Some("C##MYUSER"));
+        assert_eq!(
+            (row.session, row.serial, row.thread),
+            (Some(501), Some(47243), 1)
+        );
+        assert_eq!(row.info, None);
+        assert_eq!(row.src_con_name.as_deref(), Some("ORCLPDB1"));
+        assert_eq!(row.con_id, Some(3));
+        assert!(row.sql_redo.unwrap().starts_with("update "));
+        // Owner and user are the same text: one shared allocation.
+        let again = contents_row(&mut update_row(), &mut names).unwrap();
+        assert!(Arc::ptr_eq(
+            again.seg_owner.as_ref().unwrap(),
+            again.username.as_ref().unwrap()
+        ));
+    }
+
+    #[test]
+    fn malformed_cells_name_view_and_column() {
+        let mut row = update_row();
+        row[5] = Some("0A000B00".to_owned());
+        let error = contents_row(&mut row, &mut SharedNames::default()).unwrap_err();
+        assert!(
+            matches!(&error, SourceError::Malformed { what, .. } if what == "V$LOGMNR_CONTENTS.RAWTOHEX(XID)"),
+            "{error}"
+        );
+        let mut row = update_row();
+        row[0] = None;
+        let error = contents_row(&mut row, &mut SharedNames::default()).unwrap_err();
+        assert!(
+            error.to_string().contains("V$LOGMNR_CONTENTS.SCN"),
+            "{error}"
+        );
+        let mut row = update_row();
+        row[3] = Some("14-SEP-21".to_owned());
+        assert!(contents_row(&mut row, &mut SharedNames::default()).is_err());
+    }
+
+    #[test]
+    fn database_and_thread_rows() {
+        let mut row = cells(&[
+            Some("1234567"),
+            Some("ORCLCDB"),
+            Some("19.0.0.0.0"),
+            Some("ARCHIVELOG"),
+            Some("IMPLICIT"),
+            Some("NO"),
+            Some("NO"),
+            Some("NO"),
+            Some("YES"),
+            Some("9000"),
+            Some("1"),
+            Some("2024-01-02 03:04:05"),
+            Some("YES"),
+        ]);
+        let info = database(&mut row).unwrap();
+        assert_eq!(info.log_mode, LogMode::Archivelog);
+        assert_eq!(info.supplemental.min, MinimalLogging::Implicit);
+        assert!(info.supplemental.all && !info.supplemental.primary_key && info.cdb);
+        assert_eq!(info.current_scn, 9000);
+
+        let mut row = cells(&[
+            Some("2"),
+            Some("OPEN"),
+            Some("PRIVATE"),
+            Some("800"),
+            Some("17"),
+            Some("0"),
+        ]);
+        let t = thread(&mut row).unwrap();
+        assert_eq!(
+            (t.thread, t.open, t.enabled, t.checkpoint_scn),
+            (2, true, ThreadEnabled::Private, 800)
+        );
+    }
+
+    #[test]
+    fn current_online_log_has_no_end() {
+        let mut row = cells(&[
+            Some("/u01/redo01.log"),
+            Some("1"),
+            Some("7"),
+            Some("1000"),
+            Some("281474976710655"),
+            Some("CURRENT"),
+        ]);
+        assert_eq!(
+            redo_log(&mut row, RedoLogKind::Online).unwrap().next_scn,
+            None
+        );
+        let mut row = cells(&[
+            Some("/arch/1_6.arc"),
+            Some("1"),
+            Some("6"),
+            Some("500"),
+            Some("1000"),
+        ]);
+        let log = redo_log(&mut row, RedoLogKind::Archived).unwrap();
+        assert_eq!((log.sequence, log.next_scn), (6, Some(1000)));
+    }
+
+    #[test]
+    fn catalog_types_become_declarations() {
+        let cases: [([Option<&str>; 8], &str); 7] = [
+            (
+                [
+                    Some("ID"),
+                    Some("NUMBER"),
+                    Some("22"),
+                    Some("10"),
+                    Some("0"),
+                    Some("0"),
+                    None,
+                    Some("N"),
+                ],
+                "NUMBER(10)",
+            ),
+            (
+                [
+                    Some("N"),
+                    Some("NUMBER"),
+                    Some("22"),
+                    None,
+                    None,
+                    Some("0"),
+                    None,
+                    Some("Y"),
+                ],
+                "NUMBER",
+            ),
+            (
+                [
+                    Some("I"),
+                    Some("NUMBER"),
+                    Some("22"),
+                    None,
+                    Some("0"),
+                    Some("0"),
+                    None,
+                    Some("Y"),
+                ],
+                "NUMBER(*,0)",
+            ),
+            (
+                [
+                    Some("S"),
+                    Some("VARCHAR2"),
+                    Some("80"),
+                    None,
+                    None,
+                    Some("20"),
+                    Some("C"),
+                    Some("Y"),
+                ],
+                "VARCHAR2(20 CHAR)",
+            ),
+            (
+                [
+                    Some("B"),
+                    Some("CHAR"),
+                    Some("8"),
+                    None,
+                    None,
+                    Some("8"),
+                    Some("B"),
+                    Some("Y"),
+                ],
+                "CHAR(8 BYTE)",
+            ),
+            (
+                [
+                    Some("T"),
+                    Some("TIMESTAMP(3) WITH TIME ZONE"),
+                    Some("13"),
+                    None,
+                    Some("3"),
+                    Some("0"),
+                    None,
+                    Some("Y"),
+                ],
+                "TIMESTAMP(3) WITH TIME ZONE",
+            ),
+            (
+                [
+                    Some("R"),
+                    Some("RAW"),
+                    Some("16"),
+                    None,
+                    None,
+                    Some("0"),
+                    None,
+                    Some("Y"),
+                ],
+                "RAW(16)",
+            ),
+        ];
+        for (row, declaration) in cases {
+            let (_, oracle_type, _) = table_column(&mut cells(&row)).unwrap();
+            assert_eq!(
+                oracle_type,
+                OracleType::parse(declaration).unwrap(),
+                "{declaration}"
+            );
+        }
+        let (name, _, nullable) = table_column(&mut cells(&cases_first())).unwrap();
+        assert_eq!((name.as_str(), nullable), ("ID", false));
+        let mut bad = cells(&[
+            Some("X"),
+            Some("SDO_GEOMETRY"),
+            Some("1"),
+            None,
+            None,
+            None,
+            None,
+            Some("Y"),
+        ]);
+        assert!(matches!(
+            table_column(&mut bad),
+            Err(SourceError::Malformed { .. })
+        ));
+    }
+
+    fn cases_first() -> [Option<&'static str>; 8] {
+        [
+            Some("ID"),
+            Some("NUMBER"),
+            Some("22"),
+            Some("10"),
+            Some("0"),
+            Some("0"),
+            None,
+            Some("N"),
+        ]
+    }
+
+    #[test]
+    fn flashback_cells_type_like_redo_values() {
+        let column = |declaration: &str| Column::new("C", OracleType::parse(declaration).unwrap());
+        let text = |t: &str| FlashbackCell::Text(t.to_owned());
+        let cases = [
+            (column("NUMBER(10,2)"), text("-.5"), "-0.5"),
+            (
+                column("DATE"),
+                text("2024-01-02 03:04:05"),
+                "2024-01-02T03:04:05",
+            ),
+            (
+                column("TIMESTAMP(3)"),
+                text("2024-01-02 03:04:05.120000000"),
+                "2024-01-02T03:04:05.12",
+            ),
+            (column("RAW(4)"), text("CAFE"), "cafe"),
+            (
+                column("BLOB"),
+                FlashbackCell::Bytes(vec![0xca, 0xfe]),
+                "cafe",
+            ),
+            (column("VARCHAR2(10)"), text("it's"), "it's"),
+        ];
+        for (column, cell, expected) in cases {
+            let value = flashback_value(cell, &column).unwrap();
+            let shown = value.to_string();
+            assert!(
+                shown.contains(expected),
+                "{} gave {shown}",
+                column.data_type
+            );
+        }
+        assert_eq!(
+            flashback_value(FlashbackCell::Null, &column("DATE")).unwrap(),
+            Value::Null
+        );
+        assert!(flashback_value(text("12.345"), &column("NUMBER(10,2)")).is_err());
+    }
+}

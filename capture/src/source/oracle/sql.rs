@@ -1,0 +1,350 @@
+//! Every SQL text the real client sends, in one place, each with why it is shaped that way.
+//!
+//! Conventions:
+//! - Values are bind variables (`:1`, `:2`, ...) so statements are parsed once and cached.
+//!   Identifiers cannot be bound; the only identifiers interpolated are captured table and column
+//!   names (quoted with [`quote_identifier`], which refuses a name containing `"`) and the flush
+//!   table (validated by [`flush_table_name`]).
+//! - Dates are converted with an explicit `TO_CHAR` format, never left to NLS, so the row mapping
+//!   reads one fixed shape whatever the session's settings; `SQL_REDO` itself is rendered under the
+//!   fixed NLS settings of [`crate::value::nls::ALTER_SESSION_STATEMENTS`], run on every new session.
+//! - `V$` views, not `GV$`, for logs and threads: `V$` already shows every thread, `GV$` repeats
+//!   each row once per instance. `GV$` for transactions and sessions, which are per instance.
+
+use std::fmt::Write as _;
+
+use crate::dictionary::{OracleType, TableSchema};
+
+/// The `TO_CHAR` format for DATE columns of catalog views (second precision).
+pub const DATE_FORMAT: &str = "YYYY-MM-DD HH24:MI:SS";
+
+/// Identity and state of the database. `CDB` exists from 12c on, the oldest release supported.
+pub const DATABASE: &str = "SELECT D.DBID, D.NAME, I.VERSION, D.LOG_MODE, \
+     D.SUPPLEMENTAL_LOG_DATA_MIN, D.SUPPLEMENTAL_LOG_DATA_PK, D.SUPPLEMENTAL_LOG_DATA_UI, \
+     D.SUPPLEMENTAL_LOG_DATA_FK, D.SUPPLEMENTAL_LOG_DATA_ALL, D.CURRENT_SCN, \
+     D.RESETLOGS_CHANGE#, TO_CHAR(D.RESETLOGS_TIME, 'YYYY-MM-DD HH24:MI:SS'), D.CDB \
+     FROM V$DATABASE D, V$INSTANCE I";
+
+/// The current SCN alone: the cheapest call of the mining loop, made once per window.
+pub const CURRENT_SCN: &str = "SELECT CURRENT_SCN FROM V$DATABASE";
+
+/// The current incarnation of a PDB, by name. A PDB point-in-time recovery or flashback starts a
+/// new incarnation whose redo is not a continuation of the old one.
+pub const PDB_INCARNATION: &str = "SELECT P.CON_ID, P.DB_INCARNATION#, P.PDB_INCARNATION#, \
+     P.INCARNATION_SCN FROM V$PDB_INCARNATION P, V$CONTAINERS C \
+     WHERE C.CON_ID = P.CON_ID AND C.NAME = :1 AND P.STATUS = 'CURRENT'";
+
+/// One row per redo thread: the planner needs each thread's state and checkpoint.
+pub const THREADS: &str = "SELECT THREAD#, STATUS, ENABLED, CHECKPOINT_CHANGE#, SEQUENCE#, \
+     ENABLE_CHANGE# FROM V$THREAD";
+
+/// Online logs, one member per group (any member holds the same redo). `NEXT_CHANGE#` of the
+/// CURRENT group is a huge sentinel; the mapping reads the status instead.
+pub const ONLINE_LOGS: &str = "SELECT MIN(F.MEMBER), L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, \
+     L.NEXT_CHANGE#, L.STATUS FROM V$LOG L, V$LOGFILE F \
+     WHERE F.GROUP# = L.GROUP# AND L.NEXT_CHANGE# > :1 \
+     GROUP BY L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, L.NEXT_CHANGE#, L.STATUS";
+
+/// Archived logs of the current incarnation that reach past the SCN, from local valid
+/// destinations. Copies at several destinations repeat a sequence; the planner keeps one.
+/// Incarnation columns keep logs of a database that was opened RESETLOGS out.
+pub const ARCHIVED_LOGS: &str = "SELECT A.NAME, A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, \
+     A.NEXT_CHANGE# FROM V$ARCHIVED_LOG A, V$DATABASE D \
+     WHERE A.NAME IS NOT NULL AND A.ARCHIVED = 'YES' AND A.STATUS = 'A' \
+     AND A.STANDBY_DEST = 'NO' AND A.NEXT_CHANGE# > :1 \
+     AND A.RESETLOGS_CHANGE# = D.RESETLOGS_CHANGE# AND A.RESETLOGS_TIME = D.RESETLOGS_TIME \
+     AND A.DEST_ID IN (SELECT DEST_ID FROM V$ARCHIVE_DEST_STATUS \
+     WHERE STATUS = 'VALID' AND TYPE = 'LOCAL')";
+
+/// Open transactions on every instance. The fallback below serves users granted `V$` only.
+pub const OPEN_TRANSACTIONS: &str =
+    "SELECT RAWTOHEX(XID), INST_ID, START_SCN, STATUS, CON_ID FROM GV$TRANSACTION";
+pub const OPEN_TRANSACTIONS_LOCAL: &str =
+    "SELECT RAWTOHEX(XID), 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION";
+
+/// Live sessions on every instance; the orphan check asks whether a START row's session lives.
+pub const SESSIONS: &str = "SELECT INST_ID, SID, SERIAL# FROM GV$SESSION";
+pub const SESSIONS_LOCAL: &str = "SELECT 1, SID, SERIAL# FROM V$SESSION";
+
+/// SCN to wall-clock time; ORA-08181 when the SCN is older than Oracle's mapping.
+pub const SCN_TO_TIMESTAMP: &str =
+    "SELECT TO_CHAR(SCN_TO_TIMESTAMP(:1), 'YYYY-MM-DD HH24:MI:SS') FROM DUAL";
+
+/// Columns in table order. `ALL_TAB_COLS` with the hidden and virtual columns left out: neither
+/// appears in SQL_REDO. `DATA_TYPE` already carries fractional precision and time-zone words
+/// (`TIMESTAMP(6) WITH TIME ZONE`).
+pub const TABLE_COLUMNS: &str = "SELECT COLUMN_NAME, DATA_TYPE, DATA_LENGTH, DATA_PRECISION, \
+     DATA_SCALE, CHAR_LENGTH, CHAR_USED, NULLABLE FROM ALL_TAB_COLS \
+     WHERE OWNER = :1 AND TABLE_NAME = :2 AND HIDDEN_COLUMN = 'NO' AND VIRTUAL_COLUMN = 'NO' \
+     ORDER BY COLUMN_ID";
+
+/// Primary key columns in key order.
+pub const PRIMARY_KEY: &str = "SELECT CC.COLUMN_NAME, CC.POSITION FROM ALL_CONSTRAINTS C, \
+     ALL_CONS_COLUMNS CC WHERE C.OWNER = :1 AND C.TABLE_NAME = :2 AND C.CONSTRAINT_TYPE = 'P' \
+     AND CC.OWNER = C.OWNER AND CC.CONSTRAINT_NAME = C.CONSTRAINT_NAME \
+     AND CC.TABLE_NAME = C.TABLE_NAME ORDER BY CC.POSITION";
+
+/// Supplemental log groups of a table (`ALL COLUMN LOGGING` is what a full before image needs).
+pub const LOG_GROUPS: &str =
+    "SELECT LOG_GROUP_TYPE, ALWAYS FROM ALL_LOG_GROUPS WHERE OWNER = :1 AND TABLE_NAME = :2";
+
+/// What the session may do; roles matter for `EXECUTE_CATALOG_ROLE` (DBMS_LOGMNR).
+pub const SESSION_PRIVILEGES: &str = "SELECT PRIVILEGE FROM SESSION_PRIVS";
+pub const SESSION_ROLES: &str = "SELECT ROLE FROM SESSION_ROLES";
+
+/// Registers the first log of a window. `NEW` ends any earlier LogMiner session and starts a new
+/// list, so a window never inherits the previous window's files (ORA-01289 on duplicates).
+pub const ADD_FIRST_LOGFILE: &str = "BEGIN SYS.DBMS_LOGMNR.ADD_LOGFILE(LOGFILENAME => :1, \
+     OPTIONS => SYS.DBMS_LOGMNR.NEW); END;";
+/// Registers each further log of a window.
+pub const ADD_LOGFILE: &str = "BEGIN SYS.DBMS_LOGMNR.ADD_LOGFILE(LOGFILENAME => :1, \
+     OPTIONS => SYS.DBMS_LOGMNR.ADDFILE); END;";
+
+/// Starts LogMiner over `[STARTSCN, ENDSCN]` (both inclusive) with the online catalog as
+/// dictionary. Deliberately without:
+/// - `COMMITTED_DATA_ONLY`: it stages whole transactions in the database's memory and shows a
+///   transaction only when its start and commit both fall in the window; the capture buffers
+///   itself, within its own budget;
+/// - `CONTINUOUS_MINE`: removed in 19c; the capture registers logs itself;
+/// - `NO_ROWID_IN_STMT`: the ROWID predicate is kept, as the parser and undo matching expect
+///   the default statement shape (the `ROW_ID` column is read either way).
+pub const START_LOGMNR: &str = "BEGIN SYS.DBMS_LOGMNR.START_LOGMNR(STARTSCN => :1, \
+     ENDSCN => :2, OPTIONS => SYS.DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG); END;";
+
+/// Ends the session; ORA-01307 (none active) is not an error.
+pub const END_LOGMNR: &str = "BEGIN SYS.DBMS_LOGMNR.END_LOGMNR; END;";
+
+/// The columns of the contents query, in select order; [`super::mapping`] reads them by these
+/// positions. `SQL_UNDO` is not selected: the capture never needs it, and each VARCHAR2(4000)
+/// column costs 4000 bytes per row of the fetch array.
+pub const CONTENTS_COLUMNS: [&str; 23] = [
+    "SCN",
+    "START_SCN",
+    "COMMIT_SCN",
+    "TO_CHAR(TIMESTAMP, 'YYYY-MM-DD HH24:MI:SS')",
+    "TO_CHAR(COMMIT_TIMESTAMP, 'YYYY-MM-DD HH24:MI:SS')",
+    "RAWTOHEX(XID)",
+    "OPERATION_CODE",
+    "ROLLBACK",
+    "ROW_ID",
+    "RS_ID",
+    "SSN",
+    "CSF",
+    "SEG_OWNER",
+    "TABLE_NAME",
+    "USERNAME",
+    "SESSION#",
+    "SERIAL#",
+    "THREAD#",
+    "INFO",
+    "STATUS",
+    "SQL_REDO",
+    "SRC_CON_NAME",
+    "CON_ID",
+];
+
+/// Operation codes every window needs whatever the table: START, COMMIT, MISSING_SCN, ROLLBACK.
+const CONTROL_OPERATION_CODES: &str = "6, 7, 34, 36";
+
+/// The contents query for a window and its bind values, in order.
+///
+/// The filter keeps transaction control rows and every row of a captured table, so LogMiner
+/// does not ship the rest (internal DML on `SYS.OBJ$`, other applications' tables) over the
+/// network. Tables are bound as `(SEG_OWNER, TABLE_NAME)` pairs. In classic mining from the CDB
+/// root, rows of other PDBs are left out by `SRC_CON_NAME`, as Debezium does; inside a PDB
+/// (21c+ per-PDB mining) LogMiner returns only that PDB's redo and no container filter is needed.
+/// No `ORDER BY`: the view already returns rows in SCN order, and sorting would make Oracle
+/// materialize the whole window before the first row.
+pub fn contents_query(
+    tables: &[(String, String)],
+    container: Option<&str>,
+) -> (String, Vec<String>) {
+    let mut sql = String::with_capacity(512 + tables.len() * 48);
+    sql.push_str("SELECT ");
+    sql.push_str(&CONTENTS_COLUMNS.join(", "));
+    sql.push_str(" FROM V$LOGMNR_CONTENTS WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (");
+    sql.push_str(CONTROL_OPERATION_CODES);
+    sql.push(')');
+    let mut binds = Vec::with_capacity(tables.len() * 2 + 1);
+    for (owner, table) in tables {
+        let owner_bind = binds.len() + 3;
+        let _ = write!(
+            sql,
+            " OR (SEG_OWNER = :{owner_bind} AND TABLE_NAME = :{})",
+            owner_bind + 1
+        );
+        binds.push(owner.clone());
+        binds.push(table.clone());
+    }
+    sql.push(')');
+    if let Some(container) = container {
+        let _ = write!(sql, " AND SRC_CON_NAME = :{}", binds.len() + 3);
+        binds.push(container.to_owned());
+    }
+    (sql, binds)
+}
+
+/// A flush table name that is safe to interpolate: `NAME` or `OWNER.NAME`, unquoted identifiers
+/// (the CRD validates the same pattern; this is the last line of defence).
+pub fn flush_table_name(name: &str) -> Option<String> {
+    let valid_part = |part: &str| {
+        let mut chars = part.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && part.len() <= 128
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '#'))
+    };
+    let parts: Vec<&str> = name.split('.').collect();
+    (parts.len() <= 2 && parts.iter().all(|part| valid_part(part))).then(|| name.to_uppercase())
+}
+
+/// The flush write: one committed update makes LGWR write the redo buffer, so a window ending at
+/// the current SCN finds all of its redo in the online log. Debezium does the same.
+pub fn flush_update(table: &str) -> String {
+    format!("UPDATE {table} SET LAST_SCN = (SELECT CURRENT_SCN FROM V$DATABASE)")
+}
+
+/// Creates the flush table when it is missing (ORA-00942 on the update).
+pub fn flush_create(table: &str) -> [String; 2] {
+    [
+        format!("CREATE TABLE {table} (LAST_SCN NUMBER(19,0) NOT NULL)"),
+        format!("INSERT INTO {table} (LAST_SCN) VALUES (0)"),
+    ]
+}
+
+/// `"NAME"` for an identifier from the dictionary; `None` when it holds a double quote, which no
+/// Oracle identifier can.
+pub fn quote_identifier(name: &str) -> Option<String> {
+    (!name.contains('"') && !name.is_empty()).then(|| format!("\"{name}\""))
+}
+
+/// How a column is selected for a flashback read: as text in the shape SQL_REDO writes it, so
+/// snapshot rows are typed by exactly the code that types streamed rows.
+pub fn flashback_expression(column: &str, data_type: &OracleType) -> String {
+    use OracleType as T;
+    match data_type {
+        T::Number { .. } | T::Float { .. } => format!("TO_CHAR({column}, 'TM9')"),
+        T::BinaryFloat | T::BinaryDouble => format!("TO_CHAR({column})"),
+        T::Date => format!("TO_CHAR({column}, 'YYYY-MM-DD HH24:MI:SS')"),
+        T::Timestamp { .. } => format!("TO_CHAR({column}, 'YYYY-MM-DD HH24:MI:SS.FF9')"),
+        T::TimestampWithTimeZone { .. } | T::TimestampWithLocalTimeZone { .. } => {
+            format!("TO_CHAR({column}, 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM')")
+        }
+        T::IntervalYearToMonth { .. } | T::IntervalDayToSecond { .. } => {
+            format!("TO_CHAR({column})")
+        }
+        T::Raw { .. } | T::LongRaw => format!("RAWTOHEX({column})"),
+        T::RowId | T::URowId { .. } => format!("ROWIDTOCHAR({column})"),
+        T::XmlType => format!("XMLSERIALIZE(CONTENT {column} AS CLOB)"),
+        // Character data and LOBs are fetched as they are (BLOBs as bytes).
+        _ => column.to_owned(),
+    }
+}
+
+/// A flashback batch: rows as of an SCN, in ROWID order after a ROWID, at most `:3` rows. ROWID
+/// order makes the read resumable from the last ROWID delivered without an offset scan.
+/// `None` when a name cannot be quoted.
+pub fn flashback_query(table: &TableSchema, after_row_id: bool) -> Option<String> {
+    let mut sql = String::from("SELECT ROWIDTOCHAR(ROWID)");
+    for column in table.columns() {
+        let quoted = quote_identifier(&column.name)?;
+        sql.push_str(", ");
+        sql.push_str(&flashback_expression(&quoted, &column.data_type));
+    }
+    let _ = write!(
+        sql,
+        " FROM {}.{} AS OF SCN :1",
+        quote_identifier(table.schema())?,
+        quote_identifier(table.table())?
+    );
+    if after_row_id {
+        sql.push_str(" WHERE ROWID > CHARTOROWID(:2) ORDER BY ROWID FETCH FIRST :3 ROWS ONLY");
+    } else {
+        sql.push_str(" ORDER BY ROWID FETCH FIRST :2 ROWS ONLY");
+    }
+    Some(sql)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dictionary::Column;
+
+    #[test]
+    fn contents_query_binds_tables_and_container_in_order() {
+        let tables = vec![
+            ("APP".to_owned(), "ORDERS".to_owned()),
+            ("APP".to_owned(), "LINES".to_owned()),
+        ];
+        let (sql, binds) = contents_query(&tables, Some("PDB1"));
+        assert!(sql.starts_with("SELECT SCN, START_SCN, COMMIT_SCN, "));
+        assert!(sql.contains(
+            "WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (6, 7, 34, 36) \
+             OR (SEG_OWNER = :3 AND TABLE_NAME = :4) OR (SEG_OWNER = :5 AND TABLE_NAME = :6)) \
+             AND SRC_CON_NAME = :7"
+        ));
+        assert_eq!(binds, ["APP", "ORDERS", "APP", "LINES", "PDB1"]);
+        assert!(!sql.contains("SQL_UNDO") && !sql.contains("ORDER BY"));
+        let (sql, binds) = contents_query(&tables[..1], None);
+        assert!(sql.ends_with("OR (SEG_OWNER = :3 AND TABLE_NAME = :4))"));
+        assert_eq!(binds.len(), 2);
+    }
+
+    #[test]
+    fn logminer_calls_never_use_removed_or_staging_options() {
+        for sql in [START_LOGMNR, ADD_FIRST_LOGFILE, ADD_LOGFILE] {
+            assert!(!sql.contains("CONTINUOUS_MINE") && !sql.contains("COMMITTED_DATA_ONLY"));
+        }
+        assert!(START_LOGMNR.contains("DICT_FROM_ONLINE_CATALOG"));
+    }
+
+    #[test]
+    fn flush_table_names_are_validated_before_interpolation() {
+        assert_eq!(
+            flush_table_name("log_mining_flush").as_deref(),
+            Some("LOG_MINING_FLUSH")
+        );
+        assert_eq!(
+            flush_table_name("C##CDC.FLUSH").as_deref(),
+            Some("C##CDC.FLUSH")
+        );
+        assert_eq!(
+            flush_table_name("CDC.FLUSH$1").as_deref(),
+            Some("CDC.FLUSH$1")
+        );
+        for bad in ["", "1T", "A.B.C", "T; DROP TABLE X", "\"T\""] {
+            assert_eq!(flush_table_name(bad), None, "{bad}");
+        }
+        assert_eq!(
+            flush_update("CDC.FLUSH"),
+            "UPDATE CDC.FLUSH SET LAST_SCN = (SELECT CURRENT_SCN FROM V$DATABASE)"
+        );
+    }
+
+    #[test]
+    fn flashback_query_renders_each_type_as_sql_redo_would() {
+        let table = TableSchema::new(
+            "APP",
+            "ORDERS",
+            vec![
+                Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+                Column::new("AT", OracleType::parse("TIMESTAMP(3)").unwrap()),
+                Column::new("BODY", OracleType::parse("RAW(16)").unwrap()),
+                Column::new("NOTE", OracleType::parse("VARCHAR2(20)").unwrap()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            flashback_query(&table, true).unwrap(),
+            "SELECT ROWIDTOCHAR(ROWID), TO_CHAR(\"ID\", 'TM9'), \
+             TO_CHAR(\"AT\", 'YYYY-MM-DD HH24:MI:SS.FF9'), RAWTOHEX(\"BODY\"), \"NOTE\" \
+             FROM \"APP\".\"ORDERS\" AS OF SCN :1 WHERE ROWID > CHARTOROWID(:2) \
+             ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
+        );
+        assert!(
+            flashback_query(&table, false)
+                .unwrap()
+                .ends_with("AS OF SCN :1 ORDER BY ROWID FETCH FIRST :2 ROWS ONLY")
+        );
+        assert_eq!(quote_identifier("A\"B"), None);
+    }
+}
