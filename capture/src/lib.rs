@@ -9,6 +9,7 @@
 //! The mining path arrives module by module (see docs/ and the issues).
 
 pub mod cli;
+pub mod config;
 pub mod dictionary;
 pub mod event;
 pub mod exit;

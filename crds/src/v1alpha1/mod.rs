@@ -635,10 +635,10 @@ pub enum ImagePullPolicy {
     Never,
 }
 
-fn default_port() -> u16 {
+pub fn default_port() -> u16 {
     1521
 }
-fn default_max_connections() -> u32 {
+pub fn default_max_connections() -> u32 {
     2
 }
 fn default_username_key() -> String {
@@ -656,7 +656,7 @@ fn default_memory_max_bytes() -> ByteQuantity {
 fn default_spill_size() -> ByteQuantity {
     ByteQuantity::quantity("12Gi")
 }
-fn default_spill_max_bytes() -> ByteQuantity {
+pub fn default_spill_max_bytes() -> ByteQuantity {
     ByteQuantity::quantity("10Gi")
 }
 fn default_journal_seconds() -> u64 {

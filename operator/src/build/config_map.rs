@@ -49,6 +49,11 @@ pub fn render_capture_config(capture: &OracleCapture) -> Result<String, BuildErr
     let name = capture.metadata.name.clone().unwrap_or_default();
     let mut document = serde_json::Map::new();
     document.insert("name".into(), Value::String(name));
+    if let Some(namespace) = &capture.metadata.namespace {
+        // Name and namespace together are the capture's identity in Kafka (transactional id,
+        // bookmark key), so two captures of the same name in two namespaces never collide.
+        document.insert("namespace".into(), Value::String(namespace.clone()));
+    }
     document.append(fields);
     serde_norway::to_string(&document).map_err(|e| render(&e))
 }

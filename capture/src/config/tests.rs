@@ -1,0 +1,213 @@
+use super::secrets::{self, Secret};
+use super::*;
+
+const MINIMAL: &str = r#"
+name: demo
+database: {simulator: {scenario: scenario.jsonl}}
+tables: [SALES.ORDERS]
+file: {path: out.jsonl}
+format: {type: compact}
+buffer: {memoryMaxBytes: 64Mi, spill: {dir: ./spill, maxBytes: 10Gi}}
+"#;
+
+fn error(text: &str) -> ConfigError {
+    parse(text, &[]).unwrap_err()
+}
+
+fn with(extra: &str) -> String {
+    format!("{MINIMAL}{extra}\n")
+}
+
+#[test]
+fn the_contracts_minimal_config_loads_with_defaults() {
+    let config = parse(MINIMAL, &[]).unwrap();
+    assert_eq!(config.name, "demo");
+    assert_eq!(
+        config.table_names(),
+        [("SALES".to_owned(), "ORDERS".to_owned())]
+    );
+    assert_eq!(config.buffer.memory_max_bytes.bytes().unwrap(), 64 << 20);
+    assert_eq!(config.mining.max_scn_window, 500_000);
+    assert_eq!(config.transactions.max_staged_records, 1_000_000);
+    assert_eq!(config.http.port, 8080);
+    assert!(config.kafka.is_none());
+}
+
+#[test]
+fn relative_paths_follow_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.yaml");
+    std::fs::write(&path, MINIMAL).unwrap();
+    let config = load(&path, &[]).unwrap();
+    assert_eq!(
+        config.database.simulator.unwrap().scenario,
+        dir.path().join("scenario.jsonl")
+    );
+    assert_eq!(config.file.unwrap().path, dir.path().join("out.jsonl"));
+    assert_eq!(config.buffer.spill.dir, Some(dir.path().join("./spill")));
+    let missing = load(&dir.path().join("nope.yaml"), &[]).unwrap_err();
+    assert!(missing.message.contains("cannot read"), "{missing}");
+}
+
+#[test]
+fn unknown_fields_are_named_with_what_is_accepted() {
+    let e = error(&MINIMAL.replace("spill: {dir", "spil: {dir"));
+    assert_eq!(e.field, "buffer.spil");
+    assert!(e.message.contains("memoryMaxBytes, spill"), "{e}");
+    let e = error(&with("colour: blue"));
+    assert_eq!(e.field, "colour");
+    assert!(e.message.contains("tables"), "{e}");
+}
+
+#[test]
+fn wrong_types_and_ranges_name_the_field() {
+    let e = error(&with("mining: {maxScnWindow: lots}"));
+    assert_eq!(e.field, "mining.maxScnWindow");
+    let e = error(&with("mining: {maxScnWindow: 5}"));
+    assert_eq!(e.field, "mining.maxScnWindow");
+    assert!(e.message.contains("1000"), "{e}");
+    let e = error(&with("transactions: {orphanAction: shrug}"));
+    assert_eq!(e.field, "transactions.orphanAction");
+}
+
+#[test]
+fn the_crd_rules_are_mirrored() {
+    let cases = [
+        (MINIMAL.replace("64Mi", "8Mi"), "buffer.memoryMaxBytes"),
+        (MINIMAL.replace("64Mi", "lots"), "buffer.memoryMaxBytes"),
+        (
+            with("journal: {chunkMaxBytes: 32Mi}"),
+            "journal.chunkMaxBytes",
+        ),
+        (MINIMAL.replace("[SALES.ORDERS]", "[SALES]"), "tables[0]"),
+        (
+            MINIMAL.replace("[SALES.ORDERS]", "[SALES.ORDERS, SALES.ORDERS]"),
+            "tables[1]",
+        ),
+        (with("startPosition: {type: scn}"), "startPosition.scn"),
+        (
+            with("startPosition: {type: current, scn: 5}"),
+            "startPosition.scn",
+        ),
+        (
+            with("kafka: {bootstrapServers: b:9092, topicPrefix: x}"),
+            "kafka",
+        ),
+        (MINIMAL.replace("file: {path: out.jsonl}", ""), "kafka"),
+        (
+            MINIMAL.replace(
+                "{simulator: {scenario: scenario.jsonl}}",
+                "{serviceName: ORCL}",
+            ),
+            "database.host",
+        ),
+        (
+            MINIMAL.replace("{simulator: {scenario: scenario.jsonl}}", "{host: db}"),
+            "database",
+        ),
+        (
+            MINIMAL.replace("scenario: scenario.jsonl}", "scenario: s.jsonl}, host: db"),
+            "database.simulator",
+        ),
+    ];
+    for (text, field) in cases {
+        assert_eq!(error(&text).field, field, "{text}");
+    }
+    let kafka = MINIMAL.replace(
+        "file: {path: out.jsonl}",
+        "kafka: {bootstrapServers: b:9092, topicPrefix: 'bad prefix'}",
+    );
+    assert_eq!(error(&kafka).field, "kafka.topicPrefix");
+    let quoted = MINIMAL.replace("[SALES.ORDERS]", r#"['"Sales".orders']"#);
+    assert_eq!(
+        parse(&quoted, &[]).unwrap().table_names(),
+        [("Sales".to_owned(), "ORDERS".to_owned())]
+    );
+}
+
+#[test]
+fn the_environment_overrides_any_field() {
+    let env = [
+        (
+            "REDOLINE__MINING__MAX_SCN_WINDOW".to_owned(),
+            "600000".to_owned(),
+        ),
+        ("REDOLINE__TABLES".to_owned(), "[APP.A, APP.B]".to_owned()),
+        ("UNRELATED".to_owned(), "x".to_owned()),
+    ];
+    let config = parse(MINIMAL, &env).unwrap();
+    assert_eq!(config.mining.max_scn_window, 600_000);
+    assert_eq!(config.tables.len(), 2);
+    let bad = [("REDOLINE__NAME__INNER".to_owned(), "x".to_owned())];
+    assert_eq!(
+        parse(MINIMAL, &bad).unwrap_err().field,
+        "REDOLINE__NAME__INNER"
+    );
+    let unknown = [("REDOLINE__MINING__MAX_WINDOW".to_owned(), "1".to_owned())];
+    assert_eq!(
+        parse(MINIMAL, &unknown).unwrap_err().field,
+        "mining.maxWindow"
+    );
+}
+
+#[test]
+fn a_config_error_is_cdc_1001_naming_the_field() {
+    let stop = error(&with("mining: {maxScnWindow: 5}")).stop();
+    assert_eq!(stop.code.code(), "CDC-1001");
+    assert_eq!(stop.details["field"], "mining.maxScnWindow");
+}
+
+#[test]
+fn secrets_come_from_mounted_files_or_the_environment_and_never_print() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("username");
+    let password = dir.path().join("password");
+    std::fs::write(&user, "C##CDC\n").unwrap();
+    std::fs::write(&password, "pa55word").unwrap();
+    let vars = [
+        (secrets::USERNAME_FILE_VAR, user.display().to_string()),
+        (secrets::PASSWORD_FILE_VAR, password.display().to_string()),
+    ];
+    let lookup = |name: &str| {
+        vars.iter()
+            .find(|(var, _)| *var == name)
+            .map(|(_, v)| v.clone())
+    };
+    let credentials = secrets::database_credentials(&lookup).unwrap();
+    assert_eq!(credentials.username, "C##CDC");
+    assert_eq!(credentials.password.expose(), "pa55word");
+    assert!(!format!("{credentials:?}").contains("pa55word"));
+    assert_eq!(Secret::new("x").to_string(), "<redacted>");
+
+    let env_only = |name: &str| (name == secrets::USERNAME_VAR).then(|| "cdc".to_owned());
+    let missing = secrets::database_credentials(&env_only).unwrap_err();
+    assert_eq!(missing.field, secrets::PASSWORD_VAR);
+    assert!(
+        missing.message.contains(secrets::PASSWORD_FILE_VAR),
+        "{missing}"
+    );
+
+    let gone =
+        |name: &str| (name == secrets::USERNAME_FILE_VAR).then(|| "/nonexistent/u".to_owned());
+    assert_eq!(
+        secrets::database_credentials(&gone).unwrap_err().field,
+        secrets::USERNAME_FILE_VAR
+    );
+}
+
+#[test]
+fn kafka_properties_are_one_file_per_property() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sasl.password"), "hunter2\n").unwrap();
+    std::fs::write(dir.path().join("security.protocol"), "SASL_SSL").unwrap();
+    std::fs::create_dir(dir.path().join("..2026_11_29")).unwrap();
+    std::fs::write(dir.path().join("..data"), "").unwrap();
+    let path = dir.path().display().to_string();
+    let lookup = |name: &str| (name == secrets::KAFKA_CONFIG_DIR_VAR).then(|| path.clone());
+    let properties = secrets::kafka_properties(&lookup).unwrap();
+    let names: Vec<_> = properties.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["sasl.password", "security.protocol"]);
+    assert_eq!(properties[0].1.expose(), "hunter2");
+    assert!(!format!("{properties:?}").contains("hunter2"));
+    assert!(secrets::kafka_properties(&|_| None).unwrap().is_empty());
+}

@@ -1,0 +1,228 @@
+//! Validation of a capture config beyond its types: the JSON schema generated from the types
+//! (the same attributes the CRD's schema comes from) and the CRD's CEL rules, mirrored in Rust
+//! because the capture has no CEL engine. A test keeps the mirrored rules honest by pairing each
+//! with a config the CRD refuses.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use redoline_crds::ByteQuantity;
+use redoline_crds::v1alpha1::{MIN_MEMORY_BYTES, StartPositionType};
+use serde_json::Value;
+
+use super::{CaptureConfig, ConfigError};
+
+/// The schema of [`CaptureConfig`], generated once.
+static SCHEMA: LazyLock<Value> =
+    LazyLock::new(|| schemars::schema_for!(CaptureConfig).as_value().clone());
+
+/// Checks ranges, lengths, patterns and enums of the schema; the first failure names its field.
+pub fn against_schema(document: &Value) -> Result<(), ConfigError> {
+    let validator = jsonschema::validator_for(&SCHEMA)
+        .map_err(|error| ConfigError::new("(schema)", error.to_string()))?;
+    match validator.iter_errors(document).next() {
+        None => Ok(()),
+        Some(error) => Err(ConfigError::new(
+            dotted(error.instance_path().as_str()),
+            error.to_string(),
+        )),
+    }
+}
+
+/// `/buffer/memoryMaxBytes` → `buffer.memoryMaxBytes`; `/tables/1` → `tables[1]`.
+fn dotted(pointer: &str) -> String {
+    let mut field = String::new();
+    for segment in pointer.split('/').skip(1) {
+        if segment.chars().all(|c| c.is_ascii_digit()) && !segment.is_empty() {
+            field.push('[');
+            field.push_str(segment);
+            field.push(']');
+        } else {
+            if !field.is_empty() {
+                field.push('.');
+            }
+            field.push_str(&segment.replace("~1", "/").replace("~0", "~"));
+        }
+    }
+    if field.is_empty() {
+        "(top level)".to_owned()
+    } else {
+        field
+    }
+}
+
+/// The field names accepted in the object holding the dotted `field` path (for an unknown-field
+/// message).
+pub fn accepted_fields(field: &str) -> BTreeSet<String> {
+    let mut schema = &*SCHEMA;
+    let mut parts: Vec<&str> = field.split('.').collect();
+    parts.pop();
+    for part in parts {
+        let name = part.split('?').next().unwrap_or(part);
+        match resolve(schema).get("properties").and_then(|p| p.get(name)) {
+            Some(inner) => schema = inner,
+            None => return BTreeSet::new(),
+        }
+    }
+    resolve(schema)
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Follows a `$ref` (and the single-member `anyOf`/`allOf` schemars writes for optional refs).
+fn resolve(schema: &Value) -> &Value {
+    let target = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+        .and_then(|name| SCHEMA.get("$defs").and_then(|defs| defs.get(name)));
+    if let Some(target) = target {
+        return resolve(target);
+    }
+    for combinator in ["anyOf", "allOf", "oneOf"] {
+        if let Some(found) = schema
+            .get(combinator)
+            .and_then(Value::as_array)
+            .and_then(|options| options.iter().find(|o| o.get("$ref").is_some()))
+        {
+            return resolve(found);
+        }
+    }
+    schema
+}
+
+/// The CRD's CEL rules, in Rust.
+pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
+    let size = |field: &str, quantity: &ByteQuantity| {
+        quantity
+            .bytes()
+            .map_err(|error| ConfigError::new(field, error.to_string()))
+    };
+    let memory = size("buffer.memoryMaxBytes", &config.buffer.memory_max_bytes)?;
+    if memory < MIN_MEMORY_BYTES {
+        return Err(ConfigError::new(
+            "buffer.memoryMaxBytes",
+            "must be at least 16Mi",
+        ));
+    }
+    size("buffer.spill.maxBytes", &config.buffer.spill.max_bytes)?;
+    let chunk = size("journal.chunkMaxBytes", &config.journal.chunk_max_bytes)?;
+    if !(1 << 10..=16 << 20).contains(&chunk) {
+        return Err(ConfigError::new(
+            "journal.chunkMaxBytes",
+            "must be between 1Ki and 16Mi",
+        ));
+    }
+    for (index, table) in config.tables.iter().enumerate() {
+        if split_table_name(&table.0).is_none() {
+            return Err(ConfigError::new(
+                format!("tables[{index}]"),
+                format!(
+                    "{:?} must be OWNER.TABLE: two Oracle identifiers joined by a dot, each \
+                     unquoted (letter first, then letters, digits, _ $ #) or in double quotes",
+                    table.0
+                ),
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (index, table) in config.tables.iter().enumerate() {
+        if !seen.insert(&table.0) {
+            return Err(ConfigError::new(
+                format!("tables[{index}]"),
+                format!("{:?} is listed twice", table.0),
+            ));
+        }
+    }
+    let start = &config.start_position;
+    if (start.type_ == StartPositionType::Scn) != start.scn.is_some() {
+        return Err(ConfigError::new(
+            "startPosition.scn",
+            "is required with type scn and not allowed with current or earliest",
+        ));
+    }
+    database_rules(config)?;
+    match (&config.kafka, &config.file) {
+        (Some(kafka), None) => {
+            let prefix_ok = kafka
+                .topic_prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+            if !prefix_ok {
+                return Err(ConfigError::new(
+                    "kafka.topicPrefix",
+                    "may hold only letters, digits, '.', '_' and '-'",
+                ));
+            }
+            Ok(())
+        }
+        (None, Some(_)) => Ok(()),
+        _ => Err(ConfigError::new(
+            "kafka",
+            "set exactly one of kafka (a Kafka sink) and file (a JSON Lines file)",
+        )),
+    }
+}
+
+fn database_rules(config: &CaptureConfig) -> Result<(), ConfigError> {
+    let database = &config.database;
+    let connection_fields = database.host.is_some()
+        || database.service_name.is_some()
+        || database.connect_string.is_some();
+    if database.simulator.is_some() {
+        return if connection_fields {
+            Err(ConfigError::new(
+                "database.simulator",
+                "a simulated database takes no host, serviceName or connectString",
+            ))
+        } else {
+            Ok(())
+        };
+    }
+    if database.service_name.is_some() == database.connect_string.is_some() {
+        return Err(ConfigError::new(
+            "database",
+            "set exactly one of database.serviceName and database.connectString (or database.simulator)",
+        ));
+    }
+    if database.service_name.is_some() && database.host.is_none() {
+        return Err(ConfigError::new(
+            "database.host",
+            "is required with database.serviceName",
+        ));
+    }
+    if database.connect_string.is_some() && database.host.is_some() {
+        return Err(ConfigError::new(
+            "database.host",
+            "must not be set with database.connectString, which names the host itself",
+        ));
+    }
+    Ok(())
+}
+
+/// Splits `OWNER.TABLE` into the names the dictionary holds: unquoted parts upper-cased (as
+/// Oracle folds them), quoted parts as written. `None` when the text is not two identifiers.
+pub fn split_table_name(text: &str) -> Option<(String, String)> {
+    let (owner, rest) = identifier(text)?;
+    let rest = rest.strip_prefix('.')?;
+    let (table, rest) = identifier(rest)?;
+    rest.is_empty().then_some((owner, table))
+}
+
+/// One identifier at the start of `text`, and what follows it.
+fn identifier(text: &str) -> Option<(String, &str)> {
+    if let Some(quoted) = text.strip_prefix('"') {
+        let end = quoted.find('"')?;
+        let name = &quoted[..end];
+        return (!name.is_empty() && name.len() <= 128)
+            .then(|| (name.to_owned(), &quoted[end + 1..]));
+    }
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '#')))
+        .unwrap_or(text.len());
+    let name = &text[..end];
+    let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && name.len() <= 128;
+    valid.then(|| (name.to_ascii_uppercase(), &text[end..]))
+}
