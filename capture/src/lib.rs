@@ -8,9 +8,11 @@
 //! Built so far: the command line, logging and the typed stops with their termination message.
 //! The mining path arrives module by module (see docs/ and the issues).
 
+pub mod assemble;
 pub mod cli;
 pub mod config;
 pub mod dictionary;
+pub mod doctor;
 pub mod event;
 pub mod exit;
 pub mod redo;

@@ -1,0 +1,657 @@
+//! From a committed transaction's rows to change events.
+//!
+//! The buffer hands over a committed transaction's rows in redo order, undo rows already
+//! applied. [`TransactionAssembler`] turns them into [`ChangeEvent`]s, one row at a time, holding
+//! back at most one event: the latest row change, because LOB content for it may still follow.
+//!
+//! - INSERT / UPDATE / DELETE: SQL_REDO is parsed and typed by the table's current dictionary.
+//!   An UPDATE's `after` is its before image with the SET applied (complete where the before image
+//!   is); `before` never holds LOB columns.
+//! - LOB content is folded into the held event: an UPDATE setting only LOB columns of the same row
+//!   (how LogMiner logs small LOBs after an `EMPTY_CLOB()` insert), or SEL_LOB_LOCATOR followed by
+//!   LOB_WRITE / LOB_TRIM / LOB_ERASE pieces ([`lob`]). A locator for another row starts an UPDATE
+//!   event of its own for that row.
+//! - DDL on a captured table: a `Ddl` event with the statement (LogMiner's appended `;` removed),
+//!   or a `Truncate` event; then the table's columns are reloaded ([`TableLookup::refresh`]) so
+//!   later rows use the new shape.
+//! - What cannot be rendered: UNSUPPORTED rows, `Unsupported Type` values, XML DOC rows
+//!   (CDC-6001); a dictionary that does not fit the redo (STATUS 2, a value that does not fit its
+//!   column: CDC-2002); a LOB change that cannot be rebuilt (CDC-6002). With
+//!   `onUnsupported: skip` the change is dropped and counted instead; nothing is ever emitted
+//!   padded, truncated or guessed.
+//! - Rows of tables that are not captured, and transaction control rows, produce nothing.
+
+pub mod csf;
+pub mod lob;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use redoline_crds::StopCode;
+use redoline_crds::v1alpha1::OnUnsupported;
+
+use self::lob::{LobBuilder, LobError, LobFlavor};
+use crate::dictionary::{LobKind, TableSchema};
+use crate::event::{ChangeEvent, Operation, SourceInfo, TransactionInfo, Xid};
+use crate::redo::ast::DmlStatement;
+use crate::redo::ddl::{DdlKind, parse_ddl};
+use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
+use crate::redo::parse::parse_dml;
+use crate::source::row::PLACEHOLDER_ROW_ID;
+use crate::source::{LogMinerRow, OperationCode};
+use crate::stop::Stop;
+use crate::value::{Row, Value, ValueError, typed_row};
+
+/// The captured tables' current dictionary.
+pub trait TableLookup {
+    /// The schema of a captured table; `None` for a table that is not captured.
+    fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>>;
+    /// Reloads a table's columns after a DDL row on it.
+    fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String>;
+}
+
+/// The committed transaction being assembled.
+#[derive(Clone, Debug)]
+pub struct CommitInfo {
+    pub xid: Xid,
+    pub commit_scn: u64,
+    pub commit_time: Option<Timestamp>,
+}
+
+/// A change that cannot be emitted as logged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AssembleError {
+    #[error("{table} at SCN {scn}: LogMiner could not render the change ({what})")]
+    Unsupported {
+        table: String,
+        scn: u64,
+        what: String,
+    },
+    #[error("{table} at SCN {scn}: the redo does not fit the current dictionary ({message})")]
+    DictionaryMismatch {
+        table: String,
+        scn: u64,
+        message: String,
+    },
+    #[error("{table}.{column} at SCN {scn}: {message}")]
+    PartialLob {
+        table: String,
+        column: String,
+        scn: u64,
+        message: String,
+    },
+    #[error("{table}: the columns could not be reloaded after DDL: {message}")]
+    Refresh { table: String, message: String },
+}
+
+impl AssembleError {
+    /// Whether `onUnsupported: skip` drops the change instead of stopping.
+    fn skippable(&self) -> bool {
+        !matches!(self, Self::Refresh { .. })
+    }
+
+    /// The typed stop for the error.
+    pub fn stop(&self) -> Stop {
+        let (code, remedy) = match self {
+            Self::Unsupported { .. } => (
+                StopCode::UnsupportedChange,
+                "set spec.mining.onUnsupported to skip to drop such changes, or stop capturing the table",
+            ),
+            Self::DictionaryMismatch { .. } => (
+                StopCode::DictionaryMismatch,
+                "re-snapshot the table, or set spec.mining.onUnsupported to skip",
+            ),
+            Self::PartialLob { .. } => (
+                StopCode::PartialLobWrite,
+                "re-read the row from the table (a snapshot), or set spec.mining.onUnsupported to skip",
+            ),
+            Self::Refresh { .. } => (
+                StopCode::DictionaryMismatch,
+                "check that the capture user can read the table's dictionary",
+            ),
+        };
+        Stop::new(code, format!("{self}; {remedy}"))
+    }
+}
+
+/// What one transaction produced besides its events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AssembleStats {
+    pub events: u64,
+    /// Changes dropped under `onUnsupported: skip`.
+    pub skipped: u64,
+    /// LOB pieces folded into events (they count toward staged-record limits).
+    pub lob_pieces: u64,
+}
+
+/// The LOB column being rebuilt for the held event.
+struct ActiveLob {
+    column: usize,
+    builder: LobBuilder,
+    scn: u64,
+}
+
+/// Assembles one committed transaction.
+pub struct TransactionAssembler<'l, L: TableLookup> {
+    lookup: &'l mut L,
+    on_unsupported: OnUnsupported,
+    time_zone: TimeZone,
+    commit: CommitInfo,
+    held: Option<ChangeEvent>,
+    lob: Option<ActiveLob>,
+    total_order: u64,
+    table_order: HashMap<String, u64>,
+    stats: AssembleStats,
+}
+
+impl<L: TableLookup> std::fmt::Debug for TransactionAssembler<'_, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransactionAssembler")
+            .field("commit", &self.commit)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
+    /// `time_zone` is the database's: LogMiner's TIMESTAMP column is a DATE in it.
+    pub fn new(
+        lookup: &'l mut L,
+        commit: CommitInfo,
+        on_unsupported: OnUnsupported,
+        time_zone: TimeZone,
+    ) -> Self {
+        Self {
+            lookup,
+            on_unsupported,
+            time_zone,
+            commit,
+            held: None,
+            lob: None,
+            total_order: 0,
+            table_order: HashMap::new(),
+            stats: AssembleStats::default(),
+        }
+    }
+
+    /// Feeds the next row (CSF parts already joined).
+    pub fn push(
+        &mut self,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        let outcome = self.apply(row, emit);
+        self.tolerate(outcome)
+    }
+
+    /// Emits what is held and returns the transaction's figures.
+    pub fn finish(
+        mut self,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<AssembleStats, AssembleError> {
+        let outcome = self.release(emit);
+        self.tolerate(outcome)?;
+        Ok(self.stats)
+    }
+
+    /// Under `skip`, a skippable error drops the change and is counted.
+    fn tolerate(&mut self, outcome: Result<(), AssembleError>) -> Result<(), AssembleError> {
+        match outcome {
+            Err(error) if self.on_unsupported == OnUnsupported::Skip && error.skippable() => {
+                tracing::warn!(%error, "change skipped (onUnsupported: skip)");
+                self.stats.skipped += 1;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        if row.rollback {
+            // Undo rows were applied by the buffer; one reaching here cancels nothing.
+            return Ok(());
+        }
+        let (Some(owner), Some(table_name)) = (row.seg_owner.clone(), row.table_name.clone())
+        else {
+            return Ok(());
+        };
+        let Some(table) = self.lookup.table(&owner, &table_name) else {
+            return Ok(());
+        };
+        match row.operation {
+            OperationCode::Insert | OperationCode::Update | OperationCode::Delete => {
+                self.dml(&table, row, emit)
+            }
+            OperationCode::SelectLobLocator
+            | OperationCode::LobWrite
+            | OperationCode::LobTrim
+            | OperationCode::LobErase => self.lob_row(&table, row, emit),
+            OperationCode::Ddl => self.ddl(&table, row, emit),
+            OperationCode::Unsupported
+            | OperationCode::XmlDocBegin
+            | OperationCode::XmlDocWrite
+            | OperationCode::XmlDocEnd => {
+                self.release(emit)?;
+                Err(AssembleError::Unsupported {
+                    table: table.qualified_name(),
+                    scn: row.scn,
+                    what: format!("{} row", row.operation.name()),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn dml(
+        &mut self,
+        table: &Arc<TableSchema>,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        let name = table.qualified_name();
+        let mismatch = |message: String| AssembleError::DictionaryMismatch {
+            table: name.clone(),
+            scn: row.scn,
+            message,
+        };
+        if row.status == 2 {
+            self.release(emit)?;
+            return Err(mismatch(format!(
+                "LogMiner marked the SQL invalid{}",
+                row.info
+                    .as_deref()
+                    .map(|i| format!(" ({i})"))
+                    .unwrap_or_default()
+            )));
+        }
+        let sql = row.sql_redo.as_deref().unwrap_or_default();
+        let statement = match parse_dml(sql) {
+            Ok(statement) => statement,
+            Err(error) => {
+                self.release(emit)?;
+                return Err(AssembleError::Unsupported {
+                    table: name,
+                    scn: row.scn,
+                    what: format!("SQL_REDO not understood: {error}"),
+                });
+            }
+        };
+        let typed = |values: &[_]| typed_row(table, values).map_err(|e: ValueError| e.to_string());
+        let (op, before, after, set_columns) = match &statement {
+            DmlStatement::Insert { values, .. } => (
+                Operation::Create,
+                None,
+                Some(typed(values).map_err(mismatch)?),
+                Vec::new(),
+            ),
+            DmlStatement::Update { set, where_, .. } => {
+                let before = typed(where_).map_err(mismatch)?;
+                let changes = typed(set).map_err(mismatch)?;
+                let columns: Vec<usize> = set
+                    .iter()
+                    .filter_map(|(column, _)| table.column_index(column))
+                    .collect();
+                let mut after = before.clone();
+                for &index in &columns {
+                    if let Some(value) = changes.get(index) {
+                        after.set(index, value.clone());
+                    }
+                }
+                (Operation::Update, Some(before), Some(after), columns)
+            }
+            DmlStatement::Delete { where_, .. } => (
+                Operation::Delete,
+                Some(typed(where_).map_err(mismatch)?),
+                None,
+                Vec::new(),
+            ),
+        };
+        for image in [&before, &after].into_iter().flatten() {
+            if (0..table.columns().len()).any(|i| matches!(image.get(i), Some(Value::Unsupported)))
+            {
+                self.release(emit)?;
+                return Err(AssembleError::Unsupported {
+                    table: name,
+                    scn: row.scn,
+                    what: "a column of a type LogMiner cannot render (Unsupported Type)".to_owned(),
+                });
+            }
+        }
+
+        // An UPDATE that sets only LOB columns of the held row is that row's LOB content.
+        if op == Operation::Update
+            && !set_columns.is_empty()
+            && set_columns.iter().all(|&i| is_lob(table, i))
+            && self.fold_lob_update(table, before.as_ref(), after.as_ref(), &set_columns, &row)?
+        {
+            return Ok(());
+        }
+
+        self.release(emit)?;
+        let event = ChangeEvent {
+            op,
+            table: Arc::clone(table),
+            before: before.map(|before| without_lobs(table, before)),
+            after,
+            source: self.source(&row),
+            transaction: None,
+        };
+        self.held = Some(event);
+        Ok(())
+    }
+
+    /// Folds an UPDATE of LOB columns into the held event when it names the same row; returns
+    /// whether it did.
+    fn fold_lob_update(
+        &mut self,
+        table: &Arc<TableSchema>,
+        before: Option<&Row>,
+        after: Option<&Row>,
+        set_columns: &[usize],
+        row: &LogMinerRow,
+    ) -> Result<bool, AssembleError> {
+        let (Some(held), Some(after)) = (self.held.as_ref(), after) else {
+            return Ok(false);
+        };
+        let same = Arc::ptr_eq(&held.table, table)
+            && held.op != Operation::Delete
+            && before.is_none_or(|before| same_row(table, held, before));
+        if !same {
+            return Ok(false);
+        }
+        self.finish_lob()?;
+        if let Some(held) = self.held.as_mut() {
+            let held_after = held
+                .after
+                .get_or_insert_with(|| Row::absent(table.columns().len()));
+            for &index in set_columns {
+                if let Some(value) = after.get(index) {
+                    held_after.set(index, value.clone());
+                }
+            }
+            adopt_row_id(held, &row.row_id);
+        }
+        Ok(true)
+    }
+
+    fn lob_row(
+        &mut self,
+        table: &Arc<TableSchema>,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        let name = table.qualified_name();
+        let sql = row.sql_redo.as_deref().unwrap_or_default();
+        let statement = parse_lob(sql).map_err(|error| AssembleError::Unsupported {
+            table: name.clone(),
+            scn: row.scn,
+            what: format!("LOB SQL_REDO not understood: {error}"),
+        })?;
+        self.stats.lob_pieces += u64::from(row.operation != OperationCode::SelectLobLocator);
+        let partial = |message: String, column: &str| AssembleError::PartialLob {
+            table: name.clone(),
+            column: column.to_owned(),
+            scn: row.scn,
+            message,
+        };
+        match statement {
+            LobStatement::Locator(locator) => self.start_lob(table, &locator, &row, emit),
+            LobStatement::Write(write) => {
+                if let Some(locator) = &write.locator {
+                    self.start_lob(table, locator, &row, emit)?;
+                }
+                let Some(active) = self.lob.as_mut() else {
+                    return Err(partial("a LOB_WRITE without its locator".to_owned(), "?"));
+                };
+                let column = table.columns()[active.column].name.clone();
+                let written = match &write.data {
+                    LobData::Text(text) => active.builder.write_text(text, write.offset),
+                    LobData::Hex(hex) => match crate::value::binary::decode_hex(hex) {
+                        Ok(bytes) => active.builder.write_bytes(&bytes, write.offset),
+                        Err(_) => Err(LobError::BadPiece("hex")),
+                    },
+                };
+                written.map_err(|error| partial(error.to_string(), &column))
+            }
+            LobStatement::Trim { new_length, .. } => {
+                match self.lob.as_mut() {
+                    Some(active) => active.builder.trim(new_length),
+                    None => return Err(partial("a LOB_TRIM without its locator".to_owned(), "?")),
+                }
+                Ok(())
+            }
+            LobStatement::Erase { amount, offset, .. } => {
+                match self.lob.as_mut() {
+                    Some(active) => active.builder.erase(amount, offset),
+                    None => return Err(partial("a LOB_ERASE without its locator".to_owned(), "?")),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A SEL_LOB_LOCATOR: the held event's row gets the LOB, or a new UPDATE event starts.
+    fn start_lob(
+        &mut self,
+        table: &Arc<TableSchema>,
+        locator: &LobLocator<'_>,
+        row: &LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        self.finish_lob()?;
+        let name = table.qualified_name();
+        let Some(column) = table.column_index(&locator.column) else {
+            return Err(AssembleError::DictionaryMismatch {
+                table: name,
+                scn: row.scn,
+                message: format!("LOB column {} is not in the dictionary", locator.column),
+            });
+        };
+        let key = typed_row(table, &locator.where_).map_err(|error| {
+            AssembleError::DictionaryMismatch {
+                table: name.clone(),
+                scn: row.scn,
+                message: error.to_string(),
+            }
+        })?;
+        let attaches = self.held.as_ref().is_some_and(|held| {
+            Arc::ptr_eq(&held.table, table)
+                && held.op != Operation::Delete
+                && same_row(table, held, &key)
+        });
+        if !attaches {
+            self.release(emit)?;
+            self.held = Some(ChangeEvent {
+                op: Operation::Update,
+                table: Arc::clone(table),
+                before: Some(without_lobs(table, key.clone())),
+                after: Some(key),
+                source: self.source(row),
+                transaction: None,
+            });
+        }
+        let known = self
+            .held
+            .as_ref()
+            .filter(|_| attaches)
+            .and_then(|held| held.after.as_ref())
+            .and_then(|after| after.get(column));
+        let flavor = match table.columns()[column].data_type.lob_kind() {
+            Some(LobKind::Blob) => LobFlavor::Binary,
+            _ => LobFlavor::Character,
+        };
+        self.lob = Some(ActiveLob {
+            column,
+            builder: LobBuilder::new(flavor, known),
+            scn: row.scn,
+        });
+        if let Some(held) = self.held.as_mut() {
+            adopt_row_id(held, &row.row_id);
+        }
+        Ok(())
+    }
+
+    /// Puts the rebuilt LOB value into the held event.
+    fn finish_lob(&mut self) -> Result<(), AssembleError> {
+        let Some(active) = self.lob.take() else {
+            return Ok(());
+        };
+        let Some(held) = self.held.as_mut() else {
+            return Ok(());
+        };
+        match active.builder.finish() {
+            Ok(value) => {
+                let columns = held.table.columns().len();
+                held.after
+                    .get_or_insert_with(|| Row::absent(columns))
+                    .set(active.column, value);
+                Ok(())
+            }
+            Err(error) => {
+                let column = held.table.columns()[active.column].name.clone();
+                let table = held.table.qualified_name();
+                // The held event is incomplete: it is dropped with the error (or the skip).
+                self.held = None;
+                Err(AssembleError::PartialLob {
+                    table,
+                    column,
+                    scn: active.scn,
+                    message: error.to_string(),
+                })
+            }
+        }
+    }
+
+    fn ddl(
+        &mut self,
+        table: &Arc<TableSchema>,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        self.release(emit)?;
+        let sql = row.sql_redo.clone().unwrap_or_default();
+        let issued = sql.strip_suffix(';').unwrap_or(&sql).to_owned();
+        let truncate = parse_ddl(&sql).is_ok_and(|ddl| ddl.kind == DdlKind::TruncateTable);
+        let op = if truncate {
+            Operation::Truncate
+        } else {
+            Operation::Ddl { sql: issued }
+        };
+        let event = ChangeEvent {
+            op,
+            table: Arc::clone(table),
+            before: None,
+            after: None,
+            source: self.source(&row),
+            transaction: None,
+        };
+        self.emit_event(event, emit);
+        if !truncate {
+            self.lookup
+                .refresh(table.schema(), table.table())
+                .map_err(|message| AssembleError::Refresh {
+                    table: table.qualified_name(),
+                    message,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Emits the held event, its LOB content complete.
+    fn release(&mut self, emit: &mut dyn FnMut(ChangeEvent)) -> Result<(), AssembleError> {
+        self.finish_lob()?;
+        if let Some(event) = self.held.take() {
+            self.emit_event(event, emit);
+        }
+        Ok(())
+    }
+
+    fn emit_event(&mut self, mut event: ChangeEvent, emit: &mut dyn FnMut(ChangeEvent)) {
+        self.total_order += 1;
+        let per_table = self
+            .table_order
+            .entry(event.table.qualified_name())
+            .or_insert(0);
+        *per_table += 1;
+        event.transaction = Some(TransactionInfo {
+            id: self.commit.xid.to_lower_hex(),
+            total_order: self.total_order,
+            data_collection_order: *per_table,
+        });
+        self.stats.events += 1;
+        emit(event);
+    }
+
+    fn source(&self, row: &LogMinerRow) -> SourceInfo {
+        SourceInfo {
+            scn: row.scn,
+            commit_scn: Some(self.commit.commit_scn),
+            xid: Some(self.commit.xid),
+            rs_id: Some(row.rs_id.trim().to_owned()),
+            ssn: row.ssn,
+            redo_thread: row.thread,
+            user_name: row.username.as_deref().map(str::to_owned),
+            row_id: Some(row.row_id.to_string()),
+            change_time: row
+                .timestamp
+                .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
+                .map(|zoned| zoned.timestamp()),
+            commit_time: self.commit.commit_time,
+            snapshot: Default::default(),
+        }
+    }
+}
+
+fn is_lob(table: &TableSchema, index: usize) -> bool {
+    table
+        .columns()
+        .get(index)
+        .is_some_and(|column| column.data_type.lob_kind().is_some())
+}
+
+/// A row image without its LOB columns (a before image never carries them).
+fn without_lobs(table: &TableSchema, row: Row) -> Row {
+    let mut out = Row::absent(table.columns().len());
+    for index in 0..table.columns().len() {
+        if let Some(value) = row.get(index).filter(|_| !is_lob(table, index)) {
+            out.set(index, value.clone());
+        }
+    }
+    out
+}
+
+/// Whether `key` (a where clause's values) names the held event's row: every key column (or,
+/// without a key, every non-LOB column the where clause carries) equals the event's after image.
+fn same_row(table: &TableSchema, held: &ChangeEvent, key: &Row) -> bool {
+    let Some(after) = held.after.as_ref() else {
+        return false;
+    };
+    let columns: Vec<usize> = if table.has_key() {
+        table.key_indexes().to_vec()
+    } else {
+        (0..table.columns().len())
+            .filter(|&i| !is_lob(table, i) && key.get(i).is_some())
+            .collect()
+    };
+    !columns.is_empty()
+        && columns
+            .iter()
+            .all(|&i| matches!((key.get(i), after.get(i)), (Some(a), Some(b)) if a == b))
+}
+
+/// An insert of a row with LOB columns carries a placeholder ROWID; the real one comes with the
+/// LOB rows.
+fn adopt_row_id(held: &mut ChangeEvent, row_id: &str) {
+    if held.source.row_id.as_deref() == Some(PLACEHOLDER_ROW_ID) && row_id != PLACEHOLDER_ROW_ID {
+        held.source.row_id = Some(row_id.to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,349 @@
+use std::collections::HashMap;
+
+use super::*;
+use crate::dictionary::{Column, OracleType};
+use crate::source::row::DDL_ROW_ID;
+
+#[derive(Default)]
+struct Tables {
+    tables: HashMap<(String, String), Arc<TableSchema>>,
+    refreshed: Vec<String>,
+}
+
+impl TableLookup for Tables {
+    fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
+        self.tables
+            .get(&(owner.to_owned(), table.to_owned()))
+            .cloned()
+    }
+    fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String> {
+        self.refreshed.push(format!("{owner}.{table}"));
+        Ok(())
+    }
+}
+
+fn tables() -> Tables {
+    let docs = TableSchema::new(
+        "APP",
+        "DOCS",
+        vec![
+            Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+            Column::new("TITLE", OracleType::parse("VARCHAR2(20)").unwrap()),
+            Column::new("BODY", OracleType::parse("CLOB").unwrap()),
+            Column::new("PIC", OracleType::parse("BLOB").unwrap()),
+        ],
+    )
+    .unwrap();
+    let mut tables = Tables::default();
+    tables
+        .tables
+        .insert(("APP".into(), "DOCS".into()), Arc::new(docs));
+    tables
+}
+
+fn row(operation: OperationCode, row_id: &str, sql: &str) -> LogMinerRow {
+    LogMinerRow {
+        scn: 100,
+        start_scn: None,
+        commit_scn: None,
+        timestamp: Some(jiff::civil::date(2024, 1, 2).at(3, 4, 5, 0)),
+        commit_timestamp: None,
+        xid: Xid::from_parts(3, 14, 716),
+        operation,
+        rollback: false,
+        row_id: Arc::from(row_id),
+        rs_id: Arc::from(" 0x000007.000228b7.0010 "),
+        ssn: 0,
+        csf: false,
+        seg_owner: Some(Arc::from("APP")),
+        table_name: Some(Arc::from("DOCS")),
+        username: Some(Arc::from("APPUSER")),
+        session: Some(1),
+        serial: Some(2),
+        thread: 1,
+        info: None,
+        status: 0,
+        sql_redo: Some(sql.to_owned()),
+        sql_undo: None,
+        src_con_name: None,
+        con_id: None,
+    }
+}
+
+const ROWID: &str = "AAAR32AAHAAAAFcAAA";
+const LOCATOR: &str = "DECLARE \n loc_c CLOB; \n buf_c VARCHAR2(6156); \n loc_b BLOB; \n buf_b RAW(6156); \n loc_nc NCLOB; \n buf_nc NVARCHAR2(6156); \nBEGIN\n select \"BODY\" into loc_c from \"APP\".\"DOCS\" where \"ID\" = '4' for update;";
+
+fn write(text: &str, amount: usize, offset: usize) -> String {
+    format!(" buf_c := '{text}'; \n  dbms_lob.write(loc_c, {amount}, {offset}, buf_c);")
+}
+
+fn assemble(
+    rows: Vec<LogMinerRow>,
+    on_unsupported: OnUnsupported,
+) -> (
+    Result<AssembleStats, AssembleError>,
+    Vec<ChangeEvent>,
+    Tables,
+) {
+    let mut lookup = tables();
+    let mut events = Vec::new();
+    let commit = CommitInfo {
+        xid: Xid::from_parts(3, 14, 716),
+        commit_scn: 200,
+        commit_time: None,
+    };
+    let result = (|| {
+        let mut assembler =
+            TransactionAssembler::new(&mut lookup, commit, on_unsupported, TimeZone::UTC);
+        for row in rows {
+            assembler.push(row, &mut |event| events.push(event))?;
+        }
+        assembler.finish(&mut |event| events.push(event))
+    })();
+    (result, events, lookup)
+}
+
+fn value(event: &ChangeEvent, image: &str, column: &str) -> Option<Value> {
+    let row = if image == "before" {
+        &event.before
+    } else {
+        &event.after
+    };
+    let index = event.table.column_index(column)?;
+    row.as_ref().and_then(|row| row.get(index).cloned())
+}
+
+fn text(value: &str) -> Option<Value> {
+    Some(Value::Text(value.to_owned()))
+}
+
+#[test]
+fn row_changes_become_events_in_redo_order() {
+    let rows = vec![
+        row(
+            OperationCode::Start,
+            "AAAAAAAAAAAAAAAAAA",
+            "set transaction read write;",
+        ),
+        row(
+            OperationCode::Insert,
+            ROWID,
+            "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\") values ('1','a');",
+        ),
+        row(
+            OperationCode::Update,
+            ROWID,
+            &format!(
+                "update \"APP\".\"DOCS\" set \"TITLE\" = 'b' where \"ID\" = '1' and \"TITLE\" = 'a' and \"BODY\" = 'x' and ROWID = '{ROWID}';"
+            ),
+        ),
+        row(
+            OperationCode::Delete,
+            ROWID,
+            &format!(
+                "delete from \"APP\".\"DOCS\" where \"ID\" = '1' and \"TITLE\" = 'b' and ROWID = '{ROWID}';"
+            ),
+        ),
+        row(OperationCode::Commit, "AAAAAAAAAAAAAAAAAA", "commit;"),
+    ];
+    let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 3);
+    let ops: Vec<_> = events.iter().map(|e| e.op.clone()).collect();
+    assert_eq!(
+        ops,
+        [Operation::Create, Operation::Update, Operation::Delete]
+    );
+    let update = &events[1];
+    assert_eq!(value(update, "before", "TITLE"), text("a"));
+    assert_eq!(value(update, "after", "TITLE"), text("b"));
+    assert_eq!(
+        value(update, "before", "BODY"),
+        None,
+        "before never holds LOB columns"
+    );
+    assert_eq!(value(update, "after", "BODY"), text("x"));
+    let orders: Vec<_> = events
+        .iter()
+        .map(|e| e.transaction.as_ref().unwrap().total_order)
+        .collect();
+    assert_eq!(orders, [1, 2, 3]);
+    assert_eq!(
+        events[0].transaction.as_ref().unwrap().id,
+        "03000e00cc020000"
+    );
+    assert_eq!(events[0].source.commit_scn, Some(200));
+    assert_eq!(
+        events[0].source.rs_id.as_deref(),
+        Some("0x000007.000228b7.0010")
+    );
+    assert!(events[0].source.change_time.is_some());
+}
+
+#[test]
+fn a_small_lob_update_folds_into_its_insert() {
+    let rows = vec![
+        row(
+            OperationCode::Insert,
+            PLACEHOLDER_ROW_ID,
+            "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\",\"BODY\",\"PIC\") values ('1','t',EMPTY_CLOB(),EMPTY_BLOB());",
+        ),
+        row(
+            OperationCode::Update,
+            ROWID,
+            "update \"APP\".\"DOCS\" set \"BODY\" = 'small text' where \"ID\" = '1';",
+        ),
+        row(
+            OperationCode::Update,
+            ROWID,
+            "update \"APP\".\"DOCS\" set \"PIC\" = HEXTORAW('cafe') where \"ID\" = '1';",
+        ),
+    ];
+    let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 1);
+    let insert = &events[0];
+    assert_eq!(insert.op, Operation::Create);
+    assert_eq!(value(insert, "after", "BODY"), text("small text"));
+    assert_eq!(
+        value(insert, "after", "PIC"),
+        Some(Value::Bytes(vec![0xca, 0xfe]))
+    );
+    assert_eq!(
+        insert.source.row_id.as_deref(),
+        Some(ROWID),
+        "the real ROWID replaces the placeholder"
+    );
+}
+
+#[test]
+fn lob_pieces_rebuild_the_inserted_value() {
+    let rows = vec![
+        row(
+            OperationCode::Insert,
+            PLACEHOLDER_ROW_ID,
+            "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\",\"BODY\") values ('4','t',EMPTY_CLOB());",
+        ),
+        row(OperationCode::SelectLobLocator, ROWID, LOCATOR),
+        row(OperationCode::LobWrite, ROWID, &write("hello ", 6, 1)),
+        row(OperationCode::LobWrite, ROWID, &write("world", 5, 7)),
+        row(OperationCode::LobTrim, ROWID, "dbms_lob.trim(loc_c, 11);"),
+        row(
+            OperationCode::Insert,
+            ROWID,
+            "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\") values ('5','next');",
+        ),
+    ];
+    let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
+    let stats = stats.unwrap();
+    assert_eq!((stats.events, stats.lob_pieces), (2, 3));
+    assert_eq!(value(&events[0], "after", "BODY"), text("hello world"));
+    assert_eq!(
+        value(&events[1], "after", "ID").map(|v| v.to_string()),
+        Some("5".to_owned())
+    );
+}
+
+#[test]
+fn a_lob_write_to_another_row_is_an_update_of_that_row() {
+    let rows = vec![
+        row(OperationCode::SelectLobLocator, ROWID, LOCATOR),
+        row(OperationCode::LobWrite, ROWID, &write("whole", 5, 1)),
+    ];
+    let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 1);
+    assert_eq!(events[0].op, Operation::Update);
+    assert_eq!(value(&events[0], "after", "BODY"), text("whole"));
+    assert_eq!(value(&events[0], "before", "BODY"), None);
+}
+
+#[test]
+fn a_partial_lob_write_stops_or_is_skipped_never_padded() {
+    let rows = || {
+        vec![
+            row(OperationCode::SelectLobLocator, ROWID, LOCATOR),
+            row(OperationCode::LobWrite, ROWID, &write("tail", 4, 100)),
+        ]
+    };
+    let (result, events, _) = assemble(rows(), OnUnsupported::Fail);
+    let error = result.unwrap_err();
+    assert_eq!(error.stop().code.code(), "CDC-6002");
+    assert!(error.to_string().contains("APP.DOCS.BODY"), "{error}");
+    assert!(events.is_empty());
+    let (result, events, _) = assemble(rows(), OnUnsupported::Skip);
+    assert_eq!(result.unwrap().skipped, 1);
+    assert!(events.is_empty());
+}
+
+#[test]
+fn unrenderable_changes_stop_with_their_codes() {
+    let unsupported = row(OperationCode::Unsupported, ROWID, "Unsupported");
+    let (result, _, _) = assemble(vec![unsupported.clone()], OnUnsupported::Fail);
+    assert_eq!(result.unwrap_err().stop().code.code(), "CDC-6001");
+    let (result, _, _) = assemble(vec![unsupported], OnUnsupported::Skip);
+    assert_eq!(result.unwrap().skipped, 1);
+
+    let unsupported_type = row(
+        OperationCode::Insert,
+        ROWID,
+        "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\") values ('1',Unsupported Type);",
+    );
+    let (result, _, _) = assemble(vec![unsupported_type], OnUnsupported::Fail);
+    assert_eq!(result.unwrap_err().stop().code.code(), "CDC-6001");
+
+    let mut invalid = row(
+        OperationCode::Insert,
+        ROWID,
+        "insert into \"UNKNOWN\".\"OBJ# 45522\"(\"COL 1\") values (HEXTORAW('45'));",
+    );
+    invalid.status = 2;
+    let (result, _, _) = assemble(vec![invalid], OnUnsupported::Fail);
+    assert_eq!(result.unwrap_err().stop().code.code(), "CDC-2002");
+
+    let misfit = row(
+        OperationCode::Insert,
+        ROWID,
+        "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\") values ('1.5','a');",
+    );
+    let (result, _, _) = assemble(vec![misfit], OnUnsupported::Fail);
+    assert_eq!(result.unwrap_err().stop().code.code(), "CDC-2002");
+}
+
+#[test]
+fn ddl_and_truncate_are_events_and_ddl_reloads_the_table() {
+    let rows = vec![
+        row(
+            OperationCode::Ddl,
+            DDL_ROW_ID,
+            "  alter table DOCS add (\n    country VARCHAR(50)\n  );",
+        ),
+        row(OperationCode::Ddl, DDL_ROW_ID, "truncate table DOCS;"),
+    ];
+    let (stats, events, lookup) = assemble(rows, OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 2);
+    assert_eq!(
+        events[0].op,
+        Operation::Ddl {
+            sql: "  alter table DOCS add (\n    country VARCHAR(50)\n  )".to_owned()
+        }
+    );
+    assert_eq!(events[1].op, Operation::Truncate);
+    assert_eq!(lookup.refreshed, ["APP.DOCS"]);
+}
+
+#[test]
+fn other_tables_and_undo_rows_produce_nothing() {
+    let mut other = row(
+        OperationCode::Insert,
+        ROWID,
+        "insert into \"APP\".\"OTHER\"(\"ID\") values ('1');",
+    );
+    other.table_name = Some(Arc::from("OTHER"));
+    let mut undo = row(
+        OperationCode::Delete,
+        ROWID,
+        &format!("delete from \"APP\".\"DOCS\" where ROWID = '{ROWID}';"),
+    );
+    undo.rollback = true;
+    let (stats, events, _) = assemble(vec![other, undo], OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 0);
+    assert!(events.is_empty());
+}

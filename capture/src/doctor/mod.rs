@@ -1,0 +1,301 @@
+//! `doctor`: the prerequisite check, through the same boundary the capture mines with.
+//!
+//! Each check asks the database one question and answers with a [`Check`]: a name, whether it
+//! passed, what was found, and for a failure the exact statement that fixes it. A failing boundary
+//! call is a failed check carrying the error, not an abort, so one run reports everything that is
+//! wrong. The report renders as a table for people, as JSON (`--json`), and as the termination
+//! message CDC-1002 with `details.checks`.
+//!
+//! What is checked (seed 001, "Database prerequisites"):
+//! - the database answers (client library, credentials, network) and its release;
+//! - ARCHIVELOG mode; minimal supplemental logging at the database;
+//! - per captured table: visible, has key columns, and logs them (ALL COLUMN logging, or key
+//!   logging at table or database level; a table that logs no key columns is rejected);
+//! - the capture user's privileges and roles;
+//! - the views the capture reads: `V$LOG`/`V$ARCHIVED_LOG`, `GV$TRANSACTION`, `V$PDB_INCARNATION`
+//!   (when a PDB is named);
+//! - the flush table can be written (created when missing).
+
+mod report;
+
+use std::collections::BTreeSet;
+
+pub use report::{Check, Report};
+
+use crate::source::{
+    DatabaseCatalog, LogGroupType, LogMode, MinimalLogging, RedoMiner, SourceError,
+};
+
+/// What doctor needs to know besides the database.
+#[derive(Clone, Debug)]
+pub struct DoctorRequest {
+    /// The capture user (for GRANT statements).
+    pub user: String,
+    /// Captured tables as `(owner, table)`.
+    pub tables: Vec<(String, String)>,
+    /// The PDB whose incarnation is checked, when mining from CDB$ROOT for a PDB.
+    pub pdb: Option<String>,
+    /// Whether snapshots will run (FLASHBACK is then needed).
+    pub snapshots: bool,
+}
+
+/// System privileges the capture needs (seed 001): sessions, the flush table, LogMiner and
+/// reading other sessions' transactions.
+const PRIVILEGES: [&str; 4] = [
+    "CREATE SESSION",
+    "CREATE TABLE",
+    "LOGMINING",
+    "SELECT ANY TRANSACTION",
+];
+/// Roles: the V$ views and DBMS_LOGMNR.
+const ROLES: [&str; 2] = ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"];
+
+/// Runs every check.
+pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorRequest) -> Report {
+    let mut checks = Vec::new();
+    let database = match source.database() {
+        Ok(database) => {
+            checks.push(Check::pass(
+                "connection",
+                format!(
+                    "connected to {} (DBID {}), Oracle {}{}",
+                    database.name,
+                    database.dbid,
+                    database.version,
+                    if database.cdb {
+                        ", a container database"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+            database
+        }
+        Err(error) => {
+            checks.push(Check::fail(
+                "connection",
+                error_text(&error),
+                connection_fix(&error),
+            ));
+            return Report { checks };
+        }
+    };
+
+    checks.push(match database.log_mode {
+        LogMode::Archivelog => Check::pass("archivelog", "the database is in ARCHIVELOG mode"),
+        _ => Check::fail(
+            "archivelog",
+            "the database is not in ARCHIVELOG mode: redo is overwritten before it can be mined",
+            "SHUTDOWN IMMEDIATE; STARTUP MOUNT; ALTER DATABASE ARCHIVELOG; ALTER DATABASE OPEN;",
+        ),
+    });
+    checks.push(match database.supplemental.min {
+        MinimalLogging::Yes | MinimalLogging::Implicit => Check::pass(
+            "supplemental logging",
+            "minimal supplemental logging is on at the database",
+        ),
+        MinimalLogging::No => Check::fail(
+            "supplemental logging",
+            "minimal supplemental logging is off: LogMiner cannot render changes completely",
+            "ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;",
+        ),
+    });
+
+    for (owner, table) in &request.tables {
+        checks.push(table_check(source, owner, table, &database.supplemental));
+    }
+
+    checks.extend(privilege_checks(source, request));
+
+    checks.push(match source.redo_logs(database.current_scn) {
+        Ok(logs) if !logs.is_empty() => Check::pass(
+            "redo logs visible",
+            format!("V$LOG and V$ARCHIVED_LOG list {} log(s)", logs.len()),
+        ),
+        Ok(_) => Check::fail(
+            "redo logs visible",
+            "V$LOG lists no log reaching the current SCN",
+            format!("GRANT SELECT ON V_$LOG TO {0}; GRANT SELECT ON V_$LOGFILE TO {0}; GRANT SELECT ON V_$ARCHIVED_LOG TO {0};", quoted(&request.user)),
+        ),
+        Err(error) => Check::fail(
+            "redo logs visible",
+            error_text(&error),
+            format!("GRANT SELECT ON V_$LOG TO {0}; GRANT SELECT ON V_$LOGFILE TO {0}; GRANT SELECT ON V_$ARCHIVED_LOG TO {0};", quoted(&request.user)),
+        ),
+    });
+    checks.push(match source.open_transactions() {
+        Ok(open) => Check::pass(
+            "open transactions visible",
+            format!("GV$TRANSACTION lists {} open transaction(s)", open.len()),
+        ),
+        Err(error) => Check::fail(
+            "open transactions visible",
+            error_text(&error),
+            format!(
+                "GRANT SELECT ON GV_$TRANSACTION TO {};",
+                quoted(&request.user)
+            ),
+        ),
+    });
+    if let Some(pdb) = &request.pdb {
+        checks.push(match source.pdb_incarnation(pdb) {
+            Ok(Some(incarnation)) => Check::pass(
+                "PDB incarnation visible",
+                format!(
+                    "PDB {pdb} is in incarnation {} since SCN {}",
+                    incarnation.pdb_incarnation, incarnation.incarnation_scn
+                ),
+            ),
+            Ok(None) => Check::fail(
+                "PDB incarnation visible",
+                format!(
+                    "V$PDB_INCARNATION has no current incarnation of PDB {pdb}: check the name"
+                ),
+                "SELECT NAME FROM V$CONTAINERS;".to_owned(),
+            ),
+            Err(error) => Check::fail(
+                "PDB incarnation visible",
+                error_text(&error),
+                format!(
+                    "GRANT SELECT ON V_$PDB_INCARNATION TO {};",
+                    quoted(&request.user)
+                ),
+            ),
+        });
+    }
+    checks.push(match source.flush_redo() {
+        Ok(()) => Check::pass("flush table", "the flush table is written and committed"),
+        Err(error) => Check::fail(
+            "flush table",
+            error_text(&error),
+            format!(
+                "GRANT CREATE TABLE TO {0}; ALTER USER {0} QUOTA 1M ON USERS;",
+                quoted(&request.user)
+            ),
+        ),
+    });
+    Report { checks }
+}
+
+fn table_check<S: DatabaseCatalog>(
+    source: &mut S,
+    owner: &str,
+    table: &str,
+    database: &crate::source::SupplementalLogging,
+) -> Check {
+    let name = format!("table {owner}.{table}");
+    let qualified = format!("{}.{}", quoted(owner), quoted(table));
+    let all_columns = format!("ALTER TABLE {qualified} ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;");
+    let catalog = match source.table(owner, table) {
+        Ok(catalog) => catalog,
+        Err(error @ SourceError::NoSuchTable { .. }) => {
+            return Check::fail(
+                name,
+                error_text(&error),
+                format!("GRANT SELECT ON {qualified} TO <capture user>;"),
+            );
+        }
+        Err(error) => return Check::fail(name, error_text(&error), all_columns),
+    };
+    let has_key = !catalog.schema.key_indexes().is_empty();
+    let logs_all = database.all
+        || catalog
+            .log_groups
+            .iter()
+            .any(|group| group.always && group.kind == LogGroupType::AllColumn);
+    let logs_key = database.primary_key
+        || catalog.log_groups.iter().any(|group| {
+            group.always
+                && matches!(
+                    group.kind,
+                    LogGroupType::PrimaryKey | LogGroupType::UniqueKey
+                )
+        });
+    match (logs_all, has_key && logs_key) {
+        (true, _) => Check::pass(name, "all columns are logged: full before images"),
+        (false, true) => Check::pass(
+            name,
+            "key columns are logged; before images hold the key and changed columns only \
+             (log all columns for full before images)",
+        ),
+        (false, false) if !has_key => Check::fail(
+            name,
+            "the table has no primary key and does not log all columns, so a change cannot be \
+             matched to its row: it is rejected",
+            all_columns,
+        ),
+        (false, false) => Check::fail(
+            name,
+            "the table logs no key columns, so updates cannot name their row: it is rejected",
+            all_columns,
+        ),
+    }
+}
+
+fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest) -> Vec<Check> {
+    let granted = match source.privileges() {
+        Ok(granted) => granted,
+        Err(error) => {
+            return vec![Check::fail(
+                "privileges",
+                error_text(&error),
+                format!("GRANT SELECT_CATALOG_ROLE TO {};", quoted(&request.user)),
+            )];
+        }
+    };
+    let mut wanted: BTreeSet<&str> = PRIVILEGES.into_iter().collect();
+    if request.snapshots {
+        wanted.insert("FLASHBACK ANY TABLE");
+    }
+    let mut checks = Vec::new();
+    for privilege in wanted {
+        checks.push(if granted.privileges.contains(privilege) {
+            Check::pass(format!("privilege {privilege}"), "granted")
+        } else {
+            Check::fail(
+                format!("privilege {privilege}"),
+                "not granted",
+                format!("GRANT {privilege} TO {};", quoted(&request.user)),
+            )
+        });
+    }
+    for role in ROLES {
+        checks.push(if granted.roles.contains(role) {
+            Check::pass(format!("role {role}"), "granted")
+        } else {
+            Check::fail(
+                format!("role {role}"),
+                "not granted",
+                format!("GRANT {role} TO {};", quoted(&request.user)),
+            )
+        });
+    }
+    checks
+}
+
+fn connection_fix(error: &SourceError) -> String {
+    match error {
+        SourceError::ClientMissing { .. } => {
+            "install Oracle Instant Client and add its directory to LD_LIBRARY_PATH".to_owned()
+        }
+        _ => "check spec.database (host, port, serviceName) and the credentials Secret".to_owned(),
+    }
+}
+
+fn error_text(error: &SourceError) -> String {
+    error.to_string()
+}
+
+/// A user or object name as SQL writes it: plain when it is a simple upper-case identifier,
+/// double-quoted otherwise.
+fn quoted(name: &str) -> String {
+    let simple = name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, '_' | '$' | '#'));
+    if simple {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
