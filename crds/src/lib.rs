@@ -7,10 +7,13 @@
 //!
 //! The CRD YAML under `crds/` is generated from these types by `cargo run -p redoline-crds --bin
 //! crdgen`; a test fails when the committed file drifts from the types.
+//! `docs/reference.md` is generated from the same schema by [`reference`] (`make docs`), with the
+//! same kind of drift test.
 
 #[cfg(feature = "logging")]
 pub mod logging;
 pub mod quantity;
+pub mod reference;
 pub mod stop;
 pub mod v1alpha1;
 

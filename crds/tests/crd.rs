@@ -106,3 +106,15 @@ fn schema_defaults_match_serde_defaults() {
         .unwrap()
     );
 }
+
+/// The Helm chart installs the same CRD (charts/redoline/crds/, refreshed by `make crds`).
+#[test]
+fn helm_chart_carries_the_committed_crd() {
+    const CHART_CRD: &str =
+        include_str!("../../charts/redoline/crds/oraclecaptures.redoline.io.yaml");
+    assert!(
+        CHART_CRD == COMMITTED_CRD,
+        "charts/redoline/crds/oraclecaptures.redoline.io.yaml differs from \
+         crds/oraclecaptures.redoline.io.yaml: run `make crds`"
+    );
+}

@@ -16,6 +16,13 @@ step "provision: Kubernetes control plane binaries"
 bash tests/env/build-k8s.sh
 step "provision: Kafka jars"
 bash tests/env/kafka.sh fetch
+step "provision: helm (chart checks)"
+bash tests/env/build-helm.sh
+# The chart tests (tests/tests/helm_chart.rs) take helm from here; they fail if it is missing.
+REDOLINE_HELM=$(bash tests/env/build-helm.sh path)
+export REDOLINE_HELM
+step "provision: GitOps health harness (gopher-lua, cel-go)"
+bash tests/env/gitops-health/build.sh >/dev/null
 
 step "check: cargo fmt"
 cargo fmt --all -- --check

@@ -5,6 +5,8 @@
 //!   an admin kubeconfig and the matching kubectl.
 //! * [`operator`]: the sample OracleCapture and the operator run in-process over a test namespace,
 //!   with bounded polling, for the operator's integration tests.
+//! * [`metric_names`]: the metric names the operator really exports, for the dashboard and alert
+//!   checks.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -14,5 +16,6 @@
 
 pub mod k8s;
 pub mod kafka;
+pub mod metric_names;
 pub mod operator;
 pub mod process;

@@ -1,0 +1,59 @@
+# syntax=docker/dockerfile:1
+# redoline-capture on Oracle Linux 9 with Oracle Instant Client (Basic Light), so that the `oracle`
+# crate (ODPI-C) finds libclntsh.so at run time through the loader cache. Non-root (UID 65532).
+#
+# The capture links glibc dynamically (librdkafka, zlib, and ODPI-C's dlopen of libclntsh), so it
+# is built on the same Oracle Linux release it runs on: a binary built on a newer distribution
+# would need a newer glibc than Oracle Linux 9's 2.34. The build stage is that release build:
+#   cargo build --release --locked -p redoline-capture
+# From the repository root (docs/images.md):
+#   docker build -f images/capture.Dockerfile -t ghcr.io/redoline/redoline-capture:0.1.0 \
+#     --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
+ARG OL_IMAGE=container-registry.oracle.com/os/oraclelinux:9
+ARG OL_SLIM_IMAGE=container-registry.oracle.com/os/oraclelinux:9-slim
+
+FROM ${OL_IMAGE} AS build
+# The Rust toolchain of rust-toolchain.toml; cmake, gcc-c++ and perl build librdkafka (rdkafka-sys),
+# zlib-devel its compression.
+RUN dnf -y install gcc gcc-c++ make cmake perl zlib-devel git && dnf clean all
+ENV RUSTUP_HOME=/opt/rustup CARGO_HOME=/opt/cargo PATH=/opt/cargo/bin:$PATH
+RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none
+WORKDIR /src
+COPY . .
+# Installs the toolchain that rust-toolchain.toml names.
+RUN rustup toolchain install && cargo build --release --locked -p redoline-capture \
+ && install -m 0755 target/release/redoline-capture /redoline-capture
+
+FROM ${OL_SLIM_IMAGE}
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=1970-01-01T00:00:00Z
+# Oracle Instant Client from Oracle's yum repository for Oracle Linux 9 (the release package adds
+# the repository). Basic Light has the English messages and the character sets a capture needs;
+# the RPM registers its directory with ldconfig, where ODPI-C looks for libclntsh.so.
+RUN microdnf -y install oracle-instantclient-release-23ai-el9 \
+ && microdnf -y install oracle-instantclient-basiclite zlib libaio \
+ && microdnf clean all \
+ && ldconfig -p | grep -q libclntsh.so
+# The capture writes only to its spill volume, /tmp (an emptyDir in the operator's pod) and the
+# termination log; nothing in the image needs to be writable.
+RUN groupadd --gid 65532 redoline && useradd --uid 65532 --gid 65532 --no-create-home --shell /sbin/nologin redoline
+
+LABEL org.opencontainers.image.title="redoline-capture" \
+      org.opencontainers.image.description="Oracle LogMiner change data capture to Kafka (one OracleCapture), with Oracle Instant Client" \
+      org.opencontainers.image.source="https://github.com/redoline/redoline" \
+      org.opencontainers.image.url="https://github.com/redoline/redoline" \
+      org.opencontainers.image.documentation="https://github.com/redoline/redoline/blob/main/docs/capture.md" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.vendor="redoline" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.base.name="container-registry.oracle.com/os/oraclelinux:9-slim"
+
+COPY --from=build --chown=0:0 /redoline-capture /usr/local/bin/redoline-capture
+USER 65532:65532
+# /metrics, /healthz, /readyz, /status
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/redoline-capture"]
+CMD ["--help"]
