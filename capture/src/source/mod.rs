@@ -15,6 +15,7 @@
 pub mod logs;
 pub mod oracle;
 pub mod row;
+pub mod window;
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
