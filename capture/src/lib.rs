@@ -15,6 +15,8 @@ pub mod dictionary;
 pub mod doctor;
 pub mod event;
 pub mod exit;
+pub mod http;
+pub mod lag;
 pub mod redo;
 pub mod source;
 pub mod stop;
