@@ -17,6 +17,7 @@ pub mod event;
 pub mod exit;
 pub mod http;
 pub mod lag;
+pub mod metrics;
 pub mod redo;
 pub mod source;
 pub mod stop;

@@ -1,0 +1,244 @@
+//! The capture's mining and emission metrics, served on `/metrics` by [`crate::http`].
+//!
+//! The buffer and the Kafka sink register their own families (`redoline_capture_buffer_...`,
+//! `redoline_capture_kafka_...`) on the same [`prometheus::Registry`]; these are the engine's.
+//! Every name carries the contract prefix `redoline_capture_`; [`ALL`] lists them for the tests
+//! and the dashboard check.
+//!
+//! | name | type | labels |
+//! |---|---|---|
+//! | `redoline_capture_lag_seconds` | gauge | (absent until the lag is known; -1 when unknown) |
+//! | `redoline_capture_commit_scn` / `redoline_capture_restart_scn` | gauge | |
+//! | `redoline_capture_events_total` | counter | `op` (`c`,`u`,`d`,`r`,`ddl`,`truncate`), `table` |
+//! | `redoline_capture_transactions_total` | counter | `outcome` = `committed` / `rolled_back` |
+//! | `redoline_capture_skipped_changes_total` | counter | `reason` = `unsupported` / `dictionary_mismatch` / `partial_lob` |
+//! | `redoline_capture_window_start_scn` / `redoline_capture_window_end_scn` | gauge | |
+//! | `redoline_capture_window_duration_seconds` | histogram | |
+//! | `redoline_capture_rows_fetched_total` | counter | |
+//! | `redoline_capture_roundtrips_total` | counter | `call` |
+//! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
+//!
+//! Label values are bounded: operations, outcomes and reasons are fixed sets, `table` is one of
+//! the captured tables (at most 1000), `call` one of the boundary's calls.
+
+use prometheus::{
+    Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry,
+};
+
+use crate::event::Operation;
+
+pub const LAG_SECONDS: &str = "redoline_capture_lag_seconds";
+pub const COMMIT_SCN: &str = "redoline_capture_commit_scn";
+pub const RESTART_SCN: &str = "redoline_capture_restart_scn";
+pub const EVENTS_TOTAL: &str = "redoline_capture_events_total";
+pub const TRANSACTIONS_TOTAL: &str = "redoline_capture_transactions_total";
+pub const SKIPPED_CHANGES_TOTAL: &str = "redoline_capture_skipped_changes_total";
+pub const WINDOW_START_SCN: &str = "redoline_capture_window_start_scn";
+pub const WINDOW_END_SCN: &str = "redoline_capture_window_end_scn";
+pub const WINDOW_DURATION_SECONDS: &str = "redoline_capture_window_duration_seconds";
+pub const ROWS_FETCHED_TOTAL: &str = "redoline_capture_rows_fetched_total";
+pub const ROUNDTRIPS_TOTAL: &str = "redoline_capture_roundtrips_total";
+pub const LAST_STOP: &str = "redoline_capture_last_stop";
+
+/// Every metric name above.
+pub const ALL: [&str; 12] = [
+    LAG_SECONDS,
+    COMMIT_SCN,
+    RESTART_SCN,
+    EVENTS_TOTAL,
+    TRANSACTIONS_TOTAL,
+    SKIPPED_CHANGES_TOTAL,
+    WINDOW_START_SCN,
+    WINDOW_END_SCN,
+    WINDOW_DURATION_SECONDS,
+    ROWS_FETCHED_TOTAL,
+    ROUNDTRIPS_TOTAL,
+    LAST_STOP,
+];
+
+/// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
+const WINDOW_BUCKETS: [f64; 12] = [
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+];
+
+/// The engine's metrics.
+#[derive(Clone, Debug)]
+pub struct EngineMetrics {
+    pub lag_seconds: Gauge,
+    pub commit_scn: IntGauge,
+    pub restart_scn: IntGauge,
+    events: IntCounterVec,
+    transactions: IntCounterVec,
+    skipped: IntCounterVec,
+    pub window_start_scn: IntGauge,
+    pub window_end_scn: IntGauge,
+    pub window_duration: Histogram,
+    pub rows_fetched: IntCounter,
+    roundtrips: IntCounterVec,
+    last_stop: IntGaugeVec,
+}
+
+/// Why a change was skipped under `onUnsupported: skip`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    Unsupported,
+    DictionaryMismatch,
+    PartialLob,
+}
+
+impl EngineMetrics {
+    /// Creates and registers every family.
+    pub fn new(registry: &Registry) -> Result<Self, prometheus::Error> {
+        let metrics = Self {
+            lag_seconds: Gauge::new(
+                LAG_SECONDS,
+                "Seconds between the commit time of the database's current SCN and of the last emitted commit SCN; -1 when unknown",
+            )?,
+            commit_scn: IntGauge::new(COMMIT_SCN, "Commit SCN of the last emitted transaction")?,
+            restart_scn: IntGauge::new(RESTART_SCN, "SCN mining restarts from after a restart")?,
+            events: IntCounterVec::new(
+                Opts::new(
+                    EVENTS_TOTAL,
+                    "Change events emitted, by operation and table",
+                ),
+                &["op", "table"],
+            )?,
+            transactions: IntCounterVec::new(
+                Opts::new(TRANSACTIONS_TOTAL, "Transactions ended, by outcome"),
+                &["outcome"],
+            )?,
+            skipped: IntCounterVec::new(
+                Opts::new(
+                    SKIPPED_CHANGES_TOTAL,
+                    "Changes dropped under onUnsupported: skip, by reason",
+                ),
+                &["reason"],
+            )?,
+            window_start_scn: IntGauge::new(
+                WINDOW_START_SCN,
+                "First SCN of the latest mining window",
+            )?,
+            window_end_scn: IntGauge::new(WINDOW_END_SCN, "Last SCN of the latest mining window")?,
+            window_duration: Histogram::with_opts(
+                HistogramOpts::new(WINDOW_DURATION_SECONDS, "Time to mine one window")
+                    .buckets(WINDOW_BUCKETS.to_vec()),
+            )?,
+            rows_fetched: IntCounter::new(ROWS_FETCHED_TOTAL, "Rows of V$LOGMNR_CONTENTS fetched")?,
+            roundtrips: IntCounterVec::new(
+                Opts::new(ROUNDTRIPS_TOTAL, "Calls to the database, by call"),
+                &["call"],
+            )?,
+            last_stop: IntGaugeVec::new(
+                Opts::new(LAST_STOP, "1 for the code of the latest typed stop"),
+                &["code"],
+            )?,
+        };
+        metrics.lag_seconds.set(-1.0);
+        registry.register(Box::new(metrics.lag_seconds.clone()))?;
+        registry.register(Box::new(metrics.commit_scn.clone()))?;
+        registry.register(Box::new(metrics.restart_scn.clone()))?;
+        registry.register(Box::new(metrics.events.clone()))?;
+        registry.register(Box::new(metrics.transactions.clone()))?;
+        registry.register(Box::new(metrics.skipped.clone()))?;
+        registry.register(Box::new(metrics.window_start_scn.clone()))?;
+        registry.register(Box::new(metrics.window_end_scn.clone()))?;
+        registry.register(Box::new(metrics.window_duration.clone()))?;
+        registry.register(Box::new(metrics.rows_fetched.clone()))?;
+        registry.register(Box::new(metrics.roundtrips.clone()))?;
+        registry.register(Box::new(metrics.last_stop.clone()))?;
+        for outcome in ["committed", "rolled_back"] {
+            metrics.transactions.with_label_values(&[outcome]);
+        }
+        Ok(metrics)
+    }
+
+    /// Counts one emitted event.
+    pub fn event(&self, op: &Operation, table: &str) {
+        self.events
+            .with_label_values(&[operation_label(op), table])
+            .inc();
+    }
+
+    pub fn transaction_committed(&self) {
+        self.transactions.with_label_values(&["committed"]).inc();
+    }
+
+    pub fn transaction_rolled_back(&self) {
+        self.transactions.with_label_values(&["rolled_back"]).inc();
+    }
+
+    pub fn skipped(&self, reason: SkipReason) {
+        let label = match reason {
+            SkipReason::Unsupported => "unsupported",
+            SkipReason::DictionaryMismatch => "dictionary_mismatch",
+            SkipReason::PartialLob => "partial_lob",
+        };
+        self.skipped.with_label_values(&[label]).inc();
+    }
+
+    pub fn roundtrip(&self, call: &str) {
+        self.roundtrips.with_label_values(&[call]).inc();
+    }
+
+    /// Marks `code` (`CDC-4001`) as the latest stop.
+    pub fn stopped(&self, code: &str) {
+        self.last_stop.reset();
+        self.last_stop.with_label_values(&[code]).set(1);
+    }
+
+    /// Sets the lag gauge; -1 when unknown.
+    pub fn set_lag(&self, lag_seconds: Option<f64>) {
+        self.lag_seconds.set(lag_seconds.unwrap_or(-1.0));
+    }
+}
+
+/// The `op` label: the compact format's operation letters.
+fn operation_label(op: &Operation) -> &'static str {
+    match op {
+        Operation::Create => "c",
+        Operation::Update => "u",
+        Operation::Delete => "d",
+        Operation::Read => "r",
+        Operation::Truncate => "truncate",
+        Operation::Ddl { .. } => "ddl",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus::{Encoder, TextEncoder};
+
+    #[test]
+    fn every_family_renders_under_its_name() {
+        let registry = Registry::new();
+        let metrics = EngineMetrics::new(&registry).unwrap();
+        metrics.event(&Operation::Create, "APP.ORDERS");
+        metrics.transaction_committed();
+        metrics.skipped(SkipReason::PartialLob);
+        metrics.roundtrip("start LogMiner");
+        metrics.stopped("CDC-4001");
+        metrics.stopped("CDC-6002");
+        metrics.window_duration.observe(0.2);
+        metrics.set_lag(Some(3.0));
+        let mut text = Vec::new();
+        TextEncoder::new()
+            .encode(&registry.gather(), &mut text)
+            .unwrap();
+        let text = String::from_utf8(text).unwrap();
+        for name in ALL {
+            assert!(
+                text.contains(&format!("# TYPE {name} ")),
+                "{name} missing:\n{text}"
+            );
+        }
+        assert!(text.contains(r#"redoline_capture_events_total{op="c",table="APP.ORDERS"} 1"#));
+        assert!(text.contains(r#"redoline_capture_last_stop{code="CDC-6002"} 1"#));
+        assert!(
+            !text.contains(r#"code="CDC-4001""#),
+            "only the latest stop is shown"
+        );
+        assert!(text.contains("redoline_capture_lag_seconds 3"));
+    }
+}
