@@ -19,6 +19,7 @@ pub mod http;
 pub mod lag;
 pub mod metrics;
 pub mod redo;
+pub mod sink;
 pub mod source;
 pub mod stop;
 pub mod value;

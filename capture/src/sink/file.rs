@@ -1,0 +1,271 @@
+//! The file sink for local runs: JSON Lines, one event per line, in commit order, with the
+//! bookmark beside the data so a restart neither repeats nor loses a line.
+//!
+//! A page is committed in two steps, each durable before the next:
+//! 1. its lines are appended to the data file and the file is synced;
+//! 2. `<data file>.bookmark` is replaced atomically (write a temporary file, sync, rename) with
+//!    `{"dataBytes": <length of the data file>, "bookmark": {...}}`.
+//!
+//! At start the bookmark file is read and the data file is cut back to `dataBytes`: lines past it
+//! belong to a page whose bookmark never landed, and mining produces them again from the
+//! bookmark. So the data file always ends exactly at a committed page. A data file shorter than
+//! its bookmark says, or a bookmark file that does not parse, is CDC-5002: the position cannot be
+//! trusted, and the capture stops rather than restart from somewhere else.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use redoline_crds::StopCode;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::stop::Stop;
+
+/// What the bookmark file holds.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredBookmark {
+    data_bytes: u64,
+    bookmark: Value,
+}
+
+/// A file sink failure.
+#[derive(Debug, thiserror::Error)]
+pub enum FileSinkError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
+}
+
+impl FileSinkError {
+    /// The typed stop: an unreadable position is CDC-5002; an I/O failure is not typed (the
+    /// process fails and is restarted).
+    pub fn stop(&self) -> Option<Stop> {
+        match self {
+            Self::Unreadable { .. } => Some(Stop::new(
+                StopCode::BookmarkUnreadable,
+                format!(
+                    "{self}; the file sink's position cannot be trusted: move the data and \
+                     bookmark files away to start over"
+                ),
+            )),
+            Self::Io { .. } => None,
+        }
+    }
+}
+
+/// An open file sink.
+#[derive(Debug)]
+pub struct FileSink {
+    path: PathBuf,
+    bookmark_path: PathBuf,
+    data: BufWriter<File>,
+    data_bytes: u64,
+}
+
+impl FileSink {
+    /// Opens (or creates) the data file and returns the stored bookmark, after cutting the data
+    /// back to it.
+    pub fn open(path: &Path) -> Result<(Self, Option<Value>), FileSinkError> {
+        let io = |source| FileSinkError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let bookmark_path = bookmark_path(path);
+        let stored = read_bookmark(&bookmark_path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io)?;
+        let length = file.metadata().map_err(io)?.len();
+        let data_bytes = stored.as_ref().map_or(0, |stored| stored.data_bytes);
+        if length < data_bytes {
+            return Err(FileSinkError::Unreadable {
+                path: path.to_owned(),
+                message: format!(
+                    "the data file holds {length} bytes but its bookmark says {data_bytes} were committed"
+                ),
+            });
+        }
+        if length > data_bytes {
+            tracing::info!(
+                path = %path.display(),
+                dropped = length - data_bytes,
+                "cutting lines of an uncommitted page; mining produces them again"
+            );
+            file.set_len(data_bytes).map_err(io)?;
+            file.sync_all().map_err(io)?;
+        }
+        let mut data = BufWriter::with_capacity(1 << 20, file);
+        std::io::Seek::seek(&mut data, std::io::SeekFrom::Start(data_bytes)).map_err(io)?;
+        let sink = Self {
+            path: path.to_owned(),
+            bookmark_path,
+            data,
+            data_bytes,
+        };
+        Ok((sink, stored.map(|stored| stored.bookmark)))
+    }
+
+    /// Appends a page's lines (each without its newline) and then its bookmark, durably.
+    pub fn commit_page<'a>(
+        &mut self,
+        lines: impl IntoIterator<Item = &'a [u8]>,
+        bookmark: &Value,
+    ) -> Result<(), FileSinkError> {
+        let io = |source| FileSinkError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut written = 0u64;
+        for line in lines {
+            self.data.write_all(line).map_err(io)?;
+            self.data.write_all(b"\n").map_err(io)?;
+            written += line.len() as u64 + 1;
+        }
+        self.data.flush().map_err(io)?;
+        self.data.get_ref().sync_data().map_err(io)?;
+        let stored = StoredBookmark {
+            data_bytes: self.data_bytes + written,
+            bookmark: bookmark.clone(),
+        };
+        write_atomically(&self.bookmark_path, &stored)?;
+        self.data_bytes = stored.data_bytes;
+        Ok(())
+    }
+
+    /// Bytes of committed data.
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+}
+
+/// `<data file>.bookmark`.
+pub fn bookmark_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".bookmark");
+    PathBuf::from(name)
+}
+
+fn read_bookmark(path: &Path) -> Result<Option<StoredBookmark>, FileSinkError> {
+    match std::fs::read(path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(FileSinkError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|error| FileSinkError::Unreadable {
+                    path: path.to_owned(),
+                    message: format!("the bookmark does not parse: {error}"),
+                })
+        }
+    }
+}
+
+fn write_atomically(path: &Path, stored: &StoredBookmark) -> Result<(), FileSinkError> {
+    let io = |source| FileSinkError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let bytes = serde_json::to_vec(stored).map_err(|error| FileSinkError::Unreadable {
+        path: path.to_owned(),
+        message: error.to_string(),
+    })?;
+    let mut file = File::create(&temporary).map_err(io)?;
+    file.write_all(&bytes).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    std::fs::rename(&temporary, path).map_err(io)?;
+    // The rename is durable once the directory is synced.
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn pages_append_and_the_bookmark_follows_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let (mut sink, stored) = FileSink::open(&path).unwrap();
+        assert_eq!(stored, None);
+        sink.commit_page(
+            [&b"{\"a\":1}"[..], b"{\"a\":2}"],
+            &json!({"commit_scn": 10}),
+        )
+        .unwrap();
+        sink.commit_page([&b"{\"a\":3}"[..]], &json!({"commit_scn": 11}))
+            .unwrap();
+        drop(sink);
+        let (sink, stored) = FileSink::open(&path).unwrap();
+        assert_eq!(stored, Some(json!({"commit_scn": 11})));
+        assert_eq!(sink.data_bytes(), 24);
+        assert_eq!(lines(&path), ["{\"a\":1}", "{\"a\":2}", "{\"a\":3}"]);
+    }
+
+    #[test]
+    fn lines_of_a_page_without_its_bookmark_are_cut_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let (mut sink, _) = FileSink::open(&path).unwrap();
+        sink.commit_page([&b"kept"[..]], &json!({"commit_scn": 1}))
+            .unwrap();
+        drop(sink);
+        // A crash after the data but before the bookmark.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"uncommitted\n")
+            .unwrap();
+        let (mut sink, stored) = FileSink::open(&path).unwrap();
+        assert_eq!(stored, Some(json!({"commit_scn": 1})));
+        assert_eq!(lines(&path), ["kept"]);
+        sink.commit_page([&b"next"[..]], &json!({"commit_scn": 2}))
+            .unwrap();
+        assert_eq!(lines(&path), ["kept", "next"]);
+    }
+
+    #[test]
+    fn an_untrustworthy_position_is_cdc_5002() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let (mut sink, _) = FileSink::open(&path).unwrap();
+        sink.commit_page([&b"line"[..]], &json!({})).unwrap();
+        drop(sink);
+        std::fs::write(&path, b"").unwrap();
+        let error = FileSink::open(&path).unwrap_err();
+        assert_eq!(error.stop().unwrap().code.code(), "CDC-5002");
+        std::fs::write(bookmark_path(&path), b"{not json").unwrap();
+        let error = FileSink::open(&path).unwrap_err();
+        assert!(error.to_string().contains("does not parse"), "{error}");
+        assert_eq!(error.stop().unwrap().code.code(), "CDC-5002");
+    }
+}
