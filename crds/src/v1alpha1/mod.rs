@@ -145,6 +145,13 @@ pub struct DatabaseSpec {
     #[schemars(length(min = 1, max = 4096))]
     pub connect_string: Option<String>,
 
+    /// The PDB whose changes are captured when the connection goes to CDB$ROOT (classic mining
+    /// on 19c and earlier, where LogMiner cannot run inside a PDB). Leave unset when connecting to
+    /// the PDB itself (21c and later) or to a non-CDB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128))]
+    pub pdb: Option<String>,
+
     /// The Secret holding the capture user's name and password.
     pub credentials_secret: CredentialsSecretRef,
 
