@@ -5,9 +5,11 @@
 //!     → sink: data + bookmark + journal in one Kafka transaction
 //! ```
 //!
-//! Built so far: the command line, logging and the typed stops with their termination message.
+//! Built so far: the command line, logging, the typed stops with their termination message, the
+//! Oracle boundary and the transaction buffer ([`buffer`]).
 //! The mining path arrives module by module (see docs/ and the issues).
 
+pub mod buffer;
 pub mod cli;
 pub mod dictionary;
 pub mod event;
