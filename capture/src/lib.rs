@@ -5,10 +5,13 @@
 //!     → sink: data + bookmark + journal in one Kafka transaction
 //! ```
 //!
-//! Built so far: the command line, logging and the typed stops with their termination message.
-//! The mining path arrives module by module (see docs/ and the issues).
+//! Built so far: the command line and config, the typed stops, the Oracle boundary ([`source`]:
+//! the real client and the simulator), the transaction buffer ([`buffer`]), assembling committed
+//! transactions into events ([`assemble`]), the encoders ([`event`]), the file sink, doctor, lag
+//! and the HTTP face. The mining loop that joins them arrives with the capture process issue.
 
 pub mod assemble;
+pub mod buffer;
 pub mod cli;
 pub mod config;
 pub mod dictionary;

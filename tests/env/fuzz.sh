@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the SQL_REDO parsers (capture/fuzz, cargo-fuzz + libFuzzer) for a bounded time.
+# Fuzzes the SQL_REDO parsers and spill frames (capture/fuzz, cargo-fuzz + libFuzzer) for a bounded time.
 #
 #   tests/env/fuzz.sh                 # every target, FUZZ_SECONDS (default 60) each
 #   FUZZ_SECONDS=300 tests/env/fuzz.sh parse_dml

@@ -6,7 +6,7 @@
 #      binary through REDOLINE_KAFKA_BOOTSTRAP and REDOLINE_KUBECONFIG (each test still gets its
 #      own topic prefix or namespace), stopped again when this script exits,
 #   4. every test of the workspace,
-#   5. a bounded fuzz run of the SQL_REDO parsers (FUZZ_SECONDS per target, default 30).
+#   5. a bounded fuzz run of the SQL_REDO parsers and spill frames (FUZZ_SECONDS per target, default 30).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -56,7 +56,7 @@ export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
 step "test: workspace"
 cargo test --workspace --locked
 
-# Bounded fuzzing of the SQL_REDO parsers (libFuzzer via cargo-fuzz, nightly): a crash fails the run.
-step "fuzz: SQL_REDO parsers, ${FUZZ_SECONDS:=30}s per target"
+# Bounded fuzzing of the SQL_REDO parsers and spill frames (libFuzzer via cargo-fuzz, nightly): a crash fails the run.
+step "fuzz: SQL_REDO parsers and spill frames, ${FUZZ_SECONDS:=30}s per target"
 FUZZ_SECONDS=$FUZZ_SECONDS bash tests/env/fuzz.sh
 step "done"

@@ -1,0 +1,198 @@
+//! One open transaction: its key, what its START row named, its rows and their honest size.
+//!
+//! # Heap accounting
+//! A transaction on the heap holds its rows in one `Vec<LogMinerRow>`. It is charged
+//! - the vector's *capacity* times `size_of::<LogMinerRow>()` (the slots really allocated,
+//!   growth slack included), plus
+//! - per row, the heap allocations the row owns alone: the capacity of `SQL_REDO` and `SQL_UNDO`,
+//!   and `ROW_ID` and `RS_ID` (each an `Arc<str>`: its bytes plus the two reference counts),
+//!   which differ from row to row.
+//!
+//! Owner, table, user, `INFO` and container name are `Arc<str>` the source shares between the
+//! rows of a table and session (see `source/row.rs`): one allocation serves thousands of rows and
+//! belongs to the source's interning, so a row is charged only its pointer, which the struct size
+//! already contains. Allocator rounding and the hash map entry (a few hundred bytes per
+//! transaction) are not charged; the budget is a bound on buffered rows, not on the process.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::mem::size_of;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::event::Xid;
+use crate::source::{LogMinerRow, SessionId};
+
+use super::orphan::OrphanWatch;
+use super::spill::SpillFile;
+
+/// Bytes of an `Arc<str>` allocation besides the text: the strong and weak counts.
+const ARC_HEADER: u64 = 2 * size_of::<usize>() as u64;
+const ROW_SLOT: u64 = size_of::<LogMinerRow>() as u64;
+
+/// A transaction's identity: container (`CON_ID`; `None` in a non-CDB) and XID. `CON_ID` rather
+/// than `SRC_CON_NAME` because it is the container's number and always set in a CDB; the name
+/// maps one to one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TransactionKey {
+    pub con_id: Option<u32>,
+    pub xid: Xid,
+}
+
+impl TransactionKey {
+    pub fn of(row: &LogMinerRow) -> Self {
+        Self {
+            con_id: row.con_id,
+            xid: row.xid,
+        }
+    }
+}
+
+impl fmt::Display for TransactionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.con_id {
+            Some(con_id) => write!(f, "{} in container {con_id}", self.xid.to_lower_hex()),
+            None => f.write_str(&self.xid.to_lower_hex()),
+        }
+    }
+}
+
+/// A transaction as CDC-4001 lists it (contracts: `{xid,user,firstScn,events,heapBytes,diskBytes}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionSummary {
+    /// 16 lower-case hex digits, as Debezium's `txId`.
+    pub xid: String,
+    pub user: Option<String>,
+    pub first_scn: u64,
+    /// Rows held, on the heap or in the spill file (undo rows of a spilled transaction included).
+    pub events: u64,
+    pub heap_bytes: u64,
+    pub disk_bytes: u64,
+}
+
+/// Where a transaction's rows are.
+#[derive(Debug)]
+pub(super) enum Storage {
+    Heap(Vec<LogMinerRow>),
+    /// Moved to its spill file for good; `has_undo` says whether an undo row was appended, which
+    /// is all the commit needs to know to decide on the undo passes.
+    Spilled {
+        file: SpillFile,
+        has_undo: bool,
+    },
+}
+
+/// An open transaction.
+#[derive(Debug)]
+pub(super) struct Transaction {
+    pub key: TransactionKey,
+    /// SCN of its first row seen (START, or the first change when it began before the range).
+    pub first_scn: u64,
+    pub user: Option<Arc<str>>,
+    /// The session of its START row, or of its first row naming one.
+    pub session: Option<SessionId>,
+    /// When the buffer first saw it (the injected clock).
+    pub buffered_since: jiff::Timestamp,
+    /// Rows held (the staged records of `maxStagedRecords`).
+    pub records: u64,
+    /// Heap bytes charged for its rows (zero once spilled).
+    pub heap_bytes: u64,
+    pub storage: Storage,
+    pub orphan: OrphanWatch,
+}
+
+impl Transaction {
+    pub fn new(row: &LogMinerRow, now: jiff::Timestamp) -> Self {
+        let mut transaction = Self {
+            key: TransactionKey::of(row),
+            first_scn: row.scn,
+            user: None,
+            session: None,
+            buffered_since: now,
+            records: 0,
+            heap_bytes: 0,
+            storage: Storage::Heap(Vec::new()),
+            orphan: OrphanWatch::default(),
+        };
+        transaction.note_identity(row);
+        transaction
+    }
+
+    /// Takes user and session from the START row, or from the first row naming them.
+    pub fn note_identity(&mut self, row: &LogMinerRow) {
+        let is_start = row.operation == crate::source::OperationCode::Start;
+        if self.user.is_none() || is_start {
+            self.user = row.username.clone().or(self.user.take());
+        }
+        if let (Some(sid), Some(serial)) = (row.session, row.serial)
+            && (self.session.is_none() || is_start)
+        {
+            self.session = Some(SessionId {
+                instance: row.thread,
+                sid,
+                serial,
+            });
+        }
+    }
+
+    pub fn disk_bytes(&self) -> u64 {
+        match &self.storage {
+            Storage::Heap(_) => 0,
+            Storage::Spilled { file, .. } => file.len(),
+        }
+    }
+
+    /// Removes the latest row on the heap with `row_id` (an undo row's match) and returns the
+    /// bytes freed; `None` when no row matches. The vector's capacity stays allocated and charged.
+    /// Searching from the end finds the usual match (a recent statement) at once.
+    pub fn cancel_on_heap(&mut self, row_id: &str) -> Option<u64> {
+        let Storage::Heap(rows) = &mut self.storage else {
+            return None;
+        };
+        let position = rows.iter().rposition(|row| &*row.row_id == row_id)?;
+        let freed = owned_heap_bytes(&rows.remove(position));
+        self.heap_bytes -= freed;
+        self.records -= 1;
+        Some(freed)
+    }
+
+    /// Forgets the heap charge (the rows moved to disk) and returns it.
+    pub fn clear_heap(&mut self) -> u64 {
+        std::mem::take(&mut self.heap_bytes)
+    }
+
+    pub fn summary(&self) -> TransactionSummary {
+        TransactionSummary {
+            xid: self.key.xid.to_lower_hex(),
+            user: self.user.as_deref().map(str::to_owned),
+            first_scn: self.first_scn,
+            events: self.records,
+            heap_bytes: self.heap_bytes,
+            disk_bytes: self.disk_bytes(),
+        }
+    }
+
+    /// Larger first (heap plus disk), then by key, for "the largest transactions" lists.
+    pub fn by_size_descending(a: &Self, b: &Self) -> Ordering {
+        let size = |t: &Self| t.heap_bytes + t.disk_bytes();
+        size(b).cmp(&size(a)).then(a.key.cmp(&b.key))
+    }
+}
+
+/// Adds a row to a heap transaction's rows and returns the heap growth (the row's own
+/// allocations and any vector slots the push allocated).
+pub(super) fn push_on_heap(rows: &mut Vec<LogMinerRow>, row: LogMinerRow) -> u64 {
+    let owned = owned_heap_bytes(&row);
+    let slots_before = rows.capacity();
+    rows.push(row);
+    owned + (rows.capacity() - slots_before) as u64 * ROW_SLOT
+}
+
+/// Heap bytes a row owns alone (see the module docs).
+pub(super) fn owned_heap_bytes(row: &LogMinerRow) -> u64 {
+    let string = |s: &Option<String>| s.as_ref().map_or(0, |s| s.capacity() as u64);
+    let arc = |s: &Arc<str>| s.len() as u64 + ARC_HEADER;
+    string(&row.sql_redo) + string(&row.sql_undo) + arc(&row.row_id) + arc(&row.rs_id)
+}
