@@ -14,6 +14,7 @@
 
 pub mod logs;
 pub mod row;
+pub mod simulator;
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
