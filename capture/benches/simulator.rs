@@ -1,0 +1,252 @@
+//! Rows the Oracle simulator produces per second on one thread, through `stream_rows` (the path
+//! the capture uses), for a typical insert/update mix.
+//!
+//! ```sh
+//! cargo bench -p redoline-capture --bench simulator
+//! taskset -c 1 cargo bench -p redoline-capture --bench simulator   # pinned to one core
+//! ```
+//!
+//! Workload: a 5-column table (NUMBER(10) key, VARCHAR2(40), NUMBER(12,2), DATE, TIMESTAMP(6)),
+//! ALL-column supplemental logging, transactions of 10 changes (7 inserts, 3 updates of rows
+//! inserted earlier), each a START row, 10 DML rows and a COMMIT row. The steps are built in
+//! Rust beforehand (not timed). Three figures, each the best of several rounds after a warm-up:
+//! - `generate + stream`: apply the steps to a fresh simulator, flush, mine one window and
+//!   stream every row (the end-to-end rate a capture benchmark sees);
+//! - `generate`: applying the steps only (rendering SQL_REDO/SQL_UNDO, row state, redo);
+//! - `stream`: streaming an already generated window again (the view's filter and row clone).
+//!
+//! Each figure is given twice: per second of wall-clock time, and per second the thread spent on
+//! a CPU (`/proc/thread-self/schedstat`), which is the one-core rate even when other builds share
+//! the machine. Figures are printed, never asserted; the target is 1,000,000 rows/s for
+//! `generate + stream` on one core.
+
+use std::hint::black_box;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use redoline_capture::source::simulator::Simulator;
+use redoline_capture::source::simulator::scenario::{Dml, Step};
+use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
+use serde_json::{Value as Json, json};
+
+const TRANSACTIONS: u64 = 20_000;
+const CHANGES_PER_TRANSACTION: u64 = 10;
+const INSERTS_PER_TRANSACTION: u64 = 7;
+const ROUNDS: usize = 5;
+const TARGET_ROWS_PER_SECOND: f64 = 1_000_000.0;
+
+const TABLE: &str = r#"{"table":"BENCH.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"},{"name":"AMOUNT","type":"NUMBER(12,2)"},{"name":"CREATED","type":"DATE"},{"name":"UPDATED_AT","type":"TIMESTAMP(6)"}],"logging":"all"}"#;
+
+/// xorshift64: reproducible values without a dependency.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound
+    }
+}
+
+fn dml(tx: &str) -> Dml {
+    Dml {
+        tx: tx.to_owned(),
+        table: "BENCH.T".to_owned(),
+        fails: false,
+        user: None,
+    }
+}
+
+fn workload() -> Vec<Step> {
+    let mut random = Random(0x5eed_0003_abcd_ef01);
+    let mut steps = Vec::new();
+    let mut inserted = 0u64;
+    for transaction in 0..TRANSACTIONS {
+        let tx = format!("t{}", transaction % 64);
+        for change in 0..CHANGES_PER_TRANSACTION {
+            let n = random.below(1_000_000);
+            if change < INSERTS_PER_TRANSACTION || inserted == 0 {
+                inserted += 1;
+                let values: Vec<(String, Json)> = vec![
+                    ("ID".to_owned(), json!(inserted)),
+                    ("NAME".to_owned(), json!(format!("Customer O'Brien {n}"))),
+                    (
+                        "AMOUNT".to_owned(),
+                        json!(format!("{}.{:02}", n / 100, n % 100)),
+                    ),
+                    (
+                        "CREATED".to_owned(),
+                        json!(format!(
+                            "2024-{:02}-{:02}T{:02}:{:02}:{:02}",
+                            n % 12 + 1,
+                            n % 28 + 1,
+                            n % 24,
+                            n % 60,
+                            n / 60 % 60
+                        )),
+                    ),
+                    (
+                        "UPDATED_AT".to_owned(),
+                        json!(format!("2024-03-04T05:06:07.{:06}", n)),
+                    ),
+                ];
+                steps.push(Step::Insert {
+                    dml: dml(&tx),
+                    values,
+                });
+            } else {
+                // An older row: its transaction committed before this one began.
+                let id = 1 + random
+                    .below(inserted - (inserted % INSERTS_PER_TRANSACTION).min(inserted - 1));
+                let set = vec![(
+                    "AMOUNT".to_owned(),
+                    json!(format!("{}.{:02}", n / 100, n % 100)),
+                )];
+                steps.push(Step::Update {
+                    dml: dml(&tx),
+                    where_: vec![("ID".to_owned(), json!(id))],
+                    set,
+                });
+            }
+        }
+        steps.push(Step::Commit { tx });
+    }
+    steps
+}
+
+fn generate(steps: Vec<Step>) -> Simulator {
+    let mut sim = Simulator::new();
+    let _ = sim.apply_line(TABLE);
+    for step in steps {
+        if let Err(error) = sim.apply(step) {
+            eprintln!("workload step refused: {error}");
+            std::process::exit(1);
+        }
+    }
+    sim
+}
+
+fn stream(sim: &mut Simulator, window: &MiningWindow) -> u64 {
+    let _ = sim.start_mining(window);
+    let mut bytes = 0usize;
+    let rows = sim
+        .stream_rows(&mut |row| {
+            bytes += row.sql_redo.as_ref().map_or(0, String::len);
+            black_box(&row);
+            ControlFlow::Continue(())
+        })
+        .unwrap_or(0);
+    black_box(bytes);
+    rows
+}
+
+fn window(sim: &mut Simulator) -> MiningWindow {
+    let end = sim.current_scn().unwrap_or(0);
+    let _ = sim.flush_redo();
+    MiningWindow {
+        start_scn: 0,
+        end_scn: end,
+        logs: sim
+            .logs_covering(0)
+            .map(|plan| plan.logs)
+            .unwrap_or_default(),
+        tables: vec![("BENCH".to_owned(), "T".to_owned())],
+        pdb: None,
+    }
+}
+
+/// Time this thread has spent on a CPU (Linux); `None` elsewhere.
+fn cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanoseconds = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanoseconds))
+}
+
+/// Wall-clock and on-CPU duration of a round.
+struct Clock {
+    wall: Instant,
+    cpu: Option<Duration>,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Self {
+            wall: Instant::now(),
+            cpu: cpu_time(),
+        }
+    }
+
+    fn stop(&self) -> (Duration, Option<Duration>) {
+        let cpu = self
+            .cpu
+            .zip(cpu_time())
+            .map(|(start, end)| end.saturating_sub(start));
+        (self.wall.elapsed(), cpu)
+    }
+}
+
+/// Best rows per second over the rounds, by wall clock and by CPU time.
+fn best<F: FnMut() -> (u64, (Duration, Option<Duration>))>(mut round: F) -> (u64, f64, f64) {
+    let _ = round();
+    let mut result = (0, 0.0f64, 0.0f64);
+    for _ in 0..ROUNDS {
+        let (rows, (wall, cpu)) = round();
+        result.0 = rows;
+        result.1 = result.1.max(rows as f64 / wall.as_secs_f64());
+        if let Some(cpu) = cpu.filter(|cpu| !cpu.is_zero()) {
+            result.2 = result.2.max(rows as f64 / cpu.as_secs_f64());
+        }
+    }
+    result
+}
+
+fn main() {
+    let steps = workload();
+    let (rows, end_to_end, end_to_end_cpu) = best(|| {
+        let steps = steps.clone();
+        let clock = Clock::start();
+        let mut sim = generate(steps);
+        let window = window(&mut sim);
+        let rows = stream(&mut sim, &window);
+        (rows, clock.stop())
+    });
+    let (_, generation, generation_cpu) = best(|| {
+        let steps = steps.clone();
+        let clock = Clock::start();
+        let sim = generate(steps);
+        let elapsed = clock.stop();
+        black_box(&sim);
+        ((TRANSACTIONS * (CHANGES_PER_TRANSACTION + 2)), elapsed)
+    });
+    let mut sim = generate(steps.clone());
+    let window = window(&mut sim);
+    let (_, streaming, streaming_cpu) = best(|| {
+        let clock = Clock::start();
+        let rows = stream(&mut sim, &window);
+        (rows, clock.stop())
+    });
+    println!(
+        "simulator: {TRANSACTIONS} transactions x ({CHANGES_PER_TRANSACTION} changes: {INSERTS_PER_TRANSACTION} inserts, {} updates) = {rows} rows per round, 5-column table, ALL logging",
+        CHANGES_PER_TRANSACTION - INSERTS_PER_TRANSACTION
+    );
+    println!(
+        "                     {:>14} {:>14}",
+        "wall rows/s", "on-CPU rows/s"
+    );
+    println!("  generate + stream: {end_to_end:>14.0} {end_to_end_cpu:>14.0}");
+    println!("  generate         : {generation:>14.0} {generation_cpu:>14.0}");
+    println!("  stream           : {streaming:>14.0} {streaming_cpu:>14.0}");
+    let verdict = |rate: f64| {
+        if rate >= TARGET_ROWS_PER_SECOND {
+            "met"
+        } else {
+            "MISSED"
+        }
+    };
+    println!(
+        "  target {TARGET_ROWS_PER_SECOND:.0} rows/s (generate + stream): wall {}, on-CPU {}",
+        verdict(end_to_end),
+        verdict(end_to_end_cpu)
+    );
+}

@@ -1,0 +1,484 @@
+//! Database state: tables with per-SCN row versions, transactions with their undo, undo slots,
+//! sessions and the catalog facts `doctor` checks.
+//!
+//! Row versions: each row keeps its history as `(scn, values)` versions so flashback reads `AS OF
+//! SCN` see exactly the committed data of that SCN. A transaction's changes append versions
+//! marked [`PENDING`] and lock the row (a second transaction touching a locked row is a scenario
+//! error: Oracle would block); commit stamps them with the commit SCN, rollback pops them in
+//! reverse order, which is also exactly the undo Oracle applies.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use jiff::civil;
+
+use super::render;
+use super::scenario::TableLogging;
+use crate::dictionary::TableSchema;
+use crate::event::Xid;
+use crate::source::{MinimalLogging, SessionId, SupplementalLogging};
+use crate::value::Value;
+
+/// A hash map with a fast, non-keyed hasher: the simulator's keys are scenario data, not
+/// attacker input, and SipHash was a tenth of the time per row.
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+/// FxHash (rustc's hasher) over 8-byte words, with a finalizer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(SEED);
+        }
+        for &byte in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+        }
+    }
+
+    /// A multiply only moves entropy upwards, and hashbrown picks buckets with the low bits:
+    /// the murmur3 finalizer mixes the high bits back down (without it, short keys collided).
+    fn finish(&self) -> u64 {
+        let mut hash = self.0;
+        hash ^= hash >> 33;
+        hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        hash ^= hash >> 33;
+        hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        hash ^ (hash >> 33)
+    }
+}
+
+/// The SCN of a version not yet committed.
+pub(crate) const PENDING: u64 = u64::MAX;
+
+/// Oracle's extended ROWID alphabet.
+const ROWID_ALPHABET: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// Relative file number and first block of every simulated segment, and rows per block.
+const ROWID_FILE: u64 = 7;
+const ROWID_FIRST_BLOCK: u64 = 131;
+const ROWS_PER_BLOCK: u64 = 100;
+
+/// One version of a row: its values from `scn` on (`None`: deleted).
+#[derive(Clone, Debug)]
+pub(crate) struct Version {
+    pub scn: u64,
+    pub values: Option<Arc<[Value]>>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct TableRow {
+    pub row_id: Arc<str>,
+    pub versions: Vec<Version>,
+    /// The transaction holding the row lock.
+    pub locked_by: Option<u64>,
+}
+
+impl TableRow {
+    /// The newest values, pending ones included (what the locking transaction sees).
+    pub fn current(&self) -> Option<&Arc<[Value]>> {
+        self.versions.last().and_then(|v| v.values.as_ref())
+    }
+
+    /// The committed values as of `scn`.
+    pub fn as_of(&self, scn: u64) -> Option<&Arc<[Value]>> {
+        self.versions
+            .iter()
+            .rev()
+            .find(|v| v.scn != PENDING && v.scn <= scn)
+            .and_then(|v| v.values.as_ref())
+    }
+}
+
+/// A table's rows by row number. Row numbers are handed out densely, so a vector indexed by
+/// them is both the fastest lookup and ROWID order; a slot is empty when the insert that made
+/// the row was undone.
+#[derive(Debug, Default)]
+pub(crate) struct Rows {
+    slots: Vec<Option<TableRow>>,
+}
+
+impl Rows {
+    pub fn get(&self, number: &u64) -> Option<&TableRow> {
+        self.slots.get(usize::try_from(*number).ok()?)?.as_ref()
+    }
+
+    pub fn get_mut(&mut self, number: &u64) -> Option<&mut TableRow> {
+        self.slots.get_mut(usize::try_from(*number).ok()?)?.as_mut()
+    }
+
+    pub fn insert(&mut self, number: u64, row: TableRow) {
+        let Ok(index) = usize::try_from(number) else {
+            return;
+        };
+        if self.slots.len() <= index {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots[index] = Some(row);
+    }
+
+    pub fn remove(&mut self, number: &u64) {
+        if let Some(slot) = usize::try_from(*number)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+        {
+            *slot = None;
+        }
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &TableRow> {
+        self.slots.iter().flatten()
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut TableRow> {
+        self.slots.iter_mut().flatten()
+    }
+
+    /// `(row number, row)` in ROWID order from row number `first` on.
+    pub fn starting_at(&self, first: u64) -> impl Iterator<Item = (u64, &TableRow)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .skip(usize::try_from(first).unwrap_or(usize::MAX))
+            .filter_map(|(number, row)| row.as_ref().map(|row| (number as u64, row)))
+    }
+}
+
+/// A table and its rows.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub schema: Arc<TableSchema>,
+    pub logging: TableLogging,
+    /// Interned `(owner, table)`: what mining windows filter on.
+    pub name_id: u32,
+    pub owner: Arc<str>,
+    pub name: Arc<str>,
+    /// `"OWNER"."TABLE"`.
+    pub quoted_table: String,
+    /// `"COLUMN"` per column, in table order.
+    pub quoted_columns: Vec<String>,
+    /// Column name → position, with the fast hasher (looked up for every scenario value).
+    pub column_positions: FastMap<String, usize>,
+    pub data_object: u32,
+    pub rows: Rows,
+    /// Rendered key values → row number, for rows that currently exist.
+    pub key_index: FastMap<String, u64>,
+    pub next_row: u64,
+    /// The last DDL: flashback reads before it fail (ORA-01466).
+    pub ddl_scn: u64,
+}
+
+impl Table {
+    pub fn new(
+        schema: TableSchema,
+        logging: TableLogging,
+        name_id: u32,
+        data_object: u32,
+        scn: u64,
+    ) -> Self {
+        let owner: Arc<str> = Arc::from(schema.schema());
+        let name: Arc<str> = Arc::from(schema.table());
+        let mut table = Self {
+            quoted_table: format!("\"{owner}\".\"{name}\""),
+            quoted_columns: Vec::new(),
+            column_positions: FastMap::default(),
+            schema: Arc::new(schema),
+            logging,
+            name_id,
+            owner,
+            name,
+            data_object,
+            rows: Rows::default(),
+            key_index: FastMap::default(),
+            next_row: 0,
+            ddl_scn: scn,
+        };
+        table.refresh_columns();
+        table
+    }
+
+    pub fn refresh_columns(&mut self) {
+        self.quoted_columns = self
+            .schema
+            .columns()
+            .iter()
+            .map(|c| render::quoted(&c.name))
+            .collect();
+        self.column_positions = self
+            .schema
+            .columns()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), i))
+            .collect();
+    }
+
+    /// The key-index entry of a row's values; `None` for a table without a key.
+    pub fn key_of(&self, values: &[Value]) -> Option<String> {
+        let key = self.schema.key_indexes();
+        if key.is_empty() {
+            return None;
+        }
+        let mut text = String::new();
+        for &index in key {
+            if let (Some(value), Some(column)) =
+                (values.get(index), self.schema.columns().get(index))
+            {
+                render::write_value(&mut text, value, &column.data_type);
+            }
+            text.push('\u{1}');
+        }
+        Some(text)
+    }
+
+    /// The key-index entry named by `(column, value)` conditions that cover the key exactly.
+    pub fn key_of_conditions(&self, conditions: &[(usize, Value)]) -> Option<String> {
+        let mut text = String::new();
+        for &index in self.schema.key_indexes() {
+            let (_, value) = conditions.iter().find(|(i, _)| *i == index)?;
+            let column = self.schema.columns().get(index)?;
+            render::write_value(&mut text, value, &column.data_type);
+            text.push('\u{1}');
+        }
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Moves the key index from `before` to `after` for row `row`.
+    pub fn reindex(&mut self, row: u64, before: Option<&[Value]>, after: Option<&[Value]>) {
+        if let Some(key) = before.and_then(|values| self.key_of(values))
+            && self.key_index.get(&key) == Some(&row)
+        {
+            self.key_index.remove(&key);
+        }
+        if let Some(key) = after.and_then(|values| self.key_of(values)) {
+            self.key_index.insert(key, row);
+        }
+    }
+
+    /// A new row number and its ROWID text.
+    pub fn allocate_row(&mut self) -> (u64, Arc<str>) {
+        let row = self.next_row;
+        self.next_row += 1;
+        (row, Arc::from(row_id_text(self.data_object, row)))
+    }
+}
+
+/// `OOOOOOFFFBBBBBBRRR`: data object, relative file, block and row, in base 64.
+pub(crate) fn row_id_text(data_object: u32, row: u64) -> String {
+    let mut text = String::with_capacity(18);
+    push_base64(&mut text, u64::from(data_object), 6);
+    push_base64(&mut text, ROWID_FILE, 3);
+    push_base64(&mut text, ROWID_FIRST_BLOCK + row / ROWS_PER_BLOCK, 6);
+    push_base64(&mut text, row % ROWS_PER_BLOCK, 3);
+    text
+}
+
+/// The row number a ROWID of this simulator names (`None` for anything else).
+pub(crate) fn row_number(row_id: &str) -> Option<u64> {
+    if row_id.len() != 18 {
+        return None;
+    }
+    let block = read_base64(row_id.get(9..15)?)?;
+    let slot = read_base64(row_id.get(15..18)?)?;
+    Some(block.checked_sub(ROWID_FIRST_BLOCK)? * ROWS_PER_BLOCK + slot)
+}
+
+fn push_base64(out: &mut String, value: u64, digits: u32) {
+    for position in (0..digits).rev() {
+        let digit = (value >> (6 * position)) & 63;
+        out.push(char::from(ROWID_ALPHABET[digit as usize]));
+    }
+}
+
+fn read_base64(text: &str) -> Option<u64> {
+    text.bytes().try_fold(0u64, |acc, byte| {
+        let digit = ROWID_ALPHABET.iter().position(|&c| c == byte)?;
+        Some(acc << 6 | digit as u64)
+    })
+}
+
+/// What undoing one change does.
+#[derive(Clone, Debug)]
+pub(crate) enum Undo {
+    /// Undo of an INSERT: a DELETE.
+    Delete,
+    /// Undo of a DELETE: an INSERT of the old values.
+    Insert(Arc<[Value]>),
+    /// Undo of an UPDATE (or a LOB change): the old values of these columns.
+    Update {
+        columns: Vec<usize>,
+        before: Arc<[Value]>,
+    },
+}
+
+/// One change of a transaction, in the order made.
+#[derive(Clone, Debug)]
+pub(crate) struct Change {
+    pub table: usize,
+    pub row: u64,
+    pub row_id: Arc<str>,
+    pub scn: u64,
+    pub undo: Undo,
+}
+
+/// XID and start of a transaction that has made its first change.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Started {
+    pub xid: Xid,
+    pub start_scn: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Transaction {
+    pub id: u64,
+    pub thread: u16,
+    pub user: Arc<str>,
+    pub session: SessionId,
+    pub started: Option<Started>,
+    pub changes: Vec<Change>,
+    pub savepoints: Vec<(String, usize)>,
+}
+
+/// Undo segment slots: a transaction takes a free `(usn, slot)`; a later transaction reusing the
+/// slot gets the next sequence, as Oracle's transaction table does.
+#[derive(Debug)]
+pub(crate) struct SlotPool {
+    free: VecDeque<(u16, u16)>,
+    sequences: HashMap<(u16, u16), u32>,
+}
+
+impl SlotPool {
+    pub fn new() -> Self {
+        let mut free = VecDeque::new();
+        for slot in 0..32u16 {
+            for usn in 1..=10u16 {
+                free.push_back((usn, slot));
+            }
+        }
+        Self {
+            free,
+            sequences: HashMap::new(),
+        }
+    }
+
+    /// Takes the least recently used slot (or a fresh one when all are busy).
+    pub fn take(&mut self) -> Xid {
+        let (usn, slot) = self.free.pop_front().unwrap_or_else(|| {
+            let busy = self.sequences.len();
+            (11 + (busy / 1000) as u16, (busy % 1000) as u16)
+        });
+        let sequence = self
+            .sequences
+            .entry((usn, slot))
+            .and_modify(|s| *s += 1)
+            .or_insert(700 + u32::from(slot) * 3 + u32::from(usn));
+        Xid::from_parts(usn, slot, *sequence)
+    }
+
+    pub fn release(&mut self, xid: Xid) {
+        self.free.push_back((xid.usn(), xid.slot()));
+    }
+}
+
+/// Catalog facts (`V$DATABASE`, privileges) and the clock.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    pub dbid: u64,
+    pub name: String,
+    pub version: String,
+    pub archivelog: bool,
+    pub supplemental: SupplementalLogging,
+    pub pdb: Option<Arc<str>>,
+    pub con_id: u32,
+    pub pdb_incarnation: u32,
+    pub pdb_incarnation_scn: u64,
+    pub incarnation: u32,
+    pub resetlogs_scn: u64,
+    pub resetlogs_time: civil::DateTime,
+    pub default_user: Arc<str>,
+    pub capture_user: Arc<str>,
+    pub privileges: BTreeSet<String>,
+    pub roles: BTreeSet<String>,
+    pub scn: u64,
+    pub now: civil::DateTime,
+    /// `(first SCN, time)` whenever the clock moved: SCN_TO_TIMESTAMP's mapping.
+    pub scn_times: Vec<(u64, civil::DateTime)>,
+    pub scn_time_retention_seconds: i64,
+}
+
+/// The first SCN of a new simulator and its clock.
+pub(crate) const FIRST_SCN: u64 = 1_000_000;
+pub(crate) const FIRST_TIME: civil::DateTime = civil::date(2024, 1, 2).at(0, 0, 0, 0);
+
+impl Catalog {
+    pub fn new() -> Self {
+        let privileges = [
+            "CREATE SESSION",
+            "LOGMINING",
+            "SELECT ANY TRANSACTION",
+            "FLASHBACK ANY TABLE",
+            "SELECT ANY TABLE",
+            "SELECT ANY DICTIONARY",
+        ];
+        Self {
+            dbid: 1_234_567_890,
+            name: "ORCL".to_owned(),
+            version: "19.0.0.0.0".to_owned(),
+            archivelog: true,
+            supplemental: SupplementalLogging {
+                min: MinimalLogging::Yes,
+                primary_key: false,
+                unique: false,
+                foreign_key: false,
+                all: false,
+            },
+            pdb: None,
+            con_id: 0,
+            pdb_incarnation: 1,
+            pdb_incarnation_scn: 1,
+            incarnation: 1,
+            resetlogs_scn: 1,
+            resetlogs_time: civil::date(2023, 6, 1).at(0, 0, 0, 0),
+            default_user: Arc::from("APP"),
+            capture_user: Arc::from("REDOLINE"),
+            privileges: privileges.iter().map(|p| (*p).to_owned()).collect(),
+            roles: ["EXECUTE_CATALOG_ROLE", "SELECT_CATALOG_ROLE"]
+                .iter()
+                .map(|r| (*r).to_owned())
+                .collect(),
+            scn: FIRST_SCN,
+            now: FIRST_TIME,
+            scn_times: vec![(FIRST_SCN, FIRST_TIME)],
+            scn_time_retention_seconds: 5 * 86_400,
+        }
+    }
+
+    /// The time SCN `scn` was reached, `None` before the first SCN, beyond the current one, or
+    /// older than the retained mapping (ORA-08181).
+    pub fn time_of(&self, scn: u64) -> Option<civil::DateTime> {
+        if scn > self.scn {
+            return None;
+        }
+        let index = self.scn_times.partition_point(|(first, _)| *first <= scn);
+        let (_, time) = *self.scn_times.get(index.checked_sub(1)?)?;
+        let age = self.now.duration_since(time).as_secs();
+        (age <= self.scn_time_retention_seconds).then_some(time)
+    }
+
+    /// Whether the effective logging of a table puts every column in before images.
+    pub fn effective_logging(&self, table: TableLogging) -> TableLogging {
+        if self.supplemental.all {
+            TableLogging::All
+        } else if self.supplemental.primary_key && table == TableLogging::None {
+            TableLogging::PrimaryKey
+        } else {
+            table
+        }
+    }
+}

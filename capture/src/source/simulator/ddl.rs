@@ -1,0 +1,356 @@
+//! DDL steps: the rows LogMiner writes (START, a DDL row, COMMIT; logminer.md §3) and the change
+//! to the simulated dictionary, so later rows use the new shape.
+//!
+//! The DDL row: OPERATION_CODE 5, ROW_ID `AAAAAAAAAAAAAAAAAB`, INFO `USER DDL (PlSql=0
+//! RecDep=0)`, SEG_OWNER/TABLE_NAME the table, SQL_REDO the statement as written plus `;`,
+//! SQL_UNDO NULL. The internal DML on `SYS.OBJ$`, `SYS.COL$`, ... that a real DDL also writes is
+//! left out: no capture mines SYS tables.
+//!
+//! Dictionary changes understood (anything else is written to the redo and otherwise ignored):
+//! `CREATE TABLE t (c type [PRIMARY KEY] [NOT NULL], ..., [PRIMARY KEY (c, ...)])`,
+//! `ALTER TABLE t ADD (c type, ...)` / `ADD c type`, `ALTER TABLE t DROP COLUMN c` /
+//! `DROP (c, ...)`, `ALTER TABLE t ADD SUPPLEMENTAL LOG DATA (ALL|PRIMARY KEY) COLUMNS`,
+//! `DROP TABLE t`, `TRUNCATE TABLE t`. Column defaults are not modelled (added columns are NULL
+//! in existing rows). A DDL on a table with uncommitted changes is refused (ORA-00054).
+
+use std::sync::Arc;
+
+use super::database::Version;
+use super::scenario::TableLogging;
+use super::{ScenarioError, Simulator};
+use crate::dictionary::{Column, OracleType, TableSchema};
+use crate::redo::{DdlKind, parse_ddl};
+use crate::source::OperationCode;
+use crate::source::row::DDL_ROW_ID;
+use crate::value::Value;
+
+/// What a DDL does to the dictionary, decided before anything is written.
+enum Effect {
+    Create(TableSchema, TableLogging),
+    Replace(usize, Vec<Column>),
+    Logging(usize, TableLogging),
+    Drop(usize),
+    Truncate(usize),
+    Nothing,
+}
+
+impl Simulator {
+    pub(super) fn ddl(
+        &mut self,
+        line: usize,
+        statement: &str,
+        user: Option<&str>,
+    ) -> Result<(), ScenarioError> {
+        let error = |message: String| ScenarioError::new(line, "ddl", message);
+        let parsed = parse_ddl(statement).map_err(|e| error(e.to_string()))?;
+        let user: Arc<str> = user.map_or_else(|| Arc::clone(&self.catalog.default_user), Arc::from);
+        let object = parsed.object.map(|o| {
+            (
+                o.schema
+                    .map_or_else(|| user.to_string(), |s| s.into_owned()),
+                o.name.into_owned(),
+            )
+        });
+        let existing = object
+            .as_ref()
+            .and_then(|(owner, name)| self.table_index.get(&format!("{owner}.{name}")).copied());
+        let effect = match (parsed.kind, &object, existing) {
+            (DdlKind::CreateTable, Some((owner, name)), None) => {
+                let (columns, logging) = create_columns(statement).map_err(error)?;
+                Effect::Create(
+                    TableSchema::new(owner.clone(), name.clone(), columns)
+                        .map_err(|e| error(e.to_string()))?,
+                    logging,
+                )
+            }
+            (DdlKind::CreateTable, Some((owner, name)), Some(_)) => {
+                return Err(error(format!("table {owner}.{name} exists (ORA-00955)")));
+            }
+            (DdlKind::Other, _, _) => Effect::Nothing,
+            (_, Some((owner, name)), None) => {
+                return Err(error(format!("unknown table {owner}.{name} (ORA-00942)")));
+            }
+            (_, _, Some(t)) => {
+                if self.tables[t].rows.values().any(|r| r.locked_by.is_some()) {
+                    return Err(error(
+                        "the table has uncommitted changes (ORA-00054)".to_owned(),
+                    ));
+                }
+                match parsed.kind {
+                    DdlKind::DropTable => Effect::Drop(t),
+                    DdlKind::TruncateTable => Effect::Truncate(t),
+                    _ => alter(statement, self.tables[t].schema.columns(), t).map_err(error)?,
+                }
+            }
+            (_, None, _) => Effect::Nothing,
+        };
+        let name_id = object.as_ref().map(|name| {
+            let next = self.names.len() as u32;
+            *self.names.entry(name.clone()).or_insert(next)
+        });
+        if let Effect::Replace(t, columns) = &effect {
+            let table = &self.tables[*t];
+            TableSchema::new(table.owner.as_ref(), table.name.as_ref(), columns.clone())
+                .map_err(|e| error(e.to_string()))?;
+        }
+        let text = format!("{statement};");
+        self.autonomous(Arc::clone(&user), |sim, tx| {
+            let mut spec = sim.tx_spec(tx, OperationCode::Ddl, DDL_ROW_ID.into(), None);
+            spec.table = object.as_ref().zip(name_id).map(|((owner, name), id)| {
+                (Arc::from(owner.as_str()), Arc::from(name.as_str()), id)
+            });
+            spec.info = Some(Arc::from("USER DDL (PlSql=0 RecDep=0)"));
+            spec.sql_redo = Some(text);
+            sim.redo.write(spec);
+        });
+        let scn = self.catalog.scn;
+        match effect {
+            Effect::Create(schema, logging) => self.create_table(line, "ddl", schema, logging)?,
+            Effect::Replace(t, columns) => {
+                let table = &mut self.tables[t];
+                let old = Arc::clone(&table.schema);
+                let schema = TableSchema::new(old.schema(), old.table(), columns)
+                    .map_err(|e| error(e.to_string()))?;
+                let mapping: Vec<Option<usize>> = schema
+                    .columns()
+                    .iter()
+                    .map(|c| old.column_index(&c.name))
+                    .collect();
+                for row in table.rows.values_mut() {
+                    for version in &mut row.versions {
+                        if let Some(values) = &version.values {
+                            let reshaped: Vec<Value> = mapping
+                                .iter()
+                                .map(|i| {
+                                    i.and_then(|i| values.get(i).cloned())
+                                        .unwrap_or(Value::Null)
+                                })
+                                .collect();
+                            version.values = Some(Arc::from(reshaped));
+                        }
+                    }
+                }
+                table.schema = Arc::new(schema);
+                table.refresh_columns();
+                table.ddl_scn = scn;
+            }
+            Effect::Logging(t, logging) => self.tables[t].logging = logging,
+            Effect::Drop(t) => {
+                let table = &self.tables[t];
+                let key = format!("{}.{}", table.owner, table.name);
+                self.table_index.remove(&key);
+            }
+            Effect::Truncate(t) => {
+                let table = &mut self.tables[t];
+                for row in table.rows.values_mut() {
+                    if row.current().is_some() {
+                        row.versions.push(Version { scn, values: None });
+                    }
+                }
+                table.key_index.clear();
+                table.ddl_scn = scn;
+            }
+            Effect::Nothing => {}
+        }
+        Ok(())
+    }
+}
+
+/// `ALTER TABLE ... ADD ... | DROP ... | ADD SUPPLEMENTAL LOG DATA ...`.
+fn alter(statement: &str, columns: &[Column], t: usize) -> Result<Effect, String> {
+    let upper = statement.to_ascii_uppercase();
+    if let Some(at) = upper.find("SUPPLEMENTAL LOG DATA") {
+        let rest = &upper[at..];
+        let logging = if rest.contains("(ALL)") {
+            TableLogging::All
+        } else if rest.contains("PRIMARY KEY") {
+            TableLogging::PrimaryKey
+        } else {
+            return Ok(Effect::Nothing);
+        };
+        return Ok(if upper.contains(" DROP SUPPLEMENTAL") {
+            Effect::Logging(t, TableLogging::None)
+        } else {
+            Effect::Logging(t, logging)
+        });
+    }
+    let mut columns = columns.to_vec();
+    if let Some(at) = keyword(&upper, "ADD") {
+        let rest = statement[at + 3..].trim();
+        let definitions = match rest.strip_prefix('(') {
+            Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?),
+            None => vec![rest],
+        };
+        for definition in definitions {
+            let (column, _) = column_definition(definition)?;
+            if columns.iter().any(|c| c.name == column.name) {
+                return Err(format!("column {} exists (ORA-01430)", column.name));
+            }
+            columns.push(column);
+        }
+        return Ok(Effect::Replace(t, columns));
+    }
+    if let Some(at) = keyword(&upper, "DROP") {
+        let rest = statement[at + 4..].trim();
+        let names: Vec<String> = match rest.strip_prefix('(') {
+            Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?)
+                .into_iter()
+                .map(identifier)
+                .collect(),
+            None => {
+                let rest = rest
+                    .strip_prefix("COLUMN")
+                    .or_else(|| rest.strip_prefix("column"))
+                    .unwrap_or(rest);
+                vec![identifier(
+                    rest.split_whitespace().next().unwrap_or_default(),
+                )]
+            }
+        };
+        for name in &names {
+            let Some(index) = columns.iter().position(|c| c.name == *name) else {
+                return Err(format!("no column {name} (ORA-00904)"));
+            };
+            columns.remove(index);
+        }
+        if columns.is_empty() {
+            return Err("cannot drop all columns (ORA-12983)".to_owned());
+        }
+        return Ok(Effect::Replace(t, columns));
+    }
+    Ok(Effect::Nothing)
+}
+
+/// The columns of `CREATE TABLE name (...)` and its logging clause.
+fn create_columns(statement: &str) -> Result<(Vec<Column>, TableLogging), String> {
+    let open = statement
+        .find('(')
+        .ok_or("CREATE TABLE without a column list")?;
+    let body = paren_body(&statement[open..]).ok_or("unbalanced parentheses")?;
+    let mut columns = Vec::new();
+    let mut key_names: Vec<String> = Vec::new();
+    let mut logging = TableLogging::None;
+    for item in split_top_level(body) {
+        let upper = item.trim().to_ascii_uppercase();
+        if upper.starts_with("SUPPLEMENTAL LOG DATA") {
+            logging = if upper.contains("(ALL)") {
+                TableLogging::All
+            } else {
+                TableLogging::PrimaryKey
+            };
+        } else if upper.starts_with("PRIMARY KEY") || upper.starts_with("CONSTRAINT") {
+            if let Some(at) = upper.find("PRIMARY KEY") {
+                let list = paren_body(item.trim()[at..].trim_start_matches(|c: char| c != '('))
+                    .unwrap_or_default();
+                key_names.extend(split_top_level(list).into_iter().map(identifier));
+            }
+        } else {
+            let (column, primary) = column_definition(item)?;
+            if primary {
+                key_names.push(column.name.clone());
+            }
+            columns.push(column);
+        }
+    }
+    for (position, name) in key_names.iter().enumerate() {
+        let column = columns
+            .iter_mut()
+            .find(|c| c.name == *name)
+            .ok_or_else(|| format!("key column {name} is not a column"))?;
+        *column = column.clone().key(position as u16 + 1);
+    }
+    Ok((columns, logging))
+}
+
+/// `name type [constraints]`; whether it says PRIMARY KEY.
+fn column_definition(text: &str) -> Result<(Column, bool), String> {
+    let text = text.trim();
+    let (name, rest) = match text.strip_prefix('"') {
+        Some(quoted) => {
+            let end = quoted.find('"').ok_or("unterminated quoted name")?;
+            (quoted[..end].to_owned(), &quoted[end + 1..])
+        }
+        None => {
+            let end = text
+                .find(char::is_whitespace)
+                .ok_or_else(|| format!("{text:?} has no type"))?;
+            (text[..end].to_ascii_uppercase(), &text[end..])
+        }
+    };
+    let upper = rest.to_ascii_uppercase();
+    let type_end = [
+        "DEFAULT",
+        "NOT NULL",
+        "NULL",
+        "PRIMARY KEY",
+        "CONSTRAINT",
+        "UNIQUE",
+        "CHECK",
+        "REFERENCES",
+    ]
+    .iter()
+    .filter_map(|word| keyword(&upper, word))
+    .min()
+    .unwrap_or(rest.len());
+    let data_type = OracleType::parse(rest[..type_end].trim()).map_err(|e| e.to_string())?;
+    let primary = upper.contains("PRIMARY KEY");
+    let column = Column::new(name, data_type).nullable(!upper.contains("NOT NULL") && !primary);
+    Ok((column, primary))
+}
+
+/// The byte offset of `word` as a whole word in upper-case `text`.
+fn keyword(text: &str, word: &str) -> Option<usize> {
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+    })
+}
+
+/// The text inside the parentheses `text` starts with.
+fn paren_body(text: &str) -> Option<&str> {
+    let mut depth = 0;
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text.get(1..at);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits on commas outside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(text[start..at].trim());
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(text[start..].trim());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// A bare name folded to upper case, or a quoted name as written.
+fn identifier(text: &str) -> String {
+    let text = text.trim();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(quoted) => quoted.to_owned(),
+        None => text.to_ascii_uppercase(),
+    }
+}

@@ -1,0 +1,507 @@
+//! An Oracle database simulator behind the capture's Oracle boundary: it implements
+//! [`DatabaseCatalog`], [`RedoMiner`] and [`FlashbackReader`] and writes, for every scenario step,
+//! exactly the `V$LOGMNR_CONTENTS` rows LogMiner would (facts and sources in
+//! `../shared/reference/logminer.md`; the scenario format and every modelling choice in
+//! `docs/simulator.md`).
+//!
+//! ```text
+//! scenario JSON Lines ─ scenario::parse_step ─┐
+//! Rust (Step values) ─────────────────────────┴─ apply ─┬─ database: tables, row versions,
+//!                                                       │  transactions, undo slots, catalog
+//!                                                       └─ render → redo: rows per thread/log
+//! RedoMiner::start_mining (plan_logs) → stream_rows: window filter over the stored rows
+//! ```
+//!
+//! Design:
+//! - Rows are rendered once, when the step is applied (as Oracle writes redo once), and kept in
+//!   SCN order; a mining window is a binary search and a filter, and a window's view changes only
+//!   the XID of undo rows whose original change lies before the window (the sequence-less XID).
+//! - Each step takes one SCN: all rows of a step share it and keep redo order (distinct `RS_ID`s;
+//!   CSF continuation rows share theirs).
+//! - Steps can be appended at any time ([`Simulator::apply`], [`Simulator::apply_line`]), also
+//!   between mining windows, so a capture can mine a workload as it is fed.
+//! - A step that is malformed or impossible (unknown table or column, no matching row, a locked
+//!   row, a value that does not fit its column, an unknown transaction or savepoint) is a
+//!   [`ScenarioError`] naming line and field; the checks run before the state changes, except
+//!   that the step's SCN is spent.
+
+mod apply;
+mod database;
+mod ddl;
+mod dml;
+mod lob;
+mod redo;
+mod render;
+pub mod scenario;
+mod transaction;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::Arc;
+
+use jiff::civil;
+
+use super::{
+    CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
+    LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
+    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, plan_logs,
+};
+use crate::dictionary::TableSchema;
+use crate::value::{Row, Value};
+use database::{Catalog, FastMap, SlotPool, Table, Transaction};
+use redo::{MiningSession, Redo};
+pub use scenario::{ScenarioError, Step, TableLogging};
+
+/// Reading a scenario file failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SimulatorError {
+    #[error("cannot read scenario {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// The simulated database; see the module docs.
+#[derive(Debug)]
+pub struct Simulator {
+    catalog: Catalog,
+    tables: Vec<Table>,
+    /// `OWNER.TABLE` → index in `tables` of the live table of that name.
+    table_index: FastMap<String, usize>,
+    /// Interned `(owner, table)` names (stable across drop and re-create).
+    names: HashMap<(String, String), u32>,
+    transactions: FastMap<String, Transaction>,
+    next_transaction: u64,
+    next_session: u32,
+    next_data_object: u32,
+    slots: SlotPool,
+    redo: Redo,
+    mining: Option<MiningSession>,
+    /// The redo thread later steps run on.
+    thread: u16,
+    /// Steps (lines) applied so far.
+    steps: usize,
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Simulator {
+    /// An empty database: no tables, ARCHIVELOG, minimal supplemental logging, one redo thread,
+    /// SCN 1,000,000 at 2024-01-02 00:00:00.
+    pub fn new() -> Self {
+        let catalog = Catalog::new();
+        let redo = Redo::new(catalog.scn);
+        Self {
+            catalog,
+            tables: Vec::new(),
+            table_index: FastMap::default(),
+            names: HashMap::new(),
+            transactions: FastMap::default(),
+            next_transaction: 1,
+            next_session: 21,
+            next_data_object: 73_000,
+            slots: SlotPool::new(),
+            redo,
+            mining: None,
+            thread: 1,
+            steps: 0,
+        }
+    }
+
+    /// A simulator with every step of a scenario file applied.
+    pub fn from_scenario_file(path: impl AsRef<Path>) -> Result<Self, SimulatorError> {
+        let path = path.as_ref();
+        let read_error = |source| SimulatorError::Read {
+            path: path.display().to_string(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(read_error)?;
+        let mut simulator = Self::new();
+        simulator
+            .apply_reader(std::io::BufReader::new(file))
+            .map_err(|e| match e {
+                SimulatorError::Read { source, .. } => read_error(source),
+                other => other,
+            })?;
+        Ok(simulator)
+    }
+
+    /// A simulator with every step read from `reader` applied.
+    pub fn from_reader(reader: impl BufRead) -> Result<Self, SimulatorError> {
+        let mut simulator = Self::new();
+        simulator.apply_reader(reader)?;
+        Ok(simulator)
+    }
+
+    /// Applies more JSON Lines steps; line numbers continue from the steps applied so far.
+    pub fn apply_reader(&mut self, reader: impl BufRead) -> Result<(), SimulatorError> {
+        for line in reader.lines() {
+            let line = line.map_err(|source| SimulatorError::Read {
+                path: "(reader)".to_owned(),
+                source,
+            })?;
+            self.apply_line(&line)?;
+        }
+        Ok(())
+    }
+
+    /// Applies one JSON Lines step (a blank line only counts as a line).
+    pub fn apply_line(&mut self, text: &str) -> Result<(), ScenarioError> {
+        let line = self.steps + 1;
+        if text.trim().is_empty() {
+            self.steps = line;
+            return Ok(());
+        }
+        let step = scenario::parse_step(line, text);
+        self.steps = line;
+        self.apply_numbered(line, step?)
+    }
+
+    /// Applies one step built in Rust; errors name its ordinal as the line.
+    pub fn apply(&mut self, step: Step) -> Result<(), ScenarioError> {
+        self.steps += 1;
+        self.apply_numbered(self.steps, step)
+    }
+
+    /// The committed rows of a table as of the current SCN, in ROWID order: `(ROWID, values in
+    /// column order)`. `None` for an unknown table.
+    pub fn committed_rows(&self, owner: &str, table: &str) -> Option<Vec<(String, Vec<Value>)>> {
+        let table = self.live_table(owner, table)?;
+        Some(
+            table
+                .rows
+                .values()
+                .filter_map(|row| {
+                    row.as_of(self.catalog.scn)
+                        .map(|values| (row.row_id.to_string(), values.to_vec()))
+                })
+                .collect(),
+        )
+    }
+
+    /// The current dictionary entry of a table.
+    pub fn schema(&self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
+        self.live_table(owner, table).map(|t| Arc::clone(&t.schema))
+    }
+
+    /// The scenario names of the transactions still open.
+    pub fn open_transaction_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.transactions.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    fn live_table(&self, owner: &str, table: &str) -> Option<&Table> {
+        self.table_index
+            .get(&format!("{owner}.{table}"))
+            .and_then(|&index| self.tables.get(index))
+    }
+}
+
+impl DatabaseCatalog for Simulator {
+    fn database(&mut self) -> Result<DatabaseInfo, SourceError> {
+        let catalog = &self.catalog;
+        Ok(DatabaseInfo {
+            dbid: catalog.dbid,
+            name: catalog.name.clone(),
+            version: catalog.version.clone(),
+            log_mode: if catalog.archivelog {
+                LogMode::Archivelog
+            } else {
+                LogMode::NoArchivelog
+            },
+            supplemental: catalog.supplemental,
+            current_scn: catalog.scn,
+            resetlogs_scn: catalog.resetlogs_scn,
+            resetlogs_time: catalog.resetlogs_time,
+            cdb: catalog.pdb.is_some(),
+        })
+    }
+
+    fn current_scn(&mut self) -> Result<u64, SourceError> {
+        Ok(self.catalog.scn)
+    }
+
+    fn pdb_incarnation(&mut self, pdb: &str) -> Result<Option<PdbIncarnation>, SourceError> {
+        let catalog = &self.catalog;
+        Ok(catalog
+            .pdb
+            .as_deref()
+            .filter(|name| *name == pdb)
+            .map(|name| PdbIncarnation {
+                pdb: name.to_owned(),
+                con_id: catalog.con_id,
+                db_incarnation: catalog.incarnation,
+                pdb_incarnation: catalog.pdb_incarnation,
+                incarnation_scn: catalog.pdb_incarnation_scn,
+            }))
+    }
+
+    fn threads(&mut self) -> Result<Vec<RedoThread>, SourceError> {
+        Ok(self.redo.thread_views())
+    }
+
+    fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
+        let con_id = self.catalog.pdb.as_ref().map(|_| self.catalog.con_id);
+        let mut open: Vec<OpenTransaction> = self
+            .transactions
+            .values()
+            .filter_map(|tx| {
+                tx.started.map(|started| OpenTransaction {
+                    xid: started.xid,
+                    instance: tx.thread,
+                    start_scn: started.start_scn,
+                    status: "ACTIVE".to_owned(),
+                    con_id,
+                })
+            })
+            .collect();
+        open.sort_by_key(|tx| tx.start_scn);
+        Ok(open)
+    }
+
+    fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError> {
+        let mut sessions: Vec<SessionId> = self.transactions.values().map(|t| t.session).collect();
+        sessions.sort();
+        Ok(sessions)
+    }
+
+    fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError> {
+        Ok(self.catalog.time_of(scn))
+    }
+
+    fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
+        let found = self
+            .live_table(owner, table)
+            .ok_or_else(|| SourceError::NoSuchTable {
+                owner: owner.to_owned(),
+                table: table.to_owned(),
+            })?;
+        let kind = match found.logging {
+            TableLogging::All => Some(LogGroupType::AllColumn),
+            TableLogging::PrimaryKey => Some(LogGroupType::PrimaryKey),
+            TableLogging::None => None,
+        };
+        Ok(CatalogTable {
+            schema: Arc::clone(&found.schema),
+            log_groups: kind
+                .map(|kind| LogGroup { kind, always: true })
+                .into_iter()
+                .collect(),
+        })
+    }
+
+    fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
+        Ok(SessionPrivileges {
+            privileges: self.catalog.privileges.clone(),
+            roles: self.catalog.roles.clone(),
+        })
+    }
+}
+
+impl RedoMiner for Simulator {
+    fn redo_logs(&mut self, from_scn: u64) -> Result<Vec<RedoLog>, SourceError> {
+        Ok(self.redo.listed_logs(from_scn, &self.catalog.name))
+    }
+
+    /// The flush-table write: one small committed transaction of the capture user (its START
+    /// and COMMIT rows appear in the redo, as the real flush transaction's do), after which
+    /// every open thread's redo is written and visible.
+    fn flush_redo(&mut self) -> Result<(), SourceError> {
+        // Takes an SCN like a step, but is no scenario line: line numbers stay those of the file.
+        self.catalog.scn += 1;
+        self.flush_transaction();
+        Ok(())
+    }
+
+    fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        if window.start_scn > window.end_scn {
+            return Err(SourceError::Database {
+                call: "DBMS_LOGMNR.START_LOGMNR",
+                code: Some("ORA-01281".to_owned()),
+                message: format!(
+                    "SCN range specified is invalid: {} > {}",
+                    window.start_scn, window.end_scn
+                ),
+            });
+        }
+        let threads = self.redo.thread_views();
+        let registered: Vec<RedoLog> = if window.logs.is_empty() {
+            // Per-PDB mining: START_LOGMNR finds the logs itself.
+            let listed = self.redo.listed_logs(window.start_scn, &self.catalog.name);
+            plan_logs(&threads, listed, window.start_scn)?.logs
+        } else {
+            // A log still exists when its file still holds its sequence (a switch since the
+            // plan closes the current log but leaves its file in place).
+            let listed = self.redo.listed_logs(0, &self.catalog.name);
+            let exists = |log: &RedoLog| {
+                listed.iter().any(|l| {
+                    l.name == log.name && l.thread == log.thread && l.sequence == log.sequence
+                })
+            };
+            if let Some(gone) = window.logs.iter().find(|log| !exists(log)) {
+                return Err(SourceError::Database {
+                    call: "DBMS_LOGMNR.ADD_LOGFILE",
+                    code: Some("ORA-00308".to_owned()),
+                    message: format!("cannot open archived log '{}'", gone.name),
+                });
+            }
+            plan_logs(&threads, window.logs.clone(), window.start_scn)?.logs
+        };
+        let tables = window
+            .tables
+            .iter()
+            .filter_map(|(owner, table)| self.names.get(&(owner.clone(), table.clone())).copied())
+            .collect();
+        self.mining = Some(MiningSession {
+            start_scn: window.start_scn,
+            end_scn: window.end_scn,
+            tables,
+            pdb: window.pdb.clone(),
+            incarnation: self.redo.incarnation,
+            registered: registered.iter().map(|l| (l.thread, l.sequence)).collect(),
+            online: registered
+                .iter()
+                .filter(|l| l.kind == super::RedoLogKind::Online)
+                .map(|l| (l.thread, l.sequence))
+                .collect(),
+        });
+        Ok(())
+    }
+
+    fn stream_rows(
+        &mut self,
+        visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
+    ) -> Result<u64, SourceError> {
+        let Some(session) = &self.mining else {
+            return Err(SourceError::Database {
+                call: "V$LOGMNR_CONTENTS",
+                code: Some("ORA-01306".to_owned()),
+                message: "dbms_logmnr.start_logmnr() must be invoked before selecting from \
+                          v$logmnr_contents"
+                    .to_owned(),
+            });
+        };
+        let overwritten = session.online.iter().find(|(thread, sequence)| {
+            !self.redo.logs.iter().any(|log| {
+                log.online
+                    && log.thread == *thread
+                    && log.sequence == *sequence
+                    && log.incarnation == session.incarnation
+            })
+        });
+        if let Some((thread, sequence)) = overwritten {
+            return Err(SourceError::LogSwitched {
+                message: format!(
+                    "ORA-00310: archived log contains sequence {}; sequence {sequence} required \
+                     (thread {thread})",
+                    sequence + self.redo.online_groups as u32
+                ),
+            });
+        }
+        let written: Vec<(u16, u64)> = self
+            .redo
+            .threads
+            .iter()
+            .map(|t| (t.number, t.written_scn))
+            .collect();
+        let mut visited = 0;
+        for stored in self.redo.rows.starting_at_scn(session.start_scn) {
+            if stored.row.scn > session.end_scn {
+                break;
+            }
+            if !session.shows(stored, &written) {
+                continue;
+            }
+            visited += 1;
+            if visit(session.view(stored)).is_break() {
+                break;
+            }
+        }
+        Ok(visited)
+    }
+
+    fn end_mining(&mut self) -> Result<(), SourceError> {
+        self.mining = None;
+        Ok(())
+    }
+}
+
+impl FlashbackReader for Simulator {
+    fn flashback_batch(
+        &mut self,
+        table: &TableSchema,
+        scn: u64,
+        after_row_id: Option<&str>,
+        max_rows: usize,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        let found = self
+            .live_table(table.schema(), table.table())
+            .ok_or_else(|| SourceError::NoSuchTable {
+                owner: table.schema().to_owned(),
+                table: table.table().to_owned(),
+            })?;
+        if scn > self.catalog.scn {
+            return Err(SourceError::Database {
+                call: "flashback query",
+                code: Some("ORA-08181".to_owned()),
+                message: format!("specified number is not a valid system change number: {scn}"),
+            });
+        }
+        if scn < found.ddl_scn {
+            return Err(SourceError::Database {
+                call: "flashback query",
+                code: Some("ORA-01466".to_owned()),
+                message: "unable to read data - table definition has changed".to_owned(),
+            });
+        }
+        let first = match after_row_id {
+            None => 0,
+            Some(text) => {
+                database::row_number(text).ok_or_else(|| SourceError::Malformed {
+                    what: "ROWID".to_owned(),
+                    message: format!("{text:?} is not a ROWID of this table"),
+                })? + 1
+            }
+        };
+        let columns: Vec<Option<usize>> = table
+            .columns()
+            .iter()
+            .map(|c| found.schema.column_index(&c.name))
+            .collect();
+        Ok(found
+            .rows
+            .starting_at(first)
+            .filter_map(|(_, row)| {
+                row.as_of(scn).map(|values| FlashbackRow {
+                    row_id: row.row_id.to_string(),
+                    values: Row::from_values(
+                        columns
+                            .iter()
+                            .map(|index| {
+                                index
+                                    .and_then(|i| values.get(i).cloned())
+                                    .unwrap_or(Value::Null)
+                            })
+                            .collect(),
+                    ),
+                })
+            })
+            .take(max_rows)
+            .collect())
+    }
+}
