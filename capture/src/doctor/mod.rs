@@ -299,3 +299,6 @@ fn quoted(name: &str) -> String {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
 }
+
+#[cfg(test)]
+mod tests;

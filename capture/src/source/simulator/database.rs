@@ -418,8 +418,10 @@ pub(crate) const FIRST_TIME: civil::DateTime = civil::date(2024, 1, 2).at(0, 0, 
 
 impl Catalog {
     pub fn new() -> Self {
+        // Seed 001's grants for a capture user (CREATE TABLE is for the flush table).
         let privileges = [
             "CREATE SESSION",
+            "CREATE TABLE",
             "LOGMINING",
             "SELECT ANY TRANSACTION",
             "FLASHBACK ANY TABLE",

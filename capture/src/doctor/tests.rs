@@ -1,0 +1,162 @@
+use super::*;
+use crate::source::simulator::Simulator;
+
+const HEALTHY: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NOTE","type":"VARCHAR2(20)"}],"logging":"all"}
+{"table":"APP.NOKEY","columns":[{"name":"A","type":"NUMBER(10)"}],"logging":"all"}
+"#;
+
+fn simulator(extra: &str) -> Simulator {
+    Simulator::from_reader(format!("{HEALTHY}{extra}").as_bytes()).unwrap()
+}
+
+fn request(tables: &[&str]) -> DoctorRequest {
+    DoctorRequest {
+        user: "C##CDC".to_owned(),
+        tables: tables
+            .iter()
+            .map(|t| ("APP".to_owned(), (*t).to_owned()))
+            .collect(),
+        pdb: None,
+        snapshots: false,
+    }
+}
+
+fn failing(report: &Report) -> Vec<(&str, &str)> {
+    report
+        .failures()
+        .map(|check| {
+            (
+                check.name.as_str(),
+                check.fix.as_deref().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_prepared_database_passes_every_check() {
+    let report = run(&mut simulator(""), &request(&["ORDERS", "NOKEY"]));
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.stop(), None);
+    let names: Vec<_> = report.checks.iter().map(|c| c.name.as_str()).collect();
+    for expected in [
+        "connection",
+        "archivelog",
+        "supplemental logging",
+        "table APP.ORDERS",
+        "privilege LOGMINING",
+        "role EXECUTE_CATALOG_ROLE",
+        "redo logs visible",
+        "open transactions visible",
+        "flush table",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} not checked: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn each_failing_prerequisite_names_its_fix() {
+    let cases = [
+        (
+            r#"{"database":{"log_mode":"NOARCHIVELOG"}}"#,
+            "archivelog",
+            "SHUTDOWN IMMEDIATE; STARTUP MOUNT; ALTER DATABASE ARCHIVELOG; ALTER DATABASE OPEN;",
+        ),
+        (
+            r#"{"database":{"supplemental":{"min":"NO"}}}"#,
+            "supplemental logging",
+            "ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;",
+        ),
+        (
+            r#"{"table_logging":"APP.ORDERS","logging":"none"}"#,
+            "table APP.ORDERS",
+            r#"ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;"#,
+        ),
+        (
+            r#"{"revoke":"LOGMINING"}"#,
+            "privilege LOGMINING",
+            "GRANT LOGMINING TO C##CDC;",
+        ),
+        (
+            r#"{"revoke":"SELECT_CATALOG_ROLE"}"#,
+            "role SELECT_CATALOG_ROLE",
+            "GRANT SELECT_CATALOG_ROLE TO C##CDC;",
+        ),
+    ];
+    for (step, check, fix) in cases {
+        let report = run(&mut simulator(&format!("{step}\n")), &request(&["ORDERS"]));
+        assert_eq!(failing(&report), [(check, fix)], "after {step}:\n{report}");
+    }
+}
+
+#[test]
+fn a_table_that_logs_no_key_is_rejected_and_a_missing_one_named() {
+    let report = run(
+        &mut simulator("{\"table_logging\":\"APP.NOKEY\",\"logging\":\"none\"}\n"),
+        &request(&["NOKEY", "MISSING"]),
+    );
+    let failures = failing(&report);
+    assert_eq!(failures.len(), 2, "{report}");
+    assert_eq!(failures[0].0, "table APP.NOKEY");
+    let nokey = report
+        .checks
+        .iter()
+        .find(|c| c.name == "table APP.NOKEY")
+        .unwrap();
+    assert!(nokey.message.contains("rejected"), "{}", nokey.message);
+    assert_eq!(failures[1].0, "table APP.MISSING");
+}
+
+#[test]
+fn key_logging_passes_with_a_note_about_before_images() {
+    let report = run(
+        &mut simulator("{\"table_logging\":\"APP.ORDERS\",\"logging\":\"pk\"}\n"),
+        &request(&["ORDERS"]),
+    );
+    assert!(report.passed(), "{report}");
+    let table = report
+        .checks
+        .iter()
+        .find(|c| c.name == "table APP.ORDERS")
+        .unwrap();
+    assert!(
+        table.message.contains("key columns are logged"),
+        "{}",
+        table.message
+    );
+}
+
+#[test]
+fn the_report_is_a_table_json_and_the_cdc_1002_stop() {
+    let report = run(
+        &mut simulator(
+            "{\"revoke\":\"LOGMINING\"}\n{\"database\":{\"log_mode\":\"NOARCHIVELOG\"}}\n",
+        ),
+        &request(&["ORDERS"]),
+    );
+    let text = report.to_string();
+    assert!(text.starts_with("RESULT"), "{text}");
+    assert!(text.contains("FAIL   archivelog"), "{text}");
+    assert!(text.contains("fix: GRANT LOGMINING TO C##CDC;"), "{text}");
+    assert!(text.ends_with("checks failed"), "{text}");
+    let json = report.to_json();
+    assert_eq!(json["ok"], false);
+    let stop = report.stop().unwrap();
+    assert_eq!(stop.code.code(), "CDC-1002");
+    let checks = stop.details["checks"].as_array().unwrap();
+    assert_eq!(checks[0]["ok"], false, "failures come first");
+    assert!(
+        checks
+            .iter()
+            .all(|c| c.get("name").is_some() && c.get("message").is_some())
+    );
+    let message = stop.termination_message(jiff::Timestamp::UNIX_EPOCH);
+    assert!(message.len() <= crate::stop::TERMINATION_MESSAGE_MAX);
+    assert!(
+        message.contains("\"fix\":\"GRANT LOGMINING TO C##CDC;\""),
+        "{message}"
+    );
+}
