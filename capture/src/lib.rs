@@ -5,7 +5,8 @@
 //!     → sink: data + bookmark + journal in one Kafka transaction
 //! ```
 //!
-//! Built so far: the command line, logging and the typed stops with their termination message.
+//! Built so far: the command line, logging, the typed stops with their termination message, the
+//! Oracle boundary, event encoding and the Kafka sink (`sink`: pages, bookmarks, the journal).
 //! The mining path arrives module by module (see docs/ and the issues).
 
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod dictionary;
 pub mod event;
 pub mod exit;
 pub mod redo;
+pub mod sink;
 pub mod source;
 pub mod stop;
 pub mod value;
