@@ -5,6 +5,7 @@
 //!   an admin kubeconfig and the matching kubectl.
 //! * [`operator`]: the sample OracleCapture and the operator run in-process over a test namespace,
 //!   with bounded polling, for the operator's integration tests.
+//! * [`sink`]: helpers for the capture's Kafka sink on that broker.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -16,3 +17,4 @@ pub mod k8s;
 pub mod kafka;
 pub mod operator;
 pub mod process;
+pub mod sink;
