@@ -7,8 +7,8 @@
 //!
 //! Built so far: the command line and config, the typed stops, the Oracle boundary ([`source`]:
 //! the real client and the simulator), the transaction buffer ([`buffer`]), assembling committed
-//! transactions into events ([`assemble`]), the encoders ([`event`]), the file sink, doctor, lag
-//! and the HTTP face. The mining loop that joins them arrives with the capture process issue.
+//! transactions into events ([`assemble`]), the encoders ([`event`]), the sinks ([`sink`]: Kafka
+//! pages with bookmarks and the journal, and the file sink), doctor, lag and the HTTP face. The mining loop that joins them arrives with the capture process issue.
 
 pub mod assemble;
 pub mod buffer;

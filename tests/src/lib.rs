@@ -7,6 +7,7 @@
 //!   with bounded polling, for the operator's integration tests.
 //! * [`metric_names`]: the metric names the operator really exports, for the dashboard and alert
 //!   checks.
+//! * [`sink`]: helpers for the capture's Kafka sink on that broker.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -19,3 +20,4 @@ pub mod kafka;
 pub mod metric_names;
 pub mod operator;
 pub mod process;
+pub mod sink;

@@ -1,0 +1,238 @@
+//! Events per second into a local broker with exactly-once on (`KafkaSink::commit_page`, one
+//! Kafka transaction per page with its bookmark), for 1 KiB events in transactions of 1, 100 and
+//! 10,000 events, next to a plain rdkafka producer (no transactions, no bookmark) writing the same
+//! bytes in the same run.
+//!
+//! ```text
+//! REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:9092 cargo bench -p redoline-capture --bench kafka_sink
+//! ```
+//!
+//! Targets (issue 6): at least 100,000 events/s for 100-event transactions, and at least 70% of
+//! the plain producer's throughput. Figures are printed, never asserted.
+
+use std::time::{Duration, Instant};
+
+use prometheus::Registry;
+use rdkafka::error::KafkaError;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
+use redoline_capture::event::Xid;
+use redoline_capture::event::debezium::Record;
+use redoline_capture::sink::page::{AGGREGATE_MAX_RECORDS, CommittedTransaction};
+use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::{
+    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageBuilder,
+    PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames,
+};
+use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
+
+const EVENT_BYTES: usize = 1024;
+/// Each measurement stops after this many events or this long, whichever comes first.
+const MAX_EVENTS: usize = 300_000;
+const MAX_TIME: Duration = Duration::from_secs(15);
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let Ok(bootstrap) = std::env::var("REDOLINE_KAFKA_BOOTSTRAP") else {
+        eprintln!("kafka_sink: set REDOLINE_KAFKA_BOOTSTRAP=host:port to run this benchmark");
+        return Ok(());
+    };
+    let run = format!(
+        "bench-{}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_millis()
+    );
+    let settings = KafkaClientSettings::with_bootstrap(&bootstrap);
+    let spec = KafkaSpec {
+        bootstrap_servers: bootstrap.clone(),
+        topic_prefix: run.clone(),
+        config_secret: None,
+        exactly_once: true,
+    };
+    let topics = TopicNames::new(&spec, &JournalSpec::default());
+    let options = SinkOptions::new(
+        CaptureIdentity::new(&run, "bench"),
+        settings.clone(),
+        topics,
+        DeliveryMode::ExactlyOnce,
+    );
+    let sink = KafkaSink::open(
+        options,
+        SinkMetrics::new(&Registry::new())?,
+        SinkStatus::default(),
+    )?;
+    let data = format!("{run}.APP.ORDERS");
+    let plain_topic = format!("{run}.plain");
+    ensure_topics(
+        &settings,
+        &[
+            RequiredTopic::plain(&data, "bench"),
+            RequiredTopic::plain(&plain_topic, "bench"),
+        ],
+        Duration::from_secs(30),
+    )?;
+    let value = "x".repeat(EVENT_BYTES);
+
+    let plain = plain_producer(&settings, &plain_topic, &value)?;
+    println!(
+        "plain producer (no transactions): {:>9.0} events/s  {:>7.1} MiB/s  ({} events in {:.2?})",
+        plain.rate(),
+        plain.mib_per_second(),
+        plain.events,
+        plain.elapsed
+    );
+    println!("exactly once (KafkaSink::commit_page, 1 KiB events, one bookmark per transaction):");
+    for transaction_events in [1, 100, 10_000] {
+        let result = exactly_once(&sink, &data, &value, transaction_events)?;
+        println!(
+            "  {transaction_events:>6} events/transaction: {:>9.0} events/s  {:>7.1} MiB/s  \
+             {:>5.1}% of plain  ({} events, {} transactions in {:.2?})",
+            result.rate(),
+            result.mib_per_second(),
+            100.0 * result.rate() / plain.rate(),
+            result.events,
+            result.events / transaction_events,
+            result.elapsed
+        );
+    }
+    let result = aggregated(&sink, &data, &value, 100)?;
+    println!(
+        "  {:>6} events/transaction, aggregated into pages of up to {AGGREGATE_MAX_RECORDS} records \
+         (batchSize: 0): {:>9.0} events/s  {:>7.1} MiB/s  {:>5.1}% of plain  ({} events in {:.2?})",
+        100,
+        result.rate(),
+        result.mib_per_second(),
+        100.0 * result.rate() / plain.rate(),
+        result.events,
+        result.elapsed
+    );
+    Ok(())
+}
+
+struct Measured {
+    events: usize,
+    elapsed: Duration,
+}
+
+impl Measured {
+    fn rate(&self) -> f64 {
+        self.events as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn mib_per_second(&self) -> f64 {
+        self.rate() * EVENT_BYTES as f64 / f64::from(1 << 20)
+    }
+}
+
+fn exactly_once(
+    sink: &KafkaSink,
+    topic: &str,
+    value: &str,
+    transaction_events: usize,
+) -> Result<Measured, Box<dyn std::error::Error>> {
+    let page = Page {
+        records: (0..transaction_events)
+            .map(|i| Record {
+                topic: topic.to_owned(),
+                key: Some(format!("key-{i}")),
+                value: Some(value.to_owned()),
+            })
+            .collect(),
+        ..Page::default()
+    };
+    let mut bookmark = Bookmark::initial(1, 1, None, 1);
+    let started = Instant::now();
+    let mut events = 0;
+    let mut n = 0u32;
+    while events < MAX_EVENTS && started.elapsed() < MAX_TIME {
+        n += 1;
+        bookmark.record_commit(u64::from(n) + 1, Xid::from_parts(1, 1, n))?;
+        let receipt = sink.commit_page(&page, &bookmark)?;
+        events += receipt.records - 1;
+    }
+    Ok(Measured {
+        events,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Oracle transactions of `transaction_events` events through a `PageBuilder` with
+/// `batchSize: 0`: one Kafka transaction per page of up to 100,000 records.
+fn aggregated(
+    sink: &KafkaSink,
+    topic: &str,
+    value: &str,
+    transaction_events: usize,
+) -> Result<Measured, Box<dyn std::error::Error>> {
+    let records: Vec<Record> = (0..transaction_events)
+        .map(|i| Record {
+            topic: topic.to_owned(),
+            key: Some(format!("key-{i}")),
+            value: Some(value.to_owned()),
+        })
+        .collect();
+    let mut builder = PageBuilder::new(PagePolicy::from_batch_size(0));
+    let mut bookmark = Bookmark::initial(1, 1, None, 1);
+    let started = Instant::now();
+    let mut events = 0;
+    let mut commit = |page: Page| -> Result<(), Box<dyn std::error::Error>> {
+        page.advance(&mut bookmark)?;
+        let receipt = sink.commit_page(&page, &bookmark)?;
+        events += receipt.records - 1;
+        Ok(())
+    };
+    for n in 0..u32::try_from(MAX_EVENTS / transaction_events)? {
+        let transaction = CommittedTransaction {
+            commit_scn: u64::from(n) + 2,
+            xid: Xid::from_parts(2, 2, n),
+            restart_scn: u64::from(n) + 2,
+            records: records.clone(),
+            journal_tombstones: Vec::new(),
+        };
+        for page in builder.push_transaction(transaction) {
+            commit(page)?;
+        }
+    }
+    if let Some(page) = builder.flush() {
+        commit(page)?;
+    }
+    Ok(Measured {
+        events,
+        elapsed: started.elapsed(),
+    })
+}
+
+fn plain_producer(
+    settings: &KafkaClientSettings,
+    topic: &str,
+    value: &str,
+) -> Result<Measured, Box<dyn std::error::Error>> {
+    let producer: ThreadedProducer<DefaultProducerContext> =
+        settings.producer_config(None).create()?;
+    let keys: Vec<String> = (0..MAX_EVENTS).map(|i| format!("key-{i}")).collect();
+    let started = Instant::now();
+    let mut events = 0;
+    for key in &keys {
+        if started.elapsed() >= MAX_TIME {
+            break;
+        }
+        let mut record = BaseRecord::to(topic).key(key).payload(value);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                    record = back;
+                    producer.poll(Duration::from_millis(1));
+                }
+                Err((e, _)) => return Err(e.into()),
+            }
+        }
+        events += 1;
+    }
+    producer.flush(Duration::from_secs(60))?;
+    Ok(Measured {
+        events,
+        elapsed: started.elapsed(),
+    })
+}

@@ -1,0 +1,365 @@
+//! The bookmark: where the capture stands, stored with the data it describes.
+//!
+//! One bookmark record per capture lives in the compacted offsets topic
+//! (`<prefix>.redoline.offsets`), keyed by the capture's identity (`namespace/name`). Every page
+//! carries a fresh bookmark inside its Kafka transaction, so the bookmark a `read_committed`
+//! reader finds last is exactly the position of the last page that became visible.
+//!
+//! The value is JSON with a `format` version (seed 001's field names, snake case):
+//!
+//! ```json
+//! {"format":1,"commit_scn":2146951,"restart_scn":2146790,
+//!  "committed_xids":["07000C00F3010000"],
+//!  "released":[{"xid":"0A000B0057030000","container":"SALES","released_at_scn":2146900,"reason":"orphan"}],
+//!  "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4}
+//! ```
+//!
+//! Resume rule (seed 001): a transaction committed below `commit_scn`, or at `commit_scn` and
+//! listed in `committed_xids`, was emitted and is skipped ([`Bookmark::already_emitted`]); mining
+//! restarts at `restart_scn`, the first SCN of the oldest transaction open at the bookmark (or,
+//! once that transaction is journaled, the position its journal covers).
+//!
+//! A value that cannot be decoded, or that a newer redoline wrote, is never taken for "no
+//! bookmark": it stops the capture with CDC-5002 naming the topic, partition and offset, because
+//! starting from `current` instead would silently lose every change in between.
+
+use std::collections::BTreeSet;
+
+use redoline_crds::StopCode;
+use serde::{Deserialize, Serialize};
+
+use crate::event::Xid;
+use crate::stop::Stop;
+
+/// The bookmark format this build writes, and the newest it reads.
+pub const BOOKMARK_FORMAT: u32 = 1;
+
+/// The capture's position. See the module documentation for the rules.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bookmark {
+    /// The version of this layout ([`BOOKMARK_FORMAT`]).
+    pub format: u32,
+    /// The commit SCN of the last emitted transaction.
+    pub commit_scn: u64,
+    /// Where mining restarts: the oldest position an open transaction still needs.
+    pub restart_scn: u64,
+    /// The transactions committed at exactly `commit_scn` that were emitted (upper-case hex).
+    #[serde(with = "xid_list")]
+    pub committed_xids: BTreeSet<Xid>,
+    /// Transactions dropped without a COMMIT (orphans, discards): a later COMMIT for one of them
+    /// stops the capture with CDC-7001 instead of publishing part of it.
+    #[serde(default)]
+    pub released: Vec<ReleasedXid>,
+    /// `V$DATABASE.RESETLOGS_CHANGE#`: the database incarnation the SCNs belong to.
+    pub resetlogs_scn: u64,
+    /// The PDB's incarnation SCN when mining per PDB (`V$PDB_INCARNATION`).
+    #[serde(default)]
+    pub pdb_incarnation_scn: Option<u64>,
+    /// The journal generation of the run that wrote this bookmark (see `sink::journal`).
+    pub journal_generation: u64,
+}
+
+/// One entry of the released ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleasedXid {
+    /// 16 upper-case hex digits.
+    pub xid: String,
+    /// The PDB the transaction ran in, when mining a container database.
+    #[serde(default)]
+    pub container: Option<String>,
+    /// The SCN mining had reached when the transaction was dropped.
+    pub released_at_scn: u64,
+    pub reason: ReleaseReason,
+}
+
+/// Why a transaction joined the released ledger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReleaseReason {
+    /// Dropped as an orphan (`transactions.orphanAction: release`).
+    Orphan,
+    /// Dropped for its age (`transactions.maxAgeAction: discard`).
+    Discarded,
+}
+
+/// A transaction reported committed before the bookmark's last one: emitting it would break
+/// commit order, so the caller has a bug or the source went backwards.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "transaction {xid} committed at SCN {commit_scn}, below the bookmark's commit SCN {bookmark_scn}"
+)]
+pub struct CommitOutOfOrder {
+    pub xid: Xid,
+    pub commit_scn: u64,
+    pub bookmark_scn: u64,
+}
+
+/// Where a bookmark record was read from, for error messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordLocation {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+}
+
+impl Bookmark {
+    /// The bookmark of a capture that has emitted nothing yet, starting at `start_scn`.
+    pub fn initial(
+        start_scn: u64,
+        resetlogs_scn: u64,
+        pdb_incarnation_scn: Option<u64>,
+        journal_generation: u64,
+    ) -> Self {
+        Self {
+            format: BOOKMARK_FORMAT,
+            commit_scn: start_scn,
+            restart_scn: start_scn,
+            committed_xids: BTreeSet::new(),
+            released: Vec::new(),
+            resetlogs_scn,
+            pdb_incarnation_scn,
+            journal_generation,
+        }
+    }
+
+    /// The resume rule: whether a transaction committed at `commit_scn` was emitted already.
+    pub fn already_emitted(&self, commit_scn: u64, xid: &Xid) -> bool {
+        commit_scn < self.commit_scn
+            || (commit_scn == self.commit_scn && self.committed_xids.contains(xid))
+    }
+
+    /// Moves the bookmark past one more emitted transaction. Transactions must come in commit
+    /// order; several may share a commit SCN (they then all join `committed_xids`).
+    pub fn record_commit(&mut self, commit_scn: u64, xid: Xid) -> Result<(), CommitOutOfOrder> {
+        if commit_scn < self.commit_scn {
+            return Err(CommitOutOfOrder {
+                xid,
+                commit_scn,
+                bookmark_scn: self.commit_scn,
+            });
+        }
+        if commit_scn > self.commit_scn {
+            self.commit_scn = commit_scn;
+            self.committed_xids.clear();
+        }
+        self.committed_xids.insert(xid);
+        Ok(())
+    }
+
+    /// The record value.
+    pub fn encode(&self) -> String {
+        // Only integers, strings and lists: serialising cannot fail, but never panic if it did.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads a record value found at `at`; anything unreadable is CDC-5002.
+    pub fn decode(value: &[u8], at: &RecordLocation) -> Result<Self, Stop> {
+        let bookmark: Bookmark = serde_json::from_slice(value)
+            .map_err(|e| unreadable(at, &format!("it is not a bookmark: {e}")))?;
+        if bookmark.format > BOOKMARK_FORMAT {
+            return Err(unreadable(
+                at,
+                &format!(
+                    "it has format {}, and this redoline reads formats up to {BOOKMARK_FORMAT}; \
+                     run a newer redoline",
+                    bookmark.format
+                ),
+            ));
+        }
+        if let Some(bad) = bookmark
+            .released
+            .iter()
+            .find(|r| Xid::from_hex(&r.xid).is_err())
+        {
+            return Err(unreadable(
+                at,
+                &format!("released transaction id {:?} is not 16 hex digits", bad.xid),
+            ));
+        }
+        Ok(bookmark)
+    }
+}
+
+/// CDC-5002 naming where the unreadable record is.
+pub fn unreadable(at: &RecordLocation, why: &str) -> Stop {
+    Stop::new(
+        StopCode::BookmarkUnreadable,
+        format!(
+            "the record at {}/{} offset {} cannot be read: {why}",
+            at.topic, at.partition, at.offset
+        ),
+    )
+    .with_detail("topic", at.topic.clone())
+    .with_detail("partition", at.partition)
+    .with_detail("offset", at.offset)
+}
+
+/// `committed_xids` as a JSON list of upper-case hex strings.
+mod xid_list {
+    use std::collections::BTreeSet;
+
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::event::Xid;
+
+    pub fn serialize<S: Serializer>(xids: &BTreeSet<Xid>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(xids.iter().map(Xid::to_upper_hex))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<Xid>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|text| Xid::from_hex(text).map_err(D::Error::custom))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn at() -> RecordLocation {
+        RecordLocation {
+            topic: "sales.redoline.offsets".into(),
+            partition: 0,
+            offset: 41,
+        }
+    }
+
+    fn xid(n: u32) -> Xid {
+        Xid::from_parts(7, 12, n)
+    }
+
+    #[test]
+    fn the_documented_example_decodes() {
+        let text = r#"{"format":1,"commit_scn":2146951,"restart_scn":2146790,
+            "committed_xids":["07000C00F3010000"],
+            "released":[{"xid":"0A000B0057030000","container":"SALES","released_at_scn":2146900,"reason":"orphan"}],
+            "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4}"#;
+        let bookmark = Bookmark::decode(text.as_bytes(), &at()).unwrap();
+        assert_eq!(bookmark.commit_scn, 2_146_951);
+        assert!(bookmark.already_emitted(2_146_951, &Xid::from_hex("07000C00F3010000").unwrap()));
+        assert_eq!(bookmark.released[0].reason, ReleaseReason::Orphan);
+        assert_eq!(
+            Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap(),
+            bookmark
+        );
+    }
+
+    #[test]
+    fn garbage_is_cdc_5002_naming_the_record() {
+        for value in [
+            &b"not json"[..],
+            br#"{"format":1}"#,
+            br#"{"format":9,"commit_scn":1,"restart_scn":1,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0}"#,
+            br#"{"format":1,"commit_scn":1,"restart_scn":1,"committed_xids":["XYZ"],"resetlogs_scn":1,"journal_generation":0}"#,
+            br#"{"format":1,"commit_scn":1,"restart_scn":1,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0,"released":[{"xid":"12","released_at_scn":1,"reason":"orphan"}]}"#,
+        ] {
+            let stop = Bookmark::decode(value, &at()).unwrap_err();
+            assert_eq!(stop.code, StopCode::BookmarkUnreadable);
+            assert!(stop.message.contains("sales.redoline.offsets/0 offset 41"), "{stop}");
+            assert_eq!(stop.details["offset"], 41);
+        }
+    }
+
+    #[test]
+    fn commits_at_one_scn_accumulate_and_a_higher_scn_resets_the_list() {
+        let mut bookmark = Bookmark::initial(100, 1, None, 1);
+        bookmark.record_commit(105, xid(1)).unwrap();
+        bookmark.record_commit(105, xid(2)).unwrap();
+        assert_eq!(bookmark.committed_xids.len(), 2);
+        bookmark.record_commit(110, xid(3)).unwrap();
+        assert_eq!(bookmark.committed_xids, BTreeSet::from([xid(3)]));
+        assert!(bookmark.record_commit(109, xid(4)).is_err());
+        assert!(bookmark.already_emitted(105, &xid(9)));
+        assert!(bookmark.already_emitted(110, &xid(3)));
+        assert!(!bookmark.already_emitted(110, &xid(4)));
+        assert!(!bookmark.already_emitted(111, &xid(3)));
+    }
+
+    fn arb_bookmark() -> impl Strategy<Value = Bookmark> {
+        let released = (
+            any::<[u8; 8]>(),
+            proptest::option::of("[A-Z][A-Z0-9_]{0,10}"),
+            any::<u64>(),
+            any::<bool>(),
+        )
+            .prop_map(|(xid, container, released_at_scn, orphan)| ReleasedXid {
+                xid: Xid(xid).to_upper_hex(),
+                container,
+                released_at_scn,
+                reason: if orphan {
+                    ReleaseReason::Orphan
+                } else {
+                    ReleaseReason::Discarded
+                },
+            });
+        (
+            any::<u64>(),
+            any::<u64>(),
+            proptest::collection::btree_set(any::<[u8; 8]>().prop_map(Xid), 0..5),
+            proptest::collection::vec(released, 0..4),
+            any::<u64>(),
+            proptest::option::of(any::<u64>()),
+            any::<u64>(),
+        )
+            .prop_map(
+                |(
+                    commit_scn,
+                    restart_scn,
+                    committed_xids,
+                    released,
+                    resetlogs,
+                    pdb,
+                    generation,
+                )| {
+                    Bookmark {
+                        format: BOOKMARK_FORMAT,
+                        commit_scn,
+                        restart_scn,
+                        committed_xids,
+                        released,
+                        resetlogs_scn: resetlogs,
+                        pdb_incarnation_scn: pdb,
+                        journal_generation: generation,
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn encode_decode_round_trips(bookmark in arb_bookmark()) {
+            prop_assert_eq!(Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap(), bookmark);
+        }
+
+        /// Emitting transactions in commit order and resuming from the bookmark after any prefix:
+        /// exactly the prefix counts as emitted, whatever SCNs repeat.
+        #[test]
+        fn the_resume_rule_skips_exactly_the_emitted_prefix(
+            steps in proptest::collection::vec(0u64..3, 1..40),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut scn = 1_000;
+            let commits: Vec<(u64, Xid)> = steps
+                .iter()
+                .enumerate()
+                .map(|(i, step)| {
+                    scn += step;
+                    (scn, xid(u32::try_from(i).unwrap()))
+                })
+                .collect();
+            let emitted = cut.index(commits.len() + 1);
+            let mut bookmark = Bookmark::initial(1_000, 1, None, 1);
+            for (commit_scn, xid) in &commits[..emitted] {
+                bookmark.record_commit(*commit_scn, *xid).unwrap();
+            }
+            let decoded = Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap();
+            for (i, (commit_scn, xid)) in commits.iter().enumerate() {
+                prop_assert_eq!(decoded.already_emitted(*commit_scn, xid), i < emitted, "commit {}", i);
+            }
+        }
+    }
+}

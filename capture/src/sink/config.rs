@@ -1,0 +1,324 @@
+//! librdkafka client settings: the spec's broker list, redoline's producer defaults, and the
+//! properties of `spec.kafka.configSecret`.
+//!
+//! The operator mounts that Secret as a directory (`$REDOLINE_KAFKA_CONFIG_DIR`): every file is
+//! one librdkafka property, named by the file and valued by its content (a trailing newline is
+//! dropped). That is how SASL (`security.protocol=sasl_ssl`, `sasl.mechanism=PLAIN`,
+//! `SCRAM-SHA-256` or `SCRAM-SHA-512`, `sasl.username`, `sasl.password`) and TLS (`ssl.ca.pem`,
+//! `ssl.ca.location`, `ssl.certificate.pem`, `ssl.key.pem`, ...) reach librdkafka, and also how a
+//! producer setting (`linger.ms`, `compression.type`, `batch.size`, ...) is overridden. Properties
+//! that exactly-once delivery rests on are redoline's own and cannot be overridden
+//! ([`RESERVED_PROPERTIES`]); naming one is CDC-1001.
+//!
+//! Secrets are never logged: `Debug` shows the property names but replaces the value of every
+//! property that may hold a secret ([`is_sensitive`]) with `<redacted>`, and a librdkafka error
+//! about a property is reported without its value.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rdkafka::ClientConfig;
+use rdkafka::error::KafkaError;
+use redoline_crds::StopCode;
+use redoline_crds::v1alpha1::KafkaSpec;
+
+use crate::stop::Stop;
+
+/// The directory holding the mounted `spec.kafka.configSecret` (set by the operator).
+pub const KAFKA_CONFIG_DIR_ENV: &str = "REDOLINE_KAFKA_CONFIG_DIR";
+
+/// Properties redoline sets itself: overriding them would break exactly-once delivery, fencing
+/// or the read-back of bookmarks and journal.
+pub const RESERVED_PROPERTIES: &[&str] = &[
+    "bootstrap.servers",
+    "transactional.id",
+    "enable.idempotence",
+    "acks",
+    "request.required.acks",
+    "isolation.level",
+    "enable.auto.commit",
+    "group.id",
+];
+
+/// Redoline's producer defaults, applied before the Secret's properties.
+const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
+    // Java's default partitioner, so keys land where a Java producer would put them.
+    ("partitioner", "murmur2_random"),
+    // A page ends in a flush anyway: lingering would only delay small pages.
+    ("linger.ms", "1"),
+    // The next transaction's AddPartitionsToTxn meets CONCURRENT_TRANSACTIONS until the broker
+    // has written the previous commit's markers; librdkafka's 100 ms default backoff would cap
+    // small pages at a few per second. (Retries back off exponentially from here.)
+    ("retry.backoff.ms", "5"),
+    // A page is one transaction; the broker aborts it if the capture vanishes for this long.
+    ("transaction.timeout.ms", "60000"),
+    ("message.timeout.ms", "60000"),
+];
+
+/// The client settings of one capture. `Debug` redacts secrets (see the module docs).
+#[derive(Clone, PartialEq, Eq)]
+pub struct KafkaClientSettings {
+    bootstrap_servers: String,
+    /// From `spec.kafka.configSecret`, by property name.
+    properties: BTreeMap<String, String>,
+}
+
+impl KafkaClientSettings {
+    /// The settings from the spec alone (no Secret).
+    pub fn new(spec: &KafkaSpec) -> Self {
+        Self::with_bootstrap(&spec.bootstrap_servers)
+    }
+
+    /// Settings for a broker list (tests, benchmarks).
+    pub fn with_bootstrap(bootstrap_servers: &str) -> Self {
+        Self {
+            bootstrap_servers: bootstrap_servers.to_owned(),
+            properties: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one property; a reserved one is CDC-1001.
+    pub fn with_property(mut self, name: &str, value: &str) -> Result<Self, Stop> {
+        if RESERVED_PROPERTIES.contains(&name) {
+            return Err(Stop::new(
+                StopCode::InvalidConfiguration,
+                format!(
+                    "spec.kafka.configSecret: property {name} is set by redoline and cannot be \
+                     overridden"
+                ),
+            )
+            .with_detail("field", "spec.kafka.configSecret")
+            .with_detail("property", name));
+        }
+        self.properties.insert(name.to_owned(), value.to_owned());
+        Ok(self)
+    }
+
+    /// Adds the properties of a mounted Secret: one file per property. Kubernetes' own entries
+    /// (names starting with `.`, such as `..data`) are skipped.
+    pub fn with_properties_dir(mut self, dir: &Path) -> Result<Self, Stop> {
+        let unreadable = |path: &Path, e: std::io::Error| {
+            Stop::new(
+                StopCode::InvalidConfiguration,
+                format!(
+                    "spec.kafka.configSecret: cannot read {}: {e}",
+                    path.display()
+                ),
+            )
+            .with_detail("field", "spec.kafka.configSecret")
+        };
+        let entries = std::fs::read_dir(dir).map_err(|e| unreadable(dir, e))?;
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| unreadable(dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            // Secret keys are symlinks into `..data`; follow them, skip directories.
+            if name.starts_with('.') || path.is_dir() {
+                continue;
+            }
+            files.push((name, path));
+        }
+        files.sort();
+        for (name, path) in files {
+            let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, e))?;
+            let value = text.strip_suffix('\n').unwrap_or(&text);
+            let value = value.strip_suffix('\r').unwrap_or(value);
+            self = self.with_property(&name, value)?;
+        }
+        Ok(self)
+    }
+
+    /// The broker list.
+    pub fn bootstrap_servers(&self) -> &str {
+        &self.bootstrap_servers
+    }
+
+    /// A base configuration for any client (admin, consumer): the broker list and the Secret's
+    /// properties.
+    pub fn client_config(&self) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", &self.bootstrap_servers);
+        for (name, value) in &self.properties {
+            config.set(name, value);
+        }
+        config
+    }
+
+    /// The producer configuration: defaults, then the Secret's properties, then the reserved
+    /// properties for the delivery mode (`transactional_id` is `None` for at-least-once).
+    pub fn producer_config(&self, transactional_id: Option<&str>) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", &self.bootstrap_servers);
+        for (name, value) in PRODUCER_DEFAULTS {
+            config.set(*name, *value);
+        }
+        for (name, value) in &self.properties {
+            config.set(name, value);
+        }
+        config.set("enable.idempotence", "true");
+        config.set("acks", "all");
+        if let Some(id) = transactional_id {
+            config.set("transactional.id", id);
+        }
+        config
+    }
+
+    /// A consumer that reads a topic to its end once, committing nothing.
+    pub fn reader_config(&self, group_id: &str) -> ClientConfig {
+        let mut config = self.client_config();
+        config
+            .set("group.id", group_id)
+            .set("isolation.level", "read_committed")
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("enable.partition.eof", "true");
+        config
+    }
+}
+
+/// librdkafka refused the configuration: CDC-1001 naming the property, never its value (it may be
+/// a secret).
+pub fn refused_settings(error: &KafkaError) -> Stop {
+    let message = match error {
+        KafkaError::ClientConfig(_, description, property, _) => format!(
+            "spec.kafka.configSecret: librdkafka refuses property {property}: {description}"
+        ),
+        other => format!("spec.kafka: the Kafka client cannot be created: {other}"),
+    };
+    Stop::new(StopCode::InvalidConfiguration, message).with_detail("field", "spec.kafka")
+}
+
+/// Whether a property may hold a secret (its value is then never shown).
+pub fn is_sensitive(name: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "password",
+        "secret",
+        "key",
+        "pem",
+        "jaas",
+        "token",
+        "oauthbearer",
+        "credential",
+    ];
+    let name = name.to_ascii_lowercase();
+    MARKERS.iter().any(|marker| name.contains(marker))
+}
+
+impl fmt::Debug for KafkaClientSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let properties: BTreeMap<&str, &str> = self
+            .properties
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_sensitive(name) {
+                    "<redacted>"
+                } else {
+                    value.as_str()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("KafkaClientSettings")
+            .field("bootstrap_servers", &self.bootstrap_servers)
+            .field("properties", &properties)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_directory_properties_are_read_and_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("security.protocol"), "sasl_ssl\n").unwrap();
+        std::fs::write(dir.path().join("sasl.mechanism"), "SCRAM-SHA-512").unwrap();
+        std::fs::write(dir.path().join("sasl.username"), "capture").unwrap();
+        std::fs::write(dir.path().join("sasl.password"), "hunter2\n").unwrap();
+        std::fs::write(
+            dir.path().join("ssl.key.pem"),
+            "-----BEGIN PRIVATE KEY-----",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("..2026_11_29")).unwrap();
+        std::fs::write(dir.path().join("..data"), "ignored").unwrap();
+
+        let settings = KafkaClientSettings::with_bootstrap("broker:9092")
+            .with_properties_dir(dir.path())
+            .unwrap();
+        let config = settings.producer_config(Some("redoline/sales/orders"));
+        assert_eq!(config.get("sasl.password"), Some("hunter2"));
+        assert_eq!(config.get("security.protocol"), Some("sasl_ssl"));
+        assert_eq!(
+            config.get("transactional.id"),
+            Some("redoline/sales/orders")
+        );
+        assert_eq!(config.get("enable.idempotence"), Some("true"));
+        assert_eq!(config.get("..data"), None);
+
+        let shown = format!("{settings:?}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("PRIVATE"),
+            "{shown}"
+        );
+        assert!(shown.contains("SCRAM-SHA-512") && shown.contains("sasl.password"));
+    }
+
+    #[test]
+    fn reserved_properties_cannot_be_overridden() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("enable.idempotence"), "false").unwrap();
+        let stop = KafkaClientSettings::with_bootstrap("b:1")
+            .with_properties_dir(dir.path())
+            .unwrap_err();
+        assert_eq!(stop.code, StopCode::InvalidConfiguration);
+        assert!(stop.message.contains("enable.idempotence"), "{stop}");
+    }
+
+    /// librdkafka is built with OpenSSL: TLS and SCRAM settings create a producer (no broker is
+    /// contacted), and a refused property is reported without its value.
+    #[test]
+    fn sasl_and_tls_settings_reach_librdkafka_and_refusals_hide_values() {
+        use rdkafka::producer::BaseProducer;
+        for mechanism in ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] {
+            let settings = KafkaClientSettings::with_bootstrap("127.0.0.1:1")
+                .with_property("security.protocol", "sasl_ssl")
+                .and_then(|s| s.with_property("sasl.mechanism", mechanism))
+                .and_then(|s| s.with_property("sasl.username", "capture"))
+                .and_then(|s| s.with_property("sasl.password", "hunter2"))
+                .and_then(|s| s.with_property("ssl.endpoint.identification.algorithm", "https"))
+                .unwrap();
+            let created: Result<BaseProducer, _> =
+                settings.producer_config(Some("redoline/a/b")).create();
+            assert!(created.is_ok(), "{mechanism}: {:?}", created.err());
+        }
+        let settings = KafkaClientSettings::with_bootstrap("127.0.0.1:1")
+            .with_property("sasl.kerberos.min.time.before.relogin", "hunter2")
+            .unwrap();
+        let error = settings
+            .producer_config(None)
+            .create::<BaseProducer>()
+            .err()
+            .unwrap();
+        let stop = refused_settings(&error);
+        assert_eq!(stop.code, StopCode::InvalidConfiguration);
+        assert!(
+            stop.message
+                .contains("sasl.kerberos.min.time.before.relogin"),
+            "{stop}"
+        );
+        assert!(!stop.message.contains("hunter2"), "{stop}");
+    }
+
+    #[test]
+    fn secret_properties_override_producer_defaults() {
+        let settings = KafkaClientSettings::with_bootstrap("b:1")
+            .with_property("linger.ms", "20")
+            .unwrap();
+        assert_eq!(settings.producer_config(None).get("linger.ms"), Some("20"));
+        assert_eq!(settings.producer_config(None).get("transactional.id"), None);
+    }
+}

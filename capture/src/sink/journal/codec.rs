@@ -1,0 +1,437 @@
+//! The journal's record format: chunk keys, chunk values and the JSON form of a [`LogMinerRow`].
+//!
+//! Key (JSON, field order fixed so the same chunk always has the same key bytes):
+//! `{"capture":"sales/orders","container":"SALESPDB","xid":"0A000B0057030000","chunk":3,"generation":7}`
+//! (`container` is null outside a container database).
+//!
+//! Value (JSON): the key's fields, `format`, an optional `cut_scn` and the chunk's `rows`:
+//! `{"format":1,"capture":..,"container":..,"xid":..,"chunk":3,"generation":7,"cut_scn":2146790,"rows":[{..},..]}`.
+//! `cut_scn` is written on the first chunk after a restart rebuilt the transaction: rows of
+//! earlier chunks at or above it were dropped at that rebuild and mined again, so a later rebuild
+//! drops them too instead of holding them twice.
+//!
+//! A row is `V$LOGMNR_CONTENTS` as plain JSON, lower-case column names, nulls omitted:
+//! `{"scn":..,"start_scn":..,"commit_scn":..,"timestamp":"2024-01-02T03:04:05","xid":"..",
+//! "operation_code":1,"rollback":false,"row_id":"..","rs_id":" 0x000007.000228b7.0010 ",
+//! "ssn":0,"csf":false,"seg_owner":"APP","table_name":"ORDERS","username":"APP","session":12,
+//! "serial":3456,"thread":1,"info":"..","status":0,"sql_redo":"..","sql_undo":"..",
+//! "src_con_name":"SALESPDB","con_id":3}`.
+//!
+//! Reading accepts keys and values with or without Kafka Connect's JSON envelope
+//! (`{"schema":..,"payload":..}`), so a journal written by a worker's JsonConverter in either mode
+//! reads back.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::Xid;
+use crate::source::{LogMinerRow, OperationCode};
+
+/// The chunk value format this build writes and the newest it reads.
+pub const JOURNAL_FORMAT: u32 = 1;
+
+/// A chunk's identity: its record key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChunkKey {
+    pub capture: String,
+    pub container: Option<String>,
+    /// 16 upper-case hex digits.
+    pub xid: String,
+    pub chunk: u32,
+    pub generation: u64,
+}
+
+impl ChunkKey {
+    /// The key's JSON text.
+    pub fn encode(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+
+    /// Reads a key, with or without the Connect envelope.
+    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        decode_enveloped(bytes)
+    }
+}
+
+/// A chunk value's fields besides `rows`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkHeader {
+    pub format: u32,
+    #[serde(flatten)]
+    pub key: ChunkKey,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_scn: Option<u64>,
+}
+
+/// A decoded chunk value.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ChunkValue {
+    #[serde(flatten)]
+    pub header: ChunkHeader,
+    pub rows: Vec<RowJson<'static>>,
+}
+
+impl ChunkValue {
+    /// Reads a value, with or without the Connect envelope.
+    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let value: ChunkValue = decode_enveloped(bytes)?;
+        if value.header.format > JOURNAL_FORMAT {
+            return Err(format!(
+                "journal format {} is newer than this redoline reads ({JOURNAL_FORMAT})",
+                value.header.format
+            ));
+        }
+        Ok(value)
+    }
+}
+
+/// Writes a chunk value from its header and rows already in JSON (each row is serialised once,
+/// when the chunk is sized).
+pub fn encode_chunk(header: &ChunkHeader, rows: &[String]) -> Result<String, serde_json::Error> {
+    let head = serde_json::to_string(header)?;
+    // A struct always serialises as an object: `{...}`.
+    let open = head.strip_suffix('}').unwrap_or(&head);
+    let size = open.len() + rows.iter().map(|r| r.len() + 1).sum::<usize>() + 12;
+    let mut out = String::with_capacity(size);
+    out.push_str(open);
+    out.push_str(",\"rows\":[");
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(row);
+    }
+    out.push_str("]}");
+    Ok(out)
+}
+
+/// Deserialises JSON that may be wrapped in `{"schema":..,"payload":..}`.
+fn decode_enveloped<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let inner = match value {
+        Value::Object(mut object)
+            if object.len() == 2
+                && object.contains_key("schema")
+                && object.contains_key("payload") =>
+        {
+            object.remove("payload").unwrap_or(Value::Null)
+        }
+        other => other,
+    };
+    serde_json::from_value(inner).map_err(|e| e.to_string())
+}
+
+/// [`LogMinerRow`] as JSON (see the module docs). Borrowing when written, owned when read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowJson<'a> {
+    pub scn: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_scn: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_scn: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_timestamp: Option<String>,
+    pub xid: String,
+    pub operation_code: u16,
+    pub rollback: bool,
+    pub row_id: Cow<'a, str>,
+    pub rs_id: Cow<'a, str>,
+    pub ssn: u64,
+    pub csf: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seg_owner: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_name: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u32>,
+    pub thread: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub info: Option<Cow<'a, str>>,
+    pub status: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql_redo: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql_undo: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_con_name: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub con_id: Option<u32>,
+}
+
+impl<'a> From<&'a LogMinerRow> for RowJson<'a> {
+    fn from(row: &'a LogMinerRow) -> Self {
+        // Destructured without `..`: a new column must be added here too.
+        let LogMinerRow {
+            scn,
+            start_scn,
+            commit_scn,
+            timestamp,
+            commit_timestamp,
+            xid,
+            operation,
+            rollback,
+            row_id,
+            rs_id,
+            ssn,
+            csf,
+            seg_owner,
+            table_name,
+            username,
+            session,
+            serial,
+            thread,
+            info,
+            status,
+            sql_redo,
+            sql_undo,
+            src_con_name,
+            con_id,
+        } = row;
+        let text = |s: &'a Option<Arc<str>>| s.as_deref().map(Cow::Borrowed);
+        RowJson {
+            scn: *scn,
+            start_scn: *start_scn,
+            commit_scn: *commit_scn,
+            timestamp: timestamp.map(|t| t.to_string()),
+            commit_timestamp: commit_timestamp.map(|t| t.to_string()),
+            xid: xid.to_upper_hex(),
+            operation_code: operation.code(),
+            rollback: *rollback,
+            row_id: Cow::Borrowed(row_id),
+            rs_id: Cow::Borrowed(rs_id),
+            ssn: *ssn,
+            csf: *csf,
+            seg_owner: text(seg_owner),
+            table_name: text(table_name),
+            username: text(username),
+            session: *session,
+            serial: *serial,
+            thread: *thread,
+            info: text(info),
+            status: *status,
+            sql_redo: sql_redo.as_deref().map(Cow::Borrowed),
+            sql_undo: sql_undo.as_deref().map(Cow::Borrowed),
+            src_con_name: text(src_con_name),
+            con_id: *con_id,
+        }
+    }
+}
+
+impl RowJson<'_> {
+    /// Back to a row; an unreadable xid or timestamp is an error naming it.
+    pub fn into_row(self) -> Result<LogMinerRow, String> {
+        let RowJson {
+            scn,
+            start_scn,
+            commit_scn,
+            timestamp,
+            commit_timestamp,
+            xid,
+            operation_code,
+            rollback,
+            row_id,
+            rs_id,
+            ssn,
+            csf,
+            seg_owner,
+            table_name,
+            username,
+            session,
+            serial,
+            thread,
+            info,
+            status,
+            sql_redo,
+            sql_undo,
+            src_con_name,
+            con_id,
+        } = self;
+        let time = |t: Option<String>| -> Result<_, String> {
+            t.map(|text| {
+                text.parse::<jiff::civil::DateTime>()
+                    .map_err(|e| format!("row at SCN {scn}: timestamp {text:?}: {e}"))
+            })
+            .transpose()
+        };
+        let shared = |s: Option<Cow<'_, str>>| s.map(|s| Arc::<str>::from(s.as_ref()));
+        Ok(LogMinerRow {
+            scn,
+            start_scn,
+            commit_scn,
+            timestamp: time(timestamp)?,
+            commit_timestamp: time(commit_timestamp)?,
+            xid: Xid::from_hex(&xid).map_err(|e| format!("row at SCN {scn}: {e}"))?,
+            operation: OperationCode::from_code(operation_code),
+            rollback,
+            row_id: Arc::from(row_id.as_ref()),
+            rs_id: Arc::from(rs_id.as_ref()),
+            ssn,
+            csf,
+            seg_owner: shared(seg_owner),
+            table_name: shared(table_name),
+            username: shared(username),
+            session,
+            serial,
+            thread,
+            info: shared(info),
+            status,
+            sql_redo: sql_redo.map(Cow::into_owned),
+            sql_undo: sql_undo.map(Cow::into_owned),
+            src_con_name: shared(src_con_name),
+            con_id,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil;
+    use proptest::prelude::*;
+
+    fn round_trip(row: &LogMinerRow) -> LogMinerRow {
+        let text = serde_json::to_string(&RowJson::from(row)).unwrap();
+        serde_json::from_str::<RowJson<'static>>(&text)
+            .unwrap()
+            .into_row()
+            .unwrap()
+    }
+
+    fn arb_text() -> impl Strategy<Value = Option<Arc<str>>> {
+        proptest::option::of(".{0,12}".prop_map(Arc::from))
+    }
+
+    fn arb_time() -> impl Strategy<Value = Option<civil::DateTime>> {
+        proptest::option::of(
+            (
+                1i16..=9999,
+                1i8..=12,
+                1i8..=28,
+                0i8..24,
+                0i8..60,
+                0i8..60,
+                0i32..1_000_000_000,
+            )
+                .prop_map(|(y, mo, d, h, mi, s, ns)| {
+                    civil::DateTime::new(y, mo, d, h, mi, s, ns).unwrap()
+                }),
+        )
+    }
+
+    fn arb_operation() -> impl Strategy<Value = OperationCode> {
+        prop_oneof![
+            (0u16..=300).prop_map(OperationCode::from_code),
+            Just(OperationCode::LobErase),
+            Just(OperationCode::Other(65535)),
+        ]
+    }
+
+    prop_compose! {
+        fn arb_row()(
+            scn in any::<u64>(), start_scn in any::<Option<u64>>(), commit_scn in any::<Option<u64>>(),
+            times in (arb_time(), arb_time()), xid in any::<[u8; 8]>(), operation in arb_operation(),
+            flags in any::<(bool, bool)>(), row_id in ".{0,18}", rs_id in ".{0,26}", ssn in any::<u64>(),
+            names in (arb_text(), arb_text(), arb_text(), arb_text(), arb_text()),
+            session in any::<(Option<u32>, Option<u32>)>(), thread in any::<u16>(), status in any::<u32>(),
+            sql in (proptest::option::of(".{0,40}"), proptest::option::of(".{0,40}")),
+            con_id in any::<Option<u32>>(),
+        ) -> LogMinerRow {
+            LogMinerRow {
+                scn, start_scn, commit_scn,
+                timestamp: times.0, commit_timestamp: times.1,
+                xid: Xid(xid), operation, rollback: flags.0,
+                row_id: Arc::from(row_id), rs_id: Arc::from(rs_id), ssn, csf: flags.1,
+                seg_owner: names.0, table_name: names.1, username: names.2,
+                session: session.0, serial: session.1, thread,
+                info: names.3, status, sql_redo: sql.0, sql_undo: sql.1,
+                src_con_name: names.4, con_id,
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn rows_round_trip_exactly(row in arb_row()) {
+            prop_assert_eq!(round_trip(&row), row);
+        }
+    }
+
+    #[test]
+    fn a_full_row_round_trips_and_reads_as_documented() {
+        let row = LogMinerRow {
+            scn: 2_146_947,
+            start_scn: Some(2_146_900),
+            commit_scn: None,
+            timestamp: Some(civil::date(2024, 1, 2).at(3, 4, 5, 500)),
+            commit_timestamp: None,
+            xid: Xid::from_hex("07000C00F3010000").unwrap(),
+            operation: OperationCode::Update,
+            rollback: true,
+            row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
+            rs_id: Arc::from(" 0x000007.000228b7.0010 "),
+            ssn: 3,
+            csf: true,
+            seg_owner: Some(Arc::from("APP")),
+            table_name: Some(Arc::from("ORDERS")),
+            username: Some(Arc::from("APP")),
+            session: Some(12),
+            serial: Some(3456),
+            thread: 2,
+            info: Some(Arc::from("info")),
+            status: 0,
+            sql_redo: Some("update \"APP\".\"ORDERS\" set \"STATUS\" = 'paid'".into()),
+            sql_undo: Some("update ...".into()),
+            src_con_name: Some(Arc::from("SALESPDB")),
+            con_id: Some(3),
+        };
+        assert_eq!(round_trip(&row), row);
+        let json = serde_json::to_value(RowJson::from(&row)).unwrap();
+        assert_eq!(json["timestamp"], "2024-01-02T03:04:05.0000005");
+        assert_eq!(json["operation_code"], 3);
+        assert_eq!(json["xid"], "07000C00F3010000");
+        assert!(json.get("commit_scn").is_none());
+    }
+
+    #[test]
+    fn chunks_read_with_and_without_the_connect_envelope() {
+        let key = ChunkKey {
+            capture: "sales/orders".into(),
+            container: None,
+            xid: "07000C00F3010000".into(),
+            chunk: 2,
+            generation: 5,
+        };
+        let header = ChunkHeader {
+            format: JOURNAL_FORMAT,
+            key: key.clone(),
+            cut_scn: Some(10),
+        };
+        let row = r#"{"scn":7,"xid":"07000C00F3010000","operation_code":1,"rollback":false,"row_id":"r","rs_id":"s","ssn":0,"csf":false,"thread":1,"status":0}"#;
+        let value = encode_chunk(&header, &[row.to_owned(), row.to_owned()]).unwrap();
+        let bare = ChunkValue::decode(value.as_bytes()).unwrap();
+        assert_eq!(bare.header, header);
+        assert_eq!(bare.rows.len(), 2);
+        let wrapped = format!(r#"{{"schema":{{"type":"struct"}},"payload":{value}}}"#);
+        assert_eq!(ChunkValue::decode(wrapped.as_bytes()).unwrap(), bare);
+
+        let key_text = key.encode().unwrap();
+        assert_eq!(
+            key_text,
+            r#"{"capture":"sales/orders","container":null,"xid":"07000C00F3010000","chunk":2,"generation":5}"#
+        );
+        let wrapped_key = format!(r#"{{"schema":null,"payload":{key_text}}}"#);
+        assert_eq!(ChunkKey::decode(wrapped_key.as_bytes()).unwrap(), key);
+        assert!(ChunkKey::decode(b"garbage").is_err());
+        let newer = value.replacen("\"format\":1", "\"format\":2", 1);
+        assert!(ChunkValue::decode(newer.as_bytes()).is_err());
+    }
+}

@@ -1,0 +1,586 @@
+//! The Kafka sink: one producer per capture, writing pages.
+//!
+//! **Exactly once** (`kafka.exactlyOnce: true`, the default): a transactional, idempotent
+//! producer with `transactional.id` = [`CaptureIdentity::transactional_id`]
+//! (`redoline/<namespace>/<name>`, stable across restarts so a new instance fences the old one).
+//! [`KafkaSink::open`] creates the topics and runs `init_transactions`, which fences any earlier
+//! instance and aborts its open transaction. Each [`KafkaSink::commit_page`] is
+//! `begin → send every record (data, transaction metadata, journal chunks, tombstones) → send
+//! the bookmark → commit`, so data, journal and position become visible together or not at all.
+//!
+//! **At least once** (`kafka.exactlyOnce: false`): an idempotent producer without transactions.
+//! A page's records are sent and flushed, every delivery is checked, and only then is the
+//! bookmark sent and flushed. A crash in between repeats the page after restart, never skips it.
+//!
+//! Either way [`KafkaSink::commit_page`] returns a [`Committed`] receipt only once the page is
+//! durable and visible: that is the caller's signal to delete the spill files of the page's
+//! transactions, never earlier.
+//!
+//! Errors: fencing ends the sink with CDC-5001 at once; transient faults are retried with
+//! backoff inside [`RetryPolicy`]'s budget (see `retry`); an abortable transaction error aborts
+//! and resends the page; anything else is returned (see `error`).
+//!
+//! Blocking: every call blocks the calling thread (librdkafka's transactional calls block with
+//! timeouts), and the sink is meant for the mining thread, which the source already blocks.
+//! From async code, call it inside `tokio::task::spawn_blocking`. The delivery reports and
+//! librdkafka's events are served by the producer's own polling thread (`ThreadedProducer`).
+
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::time::{Duration, Instant};
+
+use rdkafka::ClientContext;
+use rdkafka::config::FromClientConfigAndContext;
+use rdkafka::error::KafkaError;
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
+use redoline_crds::v1alpha1::KafkaSpec;
+
+use super::CaptureIdentity;
+use super::bookmark::{Bookmark, RecordLocation, unreadable};
+use super::config::{KafkaClientSettings, refused_settings};
+use super::error::{Class, SinkError, classify};
+use super::metrics::SinkMetrics;
+use super::page::Page;
+use super::reader::{ReadError, TopicRecord, read_to_end};
+use super::retry::{ProducerState, RetryPolicy, SinkStatus};
+use super::topics::{TopicError, TopicNames, ensure_topics};
+use crate::event::debezium::Record;
+use crate::stop::Stop;
+
+/// How pages reach Kafka.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryMode {
+    /// Transactions: data, journal and bookmark commit together.
+    ExactlyOnce,
+    /// Idempotent producer; the bookmark follows the acknowledged data.
+    AtLeastOnce,
+}
+
+impl DeliveryMode {
+    /// `kafka.exactlyOnce`.
+    pub fn from_spec(kafka: &KafkaSpec) -> Self {
+        if kafka.exactly_once {
+            DeliveryMode::ExactlyOnce
+        } else {
+            DeliveryMode::AtLeastOnce
+        }
+    }
+}
+
+/// Everything [`KafkaSink::open`] needs.
+#[derive(Clone, Debug)]
+pub struct SinkOptions {
+    pub identity: CaptureIdentity,
+    pub settings: KafkaClientSettings,
+    pub topics: TopicNames,
+    pub mode: DeliveryMode,
+    pub retry: RetryPolicy,
+    /// Bound of every single blocking call (init, commit, abort, flush, reads, admin).
+    pub call_timeout: Duration,
+}
+
+impl SinkOptions {
+    /// Options with the default retry policy and a 30 s call timeout.
+    pub fn new(
+        identity: CaptureIdentity,
+        settings: KafkaClientSettings,
+        topics: TopicNames,
+        mode: DeliveryMode,
+    ) -> Self {
+        Self {
+            identity,
+            settings,
+            topics,
+            mode,
+            retry: RetryPolicy::default(),
+            call_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Proof that a page is committed (exactly once) or acknowledged with its bookmark (at least
+/// once). Only after receiving it may the caller delete the spill files of the page's
+/// transactions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use = "spill files may be released only after the page committed"]
+pub struct Committed {
+    /// The bookmark's commit SCN.
+    pub commit_scn: u64,
+    /// Records written, the bookmark included.
+    pub records: usize,
+    /// Key and value bytes written, the bookmark included.
+    pub bytes: u64,
+}
+
+/// Receives delivery reports and client errors on the producer's polling thread.
+#[derive(Debug, Default)]
+struct DeliveryContext {
+    /// The first delivery failure since the last [`Self::take_failure`].
+    failure: Mutex<Option<KafkaError>>,
+}
+
+impl DeliveryContext {
+    fn take_failure(&self) -> Option<KafkaError> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+impl ClientContext for DeliveryContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::warn!(%error, reason, "Kafka client error.");
+    }
+}
+
+impl ProducerContext for DeliveryContext {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        if let Err((error, _)) = result {
+            self.failure
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(|| error.clone());
+        }
+    }
+}
+
+/// The outcome of one attempt at a step.
+enum Attempt {
+    /// A transient fault: pause, then try the step again.
+    Retry(KafkaError),
+    /// Final.
+    Fail(SinkError),
+}
+
+/// The Kafka sink of one capture. See the module documentation.
+pub struct KafkaSink {
+    producer: ThreadedProducer<DeliveryContext>,
+    options: SinkOptions,
+    bookmark_key: String,
+    metrics: SinkMetrics,
+    status: SinkStatus,
+}
+
+impl std::fmt::Debug for KafkaSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaSink")
+            .field("options", &self.options)
+            .field("status", &self.status.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl KafkaSink {
+    /// Creates missing topics, the producer, and (exactly once) initialises transactions,
+    /// fencing any earlier instance. Retries a broker that is not there yet, showing it in
+    /// `status` (share it with `/status` before calling) and `metrics`.
+    pub fn open(
+        options: SinkOptions,
+        metrics: SinkMetrics,
+        status: SinkStatus,
+    ) -> Result<Self, SinkError> {
+        status.set(ProducerState::Starting);
+        let transactional_id = options.identity.transactional_id();
+        let id = match options.mode {
+            DeliveryMode::ExactlyOnce => Some(transactional_id.as_str()),
+            DeliveryMode::AtLeastOnce => None,
+        };
+        let producer = ThreadedProducer::from_config_and_context(
+            &options.settings.producer_config(id),
+            DeliveryContext::default(),
+        )
+        .map_err(|e| SinkError::Stop(refused_settings(&e)))?;
+        let sink = Self {
+            producer,
+            bookmark_key: options.identity.key(),
+            options,
+            metrics,
+            status,
+        };
+        sink.retrying("create the topics", || {
+            let required = sink.options.topics.required();
+            ensure_topics(&sink.options.settings, &required, sink.options.call_timeout).map_err(
+                |error| match error {
+                    TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
+                    TopicError::Admin { source, .. } => Attempt::Retry(source),
+                },
+            )
+        })?;
+        if sink.options.mode == DeliveryMode::ExactlyOnce {
+            sink.retrying("initialise transactions", || {
+                sink.producer
+                    .init_transactions(sink.options.call_timeout)
+                    .map_err(|e| sink.failure("initialise transactions", e))
+            })?;
+        }
+        sink.set_state(ProducerState::Ready);
+        tracing::info!(
+            mode = ?sink.options.mode,
+            transactional_id = id,
+            settings = ?sink.options.settings,
+            "Kafka sink ready."
+        );
+        Ok(sink)
+    }
+
+    /// The producer state (the handle given to [`Self::open`]).
+    pub fn status(&self) -> &SinkStatus {
+        &self.status
+    }
+
+    /// The sink's options.
+    pub fn options(&self) -> &SinkOptions {
+        &self.options
+    }
+
+    /// Reads the bookmark back: the last record under this capture's key, up to the end of the
+    /// offsets topic (`read_committed`). `None` when there is none, or when the last one is a
+    /// tombstone (the bookmark was deleted on purpose, see the runbook). Unreadable: CDC-5002.
+    pub fn read_bookmark(&self) -> Result<Option<Bookmark>, SinkError> {
+        let topic = &self.options.topics.offsets;
+        let key = self.bookmark_key.as_bytes();
+        let latest: Vec<TopicRecord> = self.read_topic(topic, Vec::new, |latest, record| {
+            if record.key.as_deref() == Some(key) {
+                latest.retain(|r: &TopicRecord| r.partition != record.partition);
+                latest.push(record);
+            }
+            Ok(())
+        })?;
+        let [record] = latest.as_slice() else {
+            return match latest.first() {
+                None => Ok(None),
+                Some(first) => Err(unreadable(
+                    &location(topic, first),
+                    &format!(
+                        "the key {} appears in {} partitions; the topic was repartitioned",
+                        self.bookmark_key,
+                        latest.len()
+                    ),
+                )
+                .into()),
+            };
+        };
+        match &record.value {
+            None => {
+                tracing::warn!(
+                    topic,
+                    key = self.bookmark_key,
+                    offset = record.offset,
+                    "The bookmark was deleted (tombstone); starting as a new capture."
+                );
+                Ok(None)
+            }
+            Some(value) => Ok(Some(Bookmark::decode(value, &location(topic, record))?)),
+        }
+    }
+
+    /// Reads `topic` to its end with retries, folding its records into a fresh `init()` state on
+    /// every attempt. A record `visit` refuses ends the read with that stop.
+    pub fn read_topic<S>(
+        &self,
+        topic: &str,
+        init: impl Fn() -> S,
+        mut visit: impl FnMut(&mut S, TopicRecord) -> Result<(), Stop>,
+    ) -> Result<S, SinkError> {
+        self.retrying("read back a topic", || {
+            let mut state = init();
+            let read = read_to_end(
+                &self.options.settings,
+                topic,
+                self.options.call_timeout,
+                |record| visit(&mut state, record),
+            );
+            match read {
+                Ok(()) => Ok(state),
+                Err(ReadError::Refused(stop)) => Err(Attempt::Fail(stop.into())),
+                Err(ReadError::Kafka { source, .. }) => Err(Attempt::Retry(source)),
+                Err(ReadError::Timeout { .. }) => Err(Attempt::Retry(KafkaError::Flush(
+                    RDKafkaErrorCode::OperationTimedOut,
+                ))),
+            }
+        })
+    }
+
+    /// Writes one page: its records in order, then `bookmark`, then its `after_bookmark`
+    /// records. Returns once the page is committed (see the module docs); transient faults are
+    /// retried meanwhile.
+    pub fn commit_page(&self, page: &Page, bookmark: &Bookmark) -> Result<Committed, SinkError> {
+        let started = Instant::now();
+        let value = bookmark.encode();
+        let result = match self.options.mode {
+            DeliveryMode::ExactlyOnce => {
+                self.retrying("commit a page", || self.transaction(page, &value))
+            }
+            DeliveryMode::AtLeastOnce => {
+                self.retrying("write a page", || self.acknowledged(page, &value))
+            }
+        };
+        result?;
+        let records = page.len() + 1;
+        let bytes = page
+            .records
+            .iter()
+            .chain(&page.after_bookmark)
+            .map(record_bytes)
+            .sum::<u64>()
+            + (self.bookmark_key.len() + value.len()) as u64;
+        self.metrics.committed.inc();
+        self.metrics.records.inc_by(records as u64);
+        self.metrics.bytes.inc_by(bytes);
+        self.metrics
+            .duration
+            .observe(started.elapsed().as_secs_f64());
+        Ok(Committed {
+            commit_scn: bookmark.commit_scn,
+            records,
+            bytes,
+        })
+    }
+
+    /// One Kafka transaction holding the page.
+    fn transaction(&self, page: &Page, bookmark: &str) -> Result<(), Attempt> {
+        const ACTION: &str = "commit a page";
+        self.producer.context().take_failure();
+        self.producer
+            .begin_transaction()
+            .map_err(|e| self.failure(ACTION, e))?;
+        // The wait for every delivery (`drain`) comes before the commit: rust-rdkafka's commit
+        // flushes in 100 ms poll steps, which would cost every small page 100 ms.
+        self.send_all(&page.records)
+            .and_then(|()| self.send_bookmark(bookmark))
+            .and_then(|()| self.send_all(&page.after_bookmark))
+            .and_then(|()| self.drain())
+            .map_err(|error| self.abandon(error))?;
+        // A commit that timed out may be repeated as is; librdkafka forbids aborting it.
+        let started = Instant::now();
+        let mut retries = 0;
+        loop {
+            let Err(error) = self.producer.commit_transaction(self.options.call_timeout) else {
+                if retries > 0 {
+                    self.set_state(ProducerState::Ready);
+                }
+                return Ok(());
+            };
+            match classify(&error) {
+                Class::Retriable => self
+                    .pause(ACTION, &mut retries, started, error)
+                    .map_err(Attempt::Fail)?,
+                Class::Abortable => {
+                    self.abort()?;
+                    return Err(Attempt::Retry(error));
+                }
+                Class::Fenced | Class::Fatal | Class::Definite => {
+                    return Err(self.failure(ACTION, error));
+                }
+            }
+        }
+    }
+
+    /// A page that failed before its commit: aborts the transaction, unless fencing or a fatal
+    /// error left nothing to abort.
+    fn abandon(&self, error: KafkaError) -> Attempt {
+        let class = classify(&error);
+        let attempt = self.failure("commit a page", error);
+        if matches!(class, Class::Fenced | Class::Fatal) {
+            return attempt;
+        }
+        match self.abort() {
+            Ok(()) => attempt,
+            Err(abort_failed) => abort_failed,
+        }
+    }
+
+    fn abort(&self) -> Result<(), Attempt> {
+        self.retrying("abort a transaction", || {
+            self.producer
+                .abort_transaction(self.options.call_timeout)
+                .map_err(|e| self.failure("abort a transaction", e))
+        })
+        .map_err(Attempt::Fail)?;
+        self.metrics.aborted.inc();
+        Ok(())
+    }
+
+    /// At least once: the records acknowledged, then the bookmark, then the tombstones.
+    fn acknowledged(&self, page: &Page, bookmark: &str) -> Result<(), Attempt> {
+        self.producer.context().take_failure();
+        self.send_all(&page.records)
+            .and_then(|()| self.flush_acknowledged())
+            .and_then(|()| self.send_bookmark(bookmark))
+            .and_then(|()| self.flush_acknowledged())
+            .and_then(|()| self.send_all(&page.after_bookmark))
+            .and_then(|()| self.flush_acknowledged())
+            .map_err(|e| self.failure("write a page", e))
+    }
+
+    /// Waits until every queued record is acknowledged; the first failed delivery is the error.
+    fn flush_acknowledged(&self) -> Result<(), KafkaError> {
+        self.drain()?;
+        match self.producer.context().take_failure() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits until librdkafka has no record queued or in flight and every delivery report is
+    /// served. `Producer::flush` of rust-rdkafka 0.39 polls in steps of 100 ms whenever a record
+    /// is still out, which would cost every page 100 ms; this waits in 1 ms steps instead.
+    fn drain(&self) -> Result<(), KafkaError> {
+        let deadline = Instant::now() + self.options.call_timeout;
+        while self.producer.in_flight_count() > 0 {
+            if Instant::now() >= deadline {
+                return Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut));
+            }
+            self.producer.poll(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    fn send_all(&self, records: &[Record]) -> Result<(), KafkaError> {
+        records.iter().try_for_each(|record| {
+            self.send(
+                &record.topic,
+                record.key.as_deref(),
+                record.value.as_deref(),
+            )
+        })
+    }
+
+    fn send_bookmark(&self, bookmark: &str) -> Result<(), KafkaError> {
+        self.send(
+            &self.options.topics.offsets,
+            Some(&self.bookmark_key),
+            Some(bookmark),
+        )
+    }
+
+    /// Queues one record, waiting while librdkafka's queue is full.
+    fn send(&self, topic: &str, key: Option<&str>, value: Option<&str>) -> Result<(), KafkaError> {
+        let mut record: BaseRecord<'_, str, str> = BaseRecord::to(topic);
+        if let Some(key) = key {
+            record = record.key(key);
+        }
+        if let Some(value) = value {
+            record = record.payload(value);
+        }
+        loop {
+            match self.producer.send(record) {
+                Ok(()) => return Ok(()),
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                    record = back;
+                    self.producer.poll(Duration::from_millis(1));
+                }
+                Err((error, _)) => return Err(error),
+            }
+        }
+    }
+
+    /// Turns a Kafka error of `action` into an attempt outcome (see `error::classify`).
+    fn failure(&self, action: &'static str, error: KafkaError) -> Attempt {
+        match classify(&error) {
+            Class::Fenced => Attempt::Fail(SinkError::Fenced {
+                transactional_id: self.options.identity.transactional_id(),
+                source: error,
+            }),
+            Class::Retriable | Class::Abortable => Attempt::Retry(error),
+            Class::Fatal | Class::Definite => Attempt::Fail(SinkError::Kafka {
+                action,
+                source: error,
+            }),
+        }
+    }
+
+    /// Runs `step` until it succeeds or fails for good, pausing between attempts (see
+    /// [`Self::pause`]).
+    fn retrying<T>(
+        &self,
+        action: &'static str,
+        mut step: impl FnMut() -> Result<T, Attempt>,
+    ) -> Result<T, SinkError> {
+        let started = Instant::now();
+        let mut retries = 0;
+        loop {
+            let error = match step() {
+                Ok(value) => {
+                    if retries > 0 {
+                        self.set_state(ProducerState::Ready);
+                    }
+                    return Ok(value);
+                }
+                Err(Attempt::Fail(error)) => error,
+                Err(Attempt::Retry(error)) => {
+                    match self.pause(action, &mut retries, started, error) {
+                        Ok(()) => continue,
+                        Err(exhausted) => exhausted,
+                    }
+                }
+            };
+            self.set_state(match &error {
+                SinkError::Fenced { .. } => ProducerState::Fenced,
+                other => ProducerState::Failed {
+                    error: other.to_string(),
+                },
+            });
+            return Err(error);
+        }
+    }
+
+    /// After a transient fault of `action`, which has failed since `started`: waits with capped
+    /// exponential backoff, or gives up once the retry budget is spent. Logs, counts and shows
+    /// each retry.
+    fn pause(
+        &self,
+        action: &'static str,
+        retries: &mut u32,
+        started: Instant,
+        error: KafkaError,
+    ) -> Result<(), SinkError> {
+        *retries += 1;
+        let pause = self.options.retry.backoff(*retries);
+        if !self.options.retry.allows(started.elapsed(), pause) {
+            return Err(SinkError::RetriesExhausted {
+                action,
+                attempts: *retries,
+                elapsed: started.elapsed(),
+                source: error,
+            });
+        }
+        tracing::warn!(
+            action,
+            attempt = *retries,
+            %error,
+            backoff_ms = u64::try_from(pause.as_millis()).unwrap_or(u64::MAX),
+            "Kafka call failed; retrying after a pause."
+        );
+        self.metrics.retries.inc();
+        self.set_state(ProducerState::Retrying {
+            action: action.to_owned(),
+            attempt: *retries,
+            error: error.to_string(),
+        });
+        std::thread::sleep(pause);
+        Ok(())
+    }
+
+    fn set_state(&self, state: ProducerState) {
+        self.metrics.set_state(&state);
+        self.status.set(state);
+    }
+}
+
+fn location(topic: &str, record: &TopicRecord) -> RecordLocation {
+    RecordLocation {
+        topic: topic.to_owned(),
+        partition: record.partition,
+        offset: record.offset,
+    }
+}
+
+fn record_bytes(record: &Record) -> u64 {
+    (record.key.as_ref().map_or(0, String::len) + record.value.as_ref().map_or(0, String::len))
+        as u64
+}

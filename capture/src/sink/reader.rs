@@ -1,0 +1,134 @@
+//! Reads a topic from its beginning to its end, once, with `read_committed`: how the bookmark and
+//! the journal are read back at start.
+//!
+//! "The end" is each partition's end as the broker reports it when the reader gets there
+//! (`enable.partition.eof`): the high watermark, or for `read_committed` the last stable offset.
+//! Read after the transactional producer has been initialised, that is the true end: the
+//! producer's `init_transactions` fenced any earlier instance and aborted its open transaction,
+//! so no transaction of this capture can still hold the last stable offset back.
+
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::config::KafkaClientSettings;
+use crate::stop::Stop;
+
+/// One record as read back (key and value as bytes; `None` is a Kafka null).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicRecord {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+}
+
+/// Why a topic could not be read to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Transient: the broker failed or did not answer.
+    #[error("reading {topic}: {action} failed: {source}")]
+    Kafka {
+        topic: String,
+        action: &'static str,
+        #[source]
+        source: KafkaError,
+    },
+    /// Transient: the end was not reached in time.
+    #[error(
+        "reading {topic}: the end of partitions {pending:?} was not reached within {timeout:?}"
+    )]
+    Timeout {
+        topic: String,
+        pending: Vec<i32>,
+        timeout: Duration,
+    },
+    /// Definite: a record was refused by the caller (CDC-5002, CDC-4002).
+    #[error(transparent)]
+    Refused(Stop),
+}
+
+/// Reads `topic` to its end, handing every record to `visit` in partition offset order.
+pub fn read_to_end(
+    settings: &KafkaClientSettings,
+    topic: &str,
+    timeout: Duration,
+    mut visit: impl FnMut(TopicRecord) -> Result<(), Stop>,
+) -> Result<(), ReadError> {
+    let failed = |action| {
+        move |source| ReadError::Kafka {
+            topic: topic.to_owned(),
+            action,
+            source,
+        }
+    };
+    let consumer: BaseConsumer = settings
+        .reader_config(&format!("redoline-reader-{topic}"))
+        .create()
+        .map_err(failed("creating a consumer"))?;
+    let metadata = consumer
+        .fetch_metadata(Some(topic), timeout)
+        .map_err(failed("fetching metadata"))?;
+    let partitions: Vec<i32> = metadata
+        .topics()
+        .iter()
+        .filter(|t| t.name() == topic)
+        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+        .collect();
+    if partitions.is_empty() {
+        return Err(failed("fetching metadata")(KafkaError::MetadataFetch(
+            rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition,
+        )));
+    }
+
+    let mut assignment = TopicPartitionList::new();
+    let mut pending = Vec::new();
+    for &partition in &partitions {
+        let (low, high) = consumer
+            .fetch_watermarks(topic, partition, timeout)
+            .map_err(failed("fetching watermarks"))?;
+        // An empty partition may never report its end: there is nothing to fetch.
+        if high > low {
+            assignment
+                .add_partition_offset(topic, partition, Offset::Beginning)
+                .map_err(failed("assigning partitions"))?;
+            pending.push(partition);
+        }
+    }
+    if pending.is_empty() {
+        return Ok(());
+    }
+    consumer
+        .assign(&assignment)
+        .map_err(failed("assigning partitions"))?;
+
+    let deadline = Instant::now() + timeout;
+    while !pending.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ReadError::Timeout {
+                topic: topic.to_owned(),
+                pending,
+                timeout,
+            });
+        }
+        match consumer.poll(left.min(Duration::from_millis(500))) {
+            None => {}
+            Some(Ok(message)) => visit(TopicRecord {
+                partition: message.partition(),
+                offset: message.offset(),
+                key: message.key().map(<[u8]>::to_vec),
+                value: message.payload().map(<[u8]>::to_vec),
+            })
+            .map_err(ReadError::Refused)?,
+            Some(Err(KafkaError::PartitionEOF(partition))) => {
+                pending.retain(|p| *p != partition);
+            }
+            Some(Err(e)) => return Err(failed("consuming")(e)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! Retrying transient Kafka faults: capped exponential backoff inside a budget, and the producer
+//! state `/status` shows meanwhile.
+//!
+//! A broker that is unreachable or briefly away is not a stop (contracts: transient faults are
+//! retried and logged). The sink is a blocking API, so while it retries the mining thread waits
+//! in it: mining pauses and the buffer does not grow. The delay doubles from
+//! [`RetryPolicy::initial_backoff`] up to [`RetryPolicy::max_backoff`]; once a fault has lasted
+//! [`RetryPolicy::budget`] the sink gives up with `SinkError::RetriesExhausted`. No stop code of
+//! the contracts names "Kafka unavailable", so that error carries none: the process exits
+//! non-zero and Kubernetes restarts it (itself a backoff), resuming from the bookmark.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// How transient faults are retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// How long one fault may last before the sink gives up.
+    pub budget: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 200 ms doubling to 30 s, for at most 10 minutes.
+    fn default() -> Self {
+        Self {
+            initial_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(30),
+            budget: Duration::from_secs(600),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The pause before retry number `attempt` (1 for the first retry).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(31);
+        self.initial_backoff
+            .saturating_mul(1 << doublings)
+            .min(self.max_backoff)
+    }
+
+    /// Whether a fault that has lasted `elapsed` may be retried once more, pausing `pause`.
+    pub fn allows(&self, elapsed: Duration, pause: Duration) -> bool {
+        elapsed.saturating_add(pause) <= self.budget
+    }
+}
+
+/// What the producer is doing, for `/status` and the `producer_state` metric.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum ProducerState {
+    /// Connecting and initialising transactions.
+    Starting,
+    /// Writing pages.
+    Ready,
+    /// A transient fault: retrying `action` with backoff.
+    #[serde(rename_all = "camelCase")]
+    Retrying {
+        action: String,
+        attempt: u32,
+        error: String,
+    },
+    /// Another instance took over the transactional id (CDC-5001).
+    Fenced,
+    /// Gave up: retries exhausted or a fault that cannot pass.
+    Failed { error: String },
+}
+
+impl ProducerState {
+    /// Every state's label in the `producer_state` metric.
+    pub const LABELS: &'static [&'static str] =
+        &["starting", "ready", "retrying", "fenced", "failed"];
+
+    /// This state's label in the `producer_state` metric.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ProducerState::Starting => "starting",
+            ProducerState::Ready => "ready",
+            ProducerState::Retrying { .. } => "retrying",
+            ProducerState::Fenced => "fenced",
+            ProducerState::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// The producer state shared with the HTTP server: cheap to clone, read with [`Self::get`].
+#[derive(Clone, Debug)]
+pub struct SinkStatus(Arc<Mutex<ProducerState>>);
+
+impl Default for SinkStatus {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(ProducerState::Starting)))
+    }
+}
+
+impl SinkStatus {
+    pub fn get(&self) -> ProducerState {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(super) fn set(&self, state: ProducerState) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = state;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let policy = RetryPolicy::default();
+        let delays: Vec<u128> = (1..=10).map(|a| policy.backoff(a).as_millis()).collect();
+        assert_eq!(
+            delays,
+            [200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]
+        );
+        assert_eq!(policy.backoff(u32::MAX), policy.max_backoff);
+    }
+
+    #[test]
+    fn the_budget_bounds_the_time_spent_retrying() {
+        let policy = RetryPolicy {
+            budget: Duration::from_secs(10),
+            ..RetryPolicy::default()
+        };
+        assert!(policy.allows(Duration::from_secs(9), Duration::from_secs(1)));
+        assert!(!policy.allows(Duration::from_secs(9), Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn states_serialise_for_status() {
+        let state = ProducerState::Retrying {
+            action: "commit".into(),
+            attempt: 3,
+            error: "broker down".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&state).unwrap(),
+            serde_json::json!({"state":"retrying","action":"commit","attempt":3,"error":"broker down"})
+        );
+        assert!(ProducerState::LABELS.contains(&state.label()));
+    }
+}

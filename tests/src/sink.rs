@@ -1,0 +1,101 @@
+//! Helpers for the tests of the capture's Kafka sink (`redoline_capture::sink`) on the shared
+//! broker: options for a capture of the test's own, a `read_committed` read-back, records.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use prometheus::Registry;
+use redoline_capture::event::debezium::Record;
+use redoline_capture::sink::reader::{TopicRecord, read_to_end};
+use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::{
+    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkMetrics,
+    SinkOptions, SinkStatus, TopicNames,
+};
+use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
+
+use crate::kafka::KafkaEnv;
+
+/// Bound of every single Kafka call in these tests.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Sink options for a capture named after `prefix` (also its topic prefix and namespace), with a
+/// short retry budget so a wrong classification fails the test instead of stalling it.
+pub fn sink_options(env: &KafkaEnv, prefix: &str, mode: DeliveryMode) -> SinkOptions {
+    let settings = KafkaClientSettings::with_bootstrap(env.bootstrap_servers());
+    let topics = TopicNames::new(&kafka_spec(env, prefix), &JournalSpec::default());
+    let mut options = SinkOptions::new(
+        CaptureIdentity::new(prefix, "capture"),
+        settings,
+        topics,
+        mode,
+    );
+    options.call_timeout = CALL_TIMEOUT;
+    options.retry = RetryPolicy {
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(2),
+        budget: Duration::from_secs(20),
+    };
+    options
+}
+
+/// `spec.kafka` for a test prefix.
+pub fn kafka_spec(env: &KafkaEnv, prefix: &str) -> KafkaSpec {
+    KafkaSpec {
+        bootstrap_servers: env.bootstrap_servers().to_owned(),
+        topic_prefix: prefix.to_owned(),
+        config_secret: None,
+        exactly_once: true,
+    }
+}
+
+/// Opens a sink with metrics on a registry of its own.
+pub fn open(options: &SinkOptions) -> Result<KafkaSink> {
+    let metrics = SinkMetrics::new(&Registry::new())?;
+    KafkaSink::open(options.clone(), metrics, SinkStatus::default())
+        .map_err(|e| anyhow!("opening the sink: {e}"))
+}
+
+/// Creates a plain data topic (one partition) for the test.
+pub fn create_data_topic(options: &SinkOptions, topic: &str) -> Result<()> {
+    ensure_topics(
+        &options.settings,
+        &[RequiredTopic::plain(topic, "test")],
+        CALL_TIMEOUT,
+    )
+    .with_context(|| format!("creating {topic}"))
+}
+
+/// Every record of `topic` a `read_committed` consumer sees, up to the end.
+pub fn read_committed(options: &SinkOptions, topic: &str) -> Result<Vec<TopicRecord>> {
+    let mut records = Vec::new();
+    read_to_end(&options.settings, topic, CALL_TIMEOUT * 2, |record| {
+        records.push(record);
+        Ok(())
+    })
+    .with_context(|| format!("reading {topic} back"))?;
+    Ok(records)
+}
+
+/// The values of `records` as text (`None` for a tombstone).
+pub fn values(records: &[TopicRecord]) -> Vec<Option<String>> {
+    records
+        .iter()
+        .map(|r| {
+            r.value
+                .as_ref()
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        })
+        .collect()
+}
+
+/// `count` data records `{tag}-{i}` for `topic`.
+pub fn data_records(topic: &str, tag: &str, count: usize) -> Vec<Record> {
+    (0..count)
+        .map(|i| Record {
+            topic: topic.to_owned(),
+            key: Some(format!("{tag}-key-{i}")),
+            value: Some(format!("{tag}-{i}")),
+        })
+        .collect()
+}
