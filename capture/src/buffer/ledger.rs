@@ -49,11 +49,9 @@ pub enum ReleaseReason {
 
 /// One released or discarded transaction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct LedgerEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub con_id: Option<u32>,
-    #[serde(with = "xid_hex")]
     pub xid: Xid,
     pub reason: ReleaseReason,
     /// The highest SCN mined when it was released.
@@ -154,45 +152,20 @@ impl ReleasedLedger {
     }
 }
 
-/// The serialised form: entries in release order.
-#[derive(Serialize, Deserialize)]
-struct LedgerState {
-    entries: Vec<LedgerEntry>,
-}
-
+/// The serialised form (the bookmark's `released`): the entries as a list, in release order.
 impl Serialize for ReleasedLedger {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        LedgerState {
-            entries: self.entries().into_iter().cloned().collect(),
-        }
-        .serialize(s)
+        s.collect_seq(self.entries())
     }
 }
 
 impl<'de> Deserialize<'de> for ReleasedLedger {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let state = LedgerState::deserialize(d)?;
         let mut ledger = Self::new();
-        for entry in state.entries {
+        for entry in Vec::<LedgerEntry>::deserialize(d)? {
             ledger.insert(entry);
         }
         Ok(ledger)
-    }
-}
-
-/// Transaction ids as 16 lower-case hex digits, as in events and stop details.
-mod xid_hex {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::event::Xid;
-
-    pub fn serialize<S: Serializer>(xid: &Xid, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&xid.to_lower_hex())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Xid, D::Error> {
-        let text = String::deserialize(d)?;
-        Xid::from_hex(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -263,16 +236,16 @@ mod tests {
         let json = serde_json::to_value(&ledger).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"entries": [
-                {"conId": 3, "xid": "0500010007000000", "reason": "orphan-released", "releasedAtScn": 100},
-                {"xid": "0100010007000000", "reason": "discarded", "releasedAtScn": 100},
-            ]})
+            serde_json::json!([
+                {"con_id": 3, "xid": "0500010007000000", "reason": "orphan-released", "released_at_scn": 100},
+                {"xid": "0100010007000000", "reason": "discarded", "released_at_scn": 100},
+            ])
         );
         let back: ReleasedLedger = serde_json::from_value(json).unwrap();
         assert_eq!(back.entries(), ledger.entries());
         assert!(
             serde_json::from_str::<ReleasedLedger>(
-                r#"{"entries":[{"xid":"zz","reason":"discarded","releasedAtScn":1}]}"#
+                r#"[{"xid":"zz","reason":"discarded","released_at_scn":1}]"#
             )
             .is_err()
         );

@@ -75,6 +75,21 @@ impl fmt::Display for Xid {
     }
 }
 
+/// Stored positions and ledgers write an XID as `RAWTOHEX` does (16 upper-case hex digits, as in
+/// seed 001's `committed_xids`); either case reads back.
+impl serde::Serialize for Xid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_upper_hex())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Xid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Self::from_hex(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Where an event stands in a snapshot (Debezium's `source.snapshot`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SnapshotMarker {

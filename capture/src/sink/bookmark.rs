@@ -10,7 +10,7 @@
 //! ```json
 //! {"format":1,"commit_scn":2146951,"restart_scn":2146790,
 //!  "committed_xids":["07000C00F3010000"],
-//!  "released":[{"xid":"0A000B0057030000","container":"SALES","released_at_scn":2146900,"reason":"orphan"}],
+//!  "released":[{"con_id":3,"xid":"0A000B0057030000","reason":"orphan-released","released_at_scn":2146900}],
 //!  "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4}
 //! ```
 //!
@@ -28,6 +28,7 @@ use std::collections::BTreeSet;
 use redoline_crds::StopCode;
 use serde::{Deserialize, Serialize};
 
+use crate::buffer::ReleasedLedger;
 use crate::event::Xid;
 use crate::stop::Stop;
 
@@ -44,12 +45,12 @@ pub struct Bookmark {
     /// Where mining restarts: the oldest position an open transaction still needs.
     pub restart_scn: u64,
     /// The transactions committed at exactly `commit_scn` that were emitted (upper-case hex).
-    #[serde(with = "xid_list")]
     pub committed_xids: BTreeSet<Xid>,
-    /// Transactions dropped without a COMMIT (orphans, discards): a later COMMIT for one of them
-    /// stops the capture with CDC-7001 instead of publishing part of it.
+    /// The buffer's released ledger: transactions dropped without a COMMIT (orphans, discards); a
+    /// later COMMIT for one of them stops the capture with CDC-7001 instead of publishing part
+    /// of it.
     #[serde(default)]
-    pub released: Vec<ReleasedXid>,
+    pub released: ReleasedLedger,
     /// `V$DATABASE.RESETLOGS_CHANGE#`: the database incarnation the SCNs belong to.
     pub resetlogs_scn: u64,
     /// The PDB's incarnation SCN when mining per PDB (`V$PDB_INCARNATION`).
@@ -57,29 +58,6 @@ pub struct Bookmark {
     pub pdb_incarnation_scn: Option<u64>,
     /// The journal generation of the run that wrote this bookmark (see `sink::journal`).
     pub journal_generation: u64,
-}
-
-/// One entry of the released ledger.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReleasedXid {
-    /// 16 upper-case hex digits.
-    pub xid: String,
-    /// The PDB the transaction ran in, when mining a container database.
-    #[serde(default)]
-    pub container: Option<String>,
-    /// The SCN mining had reached when the transaction was dropped.
-    pub released_at_scn: u64,
-    pub reason: ReleaseReason,
-}
-
-/// Why a transaction joined the released ledger.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReleaseReason {
-    /// Dropped as an orphan (`transactions.orphanAction: release`).
-    Orphan,
-    /// Dropped for its age (`transactions.maxAgeAction: discard`).
-    Discarded,
 }
 
 /// A transaction reported committed before the bookmark's last one: emitting it would break
@@ -115,7 +93,7 @@ impl Bookmark {
             commit_scn: start_scn,
             restart_scn: start_scn,
             committed_xids: BTreeSet::new(),
-            released: Vec::new(),
+            released: ReleasedLedger::new(),
             resetlogs_scn,
             pdb_incarnation_scn,
             journal_generation,
@@ -166,16 +144,6 @@ impl Bookmark {
                 ),
             ));
         }
-        if let Some(bad) = bookmark
-            .released
-            .iter()
-            .find(|r| Xid::from_hex(&r.xid).is_err())
-        {
-            return Err(unreadable(
-                at,
-                &format!("released transaction id {:?} is not 16 hex digits", bad.xid),
-            ));
-        }
         Ok(bookmark)
     }
 }
@@ -194,30 +162,10 @@ pub fn unreadable(at: &RecordLocation, why: &str) -> Stop {
     .with_detail("offset", at.offset)
 }
 
-/// `committed_xids` as a JSON list of upper-case hex strings.
-mod xid_list {
-    use std::collections::BTreeSet;
-
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::event::Xid;
-
-    pub fn serialize<S: Serializer>(xids: &BTreeSet<Xid>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(xids.iter().map(Xid::to_upper_hex))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<Xid>, D::Error> {
-        Vec::<String>::deserialize(d)?
-            .iter()
-            .map(|text| Xid::from_hex(text).map_err(D::Error::custom))
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::{LedgerEntry, ReleaseReason};
     use proptest::prelude::*;
 
     fn at() -> RecordLocation {
@@ -236,12 +184,15 @@ mod tests {
     fn the_documented_example_decodes() {
         let text = r#"{"format":1,"commit_scn":2146951,"restart_scn":2146790,
             "committed_xids":["07000C00F3010000"],
-            "released":[{"xid":"0A000B0057030000","container":"SALES","released_at_scn":2146900,"reason":"orphan"}],
+            "released":[{"con_id":3,"xid":"0A000B0057030000","reason":"orphan-released","released_at_scn":2146900}],
             "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4}"#;
         let bookmark = Bookmark::decode(text.as_bytes(), &at()).unwrap();
         assert_eq!(bookmark.commit_scn, 2_146_951);
         assert!(bookmark.already_emitted(2_146_951, &Xid::from_hex("07000C00F3010000").unwrap()));
-        assert_eq!(bookmark.released[0].reason, ReleaseReason::Orphan);
+        assert_eq!(
+            bookmark.released.entries()[0].reason,
+            crate::buffer::ReleaseReason::OrphanReleased
+        );
         assert_eq!(
             Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap(),
             bookmark
@@ -255,7 +206,7 @@ mod tests {
             br#"{"format":1}"#,
             br#"{"format":9,"commit_scn":1,"restart_scn":1,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0}"#,
             br#"{"format":1,"commit_scn":1,"restart_scn":1,"committed_xids":["XYZ"],"resetlogs_scn":1,"journal_generation":0}"#,
-            br#"{"format":1,"commit_scn":1,"restart_scn":1,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0,"released":[{"xid":"12","released_at_scn":1,"reason":"orphan"}]}"#,
+            br#"{"format":1,"commit_scn":1,"restart_scn":1,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0,"released":[{"xid":"12","released_at_scn":1,"reason":"discarded"}]}"#,
         ] {
             let stop = Bookmark::decode(value, &at()).unwrap_err();
             assert_eq!(stop.code, StopCode::BookmarkUnreadable);
@@ -280,27 +231,37 @@ mod tests {
     }
 
     fn arb_bookmark() -> impl Strategy<Value = Bookmark> {
-        let released = (
-            any::<[u8; 8]>(),
-            proptest::option::of("[A-Z][A-Z0-9_]{0,10}"),
-            any::<u64>(),
-            any::<bool>(),
+        let released = proptest::collection::vec(
+            (
+                any::<[u8; 8]>(),
+                proptest::option::of(any::<u32>()),
+                any::<u64>(),
+                any::<bool>(),
+            )
+                .prop_map(|(xid, con_id, released_at_scn, orphan)| LedgerEntry {
+                    con_id,
+                    xid: Xid(xid),
+                    reason: if orphan {
+                        ReleaseReason::OrphanReleased
+                    } else {
+                        ReleaseReason::Discarded
+                    },
+                    released_at_scn,
+                }),
+            0..4,
         )
-            .prop_map(|(xid, container, released_at_scn, orphan)| ReleasedXid {
-                xid: Xid(xid).to_upper_hex(),
-                container,
-                released_at_scn,
-                reason: if orphan {
-                    ReleaseReason::Orphan
-                } else {
-                    ReleaseReason::Discarded
-                },
-            });
+        .prop_map(|entries| {
+            let mut ledger = ReleasedLedger::new();
+            for entry in entries {
+                ledger.insert(entry);
+            }
+            ledger
+        });
         (
             any::<u64>(),
             any::<u64>(),
             proptest::collection::btree_set(any::<[u8; 8]>().prop_map(Xid), 0..5),
-            proptest::collection::vec(released, 0..4),
+            released,
             any::<u64>(),
             proptest::option::of(any::<u64>()),
             any::<u64>(),

@@ -2,7 +2,8 @@
 //! bookmark beside the data so a restart neither repeats nor loses a line.
 //!
 //! A page is committed in two steps, each durable before the next:
-//! 1. its lines are appended to the data file and the file is synced;
+//! 1. its lines are appended to the data file ([`FileSink::append_line`]) and, at
+//!    [`FileSink::commit`], the file is synced;
 //! 2. `<data file>.bookmark` is replaced atomically (write a temporary file, sync, rename) with
 //!    `{"dataBytes": <length of the data file>, "bookmark": {...}}`.
 //!
@@ -67,6 +68,8 @@ pub struct FileSink {
     bookmark_path: PathBuf,
     data: BufWriter<File>,
     data_bytes: u64,
+    /// Bytes appended since the last commit.
+    page_bytes: u64,
 }
 
 impl FileSink {
@@ -112,34 +115,39 @@ impl FileSink {
             bookmark_path,
             data,
             data_bytes,
+            page_bytes: 0,
         };
         Ok((sink, stored.map(|stored| stored.bookmark)))
     }
 
-    /// Appends a page's lines (each without its newline) and then its bookmark, durably.
-    pub fn commit_page<'a>(
-        &mut self,
-        lines: impl IntoIterator<Item = &'a [u8]>,
-        bookmark: &Value,
-    ) -> Result<(), FileSinkError> {
+    /// Appends one line (without its newline) to the page being written; nothing is committed
+    /// until [`FileSink::commit`].
+    pub fn append_line(&mut self, line: &[u8]) -> Result<(), FileSinkError> {
         let io = |source| FileSinkError::Io {
             path: self.path.clone(),
             source,
         };
-        let mut written = 0u64;
-        for line in lines {
-            self.data.write_all(line).map_err(io)?;
-            self.data.write_all(b"\n").map_err(io)?;
-            written += line.len() as u64 + 1;
-        }
+        self.data.write_all(line).map_err(io)?;
+        self.data.write_all(b"\n").map_err(io)?;
+        self.page_bytes += line.len() as u64 + 1;
+        Ok(())
+    }
+
+    /// Commits the page: the lines are synced, then the bookmark replaces the stored one.
+    pub fn commit(&mut self, bookmark: &Value) -> Result<(), FileSinkError> {
+        let io = |source| FileSinkError::Io {
+            path: self.path.clone(),
+            source,
+        };
         self.data.flush().map_err(io)?;
         self.data.get_ref().sync_data().map_err(io)?;
         let stored = StoredBookmark {
-            data_bytes: self.data_bytes + written,
+            data_bytes: self.data_bytes + self.page_bytes,
             bookmark: bookmark.clone(),
         };
         write_atomically(&self.bookmark_path, &stored)?;
         self.data_bytes = stored.data_bytes;
+        self.page_bytes = 0;
         Ok(())
     }
 
@@ -216,13 +224,11 @@ mod tests {
         let path = dir.path().join("out.jsonl");
         let (mut sink, stored) = FileSink::open(&path).unwrap();
         assert_eq!(stored, None);
-        sink.commit_page(
-            [&b"{\"a\":1}"[..], b"{\"a\":2}"],
-            &json!({"commit_scn": 10}),
-        )
-        .unwrap();
-        sink.commit_page([&b"{\"a\":3}"[..]], &json!({"commit_scn": 11}))
-            .unwrap();
+        sink.append_line(br#"{"a":1}"#).unwrap();
+        sink.append_line(br#"{"a":2}"#).unwrap();
+        sink.commit(&json!({"commit_scn": 10})).unwrap();
+        sink.append_line(br#"{"a":3}"#).unwrap();
+        sink.commit(&json!({"commit_scn": 11})).unwrap();
         drop(sink);
         let (sink, stored) = FileSink::open(&path).unwrap();
         assert_eq!(stored, Some(json!({"commit_scn": 11})));
@@ -235,8 +241,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.jsonl");
         let (mut sink, _) = FileSink::open(&path).unwrap();
-        sink.commit_page([&b"kept"[..]], &json!({"commit_scn": 1}))
-            .unwrap();
+        sink.append_line(b"kept").unwrap();
+        sink.commit(&json!({"commit_scn": 1})).unwrap();
         drop(sink);
         // A crash after the data but before the bookmark.
         std::fs::OpenOptions::new()
@@ -248,8 +254,8 @@ mod tests {
         let (mut sink, stored) = FileSink::open(&path).unwrap();
         assert_eq!(stored, Some(json!({"commit_scn": 1})));
         assert_eq!(lines(&path), ["kept"]);
-        sink.commit_page([&b"next"[..]], &json!({"commit_scn": 2}))
-            .unwrap();
+        sink.append_line(b"next").unwrap();
+        sink.commit(&json!({"commit_scn": 2})).unwrap();
         assert_eq!(lines(&path), ["kept", "next"]);
     }
 
@@ -258,7 +264,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.jsonl");
         let (mut sink, _) = FileSink::open(&path).unwrap();
-        sink.commit_page([&b"line"[..]], &json!({})).unwrap();
+        sink.append_line(b"line").unwrap();
+        sink.commit(&json!({})).unwrap();
         drop(sink);
         std::fs::write(&path, b"").unwrap();
         let error = FileSink::open(&path).unwrap_err();

@@ -45,7 +45,7 @@ pub mod topics;
 
 use std::fmt;
 
-pub use bookmark::{Bookmark, ReleaseReason, ReleasedXid};
+pub use bookmark::Bookmark;
 pub use config::KafkaClientSettings;
 pub use error::SinkError;
 pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions};
