@@ -13,6 +13,8 @@ command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v curl >/dev/null || need+=(curl)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
+# librdkafka is built with OpenSSL (TLS and SASL/SCRAM to Kafka).
+dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
