@@ -17,6 +17,25 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Capture changes as the config file says (see docs/capture.md).
+    Run {
+        /// The capture config (YAML; fields can be overridden by REDOLINE__... variables).
+        #[arg(long, value_name = "FILE")]
+        config: std::path::PathBuf,
+        /// With a simulated database: exit 0 once everything committed when the run began is
+        /// emitted.
+        #[arg(long)]
+        exit_at_end: bool,
+    },
+    /// Check the database prerequisites; prints each failing check with the statement that
+    /// fixes it; exit 0 when all pass.
+    Doctor {
+        #[arg(long, value_name = "FILE")]
+        config: std::path::PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the version and exit.
     Version {
         /// Print a JSON object instead of a line.

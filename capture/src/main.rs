@@ -2,12 +2,32 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use redoline_capture::cli::{Cli, Command, RedoCommand};
+use redoline_capture::run::{self, Outcome};
 use redoline_capture::{VERSION, exit};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cli.logging.init();
     match cli.command {
+        Command::Run {
+            config,
+            exit_at_end,
+        } => return finish(run::run(&config, exit_at_end)),
+        Command::Doctor { config, json } => {
+            let report = match run::doctor(&config) {
+                Ok(report) => report,
+                Err(outcome) => return finish(outcome),
+            };
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                println!("{report}");
+            }
+            return match report.stop() {
+                Some(stop) => finish(Outcome::Stopped(Box::new(stop))),
+                None => ExitCode::from(exit::OK),
+            };
+        }
         Command::Version { json: false } => println!("redoline-capture {VERSION}"),
         Command::Version { json: true } => println!(
             "{}",
@@ -26,4 +46,26 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::from(exit::OK)
+}
+
+/// The exit status of a command; a typed stop also writes the termination message.
+fn finish(outcome: Outcome) -> ExitCode {
+    match outcome {
+        Outcome::Done => ExitCode::from(exit::OK),
+        Outcome::Stopped(stop) => {
+            eprintln!("{stop}");
+            let path = redoline_capture::stop::termination_log_path();
+            if let Err(error) = stop.write_termination_log(&path, jiff::Timestamp::now()) {
+                eprintln!(
+                    "cannot write the termination message to {}: {error}",
+                    path.display()
+                );
+            }
+            ExitCode::from(exit::STOPPED)
+        }
+        Outcome::Failed(message) => {
+            eprintln!("redoline-capture: {message}");
+            ExitCode::from(exit::INTERNAL_ERROR)
+        }
+    }
 }

@@ -1,0 +1,699 @@
+//! The capture loop: the one place that joins the boundary, the buffer, the assembler, the
+//! encoder and the sink.
+//!
+//! ```text
+//! start:  bookmark (or the start position) → incarnation check → restart SCN
+//! loop:   flush → plan window (size, current SCN, RAC checkpoints) → logs → START_LOGMNR
+//!         → rows: CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
+//!           assemble → encode → sink page → bookmark (commit SCN, restart SCN) → release spill
+//!         → END_LOGMNR → orphan check, max age, lag, status
+//! ```
+//!
+//! Rules kept here:
+//! - A transaction reaches the sink once: a COMMIT the bookmark already covers (resume rule) is
+//!   read out of the buffer and dropped.
+//! - The bookmark's restart SCN never passes the first SCN of a transaction still open, so a
+//!   restart mines every open transaction from its beginning.
+//! - A DDL on a captured table ends the window right after its transaction: the table is
+//!   reloaded and mining goes on from the DDL's commit SCN. Rows at that SCN that were already
+//!   given to the buffer are recognised and not given twice.
+//! - Every typed stop ends the run with the stop (the caller writes the termination message).
+
+pub mod dictionary;
+pub mod output;
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use redoline_crds::StopCode;
+use redoline_crds::v1alpha1::{SnapshotMode, StartPositionType};
+
+use self::dictionary::CapturedTables;
+use self::output::LineEncoder;
+use crate::assemble::csf::ContinuationJoiner;
+use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
+use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
+use crate::config::CaptureConfig;
+use crate::event::Xid;
+use crate::http::{CaptureState, StatusBoard};
+use crate::lag::LagTracker;
+use crate::metrics::{EngineMetrics, SkipReason};
+use crate::sink::Bookmark;
+use crate::sink::file::FileSink;
+use crate::source::window::{Plan, WindowPlanner};
+use crate::source::{LogMinerRow, MiningWindow, OperationCode, OracleSource, SourceError};
+use crate::stop::Stop;
+
+/// Most records in one aggregated page (`mining.batchSize: 0`).
+const AGGREGATED_PAGE_RECORDS: u64 = 100_000;
+
+/// Why the run ended without a stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// Asked to stop (SIGTERM).
+    Stopped,
+    /// `--exit-at-end`: everything committed when the run began is emitted.
+    ReachedEnd,
+}
+
+/// A run that cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A typed stop: the operator must act.
+    #[error("{0}")]
+    Stop(Box<Stop>),
+    /// Anything else: the process fails and is restarted from the bookmark.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<Stop> for EngineError {
+    fn from(stop: Stop) -> Self {
+        Self::Stop(Box::new(stop))
+    }
+}
+
+impl From<SourceError> for EngineError {
+    fn from(error: SourceError) -> Self {
+        match error.stop() {
+            Some(stop) => Self::Stop(Box::new(stop)),
+            None => Self::Failed(error.to_string()),
+        }
+    }
+}
+
+impl From<crate::buffer::BufferError> for EngineError {
+    fn from(error: crate::buffer::BufferError) -> Self {
+        match error.stop() {
+            Some(stop) => Self::Stop(Box::new(stop)),
+            None => Self::Failed(error.to_string()),
+        }
+    }
+}
+
+impl From<crate::sink::file::FileSinkError> for EngineError {
+    fn from(error: crate::sink::file::FileSinkError) -> Self {
+        match error.stop() {
+            Some(stop) => Self::Stop(Box::new(stop)),
+            None => Self::Failed(error.to_string()),
+        }
+    }
+}
+
+/// How a run behaves beyond its config.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Stop with [`Finish::ReachedEnd`] once everything committed at start is emitted.
+    pub exit_at_end: bool,
+    /// The database's time zone (LogMiner's TIMESTAMP column is a DATE in it).
+    pub time_zone: TimeZone,
+    /// Set to stop after the current transaction.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What a run writes to and reports through, built by the caller.
+#[derive(Debug)]
+pub struct Wiring {
+    pub sink: FileSink,
+    /// The bookmark the sink holds from an earlier run.
+    pub stored_bookmark: Option<serde_json::Value>,
+    pub buffer: TransactionBuffer,
+    pub metrics: EngineMetrics,
+    pub board: StatusBoard,
+}
+
+/// Everything the row callback needs (the source is busy streaming while it runs).
+struct Pipeline {
+    config: CaptureConfig,
+    tables: CapturedTables,
+    buffer: TransactionBuffer,
+    sink: FileSink,
+    encoder: LineEncoder,
+    bookmark: Bookmark,
+    joiner: ContinuationJoiner,
+    metrics: EngineMetrics,
+    time_zone: TimeZone,
+    /// Receipts of transactions in the page not committed yet (their spill files stay).
+    pending: Vec<ReleaseReceipt>,
+    page_records: u64,
+    /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
+    /// that SCN.
+    latest_scn: u64,
+    latest_rows: HashSet<RowIdentity>,
+    /// After a restart at an SCN: the rows of that SCN already given.
+    replayed: Option<(u64, HashSet<RowIdentity>)>,
+    /// A DDL transaction committed at this SCN; the window ends here.
+    ddl_commit_scn: Option<u64>,
+    failure: Option<EngineError>,
+    stop: Arc<AtomicBool>,
+}
+
+/// What identifies a row within its SCN.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct RowIdentity {
+    xid: Xid,
+    rs_id: Arc<str>,
+    ssn: u64,
+    operation: u16,
+    rollback: bool,
+    csf: bool,
+    thread: u16,
+}
+
+impl RowIdentity {
+    fn of(row: &LogMinerRow) -> Self {
+        Self {
+            xid: row.xid,
+            rs_id: Arc::clone(&row.rs_id),
+            ssn: row.ssn,
+            operation: row.operation.code(),
+            rollback: row.rollback,
+            csf: row.csf,
+            thread: row.thread,
+        }
+    }
+}
+
+/// The capture: a source, the pipeline, and the loop's own state.
+pub struct Engine<S: OracleSource> {
+    source: S,
+    pipeline: Pipeline,
+    board: StatusBoard,
+    planner: WindowPlanner,
+    lag: LagTracker,
+    next_scn: u64,
+    end_scn: Option<u64>,
+    options: RunOptions,
+}
+
+impl<S: OracleSource> std::fmt::Debug for Engine<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("next_scn", &self.next_scn)
+            .field("bookmark", &self.pipeline.bookmark)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: OracleSource> Engine<S> {
+    /// Prepares a run: reads the dictionary and the stored bookmark (or anchors a fresh one),
+    /// checks the incarnation, and positions mining.
+    pub fn start(
+        config: CaptureConfig,
+        mut source: S,
+        wiring: Wiring,
+        options: RunOptions,
+    ) -> Result<Self, EngineError> {
+        let Wiring {
+            sink,
+            stored_bookmark,
+            buffer,
+            metrics,
+            board,
+        } = wiring;
+        let database = source.database()?;
+        let tables = CapturedTables::load(&mut source, &config.table_names())?;
+        let pdb_incarnation = match &config.database.pdb {
+            Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
+            None => None,
+        };
+        if matches!(
+            config.snapshot.mode,
+            SnapshotMode::Initial | SnapshotMode::InitialOnly | SnapshotMode::WhenNeeded
+        ) {
+            tracing::warn!(
+                mode = ?config.snapshot.mode,
+                "initial snapshots are not built yet: streaming changes only"
+            );
+        }
+        let bookmark = match stored_bookmark {
+            Some(value) => {
+                let bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
+                    Stop::new(
+                        StopCode::BookmarkUnreadable,
+                        format!("the stored bookmark cannot be read: {error}"),
+                    )
+                })?;
+                if bookmark.resetlogs_scn != database.resetlogs_scn
+                    || (pdb_incarnation.is_some()
+                        && bookmark.pdb_incarnation_scn.is_some()
+                        && bookmark.pdb_incarnation_scn != pdb_incarnation)
+                {
+                    return Err(Stop::new(
+                        StopCode::IncarnationMismatch,
+                        format!(
+                            "the bookmark belongs to incarnation RESETLOGS SCN {} (PDB {:?}), the \
+                             database is at RESETLOGS SCN {} (PDB {:?}); take a new snapshot and \
+                             reset the bookmark",
+                            bookmark.resetlogs_scn,
+                            bookmark.pdb_incarnation_scn,
+                            database.resetlogs_scn,
+                            pdb_incarnation
+                        ),
+                    )
+                    .into());
+                }
+                bookmark
+            }
+            None => Self::anchor(
+                &config,
+                &mut source,
+                database.resetlogs_scn,
+                pdb_incarnation,
+            )?,
+        };
+        tracing::info!(
+            commit_scn = bookmark.commit_scn,
+            restart_scn = bookmark.restart_scn,
+            "mining starts"
+        );
+        let next_scn = bookmark.restart_scn;
+        let encoder = LineEncoder::new(
+            &config.format,
+            config
+                .kafka
+                .as_ref()
+                .map_or("redoline", |k| k.topic_prefix.as_str()),
+            &database.name,
+        );
+        let end_scn = if options.exit_at_end {
+            source.flush_redo()?;
+            Some(source.current_scn()?)
+        } else {
+            None
+        };
+        metrics.restart_scn.set(to_gauge(bookmark.restart_scn));
+        let pipeline = Pipeline {
+            tables,
+            buffer,
+            sink,
+            encoder,
+            bookmark,
+            joiner: ContinuationJoiner::default(),
+            metrics,
+            time_zone: options.time_zone.clone(),
+            pending: Vec::new(),
+            page_records: 0,
+            latest_scn: 0,
+            latest_rows: HashSet::new(),
+            replayed: None,
+            ddl_commit_scn: None,
+            failure: None,
+            stop: Arc::clone(&options.stop),
+            config,
+        };
+        Ok(Self {
+            planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
+            source,
+            pipeline,
+            board,
+            lag: LagTracker::default(),
+            next_scn,
+            end_scn,
+            options,
+        })
+    }
+
+    /// The position of a capture with no bookmark (seed 001 start positions).
+    fn anchor(
+        config: &CaptureConfig,
+        source: &mut S,
+        resetlogs_scn: u64,
+        pdb_incarnation: Option<u64>,
+    ) -> Result<Bookmark, EngineError> {
+        let (anchor, restart) = match config.start_position.type_ {
+            StartPositionType::Current => {
+                let current = source.current_scn()?;
+                // Transactions open now began earlier: mine from the oldest one's start so they
+                // are captured whole.
+                let oldest_open = match source.open_transactions() {
+                    Ok(open) => open
+                        .iter()
+                        .map(|t| t.start_scn)
+                        .filter(|&scn| scn > 1)
+                        .min(),
+                    Err(error) => {
+                        tracing::warn!(%error, "open transactions could not be read; transactions open now may be captured only from here");
+                        None
+                    }
+                };
+                (current, oldest_open.unwrap_or(current).min(current))
+            }
+            StartPositionType::Earliest => {
+                let oldest = source
+                    .redo_logs(0)?
+                    .iter()
+                    .map(|log| log.first_scn)
+                    .min()
+                    .ok_or_else(|| EngineError::Failed("the database lists no redo log".into()))?;
+                tracing::warn!(
+                    oldest,
+                    "starting at the oldest redo: transactions open before it are captured from there on"
+                );
+                (oldest.saturating_sub(1), oldest)
+            }
+            StartPositionType::Scn => {
+                let scn = config.start_position.scn.unwrap_or(1);
+                (scn.saturating_sub(1), scn)
+            }
+        };
+        let mut bookmark =
+            Bookmark::initial(anchor.saturating_add(1), resetlogs_scn, pdb_incarnation, 0);
+        bookmark.restart_scn = restart.min(anchor.saturating_add(1));
+        Ok(bookmark)
+    }
+
+    /// Runs until stopped, a typed stop, or (with `exit_at_end`) the end.
+    pub fn run(&mut self) -> Result<Finish, EngineError> {
+        self.board.update(Timestamp::now(), |report| {
+            report.state = CaptureState::Streaming;
+        });
+        let result = self.mine_until_done();
+        self.board.update(Timestamp::now(), |report| {
+            report.state = CaptureState::Stopping;
+        });
+        if let Err(EngineError::Stop(stop)) = &result {
+            self.pipeline.metrics.stopped(stop.code.code());
+        }
+        result
+    }
+
+    fn mine_until_done(&mut self) -> Result<Finish, EngineError> {
+        let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds);
+        loop {
+            if self.options.stop.load(Ordering::Relaxed) {
+                return Ok(Finish::Stopped);
+            }
+            if self.end_scn.is_some_and(|end| self.next_scn > end) {
+                self.pipeline.commit_page()?;
+                return Ok(Finish::ReachedEnd);
+            }
+            let now = Timestamp::now();
+            self.board.beat(now);
+            self.source.flush_redo()?;
+            let current = self.source.current_scn()?;
+            let threads = self.source.threads()?;
+            let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);
+            if let Some(delay) = delay {
+                tracing::warn!("{}", delay.message());
+            }
+            match plan {
+                Plan::Idle => {
+                    self.pipeline.commit_page()?;
+                    self.after_window(current)?;
+                    std::thread::sleep(poll);
+                }
+                Plan::Mine { window, .. } => {
+                    let end = match self.end_scn {
+                        Some(end_scn) => window.end_scn.min(end_scn),
+                        None => window.end_scn,
+                    };
+                    self.mine_window(window.start_scn, end)?;
+                    self.after_window(current)?;
+                }
+            }
+        }
+    }
+
+    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<(), EngineError> {
+        let started = Instant::now();
+        let metrics = &self.pipeline.metrics;
+        metrics.window_start_scn.set(to_gauge(start_scn));
+        metrics.window_end_scn.set(to_gauge(end_scn));
+        let logs = self.source.logs_covering(start_scn)?;
+        let window = MiningWindow {
+            start_scn,
+            end_scn,
+            logs: logs.logs,
+            tables: self.pipeline.config.table_names(),
+            pdb: self.pipeline.config.database.pdb.clone(),
+        };
+        self.source.start_mining(&window)?;
+        let pipeline = &mut self.pipeline;
+        let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
+        let ended = self.source.end_mining();
+        let fetched = streamed?;
+        ended?;
+        self.pipeline.metrics.rows_fetched.inc_by(fetched);
+        if let Some(failure) = self.pipeline.failure.take() {
+            return Err(failure);
+        }
+        self.pipeline.commit_page()?;
+        self.next_scn = match self.pipeline.ddl_commit_scn.take() {
+            Some(ddl_scn) => {
+                self.pipeline.tables.reload_stale(&mut self.source)?;
+                self.pipeline.replayed =
+                    Some((ddl_scn, std::mem::take(&mut self.pipeline.latest_rows)));
+                ddl_scn
+            }
+            None => end_scn + 1,
+        };
+        self.pipeline
+            .metrics
+            .window_duration
+            .observe(started.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    /// Between windows: orphans, maximum age, lag, and the status the operator reads.
+    fn after_window(&mut self, current_scn: u64) -> Result<(), EngineError> {
+        let now = Timestamp::now();
+        let buffer = &mut self.pipeline.buffer;
+        if buffer.orphan_check_due(now) {
+            let open = self.source.open_transactions()?;
+            let sessions = self.source.sessions()?;
+            let events = self.pipeline.buffer.check_orphans(OrphanCheck {
+                now,
+                current_scn,
+                mined_through_scn: self.next_scn.saturating_sub(1),
+                open_transactions: &open,
+                sessions: &sessions,
+            })?;
+            for event in events {
+                tracing::warn!(event = %serde_json::to_string(&event).unwrap_or_default(), "transaction-orphan-released");
+            }
+        }
+        for discarded in self.pipeline.buffer.enforce_max_age(now)? {
+            tracing::warn!(
+                event = %serde_json::to_string(&discarded.ops_event).unwrap_or_default(),
+                dlq = %serde_json::to_string(&discarded.dlq_record).unwrap_or_default(),
+                "transaction-discarded"
+            );
+        }
+        if self.lag.due(now, false) {
+            let emitted = self.pipeline.bookmark.commit_scn;
+            let times = self
+                .source
+                .scn_to_timestamp(current_scn)
+                .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
+            match times {
+                Ok((current, emitted)) => self.lag.record(now, current, emitted),
+                Err(error) => {
+                    if self.lag.record_failure(now) {
+                        tracing::warn!(%error, "the lag query failed; lag is unknown until it works again");
+                    }
+                }
+            }
+            self.pipeline.metrics.set_lag(self.lag.lag_seconds());
+        }
+        let pipeline = &self.pipeline;
+        let lag = self.lag.lag_seconds();
+        self.board.update(now, |report| {
+            report.commit_scn = Some(pipeline.bookmark.commit_scn);
+            report.restart_scn = Some(pipeline.bookmark.restart_scn);
+            report.lag_seconds = lag;
+            report.open_transactions = pipeline.buffer.open_transactions() as u64;
+            report.buffered_events = pipeline.buffer.buffered_events();
+            report.heap_bytes = pipeline.buffer.heap_bytes();
+            report.spilled_transactions = pipeline.buffer.spilled_transactions();
+            report.spilled_bytes = pipeline.buffer.spilled_bytes();
+        });
+        Ok(())
+    }
+
+    /// The bookmark of the last committed page.
+    pub fn bookmark(&self) -> &Bookmark {
+        &self.pipeline.bookmark
+    }
+}
+
+impl Pipeline {
+    /// One mined row; `Break` ends the window (a failure, a DDL to reload, or a stop request).
+    fn push_row(&mut self, row: LogMinerRow) -> ControlFlow<()> {
+        match self.try_push_row(row) {
+            Ok(flow) => flow,
+            Err(error) => {
+                self.failure = Some(error);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    fn try_push_row(&mut self, row: LogMinerRow) -> Result<ControlFlow<()>, EngineError> {
+        if let Some((scn, seen)) = &self.replayed {
+            if row.scn == *scn && seen.contains(&RowIdentity::of(&row)) {
+                return Ok(ControlFlow::Continue(()));
+            }
+            if row.scn > *scn {
+                self.replayed = None;
+            }
+        }
+        if row.scn != self.latest_scn {
+            self.latest_scn = row.scn;
+            self.latest_rows.clear();
+        }
+        self.latest_rows.insert(RowIdentity::of(&row));
+        if row.operation == OperationCode::MissingScn {
+            return Err(Stop::new(
+                StopCode::RedoMissing,
+                format!(
+                    "LogMiner reports missing redo ({}); restore the archived logs or take a new snapshot",
+                    row.info.as_deref().unwrap_or("no detail")
+                ),
+            )
+            .into());
+        }
+        let Some(row) = self.joiner.push(row) else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        match self.buffer.push(row, Timestamp::now())? {
+            Pushed::Committed(transaction) => {
+                self.emit(*transaction)?;
+                if self.tables.has_stale() {
+                    self.ddl_commit_scn = Some(self.latest_scn);
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+            Pushed::RolledBack => self.metrics.transaction_rolled_back(),
+            Pushed::Buffered | Pushed::Ignored => {}
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(ControlFlow::Break(()));
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and
+    /// written to the page.
+    fn emit(&mut self, mut transaction: CommittedTransaction) -> Result<(), EngineError> {
+        let commit = transaction.commit_row().clone();
+        if self.bookmark.already_emitted(commit.scn, &commit.xid) {
+            for row in transaction.by_ref() {
+                row?;
+            }
+            let receipt = transaction.finish()?;
+            self.buffer.release(receipt)?;
+            return Ok(());
+        }
+        let commit_info = CommitInfo {
+            xid: commit.xid,
+            commit_scn: commit.scn,
+            commit_time: commit
+                .timestamp
+                .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
+                .map(|zoned| zoned.timestamp()),
+        };
+        let mut assembler = TransactionAssembler::new(
+            &mut self.tables,
+            commit_info,
+            self.config.mining.on_unsupported,
+            self.time_zone.clone(),
+        );
+        let now = Timestamp::now();
+        let mut written = 0u64;
+        let mut failure: Option<EngineError> = None;
+        let encoder = &mut self.encoder;
+        let sink = &mut self.sink;
+        let metrics = &self.metrics;
+        let mut write = |event: crate::event::ChangeEvent| {
+            if failure.is_some() {
+                return;
+            }
+            metrics.event(&event.op, &event.table.qualified_name());
+            let mut lines = Vec::new();
+            if let Err(error) = encoder.encode(&event, now, &mut |line| lines.push(line.to_vec())) {
+                failure = Some(EngineError::Failed(format!(
+                    "encoding an event failed: {error}"
+                )));
+                return;
+            }
+            for line in lines {
+                if let Err(error) = sink.append_line(&line) {
+                    failure = Some(error.into());
+                    return;
+                }
+                written += 1;
+            }
+        };
+        for row in transaction.by_ref() {
+            let row = row?;
+            assembler
+                .push(row, &mut write)
+                .map_err(|error| assemble_stop(&error, metrics))?;
+        }
+        let stats = assembler
+            .finish(&mut write)
+            .map_err(|error| assemble_stop(&error, metrics))?;
+        if let Some(failure) = failure {
+            return Err(failure);
+        }
+        for _ in 0..stats.skipped {
+            self.metrics.skipped(SkipReason::Unsupported);
+        }
+        let receipt = transaction.finish()?;
+        self.pending.push(receipt);
+        self.page_records += written;
+        self.metrics.transaction_committed();
+        self.bookmark
+            .record_commit(commit.scn, commit.xid)
+            .map_err(|error| EngineError::Failed(error.to_string()))?;
+        self.bookmark.restart_scn = self
+            .buffer
+            .oldest_first_scn()
+            .map_or(commit.scn, |open| open.min(commit.scn));
+        self.bookmark.released = self.buffer.ledger().clone();
+        // A transaction that wrote nothing (one that touched no captured table, such as the flush
+        // write) moves the bookmark with the next page instead of costing a page of its own.
+        let per_transaction = self.config.mining.batch_size != 0 && written > 0;
+        if per_transaction || self.page_records >= AGGREGATED_PAGE_RECORDS {
+            self.commit_page()?;
+        }
+        Ok(())
+    }
+
+    /// Commits the page (data, then bookmark) and only then deletes its spill files.
+    fn commit_page(&mut self) -> Result<(), EngineError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let bookmark = serde_json::to_value(&self.bookmark)
+            .map_err(|error| EngineError::Failed(error.to_string()))?;
+        self.sink.commit(&bookmark)?;
+        self.metrics
+            .commit_scn
+            .set(to_gauge(self.bookmark.commit_scn));
+        self.metrics
+            .restart_scn
+            .set(to_gauge(self.bookmark.restart_scn));
+        for receipt in self.pending.drain(..) {
+            self.buffer.release(receipt)?;
+        }
+        self.page_records = 0;
+        Ok(())
+    }
+}
+
+fn assemble_stop(error: &AssembleError, metrics: &EngineMetrics) -> EngineError {
+    let stop = error.stop();
+    metrics.stopped(stop.code.code());
+    stop.into()
+}
+
+fn to_gauge(scn: u64) -> i64 {
+    i64::try_from(scn).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,284 @@
+//! `redoline-capture run` and `doctor`: from a config file to a source, a sink and the engine.
+//!
+//! Everything is checked before anything connects: the config (CDC-1001), the secrets, the
+//! scenario of a simulated database. The HTTP face and SIGTERM handling run on a small Tokio
+//! runtime beside the mining loop, which is blocking (the `oracle` crate is synchronous).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
+use prometheus::Registry;
+
+use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
+use crate::config::{self, CaptureConfig, ConfigError, secrets};
+use crate::doctor::{self, DoctorRequest, Report};
+use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
+use crate::http::{StatusBoard, router};
+use crate::metrics::EngineMetrics;
+use crate::sink::file::FileSink;
+use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
+use crate::source::simulator::Simulator;
+use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
+
+/// How a command ended, for the exit status.
+#[derive(Debug)]
+pub enum Outcome {
+    Done,
+    Stopped(Box<crate::stop::Stop>),
+    Failed(String),
+}
+
+impl From<EngineError> for Outcome {
+    fn from(error: EngineError) -> Self {
+        match error {
+            EngineError::Stop(stop) => Self::Stopped(stop),
+            EngineError::Failed(message) => Self::Failed(message),
+        }
+    }
+}
+
+impl From<ConfigError> for Outcome {
+    fn from(error: ConfigError) -> Self {
+        Self::Stopped(Box::new(error.stop()))
+    }
+}
+
+fn environment() -> Vec<(String, String)> {
+    std::env::vars().collect()
+}
+
+fn lookup(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// `run --config FILE`.
+pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
+    let config = match config::load(config_path, &environment()) {
+        Ok(config) => config,
+        Err(error) => return error.into(),
+    };
+    if config.kafka.is_some() {
+        return Outcome::Failed(
+            "this build writes to the file sink only; the Kafka sink is wired in with the capture \
+             process issue: use `file: {path: ...}` for now"
+                .to_owned(),
+        );
+    }
+    match &config.database.simulator {
+        Some(simulator) => match Simulator::from_scenario_file(&simulator.scenario) {
+            Ok(source) => run_with(config, source, exit_at_end),
+            Err(error) => ConfigError::new("database.simulator.scenario", error.to_string()).into(),
+        },
+        None => match connect(&config) {
+            Ok(source) => run_with(config, source, exit_at_end),
+            Err(outcome) => outcome,
+        },
+    }
+}
+
+/// `doctor --config FILE`.
+pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
+    let config = config::load(config_path, &environment())?;
+    let request = |user: String| DoctorRequest {
+        user,
+        tables: config.table_names(),
+        pdb: config.database.pdb.clone(),
+        snapshots: !matches!(
+            config.snapshot.mode,
+            redoline_crds::v1alpha1::SnapshotMode::Never
+                | redoline_crds::v1alpha1::SnapshotMode::NoData
+                | redoline_crds::v1alpha1::SnapshotMode::SchemaOnly
+        ),
+    };
+    match &config.database.simulator {
+        Some(simulator) => {
+            let mut source =
+                Simulator::from_scenario_file(&simulator.scenario).map_err(|error| {
+                    Outcome::from(ConfigError::new(
+                        "database.simulator.scenario",
+                        error.to_string(),
+                    ))
+                })?;
+            Ok(doctor_with(&mut source, &request("C##CDC".to_owned())))
+        }
+        None => {
+            let credentials = secrets::database_credentials(&lookup)?;
+            let user = credentials.username.clone();
+            let mut source = connect(&config)?;
+            Ok(doctor_with(&mut source, &request(user)))
+        }
+    }
+}
+
+fn doctor_with<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorRequest) -> Report {
+    doctor::run(source, request)
+}
+
+fn connect(config: &CaptureConfig) -> Result<OracleClient, Outcome> {
+    let credentials = secrets::database_credentials(&lookup)?;
+    let database = &config.database;
+    let connect_string = match (
+        &database.connect_string,
+        &database.host,
+        &database.service_name,
+    ) {
+        (Some(connect_string), _, _) => connect_string.clone(),
+        (None, Some(host), Some(service)) => ez_connect(host, database.port, service),
+        _ => {
+            return Err(ConfigError::new(
+                "database",
+                "set database.serviceName with database.host, or database.connectString",
+            )
+            .into());
+        }
+    };
+    if let Some(wallet) = &credentials.wallet_dir {
+        // ODPI-C finds sqlnet.ora, tnsnames.ora and the wallet through TNS_ADMIN, which the pod
+        // sets (changing the environment of a running process is unsound); check it agrees.
+        if std::env::var_os("TNS_ADMIN").as_deref() != Some(wallet.as_os_str()) {
+            tracing::warn!(wallet = %wallet.display(), "TNS_ADMIN does not name the wallet directory; TLS settings there are not used");
+        }
+    }
+    let options = ConnectOptions {
+        username: credentials.username,
+        password: credentials.password.expose().to_owned(),
+        connect_string,
+        max_connections: database.max_connections,
+        statement_timeout: match config.mining.statement_timeout_seconds {
+            0 => None,
+            seconds => Some(Duration::from_secs(seconds)),
+        },
+        pdb: database.pdb.clone(),
+        flush_table: config.mining.flush_table.clone(),
+    };
+    OracleClient::connect(options).map_err(|error| match error.stop() {
+        Some(stop) => Outcome::Stopped(Box::new(stop)),
+        None => Outcome::Failed(error.to_string()),
+    })
+}
+
+fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool) -> Outcome {
+    let registry = Registry::new();
+    let started = Timestamp::now();
+    // The loop beats at least once per poll interval and per call timeout.
+    let wedged_after = SignedDuration::from_secs(
+        (config
+            .mining
+            .statement_timeout_seconds
+            .max(config.mining.poll_interval_seconds)
+            * 2
+            + 60) as i64,
+    );
+    let board = StatusBoard::new(started, wedged_after);
+    let stop = Arc::new(AtomicBool::new(false));
+    let _runtime = match serve(&config, board.clone(), registry.clone(), Arc::clone(&stop)) {
+        Ok(runtime) => runtime,
+        Err(message) => return Outcome::Failed(message),
+    };
+    let prepared = (|| -> Result<Engine<S>, EngineError> {
+        let metrics =
+            EngineMetrics::new(&registry).map_err(|e| EngineError::Failed(e.to_string()))?;
+        let buffer_metrics =
+            BufferMetrics::new(&registry).map_err(|e| EngineError::Failed(e.to_string()))?;
+        let buffer_config = BufferConfig {
+            memory_max_bytes: size(&config.buffer.memory_max_bytes)?,
+            spill_dir: config.spill_dir(),
+            spill_max_bytes: size(&config.buffer.spill.max_bytes)?,
+            transactions: config.transactions.clone(),
+        };
+        let Some(file) = &config.file else {
+            return Err(EngineError::Failed("no sink configured".to_owned()));
+        };
+        let (sink, stored) = FileSink::open(&file.path)?;
+        let ledger = match &stored {
+            Some(stored) => stored
+                .get("released")
+                .cloned()
+                .map(serde_json::from_value)
+                .transpose()
+                .map_err(|e| EngineError::Failed(format!("the stored released ledger: {e}")))?
+                .unwrap_or_default(),
+            None => Default::default(),
+        };
+        let buffer = TransactionBuffer::new(buffer_config, ledger, buffer_metrics)?;
+        let options = RunOptions {
+            exit_at_end,
+            time_zone: TimeZone::UTC,
+            stop: Arc::clone(&stop),
+        };
+        let wiring = Wiring {
+            sink,
+            stored_bookmark: stored,
+            buffer,
+            metrics,
+            board,
+        };
+        Engine::start(config.clone(), source, wiring, options)
+    })();
+    let mut engine = match prepared {
+        Ok(engine) => engine,
+        Err(error) => return error.into(),
+    };
+    match engine.run() {
+        Ok(Finish::ReachedEnd) | Ok(Finish::Stopped) => {
+            tracing::info!(commit_scn = engine.bookmark().commit_scn, "capture stopped");
+            Outcome::Done
+        }
+        Err(error) => error.into(),
+    }
+}
+
+fn size(quantity: &redoline_crds::ByteQuantity) -> Result<u64, EngineError> {
+    quantity
+        .bytes()
+        .map_err(|error| EngineError::Failed(error.to_string()))
+}
+
+/// Starts the runtime for the HTTP face and SIGTERM; the runtime lives as long as the value.
+fn serve(
+    config: &CaptureConfig,
+    board: StatusBoard,
+    registry: Registry,
+    stop: Arc<AtomicBool>,
+) -> Result<tokio::runtime::Runtime, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the runtime: {error}"))?;
+    let port = config.http.port;
+    if port != 0 {
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(("0.0.0.0", port)))
+            .map_err(|error| format!("cannot listen on port {port}: {error}"))?;
+        runtime.spawn(async move {
+            if let Err(error) = axum::serve(listener, router(board, registry)).await {
+                tracing::error!(%error, "the HTTP server stopped");
+            }
+        });
+    }
+    runtime.spawn(async move {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "SIGTERM cannot be watched");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = terminate => {},
+            _ = tokio::signal::ctrl_c() => {},
+        }
+        tracing::info!("stop requested: finishing the current transaction");
+        stop.store(true, Ordering::Relaxed);
+    });
+    Ok(runtime)
+}

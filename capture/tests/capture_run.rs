@@ -1,0 +1,357 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! `redoline-capture run` end to end on the simulator and the file sink: what is emitted, that a
+//! restart or a SIGKILL at any moment neither repeats nor loses a transaction, and the typed stops
+//! with their termination messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::Value;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
+
+struct Run {
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new(scenario: &str, extra_config: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
+        std::fs::write(
+            dir.path().join("capture.yaml"),
+            format!(
+                "name: test\n\
+                 database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
+                 tables: [APP.ORDERS, APP.ITEMS]\n\
+                 file: {{path: out.jsonl}}\n\
+                 format: {{type: compact}}\n\
+                 snapshot: {{mode: never}}\n\
+                 startPosition: {{type: earliest}}\n\
+                 http: {{port: 0}}\n\
+                 {extra_config}"
+            ),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["run", "--config"])
+            .arg(self.path("capture.yaml"))
+            .arg("--exit-at-end")
+            .env("REDOLINE_TERMINATION_LOG", self.path("termination.log"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn run(&self) -> (i32, String) {
+        let output = self.command().output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.path("out.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    fn termination(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.path("termination.log")).unwrap())
+            .unwrap()
+    }
+}
+
+const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"},{"name":"TOTAL","type":"NUMBER(12,2)"}],"logging":"all"}
+{"table":"APP.ITEMS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"ORDER_ID","type":"NUMBER(10)"},{"name":"NOTE","type":"VARCHAR2(4000)"}],"logging":"all"}
+"#;
+
+/// A deterministic interleaving of transactions with savepoints, rollbacks and failed statements.
+fn workload(transactions: u32) -> (String, Vec<(String, u64)>) {
+    let mut lines = String::from(TABLES);
+    let mut expected = Vec::new();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut open: Vec<(u32, Vec<(String, u64)>)> = Vec::new();
+    let mut id = 0u64;
+    let mut started = 0;
+    while started < transactions || !open.is_empty() {
+        if started < transactions && (open.len() < 3 || next() % 3 == 0) {
+            open.push((started, Vec::new()));
+            started += 1;
+        }
+        let pick = (next() % open.len() as u64) as usize;
+        let (tx, changes) = &mut open[pick];
+        let tx = *tx;
+        match next() % 10 {
+            0 if !changes.is_empty() => {
+                lines.push_str(&format!("{{\"tx\":\"t{tx}\",\"rollback\":true}}\n"));
+                open.remove(pick);
+            }
+            1 | 2 if !changes.is_empty() => {
+                lines.push_str(&format!("{{\"tx\":\"t{tx}\",\"commit\":true}}\n"));
+                let (_, changes) = open.remove(pick);
+                expected.extend(changes);
+            }
+            3 => {
+                id += 1;
+                lines.push_str(&format!(
+                    "{{\"tx\":\"t{tx}\",\"savepoint\":\"s\"}}\n{{\"tx\":\"t{tx}\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":{id},\"ORDER_ID\":1,\"NOTE\":\"undone\"}}}}\n{{\"tx\":\"t{tx}\",\"rollback_to\":\"s\"}}\n"
+                ));
+            }
+            4 => {
+                id += 1;
+                let note = "x".repeat((next() % 3000) as usize + 1);
+                lines.push_str(&format!(
+                    "{{\"tx\":\"t{tx}\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":{id},\"ORDER_ID\":{tx},\"NOTE\":\"{note}\"}}}}\n"
+                ));
+                changes.push(("ITEMS".to_owned(), id));
+            }
+            _ => {
+                id += 1;
+                lines.push_str(&format!(
+                    "{{\"tx\":\"t{tx}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{id},\"STATUS\":\"NEW\",\"TOTAL\":\"{}.{:02}\"}}}}\n",
+                    next() % 1000,
+                    next() % 100
+                ));
+                changes.push(("ORDERS".to_owned(), id));
+            }
+        }
+        if next() % 50 == 0 {
+            lines.push_str("{\"log_switch\":true}\n");
+        }
+    }
+    (lines, expected)
+}
+
+fn emitted(events: &[Value]) -> Vec<(String, u64)> {
+    events
+        .iter()
+        .map(|e| {
+            (
+                e["table"].as_str().unwrap().to_owned(),
+                e["after"]["ID"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn committed_transactions_are_emitted_once_in_commit_order() {
+    let (scenario, expected) = workload(300);
+    let run = Run::new(&scenario, "");
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = run.events();
+    assert_eq!(emitted(&events), expected, "rolled back work never appears");
+    let commit_scns: Vec<u64> = events
+        .iter()
+        .map(|e| e["commit_scn"].as_u64().unwrap())
+        .collect();
+    assert!(commit_scns.windows(2).all(|w| w[0] <= w[1]), "commit order");
+    // A second run resumes from the bookmark and adds nothing.
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(run.events().len(), events.len());
+}
+
+#[test]
+fn a_tiny_heap_budget_spills_and_still_emits_everything() {
+    let (scenario, expected) = workload(120);
+    let run = Run::new(
+        &scenario,
+        "buffer: {memoryMaxBytes: 16Mi, spill: {dir: spill, maxBytes: 1Gi}}\n",
+    );
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(emitted(&run.events()), expected);
+}
+
+#[test]
+fn sigkill_at_any_moment_neither_repeats_nor_loses_a_transaction() {
+    let (scenario, expected) = workload(1500);
+    let config = "mining: {maxScnWindow: 1000}\n";
+    // An uninterrupted run sets the time scale: kills land anywhere from start-up to the end.
+    let reference = Run::new(&scenario, config);
+    let started = Instant::now();
+    assert_eq!(reference.run().0, 0);
+    let full_run = started.elapsed();
+    assert_eq!(emitted(&reference.events()), expected);
+
+    let run = Run::new(&scenario, config);
+    let mut kills = 0;
+    let mut state = 0x2545_f491_u64;
+    while kills < 12 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        let fraction = 0.1 + (state >> 33) as f64 / f64::from(u32::MAX) * 0.8;
+        let mut child = run.command().spawn().unwrap();
+        std::thread::sleep(full_run.mul_f64(fraction));
+        match child.try_wait().unwrap() {
+            Some(status) => {
+                assert_eq!(status.code(), Some(0), "a run failed");
+                break;
+            }
+            None => {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+            }
+        }
+    }
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(emitted(&run.events()), expected, "after {kills} kills");
+    assert_eq!(
+        std::fs::read(run.path("out.jsonl")).unwrap(),
+        std::fs::read(reference.path("out.jsonl")).unwrap(),
+        "the killed run's file equals the uninterrupted one, byte for byte"
+    );
+}
+
+#[test]
+fn an_invalid_config_is_cdc_1001_naming_the_field() {
+    let run = Run::new(TABLES, "mining: {maxScnWindow: 5}\n");
+    let (status, _) = run.run();
+    assert_eq!(status, 3);
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-1001");
+    assert_eq!(message["details"]["field"], "mining.maxScnWindow");
+}
+
+#[test]
+fn an_unsupported_change_stops_with_cdc_6001_or_is_skipped() {
+    let scenario = format!(
+        "{TABLES}{{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1}}}}\n{{\"tx\":\"a\",\"commit\":true}}\n{{\"unsupported\":\"APP.ORDERS\"}}\n{{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":2}}}}\n{{\"tx\":\"b\",\"commit\":true}}\n"
+    );
+    let run = Run::new(&scenario, "");
+    assert_eq!(run.run().0, 3);
+    assert_eq!(run.termination()["code"], "CDC-6001");
+    assert_eq!(
+        emitted(&run.events()),
+        [("ORDERS".to_owned(), 1)],
+        "nothing after the stop"
+    );
+
+    let skipping = Run::new(&scenario, "mining: {onUnsupported: skip}\n");
+    assert_eq!(skipping.run().0, 0);
+    assert_eq!(
+        emitted(&skipping.events()),
+        [("ORDERS".to_owned(), 1), ("ORDERS".to_owned(), 2)]
+    );
+}
+
+#[test]
+fn the_spill_cap_stops_with_cdc_4001_listing_the_largest_transactions() {
+    // 5,000 rows of 4,000 characters: far over the 16Mi heap budget, so the transaction spills,
+    // and its file passes the 1Mi cap.
+    let mut scenario = String::from(TABLES);
+    let note = "y".repeat(4000);
+    for i in 0..5000 {
+        scenario.push_str(&format!(
+            "{{\"tx\":\"big\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":{i},\"ORDER_ID\":1,\"NOTE\":\"{note}\"}}}}\n"
+        ));
+    }
+    scenario.push_str("{\"tx\":\"big\",\"commit\":true}\n");
+    let run = Run::new(
+        &scenario,
+        "buffer: {memoryMaxBytes: 16Mi, spill: {dir: spill, maxBytes: 1Mi}}\n",
+    );
+    let (status, stderr) = run.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-4001");
+    let listed = message["details"]["transactions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0]["diskBytes"].as_u64().unwrap() > 0);
+    assert!(
+        run.events().is_empty(),
+        "nothing of the transaction is emitted"
+    );
+}
+
+#[test]
+fn purged_redo_stops_with_cdc_2001_naming_the_range() {
+    let mut scenario = String::from(TABLES);
+    scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
+    scenario.push_str("{\"log_switch\":true}\n{\"log_switch\":true}\n{\"log_switch\":true}\n");
+    scenario.push_str("{\"archive_purge_before_scn\":1000010}\n");
+    let run = Run::new(&scenario, "");
+    let config = std::fs::read_to_string(run.path("capture.yaml"))
+        .unwrap()
+        .replace(
+            "startPosition: {type: earliest}",
+            "startPosition: {type: scn, scn: 1000001}",
+        );
+    std::fs::write(run.path("capture.yaml"), config).unwrap();
+    let (status, stderr) = run.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-2001");
+    assert!(
+        message["message"].as_str().unwrap().contains("SCN 1000001"),
+        "{message}"
+    );
+}
+
+fn doctor(dir: &Path, json: bool) -> (i32, String) {
+    let mut command = Command::new(BINARY);
+    command
+        .args(["doctor", "--config"])
+        .arg(dir.join("capture.yaml"))
+        .env("REDOLINE_TERMINATION_LOG", dir.join("termination.log"));
+    if json {
+        command.arg("--json");
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn doctor_prints_fixes_and_writes_cdc_1002() {
+    let healthy = Run::new(TABLES, "");
+    let (status, text) = doctor(healthy.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("all") && text.contains("checks passed"),
+        "{text}"
+    );
+
+    let broken = Run::new(
+        &format!("{TABLES}{{\"database\":{{\"supplemental\":{{\"min\":\"NO\"}}}}}}\n"),
+        "",
+    );
+    let (status, json) = doctor(broken.dir.path(), true);
+    assert_eq!(status, 3);
+    let report: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["ok"], false);
+    let message = broken.termination();
+    assert_eq!(message["code"], "CDC-1002");
+    assert_eq!(
+        message["details"]["checks"][0]["fix"],
+        "ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"
+    );
+}
