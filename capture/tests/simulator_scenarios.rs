@@ -52,7 +52,7 @@ fn commit_steps(sim: &mut Simulator, first_id: u32, count: u32) {
 
 #[test]
 fn the_shipped_orders_scenario_runs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/orders.jsonl");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/orders.jsonl");
     let mut sim = Simulator::from_scenario_file(path).unwrap();
     let end = sim.current_scn().unwrap();
     sim.flush_redo().unwrap();

@@ -80,6 +80,9 @@ impl FileSink {
             path: path.to_owned(),
             source,
         };
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
         let bookmark_path = bookmark_path(path);
         let stored = read_bookmark(&bookmark_path)?;
         let file = OpenOptions::new()
