@@ -1,0 +1,223 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! `redoline-capture run` features beyond the basic flow: RAC threads, a database incarnation
+//! change, LOBs, and the HTTP face with a graceful SIGTERM while the capture runs.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
+
+const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"}],"logging":"all"}
+{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"},{"name":"PIC","type":"BLOB"}],"logging":"all"}
+"#;
+
+struct Capture {
+    dir: tempfile::TempDir,
+}
+
+impl Capture {
+    fn new(scenario: &str, extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // Tests run in parallel: only the one that reads the endpoints opens a port.
+        let http = if extra.contains("http:") { "" } else { "http: {port: 0}\n" };
+        std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
+        std::fs::write(
+            dir.path().join("capture.yaml"),
+            format!(
+                "name: features\n\
+                 database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
+                 tables: [APP.ORDERS, APP.DOCS]\n\
+                 file: {{path: out.jsonl}}\n\
+                 format: {{type: compact}}\n\
+                 snapshot: {{mode: never}}\n\
+                 startPosition: {{type: earliest}}\n\
+                 {http}{extra}"
+            ),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn command(&self, exit_at_end: bool) -> Command {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["run", "--config"])
+            .arg(self.path("capture.yaml"))
+            .env("REDOLINE_TERMINATION_LOG", self.path("termination.log"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if exit_at_end {
+            command.arg("--exit-at-end");
+        }
+        command
+    }
+
+    fn run(&self) -> (i32, String) {
+        let output = self.command(true).output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.path("out.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+}
+
+#[test]
+fn rac_threads_are_merged_in_commit_order() {
+    let mut scenario = String::from(TABLES);
+    for i in 0..40 {
+        let thread = 1 + i % 2;
+        scenario.push_str(&format!(
+            "{{\"thread\":{thread}}}\n{{\"tx\":\"t{i}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{i},\"STATUS\":\"T{thread}\"}}}}\n"
+        ));
+        if i % 3 == 2 {
+            // Commit a few at once, across threads.
+            for j in (i - 2)..=i {
+                let thread = 1 + j % 2;
+                scenario.push_str(&format!(
+                    "{{\"thread\":{thread}}}\n{{\"tx\":\"t{j}\",\"commit\":true}}\n"
+                ));
+            }
+        }
+    }
+    scenario.push_str("{\"thread\":1}\n{\"tx\":\"t39\",\"commit\":true}\n");
+    let capture = Capture::new(&scenario, "");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 40, "every committed transaction of both threads");
+    let commits: Vec<u64> = events.iter().map(|e| e["commit_scn"].as_u64().unwrap()).collect();
+    assert!(commits.windows(2).all(|w| w[0] <= w[1]), "{commits:?}");
+    let threads: std::collections::BTreeSet<&str> =
+        events.iter().map(|e| e["after"]["STATUS"].as_str().unwrap()).collect();
+    assert_eq!(threads.len(), 2);
+}
+
+#[test]
+fn a_bookmark_from_another_incarnation_is_cdc_2003() {
+    let mut scenario = String::from(TABLES);
+    scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
+    let capture = Capture::new(&scenario, "");
+    assert_eq!(capture.run().0, 0);
+    // The database was recovered to a point in time and opened RESETLOGS.
+    scenario.push_str("{\"resetlogs\":true}\n{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2}}\n{\"tx\":\"b\",\"commit\":true}\n");
+    std::fs::write(capture.path("scenario.jsonl"), &scenario).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message: Value =
+        serde_json::from_str(&std::fs::read_to_string(capture.path("termination.log")).unwrap())
+            .unwrap();
+    assert_eq!(message["code"], "CDC-2003");
+    assert_eq!(capture.events().len(), 1, "nothing of the other incarnation");
+}
+
+#[test]
+fn lob_values_arrive_whole() {
+    let big: String = (0..9000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let mut scenario = String::from(TABLES);
+    scenario.push_str(&format!(
+        "{{\"tx\":\"a\",\"insert\":\"APP.DOCS\",\"values\":{{\"ID\":1,\"BODY\":\"{big}\",\"PIC\":\"cafe\"}}}}\n{{\"tx\":\"a\",\"commit\":true}}\n"
+    ));
+    scenario.push_str("{\"tx\":\"b\",\"lob_write\":\"APP.DOCS\",\"where\":{\"ID\":1},\"column\":\"BODY\",\"offset\":1,\"data\":\"short now\"}\n{\"tx\":\"b\",\"commit\":true}\n");
+    let capture = Capture::new(&scenario, "");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["op"], "i");
+    assert_eq!(events[0]["after"]["BODY"], big.as_str());
+    assert_eq!(events[0]["after"]["PIC"], "yv4=", "BLOB as base64");
+    assert_eq!(events[1]["op"], "u");
+    assert!(
+        events[1]["after"]["BODY"].as_str().unwrap().starts_with("short now"),
+        "{}",
+        events[1]
+    );
+    assert!(events[1]["before"].get("BODY").is_none(), "before never holds LOB columns");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    Some(answer)
+}
+
+#[test]
+fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
+    let mut scenario = String::from(TABLES);
+    for i in 0..20 {
+        scenario.push_str(&format!(
+            "{{\"tx\":\"t{i}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{i}}}}}\n{{\"tx\":\"t{i}\",\"commit\":true}}\n"
+        ));
+    }
+    let port = free_port();
+    let capture = Capture::new(&scenario, &format!("http: {{port: {port}}}\n"));
+    let mut child = capture.command(false).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        assert!(Instant::now() < deadline, "no streaming status");
+        if let Some(answer) = get(port, "/status") {
+            let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+            if let Ok(status) = serde_json::from_str::<Value>(&body) {
+                if status["state"] == "streaming" && capture.events().len() == 20 && status["commitScn"].is_u64() {
+                    break status;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["openTransactions"], 0);
+    assert!(status["version"].is_string());
+    let ready = get(port, "/readyz").unwrap();
+    assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
+    assert!(get(port, "/healthz").unwrap().starts_with("HTTP/1.1 200"));
+    let metrics = get(port, "/metrics").unwrap();
+    assert!(
+        metrics.contains(r#"redoline_capture_events_total{op="c",table="APP.ORDERS"} 20"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains("redoline_capture_buffer_open_transactions 0"), "{metrics}");
+
+    // SIGTERM: the capture finishes what it does and exits 0.
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(exit.code(), Some(0));
+    assert_eq!(capture.events().len(), 20);
+}
