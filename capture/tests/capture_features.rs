@@ -24,7 +24,11 @@ impl Capture {
     fn new(scenario: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         // Tests run in parallel: only the one that reads the endpoints opens a port.
-        let http = if extra.contains("http:") { "" } else { "http: {port: 0}\n" };
+        let http = if extra.contains("http:") {
+            ""
+        } else {
+            "http: {port: 0}\n"
+        };
         std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
         std::fs::write(
             dir.path().join("capture.yaml"),
@@ -102,11 +106,20 @@ fn rac_threads_are_merged_in_commit_order() {
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     let events = capture.events();
-    assert_eq!(events.len(), 40, "every committed transaction of both threads");
-    let commits: Vec<u64> = events.iter().map(|e| e["commit_scn"].as_u64().unwrap()).collect();
+    assert_eq!(
+        events.len(),
+        40,
+        "every committed transaction of both threads"
+    );
+    let commits: Vec<u64> = events
+        .iter()
+        .map(|e| e["commit_scn"].as_u64().unwrap())
+        .collect();
     assert!(commits.windows(2).all(|w| w[0] <= w[1]), "{commits:?}");
-    let threads: std::collections::BTreeSet<&str> =
-        events.iter().map(|e| e["after"]["STATUS"].as_str().unwrap()).collect();
+    let threads: std::collections::BTreeSet<&str> = events
+        .iter()
+        .map(|e| e["after"]["STATUS"].as_str().unwrap())
+        .collect();
     assert_eq!(threads.len(), 2);
 }
 
@@ -125,12 +138,18 @@ fn a_bookmark_from_another_incarnation_is_cdc_2003() {
         serde_json::from_str(&std::fs::read_to_string(capture.path("termination.log")).unwrap())
             .unwrap();
     assert_eq!(message["code"], "CDC-2003");
-    assert_eq!(capture.events().len(), 1, "nothing of the other incarnation");
+    assert_eq!(
+        capture.events().len(),
+        1,
+        "nothing of the other incarnation"
+    );
 }
 
 #[test]
 fn lob_values_arrive_whole() {
-    let big: String = (0..9000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let big: String = (0..9000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let mut scenario = String::from(TABLES);
     scenario.push_str(&format!(
         "{{\"tx\":\"a\",\"insert\":\"APP.DOCS\",\"values\":{{\"ID\":1,\"BODY\":\"{big}\",\"PIC\":\"cafe\"}}}}\n{{\"tx\":\"a\",\"commit\":true}}\n"
@@ -146,11 +165,17 @@ fn lob_values_arrive_whole() {
     assert_eq!(events[0]["after"]["PIC"], "yv4=", "BLOB as base64");
     assert_eq!(events[1]["op"], "u");
     assert!(
-        events[1]["after"]["BODY"].as_str().unwrap().starts_with("short now"),
+        events[1]["after"]["BODY"]
+            .as_str()
+            .unwrap()
+            .starts_with("short now"),
         "{}",
         events[1]
     );
-    assert!(events[1]["before"].get("BODY").is_none(), "before never holds LOB columns");
+    assert!(
+        events[1]["before"].get("BODY").is_none(),
+        "before never holds LOB columns"
+    );
 }
 
 fn free_port() -> u16 {
@@ -164,7 +189,9 @@ fn free_port() -> u16 {
 fn get(port: u16, path: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
-        .write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes())
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+        )
         .ok()?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
@@ -186,11 +213,17 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
     let status = loop {
         assert!(Instant::now() < deadline, "no streaming status");
         if let Some(answer) = get(port, "/status") {
-            let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-            if let Ok(status) = serde_json::from_str::<Value>(&body) {
-                if status["state"] == "streaming" && capture.events().len() == 20 && status["commitScn"].is_u64() {
-                    break status;
-                }
+            let body = answer
+                .split("\r\n\r\n")
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned();
+            if let Ok(status) = serde_json::from_str::<Value>(&body)
+                && status["state"] == "streaming"
+                && capture.events().len() == 20
+                && status["commitScn"].is_u64()
+            {
+                break status;
             }
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -205,11 +238,20 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
         metrics.contains(r#"redoline_capture_events_total{op="c",table="APP.ORDERS"} 20"#),
         "{metrics}"
     );
-    assert!(metrics.contains("redoline_capture_buffer_open_transactions 0"), "{metrics}");
+    assert!(
+        metrics.contains("redoline_capture_buffer_open_transactions 0"),
+        "{metrics}"
+    );
 
     // SIGTERM: the capture finishes what it does and exits 0.
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let exit = loop {
         if let Some(exit) = child.try_wait().unwrap() {
