@@ -4,83 +4,22 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
 const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"}],"logging":"all"}
 {"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"},{"name":"PIC","type":"BLOB"}],"logging":"all"}
 "#;
 
-struct Capture {
-    dir: tempfile::TempDir,
-}
+mod run_support;
 
-impl Capture {
-    fn new(scenario: &str, extra: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        // Tests run in parallel: only the one that reads the endpoints opens a port.
-        let http = if extra.contains("http:") {
-            ""
-        } else {
-            "http: {port: 0}\n"
-        };
-        std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
-        std::fs::write(
-            dir.path().join("capture.yaml"),
-            format!(
-                "name: features\n\
-                 database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
-                 tables: [APP.ORDERS, APP.DOCS]\n\
-                 file: {{path: out.jsonl}}\n\
-                 format: {{type: compact}}\n\
-                 snapshot: {{mode: never}}\n\
-                 startPosition: {{type: earliest}}\n\
-                 {http}{extra}"
-            ),
-        )
-        .unwrap();
-        Self { dir }
-    }
+use run_support::Capture;
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn command(&self, exit_at_end: bool) -> Command {
-        let mut command = Command::new(BINARY);
-        command
-            .args(["run", "--config"])
-            .arg(self.path("capture.yaml"))
-            .env("REDOLINE_TERMINATION_LOG", self.path("termination.log"))
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        if exit_at_end {
-            command.arg("--exit-at-end");
-        }
-        command
-    }
-
-    fn run(&self) -> (i32, String) {
-        let output = self.command(true).output().unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-
-    fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.path("out.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
+/// A capture of the two tables of [`TABLES`].
+fn new_capture(scenario: &str, extra: &str) -> Capture {
+    Capture::new(&["APP.ORDERS", "APP.DOCS"], scenario, extra)
 }
 
 #[test]
@@ -102,7 +41,7 @@ fn rac_threads_are_merged_in_commit_order() {
         }
     }
     scenario.push_str("{\"thread\":1}\n{\"tx\":\"t39\",\"commit\":true}\n");
-    let capture = Capture::new(&scenario, "");
+    let capture = new_capture(&scenario, "");
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     let events = capture.events();
@@ -127,17 +66,14 @@ fn rac_threads_are_merged_in_commit_order() {
 fn a_bookmark_from_another_incarnation_is_cdc_2003() {
     let mut scenario = String::from(TABLES);
     scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
-    let capture = Capture::new(&scenario, "");
+    let capture = new_capture(&scenario, "");
     assert_eq!(capture.run().0, 0);
     // The database was recovered to a point in time and opened RESETLOGS.
     scenario.push_str("{\"resetlogs\":true}\n{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2}}\n{\"tx\":\"b\",\"commit\":true}\n");
     std::fs::write(capture.path("scenario.jsonl"), &scenario).unwrap();
     let (status, stderr) = capture.run();
     assert_eq!(status, 3, "{stderr}");
-    let message: Value =
-        serde_json::from_str(&std::fs::read_to_string(capture.path("termination.log")).unwrap())
-            .unwrap();
-    assert_eq!(message["code"], "CDC-2003");
+    assert_eq!(capture.termination()["code"], "CDC-2003");
     assert_eq!(
         capture.events().len(),
         1,
@@ -155,7 +91,7 @@ fn lob_values_arrive_whole() {
         "{{\"tx\":\"a\",\"insert\":\"APP.DOCS\",\"values\":{{\"ID\":1,\"BODY\":\"{big}\",\"PIC\":\"cafe\"}}}}\n{{\"tx\":\"a\",\"commit\":true}}\n"
     ));
     scenario.push_str("{\"tx\":\"b\",\"lob_write\":\"APP.DOCS\",\"where\":{\"ID\":1},\"column\":\"BODY\",\"offset\":1,\"data\":\"short now\"}\n{\"tx\":\"b\",\"commit\":true}\n");
-    let capture = Capture::new(&scenario, "");
+    let capture = new_capture(&scenario, "");
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     let events = capture.events();
@@ -207,7 +143,7 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
         ));
     }
     let port = free_port();
-    let capture = Capture::new(&scenario, &format!("http: {{port: {port}}}\n"));
+    let capture = new_capture(&scenario, &format!("http: {{port: {port}}}\n"));
     let mut child = capture.command(false).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {

@@ -3,77 +3,19 @@
 //! restart or a SIGKILL at any moment neither repeats nor loses a transaction, and the typed stops
 //! with their termination messages.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
 
-const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
+mod run_support;
 
-struct Run {
-    dir: tempfile::TempDir,
-}
+use run_support::{BINARY, Capture};
 
-impl Run {
-    fn new(scenario: &str, extra_config: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
-        std::fs::write(
-            dir.path().join("capture.yaml"),
-            format!(
-                "name: test\n\
-                 database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
-                 tables: [APP.ORDERS, APP.ITEMS]\n\
-                 file: {{path: out.jsonl}}\n\
-                 format: {{type: compact}}\n\
-                 snapshot: {{mode: never}}\n\
-                 startPosition: {{type: earliest}}\n\
-                 http: {{port: 0}}\n\
-                 {extra_config}"
-            ),
-        )
-        .unwrap();
-        Self { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(BINARY);
-        command
-            .args(["run", "--config"])
-            .arg(self.path("capture.yaml"))
-            .arg("--exit-at-end")
-            .env("REDOLINE_TERMINATION_LOG", self.path("termination.log"))
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        command
-    }
-
-    fn run(&self) -> (i32, String) {
-        let output = self.command().output().unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-
-    fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.path("out.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
-
-    fn termination(&self) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(self.path("termination.log")).unwrap())
-            .unwrap()
-    }
+/// A capture of the two tables of [`TABLES`].
+fn new_run(scenario: &str, extra: &str) -> Capture {
+    Capture::new(&["APP.ORDERS", "APP.ITEMS"], scenario, extra)
 }
 
 const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"},{"name":"TOTAL","type":"NUMBER(12,2)"}],"logging":"all"}
@@ -158,7 +100,7 @@ fn emitted(events: &[Value]) -> Vec<(String, u64)> {
 #[test]
 fn committed_transactions_are_emitted_once_in_commit_order() {
     let (scenario, expected) = workload(300);
-    let run = Run::new(&scenario, "");
+    let run = new_run(&scenario, "");
     let (status, stderr) = run.run();
     assert_eq!(status, 0, "{stderr}");
     let events = run.events();
@@ -177,7 +119,7 @@ fn committed_transactions_are_emitted_once_in_commit_order() {
 #[test]
 fn a_tiny_heap_budget_spills_and_still_emits_everything() {
     let (scenario, expected) = workload(120);
-    let run = Run::new(
+    let run = new_run(
         &scenario,
         "buffer: {memoryMaxBytes: 16Mi, spill: {dir: spill, maxBytes: 1Gi}}\n",
     );
@@ -191,13 +133,13 @@ fn sigkill_at_any_moment_neither_repeats_nor_loses_a_transaction() {
     let (scenario, expected) = workload(1500);
     let config = "mining: {maxScnWindow: 1000}\n";
     // An uninterrupted run sets the time scale: kills land anywhere from start-up to the end.
-    let reference = Run::new(&scenario, config);
+    let reference = new_run(&scenario, config);
     let started = Instant::now();
     assert_eq!(reference.run().0, 0);
     let full_run = started.elapsed();
     assert_eq!(emitted(&reference.events()), expected);
 
-    let run = Run::new(&scenario, config);
+    let run = new_run(&scenario, config);
     let mut kills = 0;
     let mut state = 0x2545_f491_u64;
     while kills < 12 {
@@ -205,7 +147,7 @@ fn sigkill_at_any_moment_neither_repeats_nor_loses_a_transaction() {
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1);
         let fraction = 0.1 + (state >> 33) as f64 / f64::from(u32::MAX) * 0.8;
-        let mut child = run.command().spawn().unwrap();
+        let mut child = run.command(true).spawn().unwrap();
         std::thread::sleep(full_run.mul_f64(fraction));
         match child.try_wait().unwrap() {
             Some(status) => {
@@ -231,7 +173,7 @@ fn sigkill_at_any_moment_neither_repeats_nor_loses_a_transaction() {
 
 #[test]
 fn an_invalid_config_is_cdc_1001_naming_the_field() {
-    let run = Run::new(TABLES, "mining: {maxScnWindow: 5}\n");
+    let run = new_run(TABLES, "mining: {maxScnWindow: 5}\n");
     let (status, _) = run.run();
     assert_eq!(status, 3);
     let message = run.termination();
@@ -244,7 +186,7 @@ fn an_unsupported_change_stops_with_cdc_6001_or_is_skipped() {
     let scenario = format!(
         "{TABLES}{{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1}}}}\n{{\"tx\":\"a\",\"commit\":true}}\n{{\"unsupported\":\"APP.ORDERS\"}}\n{{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":2}}}}\n{{\"tx\":\"b\",\"commit\":true}}\n"
     );
-    let run = Run::new(&scenario, "");
+    let run = new_run(&scenario, "");
     assert_eq!(run.run().0, 3);
     assert_eq!(run.termination()["code"], "CDC-6001");
     assert_eq!(
@@ -253,7 +195,7 @@ fn an_unsupported_change_stops_with_cdc_6001_or_is_skipped() {
         "nothing after the stop"
     );
 
-    let skipping = Run::new(&scenario, "mining: {onUnsupported: skip}\n");
+    let skipping = new_run(&scenario, "mining: {onUnsupported: skip}\n");
     assert_eq!(skipping.run().0, 0);
     assert_eq!(
         emitted(&skipping.events()),
@@ -273,7 +215,7 @@ fn the_spill_cap_stops_with_cdc_4001_listing_the_largest_transactions() {
         ));
     }
     scenario.push_str("{\"tx\":\"big\",\"commit\":true}\n");
-    let run = Run::new(
+    let run = new_run(
         &scenario,
         "buffer: {memoryMaxBytes: 16Mi, spill: {dir: spill, maxBytes: 1Mi}}\n",
     );
@@ -296,7 +238,7 @@ fn purged_redo_stops_with_cdc_2001_naming_the_range() {
     scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
     scenario.push_str("{\"log_switch\":true}\n{\"log_switch\":true}\n{\"log_switch\":true}\n");
     scenario.push_str("{\"archive_purge_before_scn\":1000010}\n");
-    let run = Run::new(&scenario, "");
+    let run = new_run(&scenario, "");
     let config = std::fs::read_to_string(run.path("capture.yaml"))
         .unwrap()
         .replace(
@@ -332,7 +274,7 @@ fn doctor(dir: &Path, json: bool) -> (i32, String) {
 
 #[test]
 fn doctor_prints_fixes_and_writes_cdc_1002() {
-    let healthy = Run::new(TABLES, "");
+    let healthy = new_run(TABLES, "");
     let (status, text) = doctor(healthy.dir.path(), false);
     assert_eq!(status, 0, "{text}");
     assert!(
@@ -340,7 +282,7 @@ fn doctor_prints_fixes_and_writes_cdc_1002() {
         "{text}"
     );
 
-    let broken = Run::new(
+    let broken = new_run(
         &format!("{TABLES}{{\"database\":{{\"supplemental\":{{\"min\":\"NO\"}}}}}}\n"),
         "",
     );

@@ -1,0 +1,86 @@
+//! A capture run on the simulator and the file sink, in a temporary directory, for the
+//! end-to-end tests of `redoline-capture run`.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
+
+/// A config, its scenario and its output, in a directory of their own.
+pub struct Capture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Capture {
+    /// A compact-format capture of `tables` from the oldest redo, without snapshot; `extra` is
+    /// appended to the config. The HTTP port is off unless `extra` sets one (tests run in
+    /// parallel).
+    pub fn new(tables: &[&str], scenario: &str, extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
+        let http = if extra.contains("http:") {
+            ""
+        } else {
+            "http: {port: 0}\n"
+        };
+        std::fs::write(
+            dir.path().join("capture.yaml"),
+            format!(
+                "name: test\n\
+                 database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
+                 tables: [{}]\n\
+                 file: {{path: out.jsonl}}\n\
+                 format: {{type: compact}}\n\
+                 snapshot: {{mode: never}}\n\
+                 startPosition: {{type: earliest}}\n\
+                 {http}{extra}",
+                tables.join(", ")
+            ),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn command(&self, exit_at_end: bool) -> Command {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["run", "--config"])
+            .arg(self.path("capture.yaml"))
+            .env("REDOLINE_TERMINATION_LOG", self.path("termination.log"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if exit_at_end {
+            command.arg("--exit-at-end");
+        }
+        command
+    }
+
+    /// Runs to the end of the scenario: the exit status and stderr.
+    pub fn run(&self) -> (i32, String) {
+        let output = self.command(true).output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.path("out.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    pub fn termination(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.path("termination.log")).unwrap())
+            .unwrap()
+    }
+}
