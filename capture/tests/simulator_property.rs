@@ -159,6 +159,7 @@ fn mine(sim: &mut Simulator, start: u64, end: u64) -> Vec<LogMinerRow> {
             .map(|t| ("APP".to_owned(), (*t).to_owned()))
             .collect(),
         pdb: None,
+        with_sql_undo: true,
     };
     sim.start_mining(&window).unwrap();
     let mut rows = Vec::new();

@@ -26,6 +26,7 @@ fn window(sim: &mut Simulator, start: u64, end: u64) -> Result<MiningWindow, Sou
         logs: sim.logs_covering(start)?.logs,
         tables: vec![("APP".to_owned(), "T".to_owned())],
         pdb: None,
+        with_sql_undo: true,
     })
 }
 

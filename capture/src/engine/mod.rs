@@ -432,6 +432,8 @@ impl<S: OracleSource> Engine<S> {
             logs: logs.logs,
             tables: self.pipeline.config.table_names(),
             pdb: self.pipeline.config.database.pdb.clone(),
+            // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
+            with_sql_undo: false,
         };
         self.source.start_mining(&window)?;
         let pipeline = &mut self.pipeline;

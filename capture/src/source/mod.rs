@@ -181,6 +181,10 @@ pub struct MiningWindow {
     pub tables: Vec<(String, String)>,
     /// The PDB whose changes are wanted (`SRC_CON_NAME`); `None` on a non-CDB.
     pub pdb: Option<String>,
+    /// Whether rows carry SQL_UNDO. The Oracle client ignores it: it never selects SQL_UNDO
+    /// (`oracle/sql.rs`), so its rows always have `None`. The simulator renders SQL_UNDO only
+    /// when this is true (tests that check SQL_UNDO); otherwise its rows have `None` too.
+    pub with_sql_undo: bool,
 }
 
 /// One row of a flashback read: its ROWID (the resume point) and its values in column order.

@@ -7,7 +7,8 @@
 //! error: Oracle would block); commit stamps them with the commit SCN, rollback pops them in
 //! reverse order, which is also exactly the undo Oracle applies.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -23,6 +24,11 @@ use crate::value::Value;
 /// A hash map with a fast, non-keyed hasher: the simulator's keys are scenario data, not
 /// attacker input, and SipHash was a tenth of the time per row.
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+/// A set with [`FastHasher`].
+pub(crate) type FastSet<T> = HashSet<T, BuildHasherDefault<FastHasher>>;
+
+/// FxHash's multiplier.
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 /// FxHash (rustc's hasher) over 8-byte words, with a finalizer.
 #[derive(Clone, Copy, Debug, Default)]
@@ -30,7 +36,6 @@ pub(crate) struct FastHasher(u64);
 
 impl Hasher for FastHasher {
     fn write(&mut self, bytes: &[u8]) {
-        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             let mut word = [0u8; 8];
@@ -40,6 +45,28 @@ impl Hasher for FastHasher {
         for &byte in chunks.remainder() {
             self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
         }
+    }
+
+    // Integers (row numbers, interned names, log sequences, key lengths) as one word each,
+    // rather than byte by byte through `write`.
+    fn write_u8(&mut self, value: u8) {
+        self.write_u64(u64::from(value));
+    }
+
+    fn write_u16(&mut self, value: u16) {
+        self.write_u64(u64::from(value));
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(u64::from(value));
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(SEED);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
     }
 
     /// A multiply only moves entropy upwards, and hashbrown picks buckets with the low bits:
@@ -72,10 +99,80 @@ pub(crate) struct Version {
     pub values: Option<Arc<[Value]>>,
 }
 
+/// A row's versions, oldest first. Most rows only ever have one: it is kept inline, without a
+/// heap block of its own.
+#[derive(Clone, Debug)]
+pub(crate) enum Versions {
+    None,
+    One(Version),
+    Many(Vec<Version>),
+}
+
+impl Versions {
+    pub fn one(version: Version) -> Self {
+        Self::One(version)
+    }
+
+    pub fn push(&mut self, version: Version) {
+        *self = match std::mem::replace(self, Self::None) {
+            Self::None => Self::One(version),
+            Self::One(first) => Self::Many(vec![first, version]),
+            Self::Many(mut all) => {
+                all.push(version);
+                Self::Many(all)
+            }
+        };
+    }
+
+    pub fn pop(&mut self) -> Option<Version> {
+        match std::mem::replace(self, Self::None) {
+            Self::None => None,
+            Self::One(only) => Some(only),
+            Self::Many(mut all) => {
+                let last = all.pop();
+                *self = Self::Many(all);
+                last
+            }
+        }
+    }
+
+    /// Removes the versions in `range` (positions).
+    pub fn remove(&mut self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        if let Self::Many(all) = self {
+            all.drain(range);
+        }
+    }
+}
+
+impl std::ops::Deref for Versions {
+    type Target = [Version];
+
+    fn deref(&self) -> &[Version] {
+        match self {
+            Self::None => &[],
+            Self::One(only) => std::slice::from_ref(only),
+            Self::Many(all) => all,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Versions {
+    fn deref_mut(&mut self) -> &mut [Version] {
+        match self {
+            Self::None => &mut [],
+            Self::One(only) => std::slice::from_mut(only),
+            Self::Many(all) => all,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct TableRow {
     pub row_id: Arc<str>,
-    pub versions: Vec<Version>,
+    pub versions: Versions,
     /// The transaction holding the row lock.
     pub locked_by: Option<u64>,
 }
@@ -150,6 +247,45 @@ impl Rows {
     }
 }
 
+/// A table's dictionary entry with its pre-quoted names (`"OWNER"."TABLE"`, `"COLUMN"` per
+/// column in table order): everything SQL text is rendered from. A new one is made at every
+/// DDL that changes the columns, so a row rendered later still sees the columns it was made
+/// under.
+#[derive(Debug)]
+pub(crate) struct TableText {
+    pub schema: Arc<TableSchema>,
+    pub quoted_table: String,
+    pub quoted_columns: Vec<String>,
+    /// Positions of the columns that are not LOB-like (every column an ALL-logged before image
+    /// holds).
+    pub non_lob: Vec<usize>,
+}
+
+/// Key values at most this long (rendered) are kept inline in the key index.
+const INLINE_KEY: usize = 22;
+
+/// A key-index entry: the key columns' values as SQL text renders them, each followed by
+/// `\u{1}`. Short entries (the common case) are kept inline, so looking a row up by its key or
+/// indexing a new row allocates nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum IndexKey {
+    Inline(u8, [u8; INLINE_KEY]),
+    Heap(Box<[u8]>),
+}
+
+impl IndexKey {
+    fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        if bytes.len() <= INLINE_KEY {
+            let mut inline = [0; INLINE_KEY];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            Self::Inline(bytes.len() as u8, inline)
+        } else {
+            Self::Heap(bytes.into())
+        }
+    }
+}
+
 /// A table and its rows.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -159,16 +295,20 @@ pub(crate) struct Table {
     pub name_id: u32,
     pub owner: Arc<str>,
     pub name: Arc<str>,
-    /// `"OWNER"."TABLE"`.
-    pub quoted_table: String,
-    /// `"COLUMN"` per column, in table order.
-    pub quoted_columns: Vec<String>,
+    /// The quoted names SQL text is written with, shared with rows whose SQL_UNDO is rendered
+    /// only when a window asks for it.
+    pub text: Arc<TableText>,
+    /// Dropped: the table keeps its slot (open transactions may still name it) but is no
+    /// longer live.
+    pub dropped: bool,
     /// Column name → position, with the fast hasher (looked up for every scenario value).
     pub column_positions: FastMap<String, usize>,
     pub data_object: u32,
     pub rows: Rows,
     /// Rendered key values → row number, for rows that currently exist.
-    pub key_index: FastMap<String, u64>,
+    pub key_index: FastMap<IndexKey, u64>,
+    /// The buffer key values are rendered into.
+    key_text: RefCell<String>,
     pub next_row: u64,
     /// The last DDL: flashback reads before it fail (ORA-01466).
     pub ddl_scn: u64,
@@ -184,11 +324,17 @@ impl Table {
     ) -> Self {
         let owner: Arc<str> = Arc::from(schema.schema());
         let name: Arc<str> = Arc::from(schema.table());
+        let schema = Arc::new(schema);
         let mut table = Self {
-            quoted_table: format!("\"{owner}\".\"{name}\""),
-            quoted_columns: Vec::new(),
+            text: Arc::new(TableText {
+                schema: Arc::clone(&schema),
+                quoted_table: String::new(),
+                quoted_columns: Vec::new(),
+                non_lob: Vec::new(),
+            }),
+            dropped: false,
             column_positions: FastMap::default(),
-            schema: Arc::new(schema),
+            schema,
             logging,
             name_id,
             owner,
@@ -196,6 +342,7 @@ impl Table {
             data_object,
             rows: Rows::default(),
             key_index: FastMap::default(),
+            key_text: RefCell::new(String::new()),
             next_row: 0,
             ddl_scn: scn,
         };
@@ -204,12 +351,20 @@ impl Table {
     }
 
     pub fn refresh_columns(&mut self) {
-        self.quoted_columns = self
-            .schema
-            .columns()
-            .iter()
-            .map(|c| render::quoted(&c.name))
-            .collect();
+        self.text = Arc::new(TableText {
+            schema: Arc::clone(&self.schema),
+            quoted_table: format!("\"{}\".\"{}\"", self.owner, self.name),
+            quoted_columns: self
+                .schema
+                .columns()
+                .iter()
+                .map(|c| render::quoted(&c.name))
+                .collect(),
+            non_lob: (self.schema.columns().iter().enumerate())
+                .filter(|(_, c)| !c.data_type.is_lob_like())
+                .map(|(i, _)| i)
+                .collect(),
+        });
         self.column_positions = self
             .schema
             .columns()
@@ -220,12 +375,13 @@ impl Table {
     }
 
     /// The key-index entry of a row's values; `None` for a table without a key.
-    pub fn key_of(&self, values: &[Value]) -> Option<String> {
+    pub fn key_of(&self, values: &[Value]) -> Option<IndexKey> {
         let key = self.schema.key_indexes();
         if key.is_empty() {
             return None;
         }
-        let mut text = String::new();
+        let mut text = self.key_text.borrow_mut();
+        text.clear();
         for &index in key {
             if let (Some(value), Some(column)) =
                 (values.get(index), self.schema.columns().get(index))
@@ -234,19 +390,20 @@ impl Table {
             }
             text.push('\u{1}');
         }
-        Some(text)
+        Some(IndexKey::new(&text))
     }
 
     /// The key-index entry named by `(column, value)` conditions that cover the key exactly.
-    pub fn key_of_conditions(&self, conditions: &[(usize, Value)]) -> Option<String> {
-        let mut text = String::new();
+    pub fn key_of_conditions(&self, conditions: &[(usize, Value)]) -> Option<IndexKey> {
+        let mut text = self.key_text.borrow_mut();
+        text.clear();
         for &index in self.schema.key_indexes() {
             let (_, value) = conditions.iter().find(|(i, _)| *i == index)?;
             let column = self.schema.columns().get(index)?;
             render::write_value(&mut text, value, &column.data_type);
             text.push('\u{1}');
         }
-        (!text.is_empty()).then_some(text)
+        (!text.is_empty()).then(|| IndexKey::new(&text))
     }
 
     /// Moves the key index from `before` to `after` for row `row`.
@@ -265,7 +422,22 @@ impl Table {
     pub fn allocate_row(&mut self) -> (u64, Arc<str>) {
         let row = self.next_row;
         self.next_row += 1;
-        (row, Arc::from(row_id_text(self.data_object, row)))
+        let mut text = [0u8; 18];
+        let mut at = 0;
+        let mut push = |value: u64, digits: u32| {
+            for position in (0..digits).rev() {
+                text[at] = ROWID_ALPHABET[((value >> (6 * position)) & 63) as usize];
+                at += 1;
+            }
+        };
+        push(u64::from(self.data_object), 6);
+        push(ROWID_FILE, 3);
+        push(ROWID_FIRST_BLOCK + row / ROWS_PER_BLOCK, 6);
+        push(row % ROWS_PER_BLOCK, 3);
+        // Base-64 digits are ASCII; the text is `row_id_text`'s, with one allocation.
+        let row_id = std::str::from_utf8(&text)
+            .map_or_else(|_| Arc::from(row_id_text(self.data_object, row)), Arc::from);
+        (row, row_id)
     }
 }
 
@@ -303,6 +475,34 @@ fn read_base64(text: &str) -> Option<u64> {
     })
 }
 
+/// Column positions in ascending order: a bit set when every position is below 64 (no heap
+/// block per UPDATE), else a list.
+#[derive(Clone, Debug)]
+pub(crate) enum Columns {
+    Bits(u64),
+    List(Vec<usize>),
+}
+
+impl Columns {
+    /// `columns` must be ascending.
+    pub fn of(columns: &[usize]) -> Self {
+        match columns
+            .iter()
+            .try_fold(0u64, |bits, &i| (i < 64).then(|| bits | 1 << i))
+        {
+            Some(bits) => Self::Bits(bits),
+            None => Self::List(columns.to_vec()),
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<usize> {
+        match self {
+            Self::Bits(bits) => (0..64).filter(|i| bits & (1 << i) != 0).collect(),
+            Self::List(list) => list.clone(),
+        }
+    }
+}
+
 /// What undoing one change does.
 #[derive(Clone, Debug)]
 pub(crate) enum Undo {
@@ -312,7 +512,7 @@ pub(crate) enum Undo {
     Insert(Arc<[Value]>),
     /// Undo of an UPDATE (or a LOB change): the old values of these columns.
     Update {
-        columns: Vec<usize>,
+        columns: Columns,
         before: Arc<[Value]>,
     },
 }

@@ -117,7 +117,7 @@ impl Simulator {
                     .map(|c| old.column_index(&c.name))
                     .collect();
                 for row in table.rows.values_mut() {
-                    for version in &mut row.versions {
+                    for version in row.versions.iter_mut() {
                         if let Some(values) = &version.values {
                             let reshaped: Vec<Value> = mapping
                                 .iter()
@@ -136,7 +136,8 @@ impl Simulator {
             }
             Effect::Logging(t, logging) => self.tables[t].logging = logging,
             Effect::Drop(t) => {
-                let table = &self.tables[t];
+                let table = &mut self.tables[t];
+                table.dropped = true;
                 let key = format!("{}.{}", table.owner, table.name);
                 self.table_index.remove(&key);
             }

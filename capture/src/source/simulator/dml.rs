@@ -5,11 +5,23 @@
 //! the redo ([`logged_columns`]); a DELETE always carries every column (its before image comes
 //! from undo, corpus #3); an INSERT names every column, LOB columns as `EMPTY_*()` followed by
 //! their content (`lob.rs`).
+//!
+//! SQL_REDO is rendered into a recycled buffer and copied into the row store; the SQL_UNDO of an
+//! INSERT or UPDATE is not rendered here: the row keeps a [`DeferredUndo`] (shared row versions)
+//! and the text's length, computed from the values as rendered (`render::condition_length`), so
+//! the redo address is what it would be. The typed entry points (`insert_values`,
+//! `update_values`, `delete_values`) serve both the JSON steps and [`super::TypedStep`]s.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::database::{Change, PENDING, Table, TableRow, Transaction, Undo, Version};
-use super::render::{write_condition, write_rowid_condition, write_value};
+use super::database::{
+    Change, Columns, IndexKey, PENDING, TableRow, TableText, Transaction, Undo, Version, Versions,
+};
+use super::redo::DeferredUndo;
+use super::render::{
+    condition_length, rowid_condition_length, write_condition, write_rowid_condition, write_value,
+};
 use super::scenario::{Dml, TableLogging, Values};
 use super::{ScenarioError, Simulator, values};
 use crate::source::OperationCode;
@@ -72,31 +84,35 @@ impl Simulator {
         t: usize,
         conditions: &[(usize, Value)],
         tx: &str,
-    ) -> Result<Vec<u64>, ScenarioError> {
+    ) -> Result<Matched, ScenarioError> {
         let table = &self.tables[t];
         let key = table.schema.key_indexes();
         let by_key = !key.is_empty()
             && conditions.len() == key.len()
             && key.iter().all(|k| conditions.iter().any(|(i, _)| i == k));
-        let found: Vec<u64> = if by_key {
-            table
+        let found = if by_key {
+            match table
                 .key_of_conditions(conditions)
                 .and_then(|k| table.key_index.get(&k).copied())
-                .into_iter()
-                .collect()
+            {
+                Some(number) => Matched::One(number),
+                None => Matched::Many(Vec::new()),
+            }
         } else {
-            table
-                .rows
-                .starting_at(0)
-                .filter(|(_, row)| {
-                    row.current().is_some_and(|values| {
-                        conditions.iter().all(|(i, v)| values.get(*i) == Some(v))
+            Matched::Many(
+                table
+                    .rows
+                    .starting_at(0)
+                    .filter(|(_, row)| {
+                        row.current().is_some_and(|values| {
+                            conditions.iter().all(|(i, v)| values.get(*i) == Some(v))
+                        })
                     })
-                })
-                .map(|(number, _)| number)
-                .collect()
+                    .map(|(number, _)| number)
+                    .collect(),
+            )
         };
-        if found.is_empty() {
+        if found.numbers().is_empty() {
             return Err(ScenarioError::new(
                 line,
                 "where",
@@ -104,7 +120,7 @@ impl Simulator {
             ));
         }
         let own = self.transactions.get(tx).map(|t| t.id);
-        for number in &found {
+        for number in found.numbers() {
             if let Some(holder) = table.rows.get(number).and_then(|r| r.locked_by)
                 && Some(holder) != own
             {
@@ -129,6 +145,17 @@ impl Simulator {
         for (index, value) in self.typed(line, "values", t, values)? {
             row[index] = value;
         }
+        self.insert_values(line, t, &dml, row)
+    }
+
+    /// An INSERT of typed values in column order (`dml.table` is not looked at: `t` is).
+    pub(super) fn insert_values(
+        &mut self,
+        line: usize,
+        t: usize,
+        dml: &Dml,
+        row: Vec<Value>,
+    ) -> Result<(), ScenarioError> {
         self.check_not_null(line, "values", t, &row)?;
         let table = &self.tables[t];
         let key = table.key_of(&row);
@@ -155,62 +182,65 @@ impl Simulator {
     }
 
     /// Inserts one row (`key`: its key-index entry) and writes its INSERT row.
-    fn insert_row(&mut self, tx: &mut Transaction, t: usize, row: Vec<Value>, key: Option<String>) {
+    fn insert_row(
+        &mut self,
+        tx: &mut Transaction,
+        t: usize,
+        row: Vec<Value>,
+        key: Option<IndexKey>,
+    ) {
         let scn = self.catalog.scn;
         let table = &mut self.tables[t];
         let (number, row_id) = table.allocate_row();
-        let columns = table.schema.columns();
+        let text = Arc::clone(&table.text);
+        let columns = text.schema.columns();
         let lobs: Vec<usize> = (0..columns.len())
             .filter(|&i| columns[i].data_type.lob_kind().is_some() && !row[i].is_null())
             .collect();
-        // Sized for typical values so the text is written without reallocating.
-        let mut redo = String::with_capacity(96 + row.len() * 48);
+        let mut redo = self.redo.buffer();
         redo.push_str("insert into ");
-        redo.push_str(&table.quoted_table);
+        redo.push_str(&text.quoted_table);
         redo.push('(');
-        for (i, name) in table.quoted_columns.iter().enumerate() {
+        for (i, name) in text.quoted_columns.iter().enumerate() {
             if i > 0 {
                 redo.push(',');
             }
             redo.push_str(name);
         }
         redo.push_str(") values (");
+        // SQL_UNDO (`delete from … where` the non-LOB columns `and ROWID = …;`) writes the same
+        // values: its length follows from theirs, and the text waits until a window wants it.
+        let mut undo_length = "delete from ".len() + text.quoted_table.len();
+        let mut first = true;
         for (i, (value, column)) in row.iter().zip(columns).enumerate() {
             if i > 0 {
                 redo.push(',');
             }
+            let start = redo.len();
             match column.data_type.lob_kind() {
                 Some(kind) if !value.is_null() => {
                     write_value(&mut redo, &Value::LobPlaceholder(kind), &column.data_type)
                 }
                 _ => write_value(&mut redo, value, &column.data_type),
             }
-        }
-        redo.push_str(");");
-        let mut undo = String::with_capacity(redo.len() * 2);
-        undo.push_str("delete from ");
-        undo.push_str(&table.quoted_table);
-        let mut first = true;
-        for (i, (value, column)) in row.iter().zip(columns).enumerate() {
             if !column.data_type.is_lob_like() {
-                write_condition(
-                    &mut undo,
-                    &table.quoted_columns[i],
-                    value,
-                    &column.data_type,
-                    first,
-                );
+                let length = redo.len() - start;
+                undo_length += condition_length(&text.quoted_columns[i], value, length, first);
                 first = false;
             }
         }
-        write_rowid_condition(&mut undo, &row_id, first);
-        undo.push(';');
+        redo.push_str(");");
+        undo_length += rowid_condition_length(&row_id, first) + ";".len();
         let mut stored = row;
         let lob_values: Vec<(usize, Value)> = lobs
             .iter()
             .map(|&i| (i, std::mem::replace(&mut stored[i], Value::Null)))
             .collect();
         let stored: Arc<[Value]> = Arc::from(stored);
+        let undo = DeferredUndo::Delete {
+            text,
+            values: Arc::clone(&stored),
+        };
         // A failing duplicate insert must not take the key from the row that holds it.
         if let Some(key) = key {
             table.key_index.entry(key).or_insert(number);
@@ -219,10 +249,10 @@ impl Simulator {
             number,
             TableRow {
                 row_id: Arc::clone(&row_id),
-                versions: vec![Version {
+                versions: Versions::one(Version {
                     scn: PENDING,
                     values: Some(stored),
-                }],
+                }),
                 locked_by: Some(tx.id),
             },
         );
@@ -240,7 +270,7 @@ impl Simulator {
         });
         let mut spec = self.tx_spec(tx, OperationCode::Insert, shown_row_id, Some(t));
         spec.sql_redo = Some(redo);
-        spec.sql_undo = Some(undo);
+        spec.deferred_undo = Some((undo, undo_length));
         self.redo.write(spec);
         for (column, value) in lob_values {
             self.write_lob_value(tx, t, number, column, value);
@@ -256,7 +286,19 @@ impl Simulator {
     ) -> Result<(), ScenarioError> {
         let t = self.table_named(line, "update", &dml.table)?;
         let conditions = self.typed(line, "where", t, where_)?;
-        let mut assignments = self.typed(line, "set", t, set)?;
+        let assignments = self.typed(line, "set", t, set)?;
+        self.update_values(line, t, &dml, &conditions, assignments)
+    }
+
+    /// An UPDATE with typed conditions and assignments by column position.
+    pub(super) fn update_values(
+        &mut self,
+        line: usize,
+        t: usize,
+        dml: &Dml,
+        conditions: &[(usize, Value)],
+        mut assignments: Vec<(usize, Value)>,
+    ) -> Result<(), ScenarioError> {
         assignments.sort_by_key(|(i, _)| *i);
         assignments.dedup_by_key(|(i, _)| *i);
         let columns = self.tables[t].schema.columns();
@@ -271,12 +313,14 @@ impl Simulator {
                 "cannot be NULL (ORA-01407)",
             ));
         }
-        let rows = self.matching_rows(line, t, &conditions, &dml.tx)?;
+        let rows = self.matching_rows(line, t, conditions, &dml.tx)?;
         let (key, mut tx) = self.take_transaction(&dml.tx, dml.user.as_deref());
         let first = tx.changes.len();
         self.ensure_started(&mut tx);
-        for number in rows {
-            self.update_row(&mut tx, t, number, &assignments);
+        let numbers = rows.numbers();
+        for (n, &number) in numbers.iter().enumerate() {
+            let last = n + 1 == numbers.len();
+            self.update_row(&mut tx, t, number, &mut assignments, last);
         }
         if dml.fails {
             self.undo_changes(&mut tx, first, true);
@@ -285,13 +329,15 @@ impl Simulator {
         Ok(())
     }
 
-    /// Updates one row and writes its UPDATE row; shared with LOB content written inline.
+    /// Updates one row and writes its UPDATE row; shared with LOB content written inline. The
+    /// new values are moved out of `assignments` for the `last` row, cloned for the others.
     pub(super) fn update_row(
         &mut self,
         tx: &mut Transaction,
         t: usize,
         number: u64,
-        assignments: &[(usize, Value)],
+        assignments: &mut [(usize, Value)],
+        last: bool,
     ) {
         let scn = self.catalog.scn;
         let logging = self.catalog.effective_logging(self.tables[t].logging);
@@ -306,12 +352,13 @@ impl Simulator {
         let after: Arc<[Value]> = before
             .iter()
             .enumerate()
-            .map(|(i, old)| {
-                assignments
-                    .iter()
-                    .find(|(j, _)| *j == i)
-                    .map_or_else(|| old.clone(), |(_, new)| new.clone())
-            })
+            .map(
+                |(i, old)| match assignments.iter_mut().find(|(j, _)| *j == i) {
+                    Some((_, new)) if last => std::mem::replace(new, Value::Null),
+                    Some((_, new)) => new.clone(),
+                    None => old.clone(),
+                },
+            )
             .collect();
         row.versions.push(Version {
             scn: PENDING,
@@ -323,23 +370,80 @@ impl Simulator {
         if assignments.iter().any(|(i, _)| key.contains(i)) {
             table.reindex(number, Some(&before), Some(&after));
         }
-        let set_columns: Vec<usize> = assignments.iter().map(|(i, _)| *i).collect();
-        let logged = logged_columns(table, logging, &set_columns);
-        let redo = render_update(table, &set_columns, &after, &logged, &before, &row_id);
-        let undo = render_update(table, &set_columns, &before, &logged, &after, &row_id);
+        let text = Arc::clone(&table.text);
+        // The set columns (ascending), on the stack for the usual few.
+        let mut stack = [0usize; 16];
+        let heap: Vec<usize>;
+        let set_columns: &[usize] = if assignments.len() <= stack.len() {
+            for (slot, (i, _)) in stack.iter_mut().zip(assignments.iter()) {
+                *slot = *i;
+            }
+            &stack[..assignments.len()]
+        } else {
+            heap = assignments.iter().map(|(i, _)| *i).collect();
+            &heap
+        };
+        let logged = logged_columns(&text, logging, set_columns);
+        let mut redo = self.redo.buffer();
+        write_update(
+            &mut redo,
+            &text,
+            set_columns,
+            &after,
+            &logged,
+            &before,
+            &row_id,
+        );
+        // SQL_UNDO waits until a window wants it (its length is needed now, for the redo
+        // address); a table too wide for the column bit set renders it at once.
+        let set_bits = set_columns
+            .iter()
+            .try_fold(0u64, |bits, &i| (i < 64).then(|| bits | 1 << i));
+        let (undo, deferred) = match set_bits {
+            Some(set) => {
+                let length = update_undo_length(
+                    &text,
+                    set_columns,
+                    &logged,
+                    (&before, &after),
+                    redo.len(),
+                    &mut self.scratch,
+                );
+                let deferred = DeferredUndo::Update {
+                    text,
+                    set,
+                    logging,
+                    before: Arc::clone(&before),
+                    after,
+                };
+                (None, Some((deferred, length)))
+            }
+            None => (
+                Some(render_update(
+                    &text,
+                    set_columns,
+                    &before,
+                    &logged,
+                    &after,
+                    &row_id,
+                )),
+                None,
+            ),
+        };
         tx.changes.push(Change {
             table: t,
             row: number,
             row_id: Arc::clone(&row_id),
             scn,
             undo: Undo::Update {
-                columns: set_columns,
+                columns: Columns::of(set_columns),
                 before,
             },
         });
         let mut spec = self.tx_spec(tx, OperationCode::Update, row_id, Some(t));
         spec.sql_redo = Some(redo);
-        spec.sql_undo = Some(undo);
+        spec.sql_undo = undo;
+        spec.deferred_undo = deferred;
         self.redo.write(spec);
     }
 
@@ -351,11 +455,22 @@ impl Simulator {
     ) -> Result<(), ScenarioError> {
         let t = self.table_named(line, "delete", &dml.table)?;
         let conditions = self.typed(line, "where", t, where_)?;
-        let rows = self.matching_rows(line, t, &conditions, &dml.tx)?;
+        self.delete_values(line, t, &dml, &conditions)
+    }
+
+    /// A DELETE with typed conditions by column position.
+    pub(super) fn delete_values(
+        &mut self,
+        line: usize,
+        t: usize,
+        dml: &Dml,
+        conditions: &[(usize, Value)],
+    ) -> Result<(), ScenarioError> {
+        let rows = self.matching_rows(line, t, conditions, &dml.tx)?;
         let (key, mut tx) = self.take_transaction(&dml.tx, dml.user.as_deref());
         let first = tx.changes.len();
         self.ensure_started(&mut tx);
-        for number in rows {
+        for &number in rows.numbers() {
             self.delete_row(&mut tx, t, number);
         }
         if dml.fails {
@@ -386,9 +501,9 @@ impl Simulator {
             .collect();
         let mut redo = String::with_capacity(96 + before.len() * 48);
         redo.push_str("delete from ");
-        redo.push_str(&table.quoted_table);
-        write_where(&mut redo, table, &all, &before, &row_id);
-        let undo = render_insert(table, &before, &all);
+        redo.push_str(&table.text.quoted_table);
+        write_where(&mut redo, &table.text, &all, &before, &row_id);
+        let undo = render_insert(&table.text, &before, &all);
         tx.changes.push(Change {
             table: t,
             row: number,
@@ -402,17 +517,35 @@ impl Simulator {
         self.redo.write(spec);
     }
 }
+/// The rows a where clause matched: one when found through the key index.
+pub(super) enum Matched {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+impl Matched {
+    pub fn numbers(&self) -> &[u64] {
+        match self {
+            Self::One(number) => std::slice::from_ref(number),
+            Self::Many(numbers) => numbers,
+        }
+    }
+}
+
 /// The before-image columns the where clause of an UPDATE carries (logminer.md §3, corpus #2):
 /// ALL logging: every column; PK logging: the key and the changed columns (the changed
 /// columns' old values come from undo); no logging: the changed columns only. LOB and LONG
 /// columns never appear.
-pub(super) fn logged_columns(
-    table: &Table,
+pub(super) fn logged_columns<'a>(
+    table: &'a TableText,
     logging: TableLogging,
     changed: &[usize],
-) -> Vec<usize> {
+) -> Cow<'a, [usize]> {
     let columns = table.schema.columns();
     let key = table.schema.key_indexes();
+    if logging == TableLogging::All || (logging == TableLogging::PrimaryKey && key.is_empty()) {
+        return Cow::Borrowed(&table.non_lob);
+    }
     (0..columns.len())
         .filter(|&i| !columns[i].data_type.is_lob_like())
         .filter(|i| match logging {
@@ -425,7 +558,7 @@ pub(super) fn logged_columns(
 }
 
 /// ` set "A" = v, "B" = v`.
-pub(super) fn write_set(out: &mut String, table: &Table, columns: &[usize], values: &[Value]) {
+pub(super) fn write_set(out: &mut String, table: &TableText, columns: &[usize], values: &[Value]) {
     out.push_str(" set ");
     for (n, &i) in columns.iter().enumerate() {
         if n > 0 {
@@ -440,7 +573,7 @@ pub(super) fn write_set(out: &mut String, table: &Table, columns: &[usize], valu
 /// ` where "A" = v and "B" IS NULL and ROWID = '...';`
 pub(super) fn write_where(
     out: &mut String,
-    table: &Table,
+    table: &TableText,
     columns: &[usize],
     values: &[Value],
     row_id: &str,
@@ -458,8 +591,42 @@ pub(super) fn write_where(
     out.push(';');
 }
 
-fn render_update(
-    table: &Table,
+/// The length of an UPDATE's SQL_UNDO: its redo with the set columns' values swapped, before
+/// for after (in the set list) and after for before (in the where clause).
+fn update_undo_length(
+    text: &TableText,
+    set: &[usize],
+    logged: &[usize],
+    (before, after): (&[Value], &[Value]),
+    redo_length: usize,
+    scratch: &mut String,
+) -> usize {
+    let columns = text.schema.columns();
+    let mut length = redo_length as isize;
+    let mut rendered = |value: &Value, column: usize| {
+        scratch.clear();
+        write_value(scratch, value, &columns[column].data_type);
+        scratch.len() as isize
+    };
+    for &c in set {
+        let (old, new) = (rendered(&before[c], c), rendered(&after[c], c));
+        length += old - new;
+        if logged.contains(&c) {
+            let condition = |value: &Value, rendered: isize| {
+                if value.is_null() {
+                    " IS NULL".len() as isize
+                } else {
+                    " = ".len() as isize + rendered
+                }
+            };
+            length += condition(&after[c], new) - condition(&before[c], old);
+        }
+    }
+    length.max(0) as usize
+}
+
+pub(super) fn render_update(
+    table: &TableText,
     set: &[usize],
     new: &[Value],
     logged: &[usize],
@@ -467,14 +634,27 @@ fn render_update(
     row_id: &str,
 ) -> String {
     let mut sql = String::with_capacity(96 + (set.len() + logged.len()) * 48);
-    sql.push_str("update ");
-    sql.push_str(&table.quoted_table);
-    write_set(&mut sql, table, set, new);
-    write_where(&mut sql, table, logged, old, row_id);
+    write_update(&mut sql, table, set, new, logged, old, row_id);
     sql
 }
 
-pub(super) fn render_insert(table: &Table, values: &[Value], columns: &[usize]) -> String {
+/// `update "O"."T" set … where …;` appended to `out`.
+fn write_update(
+    out: &mut String,
+    table: &TableText,
+    set: &[usize],
+    new: &[Value],
+    logged: &[usize],
+    old: &[Value],
+    row_id: &str,
+) {
+    out.push_str("update ");
+    out.push_str(&table.quoted_table);
+    write_set(out, table, set, new);
+    write_where(out, table, logged, old, row_id);
+}
+
+pub(super) fn render_insert(table: &TableText, values: &[Value], columns: &[usize]) -> String {
     let mut sql = String::with_capacity(96 + columns.len() * 48);
     sql.push_str("insert into ");
     sql.push_str(&table.quoted_table);

@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::database::{Change, PENDING, Transaction, Undo, Version};
+use super::database::{Change, Columns, PENDING, Transaction, Undo, Version};
 use super::render::{write_condition, write_hex, write_literal, write_unistr};
 use super::scenario::{Dml, LobChange, Values};
 use super::{ScenarioError, Simulator};
@@ -46,7 +46,7 @@ impl Simulator {
             _ => 0,
         };
         if size <= INLINE_LOB_BYTES {
-            self.update_row(tx, t, number, &[(column, value)]);
+            self.update_row(tx, t, number, &mut [(column, value)], true);
             return;
         }
         let Some(row_id) = self.set_lob(tx, t, number, column, value.clone()) else {
@@ -87,11 +87,14 @@ impl Simulator {
         let data_type = &schema.columns()[column].data_type;
         let conditions = self.typed(line, "where", t, where_)?;
         let rows = self.matching_rows(line, t, &conditions, &dml.tx)?;
-        let [number] = rows[..] else {
+        let [number] = rows.numbers()[..] else {
             return Err(ScenarioError::new(
                 line,
                 "where",
-                format!("matches {} rows; a LOB step changes one", rows.len()),
+                format!(
+                    "matches {} rows; a LOB step changes one",
+                    rows.numbers().len()
+                ),
             ));
         };
         let current = self.tables[t]
@@ -218,7 +221,7 @@ impl Simulator {
             row_id: Arc::clone(&row_id),
             scn,
             undo: Undo::Update {
-                columns: vec![column],
+                columns: Columns::of(&[column]),
                 before,
             },
         });
@@ -252,14 +255,14 @@ impl Simulator {
         let _ = write!(
             sql,
             "{} into loc_{} from {}",
-            table.quoted_columns[column],
+            table.text.quoted_columns[column],
             locator_variable(&columns[column].data_type),
-            table.quoted_table
+            table.text.quoted_table
         );
         for (n, &i) in key.iter().enumerate() {
             write_condition(
                 &mut sql,
-                &table.quoted_columns[i],
+                &table.text.quoted_columns[i],
                 &values[i],
                 &columns[i].data_type,
                 n == 0,

@@ -7,7 +7,7 @@
 //! ```text
 //! scenario JSON Lines ─ scenario::parse_step ─┐
 //! Rust (Step values) ─────────────────────────┴─ apply ─┬─ database: tables, row versions,
-//!                                                       │  transactions, undo slots, catalog
+//! Rust (TypedStep: typed values) ─ apply_typed ─────────┤  transactions, undo slots, catalog
 //!                                                       └─ render → redo: rows per thread/log
 //! RedoMiner::start_mining (plan_logs) → stream_rows: window filter over the stored rows
 //! ```
@@ -16,6 +16,11 @@
 //! - Rows are rendered once, when the step is applied (as Oracle writes redo once), and kept in
 //!   SCN order; a mining window is a binary search and a filter, and a window's view changes only
 //!   the XID of undo rows whose original change lies before the window (the sequence-less XID).
+//!   SQL_UNDO is the exception: the Oracle client never selects it, so a DML row keeps what its
+//!   SQL_UNDO is made of (shared row versions) and its length (the redo address needs it), and
+//!   the view renders it only for a window with `with_sql_undo`.
+//! - Generated workloads (benchmarks, property tests) can skip JSON: [`TypedStep`]s carry typed
+//!   values and a resolved [`TableHandle`], checked by the same Oracle rules as scenario values.
 //! - Each step takes one SCN: all rows of a step share it and keep redo order (distinct `RS_ID`s;
 //!   CSF continuation rows share theirs).
 //! - Steps can be appended at any time ([`Simulator::apply`], [`Simulator::apply_line`]), also
@@ -34,6 +39,7 @@ mod redo;
 mod render;
 pub mod scenario;
 mod transaction;
+pub mod typed;
 mod values;
 
 #[cfg(test)]
@@ -57,6 +63,7 @@ use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
 use redo::{MiningSession, Redo};
 pub use scenario::{ScenarioError, Step, TableLogging};
+pub use typed::{TableHandle, TypedStep};
 
 /// Reading a scenario file failed.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +98,10 @@ pub struct Simulator {
     thread: u16,
     /// Steps (lines) applied so far.
     steps: usize,
+    /// A reused buffer for text measured, not kept.
+    scratch: String,
+    /// [`PLACEHOLDER_ROW_ID`](super::row::PLACEHOLDER_ROW_ID), shared by control rows.
+    placeholder: Arc<str>,
 }
 
 impl Default for Simulator {
@@ -119,6 +130,8 @@ impl Simulator {
             mining: None,
             thread: 1,
             steps: 0,
+            scratch: String::new(),
+            placeholder: Arc::from(super::row::PLACEHOLDER_ROW_ID),
         }
     }
 
@@ -379,6 +392,7 @@ impl RedoMiner for Simulator {
                 .filter(|l| l.kind == super::RedoLogKind::Online)
                 .map(|l| (l.thread, l.sequence))
                 .collect(),
+            with_sql_undo: window.with_sql_undo,
         });
         Ok(())
     }
@@ -420,7 +434,7 @@ impl RedoMiner for Simulator {
             .map(|t| (t.number, t.written_scn))
             .collect();
         let mut visited = 0;
-        for stored in self.redo.rows.starting_at_scn(session.start_scn) {
+        for (stored, text) in self.redo.rows.starting_at_scn(session.start_scn) {
             if stored.row.scn > session.end_scn {
                 break;
             }
@@ -428,7 +442,7 @@ impl RedoMiner for Simulator {
                 continue;
             }
             visited += 1;
-            if visit(session.view(stored)).is_break() {
+            if visit(session.view(stored, text)).is_break() {
                 break;
             }
         }

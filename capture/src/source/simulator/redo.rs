@@ -24,17 +24,27 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use super::render::split_pieces;
+use super::database::{FastSet, TableText};
+use super::dml::{logged_columns, render_update};
+use super::render::{split_pieces, write_condition, write_rowid_condition};
+use super::scenario::TableLogging;
 use crate::event::Xid;
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{
     LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled,
 };
+use crate::value::Value;
 
 /// One stored row with what the window view needs besides the row itself.
 #[derive(Clone, Debug)]
 pub(crate) struct StoredRow {
+    /// The row with `sql_redo` and `sql_undo` always `None` and an empty `rs_id`: SQL_REDO is
+    /// in its chunk's text at `redo` (offset, length), SQL_UNDO in `undo`, and `RS_ID` is
+    /// written from `address` when the row is streamed (the text is short-lived there).
     pub row: LogMinerRow,
+    pub address: RedoAddress,
+    pub redo: Option<(u32, u32)>,
+    pub undo: StoredUndo,
     pub incarnation: u32,
     pub sequence: u32,
     /// The interned `(owner, table)` for rows on a table.
@@ -44,44 +54,137 @@ pub(crate) struct StoredRow {
     pub undoes_scn: Option<u64>,
 }
 
+/// A stored row's SQL_UNDO: the view fills it in only for a window that asks for it
+/// ([`crate::source::MiningWindow::with_sql_undo`]).
+#[derive(Clone, Debug)]
+pub(crate) enum StoredUndo {
+    None,
+    Text(String),
+    /// Rendered when a window asks for it; what [`Redo::write`] was told its length is.
+    Deferred(DeferredUndo),
+}
+
+/// What a DML row's SQL_UNDO is rendered from: shared row versions and the table's text, so
+/// keeping it costs reference counts, not rendering. Only for text that fits one row (the
+/// writer checks the length it is given).
+#[derive(Clone, Debug)]
+pub(crate) enum DeferredUndo {
+    /// SQL_UNDO of an INSERT: `delete from … where` every non-LOB column `and ROWID = …;`.
+    Delete {
+        text: Arc<TableText>,
+        values: Arc<[Value]>,
+    },
+    /// SQL_UNDO of an UPDATE: the before values of the `set` columns (a bit per column
+    /// position), where the logged columns (under `logging`) hold the after values.
+    Update {
+        text: Arc<TableText>,
+        set: u64,
+        logging: TableLogging,
+        before: Arc<[Value]>,
+        after: Arc<[Value]>,
+    },
+}
+
+impl DeferredUndo {
+    pub fn render(&self, row_id: &str) -> String {
+        match self {
+            Self::Delete { text, values } => {
+                let columns = text.schema.columns();
+                let mut sql = String::with_capacity(96 + values.len() * 48);
+                sql.push_str("delete from ");
+                sql.push_str(&text.quoted_table);
+                let mut first = true;
+                for (i, (value, column)) in values.iter().zip(columns).enumerate() {
+                    if !column.data_type.is_lob_like() {
+                        write_condition(
+                            &mut sql,
+                            &text.quoted_columns[i],
+                            value,
+                            &column.data_type,
+                            first,
+                        );
+                        first = false;
+                    }
+                }
+                write_rowid_condition(&mut sql, row_id, first);
+                sql.push(';');
+                sql
+            }
+            Self::Update {
+                text,
+                set,
+                logging,
+                before,
+                after,
+            } => {
+                let set: Vec<usize> = (0..64).filter(|i| set & (1 << i) != 0).collect();
+                let logged = logged_columns(text, *logging, &set);
+                render_update(text, &set, before, &logged, after, row_id)
+            }
+        }
+    }
+}
+
 /// Rows per chunk of the row store.
 const CHUNK_ROWS: usize = 8192;
 
+/// SQL_REDO bytes reserved per row of a chunk (typical DML text; a chunk's text grows past it).
+const CHUNK_TEXT_PER_ROW: usize = 256;
+
+/// Rows and, packed one after the other, their SQL_REDO text.
+#[derive(Debug)]
+struct Chunk {
+    rows: Vec<StoredRow>,
+    text: String,
+}
+
 /// The stored rows in generation (SCN) order, in fixed-size chunks: appending never copies the
-/// rows already stored, as one growing vector would (rows are written by the million).
+/// rows already stored, as one growing vector would (rows are written by the million), and
+/// SQL_REDO text is packed per chunk instead of a heap block per row.
 #[derive(Debug, Default)]
 pub(crate) struct RowStore {
-    chunks: Vec<Vec<StoredRow>>,
+    chunks: Vec<Chunk>,
 }
 
 impl RowStore {
-    fn push(&mut self, row: StoredRow) {
-        match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < CHUNK_ROWS => chunk.push(row),
-            _ => {
-                let mut chunk = Vec::with_capacity(CHUNK_ROWS);
-                chunk.push(row);
-                self.chunks.push(chunk);
-            }
+    #[inline]
+    fn push(&mut self, mut row: StoredRow, redo: Option<&str>) {
+        if self
+            .chunks
+            .last()
+            .is_none_or(|chunk| chunk.rows.len() >= CHUNK_ROWS)
+        {
+            self.chunks.push(Chunk {
+                rows: Vec::with_capacity(CHUNK_ROWS),
+                text: String::with_capacity(CHUNK_ROWS * CHUNK_TEXT_PER_ROW),
+            });
         }
+        let Some(chunk) = self.chunks.last_mut() else {
+            return;
+        };
+        if let Some(text) = redo {
+            row.redo = Some((chunk.text.len() as u32, text.len() as u32));
+            chunk.text.push_str(text);
+        }
+        chunk.rows.push(row);
     }
 
     fn retain(&mut self, mut keep: impl FnMut(&StoredRow) -> bool) {
         for chunk in &mut self.chunks {
-            chunk.retain(&mut keep);
+            chunk.rows.retain(&mut keep);
         }
-        self.chunks.retain(|chunk| !chunk.is_empty());
+        self.chunks.retain(|chunk| !chunk.rows.is_empty());
     }
 
-    /// The rows from the first with an SCN at or above `scn` on.
-    pub fn starting_at_scn(&self, scn: u64) -> impl Iterator<Item = &StoredRow> {
+    /// The rows from the first with an SCN at or above `scn` on, each with its chunk's text.
+    pub fn starting_at_scn(&self, scn: u64) -> impl Iterator<Item = (&StoredRow, &str)> {
         let first = self
             .chunks
-            .partition_point(|chunk| chunk.last().is_some_and(|row| row.row.scn < scn));
+            .partition_point(|chunk| chunk.rows.last().is_some_and(|row| row.row.scn < scn));
         self.chunks[first..]
             .iter()
-            .flatten()
-            .skip_while(move |row| row.row.scn < scn)
+            .flat_map(|chunk| chunk.rows.iter().map(|row| (row, chunk.text.as_str())))
+            .skip_while(move |(row, _)| row.row.scn < scn)
     }
 }
 
@@ -125,6 +228,9 @@ pub(crate) struct RowSpec {
     pub info: Option<Arc<str>>,
     pub sql_redo: Option<String>,
     pub sql_undo: Option<String>,
+    /// SQL_UNDO rendered only when a window asks for it, with its length in bytes (used
+    /// instead of `sql_undo` when set).
+    pub deferred_undo: Option<(DeferredUndo, usize)>,
     pub start_scn: Option<u64>,
     pub commit_scn: Option<u64>,
     pub commit_time: Option<civil::DateTime>,
@@ -141,9 +247,28 @@ pub(crate) struct Redo {
     pub archivelog: bool,
     pub incarnation: u32,
     pub container: Option<(Arc<str>, u32)>,
+    /// A written row's SQL_REDO buffer, handed out again by [`Redo::buffer`].
+    spare: String,
+    /// The empty text stored rows hold as `RS_ID`.
+    blank: Arc<str>,
 }
 
 impl Redo {
+    /// An empty buffer to render SQL_REDO into (the allocation of an earlier row's).
+    pub fn buffer(&mut self) -> String {
+        let mut buffer = std::mem::take(&mut self.spare);
+        buffer.clear();
+        buffer
+    }
+
+    fn recycle(&mut self, text: Option<String>) {
+        if let Some(text) = text
+            && text.capacity() > self.spare.capacity()
+        {
+            self.spare = text;
+        }
+    }
+
     pub fn new(scn: u64) -> Self {
         let mut redo = Self {
             threads: Vec::new(),
@@ -154,6 +279,8 @@ impl Redo {
             archivelog: true,
             incarnation: 1,
             container: None,
+            spare: String::new(),
+            blank: Arc::from(""),
         };
         redo.ensure_thread(1, scn);
         redo
@@ -297,8 +424,11 @@ impl Redo {
             block: thread.block,
             offset: 0x10,
         };
-        let length = spec.sql_redo.as_ref().map_or(0, String::len)
-            + spec.sql_undo.as_ref().map_or(0, String::len);
+        let undo_length = match &spec.deferred_undo {
+            Some((_, length)) => *length,
+            None => spec.sql_undo.as_ref().map_or(0, String::len),
+        };
+        let length = spec.sql_redo.as_ref().map_or(0, String::len) + undo_length;
         thread.block += 1 + (length / 512) as u32;
         thread.records_in_log += 1;
         thread.last_record_scn = spec.scn;
@@ -321,7 +451,7 @@ impl Redo {
             operation: spec.operation,
             rollback: spec.rollback,
             row_id: spec.row_id,
-            rs_id: rs_id(address),
+            rs_id: Arc::clone(&self.blank),
             ssn: 0,
             csf: false,
             seg_owner,
@@ -338,8 +468,11 @@ impl Redo {
             con_id,
         };
         let incarnation = self.incarnation;
-        let stored = |row: LogMinerRow| StoredRow {
+        let stored = |row: LogMinerRow, undo: StoredUndo| StoredRow {
             row,
+            address,
+            redo: None,
+            undo,
             incarnation,
             sequence,
             name_id,
@@ -349,11 +482,27 @@ impl Redo {
             text.as_ref()
                 .is_some_and(|t| t.len() > super::render::MAX_SQL_BYTES)
         };
-        if !too_long(&spec.sql_redo) && !too_long(&spec.sql_undo) {
-            let mut row = row;
-            row.sql_redo = spec.sql_redo;
-            row.sql_undo = spec.sql_undo;
-            self.rows.push(stored(row));
+        let mut sql_undo = spec.sql_undo;
+        if let Some((deferred, length)) = spec.deferred_undo {
+            #[cfg(debug_assertions)]
+            assert_eq!(
+                deferred.render(&row.row_id).len(),
+                length,
+                "deferred SQL_UNDO length"
+            );
+            if length <= super::render::MAX_SQL_BYTES && !too_long(&spec.sql_redo) {
+                let redo = spec.sql_redo.as_deref();
+                self.rows
+                    .push(stored(row, StoredUndo::Deferred(deferred)), redo);
+                self.recycle(spec.sql_redo);
+                return;
+            }
+            sql_undo = Some(deferred.render(&row.row_id));
+        }
+        if !too_long(&spec.sql_redo) && !too_long(&sql_undo) {
+            let undo = sql_undo.map_or(StoredUndo::None, StoredUndo::Text);
+            self.rows.push(stored(row, undo), spec.sql_redo.as_deref());
+            self.recycle(spec.sql_redo);
             return;
         }
         let redo = spec
@@ -361,18 +510,15 @@ impl Redo {
             .as_deref()
             .map(split_pieces)
             .unwrap_or_default();
-        let undo = spec
-            .sql_undo
-            .as_deref()
-            .map(split_pieces)
-            .unwrap_or_default();
+        let undo = sql_undo.as_deref().map(split_pieces).unwrap_or_default();
         let count = redo.len().max(undo.len());
         for piece in 0..count {
             let mut part = row.clone();
-            part.sql_redo = redo.get(piece).map(|s| (*s).to_owned());
-            part.sql_undo = undo.get(piece).map(|s| (*s).to_owned());
+            let undo = undo
+                .get(piece)
+                .map_or(StoredUndo::None, |s| StoredUndo::Text((*s).to_owned()));
             part.csf = piece + 1 < count;
-            self.rows.push(stored(part));
+            self.rows.push(stored(part, undo), redo.get(piece).copied());
         }
     }
 
@@ -435,13 +581,15 @@ impl Redo {
 pub(crate) struct MiningSession {
     pub start_scn: u64,
     pub end_scn: u64,
-    pub tables: HashSet<u32>,
+    pub tables: FastSet<u32>,
     pub pdb: Option<String>,
     pub incarnation: u32,
     /// `(thread, sequence)` of every registered log.
-    pub registered: HashSet<(u16, u32)>,
+    pub registered: FastSet<(u16, u32)>,
     /// Registered online logs: mining fails (ORA-00310) once a switch overwrote one.
     pub online: Vec<(u16, u32)>,
+    /// The window selects SQL_UNDO ([`crate::source::MiningWindow::with_sql_undo`]).
+    pub with_sql_undo: bool,
 }
 
 impl MiningSession {
@@ -471,13 +619,51 @@ impl MiningSession {
     }
 
     /// The row as this window shows it: an undo row of a change made before the window carries
-    /// the sequence-less XID.
-    pub fn view(&self, stored: &StoredRow) -> LogMinerRow {
-        let mut row = stored.row.clone();
-        if stored.undoes_scn.is_some_and(|scn| scn < self.start_scn) {
-            row.xid = Xid::from_parts(row.xid.usn(), row.xid.slot(), SEQUENCELESS_XIDSQN);
+    /// the sequence-less XID; SQL_UNDO only when the window selects it.
+    pub fn view(&self, stored: &StoredRow, text: &str) -> LogMinerRow {
+        let row = &stored.row;
+        let sql_redo = stored
+            .redo
+            .and_then(|(start, length)| text.get(start as usize..(start + length) as usize))
+            .map(str::to_owned);
+        let sql_undo = match &stored.undo {
+            _ if !self.with_sql_undo => None,
+            StoredUndo::None => None,
+            StoredUndo::Text(text) => Some(text.clone()),
+            StoredUndo::Deferred(deferred) => Some(deferred.render(&row.row_id)),
+        };
+        let xid = if stored.undoes_scn.is_some_and(|scn| scn < self.start_scn) {
+            Xid::from_parts(row.xid.usn(), row.xid.slot(), SEQUENCELESS_XIDSQN)
+        } else {
+            row.xid
+        };
+        // Field by field rather than a clone: the stored RS_ID and SQL columns are not kept.
+        LogMinerRow {
+            scn: row.scn,
+            start_scn: row.start_scn,
+            commit_scn: row.commit_scn,
+            timestamp: row.timestamp,
+            commit_timestamp: row.commit_timestamp,
+            xid,
+            operation: row.operation,
+            rollback: row.rollback,
+            row_id: Arc::clone(&row.row_id),
+            rs_id: rs_id(stored.address),
+            ssn: row.ssn,
+            csf: row.csf,
+            seg_owner: row.seg_owner.clone(),
+            table_name: row.table_name.clone(),
+            username: row.username.clone(),
+            session: row.session,
+            serial: row.serial,
+            thread: row.thread,
+            info: row.info.clone(),
+            status: row.status,
+            sql_redo,
+            sql_undo,
+            src_con_name: row.src_con_name.clone(),
+            con_id: row.con_id,
         }
-        row
     }
 }
 

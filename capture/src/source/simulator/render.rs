@@ -69,7 +69,9 @@ pub(crate) fn write_value(out: &mut String, value: &Value, data_type: &OracleTyp
         Value::Date(local) => {
             out.push_str("TO_DATE('");
             write_date_time(out, *local, false);
-            let _ = write!(out, "', '{}')", nls::NLS_DATE_FORMAT);
+            out.push_str("', '");
+            out.push_str(nls::NLS_DATE_FORMAT);
+            out.push_str("')");
         }
         Value::Timestamp(local) => {
             out.push_str("TO_TIMESTAMP('");
@@ -236,6 +238,32 @@ pub(crate) fn write_condition(
         out.push_str(" = ");
         write_value(out, value, data_type);
     }
+}
+
+/// The bytes [`write_condition`] writes, given the bytes [`write_value`] writes for the value.
+pub(crate) fn condition_length(
+    quoted_column: &str,
+    value: &Value,
+    value_length: usize,
+    first: bool,
+) -> usize {
+    let lead = if first { " where " } else { " and " };
+    let rest = if value.is_null() {
+        " IS NULL".len()
+    } else {
+        " = ".len() + value_length
+    };
+    lead.len() + quoted_column.len() + rest
+}
+
+/// The bytes [`write_rowid_condition`] writes.
+pub(crate) fn rowid_condition_length(row_id: &str, first: bool) -> usize {
+    let lead = if first {
+        " where ROWID = '"
+    } else {
+        " and ROWID = '"
+    };
+    lead.len() + row_id.len() + 1
 }
 
 /// ` and ROWID = '...'` (or ` where ROWID = '...'` when no condition came before).

@@ -11,6 +11,8 @@ use crate::redo::{DdlKind, LobStatement, parse_ddl, parse_dml, parse_lob};
 use crate::source::row::{DDL_ROW_ID, PLACEHOLDER_ROW_ID, SEQUENCELESS_XIDSQN};
 use crate::source::{OperationCode as Op, RedoAddress};
 
+mod windows;
+
 fn simulator(lines: &[&str]) -> Simulator {
     let mut sim = Simulator::new();
     for line in lines {
@@ -46,6 +48,7 @@ fn mine_window(
             })
             .collect(),
         pdb: None,
+        with_sql_undo: true,
     };
     sim.start_mining(&window)?;
     let mut rows = Vec::new();
@@ -627,195 +630,4 @@ fn unsupported_and_internal_rows() {
     assert_eq!(redo(&rows[1]), "Unsupported");
     assert!(rows[3].xid.is_zero() && rows[4].xid.is_zero());
     assert!(!rows[0].xid.is_zero());
-}
-
-#[test]
-fn the_window_keeps_control_rows_and_captured_tables_only() {
-    let mut sim = simulator(&[
-        T,
-        r#"{"table":"APP.OTHER","columns":[{"name":"ID","type":"NUMBER(4)","key":true}]}"#,
-        r#"{"tx":"a","insert":"APP.OTHER","values":{"ID":1}}"#,
-        r#"{"tx":"a","commit":true}"#,
-        r#"{"tx":"b","insert":"APP.T","values":{"ID":1,"V":1}}"#,
-        r#"{"tx":"b","commit":true}"#,
-    ]);
-    let rows = mine(&mut sim, &["APP.T"]);
-    assert_eq!(
-        ops(&rows),
-        [
-            (Op::Start, false),
-            (Op::Commit, false),
-            (Op::Start, false),
-            (Op::Insert, false),
-            (Op::Commit, false)
-        ]
-    );
-    let end = sim.current_scn().unwrap();
-    assert!(
-        mine_window(&mut sim, FIRST_SCN + 5, end, &["APP.T"])
-            .unwrap()
-            .iter()
-            .all(|r| r.scn >= FIRST_SCN + 5)
-    );
-}
-
-#[test]
-fn pdb_rows_carry_the_container_and_the_window_filters_on_it() {
-    let mut sim = simulator(&[
-        r#"{"database":{"pdb":"ORCLPDB1","con_id":3}}"#,
-        T,
-        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#,
-        r#"{"tx":"a","commit":true}"#,
-    ]);
-    let end = sim.current_scn().unwrap();
-    sim.flush_redo().unwrap();
-    let mut window = MiningWindow {
-        start_scn: FIRST_SCN,
-        end_scn: end,
-        logs: Vec::new(),
-        tables: vec![("APP".to_owned(), "T".to_owned())],
-        pdb: Some("ORCLPDB1".to_owned()),
-    };
-    sim.start_mining(&window).unwrap();
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        ControlFlow::Continue(())
-    })
-    .unwrap();
-    assert_eq!(rows.len(), 3);
-    assert!(
-        rows.iter()
-            .all(|r| r.src_con_name.as_deref() == Some("ORCLPDB1") && r.con_id == Some(3))
-    );
-    window.pdb = Some("OTHER".to_owned());
-    sim.start_mining(&window).unwrap();
-    assert_eq!(
-        sim.stream_rows(&mut |_| ControlFlow::Continue(())).unwrap(),
-        0
-    );
-    assert!(sim.database().unwrap().cdb);
-    assert_eq!(
-        sim.pdb_incarnation("ORCLPDB1")
-            .unwrap()
-            .unwrap()
-            .pdb_incarnation,
-        1
-    );
-    sim.apply_line(r#"{"pdb_incarnation":true}"#).unwrap();
-    assert_eq!(
-        sim.pdb_incarnation("ORCLPDB1")
-            .unwrap()
-            .unwrap()
-            .pdb_incarnation,
-        2
-    );
-}
-
-#[test]
-fn undo_slots_are_reused_with_the_next_sequence() {
-    let mut sim = simulator(&[T]);
-    for n in 0..330 {
-        sim.apply_line(&format!(
-            r#"{{"tx":"t{n}","insert":"APP.T","values":{{"ID":{n},"V":1}}}}"#
-        ))
-        .unwrap();
-        sim.apply_line(&format!(r#"{{"tx":"t{n}","commit":true}}"#))
-            .unwrap();
-    }
-    let rows = mine(&mut sim, &["APP.T"]);
-    let starts: Vec<_> = rows
-        .iter()
-        .filter(|r| r.operation == Op::Start)
-        .map(|r| r.xid)
-        .collect();
-    let first = starts[0];
-    let reused: Vec<_> = starts.iter().filter(|x| x.same_slot(&first)).collect();
-    assert_eq!(reused.len(), 2);
-    assert_eq!(reused[1].sequence(), first.sequence() + 1);
-    // XIDs are little-endian (usn, slot, sqn).
-    assert_eq!(
-        Xid::from_parts(first.usn(), first.slot(), first.sequence()),
-        first
-    );
-}
-
-#[test]
-fn scn_to_timestamp_follows_the_clock_and_forgets_old_scns() {
-    let mut sim = simulator(&[
-        r#"{"database":{"scn_time_retention_seconds":3600}}"#,
-        r#"{"advance_seconds":10}"#,
-    ]);
-    let scn = sim.current_scn().unwrap();
-    assert_eq!(
-        sim.scn_to_timestamp(scn).unwrap(),
-        Some(
-            database::FIRST_TIME
-                .checked_add(jiff::SignedDuration::from_secs(10))
-                .unwrap()
-        )
-    );
-    assert_eq!(sim.scn_to_timestamp(scn + 100).unwrap(), None);
-    sim.apply_line(r#"{"advance_seconds":7200}"#).unwrap();
-    assert_eq!(
-        sim.scn_to_timestamp(scn).unwrap(),
-        None,
-        "ORA-08181 beyond the retention"
-    );
-}
-
-#[test]
-fn flashback_reads_rows_as_of_an_scn_in_rowid_order() {
-    let mut sim = simulator(&[
-        T,
-        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#,
-        r#"{"tx":"a","insert":"APP.T","values":{"ID":2,"V":1}}"#,
-        r#"{"tx":"a","commit":true}"#,
-    ]);
-    let before_update = sim.current_scn().unwrap();
-    sim.apply_line(r#"{"tx":"b","update":"APP.T","where":{"ID":2},"set":{"V":5}}"#)
-        .unwrap();
-    sim.apply_line(r#"{"tx":"b","insert":"APP.T","values":{"ID":3,"V":1}}"#)
-        .unwrap();
-    let schema = sim.schema("APP", "T").unwrap();
-    let now = sim.current_scn().unwrap();
-    let first = sim.flashback_batch(&schema, now, None, 1).unwrap();
-    assert_eq!(first.len(), 1);
-    let rest = sim
-        .flashback_batch(&schema, now, Some(&first[0].row_id), 10)
-        .unwrap();
-    assert_eq!(rest.len(), 1, "uncommitted changes are not visible");
-    let five = Value::Number(crate::value::OracleNumber::parse("5").unwrap());
-    assert_ne!(rest[0].values.get(1), Some(&five));
-    sim.apply_line(r#"{"tx":"b","commit":true}"#).unwrap();
-    let now = sim.current_scn().unwrap();
-    let all = sim.flashback_batch(&schema, now, None, 10).unwrap();
-    assert_eq!(all.len(), 3);
-    assert_eq!(all[1].values.get(1), Some(&five));
-    assert!(
-        all.windows(2)
-            .all(|w| database::row_number(&w[0].row_id) < database::row_number(&w[1].row_id))
-    );
-    assert_eq!(
-        sim.flashback_batch(&schema, before_update, None, 10)
-            .unwrap()
-            .len(),
-        2
-    );
-}
-
-#[test]
-fn the_simulator_is_a_whole_oracle_source() {
-    fn source<T: crate::source::OracleSource>(_: &T) {}
-    source(&Simulator::new());
-}
-
-#[test]
-fn rs_id_is_logminer_text_from_redo_address() {
-    let address = RedoAddress {
-        sequence: 7,
-        block: 141_495,
-        offset: 16,
-    };
-    assert_eq!(address.to_string(), " 0x000007.000228b7.0010 ");
 }

@@ -64,9 +64,17 @@ impl Simulator {
             xid,
             start_scn: self.catalog.scn,
         });
-        let mut spec = self.tx_spec(tx, OperationCode::Start, PLACEHOLDER_ROW_ID.into(), None);
-        spec.sql_redo = Some("set transaction read write;".to_owned());
+        let placeholder = Arc::clone(&self.placeholder);
+        let mut spec = self.tx_spec(tx, OperationCode::Start, placeholder, None);
+        spec.sql_redo = Some(self.sql_text("set transaction read write;"));
         self.redo.write(spec);
+    }
+
+    /// `text` in a recycled SQL_REDO buffer.
+    fn sql_text(&mut self, text: &str) -> String {
+        let mut sql = self.redo.buffer();
+        sql.push_str(text);
+        sql
     }
 
     /// A row of `tx` at the current SCN; SQL columns empty.
@@ -113,6 +121,7 @@ impl Simulator {
             info: None,
             sql_redo: None,
             sql_undo: None,
+            deferred_undo: None,
             start_scn: None,
             commit_scn: None,
             commit_time: None,
@@ -152,20 +161,20 @@ impl Simulator {
         let operation = match &change.undo {
             Undo::Delete => {
                 sql.push_str("delete from ");
-                sql.push_str(&table.quoted_table);
+                sql.push_str(&table.text.quoted_table);
                 write_rowid_condition(&mut sql, &change.row_id, true);
                 sql.push(';');
                 OperationCode::Delete
             }
             Undo::Insert(values) => {
                 let all: Vec<usize> = (0..values.len()).collect();
-                sql = render_insert(table, values, &all);
+                sql = render_insert(&table.text, values, &all);
                 OperationCode::Insert
             }
             Undo::Update { columns, before } => {
                 sql.push_str("update ");
-                sql.push_str(&table.quoted_table);
-                write_set(&mut sql, table, columns, before);
+                sql.push_str(&table.text.quoted_table);
+                write_set(&mut sql, &table.text, &columns.to_vec(), before);
                 write_rowid_condition(&mut sql, &change.row_id, true);
                 sql.push(';');
                 OperationCode::Update
@@ -208,9 +217,9 @@ impl Simulator {
                         stamp(row, scn);
                     }
                 }
-                let mut spec =
-                    self.tx_spec(&tx, OperationCode::Commit, PLACEHOLDER_ROW_ID.into(), None);
-                spec.sql_redo = Some("commit;".to_owned());
+                let placeholder = Arc::clone(&self.placeholder);
+                let mut spec = self.tx_spec(&tx, OperationCode::Commit, placeholder, None);
+                spec.sql_redo = Some(self.sql_text("commit;"));
                 spec.start_scn = Some(started.start_scn);
                 spec.commit_scn = Some(scn);
                 spec.commit_time = Some(self.catalog.now);
@@ -304,7 +313,7 @@ fn stamp(row: &mut TableRow, scn: u64) {
     }
     if let Some(first) = first {
         let last = row.versions.len() - 1;
-        row.versions.drain(first..last);
+        row.versions.remove(first..last);
     }
     row.locked_by = None;
 }

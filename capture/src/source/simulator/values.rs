@@ -118,6 +118,93 @@ pub(crate) fn to_value(json: Json, data_type: &OracleType) -> Result<Value, Stri
     }
 }
 
+/// Checks a typed value (a [`super::TypedStep`]'s) for a column of `data_type` by the rules
+/// scenario values follow: the variant must be the one the column stores, and it must fit;
+/// CHAR values are blank-padded, empty text and bytes become NULL.
+pub(crate) fn check_value(value: Value, data_type: &OracleType) -> Result<Value, String> {
+    use OracleType as T;
+    match (value, data_type) {
+        (Value::Null, _) => Ok(Value::Null),
+        (Value::Number(number), T::Number { precision, scale }) => {
+            if let Some(scale) = *scale
+                && !number.fits(precision.unwrap_or(MAX_NUMBER_PRECISION), scale)
+            {
+                return Err(format!(
+                    "{number} does not fit {data_type} (ORA-01438 or rounding)"
+                ));
+            }
+            Ok(Value::Number(number))
+        }
+        (value @ Value::Number(_), T::Float { .. })
+        | (value @ Value::BinaryFloat(_), T::BinaryFloat)
+        | (value @ Value::BinaryDouble(_), T::BinaryDouble)
+        | (value @ Value::IntervalYearToMonth { .. }, T::IntervalYearToMonth { .. })
+        | (value @ Value::IntervalDayToSecond { .. }, T::IntervalDayToSecond { .. }) => Ok(value),
+        (Value::Text(text), T::Char { length, semantics }) => {
+            padded(text, *length, *semantics == LengthSemantics::Char)
+        }
+        (Value::Text(text), T::NChar { length }) => padded(text, *length, true),
+        (Value::Text(text), T::Varchar2 { length, semantics }) => {
+            bounded(text, *length, *semantics == LengthSemantics::Char)
+        }
+        (Value::Text(text), T::NVarchar2 { length }) => bounded(text, *length, true),
+        (Value::Text(text), T::Long | T::RowId | T::URowId { .. } | T::Clob | T::NClob) => {
+            Ok(if text.is_empty() {
+                Value::Null
+            } else {
+                Value::Text(text)
+            })
+        }
+        (Value::Bytes(bytes), T::Raw { length }) => {
+            if bytes.len() > *length as usize {
+                return Err(format!(
+                    "{} bytes is longer than {data_type} (ORA-12899)",
+                    bytes.len()
+                ));
+            }
+            Ok(bytes_or_null(bytes))
+        }
+        (Value::Bytes(bytes), T::LongRaw | T::Blob) => Ok(bytes_or_null(bytes)),
+        (Value::Date(local), T::Date) => {
+            if local.subsec_nanosecond() != 0 {
+                return Err("a DATE has no fraction and no offset".to_owned());
+            }
+            Ok(Value::Date(local))
+        }
+        (
+            Value::Timestamp(local),
+            T::Timestamp {
+                fractional_precision,
+            },
+        ) => {
+            fraction_fits(local, *fractional_precision)?;
+            Ok(Value::Timestamp(local))
+        }
+        (
+            Value::TimestampTz { local, offset },
+            T::TimestampWithTimeZone {
+                fractional_precision,
+            },
+        ) => {
+            fraction_fits(local, *fractional_precision)?;
+            Ok(Value::TimestampTz { local, offset })
+        }
+        (
+            Value::TimestampLtz(instant),
+            T::TimestampWithLocalTimeZone {
+                fractional_precision,
+            },
+        ) => {
+            fraction_fits(
+                instant.to_zoned(jiff::tz::TimeZone::UTC).datetime(),
+                *fractional_precision,
+            )?;
+            Ok(Value::TimestampLtz(instant))
+        }
+        (value, _) => Err(format!("{value:?} is not a value of {data_type}")),
+    }
+}
+
 fn string(json: &Json) -> Result<&str, String> {
     json.as_str()
         .ok_or_else(|| format!("expected a string, found {json}"))
