@@ -20,6 +20,8 @@ use jiff::{SignedDuration, Timestamp};
 use prometheus::{Encoder, Registry, TextEncoder};
 use serde::Serialize;
 
+use crate::sink::{ProducerState, SinkStatus};
+
 /// Where the capture is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -43,14 +45,23 @@ pub struct StatusReport {
     pub heap_bytes: u64,
     pub spilled_transactions: u64,
     pub spilled_bytes: u64,
+    /// Open transactions with chunks in the Kafka journal.
+    pub journaled_transactions: u64,
     pub started_at: String,
     pub version: &'static str,
+    /// The Kafka producer: ready, retrying a broker fault (with the action, attempt and error),
+    /// fenced or failed. Absent with the file sink.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer: Option<ProducerState>,
 }
 
 #[derive(Debug)]
 struct Board {
     report: StatusReport,
     last_beat: Timestamp,
+    /// Read at every report: the sink changes it while it retries inside a page commit, when
+    /// the mining loop cannot update the board.
+    sink: Option<SinkStatus>,
 }
 
 /// The status the engine publishes and the endpoints read.
@@ -74,13 +85,16 @@ impl StatusBoard {
             heap_bytes: 0,
             spilled_transactions: 0,
             spilled_bytes: 0,
+            journaled_transactions: 0,
             started_at: started_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
             version: crate::VERSION,
+            producer: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {
                 report,
                 last_beat: started_at,
+                sink: None,
             })),
             wedged_after,
         }
@@ -102,12 +116,19 @@ impl StatusBoard {
         self.update(now, |_| {});
     }
 
-    pub fn report(&self) -> StatusReport {
+    /// Shows the Kafka producer's state in every later report.
+    pub fn attach_sink(&self, status: SinkStatus) {
         self.inner
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .report
-            .clone()
+            .sink = Some(status);
+    }
+
+    pub fn report(&self) -> StatusReport {
+        let board = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut report = board.report.clone();
+        report.producer = board.sink.as_ref().map(SinkStatus::get);
+        report
     }
 
     fn wedged(&self, now: Timestamp) -> bool {

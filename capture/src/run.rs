@@ -16,10 +16,18 @@ use prometheus::Registry;
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
 use crate::config::{self, CaptureConfig, ConfigError, secrets};
 use crate::doctor::{self, DoctorRequest, Report};
+use crate::engine::output::Output;
 use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
 use crate::http::{StatusBoard, router};
 use crate::metrics::EngineMetrics;
 use crate::sink::file::FileSink;
+use crate::sink::journal::{
+    self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
+};
+use crate::sink::{
+    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, SinkMetrics, SinkOptions,
+    SinkStatus, TopicNames,
+};
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::simulator::Simulator;
 use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
@@ -61,13 +69,6 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
         Ok(config) => config,
         Err(error) => return error.into(),
     };
-    if config.kafka.is_some() {
-        return Outcome::Failed(
-            "this build writes to the file sink only; the Kafka sink is wired in with the capture \
-             process issue: use `file: {path: ...}` for now"
-                .to_owned(),
-        );
-    }
     match &config.database.simulator {
         Some(simulator) => match Simulator::from_scenario_file(&simulator.scenario) {
             Ok(source) => run_with(config, source, exit_at_end),
@@ -190,10 +191,26 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
             spill_max_bytes: size(&config.buffer.spill.max_bytes)?,
             transactions: config.transactions.clone(),
         };
-        let Some(file) = &config.file else {
-            return Err(EngineError::Failed("no sink configured".to_owned()));
+        let opened = match (&config.kafka, &config.file) {
+            (Some(kafka), _) => open_kafka(&config, kafka, &registry, &board)?,
+            (None, Some(file)) => {
+                tracing::warn!("{JOURNAL_OFF_WARNING}");
+                let (sink, stored) = FileSink::open(&file.path)?;
+                Opened {
+                    sink: Output::File(sink),
+                    stored,
+                    journal: Journal::off(),
+                    rebuilt: Vec::new(),
+                }
+            }
+            (None, None) => return Err(EngineError::Failed("no sink configured".to_owned())),
         };
-        let (sink, stored) = FileSink::open(&file.path)?;
+        let Opened {
+            sink,
+            stored,
+            journal,
+            rebuilt,
+        } = opened;
         let ledger = match &stored {
             Some(stored) => stored
                 .get("released")
@@ -212,6 +229,8 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
         };
         let wiring = Wiring {
             sink,
+            journal,
+            rebuilt,
             stored_bookmark: stored,
             buffer,
             metrics,
@@ -230,6 +249,64 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
         }
         Err(error) => error.into(),
     }
+}
+
+/// A sink opened at start, with what it holds from earlier runs.
+struct Opened {
+    sink: Output,
+    stored: Option<serde_json::Value>,
+    journal: Journal,
+    rebuilt: Vec<RebuiltTransaction>,
+}
+
+/// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an
+/// earlier instance), the bookmark (CDC-5002 when unreadable), the journal read back against it.
+/// The journal's stale tombstones go into the first page, whose bookmark carries the new
+/// generation.
+fn open_kafka(
+    config: &CaptureConfig,
+    kafka: &crate::config::KafkaConfig,
+    registry: &Registry,
+    board: &StatusBoard,
+) -> Result<Opened, EngineError> {
+    let spec = redoline_crds::v1alpha1::KafkaSpec {
+        bootstrap_servers: kafka.bootstrap_servers.clone(),
+        topic_prefix: kafka.topic_prefix.clone(),
+        config_secret: None,
+        exactly_once: kafka.exactly_once,
+    };
+    let mut settings = KafkaClientSettings::new(&spec);
+    for (name, value) in
+        secrets::kafka_properties(&lookup).map_err(|e| EngineError::from(e.stop()))?
+    {
+        settings = settings.with_property(&name, value.expose())?;
+    }
+    // A config written by hand (outside the operator) has no namespace: Kubernetes' default.
+    let identity = CaptureIdentity::new(
+        config.namespace.as_deref().unwrap_or("default"),
+        config.name.as_str(),
+    );
+    let topics = TopicNames::new(&spec, &config.journal);
+    let journal_settings = JournalSettings::from_spec(&config.journal, &topics.journal)?;
+    let options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
+    let metrics = SinkMetrics::new(registry).map_err(|e| EngineError::Failed(e.to_string()))?;
+    let status = SinkStatus::default();
+    board.attach_sink(status.clone());
+    let sink = KafkaSink::open(options, metrics, status)?;
+    let bookmark = sink.read_bookmark()?;
+    let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
+    let mut output = Output::kafka(sink);
+    output.push_records(rebuilt.stale);
+    let stored = bookmark
+        .map(|bookmark| serde_json::to_value(&bookmark))
+        .transpose()
+        .map_err(|e| EngineError::Failed(e.to_string()))?;
+    Ok(Opened {
+        sink: output,
+        stored,
+        journal: rebuilt.journal,
+        rebuilt: rebuilt.transactions,
+    })
 }
 
 fn size(quantity: &redoline_crds::ByteQuantity) -> Result<u64, EngineError> {

@@ -248,6 +248,75 @@ impl TransactionBuffer {
         self.open.values().map(|t| t.first_scn).min()
     }
 
+    /// Every open transaction with its first SCN, for the resume position (the engine pins
+    /// journaled ones elsewhere).
+    pub fn open_first_scns(&self) -> impl Iterator<Item = (TransactionKey, u64)> + '_ {
+        self.open.values().map(|t| (t.key, t.first_scn))
+    }
+
+    /// When the buffer first saw an open transaction and the rows it holds (the journal's
+    /// thresholds).
+    pub fn open_transaction(&self, key: &TransactionKey) -> Option<(Timestamp, u64)> {
+        self.open.get(key).map(|t| (t.buffered_since, t.records))
+    }
+
+    /// The key of the open transaction a row belongs to: its own, or for an undo row with a
+    /// sequence-less XID the open transaction on the same undo slot (see the module docs).
+    pub fn owner_of(&self, row: &LogMinerRow) -> Option<TransactionKey> {
+        if row.xid.is_sequenceless() {
+            self.open
+                .keys()
+                .find(|key| key.con_id == row.con_id && row.xid.same_slot(&key.xid))
+                .copied()
+        } else {
+            Some(TransactionKey::of(row)).filter(|key| self.open.contains_key(key))
+        }
+    }
+
+    /// Hands an open transaction's rows so far to `visit` in batches of at most `batch` rows:
+    /// from the heap (changes an undo row cancelled are gone already), or read back from its
+    /// spill file (undo rows included, as pushed). Pushing them into an empty buffer rebuilds
+    /// the transaction. Returns false for a transaction that is not open.
+    pub fn history<E: From<BufferError>>(
+        &mut self,
+        key: &TransactionKey,
+        batch: usize,
+        mut visit: impl FnMut(&[LogMinerRow]) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        if self.pending_owner == Some(*key) {
+            self.flush_pending()?;
+        }
+        let Some(transaction) = self.open.get(key) else {
+            return Ok(false);
+        };
+        let batch = batch.max(1);
+        match &transaction.storage {
+            Storage::Heap(rows) => {
+                for rows in rows.chunks(batch) {
+                    visit(rows)?;
+                }
+            }
+            Storage::Spilled { file, .. } => {
+                let mut reader = file
+                    .snapshot()
+                    .open(READ_AHEAD_BYTES)
+                    .map_err(BufferError::Spill)?;
+                let mut rows = Vec::with_capacity(batch);
+                while let Some(row) = reader.next_row().map_err(BufferError::Spill)? {
+                    rows.push(row);
+                    if rows.len() >= batch {
+                        visit(&rows)?;
+                        rows.clear();
+                    }
+                }
+                if !rows.is_empty() {
+                    visit(&rows)?;
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// The open transactions, largest first (heap plus disk bytes), at most `limit`.
     pub fn largest(&self, limit: usize) -> Vec<TransactionSummary> {
         let mut all: Vec<&Transaction> = self.open.values().collect();
@@ -280,14 +349,7 @@ impl TransactionBuffer {
     }
 
     fn undo(&mut self, row: LogMinerRow) -> Result<Pushed, BufferError> {
-        let key = if row.xid.is_sequenceless() {
-            self.open
-                .keys()
-                .find(|key| key.con_id == row.con_id && row.xid.same_slot(&key.xid))
-                .copied()
-        } else {
-            Some(TransactionKey::of(&row)).filter(|key| self.open.contains_key(key))
-        };
+        let key = self.owner_of(&row);
         let Some(transaction) = key.and_then(|key| self.open.get_mut(&key)) else {
             committed::note_unmatched_undo(&self.metrics.unmatched_undo_rows, &row);
             return Ok(Pushed::Ignored);

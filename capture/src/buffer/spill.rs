@@ -247,6 +247,16 @@ impl SpillFile {
         result.map_err(|e| SpillError::io("write", &self.path, e))
     }
 
+    /// A reader's view of the file as written so far (the shared write buffer must have been
+    /// written out first): to read an open transaction's rows without ending its writing.
+    pub fn snapshot(&self) -> SealedSpillFile {
+        SealedSpillFile {
+            path: self.path.clone(),
+            len: self.len,
+            frames: self.frames,
+        }
+    }
+
     /// What a reader needs to check the file: path, length and frame count.
     pub fn seal(self) -> SealedSpillFile {
         SealedSpillFile {

@@ -6,20 +6,29 @@
 //! loop:   flush → plan window (size, current SCN, RAC checkpoints) → logs → START_LOGMNR
 //!         → rows: CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
 //!           assemble → encode → sink page → bookmark (commit SCN, restart SCN) → release spill
-//!         → END_LOGMNR → orphan check, max age, lag, status
+//!         → END_LOGMNR → orphan check, max age (ops events, dead letters), lag, status
 //! ```
+//!
+//! The sink is an [`output::Output`]: the file sink or the Kafka sink, driven the same way
+//! (records per event, a page per transaction or aggregated by `mining.batchSize`, the bookmark
+//! last, spill files released only once the page is committed). With Kafka, the ops events and
+//! dead letters of dropped transactions ride in the next page, with the bookmark whose released
+//! ledger lists them, so both become visible together.
 //!
 //! Rules kept here:
 //! - A transaction reaches the sink once: a COMMIT the bookmark already covers (resume rule) is
 //!   read out of the buffer and dropped.
 //! - The bookmark's restart SCN never passes the first SCN of a transaction still open, so a
-//!   restart mines every open transaction from its beginning.
+//!   restart mines every open transaction from its beginning; a journaled one (Kafka,
+//!   [`journaling`]) pins it at its last journaled row instead, and a restart rebuilds its
+//!   beginning from the journal. It never passes the SCN mining has reached either.
 //! - A DDL on a captured table ends the window right after its transaction: the table is
 //!   reloaded and mining goes on from the DDL's commit SCN. Rows at that SCN that were already
 //!   given to the buffer are recognised and not given twice.
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 
 pub mod dictionary;
+pub mod journaling;
 pub mod output;
 
 use std::collections::HashSet;
@@ -34,7 +43,8 @@ use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPositionType};
 
 use self::dictionary::CapturedTables;
-use self::output::LineEncoder;
+use self::journaling::Journaling;
+use self::output::{Output, RecordEncoder, page_due};
 use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
@@ -43,14 +53,11 @@ use crate::event::Xid;
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
-use crate::sink::Bookmark;
-use crate::sink::file::FileSink;
+use crate::sink::journal::{Journal, RebuiltTransaction};
+use crate::sink::{Bookmark, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
 use crate::source::{LogMinerRow, MiningWindow, OperationCode, OracleSource, SourceError};
 use crate::stop::Stop;
-
-/// Most records in one aggregated page (`mining.batchSize: 0`).
-const AGGREGATED_PAGE_RECORDS: u64 = 100_000;
 
 /// Why the run ended without a stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +112,15 @@ impl From<crate::sink::file::FileSinkError> for EngineError {
     }
 }
 
+impl From<SinkError> for EngineError {
+    fn from(error: SinkError) -> Self {
+        match error.stop() {
+            Some(stop) => Self::Stop(Box::new(stop)),
+            None => Self::Failed(error.to_string()),
+        }
+    }
+}
+
 /// How a run behaves beyond its config.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -119,7 +135,11 @@ pub struct RunOptions {
 /// What a run writes to and reports through, built by the caller.
 #[derive(Debug)]
 pub struct Wiring {
-    pub sink: FileSink,
+    pub sink: Output,
+    /// The journal as rebuilt at start (`Journal::off()` with the file sink), and the open
+    /// transactions it rebuilt, pushed into the buffer before mining.
+    pub journal: Journal,
+    pub rebuilt: Vec<RebuiltTransaction>,
     /// The bookmark the sink holds from an earlier run.
     pub stored_bookmark: Option<serde_json::Value>,
     pub buffer: TransactionBuffer,
@@ -132,8 +152,13 @@ struct Pipeline {
     config: CaptureConfig,
     tables: CapturedTables,
     buffer: TransactionBuffer,
-    sink: FileSink,
-    encoder: LineEncoder,
+    sink: Output,
+    encoder: RecordEncoder,
+    page_policy: PagePolicy,
+    journaling: Journaling,
+    board: StatusBoard,
+    /// Every row below this SCN was given to the buffer: the resume position never passes it.
+    mined_frontier: u64,
     bookmark: Bookmark,
     joiner: ContinuationJoiner,
     metrics: EngineMetrics,
@@ -211,8 +236,10 @@ impl<S: OracleSource> Engine<S> {
     ) -> Result<Self, EngineError> {
         let Wiring {
             sink,
+            journal,
+            rebuilt,
             stored_bookmark,
-            buffer,
+            mut buffer,
             metrics,
             board,
         } = wiring;
@@ -267,13 +294,19 @@ impl<S: OracleSource> Engine<S> {
                 pdb_incarnation,
             )?,
         };
+        let mut bookmark = bookmark;
+        let mut journaling = Journaling::new(journal);
+        if let Some(generation) = journaling.generation() {
+            bookmark.journal_generation = generation;
+        }
+        journaling.restore(&mut buffer, rebuilt, Timestamp::now())?;
         tracing::info!(
             commit_scn = bookmark.commit_scn,
             restart_scn = bookmark.restart_scn,
             "mining starts"
         );
         let next_scn = bookmark.restart_scn;
-        let encoder = LineEncoder::new(
+        let encoder = RecordEncoder::new(
             &config.format,
             config
                 .kafka
@@ -293,6 +326,10 @@ impl<S: OracleSource> Engine<S> {
             buffer,
             sink,
             encoder,
+            page_policy: PagePolicy::from_batch_size(config.mining.batch_size),
+            journaling,
+            board: board.clone(),
+            mined_frontier: bookmark.restart_scn,
             bookmark,
             joiner: ContinuationJoiner::default(),
             metrics,
@@ -373,6 +410,8 @@ impl<S: OracleSource> Engine<S> {
         self.board.update(Timestamp::now(), |report| {
             report.state = CaptureState::Streaming;
         });
+        // The position and the transactions rebuilt from the journal, before the first window.
+        self.pipeline.publish_status(Timestamp::now());
         let result = self.mine_until_done();
         self.board.update(Timestamp::now(), |report| {
             report.state = CaptureState::Stopping;
@@ -477,16 +516,25 @@ impl<S: OracleSource> Engine<S> {
                 sessions: &sessions,
             })?;
             for event in events {
-                tracing::warn!(event = %serde_json::to_string(&event).unwrap_or_default(), "transaction-orphan-released");
+                let json = serde_json::to_string(&event).unwrap_or_default();
+                tracing::warn!(event = %json, "transaction-orphan-released");
+                self.pipeline.sink.publish_dropped(&event, json, None);
             }
         }
         for discarded in self.pipeline.buffer.enforce_max_age(now)? {
-            tracing::warn!(
-                event = %serde_json::to_string(&discarded.ops_event).unwrap_or_default(),
-                dlq = %serde_json::to_string(&discarded.dlq_record).unwrap_or_default(),
-                "transaction-discarded"
-            );
+            let event = serde_json::to_string(&discarded.ops_event).unwrap_or_default();
+            let dlq = serde_json::to_string(&discarded.dlq_record).unwrap_or_default();
+            tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
+            self.pipeline
+                .sink
+                .publish_dropped(&discarded.ops_event, event, Some(dlq));
         }
+        let (chunks, tombstones) = self
+            .pipeline
+            .journaling
+            .after_window(&mut self.pipeline.buffer, now)?;
+        self.pipeline.sink.push_records(chunks);
+        self.pipeline.sink.push_tombstones(tombstones);
         if self.lag.due(now, false) {
             let emitted = self.pipeline.bookmark.commit_scn;
             let times = self
@@ -503,18 +551,9 @@ impl<S: OracleSource> Engine<S> {
             }
             self.pipeline.metrics.set_lag(self.lag.lag_seconds());
         }
-        let pipeline = &self.pipeline;
         let lag = self.lag.lag_seconds();
-        self.board.update(now, |report| {
-            report.commit_scn = Some(pipeline.bookmark.commit_scn);
-            report.restart_scn = Some(pipeline.bookmark.restart_scn);
-            report.lag_seconds = lag;
-            report.open_transactions = pipeline.buffer.open_transactions() as u64;
-            report.buffered_events = pipeline.buffer.buffered_events();
-            report.heap_bytes = pipeline.buffer.heap_bytes();
-            report.spilled_transactions = pipeline.buffer.spilled_transactions();
-            report.spilled_bytes = pipeline.buffer.spilled_bytes();
-        });
+        self.board.update(now, |report| report.lag_seconds = lag);
+        self.pipeline.publish_status(now);
         Ok(())
     }
 
@@ -563,6 +602,8 @@ impl Pipeline {
         let Some(row) = self.joiner.push(row) else {
             return Ok(ControlFlow::Continue(()));
         };
+        self.mined_frontier = self.mined_frontier.max(row.scn);
+        self.journaling.observe(&self.buffer, &row);
         match self.buffer.push(row, Timestamp::now())? {
             Pushed::Committed(transaction) => {
                 self.emit(*transaction)?;
@@ -584,6 +625,10 @@ impl Pipeline {
     /// written to the page.
     fn emit(&mut self, mut transaction: CommittedTransaction) -> Result<(), EngineError> {
         let commit = transaction.commit_row().clone();
+        // A journaled transaction's chunks go with the page that makes it visible (or, emitted
+        // before a crash, with the next page).
+        let tombstones = self.journaling.ended(&transaction.key());
+        self.sink.push_tombstones(tombstones);
         if self.bookmark.already_emitted(commit.scn, &commit.xid) {
             for row in transaction.by_ref() {
                 row?;
@@ -617,19 +662,13 @@ impl Pipeline {
                 return;
             }
             metrics.event(&event.op, &event.table.qualified_name());
-            let mut lines = Vec::new();
-            if let Err(error) = encoder.encode(&event, now, &mut |line| lines.push(line.to_vec())) {
-                failure = Some(EngineError::Failed(format!(
-                    "encoding an event failed: {error}"
-                )));
-                return;
-            }
-            for line in lines {
-                if let Err(error) = sink.append_line(&line) {
-                    failure = Some(error.into());
-                    return;
-                }
-                written += 1;
+            let appended = encoder
+                .encode(&event, now)
+                .map_err(|error| EngineError::Failed(format!("encoding an event failed: {error}")))
+                .and_then(|records| sink.append(encoder, records));
+            match appended {
+                Ok(count) => written += count,
+                Err(error) => failure = Some(error),
             }
         };
         for row in transaction.by_ref() {
@@ -654,15 +693,9 @@ impl Pipeline {
         self.bookmark
             .record_commit(commit.scn, commit.xid)
             .map_err(|error| EngineError::Failed(error.to_string()))?;
-        self.bookmark.restart_scn = self
-            .buffer
-            .oldest_first_scn()
-            .map_or(commit.scn, |open| open.min(commit.scn));
-        self.bookmark.released = self.buffer.ledger().clone();
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
         // write) moves the bookmark with the next page instead of costing a page of its own.
-        let per_transaction = self.config.mining.batch_size != 0 && written > 0;
-        if per_transaction || self.page_records >= AGGREGATED_PAGE_RECORDS {
+        if page_due(self.page_policy, written, self.page_records) {
             self.commit_page()?;
         }
         Ok(())
@@ -670,12 +703,26 @@ impl Pipeline {
 
     /// Commits the page (data, then bookmark) and only then deletes its spill files.
     fn commit_page(&mut self) -> Result<(), EngineError> {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && !self.sink.has_loose_records() {
             return Ok(());
         }
-        let bookmark = serde_json::to_value(&self.bookmark)
-            .map_err(|error| EngineError::Failed(error.to_string()))?;
-        self.sink.commit(&bookmark)?;
+        // Open transactions pin the resume position (journaled ones at their journal's end);
+        // with none open, a page of transactions moves it to the last commit, and a page of
+        // journal records alone leaves it.
+        match self
+            .journaling
+            .restart_scn(&self.buffer, self.mined_frontier)
+        {
+            Some(pin) => self.bookmark.restart_scn = pin,
+            None if !self.pending.is_empty() => {
+                self.bookmark.restart_scn = self.bookmark.commit_scn;
+            }
+            None => {}
+        }
+        // Orphan releases and discards change the ledger between commits; their ops events are
+        // in this page, so its bookmark must list them.
+        self.bookmark.released = self.buffer.ledger().clone();
+        self.sink.commit(&self.bookmark)?;
         self.metrics
             .commit_scn
             .set(to_gauge(self.bookmark.commit_scn));
@@ -685,8 +732,24 @@ impl Pipeline {
         for receipt in self.pending.drain(..) {
             self.buffer.release(receipt)?;
         }
+        self.publish_status(Timestamp::now());
         self.page_records = 0;
         Ok(())
+    }
+
+    /// Position and buffer figures for `/status`: after every window and every page, so a long
+    /// window full of pages still shows progress.
+    fn publish_status(&self, now: Timestamp) {
+        self.board.update(now, |report| {
+            report.commit_scn = Some(self.bookmark.commit_scn);
+            report.restart_scn = Some(self.bookmark.restart_scn);
+            report.open_transactions = self.buffer.open_transactions() as u64;
+            report.buffered_events = self.buffer.buffered_events();
+            report.heap_bytes = self.buffer.heap_bytes();
+            report.spilled_transactions = self.buffer.spilled_transactions();
+            report.spilled_bytes = self.buffer.spilled_bytes();
+            report.journaled_transactions = self.journaling.journaled() as u64;
+        });
     }
 }
 

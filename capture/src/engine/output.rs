@@ -1,53 +1,225 @@
-//! Turning events into the sink's records: one JSON line per record for the file sink.
+//! Where the engine's pages go: the same loop drives the file sink and the Kafka sink.
 //!
-//! - `compact`: the contracts' compact object, one line per event.
-//! - `debezium`: one line per Kafka record the Debezium encoder makes (a delete's tombstone
-//!   included): `{"topic": "...", "key": <key JSON or null>, "value": <value JSON or null>}`, so a
-//!   file holds exactly what the Kafka sink would write, topic by topic.
+//! Events become Kafka-shaped [`Record`]s first ([`RecordEncoder`]), whatever the sink:
+//! - `debezium`: the Debezium encoder's records (a delete's tombstone included), to
+//!   `<prefix>.<SCHEMA>.<TABLE>`.
+//! - `compact`: one record per event to `<prefix>.<SCHEMA>.<TABLE>` too, its value the contracts'
+//!   compact object, its key the row's key columns (`compact::encode_key`).
+//!
+//! [`Output`] then writes them:
+//! - **file**: one JSON line per record: the compact object alone, or for Debezium
+//!   `{"topic": "...", "key": <key JSON or null>, "value": <value JSON or null>}`, so a file holds
+//!   exactly what the Kafka sink would write, topic by topic. Lines stream into the data file;
+//!   only the bookmark waits for the page's end. Records of the capture's own topics (ops, DLQ,
+//!   journal) have no place in the file: ops events and dead letters are logged instead.
+//! - **Kafka**: records collect in a [`Page`] and [`KafkaSink::commit_page`] writes it as one
+//!   Kafka transaction (exactly once) with the bookmark. **Memory bound**: a page's encoded
+//!   records are held until its commit, because an abortable transaction error resends the page
+//!   whole. With `mining.batchSize` ≠ 0 a page is one transaction, so the bound is the encoded
+//!   size of the largest committed transaction (its raw rows still stream from the spill file,
+//!   they are never all on the heap together with the records); with `batchSize: 0` a page stops
+//!   growing after the transaction that takes it past [`AGGREGATE_MAX_RECORDS`] records.
+//!
+//! Debezium's `provide.transaction.metadata` has no field in the spec's `FormatSpec`, so no
+//! BEGIN/END records are written.
 
+use jiff::Timestamp;
 use redoline_crds::v1alpha1::{FormatSpec, FormatType};
 
-use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError};
+use super::EngineError;
+use crate::buffer::OpsEvent;
+use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
 use crate::event::{ChangeEvent, compact};
+use crate::sink::file::FileSink;
+use crate::sink::page::AGGREGATE_MAX_RECORDS;
+use crate::sink::{Bookmark, KafkaSink, Page, PagePolicy};
 
-/// The configured event format.
+/// The configured event format, producing records.
 #[derive(Debug)]
-pub enum LineEncoder {
-    Compact,
+pub enum RecordEncoder {
+    Compact { topic_prefix: String },
     Debezium(Box<DebeziumEncoder>),
 }
 
-impl LineEncoder {
+impl RecordEncoder {
     pub fn new(format: &FormatSpec, topic_prefix: &str, database_name: &str) -> Self {
         match format.type_ {
-            FormatType::Compact => Self::Compact,
+            FormatType::Compact => Self::Compact {
+                topic_prefix: topic_prefix.to_owned(),
+            },
             FormatType::Debezium => Self::Debezium(Box::new(DebeziumEncoder::new(
                 DebeziumOptions::from_spec(format, topic_prefix, database_name),
             ))),
         }
     }
 
-    /// Calls `line` once per line of `event`.
+    /// The records of one event, in order.
     pub fn encode(
         &mut self,
         event: &ChangeEvent,
-        processed_at: jiff::Timestamp,
-        line: &mut dyn FnMut(&[u8]),
-    ) -> Result<(), EncodeError> {
+        processed_at: Timestamp,
+    ) -> Result<Vec<Record>, EncodeError> {
         match self {
-            Self::Compact => line(compact::encode(event).as_bytes()),
-            Self::Debezium(encoder) => {
-                for record in encoder.encode(event, processed_at)? {
-                    let text = format!(
-                        "{{\"topic\":{},\"key\":{},\"value\":{}}}",
-                        serde_json::Value::String(record.topic),
-                        record.key.as_deref().unwrap_or("null"),
-                        record.value.as_deref().unwrap_or("null"),
-                    );
-                    line(text.as_bytes());
+            Self::Compact { topic_prefix } => Ok(vec![Record {
+                topic: topic_name(topic_prefix, event.table.schema(), event.table.table()),
+                key: compact::encode_key(event),
+                value: Some(compact::encode(event)),
+            }]),
+            Self::Debezium(encoder) => encoder.encode(event, processed_at),
+        }
+    }
+
+    /// The file sink's line of a record (see the module docs).
+    fn line(&self, record: &Record) -> String {
+        match self {
+            Self::Compact { .. } => record.value.clone().unwrap_or_default(),
+            Self::Debezium(_) => format!(
+                "{{\"topic\":{},\"key\":{},\"value\":{}}}",
+                serde_json::Value::String(record.topic.clone()),
+                record.key.as_deref().unwrap_or("null"),
+                record.value.as_deref().unwrap_or("null"),
+            ),
+        }
+    }
+}
+
+/// The sink a run writes to.
+#[derive(Debug)]
+pub enum Output {
+    File(FileSink),
+    Kafka(Box<KafkaOutput>),
+}
+
+/// The Kafka sink and the page being filled.
+#[derive(Debug)]
+pub struct KafkaOutput {
+    pub sink: KafkaSink,
+    page: Page,
+}
+
+impl Output {
+    pub fn kafka(sink: KafkaSink) -> Self {
+        Self::Kafka(Box::new(KafkaOutput {
+            sink,
+            page: Page::default(),
+        }))
+    }
+
+    /// Adds a committed transaction's records to the page.
+    pub fn append(
+        &mut self,
+        encoder: &RecordEncoder,
+        records: Vec<Record>,
+    ) -> Result<u64, EngineError> {
+        let count = records.len() as u64;
+        match self {
+            Self::File(sink) => {
+                for record in &records {
+                    sink.append_line(encoder.line(record).as_bytes())?;
                 }
+            }
+            Self::Kafka(kafka) => kafka.page.records.extend(records),
+        }
+        Ok(count)
+    }
+
+    /// Records of the capture's own topics (ops events, dead letters, journal chunks) that must
+    /// precede the next bookmark. Kafka only: the file sink has no such topics.
+    pub fn push_records(&mut self, records: impl IntoIterator<Item = Record>) {
+        if let Self::Kafka(kafka) = self {
+            kafka.page.records.extend(records);
+        }
+    }
+
+    /// An ops event (and the dead letter of a discarded transaction) for the next page, keyed by
+    /// the transaction's xid, its JSON as logged. Nothing with the file sink (it is logged only).
+    pub fn publish_dropped(&mut self, event: &OpsEvent, json: String, dlq: Option<String>) {
+        let Self::Kafka(kafka) = self else {
+            return;
+        };
+        let topics = &kafka.sink.options().topics;
+        let (OpsEvent::TransactionOrphanReleased { transaction, .. }
+        | OpsEvent::TransactionDiscarded { transaction, .. }) = event;
+        let xid = transaction.transaction.xid.clone();
+        let mut records = vec![Record {
+            topic: topics.ops.clone(),
+            key: Some(xid.clone()),
+            value: Some(json),
+        }];
+        if let Some(dlq) = dlq {
+            records.push(Record {
+                topic: topics.dlq.clone(),
+                key: Some(xid),
+                value: Some(dlq),
+            });
+        }
+        kafka.page.records.extend(records);
+    }
+
+    /// Journal tombstones of transactions that ended: after the next bookmark (see `Page`).
+    pub fn push_tombstones(&mut self, records: impl IntoIterator<Item = Record>) {
+        if let Self::Kafka(kafka) = self {
+            kafka.page.after_bookmark.extend(records);
+        }
+    }
+
+    /// Whether the page holds records that belong to no transaction (they need a page even
+    /// when no transaction committed).
+    pub fn has_loose_records(&self) -> bool {
+        match self {
+            Self::File(_) => false,
+            Self::Kafka(kafka) => !kafka.page.is_empty(),
+        }
+    }
+
+    /// Commits the page with `bookmark`; returns once it is durable and visible, the signal to
+    /// release the page's spill files.
+    pub fn commit(&mut self, bookmark: &Bookmark) -> Result<(), EngineError> {
+        match self {
+            Self::File(sink) => {
+                let value = serde_json::to_value(bookmark)
+                    .map_err(|error| EngineError::Failed(error.to_string()))?;
+                sink.commit(&value)?;
+            }
+            Self::Kafka(kafka) => {
+                let committed = kafka.sink.commit_page(&kafka.page, bookmark)?;
+                tracing::debug!(
+                    commit_scn = committed.commit_scn,
+                    records = committed.records,
+                    "page committed"
+                );
+                kafka.page = Page::default();
             }
         }
         Ok(())
+    }
+}
+
+/// Whether a page holding `records` records must be committed now (`mining.batchSize`): after
+/// every transaction that wrote something, or once an aggregated page is full.
+pub fn page_due(policy: PagePolicy, transaction_records: u64, page_records: u64) -> bool {
+    match policy {
+        PagePolicy::PerTransaction => transaction_records > 0,
+        PagePolicy::Aggregate { max_records } => {
+            page_records >= u64::try_from(max_records).unwrap_or(AGGREGATE_MAX_RECORDS as u64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_follow_the_batch_size() {
+        let per = PagePolicy::from_batch_size(1);
+        assert!(page_due(per, 1, 1));
+        assert!(
+            !page_due(per, 0, 5),
+            "a transaction that wrote nothing rides along"
+        );
+        let aggregate = PagePolicy::from_batch_size(0);
+        assert!(!page_due(aggregate, 10, 99_999));
+        assert!(page_due(aggregate, 10, 100_000));
     }
 }

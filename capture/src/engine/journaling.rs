@@ -1,0 +1,196 @@
+//! The journal of long transactions during mining (the rules are `sink::journal`'s): which open
+//! transactions are journaled, the rows mined since their last chunk, and where they pin the
+//! resume position.
+//!
+//! - At start the transactions rebuilt from the journal are pushed into the buffer, before
+//!   mining resumes at the bookmark's restart SCN ([`Journaling::restore`]).
+//! - While a window is mined, every row of a journaled transaction is kept aside
+//!   ([`Journaling::observe`]), undo rows included: at most one window's rows.
+//! - After each window ([`Journaling::after_window`]): the kept rows of journaled transactions
+//!   become their next chunks; a transaction that passed the thresholds is journaled whole, its
+//!   history read from the buffer (heap or spill file) in batches. The chunk records ride in the
+//!   next page, with a bookmark whose restart SCN takes the new pins into account. Journaled
+//!   transactions that left the buffer without a COMMIT (rollback, orphan release, discard) get
+//!   their tombstones then too.
+//! - At COMMIT the engine asks for the tombstones ([`Journaling::ended`]) and puts them into the
+//!   transaction's own page: a page that made the transaction visible without removing its
+//!   chunks would let a later start rebuild it as open.
+//! - [`Journaling::restart_scn`]: the lowest pin over the open transactions (a journaled one pins
+//!   at its last journaled row, any other at its first row), never above what was mined.
+//!
+//! With the journal off (the file sink) every call is a no-op and every pin is the first SCN.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+
+use super::EngineError;
+use crate::buffer::{TransactionBuffer, TransactionKey};
+use crate::event::debezium::Record;
+use crate::sink::journal::{Journal, JournalMode, RebuiltTransaction, TxKey};
+use crate::source::LogMinerRow;
+
+/// Rows read from a spill file per journal write when a transaction is first journaled.
+const HISTORY_BATCH: usize = 1024;
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct Journaling {
+    journal: Journal,
+    /// The journaled transactions: the buffer's key and the journal's.
+    keys: HashMap<TransactionKey, TxKey>,
+    /// Rows of journaled transactions mined since their last chunk.
+    since: HashMap<TransactionKey, Vec<LogMinerRow>>,
+}
+
+impl Journaling {
+    pub fn new(journal: Journal) -> Self {
+        Self {
+            journal,
+            keys: HashMap::new(),
+            since: HashMap::new(),
+        }
+    }
+
+    /// The generation bookmarks carry, `None` with the journal off.
+    pub fn generation(&self) -> Option<u64> {
+        (self.journal.mode() == JournalMode::Kafka).then(|| self.journal.generation())
+    }
+
+    /// Journaled transactions open now.
+    pub fn journaled(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Pushes the transactions rebuilt from the journal into the buffer.
+    pub fn restore(
+        &mut self,
+        buffer: &mut TransactionBuffer,
+        rebuilt: Vec<RebuiltTransaction>,
+        now: Timestamp,
+    ) -> Result<(), EngineError> {
+        for transaction in rebuilt {
+            let con_id = transaction.rows.first().and_then(|row| row.con_id);
+            tracing::info!(
+                xid = %transaction.key.xid,
+                rows = transaction.rows.len(),
+                "open transaction rebuilt from the journal"
+            );
+            for row in transaction.rows {
+                buffer.push(row, now)?;
+            }
+            let key = TransactionKey {
+                con_id,
+                xid: transaction.key.xid,
+            };
+            self.since.insert(key, Vec::new());
+            self.keys.insert(key, transaction.key);
+        }
+        Ok(())
+    }
+
+    /// A row about to be pushed into the buffer: kept when it belongs to a journaled transaction.
+    pub fn observe(&mut self, buffer: &TransactionBuffer, row: &LogMinerRow) {
+        if self.keys.is_empty() || !row.operation.is_data_change() {
+            return;
+        }
+        if let Some(key) = buffer.owner_of(row)
+            && let Some(rows) = self.since.get_mut(&key)
+        {
+            rows.push(row.clone());
+        }
+    }
+
+    /// Where mining must restart for the open transactions, at most `mined_frontier` (rows below
+    /// it were all given to the buffer); `None` when none is open.
+    pub fn restart_scn(&self, buffer: &TransactionBuffer, mined_frontier: u64) -> Option<u64> {
+        buffer
+            .open_first_scns()
+            .map(|(key, first_scn)| match self.keys.get(&key) {
+                Some(tx) => self.journal.restart_scn(tx, first_scn),
+                None => first_scn,
+            })
+            .min()
+            .map(|pin| pin.min(mined_frontier))
+    }
+
+    /// A transaction ended: the tombstones of its chunks (none when it was never journaled).
+    pub fn ended(&mut self, key: &TransactionKey) -> Vec<Record> {
+        self.since.remove(key);
+        match self.keys.remove(key) {
+            Some(tx) => self.journal.forget(&tx),
+            None => Vec::new(),
+        }
+    }
+
+    /// After a window: `(chunks, tombstones)` for the next page (see the module docs).
+    pub fn after_window(
+        &mut self,
+        buffer: &mut TransactionBuffer,
+        now: Timestamp,
+    ) -> Result<(Vec<Record>, Vec<Record>), EngineError> {
+        if self.journal.mode() == JournalMode::Off {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let mut tombstones = Vec::new();
+        let gone: Vec<TransactionKey> = self
+            .keys
+            .keys()
+            .filter(|key| buffer.open_transaction(key).is_none())
+            .copied()
+            .collect();
+        for key in gone {
+            tombstones.extend(self.ended(&key));
+        }
+        let mut chunks = Vec::new();
+        for (key, tx) in &self.keys {
+            let rows = self
+                .since
+                .get_mut(key)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            chunks.extend(write(&mut self.journal, tx, &rows)?);
+        }
+        let due: Vec<TransactionKey> = buffer
+            .open_first_scns()
+            .map(|(key, _)| key)
+            .filter(|key| !self.keys.contains_key(key))
+            .filter(|key| {
+                buffer.open_transaction(key).is_some_and(|(since, events)| {
+                    let age = now.duration_since(since).unsigned_abs();
+                    self.journal.is_due(age, events)
+                })
+            })
+            .collect();
+        for key in due {
+            let mut tx_key: Option<TxKey> = None;
+            let journal = &mut self.journal;
+            buffer.history(&key, HISTORY_BATCH, |rows: &[LogMinerRow]| {
+                let tx = tx_key.get_or_insert_with(|| TxKey {
+                    container: rows
+                        .first()
+                        .and_then(|row| row.src_con_name.as_deref().map(str::to_owned)),
+                    xid: key.xid,
+                });
+                chunks.extend(write(journal, tx, rows)?);
+                Ok::<(), EngineError>(())
+            })?;
+            if let Some(tx) = tx_key.filter(|tx| self.journal.is_journaled(tx)) {
+                tracing::info!(xid = %key.xid, "transaction journaled");
+                self.since.insert(key, Vec::new());
+                self.keys.insert(key, tx);
+            }
+        }
+        Ok((chunks, tombstones))
+    }
+}
+
+fn write(
+    journal: &mut Journal,
+    tx: &TxKey,
+    rows: &[LogMinerRow],
+) -> Result<Vec<Record>, EngineError> {
+    journal
+        .write(tx, rows)
+        .map_err(|error| EngineError::Failed(error.to_string()))
+}

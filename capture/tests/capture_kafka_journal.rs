@@ -1,0 +1,102 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! The journal of long transactions across a restart: a transaction open when the capture
+//! stops is journaled, the archived redo of its beginning is purged, and the next run rebuilds
+//! it from the journal and still emits it whole at its COMMIT.
+//!
+//! The simulator replays its whole scenario at every start, and each step spends one SCN, so
+//! steps appended to the scenario file between the runs happen "later" with every earlier SCN
+//! unchanged: the first run sees the transaction open, the second sees the purge and the COMMIT.
+
+mod kafka_support;
+
+use std::time::Duration;
+
+use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values};
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::reader::read_to_end;
+use serde_json::Value;
+
+/// Live records of a compacted topic: the newest value per key (`None` for a tombstone).
+fn latest(bootstrap: &str, topic: &str) -> Vec<(String, Option<Value>)> {
+    let settings = KafkaClientSettings::with_bootstrap(bootstrap);
+    let mut records: Vec<(String, Option<Value>)> = Vec::new();
+    read_to_end(&settings, topic, Duration::from_secs(60), |record| {
+        let key = String::from_utf8(record.key.unwrap_or_default()).unwrap();
+        let value = record.value.map(|v| {
+            serde_json::from_slice(&v).unwrap_or(Value::String(String::from_utf8_lossy(&v).into()))
+        });
+        records.retain(|(k, _)| *k != key);
+        records.push((key, value));
+        Ok(())
+    })
+    .unwrap();
+    records
+}
+
+#[test]
+fn a_journaled_transaction_survives_a_restart_and_the_purge_of_its_beginning() {
+    let Some(bootstrap) = bootstrap() else {
+        return;
+    };
+    let prefix = kafka_support::unique_prefix("journal");
+    let mut scenario = String::from(TABLES);
+    scenario.push_str(&insert("long", 1, "first"));
+    scenario.push_str(&insert("long", 2, "second"));
+    scenario.push_str("{\"log_switch\":true}\n");
+    scenario.push_str(&insert("long", 3, "third"));
+    scenario.push_str("{\"log_switch\":true}\n");
+    scenario.push_str(&insert("short", 10, "x"));
+    scenario.push_str("{\"tx\":\"short\",\"commit\":true}\n");
+    let capture = Capture::new(
+        &scenario,
+        &bootstrap,
+        &prefix,
+        "journal: {thresholdSeconds: 300, thresholdEvents: 1}\n",
+    );
+
+    // First run: the long transaction is open at the end, and journaled.
+    let (code, stderr) = capture.run("capture.yaml");
+    assert_eq!(code, 0, "{stderr}");
+    let journal = latest(&bootstrap, &format!("{prefix}.cdc.txjournal"));
+    assert!(
+        journal.iter().any(|(_, value)| value.is_some()),
+        "the open transaction is journaled: {journal:?}"
+    );
+    let bookmarks = latest(&bootstrap, &format!("{prefix}.redoline.offsets"));
+    let bookmark = bookmarks[0].1.clone().unwrap();
+    let restart_scn = bookmark["restart_scn"].as_u64().unwrap();
+    assert_eq!(
+        ids(&read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"))),
+        [10]
+    );
+
+    // Later: the redo before the journal's end is purged, then the transaction goes on and
+    // commits.
+    let purge_before = restart_scn - 1;
+    scenario.push_str("{\"log_switch\":true}\n");
+    scenario.push_str(&format!(
+        "{{\"archive_purge_before_scn\":{purge_before}}}\n"
+    ));
+    scenario.push_str(&insert("long", 4, "fourth"));
+    scenario.push_str("{\"tx\":\"long\",\"commit\":true}\n");
+    std::fs::write(capture.path("scenario.jsonl"), &scenario).unwrap();
+
+    let (code, stderr) = capture.run("capture.yaml");
+    assert_eq!(code, 0, "{stderr}");
+    let events = read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"));
+    assert_eq!(
+        ids(&events),
+        [10, 1, 2, 3, 4],
+        "emitted whole at its COMMIT"
+    );
+    let first_scn = events[1]["scn"].as_u64().unwrap();
+    assert!(
+        first_scn <= purge_before,
+        "the transaction's beginning (SCN {first_scn}) was in the purged redo (before {purge_before})"
+    );
+    let journal = latest(&bootstrap, &format!("{prefix}.cdc.txjournal"));
+    assert!(
+        journal.iter().all(|(_, value)| value.is_none()),
+        "the COMMIT tombstoned every chunk: {journal:?}"
+    );
+}

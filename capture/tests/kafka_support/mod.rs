@@ -1,0 +1,222 @@
+//! Shared by the `capture_kafka_*` tests: the real `redoline-capture` binary (Cargo builds it for
+//! this crate's integration tests, `CARGO_BIN_EXE_redoline-capture`) run against the real broker
+//! of the test environment.
+//!
+//! The broker: `REDOLINE_KAFKA_BOOTSTRAP` (`tests/env/test-all.sh` starts one for the whole run
+//! and exports it; by hand: `tests/env/kafka.sh start DIR PORT CONTROLLER_PORT`, then export
+//! `127.0.0.1:PORT`). These tests live in the capture crate rather than `redoline-tests` because
+//! only here does Cargo build and name the binary; `redoline-tests` (which starts a broker on its
+//! own) depends on this crate, so it cannot be a dev-dependency here without a second build of
+//! the library. Unset, the tests fail under CI (`CI` set) and are skipped with a message
+//! otherwise, so `cargo test -p redoline-capture` still works on a laptop without Java.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::reader::read_to_end;
+use serde_json::Value;
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
+
+/// The broker's address, or `None` (the test returns early) outside CI.
+pub fn bootstrap() -> Option<String> {
+    match std::env::var("REDOLINE_KAFKA_BOOTSTRAP") {
+        Ok(bootstrap) => Some(bootstrap),
+        Err(_) if std::env::var_os("CI").is_some() => {
+            panic!("REDOLINE_KAFKA_BOOTSTRAP is not set: tests/env/test-all.sh starts the broker")
+        }
+        Err(_) => {
+            eprintln!(
+                "skipped: set REDOLINE_KAFKA_BOOTSTRAP to a broker (tests/env/kafka.sh start) to run"
+            );
+            None
+        }
+    }
+}
+
+/// A prefix no other test or run uses.
+pub fn unique_prefix(test: &str) -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{test}-{}-{millis:x}", std::process::id())
+}
+
+/// A free loopback port for the HTTP face.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One capture's directory: scenario, config, termination message, spill files.
+pub struct Capture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Capture {
+    /// `extra` is YAML appended to the config (buffer, journal, mining...).
+    pub fn new(scenario: &str, bootstrap: &str, prefix: &str, extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("scenario.jsonl"), scenario).unwrap();
+        let capture = Self { dir };
+        capture.write_config("capture.yaml", bootstrap, prefix, 0, extra);
+        capture
+    }
+
+    /// Writes a config named `file` (several configs share one scenario, e.g. two instances).
+    pub fn write_config(&self, file: &str, bootstrap: &str, prefix: &str, port: u16, extra: &str) {
+        self.write_config_with(file, bootstrap, prefix, port, "", extra);
+    }
+
+    /// [`Self::write_config`] with more `kafka:` fields (`", exactlyOnce: false"`).
+    pub fn write_config_with(
+        &self,
+        file: &str,
+        bootstrap: &str,
+        prefix: &str,
+        port: u16,
+        kafka: &str,
+        extra: &str,
+    ) {
+        std::fs::write(
+            self.path(file),
+            format!(
+                "name: test\n\
+                 namespace: kafka-tests\n\
+                 database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
+                 tables: [APP.ITEMS]\n\
+                 kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}{kafka}}}\n\
+                 format: {{type: compact}}\n\
+                 snapshot: {{mode: never}}\n\
+                 startPosition: {{type: earliest}}\n\
+                 http: {{port: {port}}}\n\
+                 {extra}"
+            ),
+        )
+        .unwrap();
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `run --config <config>`; with `exit_at_end`, the run ends once caught up.
+    pub fn command(&self, config: &str, exit_at_end: bool, log: &str) -> Command {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["run", "--config"])
+            .arg(self.path(config))
+            .env(
+                "REDOLINE_TERMINATION_LOG",
+                self.path(&format!("{log}.termination")),
+            )
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if exit_at_end {
+            command.arg("--exit-at-end");
+        }
+        command
+    }
+
+    pub fn spawn(&self, config: &str, exit_at_end: bool, log: &str) -> Child {
+        self.command(config, exit_at_end, log).spawn().unwrap()
+    }
+
+    /// Runs to the end: the exit code and stderr.
+    pub fn run(&self, config: &str) -> (i32, String) {
+        let output = self.command(config, true, "run").output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    pub fn termination(&self, log: &str) -> Option<Value> {
+        let text = std::fs::read_to_string(self.path(&format!("{log}.termination"))).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// `GET /status` of a capture on `port`, or `None` while it does not answer.
+pub fn status(port: u16) -> Option<Value> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream
+        .write_all(b"GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let body = response.split("\r\n\r\n").nth(1)?;
+    serde_json::from_str(body).ok()
+}
+
+/// Every value of `topic` as a `read_committed` consumer sees it, in offset order (the data
+/// topics have one partition).
+pub fn read_values(bootstrap: &str, topic: &str) -> Vec<Value> {
+    let settings = KafkaClientSettings::with_bootstrap(bootstrap);
+    let mut values = Vec::new();
+    read_to_end(&settings, topic, Duration::from_secs(60), |record| {
+        if let Some(value) = record.value {
+            values.push(serde_json::from_slice(&value).unwrap());
+        }
+        Ok(())
+    })
+    .unwrap();
+    values
+}
+
+/// [`read_values`], or `None` while the topic does not exist yet.
+pub fn try_read_values(bootstrap: &str, topic: &str) -> Option<Vec<Value>> {
+    let settings = KafkaClientSettings::with_bootstrap(bootstrap);
+    let mut values = Vec::new();
+    read_to_end(&settings, topic, Duration::from_secs(10), |record| {
+        if let Some(value) = record.value {
+            values.push(serde_json::from_slice(&value).unwrap());
+        }
+        Ok(())
+    })
+    .ok()?;
+    Some(values)
+}
+
+/// The table every test captures.
+pub const TABLES: &str = r#"{"table":"APP.ITEMS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"ORDER_ID","type":"NUMBER(10)"},{"name":"NOTE","type":"VARCHAR2(4000)"}],"logging":"all"}
+"#;
+
+pub fn insert(tx: &str, id: u64, note: &str) -> String {
+    format!(
+        "{{\"tx\":\"{tx}\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":{id},\"ORDER_ID\":1,\"NOTE\":\"{note}\"}}}}\n"
+    )
+}
+
+/// The inserted ids of compact events, in order.
+pub fn ids(events: &[Value]) -> Vec<u64> {
+    events
+        .iter()
+        .map(|e| e["after"]["ID"].as_u64().unwrap())
+        .collect()
+}
+
+pub fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn path_str(path: &Path) -> String {
+    path.display().to_string()
+}
