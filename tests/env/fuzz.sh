@@ -28,6 +28,12 @@ if ! "$tools/bin/cargo-fuzz" --version 2>/dev/null | grep -q " $cargo_fuzz_versi
 fi
 export PATH="$tools/bin:$PATH"
 
+# The fuzz build instruments every dependency (librdkafka and ODPI-C included), which takes minutes
+# cold; keep its target directory in the cache, keyed by the nightly compiler, so a warm machine
+# rebuilds only what changed.
+nightly=$(cargo +nightly --version | tr -c 'A-Za-z0-9.\n-' '_' | tr -d '\n')
+export CARGO_TARGET_DIR=${REDOLINE_CACHE:-$HOME/.cache/redoline}/fuzz-target/$nightly
+
 cd "$root/capture/fuzz"
 if [ $# -gt 0 ]; then
   targets=("$@")
