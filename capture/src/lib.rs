@@ -23,6 +23,7 @@ pub mod http;
 pub mod lag;
 pub mod metrics;
 pub mod redo;
+pub mod restart;
 pub mod run;
 pub mod sink;
 pub mod source;

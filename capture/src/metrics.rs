@@ -17,6 +17,7 @@
 //! | `redoline_capture_rows_fetched_total` | counter | |
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
+//! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` |
 //!
 //! Label values are bounded: operations, outcomes and reasons are fixed sets, `table` is one of
 //! the captured tables (at most 1000), `call` one of the boundary's calls.
@@ -40,9 +41,10 @@ pub const WINDOW_DURATION_SECONDS: &str = "redoline_capture_window_duration_seco
 pub const ROWS_FETCHED_TOTAL: &str = "redoline_capture_rows_fetched_total";
 pub const ROUNDTRIPS_TOTAL: &str = "redoline_capture_roundtrips_total";
 pub const LAST_STOP: &str = "redoline_capture_last_stop";
+pub const RETRIES_TOTAL: &str = "redoline_capture_retries_total";
 
 /// Every metric name above.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 13] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -55,6 +57,7 @@ pub const ALL: [&str; 12] = [
     ROWS_FETCHED_TOTAL,
     ROUNDTRIPS_TOTAL,
     LAST_STOP,
+    RETRIES_TOTAL,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -77,6 +80,7 @@ pub struct EngineMetrics {
     pub rows_fetched: IntCounter,
     roundtrips: IntCounterVec,
     last_stop: IntGaugeVec,
+    retries: IntCounterVec,
 }
 
 /// Why a change was skipped under `onUnsupported: skip`.
@@ -133,6 +137,13 @@ impl EngineMetrics {
                 Opts::new(LAST_STOP, "1 for the code of the latest typed stop"),
                 &["code"],
             )?,
+            retries: IntCounterVec::new(
+                Opts::new(
+                    RETRIES_TOTAL,
+                    "Restarts of the mining loop after a transient database fault, by cause",
+                ),
+                &["cause"],
+            )?,
         };
         metrics.lag_seconds.set(-1.0);
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
@@ -147,6 +158,7 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.rows_fetched.clone()))?;
         registry.register(Box::new(metrics.roundtrips.clone()))?;
         registry.register(Box::new(metrics.last_stop.clone()))?;
+        registry.register(Box::new(metrics.retries.clone()))?;
         for outcome in ["committed", "rolled_back"] {
             metrics.transactions.with_label_values(&[outcome]);
         }
@@ -187,6 +199,11 @@ impl EngineMetrics {
         self.last_stop.with_label_values(&[code]).set(1);
     }
 
+    /// Counts one restart after a transient fault; `cause` is one of a fixed set of labels.
+    pub fn retried(&self, cause: &str) {
+        self.retries.with_label_values(&[cause]).inc();
+    }
+
     /// Sets the lag gauge; -1 when unknown.
     pub fn set_lag(&self, lag_seconds: Option<f64>) {
         self.lag_seconds.set(lag_seconds.unwrap_or(-1.0));
@@ -222,6 +239,7 @@ mod tests {
         metrics.stopped("CDC-6002");
         metrics.window_duration.observe(0.2);
         metrics.set_lag(Some(3.0));
+        metrics.retried("database_unavailable");
         let mut text = Vec::new();
         TextEncoder::new()
             .encode(&registry.gather(), &mut text)
@@ -240,5 +258,6 @@ mod tests {
             "only the latest stop is shown"
         );
         assert!(text.contains("redoline_capture_lag_seconds 3"));
+        assert!(text.contains(r#"redoline_capture_retries_total{cause="database_unavailable"} 1"#));
     }
 }

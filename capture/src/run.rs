@@ -3,11 +3,17 @@
 //! Everything is checked before anything connects: the config (CDC-1001), the secrets, the
 //! scenario of a simulated database. The HTTP face and SIGTERM handling run on a small Tokio
 //! runtime beside the mining loop, which is blocking (the `oracle` crate is synchronous).
+//!
+//! A transient database fault ends one attempt, not the run: after a pause ([`crate::restart`])
+//! the sink is opened again and its bookmark read, the source opened again (Oracle reconnects,
+//! the simulator reloads its scenario), and a fresh buffer (which clears the spill directory) and
+//! engine resume from the bookmark, so nothing is emitted twice. The HTTP server, the status
+//! board and the metric families live across attempts.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
@@ -18,15 +24,16 @@ use crate::config::{self, CaptureConfig, ConfigError, secrets};
 use crate::doctor::{self, DoctorRequest, Report};
 use crate::engine::output::Output;
 use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
-use crate::http::{StatusBoard, router};
+use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
+use crate::restart::{self, RestartBudget, Verdict};
 use crate::sink::file::FileSink;
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
 };
 use crate::sink::{
-    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, SinkMetrics, SinkOptions,
-    SinkStatus, TopicNames,
+    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkMetrics,
+    SinkOptions, SinkStatus, TopicNames,
 };
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::simulator::Simulator;
@@ -44,6 +51,7 @@ impl From<EngineError> for Outcome {
     fn from(error: EngineError) -> Self {
         match error {
             EngineError::Stop(stop) => Self::Stopped(stop),
+            EngineError::SourceTransient(error) => Self::Failed(error.to_string()),
             EngineError::Failed(message) => Self::Failed(message),
         }
     }
@@ -63,22 +71,50 @@ fn lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// What a run needs beyond its config: chosen by the command line, varied by tests.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    /// `--exit-at-end`.
+    pub exit_at_end: bool,
+    /// Restarts after transient database faults: [`restart::DATABASE_RETRY`].
+    pub database_retry: RetryPolicy,
+    /// Every metric family is registered here and served on `/metrics`.
+    pub registry: Registry,
+}
+
+impl RunSettings {
+    pub fn new(exit_at_end: bool) -> Self {
+        Self {
+            exit_at_end,
+            database_retry: restart::DATABASE_RETRY,
+            registry: Registry::new(),
+        }
+    }
+}
+
 /// `run --config FILE`.
 pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
     let config = match config::load(config_path, &environment()) {
         Ok(config) => config,
         Err(error) => return error.into(),
     };
-    match &config.database.simulator {
-        Some(simulator) => match Simulator::from_scenario_file(&simulator.scenario) {
-            Ok(source) => run_with(config, source, exit_at_end),
-            Err(error) => ConfigError::new("database.simulator.scenario", error.to_string()).into(),
-        },
-        None => match connect(&config) {
-            Ok(source) => run_with(config, source, exit_at_end),
-            Err(outcome) => outcome,
-        },
+    let settings = RunSettings::new(exit_at_end);
+    match config.database.simulator.clone() {
+        // A scenario that does not load is CDC-1001 at the first attempt, never retried.
+        Some(simulator) => run_with(config, || load_scenario(&simulator.scenario), settings),
+        None => {
+            let database = config.clone();
+            run_with(config, || connect(&database), settings)
+        }
     }
+}
+
+fn load_scenario(path: &Path) -> Result<Simulator, EngineError> {
+    Simulator::from_scenario_file(path).map_err(|error| {
+        ConfigError::new("database.simulator.scenario", error.to_string())
+            .stop()
+            .into()
+    })
 }
 
 /// `doctor --config FILE`.
@@ -109,7 +145,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
         None => {
             let credentials = secrets::database_credentials(&lookup)?;
             let user = credentials.username.clone();
-            let mut source = connect(&config)?;
+            let mut source = connect(&config).map_err(Outcome::from)?;
             Ok(doctor_with(&mut source, &request(user)))
         }
     }
@@ -119,8 +155,9 @@ fn doctor_with<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorR
     doctor::run(source, request)
 }
 
-fn connect(config: &CaptureConfig) -> Result<OracleClient, Outcome> {
-    let credentials = secrets::database_credentials(&lookup)?;
+fn connect(config: &CaptureConfig) -> Result<OracleClient, EngineError> {
+    let credentials =
+        secrets::database_credentials(&lookup).map_err(|error| EngineError::from(error.stop()))?;
     let database = &config.database;
     let connect_string = match (
         &database.connect_string,
@@ -134,6 +171,7 @@ fn connect(config: &CaptureConfig) -> Result<OracleClient, Outcome> {
                 "database",
                 "set database.serviceName with database.host, or database.connectString",
             )
+            .stop()
             .into());
         }
     };
@@ -156,14 +194,18 @@ fn connect(config: &CaptureConfig) -> Result<OracleClient, Outcome> {
         pdb: database.pdb.clone(),
         flush_table: config.mining.flush_table.clone(),
     };
-    OracleClient::connect(options).map_err(|error| match error.stop() {
-        Some(stop) => Outcome::Stopped(Box::new(stop)),
-        None => Outcome::Failed(error.to_string()),
-    })
+    // A transient connection failure is retried by `run_with` like any other.
+    OracleClient::connect(options).map_err(EngineError::from)
 }
 
-fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool) -> Outcome {
-    let registry = Registry::new();
+/// Runs the capture on sources made by `open_source`, once per attempt: at start and after each
+/// transient database fault, until the run ends, stops, or the retry budget is spent (CDC-2005).
+pub fn run_with<S, F>(config: CaptureConfig, mut open_source: F, settings: RunSettings) -> Outcome
+where
+    S: OracleSource,
+    F: FnMut() -> Result<S, EngineError>,
+{
+    let registry = settings.registry.clone();
     let started = Timestamp::now();
     // The loop beats at least once per poll interval and per call timeout.
     let wedged_after = SignedDuration::from_secs(
@@ -180,11 +222,98 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
         Ok(runtime) => runtime,
         Err(message) => return Outcome::Failed(message),
     };
+    let shared = match Shared::register(&config, &registry, board) {
+        Ok(shared) => shared,
+        Err(error) => return error.into(),
+    };
+    let mut budget = RestartBudget::new(settings.database_retry);
+    loop {
+        let (result, windows) = attempt(&config, &mut open_source, &shared, &settings, &stop);
+        if windows > 0 {
+            budget.succeeded();
+        }
+        let error = match result {
+            Ok(_) => return Outcome::Done,
+            Err(EngineError::SourceTransient(error)) => error,
+            Err(error) => return error.into(),
+        };
+        match budget.failed(Instant::now()) {
+            Verdict::RetryAfter { pause, attempt } => {
+                tracing::warn!(
+                    %error,
+                    attempt,
+                    next_delay_seconds = pause.as_secs_f64(),
+                    "transient database fault: starting again from the bookmark"
+                );
+                if let Some(cause) = error.retry_cause() {
+                    shared.engine_metrics.retried(cause);
+                }
+                shared.board.update(Timestamp::now(), |report| {
+                    report.state = CaptureState::Starting;
+                });
+                if pause_unless_stopped(pause, &stop, &shared.board) {
+                    return Outcome::Done;
+                }
+            }
+            Verdict::Exhausted { elapsed, attempts } => {
+                let stop = restart::database_unavailable(&error, elapsed, attempts);
+                shared.engine_metrics.stopped(stop.code.code());
+                return Outcome::Stopped(Box::new(stop));
+            }
+        }
+    }
+}
+
+/// What lives across attempts: the status board and the metric families (registered once).
+struct Shared {
+    board: StatusBoard,
+    engine_metrics: EngineMetrics,
+    buffer_metrics: BufferMetrics,
+    /// With Kafka: the sink's metrics and the producer state `/status` shows.
+    sink: Option<(SinkMetrics, SinkStatus)>,
+}
+
+impl Shared {
+    fn register(
+        config: &CaptureConfig,
+        registry: &Registry,
+        board: StatusBoard,
+    ) -> Result<Self, EngineError> {
+        let failed = |error: prometheus::Error| EngineError::Failed(error.to_string());
+        let sink = match config.kafka {
+            Some(_) => {
+                let status = SinkStatus::default();
+                board.attach_sink(status.clone());
+                Some((SinkMetrics::new(registry).map_err(failed)?, status))
+            }
+            None => None,
+        };
+        Ok(Self {
+            engine_metrics: EngineMetrics::new(registry).map_err(failed)?,
+            buffer_metrics: BufferMetrics::new(registry).map_err(failed)?,
+            board,
+            sink,
+        })
+    }
+}
+
+/// One attempt: opens the source, the sink (reading its bookmark), a fresh buffer and engine,
+/// and runs. Returns how it ended and how many windows it completed.
+fn attempt<S, F>(
+    config: &CaptureConfig,
+    open_source: &mut F,
+    shared: &Shared,
+    settings: &RunSettings,
+    stop: &Arc<AtomicBool>,
+) -> (Result<Finish, EngineError>, u64)
+where
+    S: OracleSource,
+    F: FnMut() -> Result<S, EngineError>,
+{
     let prepared = (|| -> Result<Engine<S>, EngineError> {
-        let metrics =
-            EngineMetrics::new(&registry).map_err(|e| EngineError::Failed(e.to_string()))?;
-        let buffer_metrics =
-            BufferMetrics::new(&registry).map_err(|e| EngineError::Failed(e.to_string()))?;
+        // The source first, as before any retry existed: its settings and secrets are checked
+        // before the sink connects.
+        let source = open_source()?;
         let buffer_config = BufferConfig {
             memory_max_bytes: size(&config.buffer.memory_max_bytes)?,
             spill_dir: config.spill_dir(),
@@ -192,7 +321,12 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
             transactions: config.transactions.clone(),
         };
         let opened = match (&config.kafka, &config.file) {
-            (Some(kafka), _) => open_kafka(&config, kafka, &registry, &board)?,
+            (Some(kafka), _) => {
+                let (metrics, status) = shared.sink.clone().ok_or_else(|| {
+                    EngineError::Failed("the Kafka sink's metrics are not registered".to_owned())
+                })?;
+                open_kafka(config, kafka, metrics, status)?
+            }
             (None, Some(file)) => {
                 tracing::warn!("{JOURNAL_OFF_WARNING}");
                 let (sink, stored) = FileSink::open(&file.path)?;
@@ -221,11 +355,11 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
                 .unwrap_or_default(),
             None => Default::default(),
         };
-        let buffer = TransactionBuffer::new(buffer_config, ledger, buffer_metrics)?;
+        let buffer = TransactionBuffer::new(buffer_config, ledger, shared.buffer_metrics.clone())?;
         let options = RunOptions {
-            exit_at_end,
+            exit_at_end: settings.exit_at_end,
             time_zone: TimeZone::UTC,
-            stop: Arc::clone(&stop),
+            stop: Arc::clone(stop),
         };
         let wiring = Wiring {
             sink,
@@ -233,21 +367,36 @@ fn run_with<S: OracleSource>(config: CaptureConfig, source: S, exit_at_end: bool
             rebuilt,
             stored_bookmark: stored,
             buffer,
-            metrics,
-            board,
+            metrics: shared.engine_metrics.clone(),
+            board: shared.board.clone(),
         };
         Engine::start(config.clone(), source, wiring, options)
     })();
     let mut engine = match prepared {
         Ok(engine) => engine,
-        Err(error) => return error.into(),
+        Err(error) => return (Err(error), 0),
     };
-    match engine.run() {
-        Ok(Finish::ReachedEnd) | Ok(Finish::Stopped) => {
-            tracing::info!(commit_scn = engine.bookmark().commit_scn, "capture stopped");
-            Outcome::Done
+    let result = engine.run();
+    if result.is_ok() {
+        tracing::info!(commit_scn = engine.bookmark().commit_scn, "capture stopped");
+    }
+    (result, engine.windows_completed())
+}
+
+/// Sleeps for `pause` unless a stop is requested meanwhile (then `true`), beating the status
+/// board so that a long pause is not taken for a wedged process.
+fn pause_unless_stopped(pause: Duration, stop: &AtomicBool, board: &StatusBoard) -> bool {
+    let deadline = Instant::now() + pause;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return true;
         }
-        Err(error) => error.into(),
+        board.beat(Timestamp::now());
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
     }
 }
 
@@ -266,8 +415,8 @@ struct Opened {
 fn open_kafka(
     config: &CaptureConfig,
     kafka: &crate::config::KafkaConfig,
-    registry: &Registry,
-    board: &StatusBoard,
+    metrics: SinkMetrics,
+    status: SinkStatus,
 ) -> Result<Opened, EngineError> {
     let spec = redoline_crds::v1alpha1::KafkaSpec {
         bootstrap_servers: kafka.bootstrap_servers.clone(),
@@ -289,9 +438,6 @@ fn open_kafka(
     let topics = TopicNames::new(&spec, &config.journal);
     let journal_settings = JournalSettings::from_spec(&config.journal, &topics.journal)?;
     let options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
-    let metrics = SinkMetrics::new(registry).map_err(|e| EngineError::Failed(e.to_string()))?;
-    let status = SinkStatus::default();
-    board.attach_sink(status.clone());
     let sink = KafkaSink::open(options, metrics, status)?;
     let bookmark = sink.read_bookmark()?;
     let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;

@@ -48,6 +48,7 @@ stop_codes! {
     DictionaryMismatch = "CDC-2002", "Redo written before a DDL cannot be rendered with the current dictionary.";
     IncarnationMismatch = "CDC-2003", "The bookmark belongs to another database or PDB incarnation.";
     OracleClientMissing = "CDC-2004", "The Oracle client library cannot be loaded (DPI-1047).";
+    DatabaseUnavailable = "CDC-2005", "The database could not be reached, or kept timing out, for the whole retry budget.";
     SpillIoError = "CDC-3001", "A spill file cannot be written or read for a reason other than a full volume.";
     SpillCorrupted = "CDC-3002", "A spill frame fails its CRC32 check or a spill file is truncated.";
     SpillCapacityExceeded = "CDC-4001", "The spill cap is exceeded or the spill volume is full.";
@@ -56,6 +57,7 @@ stop_codes! {
     TransactionTooOld = "CDC-4004", "A transaction exceeded the maximum age and the age action is `fail`.";
     ProducerFenced = "CDC-5001", "Another instance with the same transactional id took over the Kafka producer.";
     BookmarkUnreadable = "CDC-5002", "The stored bookmark or journal cannot be read or decoded.";
+    KafkaUnavailable = "CDC-5003", "The Kafka brokers could not be reached, or a Kafka transaction could not be completed, within the retry budget.";
     UnsupportedChange = "CDC-6001", "LogMiner could not render a change and `onUnsupported` is `fail`.";
     PartialLobWrite = "CDC-6002", "A LOB write cannot be reassembled into a whole value.";
     ReleasedTransactionCommitted = "CDC-7001", "A COMMIT arrived for a transaction that was released or discarded earlier.";
@@ -110,7 +112,9 @@ mod tests {
             "SpillCapacityExceeded"
         );
         assert_eq!(StopCode::ReleasedTransactionCommitted.code(), "CDC-7001");
-        assert_eq!(StopCode::ALL.len(), 18);
+        assert_eq!(StopCode::DatabaseUnavailable.code(), "CDC-2005");
+        assert_eq!(StopCode::KafkaUnavailable.code(), "CDC-5003");
+        assert_eq!(StopCode::ALL.len(), 20);
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub enum EngineError {
     /// A typed stop: the operator must act.
     #[error("{0}")]
     Stop(Box<Stop>),
+    /// A transient source fault (lost connection, timeout, log switch): the caller starts again
+    /// from the bookmark within its retry budget ([`crate::restart`]).
+    #[error("{0}")]
+    SourceTransient(SourceError),
     /// Anything else: the process fails and is restarted from the bookmark.
     #[error("{0}")]
     Failed(String),
@@ -89,6 +93,7 @@ impl From<SourceError> for EngineError {
     fn from(error: SourceError) -> Self {
         match error.stop() {
             Some(stop) => Self::Stop(Box::new(stop)),
+            None if error.is_transient() => Self::SourceTransient(error),
             None => Self::Failed(error.to_string()),
         }
     }
@@ -214,6 +219,9 @@ pub struct Engine<S: OracleSource> {
     next_scn: u64,
     end_scn: Option<u64>,
     options: RunOptions,
+    /// Windows (idle polls included) completed by this run: progress that resets the restart
+    /// budget of transient source faults.
+    windows_completed: u64,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {
@@ -353,6 +361,7 @@ impl<S: OracleSource> Engine<S> {
             next_scn,
             end_scn,
             options,
+            windows_completed: 0,
         })
     }
 
@@ -456,6 +465,7 @@ impl<S: OracleSource> Engine<S> {
                     self.after_window(current)?;
                 }
             }
+            self.windows_completed += 1;
         }
     }
 
@@ -555,6 +565,11 @@ impl<S: OracleSource> Engine<S> {
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
         Ok(())
+    }
+
+    /// How many windows (idle polls included) this run has completed.
+    pub fn windows_completed(&self) -> u64 {
+        self.windows_completed
     }
 
     /// The bookmark of the last committed page.

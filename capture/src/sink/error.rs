@@ -5,6 +5,7 @@
 //! retriable (repeat the call after a backoff) or definite (repeating cannot help, such as a
 //! record larger than the broker accepts). The sink retries the transient classes itself, so a
 //! [`SinkError`] reaching the engine is final; [`SinkError::stop`] says whether it is a typed stop.
+//! A transient fault that outlasts the sink's retry budget is CDC-5003 (`KafkaUnavailable`).
 
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ pub enum SinkError {
         #[source]
         source: KafkaError,
     },
-    /// A transient fault outlasted the retry budget.
+    /// A transient fault outlasted the retry budget (CDC-5003).
     #[error("gave up trying to {action} after {attempts} attempts over {elapsed:?}: {source}")]
     RetriesExhausted {
         action: &'static str,
@@ -51,6 +52,8 @@ pub enum SinkError {
 impl SinkError {
     /// The typed stop this error ends the capture with, or `None` when no stop code fits: the
     /// capture then exits non-zero without one and Kubernetes restarts it from the bookmark.
+    /// A fault that retrying cannot fix ([`SinkError::Kafka`], such as a record larger than the
+    /// broker accepts) is such a case: restarting from the bookmark is its only remedy.
     pub fn stop(&self) -> Option<Stop> {
         match self {
             SinkError::Stop(stop) => Some(stop.clone()),
@@ -60,7 +63,24 @@ impl SinkError {
                 Stop::new(StopCode::ProducerFenced, self.to_string())
                     .with_detail("transactionalId", transactional_id.clone()),
             ),
-            SinkError::RetriesExhausted { .. } | SinkError::Kafka { .. } => None,
+            SinkError::RetriesExhausted {
+                action,
+                attempts,
+                elapsed,
+                ..
+            } => Some(
+                Stop::new(
+                    StopCode::KafkaUnavailable,
+                    format!(
+                        "{self}. Check that the brokers are up and reachable from the capture \
+                         with its client settings; the capture resumes from the bookmark"
+                    ),
+                )
+                .with_detail("action", *action)
+                .with_detail("attempts", *attempts)
+                .with_detail("retriedSeconds", elapsed.as_secs()),
+            ),
+            SinkError::Kafka { .. } => None,
         }
     }
 }
@@ -193,6 +213,19 @@ mod tests {
             elapsed: Duration::from_secs(600),
             source: KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut),
         };
-        assert!(exhausted.stop().is_none());
+        let stop = exhausted.stop().unwrap();
+        assert_eq!(stop.code, StopCode::KafkaUnavailable);
+        assert_eq!(stop.details["action"], "commit a page");
+        assert_eq!(stop.details["attempts"], 12);
+        assert_eq!(stop.details["retriedSeconds"], 600);
+        assert!(stop.message.contains("gave up trying to commit a page"));
+        let refused = SinkError::Kafka {
+            action: "send a record",
+            source: KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge),
+        };
+        assert!(
+            refused.stop().is_none(),
+            "a refused record is not an outage"
+        );
     }
 }

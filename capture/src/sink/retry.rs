@@ -5,9 +5,9 @@
 //! retried and logged). The sink is a blocking API, so while it retries the mining thread waits
 //! in it: mining pauses and the buffer does not grow. The delay doubles from
 //! [`RetryPolicy::initial_backoff`] up to [`RetryPolicy::max_backoff`]; once a fault has lasted
-//! [`RetryPolicy::budget`] the sink gives up with `SinkError::RetriesExhausted`. No stop code of
-//! the contracts names "Kafka unavailable", so that error carries none: the process exits
-//! non-zero and Kubernetes restarts it (itself a backoff), resuming from the bookmark.
+//! [`RetryPolicy::budget`] the sink gives up with `SinkError::RetriesExhausted`, the typed stop
+//! CDC-5003 (`KafkaUnavailable`). The same policy type bounds the engine's restarts after
+//! transient database faults ([`crate::restart`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;

@@ -240,10 +240,18 @@ pub enum SourceError {
 impl SourceError {
     /// Whether retrying the call (after backoff, on a fresh session) can succeed.
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. }
-        )
+        self.retry_cause().is_some()
+    }
+
+    /// The `cause` label of `redoline_capture_retries_total` for a transient error; `None` for
+    /// the others.
+    pub fn retry_cause(&self) -> Option<&'static str> {
+        match self {
+            Self::Unavailable { .. } => Some("database_unavailable"),
+            Self::Timeout { .. } => Some("database_timeout"),
+            Self::LogSwitched { .. } => Some("log_switched"),
+            _ => None,
+        }
     }
 
     /// The typed stop for an error that needs an operator; `None` for transient errors, which

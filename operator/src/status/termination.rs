@@ -150,6 +150,26 @@ mod tests {
     }
 
     #[test]
+    fn the_retry_budget_codes_are_known_stops() {
+        for (text, code, reason) in [
+            (
+                r#"{"code":"CDC-2005","reason":"DatabaseUnavailable","message":"the database could not be used for 900 s","details":{"attempts":19}}"#,
+                StopCode::DatabaseUnavailable,
+                "DatabaseUnavailable",
+            ),
+            (
+                r#"{"code":"CDC-5003","reason":"KafkaUnavailable","message":"gave up trying to commit a page"}"#,
+                StopCode::KafkaUnavailable,
+                "KafkaUnavailable",
+            ),
+        ] {
+            let stop = StopReport::parse(text).unwrap();
+            assert_eq!(stop.stop_code(), Some(code));
+            assert_eq!(stop.reason, reason);
+        }
+    }
+
+    #[test]
     fn unknown_codes_keep_their_reason_and_junk_is_not_a_stop() {
         let stop = StopReport::parse(r#"{"code":"CDC-8001","reason":"FutureThing","message":"m"}"#)
             .unwrap();

@@ -1,0 +1,191 @@
+//! Restarting the capture after transient database faults, within a retry budget.
+//!
+//! A lost connection, a call that times out or an online log reused mid-fetch
+//! ([`SourceError::is_transient`]) is not a typed stop (contracts: transient faults are retried
+//! with capped exponential backoff and logged). The run starts again from the sink's last
+//! committed bookmark after a pause that doubles from [`DATABASE_RETRY`]'s initial backoff up to
+//! its cap. Faults count as one outage until a mining window completes; an outage longer than the
+//! budget ends the run with CDC-2005 (`DatabaseUnavailable`), naming the last error.
+//!
+//! The policy is the sink's [`RetryPolicy`] (same doubling, same budget rule); [`RestartBudget`]
+//! adds the outage bookkeeping and takes the time as an argument, so it is tested without
+//! waiting.
+
+use std::time::{Duration, Instant};
+
+use redoline_crds::StopCode;
+
+use crate::sink::RetryPolicy;
+use crate::source::SourceError;
+use crate::stop::Stop;
+
+/// 1 s doubling to 60 s, for at most 15 minutes of continuous failure. The spec has no field for
+/// it: 15 minutes rides out a listener restart, a RAC instance failover or a short network
+/// partition, and is short enough that a database that is really gone becomes a visible stop.
+pub const DATABASE_RETRY: RetryPolicy = RetryPolicy {
+    initial_backoff: Duration::from_secs(1),
+    max_backoff: Duration::from_secs(60),
+    budget: Duration::from_secs(15 * 60),
+};
+
+/// The restarts of one outage: when it began and how many restarts it has cost.
+#[derive(Clone, Debug)]
+pub struct RestartBudget {
+    policy: RetryPolicy,
+    /// When the first failure of the current outage happened; `None` while healthy.
+    failing_since: Option<Instant>,
+    attempts: u32,
+}
+
+/// What to do after a transient failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Wait this long, then start again (restart number `attempt` of the outage).
+    RetryAfter { pause: Duration, attempt: u32 },
+    /// The outage has lasted `elapsed` over `attempts` restarts: the budget is spent.
+    Exhausted { elapsed: Duration, attempts: u32 },
+}
+
+impl RestartBudget {
+    pub fn new(policy: RetryPolicy) -> Self {
+        Self {
+            policy,
+            failing_since: None,
+            attempts: 0,
+        }
+    }
+
+    /// A window completed: the outage, if any, is over.
+    pub fn succeeded(&mut self) {
+        self.failing_since = None;
+        self.attempts = 0;
+    }
+
+    /// A transient failure at `now`.
+    pub fn failed(&mut self, now: Instant) -> Verdict {
+        let since = *self.failing_since.get_or_insert(now);
+        let elapsed = now.saturating_duration_since(since);
+        let pause = self.policy.backoff(self.attempts + 1);
+        if self.policy.allows(elapsed, pause) {
+            self.attempts += 1;
+            Verdict::RetryAfter {
+                pause,
+                attempt: self.attempts,
+            }
+        } else {
+            Verdict::Exhausted {
+                elapsed,
+                attempts: self.attempts,
+            }
+        }
+    }
+}
+
+/// CDC-2005 for an outage that spent the budget; `last` is the error that ended it.
+pub fn database_unavailable(last: &SourceError, elapsed: Duration, attempts: u32) -> Stop {
+    Stop::new(
+        StopCode::DatabaseUnavailable,
+        format!(
+            "the database could not be used for {} s over {attempts} restarts; the last error: \
+             {last}. Check that the database and its listener are up and reachable from the \
+             capture; it resumes from the bookmark",
+            elapsed.as_secs()
+        ),
+    )
+    .with_detail("lastError", last.to_string())
+    .with_detail("attempts", attempts)
+    .with_detail("retriedSeconds", elapsed.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(8),
+            budget: Duration::from_secs(30),
+        }
+    }
+
+    /// Fails at each pause's end, as the run does, until the budget says stop.
+    fn outage(budget: &mut RestartBudget, start: Instant) -> (Vec<u64>, Verdict) {
+        let mut now = start;
+        let mut pauses = Vec::new();
+        loop {
+            match budget.failed(now) {
+                Verdict::RetryAfter { pause, .. } => {
+                    pauses.push(pause.as_secs());
+                    now += pause;
+                }
+                exhausted => return (pauses, exhausted),
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_doubles_from_one_second_to_a_minute_for_fifteen_minutes() {
+        let delays: Vec<u64> = (1..=8)
+            .map(|a| DATABASE_RETRY.backoff(a).as_secs())
+            .collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 32, 60, 60]);
+        assert_eq!(DATABASE_RETRY.budget, Duration::from_secs(900));
+    }
+
+    #[test]
+    fn pauses_double_to_the_cap_until_the_budget_is_spent() {
+        let mut budget = RestartBudget::new(policy());
+        let (pauses, verdict) = outage(&mut budget, Instant::now());
+        // 1+2+4+8+8 = 23 s; one more 8 s pause would end past 30 s.
+        assert_eq!(pauses, [1, 2, 4, 8, 8]);
+        assert_eq!(
+            verdict,
+            Verdict::Exhausted {
+                elapsed: Duration::from_secs(23),
+                attempts: 5
+            }
+        );
+    }
+
+    #[test]
+    fn a_completed_window_starts_a_new_outage() {
+        let mut budget = RestartBudget::new(policy());
+        let start = Instant::now();
+        assert!(matches!(budget.failed(start), Verdict::RetryAfter { .. }));
+        assert!(matches!(
+            budget.failed(start + Duration::from_secs(20)),
+            Verdict::RetryAfter { attempt: 2, .. }
+        ));
+        budget.succeeded();
+        // Long after the first failure, but a fresh outage: the full budget and the first pause.
+        let later = start + Duration::from_secs(3600);
+        assert_eq!(
+            budget.failed(later),
+            Verdict::RetryAfter {
+                pause: Duration::from_secs(1),
+                attempt: 1
+            }
+        );
+        let (pauses, verdict) = outage(&mut budget, later + Duration::from_secs(1));
+        assert_eq!(pauses, [2, 4, 8, 8]);
+        assert!(matches!(verdict, Verdict::Exhausted { attempts: 5, .. }));
+    }
+
+    #[test]
+    fn a_spent_budget_is_cdc_2005_naming_the_last_error() {
+        let last = SourceError::Timeout {
+            call: "start LogMiner",
+            seconds: 30,
+        };
+        let stop = database_unavailable(&last, Duration::from_secs(905), 19);
+        assert_eq!(stop.code, StopCode::DatabaseUnavailable);
+        assert_eq!(stop.code.code(), "CDC-2005");
+        assert!(
+            stop.message
+                .contains("start LogMiner did not answer within 30 s")
+        );
+        assert_eq!(stop.details["attempts"], 19);
+        assert_eq!(stop.details["retriedSeconds"], 905);
+    }
+}
