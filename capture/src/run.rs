@@ -124,6 +124,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
         user,
         tables: config.table_names(),
         pdb: config.database.pdb.clone(),
+        read_only: config.mining.read_only,
         snapshots: !matches!(
             config.snapshot.mode,
             redoline_crds::v1alpha1::SnapshotMode::Never

@@ -18,6 +18,7 @@ fn request(tables: &[&str]) -> DoctorRequest {
             .collect(),
         pdb: None,
         snapshots: false,
+        read_only: false,
     }
 }
 
@@ -158,5 +159,22 @@ fn the_report_is_a_table_json_and_the_cdc_1002_stop() {
     assert!(
         message.contains("\"fix\":\"GRANT LOGMINING TO C##CDC;\""),
         "{message}"
+    );
+}
+
+#[test]
+fn read_only_mode_does_not_write_the_flush_table() {
+    let mut request = request(&["ORDERS"]);
+    request.read_only = true;
+    let report = run(&mut simulator("{\"revoke\":\"CREATE TABLE\"}\n"), &request);
+    let flush = report
+        .checks
+        .iter()
+        .find(|c| c.name == "flush table")
+        .unwrap();
+    assert!(flush.ok && flush.message.contains("readOnly"), "{report}");
+    assert!(
+        report.passed(),
+        "CREATE TABLE is not needed read-only:\n{report}"
     );
 }

@@ -323,7 +323,9 @@ impl<S: OracleSource> Engine<S> {
             &database.name,
         );
         let end_scn = if options.exit_at_end {
-            source.flush_redo()?;
+            if !config.mining.read_only {
+                source.flush_redo()?;
+            }
             Some(source.current_scn()?)
         } else {
             None
@@ -443,7 +445,9 @@ impl<S: OracleSource> Engine<S> {
             }
             let now = Timestamp::now();
             self.board.beat(now);
-            self.source.flush_redo()?;
+            if !self.pipeline.config.mining.read_only {
+                self.source.flush_redo()?;
+            }
             let current = self.source.current_scn()?;
             let threads = self.source.threads()?;
             let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);

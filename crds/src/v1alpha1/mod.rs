@@ -558,6 +558,12 @@ pub struct MiningSpec {
     /// `fail` stops with CDC-6001 on a change LogMiner cannot render; `skip` logs and counts it.
     #[serde(default)]
     pub on_unsupported: OnUnsupported,
+
+    /// Never write to the database: the flush-table commit before each window is skipped (for a
+    /// user without write rights, or a read-only standby). Windows then see only the redo the log
+    /// writer has already written, so changes can arrive a few seconds later.
+    #[serde(default)]
+    pub read_only: bool,
 }
 
 impl Default for MiningSpec {
@@ -569,6 +575,7 @@ impl Default for MiningSpec {
             statement_timeout_seconds: default_statement_timeout(),
             flush_table: default_flush_table(),
             on_unsupported: OnUnsupported::default(),
+            read_only: false,
         }
     }
 }
