@@ -82,6 +82,31 @@ fn a_bookmark_from_another_incarnation_is_cdc_2003() {
 }
 
 #[test]
+fn a_bookmark_without_its_incarnation_is_bound_with_a_warning() {
+    let mut scenario = String::from(TABLES);
+    scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
+    let capture = new_capture(&scenario, "");
+    assert_eq!(capture.run().0, 0);
+    // A bookmark written before the incarnation was recorded.
+    let path = capture.path("out.jsonl.bookmark");
+    let mut stored: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    stored["bookmark"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resetlogs_scn");
+    std::fs::write(&path, stored.to_string()).unwrap();
+    scenario.push_str("{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2}}\n{\"tx\":\"b\",\"commit\":true}\n");
+    std::fs::write(capture.path("scenario.jsonl"), &scenario).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("records no database incarnation"),
+        "{stderr}"
+    );
+    assert_eq!(capture.events().len(), 2, "resumed without repeating");
+}
+
+#[test]
 fn lob_values_arrive_whole() {
     let big: String = (0..9000)
         .map(|i| char::from(b'a' + (i % 26) as u8))

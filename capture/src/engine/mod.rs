@@ -268,12 +268,13 @@ impl<S: OracleSource> Engine<S> {
         }
         let bookmark = match stored_bookmark {
             Some(value) => {
-                let bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
+                let mut bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
                     Stop::new(
                         StopCode::BookmarkUnreadable,
                         format!("the stored bookmark cannot be read: {error}"),
                     )
                 })?;
+                bind_unrecorded_incarnation(&mut bookmark, database.resetlogs_scn, pdb_incarnation);
                 if bookmark.resetlogs_scn != database.resetlogs_scn
                     || (pdb_incarnation.is_some()
                         && bookmark.pdb_incarnation_scn.is_some()
@@ -778,6 +779,54 @@ fn assemble_stop(error: &AssembleError, metrics: &EngineMetrics) -> EngineError 
     stop.into()
 }
 
+/// A bookmark written without the incarnation (`resetlogs_scn` 0, or no PDB incarnation while
+/// mining a PDB) is bound to the current one, with a warning: a recovery before it was recorded
+/// cannot be detected, so the operator is told to reset the bookmark if there was one.
+fn bind_unrecorded_incarnation(
+    bookmark: &mut Bookmark,
+    resetlogs_scn: u64,
+    pdb_incarnation: Option<u64>,
+) {
+    if bookmark.resetlogs_scn == 0 {
+        tracing::warn!(
+            resetlogs_scn,
+            "the bookmark records no database incarnation: it is bound to the current one; reset \
+             the bookmark if the database was recovered to a point in time since it was written"
+        );
+        bookmark.resetlogs_scn = resetlogs_scn;
+    }
+    if bookmark.pdb_incarnation_scn.is_none() && pdb_incarnation.is_some() {
+        tracing::warn!(
+            pdb_incarnation_scn = pdb_incarnation,
+            "the bookmark records no PDB incarnation: it is bound to the current one; reset the \
+             bookmark if the PDB was recovered or flashed back since it was written"
+        );
+        bookmark.pdb_incarnation_scn = pdb_incarnation;
+    }
+}
+
 fn to_gauge(scn: u64) -> i64 {
     i64::try_from(scn).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unrecorded_incarnation_is_bound_to_the_current_one() {
+        let mut bookmark = Bookmark::initial(10, 0, None, 0);
+        bind_unrecorded_incarnation(&mut bookmark, 77, Some(5));
+        assert_eq!(
+            (bookmark.resetlogs_scn, bookmark.pdb_incarnation_scn),
+            (77, Some(5))
+        );
+        let mut recorded = Bookmark::initial(10, 3, Some(4), 0);
+        bind_unrecorded_incarnation(&mut recorded, 77, Some(5));
+        assert_eq!(
+            (recorded.resetlogs_scn, recorded.pdb_incarnation_scn),
+            (3, Some(4)),
+            "a recorded incarnation is kept, so the mismatch is caught"
+        );
+    }
 }

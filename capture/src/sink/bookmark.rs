@@ -51,7 +51,9 @@ pub struct Bookmark {
     /// of it.
     #[serde(default)]
     pub released: ReleasedLedger,
-    /// `V$DATABASE.RESETLOGS_CHANGE#`: the database incarnation the SCNs belong to.
+    /// `V$DATABASE.RESETLOGS_CHANGE#`: the database incarnation the SCNs belong to; 0 (or absent)
+    /// when not recorded, and then bound to the current incarnation at start with a warning.
+    #[serde(default)]
     pub resetlogs_scn: u64,
     /// The PDB's incarnation SCN when mining per PDB (`V$PDB_INCARNATION`).
     #[serde(default)]
