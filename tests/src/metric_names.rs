@@ -1,10 +1,12 @@
 //! The metric names redoline really exports, for the checks of what refers to them (the Grafana
-//! dashboards, the chart's alerts): read from the operator's own registry, not from a copy.
+//! dashboards, the chart's alerts): read from the operator's and the capture's own registries, not
+//! from a copy.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use prometheus::Encoder as _;
 use redoline_operator::metrics::{ALL, Metrics, Registry};
 
 /// The operator's metric families (`name` -> Prometheus type: `counter`, `gauge`, `histogram`),
@@ -26,6 +28,42 @@ pub fn operator_families() -> anyhow::Result<BTreeMap<String, String>> {
     for name in ALL {
         if !families.contains_key(name) {
             bail!("{name} is in metrics::ALL but not rendered");
+        }
+    }
+    Ok(families)
+}
+
+/// The capture's metric families (engine, buffer and Kafka sink), as its `/metrics` renders them.
+/// Each labelled family gets one series first so that it shows up.
+pub fn capture_families() -> anyhow::Result<BTreeMap<String, String>> {
+    use redoline_capture::buffer::BufferMetrics;
+    use redoline_capture::event::Operation;
+    use redoline_capture::metrics::{EngineMetrics, SkipReason};
+    use redoline_capture::sink::SinkMetrics;
+
+    let registry = Registry::new();
+    let engine = EngineMetrics::new(&registry).context("creating the engine metrics")?;
+    BufferMetrics::new(&registry).context("creating the buffer metrics")?;
+    SinkMetrics::new(&registry).context("creating the sink metrics")?;
+    engine.event(&Operation::Create, "APP.ORDERS");
+    engine.skipped(SkipReason::Unsupported);
+    engine.roundtrip("start LogMiner");
+    engine.stopped("CDC-4001");
+    engine.retried("database_unavailable");
+    let mut text = Vec::new();
+    prometheus::TextEncoder::new()
+        .encode(&registry.gather(), &mut text)
+        .context("rendering the capture metrics")?;
+    let text = String::from_utf8(text).context("the capture metrics are not UTF-8")?;
+    let families: BTreeMap<String, String> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|line| line.split_once(' '))
+        .map(|(name, kind)| (name.to_owned(), kind.to_owned()))
+        .collect();
+    for name in redoline_capture::metrics::ALL {
+        if !families.contains_key(name) {
+            bail!("{name} is in the capture's metrics::ALL but not rendered");
         }
     }
     Ok(families)

@@ -1,12 +1,14 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 //! The Grafana dashboards under dashboards/ are valid dashboard JSON whose queries use only metric
-//! names the code really exports: the operator's are read from its own registry
-//! (`redoline_tests::metric_names`), not from a list kept by hand.
+//! names the code really exports: the operator's and the capture's are read from their own
+//! registries (`redoline_tests::metric_names`), not from a list kept by hand.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use redoline_tests::metric_names::{is_exported, operator_families, redoline_names};
+use redoline_tests::metric_names::{
+    capture_families, is_exported, operator_families, redoline_names,
+};
 use serde_json::Value;
 
 fn dashboard(name: &str) -> Value {
@@ -51,12 +53,46 @@ fn queries(dashboard: &Value) -> Vec<String> {
 
 #[test]
 fn operator_dashboard_uses_only_exported_metrics() {
-    let dashboard = dashboard("operator.json");
-    assert_eq!(dashboard["uid"], "redoline-operator");
+    uses_only_exported_metrics(
+        "operator.json",
+        "redoline-operator",
+        &operator_families().unwrap(),
+    );
+}
+
+#[test]
+fn capture_dashboard_uses_only_exported_metrics() {
+    uses_only_exported_metrics(
+        "capture.json",
+        "redoline-capture",
+        &capture_families().unwrap(),
+    );
+}
+
+#[test]
+fn operator_dashboard_panels_are_well_formed() {
+    panels_are_well_formed("operator.json", &["datasource", "job", "namespace"]);
+}
+
+#[test]
+fn capture_dashboard_panels_are_well_formed() {
+    panels_are_well_formed(
+        "capture.json",
+        &["datasource", "job", "namespace", "capture"],
+    );
+}
+
+/// Every query names only metrics of `families`, and every family has a panel.
+fn uses_only_exported_metrics(
+    name: &str,
+    uid: &str,
+    families: &std::collections::BTreeMap<String, String>,
+) {
+    let dashboard = dashboard(name);
+    assert_eq!(dashboard["uid"], uid);
     assert!(dashboard["title"].as_str().is_some_and(|t| !t.is_empty()));
     assert!(dashboard["schemaVersion"].as_u64().is_some_and(|v| v >= 36));
 
-    let families = operator_families().unwrap();
     let queries = queries(&dashboard);
     assert!(queries.len() >= 10, "{queries:?}");
     let mut used = BTreeSet::new();
@@ -68,14 +104,14 @@ fn operator_dashboard_uses_only_exported_metrics() {
         );
         for name in names {
             assert!(
-                is_exported(&families, &name),
-                "{name} (in {query}) is not exported by redoline-operator; exported: {:?}",
+                is_exported(families, &name),
+                "{name} (in {query}) is not exported; exported: {:?}",
                 families.keys().collect::<Vec<_>>()
             );
             used.insert(name);
         }
     }
-    // Every operator metric has a panel.
+    // Every exported metric has a panel.
     for family in families.keys() {
         assert!(
             used.iter().any(|u| u.starts_with(family.as_str())),
@@ -84,9 +120,8 @@ fn operator_dashboard_uses_only_exported_metrics() {
     }
 }
 
-#[test]
-fn operator_dashboard_panels_are_well_formed() {
-    let dashboard = dashboard("operator.json");
+fn panels_are_well_formed(name: &str, expected_variables: &[&str]) {
+    let dashboard = dashboard(name);
     let mut ids = BTreeSet::new();
     for panel in panels(&dashboard) {
         let id = panel["id"].as_u64().expect("panel id");
@@ -127,5 +162,5 @@ fn operator_dashboard_panels_are_well_formed() {
         .iter()
         .map(|v| v["name"].as_str().unwrap())
         .collect();
-    assert_eq!(variables, ["datasource", "job", "namespace"]);
+    assert_eq!(variables, expected_variables);
 }

@@ -7,7 +7,7 @@
 use prometheus::{IntCounter, IntGauge, Opts, Registry};
 
 /// Names and help texts, in one place (the docs list them too).
-pub const METRICS: [(&str, &str); 10] = [
+pub const METRICS: [(&str, &str); 12] = [
     (OPEN_TRANSACTIONS, "Transactions open in the buffer."),
     (
         BUFFERED_EVENTS,
@@ -33,6 +33,14 @@ pub const METRICS: [(&str, &str); 10] = [
         UNMATCHED_UNDO_ROWS,
         "Undo rows that matched no earlier change of their transaction.",
     ),
+    (
+        MEMORY_MAX_BYTES,
+        "The heap budget (buffer.memoryMaxBytes), for dashboards and alerts.",
+    ),
+    (
+        SPILL_MAX_BYTES,
+        "The spill cap (buffer.spill.maxBytes), for dashboards and alerts.",
+    ),
 ];
 
 pub const OPEN_TRANSACTIONS: &str = "redoline_capture_buffer_open_transactions";
@@ -45,6 +53,8 @@ pub const SPILL_READ_BYTES: &str = "redoline_capture_buffer_spill_read_bytes_tot
 pub const ORPHANS_RELEASED: &str = "redoline_capture_buffer_orphans_released_total";
 pub const TRANSACTIONS_DISCARDED: &str = "redoline_capture_buffer_transactions_discarded_total";
 pub const UNMATCHED_UNDO_ROWS: &str = "redoline_capture_buffer_unmatched_undo_rows_total";
+pub const MEMORY_MAX_BYTES: &str = "redoline_capture_buffer_memory_max_bytes";
+pub const SPILL_MAX_BYTES: &str = "redoline_capture_buffer_spill_max_bytes";
 
 /// The buffer's metrics; cloning shares them.
 #[derive(Clone, Debug)]
@@ -59,6 +69,8 @@ pub struct BufferMetrics {
     pub orphans_released: IntCounter,
     pub transactions_discarded: IntCounter,
     pub unmatched_undo_rows: IntCounter,
+    pub memory_max_bytes: IntGauge,
+    pub spill_max_bytes: IntGauge,
 }
 
 impl BufferMetrics {
@@ -91,6 +103,8 @@ impl BufferMetrics {
             orphans_released: counter(ORPHANS_RELEASED)?,
             transactions_discarded: counter(TRANSACTIONS_DISCARDED)?,
             unmatched_undo_rows: counter(UNMATCHED_UNDO_ROWS)?,
+            memory_max_bytes: gauge(MEMORY_MAX_BYTES)?,
+            spill_max_bytes: gauge(SPILL_MAX_BYTES)?,
         })
     }
 }

@@ -158,6 +158,9 @@ impl TransactionBuffer {
         metrics: BufferMetrics,
     ) -> Result<Self, BufferError> {
         let spill_dir = SpillDir::open(&config.spill_dir).map_err(BufferError::Spill)?;
+        let limit = |bytes: u64| i64::try_from(bytes).unwrap_or(i64::MAX);
+        metrics.memory_max_bytes.set(limit(config.memory_max_bytes));
+        metrics.spill_max_bytes.set(limit(config.spill_max_bytes));
         let buffer = Self {
             config,
             spill_dir,
