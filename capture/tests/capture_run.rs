@@ -297,3 +297,120 @@ fn doctor_prints_fixes_and_writes_cdc_1002() {
         "ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"
     );
 }
+
+const DOCS: &str = r#"{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"}],"logging":"all"}
+"#;
+
+fn docs_insert(tx: &str, id: u64, body: &str) -> String {
+    format!(
+        "{{\"tx\":\"{tx}\",\"insert\":\"APP.DOCS\",\"values\":{{\"ID\":{id},\"BODY\":\"{body}\"}}}}\n"
+    )
+}
+
+/// `(op, ID)` of compact events of APP.DOCS / APP.WIDE; `ID` is `None` for DDL.
+fn changes(events: &[Value]) -> Vec<(String, Option<u64>)> {
+    events
+        .iter()
+        .map(|e| {
+            (
+                e["op"].as_str().unwrap_or_default().to_owned(),
+                e["after"]["ID"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+/// Row 1's BODY is set in transaction a; transaction b inserts row 2 and then overwrites
+/// characters 3 and 4 of row 1's BODY, whose earlier value is not part of b: the change cannot be
+/// rebuilt into a whole value. Transaction c follows.
+fn partial_lob_scenario() -> String {
+    format!(
+        "{DOCS}{}{{\"tx\":\"a\",\"commit\":true}}\n{}{{\"tx\":\"b\",\"lob_write\":\"APP.DOCS\",\"where\":{{\"ID\":1}},\"column\":\"BODY\",\"offset\":3,\"data\":\"XY\"}}\n{{\"tx\":\"b\",\"commit\":true}}\n{}{{\"tx\":\"c\",\"commit\":true}}\n",
+        docs_insert("a", 1, "hello"),
+        docs_insert("b", 2, "two"),
+        docs_insert("c", 3, "three"),
+    )
+}
+
+#[test]
+fn a_lob_write_that_cannot_be_rebuilt_stops_with_cdc_6002_or_is_skipped() {
+    let scenario = partial_lob_scenario();
+    let run = Capture::new(&["APP.DOCS"], &scenario, "");
+    let (status, stderr) = run.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-6002", "{message}");
+    let text = message["message"].as_str().unwrap();
+    assert!(text.contains("APP.DOCS.BODY"), "table and column: {text}");
+    // The committed pages (see `file_sink_stop_leaves_no_line_of_the_failed_transaction` for
+    // the data file as a whole).
+    let events = run.committed_events();
+    assert_eq!(
+        changes(&events),
+        [("i".to_owned(), Some(1))],
+        "nothing of transaction b (not even its insert of row 2), nothing after it"
+    );
+    assert_eq!(events[0]["after"]["BODY"], "hello");
+
+    let skipping = Capture::new(&["APP.DOCS"], &scenario, "mining: {onUnsupported: skip}\n");
+    let (status, stderr) = skipping.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = skipping.events();
+    assert_eq!(
+        changes(&events),
+        [
+            ("i".to_owned(), Some(1)),
+            ("i".to_owned(), Some(2)),
+            ("i".to_owned(), Some(3))
+        ],
+        "only the LOB change is dropped, never emitted padded: {events:?}"
+    );
+    assert_eq!(skipping.committed_events().len(), 3);
+}
+
+/// After a typed stop the data file should end at its last committed page, as it does after a
+/// restart. It does not yet: the stop drops the sink, and its buffered writer flushes the lines
+/// of the page the failed transaction was being written into (here row 2 of transaction b),
+/// which stay in the file, past the bookmark's `dataBytes`, until the next start cuts them.
+#[test]
+#[ignore = "bug: the file sink flushes the uncommitted page's lines on a typed stop"]
+fn file_sink_stop_leaves_no_line_of_the_failed_transaction() {
+    let run = Capture::new(&["APP.DOCS"], &partial_lob_scenario(), "");
+    assert_eq!(run.run().0, 3);
+    assert_eq!(changes(&run.events()), [("i".to_owned(), Some(1))]);
+}
+
+const WIDE: &str = r#"{"table":"APP.WIDE","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"EXTRA","type":"VARCHAR2(10)"}],"logging":"all"}
+"#;
+
+#[test]
+fn redo_older_than_a_drop_column_stops_with_cdc_2002_or_is_skipped() {
+    // Row 1 is inserted with EXTRA, then EXTRA is dropped. The capture starts afterwards from the
+    // oldest redo: its dictionary (read at start) has no EXTRA, so the old insert does not fit.
+    let scenario = format!(
+        "{WIDE}{{\"tx\":\"a\",\"insert\":\"APP.WIDE\",\"values\":{{\"ID\":1,\"EXTRA\":\"gone\"}}}}\n{{\"tx\":\"a\",\"commit\":true}}\n{{\"ddl\":\"ALTER TABLE APP.WIDE DROP COLUMN EXTRA\"}}\n{{\"tx\":\"b\",\"insert\":\"APP.WIDE\",\"values\":{{\"ID\":2}}}}\n{{\"tx\":\"b\",\"commit\":true}}\n"
+    );
+    let run = Capture::new(&["APP.WIDE"], &scenario, "");
+    let (status, stderr) = run.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-2002", "{message}");
+    let text = message["message"].as_str().unwrap();
+    assert!(
+        text.contains("APP.WIDE") && text.contains("EXTRA"),
+        "table and column: {text}"
+    );
+    assert!(run.events().is_empty(), "nothing is emitted");
+
+    let skipping = Capture::new(&["APP.WIDE"], &scenario, "mining: {onUnsupported: skip}\n");
+    let (status, stderr) = skipping.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = skipping.events();
+    assert_eq!(
+        changes(&events),
+        [("ddl".to_owned(), None), ("i".to_owned(), Some(2))],
+        "row 1 is skipped; the DDL and row 2 follow: {events:?}"
+    );
+    assert_eq!(events[0]["sql"], "ALTER TABLE APP.WIDE DROP COLUMN EXTRA");
+    assert_eq!(events[1]["after"], serde_json::json!({"ID": 2}));
+}

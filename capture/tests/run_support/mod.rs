@@ -79,6 +79,24 @@ impl Capture {
             .collect()
     }
 
+    /// The events of committed pages: the data file up to the `dataBytes` of its bookmark (what a
+    /// restart keeps; lines past it belong to a page whose bookmark never landed).
+    #[allow(dead_code)] // not every test binary using this module reads it
+    pub fn committed_events(&self) -> Vec<Value> {
+        let committed = std::fs::read_to_string(self.path("out.jsonl.bookmark"))
+            .ok()
+            .map_or(0, |text| {
+                let stored: Value = serde_json::from_str(&text).unwrap();
+                stored["dataBytes"].as_u64().unwrap() as usize
+            });
+        let data = std::fs::read(self.path("out.jsonl")).unwrap_or_default();
+        String::from_utf8(data[..committed.min(data.len())].to_vec())
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
     pub fn termination(&self) -> Value {
         serde_json::from_str(&std::fs::read_to_string(self.path("termination.log")).unwrap())
             .unwrap()
