@@ -14,7 +14,7 @@
 //! trusted, and the capture stops rather than restart from somewhere else.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use redoline_crds::StopCode;
@@ -66,10 +66,28 @@ impl FileSinkError {
 pub struct FileSink {
     path: PathBuf,
     bookmark_path: PathBuf,
-    data: BufWriter<File>,
+    data: File,
+    /// Lines of the page not yet written to the file (written in 1 MiB batches and at commit).
+    pending: Vec<u8>,
     data_bytes: u64,
     /// Bytes appended since the last commit.
     page_bytes: u64,
+}
+
+/// Lines are written to the file in batches of this size.
+const WRITE_BATCH_BYTES: usize = 1 << 20;
+
+impl Drop for FileSink {
+    /// A page that was not committed (the capture stopped while writing it) leaves nothing behind:
+    /// its buffered lines are dropped and any written ones cut, so the file ends at the bookmark
+    /// even before the next start would cut it.
+    fn drop(&mut self) {
+        if self.page_bytes > 0
+            && let Err(error) = self.data.set_len(self.data_bytes)
+        {
+            tracing::warn!(path = %self.path.display(), %error, "cannot cut the uncommitted page; the next start cuts it");
+        }
+    }
 }
 
 impl FileSink {
@@ -111,12 +129,13 @@ impl FileSink {
             file.set_len(data_bytes).map_err(io)?;
             file.sync_all().map_err(io)?;
         }
-        let mut data = BufWriter::with_capacity(1 << 20, file);
-        std::io::Seek::seek(&mut data, std::io::SeekFrom::Start(data_bytes)).map_err(io)?;
+        let mut data = file;
+        data.seek(SeekFrom::Start(data_bytes)).map_err(io)?;
         let sink = Self {
             path: path.to_owned(),
             bookmark_path,
             data,
+            pending: Vec::with_capacity(WRITE_BATCH_BYTES),
             data_bytes,
             page_bytes: 0,
         };
@@ -130,9 +149,13 @@ impl FileSink {
             path: self.path.clone(),
             source,
         };
-        self.data.write_all(line).map_err(io)?;
-        self.data.write_all(b"\n").map_err(io)?;
+        self.pending.extend_from_slice(line);
+        self.pending.push(b'\n');
         self.page_bytes += line.len() as u64 + 1;
+        if self.pending.len() >= WRITE_BATCH_BYTES {
+            self.data.write_all(&self.pending).map_err(io)?;
+            self.pending.clear();
+        }
         Ok(())
     }
 
@@ -142,8 +165,9 @@ impl FileSink {
             path: self.path.clone(),
             source,
         };
-        self.data.flush().map_err(io)?;
-        self.data.get_ref().sync_data().map_err(io)?;
+        self.data.write_all(&self.pending).map_err(io)?;
+        self.pending.clear();
+        self.data.sync_data().map_err(io)?;
         let stored = StoredBookmark {
             data_bytes: self.data_bytes + self.page_bytes,
             bookmark: bookmark.clone(),
