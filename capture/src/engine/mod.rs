@@ -425,8 +425,19 @@ impl<S: OracleSource> Engine<S> {
         // The position and the transactions rebuilt from the journal, before the first window.
         self.pipeline.publish_status(Timestamp::now());
         let result = self.mine_until_done();
+        if result.is_ok() {
+            // The lag once more at stop, so the last figure reported is the final one.
+            let now = Timestamp::now();
+            if self.lag.due(now, true)
+                && let Ok(current_scn) = self.source.current_scn()
+            {
+                self.poll_lag(now, current_scn);
+            }
+        }
+        let lag = self.lag.lag_seconds();
         self.board.update(Timestamp::now(), |report| {
             report.state = CaptureState::Stopping;
+            report.lag_seconds = lag;
         });
         if let Err(EngineError::Stop(stop)) = &result {
             self.pipeline.metrics.stopped(stop.code.code());
@@ -551,25 +562,31 @@ impl<S: OracleSource> Engine<S> {
         self.pipeline.sink.push_records(chunks);
         self.pipeline.sink.push_tombstones(tombstones);
         if self.lag.due(now, false) {
-            let emitted = self.pipeline.bookmark.commit_scn;
-            let times = self
-                .source
-                .scn_to_timestamp(current_scn)
-                .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
-            match times {
-                Ok((current, emitted)) => self.lag.record(now, current, emitted),
-                Err(error) => {
-                    if self.lag.record_failure(now) {
-                        tracing::warn!(%error, "the lag query failed; lag is unknown until it works again");
-                    }
-                }
-            }
-            self.pipeline.metrics.set_lag(self.lag.lag_seconds());
+            self.poll_lag(now, current_scn);
         }
         let lag = self.lag.lag_seconds();
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
         Ok(())
+    }
+
+    /// Asks for the lag (seed 001: commit times of the current and the emitted SCN); a failure is
+    /// logged once and leaves the lag unknown, never failing the run.
+    fn poll_lag(&mut self, now: Timestamp, current_scn: u64) {
+        let emitted = self.pipeline.bookmark.commit_scn;
+        let times = self
+            .source
+            .scn_to_timestamp(current_scn)
+            .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
+        match times {
+            Ok((current, emitted)) => self.lag.record(now, current, emitted),
+            Err(error) => {
+                if self.lag.record_failure(now) {
+                    tracing::warn!(%error, "the lag query failed; lag is unknown until it works again");
+                }
+            }
+        }
+        self.pipeline.metrics.set_lag(self.lag.lag_seconds());
     }
 
     /// How many windows (idle polls included) this run has completed.
