@@ -77,32 +77,23 @@ fn template(sql_len: usize) -> LogMinerRow {
     let shared = |s: &str| Some(Arc::<str>::from(s));
     LogMinerRow {
         scn: 0,
-        start_scn: None,
-        commit_scn: None,
-        timestamp: None,
-        commit_timestamp: None,
         xid: Xid::from_parts(1, 1, 1),
         operation: OperationCode::Insert,
-        rollback: false,
         row_id: Arc::from("AAAR9JAAHAAAACFAAA"),
         rs_id: Arc::from(" 0x000007.000228b9.0010 "),
-        ssn: 0,
-        csf: false,
         seg_owner: shared("APP"),
         table_name: shared("ORDERS"),
         username: shared("APP"),
         session: Some(100),
         serial: Some(7),
         thread: 1,
-        info: None,
-        status: 0,
         sql_redo: Some(format!(
             "insert into \"APP\".\"ORDERS\"(\"V\") values ('{}');",
             "x".repeat(sql_len.saturating_sub(45))
         )),
-        sql_undo: None,
         src_con_name: shared("PDB1"),
         con_id: Some(3),
+        ..Default::default()
     }
 }
 

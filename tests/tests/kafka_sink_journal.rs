@@ -31,31 +31,22 @@ fn tx(n: u32) -> TxKey {
 fn rows(key: &TxKey, scns: std::ops::Range<u64>) -> Vec<LogMinerRow> {
     scns.map(|scn| LogMinerRow {
         scn,
-        start_scn: None,
-        commit_scn: None,
-        timestamp: None,
-        commit_timestamp: None,
         xid: key.xid,
         operation: OperationCode::Insert,
-        rollback: false,
         row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
         rs_id: Arc::from(" 0x000007.000228b7.0010 "),
-        ssn: 0,
-        csf: false,
         seg_owner: Some(Arc::from("APP")),
         table_name: Some(Arc::from("ORDERS")),
         username: Some(Arc::from("APP")),
         session: Some(1),
         serial: Some(2),
         thread: 1,
-        info: None,
-        status: 0,
         sql_redo: Some(format!(
             "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
         )),
-        sql_undo: None,
         src_con_name: Some(Arc::from("SALESPDB")),
         con_id: Some(3),
+        ..Default::default()
     })
     .collect()
 }

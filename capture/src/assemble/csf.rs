@@ -66,29 +66,14 @@ mod tests {
     fn part(xid: u32, rs: &str, text: &str, csf: bool) -> LogMinerRow {
         LogMinerRow {
             scn: 1,
-            start_scn: None,
-            commit_scn: None,
-            timestamp: None,
-            commit_timestamp: None,
             xid: Xid::from_parts(1, 2, xid),
             operation: OperationCode::Insert,
-            rollback: false,
             row_id: Arc::from("AAAAAAAAAAAAAAAAAA"),
             rs_id: Arc::from(rs),
-            ssn: 0,
             csf,
-            seg_owner: None,
-            table_name: None,
-            username: None,
-            session: None,
-            serial: None,
             thread: 1,
-            info: None,
-            status: 0,
             sql_redo: Some(text.to_owned()),
-            sql_undo: None,
-            src_con_name: None,
-            con_id: None,
+            ..Default::default()
         }
     }
 

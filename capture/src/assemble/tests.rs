@@ -44,29 +44,19 @@ fn tables() -> Tables {
 fn row(operation: OperationCode, row_id: &str, sql: &str) -> LogMinerRow {
     LogMinerRow {
         scn: 100,
-        start_scn: None,
-        commit_scn: None,
         timestamp: Some(jiff::civil::date(2024, 1, 2).at(3, 4, 5, 0)),
-        commit_timestamp: None,
         xid: Xid::from_parts(3, 14, 716),
         operation,
-        rollback: false,
         row_id: Arc::from(row_id),
         rs_id: Arc::from(" 0x000007.000228b7.0010 "),
-        ssn: 0,
-        csf: false,
         seg_owner: Some(Arc::from("APP")),
         table_name: Some(Arc::from("DOCS")),
         username: Some(Arc::from("APPUSER")),
         session: Some(1),
         serial: Some(2),
         thread: 1,
-        info: None,
-        status: 0,
         sql_redo: Some(sql.to_owned()),
-        sql_undo: None,
-        src_con_name: None,
-        con_id: None,
+        ..Default::default()
     }
 }
 

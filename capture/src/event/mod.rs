@@ -41,7 +41,7 @@ pub enum Operation {
 }
 
 /// An Oracle transaction id: the 8 bytes of `V$LOGMNR_CONTENTS.XID` (USN, slot, sequence).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Xid(pub [u8; 8]);
 
 /// Text that is not 16 hex digits.

@@ -13,8 +13,9 @@ use jiff::civil;
 use crate::event::Xid;
 
 /// `OPERATION_CODE`: what a row records. Codes follow `logminer.md` §1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OperationCode {
+    #[default]
     Internal,
     Insert,
     Delete,
@@ -229,8 +230,9 @@ impl Xid {
 }
 
 /// One row of `V$LOGMNR_CONTENTS`. Text columns that repeat across many rows (owner, table, user,
-/// container) are shared `Arc<str>` so producing and cloning rows stays cheap.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// container) are shared `Arc<str>` so producing and cloning rows stays cheap. `Default` is an
+/// empty INTERNAL row with an all-zero XID, a base for rows built field by field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LogMinerRow {
     /// `SCN`: the change's SCN; on a COMMIT row, the commit SCN.
     pub scn: u64,

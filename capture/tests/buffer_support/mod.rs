@@ -30,29 +30,20 @@ pub fn at(seconds: i64) -> Timestamp {
 pub fn row(xid: Xid, operation: OperationCode, scn: u64) -> LogMinerRow {
     LogMinerRow {
         scn,
-        start_scn: None,
-        commit_scn: None,
-        timestamp: None,
-        commit_timestamp: None,
         xid,
         operation,
-        rollback: false,
         row_id: Arc::from("AAAR9JAAHAAAACFAAA"),
         rs_id: Arc::from(format!(" 0x000007.{scn:08x}.0010 ")),
-        ssn: 0,
-        csf: false,
         seg_owner: Some(Arc::from("APP")),
         table_name: Some(Arc::from("ORDERS")),
         username: Some(Arc::from("APP")),
         session: Some(100),
         serial: Some(7),
         thread: 1,
-        info: None,
-        status: 0,
         sql_redo: None,
-        sql_undo: None,
         src_con_name: Some(Arc::from("PDB1")),
         con_id: Some(CON_ID),
+        ..Default::default()
     }
 }
 
