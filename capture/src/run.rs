@@ -20,7 +20,7 @@ use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
-use crate::config::{self, CaptureConfig, ConfigError, secrets};
+use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, secrets};
 use crate::doctor::{self, DoctorRequest, Report};
 use crate::engine::output::Output;
 use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
@@ -101,7 +101,7 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
     let settings = RunSettings::new(exit_at_end);
     match config.database.simulator.clone() {
         // A scenario that does not load is CDC-1001 at the first attempt, never retried.
-        Some(simulator) => run_with(config, || load_scenario(&simulator.scenario), settings),
+        Some(simulator) => run_with(config, || load_scenario(&simulator), settings),
         None => {
             let database = config.clone();
             run_with(config, || connect(&database), settings)
@@ -109,8 +109,13 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
     }
 }
 
-fn load_scenario(path: &Path) -> Result<Simulator, EngineError> {
-    Simulator::from_scenario_file(path).map_err(|error| {
+fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, EngineError> {
+    let loaded = if simulator.follow {
+        Simulator::following_scenario_file(&simulator.scenario)
+    } else {
+        Simulator::from_scenario_file(&simulator.scenario)
+    };
+    loaded.map_err(|error| {
         ConfigError::new("database.simulator.scenario", error.to_string())
             .stop()
             .into()

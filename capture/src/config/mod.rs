@@ -106,6 +106,10 @@ pub struct DatabaseConfig {
 pub struct SimulatorConfig {
     /// The scenario (JSON Lines), relative to the config file's directory when relative.
     pub scenario: PathBuf,
+    /// Keep reading the scenario as it grows: lines appended while the capture runs are the
+    /// database's new activity (a workload feeding the demo).
+    #[serde(default)]
+    pub follow: bool,
 }
 
 /// The Kafka sink, as in the spec; client properties (security) come from the mounted Secret.

@@ -34,6 +34,7 @@ mod apply;
 mod database;
 mod ddl;
 mod dml;
+mod follow;
 mod lob;
 mod redo;
 mod render;
@@ -102,6 +103,8 @@ pub struct Simulator {
     scratch: String,
     /// [`PLACEHOLDER_ROW_ID`](super::row::PLACEHOLDER_ROW_ID), shared by control rows.
     placeholder: Arc<str>,
+    /// The scenario file whose appended lines are applied as they come.
+    follow: Option<follow::FollowedScenario>,
 }
 
 impl Default for Simulator {
@@ -132,6 +135,7 @@ impl Simulator {
             steps: 0,
             scratch: String::new(),
             placeholder: Arc::from(super::row::PLACEHOLDER_ROW_ID),
+            follow: None,
         }
     }
 
@@ -246,6 +250,8 @@ impl DatabaseCatalog for Simulator {
     }
 
     fn current_scn(&mut self) -> Result<u64, SourceError> {
+        // A followed scenario's new steps are the database's activity since the last look.
+        self.apply_appended()?;
         Ok(self.catalog.scn)
     }
 
