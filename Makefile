@@ -1,14 +1,19 @@
 # The commands a newcomer needs. See README.md.
-.PHONY: test demo crds docs env
+.PHONY: test demo demo-local crds docs env
 
 ## Run every test: provisions Kafka and a Kubernetes control plane locally (cached), then
 ## fmt, clippy and all tests against them.
 test:
 	bash tests/env/test-all.sh
 
-## Run the capture on the embedded Oracle simulator into a local file (no Oracle, no Kafka).
+## The demo: a local Kafka and Kubernetes control plane, the operator and a capture on the
+## embedded Oracle simulator with a live workload (no Oracle needed).
 demo:
-	bash examples/demo.sh
+	bash examples/demo-k8s.sh
+
+## The capture alone on the embedded Oracle simulator, into a local file (no Kafka, no Kubernetes).
+demo-local:
+	bash examples/demo-local.sh
 
 ## Regenerate the committed CRD YAML from the Rust types, and the chart's copies of it and of the
 ## operator's RBAC rules (tests fail when any of them drifts).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The local demo (`make demo`): redoline-capture on the embedded Oracle simulator, writing JSON
-# Lines to a file. No Oracle, no Kafka. Every step says what it does; the work directory is removed
-# at the end.
+# The local demo without Kubernetes (`make demo-local`): redoline-capture on the embedded Oracle
+# simulator, writing JSON Lines to a file. No Oracle, no Kafka. Every step says what it does; the
+# work directory is removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

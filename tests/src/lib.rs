@@ -8,6 +8,8 @@
 //! * [`metric_names`]: the metric names the operator really exports, for the dashboard and alert
 //!   checks.
 //! * [`sink`]: helpers for the capture's Kafka sink on that broker.
+//! * [`demo`]: the Kubernetes demo (`make demo`) and the flow `tests/tests/demo_e2e.rs` asserts:
+//!   the operator, a kubelet stand-in running the capture pod on the Oracle simulator, a workload.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -15,6 +17,7 @@
 //! when the test process exits. Tests isolate themselves with a topic prefix or a namespace of
 //! their own. See docs/testing.md.
 
+pub mod demo;
 pub mod k8s;
 pub mod kafka;
 pub mod metric_names;

@@ -313,12 +313,28 @@ pub async fn event_with_reason(
     namespace: &str,
     reason: &str,
 ) -> anyhow::Result<Option<Event>> {
+    Ok(sample_events(client, namespace)
+        .await?
+        .into_iter()
+        .find(|e| e.reason.as_deref() == Some(reason)))
+}
+
+/// The reasons of the Events in `namespace` about the sample OracleCapture ([`NAME`]), oldest
+/// first.
+pub async fn event_reasons(client: &Client, namespace: &str) -> anyhow::Result<Vec<String>> {
+    let mut events = sample_events(client, namespace).await?;
+    events.sort_by(|a, b| a.event_time.cmp(&b.event_time));
+    Ok(events.into_iter().filter_map(|e| e.reason).collect())
+}
+
+async fn sample_events(client: &Client, namespace: &str) -> anyhow::Result<Vec<Event>> {
     let events = Api::<Event>::namespaced(client.clone(), namespace)
         .list(&ListParams::default())
         .await
         .context("listing Events")?;
-    Ok(events.items.into_iter().find(|e| {
-        e.reason.as_deref() == Some(reason)
-            && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME)
-    }))
+    Ok(events
+        .items
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME))
+        .collect())
 }

@@ -1,0 +1,420 @@
+//! The Kubernetes demo (`make demo`) and its end-to-end test (`tests/tests/demo_e2e.rs`): one flow,
+//! narrated for a person or asserted by the test.
+//!
+//! ```text
+//! Kafka broker + control plane (etcd, kube-apiserver, kube-controller-manager)
+//! operator (in this process) ── OracleCapture examples/demo/oraclecapture.yaml
+//!     └─ ConfigMap, StatefulSet ─ kube-controller-manager ─ Pod orders-capture-0
+//! kubelet stand-in (kubelet.rs): runs the pod's doctor and capture as local processes,
+//!     the database being the Oracle simulator fed live by the workload (workload.rs)
+//! capture ── Kafka topics <prefix>.SALES.* ; /status ── operator ── status, Events
+//! ```
+//!
+//! Steps: the capture goes Ready and its events arrive in Kafka; a quiet RAC instance holds
+//! capture back until the lag breaches the SLA (LagWithinSLA False), and the remedy
+//! (ARCHIVE_LAG_TARGET) brings it back; a batch job's transaction overflows the spill cap and the
+//! capture stops with CDC-4001, which the status shows. Every step waits with a bound and fails
+//! naming what did not happen.
+
+pub mod kubelet;
+pub mod workload;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::PostParams;
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::reader::read_to_end;
+use redoline_crds::OracleCapture;
+use serde_json::json;
+
+use crate::k8s::{KubeEnv, apply_crd};
+use crate::kafka::KafkaEnv;
+use crate::operator::{Controller, controller_settings, create_secret};
+use crate::process::free_ports;
+use kubelet::{Kubelet, Terminated};
+use workload::{Incident, Workload};
+
+/// The demo's OracleCapture.
+pub const CAPTURE: &str = include_str!("../../../examples/demo/oraclecapture.yaml");
+/// Its name, and its pod's.
+const NAME: &str = "orders";
+const POD: &str = "orders-capture-0";
+/// The tables it captures, as topic suffixes.
+const TABLES: [&str; 3] = ["SALES.CUSTOMERS", "SALES.ORDERS", "SALES.ORDER_LINES"];
+/// The operator polls the capture's `/status` this often (30 s by default; shorter to keep the
+/// demo brisk).
+const STATUS_POLL: Duration = Duration::from_secs(2);
+/// Bound of each step.
+const STEP_WITHIN: Duration = Duration::from_secs(120);
+/// The batch job: more rows of 4,000 bytes than the 16 MiB heap and 32 MiB spill cap hold.
+const BATCH_JOB: Incident = Incident::BatchJob {
+    rows: 14_000,
+    note_bytes: 4_000,
+};
+
+/// How to run the demo.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The `redoline-capture` binary the pod runs.
+    pub capture_binary: PathBuf,
+    /// Print each step and what it shows (the demo); the test leaves it off.
+    pub narrate: bool,
+    /// Keep the work directory (logs, volumes, workload) instead of removing it.
+    pub keep: bool,
+}
+
+/// What the demo saw, for the test to assert.
+#[derive(Debug)]
+pub struct Report {
+    /// Events read back from each table topic (read_committed) once the capture was Ready.
+    pub events_by_topic: BTreeMap<String, usize>,
+    /// One event value, as written.
+    pub sample_event: Option<String>,
+    /// The Ready condition's message when it went True.
+    pub ready_message: String,
+    /// LagWithinSLA's message when it went False, and once restored.
+    pub breach_message: String,
+    pub restored_message: String,
+    /// The capture container's end (exit code and termination message).
+    pub stop: Terminated,
+    /// `status.lastStop.code` and the Stalled condition's message after the stop.
+    pub last_stop_code: Option<String>,
+    pub stalled_message: String,
+    /// Reasons of the Events about the OracleCapture, in order.
+    pub event_reasons: Vec<String>,
+    /// `kubectl describe oraclecapture` at Ready, at the breach and after the stop.
+    pub describe_ready: String,
+    pub describe_breach: String,
+    pub describe_stopped: String,
+}
+
+/// Prints a step for a person.
+struct Narrator {
+    on: bool,
+    started: Instant,
+}
+
+impl Narrator {
+    fn step(&self, text: &str) {
+        if self.on {
+            println!(
+                "\n\x1b[1m== [{:>4.0}s] {text}\x1b[0m",
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn show(&self, text: &str) {
+        if self.on {
+            println!("{}", text.trim_end());
+        }
+    }
+}
+
+/// Runs the whole demo and cleans up after it, whether it succeeded or not.
+pub async fn run(options: &Options) -> anyhow::Result<Report> {
+    let say = Narrator {
+        on: options.narrate,
+        started: Instant::now(),
+    };
+    say.step("starting a Kafka broker (KRaft, one node) and a Kubernetes control plane");
+    let kafka = tokio::task::spawn_blocking(KafkaEnv::shared).await??;
+    let kube_env = tokio::task::spawn_blocking(KubeEnv::shared).await??;
+    say.show(&format!(
+        "Kafka on {}; kube-apiserver with kubeconfig {}",
+        kafka.bootstrap_servers(),
+        kube_env.kubeconfig_path().display()
+    ));
+    let client = kube_env.client().await?;
+    apply_crd(&client, &redoline_crds::crd()).await?;
+    let namespace = kube_env.namespace("redoline-demo").await?;
+    let work = tempfile::Builder::new()
+        .prefix("redoline-demo-")
+        .tempdir()
+        .context("creating the demo's work directory")?;
+    let http_port = *free_ports(1)?
+        .first()
+        .context("no free port for the capture")?;
+
+    say.step(&format!(
+        "running the operator, watching namespace {}",
+        namespace.name
+    ));
+    let mut settings = controller_settings(&namespace.name);
+    settings.status_port = http_port;
+    settings.status_poll_interval = STATUS_POLL;
+    let controller = Controller::start(client.clone(), settings);
+
+    let scene = Scene {
+        say: &say,
+        client: client.clone(),
+        namespace: namespace.name.clone(),
+        kube_env,
+        kafka,
+        kubelet: Kubelet {
+            client: client.clone(),
+            namespace: namespace.name.clone(),
+            capture_binary: options.capture_binary.clone(),
+            work_dir: work.path().to_owned(),
+            workload: work.path().join("workload.jsonl"),
+            http_port,
+        },
+    };
+    let result = scene.play().await;
+
+    say.step("cleaning up: the operator, the namespace and the work directory");
+    let stopped = controller.stop().await;
+    namespace.delete().await;
+    if options.keep {
+        let kept = work.keep();
+        say.show(&format!("work directory kept: {}", kept.display()));
+    } else if let Err(error) = &result {
+        let kept = work.keep();
+        eprintln!(
+            "the demo failed ({error:#}); logs are in {}",
+            kept.display()
+        );
+    }
+    let report = result?;
+    stopped?;
+    Ok(report)
+}
+
+/// The demo's cast.
+struct Scene<'a> {
+    say: &'a Narrator,
+    client: kube::Client,
+    namespace: String,
+    kube_env: &'static KubeEnv,
+    kafka: &'static KafkaEnv,
+    kubelet: Kubelet,
+}
+
+impl Scene<'_> {
+    async fn play(&self) -> anyhow::Result<Report> {
+        let say = self.say;
+        let captures: Api<OracleCapture> = Api::namespaced(self.client.clone(), &self.namespace);
+        let prefix = self.kafka.unique_prefix("demo");
+
+        say.step("applying the OracleCapture examples/demo/oraclecapture.yaml");
+        create_secret(
+            &self.client,
+            &self.namespace,
+            "orders-db-cdc",
+            json!({"username": "C##CDC", "password": "not-used-by-the-simulator"}),
+        )
+        .await?;
+        let mut capture: OracleCapture =
+            serde_norway::from_str(CAPTURE).context("examples/demo/oraclecapture.yaml")?;
+        capture.metadata.namespace = Some(self.namespace.clone());
+        capture.spec.kafka.bootstrap_servers = self.kafka.bootstrap_servers().to_owned();
+        capture.spec.kafka.topic_prefix = prefix.clone();
+        captures
+            .create(&PostParams::default(), &capture)
+            .await
+            .context("creating the OracleCapture")?;
+        say.show(&format!(
+            "topic prefix {prefix}, Kafka {}",
+            self.kafka.bootstrap_servers()
+        ));
+
+        say.step("the operator creates the ConfigMap, StatefulSet, Service and ServiceAccount; the StatefulSet controller creates the pod");
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        wait_for("the capture pod", STEP_WITHIN, || async {
+            pods.get_opt(POD).await.ok().flatten().map(|_| ())
+        })
+        .await?;
+        say.show(&self.kubectl(&["get", "configmap,statefulset,service,serviceaccount,pod"])?);
+
+        say.step("starting the workload: an order a second on the simulated Oracle database");
+        let workload = Workload::start(&self.kubelet.workload, Duration::from_secs(1))?;
+
+        say.step("kubelet stand-in: running the pod's doctor init container, then the capture");
+        let (doctor, pod) = self.kubelet.run_pod(POD).await?;
+        say.show(&format!("doctor exited {}", doctor.exit_code));
+        let played = self.streaming(&captures, &workload, pod, &prefix).await;
+        let stopped = workload.stop();
+        let report = played?;
+        stopped?;
+        Ok(report)
+    }
+
+    async fn streaming(
+        &self,
+        captures: &Api<OracleCapture>,
+        workload: &Workload,
+        pod: kubelet::PodRun,
+        prefix: &str,
+    ) -> anyhow::Result<Report> {
+        let say = self.say;
+        say.step("waiting for the OracleCapture to be Ready");
+        let ready_message = wait_for_condition(captures, "Ready", "True").await?;
+        let describe_ready = self.kubectl(&["describe", "oraclecapture", NAME])?;
+        say.show(&self.kubectl(&["get", "oraclecapture"])?);
+        say.show(&describe_ready);
+
+        say.step("events arriving in Kafka (read_committed)");
+        let (events_by_topic, sample_event) =
+            wait_for("events in every table topic", STEP_WITHIN, || async {
+                let counted = self.count_events(prefix).await.ok()?;
+                counted.0.values().all(|&n| n > 0).then_some(counted)
+            })
+            .await?;
+        for (topic, count) in &events_by_topic {
+            say.show(&format!("{count:>6} events in {topic}"));
+        }
+        if let Some(event) = &sample_event {
+            say.show(&format!("one of them: {event}"));
+        }
+        say.show(&format!("{} orders committed so far", workload.orders()));
+
+        say.step("a second RAC instance commits once and goes quiet: with no flush write, mining cannot pass its checkpoint, and the lag grows past the 10 s SLA");
+        workload.cause(Incident::QuietInstance)?;
+        let breach_message = wait_for_condition(captures, "LagWithinSLA", "False").await?;
+        let describe_breach = self.kubectl(&["describe", "oraclecapture", NAME])?;
+        say.show(&describe_breach);
+
+        say.step("the remedy the capture's warning names: ARCHIVE_LAG_TARGET=5, every instance switches logs every 5 s");
+        workload.cause(Incident::ArchiveLagTarget { every_seconds: 5 })?;
+        let restored_message = wait_for_condition(captures, "LagWithinSLA", "True").await?;
+        say.show(&format!("LagWithinSLA: {restored_message}"));
+
+        say.step("a batch job inserts 14,000 rows of 4 KB in one transaction: more than the 16 MiB heap and the 32 MiB spill cap hold");
+        workload.cause(BATCH_JOB)?;
+        let stop = pod.wait_terminated(STEP_WITHIN).await?;
+        say.show(&format!(
+            "the capture exited {} with the termination message:\n{}",
+            stop.exit_code,
+            stop.message.as_deref().unwrap_or("(none)")
+        ));
+        let stalled_message = wait_for_condition(captures, "Stalled", "True").await?;
+        let stored = captures.get(NAME).await?;
+        let last_stop_code = stored
+            .status
+            .as_ref()
+            .and_then(|s| s.last_stop.as_ref())
+            .map(|stop| stop.code.clone());
+        let describe_stopped = self.kubectl(&["describe", "oraclecapture", NAME])?;
+        say.show(&describe_stopped);
+        pod.kill().await;
+        let event_reasons = crate::operator::event_reasons(&self.client, &self.namespace).await?;
+        Ok(Report {
+            events_by_topic,
+            sample_event,
+            ready_message,
+            breach_message,
+            restored_message,
+            stop,
+            last_stop_code,
+            stalled_message,
+            event_reasons,
+            describe_ready,
+            describe_breach,
+            describe_stopped,
+        })
+    }
+
+    /// Counts the events of every table topic a read_committed consumer sees, and gives one.
+    async fn count_events(
+        &self,
+        prefix: &str,
+    ) -> anyhow::Result<(BTreeMap<String, usize>, Option<String>)> {
+        let settings = KafkaClientSettings::with_bootstrap(self.kafka.bootstrap_servers());
+        let prefix = prefix.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut counts = BTreeMap::new();
+            let mut sample = None;
+            for table in TABLES {
+                let topic = format!("{prefix}.{table}");
+                let mut count = 0;
+                read_to_end(&settings, &topic, Duration::from_secs(20), |record| {
+                    if let Some(value) = &record.value {
+                        count += 1;
+                        if sample.is_none() {
+                            sample = Some(String::from_utf8_lossy(value).into_owned());
+                        }
+                    }
+                    Ok(())
+                })
+                .with_context(|| format!("reading {topic}"))?;
+                counts.insert(topic, count);
+            }
+            Ok((counts, sample))
+        })
+        .await?
+    }
+
+    /// `kubectl <args> -n <namespace>`, its output.
+    fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
+        let output = self
+            .kube_env
+            .kubectl()
+            .args(args)
+            .args(["-n", &self.namespace])
+            .output()
+            .context("running kubectl")?;
+        if !output.status.success() {
+            bail!(
+                "kubectl {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+/// Waits until the OracleCapture's condition `type_` has `status`; returns its message.
+async fn wait_for_condition(
+    captures: &Api<OracleCapture>,
+    type_: &str,
+    status: &str,
+) -> anyhow::Result<String> {
+    wait_for(
+        &format!("condition {type_}={status}"),
+        STEP_WITHIN,
+        || async {
+            let capture = captures.get(NAME).await.ok()?;
+            capture
+                .status?
+                .conditions
+                .into_iter()
+                .find(|c| c.type_ == type_ && c.status == status)
+                .map(|c| c.message)
+        },
+    )
+    .await
+}
+
+/// Polls `get` every half second until it gives a value; fails naming `what` after `within`.
+async fn wait_for<T, F, Fut>(what: &str, within: Duration, get: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    crate::operator::eventually(what, within, Duration::from_millis(500), get).await
+}
+
+/// The `redoline-capture` built beside `exe` (a binary of `target/<profile>/` or a test of
+/// `target/<profile>/deps/`).
+pub fn capture_binary_beside(exe: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let candidates = exe
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join("redoline-capture"));
+    for candidate in candidates {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no redoline-capture beside {}: build it first (cargo build -p redoline-capture)",
+        exe.display()
+    )
+}
