@@ -114,6 +114,16 @@ impl Narrator {
             println!("{}", text.trim_end());
         }
     }
+
+    /// `kubectl describe` from its Status on (the spec above it is what was applied).
+    fn describe(&self, describe: &str) {
+        let status = describe
+            .find("\nStatus:")
+            .map_or(describe, |start| &describe[start + 1..]);
+        self.show(&format!(
+            "$ kubectl describe oraclecapture {NAME}   (Status and Events)\n{status}"
+        ));
+    }
 }
 
 /// Runs the whole demo and cleans up after it, whether it succeeded or not.
@@ -256,7 +266,7 @@ impl Scene<'_> {
         let ready_message = wait_for_condition(captures, "Ready", "True").await?;
         let describe_ready = self.kubectl(&["describe", "oraclecapture", NAME])?;
         say.show(&self.kubectl(&["get", "oraclecapture"])?);
-        say.show(&describe_ready);
+        say.describe(&describe_ready);
 
         say.step("events arriving in Kafka (read_committed)");
         let (events_by_topic, sample_event) =
@@ -277,9 +287,9 @@ impl Scene<'_> {
         workload.cause(Incident::QuietInstance)?;
         let breach_message = wait_for_condition(captures, "LagWithinSLA", "False").await?;
         let describe_breach = self.kubectl(&["describe", "oraclecapture", NAME])?;
-        say.show(&describe_breach);
+        say.describe(&describe_breach);
 
-        say.step("the remedy the capture's warning names: ARCHIVE_LAG_TARGET=5, every instance switches logs every 5 s");
+        say.step("the remedy (the capture names it when a quiet instance holds it back for a minute): ARCHIVE_LAG_TARGET=5, every instance switches logs every 5 s");
         workload.cause(Incident::ArchiveLagTarget { every_seconds: 5 })?;
         let restored_message = wait_for_condition(captures, "LagWithinSLA", "True").await?;
         say.show(&format!("LagWithinSLA: {restored_message}"));
@@ -300,7 +310,7 @@ impl Scene<'_> {
             .and_then(|s| s.last_stop.as_ref())
             .map(|stop| stop.code.clone());
         let describe_stopped = self.kubectl(&["describe", "oraclecapture", NAME])?;
-        say.show(&describe_stopped);
+        say.describe(&describe_stopped);
         pod.kill().await;
         let event_reasons = crate::operator::event_reasons(&self.client, &self.namespace).await?;
         Ok(Report {
