@@ -83,6 +83,9 @@ impl DatabaseCatalog for FlakySource {
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
         self.inner.privileges()
     }
+    fn row_estimate(&mut self, owner: &str, table: &str) -> Result<Option<u64>, SourceError> {
+        self.inner.row_estimate(owner, table)
+    }
 }
 
 impl RedoMiner for FlakySource {
@@ -126,10 +129,11 @@ impl FlashbackReader for FlakySource {
         table: &TableSchema,
         scn: u64,
         after_row_id: Option<&str>,
+        condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         self.inner
-            .flashback_batch(table, scn, after_row_id, max_rows)
+            .flashback_batch(table, scn, after_row_id, condition, max_rows)
     }
 }
 

@@ -30,6 +30,7 @@
 pub mod dictionary;
 pub mod journaling;
 pub mod output;
+mod snapshot;
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -40,11 +41,12 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
-use redoline_crds::v1alpha1::{SnapshotMode, StartPositionType};
+use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
 use self::dictionary::CapturedTables;
 use self::journaling::Journaling;
 use self::output::{Output, RecordEncoder, page_due};
+use self::snapshot::SnapshotPhase;
 use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
@@ -222,6 +224,8 @@ pub struct Engine<S: OracleSource> {
     /// Windows (idle polls included) completed by this run: progress that resets the restart
     /// budget of transient source faults.
     windows_completed: u64,
+    /// What the run does before streaming (engine/snapshot.rs).
+    snapshot_phase: SnapshotPhase,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {
@@ -257,16 +261,7 @@ impl<S: OracleSource> Engine<S> {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
         };
-        if matches!(
-            config.snapshot.mode,
-            SnapshotMode::Initial | SnapshotMode::InitialOnly | SnapshotMode::WhenNeeded
-        ) {
-            tracing::warn!(
-                mode = ?config.snapshot.mode,
-                "initial snapshots are not built yet: streaming changes only"
-            );
-        }
-        let bookmark = match stored_bookmark {
+        let stored = match stored_bookmark {
             Some(value) => {
                 let mut bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
                     Stop::new(
@@ -294,16 +289,19 @@ impl<S: OracleSource> Engine<S> {
                     )
                     .into());
                 }
-                bookmark
+                Some(bookmark)
             }
-            None => Self::anchor(
-                &config,
-                &mut source,
-                database.resetlogs_scn,
-                pdb_incarnation,
-            )?,
+            None => None,
         };
-        let mut bookmark = bookmark;
+        // Snapshot hook (engine/snapshot.rs): `snapshot.mode` and the stored bookmark decide
+        // where the run starts and whether it snapshots first.
+        let (mut bookmark, snapshot_phase) = Self::position(
+            &config,
+            &mut source,
+            stored,
+            database.resetlogs_scn,
+            pdb_incarnation,
+        )?;
         let mut journaling = Journaling::new(journal);
         if let Some(generation) = journaling.generation() {
             bookmark.journal_generation = generation;
@@ -365,17 +363,18 @@ impl<S: OracleSource> Engine<S> {
             end_scn,
             options,
             windows_completed: 0,
+            snapshot_phase,
         })
     }
 
     /// The position of a capture with no bookmark (seed 001 start positions).
     fn anchor(
-        config: &CaptureConfig,
+        start: &StartPosition,
         source: &mut S,
         resetlogs_scn: u64,
         pdb_incarnation: Option<u64>,
     ) -> Result<Bookmark, EngineError> {
-        let (anchor, restart) = match config.start_position.type_ {
+        let (anchor, restart) = match start.type_ {
             StartPositionType::Current => {
                 let current = source.current_scn()?;
                 // Transactions open now began earlier: mine from the oldest one's start so they
@@ -407,7 +406,7 @@ impl<S: OracleSource> Engine<S> {
                 (oldest.saturating_sub(1), oldest)
             }
             StartPositionType::Scn => {
-                let scn = config.start_position.scn.unwrap_or(1);
+                let scn = start.scn.unwrap_or(1);
                 (scn.saturating_sub(1), scn)
             }
         };
@@ -419,12 +418,21 @@ impl<S: OracleSource> Engine<S> {
 
     /// Runs until stopped, a typed stop, or (with `exit_at_end`) the end.
     pub fn run(&mut self) -> Result<Finish, EngineError> {
-        self.board.update(Timestamp::now(), |report| {
-            report.state = CaptureState::Streaming;
-        });
-        // The position and the transactions rebuilt from the journal, before the first window.
-        self.pipeline.publish_status(Timestamp::now());
-        let result = self.mine_until_done();
+        // Snapshot hook (engine/snapshot.rs): the snapshot first; `initial_only` ends there.
+        let result = match self.before_streaming() {
+            Ok(Some(finish)) => Ok(finish),
+            Ok(None) => {
+                self.board.update(Timestamp::now(), |report| {
+                    report.state = CaptureState::Streaming;
+                    report.snapshot = None;
+                });
+                // The position and the transactions rebuilt from the journal, before the
+                // first window.
+                self.pipeline.publish_status(Timestamp::now());
+                self.mine_until_done()
+            }
+            Err(error) => Err(error),
+        };
         if result.is_ok() {
             // The lag once more at stop, so the last figure reported is the final one.
             let now = Timestamp::now();
@@ -694,8 +702,19 @@ impl Pipeline {
         let encoder = &mut self.encoder;
         let sink = &mut self.sink;
         let metrics = &self.metrics;
+        // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
+        // changes committed up to that SCN (engine/snapshot.rs).
+        let snapshot_covered = self
+            .bookmark
+            .snapshot
+            .as_ref()
+            .filter(|snapshot| snapshot.covers_any(commit.scn));
         let mut write = |event: crate::event::ChangeEvent| {
-            if failure.is_some() {
+            if failure.is_some()
+                || snapshot_covered.is_some_and(|snapshot| {
+                    snapshot.covers(&event.table.qualified_name(), commit.scn)
+                })
+            {
                 return;
             }
             metrics.event(&event.op, &event.table.qualified_name());
