@@ -22,10 +22,10 @@ use jiff::Timestamp;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
 use super::{Engine, EngineError, Finish, to_gauge};
+use crate::assemble::TableLookup;
 use crate::config::CaptureConfig;
 use crate::config::validate::split_table_name;
 use crate::dictionary::TableSchema;
-use crate::assemble::TableLookup;
 use crate::event::{ChangeEvent, Operation, SourceInfo};
 use crate::http::CaptureState;
 use crate::sink::Bookmark;
@@ -117,7 +117,11 @@ impl<S: OracleSource> Engine<S> {
                     bookmark.journal_generation = previous.journal_generation;
                     bookmark.released = previous.released;
                 }
-                tracing::info!(scn, restart_scn = bookmark.restart_scn, "a new snapshot starts");
+                tracing::info!(
+                    scn,
+                    restart_scn = bookmark.restart_scn,
+                    "a new snapshot starts"
+                );
                 (bookmark, read)
             }
             (StartAction::Resume, Some(bookmark)) => {
@@ -139,7 +143,12 @@ impl<S: OracleSource> Engine<S> {
             ),
             (_, Some(bookmark)) => (bookmark, SnapshotPhase::None),
             (_, None) => (
-                Self::anchor(&config.start_position, source, resetlogs_scn, pdb_incarnation)?,
+                Self::anchor(
+                    &config.start_position,
+                    source,
+                    resetlogs_scn,
+                    pdb_incarnation,
+                )?,
                 SnapshotPhase::None,
             ),
         })

@@ -11,7 +11,10 @@ fn a_fresh_capture_snapshots_unless_the_mode_says_otherwise() {
     assert_eq!(fresh(SnapshotMode::InitialOnly), StartAction::Snapshot);
     assert_eq!(fresh(SnapshotMode::WhenNeeded), StartAction::Snapshot);
     assert_eq!(fresh(SnapshotMode::NoData), StartAction::StreamFromCurrent);
-    assert_eq!(fresh(SnapshotMode::SchemaOnly), StartAction::StreamFromCurrent);
+    assert_eq!(
+        fresh(SnapshotMode::SchemaOnly),
+        StartAction::StreamFromCurrent
+    );
     assert_eq!(fresh(SnapshotMode::Never), StartAction::Stream);
 }
 
@@ -89,9 +92,14 @@ fn batches_move_through_the_tables_and_progress_follows() {
         "an empty batch keeps the position"
     );
     assert_eq!(snapshot.current(), Some(1));
-    assert_eq!(snapshot.progress(&[Some(10), None]).rows_remaining_estimate, None);
     assert_eq!(
-        snapshot.progress(&[Some(1), Some(5)]).rows_remaining_estimate,
+        snapshot.progress(&[Some(10), None]).rows_remaining_estimate,
+        None
+    );
+    assert_eq!(
+        snapshot
+            .progress(&[Some(1), Some(5)])
+            .rows_remaining_estimate,
         Some(5),
         "a table done counts for nothing, even when its statistics were low"
     );
@@ -106,7 +114,10 @@ fn a_restarted_table_covers_its_changes_up_to_its_own_scn() {
     snapshot.record_batch(0, 4, Some("r4".into()), BatchEnd::More);
     snapshot.restart_table(0, 150);
     assert_eq!(
-        (snapshot.tables[0].rows, snapshot.tables[0].after_row_id.as_ref()),
+        (
+            snapshot.tables[0].rows,
+            snapshot.tables[0].after_row_id.as_ref()
+        ),
         (0, None)
     );
     assert!(snapshot.covers("APP.A", 150));
@@ -121,7 +132,10 @@ fn the_state_round_trips_through_json() {
     let mut snapshot = state();
     snapshot.record_batch(0, 4, Some("AAAR4".into()), BatchEnd::More);
     let text = serde_json::to_string(&snapshot).unwrap();
-    assert_eq!(serde_json::from_str::<SnapshotState>(&text).unwrap(), snapshot);
+    assert_eq!(
+        serde_json::from_str::<SnapshotState>(&text).unwrap(),
+        snapshot
+    );
 }
 
 #[test]
@@ -132,12 +146,33 @@ fn markers_follow_debezium() {
         first_in_table,
         last_in_table,
     };
-    assert_eq!(marker(place(true, false, true, false)), SnapshotMarker::First);
+    assert_eq!(
+        marker(place(true, false, true, false)),
+        SnapshotMarker::First
+    );
     assert_eq!(marker(place(true, true, true, true)), SnapshotMarker::Last);
-    assert_eq!(marker(place(false, true, false, true)), SnapshotMarker::Last);
-    assert_eq!(marker(place(true, false, true, true)), SnapshotMarker::First);
-    assert_eq!(marker(place(false, false, true, true)), SnapshotMarker::LastInDataCollection);
-    assert_eq!(marker(place(false, false, true, false)), SnapshotMarker::FirstInDataCollection);
-    assert_eq!(marker(place(true, false, false, true)), SnapshotMarker::LastInDataCollection);
-    assert_eq!(marker(place(true, true, false, false)), SnapshotMarker::True);
+    assert_eq!(
+        marker(place(false, true, false, true)),
+        SnapshotMarker::Last
+    );
+    assert_eq!(
+        marker(place(true, false, true, true)),
+        SnapshotMarker::First
+    );
+    assert_eq!(
+        marker(place(false, false, true, true)),
+        SnapshotMarker::LastInDataCollection
+    );
+    assert_eq!(
+        marker(place(false, false, true, false)),
+        SnapshotMarker::FirstInDataCollection
+    );
+    assert_eq!(
+        marker(place(true, false, false, true)),
+        SnapshotMarker::LastInDataCollection
+    );
+    assert_eq!(
+        marker(place(true, true, false, false)),
+        SnapshotMarker::True
+    );
 }

@@ -594,12 +594,13 @@ impl FlashbackReader for OracleClient {
         condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
-        let query = sql::flashback_query(table, after_row_id.is_some(), condition).ok_or_else(|| {
-            SourceError::Malformed {
-                what: table.qualified_name(),
-                message: "a name holds a double quote".to_owned(),
-            }
-        })?;
+        let query =
+            sql::flashback_query(table, after_row_id.is_some(), condition).ok_or_else(|| {
+                SourceError::Malformed {
+                    what: table.qualified_name(),
+                    message: "a name holds a double quote".to_owned(),
+                }
+            })?;
         let limit = max_rows as u64;
         let params: Vec<&dyn ToSql> = match &after_row_id {
             Some(after) => vec![&scn, after, &limit],

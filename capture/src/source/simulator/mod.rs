@@ -498,7 +498,10 @@ impl FlashbackReader for Simulator {
             });
         }
         if scn < self.catalog.undo_kept_from_scn
-            && found.rows.starting_at(0).any(|(_, row)| row.changed_after(scn))
+            && found
+                .rows
+                .starting_at(0)
+                .any(|(_, row)| row.changed_after(scn))
         {
             return Err(SourceError::SnapshotTooOld {
                 scn,

@@ -295,6 +295,7 @@ fn comparison<'t>(
                 rest,
             ))
         }
+        [Token::Op(_)] => Err(format!("no literal after the operator on column {name}")),
         [other, ..] => Err(format!("{other} after column {name}")),
         [] => Err(format!("nothing after column {name}")),
     }
@@ -327,7 +328,9 @@ mod tests {
     }
 
     fn selects(condition: &str, values: &[Value]) -> bool {
-        Condition::parse(condition, &table()).unwrap().selects(values)
+        Condition::parse(condition, &table())
+            .unwrap()
+            .selects(values)
     }
 
     #[test]
@@ -349,7 +352,10 @@ mod tests {
             !selects("STATUS <> 'NEW'", &no_status),
             "NULL compares as unknown"
         );
-        assert!(!selects("ID = 'NEW'", &new), "a text literal never matches a number");
+        assert!(
+            !selects("ID = 'NEW'", &new),
+            "a text literal never matches a number"
+        );
         assert!(selects("ID > -11", &row("-10", None)));
         assert!(!selects("ID > -9", &row("-10", None)));
     }
@@ -360,7 +366,8 @@ mod tests {
             ("ID = 1 OR ID = 2", "OR where AND"),
             ("UPPER(STATUS) = 'A'", "'(' at position 5"),
             ("PRICE > 3", "no column PRICE"),
-            ("ID >", "nothing after"),
+            ("ID >", "no literal after"),
+            ("ID", "nothing after"),
             ("STATUS = 'open", "not closed"),
             ("ID = STATUS", "STATUS where a literal"),
         ] {

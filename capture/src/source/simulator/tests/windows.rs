@@ -206,19 +206,28 @@ fn flashback_reads_honour_a_condition_and_fail_once_their_undo_is_lost() {
 
     sim.apply_line(r#"{"undo_lost":true}"#).unwrap();
     assert_eq!(
-        sim.flashback_batch(&schema, read, None, None, 10).unwrap().len(),
+        sim.flashback_batch(&schema, read, None, None, 10)
+            .unwrap()
+            .len(),
         3,
         "nothing changed since the read SCN: no undo is needed"
     );
     sim.apply_line(r#"{"tx":"b","update":"APP.T","where":{"ID":2},"set":{"V":5}}"#)
         .unwrap();
-    let too_old = sim.flashback_batch(&schema, read, None, None, 10).unwrap_err();
+    let too_old = sim
+        .flashback_batch(&schema, read, None, None, 10)
+        .unwrap_err();
     assert!(
         matches!(too_old, SourceError::SnapshotTooOld { scn, .. } if scn == read),
         "{too_old}"
     );
     let now = sim.current_scn().unwrap();
-    assert_eq!(sim.flashback_batch(&schema, now, None, None, 10).unwrap().len(), 3);
+    assert_eq!(
+        sim.flashback_batch(&schema, now, None, None, 10)
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
