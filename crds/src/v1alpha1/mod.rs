@@ -261,11 +261,13 @@ fn default_snapshot_fetch_size() -> u32 {
     10_000
 }
 
-/// Conditions are non-empty and bounded, so a typo cannot turn into an unbounded query text.
+/// Conditions are non-empty and bounded, so a typo cannot turn into an unbounded query text;
+/// at most 100 tables, which keeps the CEL rule checking the keys within the apiserver's cost
+/// budget.
 fn select_overrides_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
-        "maxProperties": 1000,
+        "maxProperties": 100,
         "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 4000}
     })
 }
