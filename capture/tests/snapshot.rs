@@ -537,10 +537,14 @@ fn select_overrides_limit_the_rows_read() {
     assert_eq!(events.iter().filter(|e| e["table"] == "ITEMS").count(), 10);
 
     let refused = capture_with_override("ID = 1 OR ID = 2");
-    let (status, _) = refused.run();
-    assert_ne!(
-        status, 0,
-        "a condition outside the simulator's subset is refused"
+    let (status, stderr) = refused.run();
+    assert_eq!(status, 3, "{stderr}");
+    let termination = refused.termination();
+    assert_eq!(termination["code"], "CDC-1001", "{termination}");
+    let message = termination["message"].as_str().unwrap();
+    assert!(
+        message.contains("selectOverrides") && message.contains("joined by AND"),
+        "a condition outside the simulator's subset is a typed stop naming the field: {message}"
     );
 }
 

@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
 use super::{Engine, EngineError, Finish, to_gauge};
@@ -31,6 +32,7 @@ use crate::http::CaptureState;
 use crate::sink::Bookmark;
 use crate::snapshot::{BatchEnd, RowPlace, SnapshotState, StartAction, Stored, decide, marker};
 use crate::source::{OracleSource, SourceError};
+use crate::stop::Stop;
 
 /// What a run does before streaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,6 +224,19 @@ impl<S: OracleSource> Engine<S> {
                     );
                     state.restart_table(index, scn);
                     continue;
+                }
+                Err(error @ SourceError::Database { .. }) if condition.is_some() => {
+                    // Most likely the condition itself (ORA-00904, ORA-00920...): retrying
+                    // cannot help, the operator must fix it.
+                    return Err(Stop::new(
+                        StopCode::InvalidConfiguration,
+                        format!(
+                            "the snapshot query of {} with its snapshot.selectOverrides \
+                             condition failed: {error}; fix or remove the condition",
+                            table.table
+                        ),
+                    )
+                    .into());
                 }
                 Err(error) => return Err(error.into()),
             };

@@ -176,3 +176,67 @@ fn markers_follow_debezium() {
         SnapshotMarker::True
     );
 }
+
+mod model {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A snapshot read batch by batch, with restarts from the stored progress (a crash)
+        /// and ORA-01555 restarts of the table being read at any point: every table ends read
+        /// whole, each row once since the table's last restart, and the progress adds up.
+        #[test]
+        fn every_row_is_read_once_since_the_tables_last_restart(
+            sizes in proptest::collection::vec(0u64..40, 1..4),
+            fetch in 1u64..10,
+            interruptions in proptest::collection::vec(0u8..12, 0..300),
+        ) {
+            let names: Vec<String> = (0..sizes.len()).map(|i| format!("APP.T{i}")).collect();
+            let mut state = SnapshotState::new(100, names.clone());
+            let mut read: Vec<Vec<u64>> = vec![Vec::new(); sizes.len()];
+            let mut interruptions = interruptions.into_iter();
+            let mut scn = 100;
+            while let Some(index) = state.current() {
+                match interruptions.next().unwrap_or(0) {
+                    10 => {
+                        let stored = serde_json::to_string(&state).unwrap();
+                        state = serde_json::from_str(&stored).unwrap();
+                        continue;
+                    }
+                    11 => {
+                        scn += 1;
+                        state.restart_table(index, scn);
+                        read[index].clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                // Row ids are the row numbers, zero-padded so text order is ROWID order.
+                let first = state.tables[index]
+                    .after_row_id
+                    .as_ref()
+                    .map_or(0, |id| id.parse::<u64>().unwrap() + 1);
+                let fetched = sizes[index].saturating_sub(first).min(fetch + 1);
+                let (written, end) = if fetched > fetch {
+                    (fetch, BatchEnd::More)
+                } else {
+                    (fetched, BatchEnd::TableDone)
+                };
+                read[index].extend(first..first + written);
+                let last = (written > 0).then(|| format!("{:06}", first + written - 1));
+                state.record_batch(index, written, last, end);
+            }
+            prop_assert!(state.completed);
+            for (index, size) in sizes.iter().enumerate() {
+                prop_assert_eq!(&read[index], &(0..*size).collect::<Vec<u64>>());
+                prop_assert_eq!(state.tables[index].rows, *size);
+                prop_assert!(state.covers(&names[index], state.tables[index].scn));
+                prop_assert!(!state.covers(&names[index], state.tables[index].scn + 1));
+            }
+            let progress = state.progress(&vec![Some(1_000); sizes.len()]);
+            prop_assert_eq!(progress.rows_scanned, sizes.iter().sum::<u64>());
+            prop_assert_eq!(progress.tables_done, sizes.len() as u64);
+            prop_assert_eq!(progress.rows_remaining_estimate, Some(0));
+        }
+    }
+}

@@ -360,6 +360,16 @@ mod tests {
         assert!(!selects("ID > -9", &row("-10", None)));
     }
 
+    proptest::proptest! {
+        /// Any text either parses or is refused with the subset named; it never panics.
+        #[test]
+        fn any_text_parses_or_is_refused(text in "[A-Za-z0-9 '\"<>=!.()-]{0,40}") {
+            if let Err(error) = Condition::parse(&text, &table()) {
+                proptest::prop_assert!(error.to_string().contains("joined by AND"));
+            }
+        }
+    }
+
     #[test]
     fn anything_else_is_refused_naming_the_subset() {
         for (condition, reason) in [
