@@ -120,7 +120,7 @@ fn main() {
     let load = best(|_| {
         let started = Instant::now();
         let simulator =
-            Simulator::from_scenario_file(&dir.join("scenario.jsonl")).expect("the scenario loads");
+            Simulator::from_scenario_file(dir.join("scenario.jsonl")).expect("the scenario loads");
         std::hint::black_box(simulator);
         started.elapsed()
     });

@@ -46,6 +46,12 @@ pub(super) enum SnapshotPhase {
     ReadThenIdle,
 }
 
+/// A table of the snapshot: its dictionary and its `selectOverrides` condition.
+struct SnapshotTable {
+    schema: Arc<TableSchema>,
+    condition: Option<String>,
+}
+
 impl<S: OracleSource> Engine<S> {
     /// Where the run starts: the stored bookmark, a new snapshot, or the start position.
     pub(super) fn position(
@@ -181,7 +187,7 @@ impl<S: OracleSource> Engine<S> {
         let tables = self.snapshot_tables(&state)?;
         let estimates: Vec<Option<u64>> = tables
             .iter()
-            .map(|(schema, _)| {
+            .map(|SnapshotTable { schema, .. }| {
                 self.source
                     .row_estimate(schema.schema(), schema.table())
                     .unwrap_or_else(|error| {
@@ -199,7 +205,7 @@ impl<S: OracleSource> Engine<S> {
             if self.options.stop.load(Ordering::Relaxed) {
                 return Ok(Some(Finish::Stopped));
             }
-            let (schema, condition) = &tables[index];
+            let SnapshotTable { schema, condition } = &tables[index];
             let table = &state.tables[index];
             let batch = self.source.flashback_batch(
                 schema,
@@ -291,7 +297,7 @@ impl<S: OracleSource> Engine<S> {
     fn snapshot_tables(
         &mut self,
         state: &SnapshotState,
-    ) -> Result<Vec<(Arc<TableSchema>, Option<String>)>, EngineError> {
+    ) -> Result<Vec<SnapshotTable>, EngineError> {
         let config = &self.pipeline.config;
         let conditions: Vec<(String, &String)> = config
             .snapshot
@@ -322,7 +328,7 @@ impl<S: OracleSource> Engine<S> {
                     .iter()
                     .find(|(name, _)| *name == entry.table)
                     .map(|(_, condition)| (*condition).clone());
-                Ok((schema, condition))
+                Ok(SnapshotTable { schema, condition })
             })
             .collect()
     }
