@@ -58,7 +58,9 @@ use crate::metrics::{EngineMetrics, SkipReason};
 use crate::sink::journal::{Journal, RebuiltTransaction};
 use crate::sink::{Bookmark, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
-use crate::source::{LogMinerRow, MiningWindow, OperationCode, OracleSource, SourceError};
+use crate::source::{
+    LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource, SourceError,
+};
 use crate::stop::Stop;
 
 /// Why the run ended without a stop.
@@ -380,11 +382,7 @@ impl<S: OracleSource> Engine<S> {
                 // Transactions open now began earlier: mine from the oldest one's start so they
                 // are captured whole.
                 let oldest_open = match source.open_transactions() {
-                    Ok(open) => open
-                        .iter()
-                        .map(|t| t.start_scn)
-                        .filter(|&scn| scn > 1)
-                        .min(),
+                    Ok(open) => oldest_start(&open),
                     Err(error) => {
                         tracing::warn!(%error, "open transactions could not be read; transactions open now may be captured only from here");
                         None
@@ -839,6 +837,14 @@ fn bind_unrecorded_incarnation(
         );
         bookmark.pdb_incarnation_scn = pdb_incarnation;
     }
+}
+
+/// The start SCN of the oldest of `open` transactions (a start SCN of 0 or 1 is unknown).
+fn oldest_start(open: &[OpenTransaction]) -> Option<u64> {
+    open.iter()
+        .map(|t| t.start_scn)
+        .filter(|&scn| scn > 1)
+        .min()
 }
 
 fn to_gauge(scn: u64) -> i64 {

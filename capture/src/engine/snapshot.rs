@@ -4,7 +4,8 @@
 //! ```text
 //! start:    snapshot.mode × stored bookmark → position (Engine::position)
 //!           new snapshot: S = current SCN, restart SCN = oldest open transaction's start,
-//!           bookmark commit SCN = S + 1 (only transactions committed after S stream)
+//!           bookmark commit SCN = S + 1 (only transactions committed after S stream);
+//!           the open transactions must be readable (else retried / stopped)
 //! snapshot: per table, per batch of fetchSize rows AS OF its SCN, after the last ROWID:
 //!           `r` events → page → bookmark with the progress (table, last ROWID, rows)
 //!           ORA-01555 → the table again from its start at the current SCN, with a warning
@@ -22,7 +23,7 @@ use jiff::Timestamp;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
-use super::{Engine, EngineError, Finish, to_gauge};
+use super::{Engine, EngineError, Finish, oldest_start, to_gauge};
 use crate::assemble::TableLookup;
 use crate::config::CaptureConfig;
 use crate::config::validate::split_table_name;
@@ -104,15 +105,15 @@ impl<S: OracleSource> Engine<S> {
         };
         Ok(match (action, stored) {
             (StartAction::Snapshot, previous) => {
-                let mut bookmark = Self::anchor(
-                    &StartPosition::default(),
-                    source,
-                    resetlogs_scn,
-                    pdb_incarnation,
-                )?;
-                // The anchor's commit SCN is the current SCN + 1: the snapshot reads as of the
-                // current SCN, and only later commits stream.
-                let scn = bookmark.commit_scn.saturating_sub(1);
+                let scn = source.current_scn()?;
+                // Unlike `startPosition: current`, a snapshot cannot do without the open
+                // transactions (an error here is retried or stops the run): one open at S that
+                // commits later would lose its changes made before S.
+                let oldest_open = oldest_start(&source.open_transactions()?);
+                // Only commits after S stream; mining starts at the oldest open transaction.
+                let mut bookmark =
+                    Bookmark::initial(scn.saturating_add(1), resetlogs_scn, pdb_incarnation, 0);
+                bookmark.restart_scn = oldest_open.unwrap_or(scn).min(scn);
                 bookmark.snapshot = Some(SnapshotState::new(
                     scn,
                     config
