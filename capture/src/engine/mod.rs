@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! start:  bookmark (or the start position) → incarnation check → restart SCN
+//!         → snapshot.mode: the initial snapshot first, in batches (engine/snapshot.rs)
 //! loop:   flush → plan window (size, current SCN, RAC checkpoints) → logs → START_LOGMNR
 //!         → rows: CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
 //!           assemble → encode → sink page → bookmark (commit SCN, restart SCN) → release spill
@@ -223,8 +224,8 @@ pub struct Engine<S: OracleSource> {
     next_scn: u64,
     end_scn: Option<u64>,
     options: RunOptions,
-    /// Windows (idle polls included) completed by this run: progress that resets the restart
-    /// budget of transient source faults.
+    /// Windows (idle polls included) and snapshot batches completed by this run: progress that
+    /// resets the restart budget of transient source faults.
     windows_completed: u64,
     /// What the run does before streaming (engine/snapshot.rs).
     snapshot_phase: SnapshotPhase,
@@ -595,7 +596,7 @@ impl<S: OracleSource> Engine<S> {
         self.pipeline.metrics.set_lag(self.lag.lag_seconds());
     }
 
-    /// How many windows (idle polls included) this run has completed.
+    /// How many windows (idle polls included) and snapshot batches this run has completed.
     pub fn windows_completed(&self) -> u64 {
         self.windows_completed
     }

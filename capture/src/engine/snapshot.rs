@@ -284,6 +284,8 @@ impl<S: OracleSource> Engine<S> {
             state.record_batch(index, count as u64, last_row_id, end);
             self.pipeline.bookmark.snapshot = Some(state.clone());
             self.pipeline.sink.commit(&self.pipeline.bookmark)?;
+            // A committed batch is progress: it resets the restart budget as a window does.
+            self.windows_completed += 1;
             self.show_snapshot(&state, &estimates, CaptureState::Snapshotting);
         }
         tracing::info!(
