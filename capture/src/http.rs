@@ -21,6 +21,7 @@ use prometheus::{Encoder, Registry, TextEncoder};
 use serde::Serialize;
 
 use crate::sink::{ProducerState, SinkStatus};
+use crate::snapshot::SnapshotProgress;
 
 /// Where the capture is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -53,6 +54,10 @@ pub struct StatusReport {
     /// fenced or failed. Absent with the file sink.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub producer: Option<ProducerState>,
+    /// The initial snapshot's progress while it runs (tables total and done, rows scanned, rows
+    /// left by the statistics); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotProgress>,
 }
 
 #[derive(Debug)]
@@ -89,6 +94,7 @@ impl StatusBoard {
             started_at: started_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
             version: crate::VERSION,
             producer: None,
+            snapshot: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {

@@ -26,6 +26,7 @@ pub mod redo;
 pub mod restart;
 pub mod run;
 pub mod sink;
+pub mod snapshot;
 pub mod source;
 pub mod stop;
 pub mod value;

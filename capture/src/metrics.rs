@@ -18,6 +18,9 @@
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
 //! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` |
+//! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
+//! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
+//! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
 //!
 //! Label values are bounded: operations, outcomes and reasons are fixed sets, `table` is one of
 //! the captured tables (at most 1000), `call` one of the boundary's calls.
@@ -28,6 +31,7 @@ use prometheus::{
 };
 
 use crate::event::Operation;
+use crate::snapshot::SnapshotProgress;
 
 pub const LAG_SECONDS: &str = "redoline_capture_lag_seconds";
 pub const COMMIT_SCN: &str = "redoline_capture_commit_scn";
@@ -42,9 +46,14 @@ pub const ROWS_FETCHED_TOTAL: &str = "redoline_capture_rows_fetched_total";
 pub const ROUNDTRIPS_TOTAL: &str = "redoline_capture_roundtrips_total";
 pub const LAST_STOP: &str = "redoline_capture_last_stop";
 pub const RETRIES_TOTAL: &str = "redoline_capture_retries_total";
+pub const SNAPSHOT_TABLES_TOTAL: &str = "redoline_capture_snapshot_tables_total";
+pub const SNAPSHOT_TABLES_DONE: &str = "redoline_capture_snapshot_tables_done";
+pub const SNAPSHOT_ROWS_SCANNED: &str = "redoline_capture_snapshot_rows_scanned";
+pub const SNAPSHOT_ROWS_REMAINING_ESTIMATE: &str =
+    "redoline_capture_snapshot_rows_remaining_estimate";
 
 /// Every metric name above.
-pub const ALL: [&str; 13] = [
+pub const ALL: [&str; 17] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -58,6 +67,10 @@ pub const ALL: [&str; 13] = [
     ROUNDTRIPS_TOTAL,
     LAST_STOP,
     RETRIES_TOTAL,
+    SNAPSHOT_TABLES_TOTAL,
+    SNAPSHOT_TABLES_DONE,
+    SNAPSHOT_ROWS_SCANNED,
+    SNAPSHOT_ROWS_REMAINING_ESTIMATE,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -81,6 +94,10 @@ pub struct EngineMetrics {
     roundtrips: IntCounterVec,
     last_stop: IntGaugeVec,
     retries: IntCounterVec,
+    snapshot_tables_total: IntGauge,
+    snapshot_tables_done: IntGauge,
+    snapshot_rows_scanned: IntGauge,
+    snapshot_rows_remaining: IntGauge,
 }
 
 /// Why a change was skipped under `onUnsupported: skip`.
@@ -144,6 +161,22 @@ impl EngineMetrics {
                 ),
                 &["cause"],
             )?,
+            snapshot_tables_total: IntGauge::new(
+                SNAPSHOT_TABLES_TOTAL,
+                "Tables of the initial snapshot",
+            )?,
+            snapshot_tables_done: IntGauge::new(
+                SNAPSHOT_TABLES_DONE,
+                "Tables of the initial snapshot read to their end",
+            )?,
+            snapshot_rows_scanned: IntGauge::new(
+                SNAPSHOT_ROWS_SCANNED,
+                "Rows the initial snapshot has written, across restarts",
+            )?,
+            snapshot_rows_remaining: IntGauge::new(
+                SNAPSHOT_ROWS_REMAINING_ESTIMATE,
+                "Rows the initial snapshot has left, from the optimizer statistics; -1 when unknown",
+            )?,
         };
         metrics.lag_seconds.set(-1.0);
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
@@ -159,6 +192,10 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.roundtrips.clone()))?;
         registry.register(Box::new(metrics.last_stop.clone()))?;
         registry.register(Box::new(metrics.retries.clone()))?;
+        registry.register(Box::new(metrics.snapshot_tables_total.clone()))?;
+        registry.register(Box::new(metrics.snapshot_tables_done.clone()))?;
+        registry.register(Box::new(metrics.snapshot_rows_scanned.clone()))?;
+        registry.register(Box::new(metrics.snapshot_rows_remaining.clone()))?;
         for outcome in ["committed", "rolled_back"] {
             metrics.transactions.with_label_values(&[outcome]);
         }
@@ -204,6 +241,16 @@ impl EngineMetrics {
         self.retries.with_label_values(&[cause]).inc();
     }
 
+    /// Shows a snapshot's progress.
+    pub fn set_snapshot(&self, progress: &SnapshotProgress) {
+        let gauge = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+        self.snapshot_tables_total.set(gauge(progress.tables_total));
+        self.snapshot_tables_done.set(gauge(progress.tables_done));
+        self.snapshot_rows_scanned.set(gauge(progress.rows_scanned));
+        self.snapshot_rows_remaining
+            .set(progress.rows_remaining_estimate.map_or(-1, gauge));
+    }
+
     /// Sets the lag gauge; -1 when unknown.
     pub fn set_lag(&self, lag_seconds: Option<f64>) {
         self.lag_seconds.set(lag_seconds.unwrap_or(-1.0));
@@ -240,6 +287,12 @@ mod tests {
         metrics.window_duration.observe(0.2);
         metrics.set_lag(Some(3.0));
         metrics.retried("database_unavailable");
+        metrics.set_snapshot(&SnapshotProgress {
+            tables_total: 3,
+            tables_done: 1,
+            rows_scanned: 120,
+            rows_remaining_estimate: None,
+        });
         let mut text = Vec::new();
         TextEncoder::new()
             .encode(&registry.gather(), &mut text)
@@ -259,5 +312,7 @@ mod tests {
         );
         assert!(text.contains("redoline_capture_lag_seconds 3"));
         assert!(text.contains(r#"redoline_capture_retries_total{cause="database_unavailable"} 1"#));
+        assert!(text.contains("redoline_capture_snapshot_rows_scanned 120"));
+        assert!(text.contains("redoline_capture_snapshot_rows_remaining_estimate -1"));
     }
 }

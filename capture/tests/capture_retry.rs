@@ -83,6 +83,9 @@ impl DatabaseCatalog for FlakySource {
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
         self.inner.privileges()
     }
+    fn row_estimate(&mut self, owner: &str, table: &str) -> Result<Option<u64>, SourceError> {
+        self.inner.row_estimate(owner, table)
+    }
 }
 
 impl RedoMiner for FlakySource {
@@ -126,15 +129,32 @@ impl FlashbackReader for FlakySource {
         table: &TableSchema,
         scn: u64,
         after_row_id: Option<&str>,
+        condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
+        // Mid-table (after a first batch), so a restart has a snapshot to continue.
+        if after_row_id.is_some()
+            && self
+                .faults
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            return Err(SourceError::Unavailable {
+                message: "ORA-03113: end-of-file on communication channel".into(),
+            });
+        }
         self.inner
-            .flashback_batch(table, scn, after_row_id, max_rows)
+            .flashback_batch(table, scn, after_row_id, condition, max_rows)
     }
 }
 
-/// A capture of APP.ORDERS into `out.jsonl` in `dir`, a page per transaction.
-fn write_config(dir: &Path, scenario: &str) -> redoline_capture::config::CaptureConfig {
+/// A capture of APP.ORDERS into `out.jsonl` in `dir`, a page per transaction, with `snapshot`
+/// as its snapshot spec.
+fn write_config(
+    dir: &Path,
+    scenario: &str,
+    snapshot: &str,
+) -> redoline_capture::config::CaptureConfig {
     std::fs::write(dir.join("scenario.jsonl"), scenario).unwrap();
     let path = dir.join("capture.yaml");
     std::fs::write(
@@ -145,7 +165,7 @@ fn write_config(dir: &Path, scenario: &str) -> redoline_capture::config::Capture
              tables: [APP.ORDERS]\n\
              file: {{path: out.jsonl}}\n\
              format: {{type: compact}}\n\
-             snapshot: {{mode: never}}\n\
+             snapshot: {snapshot}\n\
              startPosition: {{type: earliest}}\n\
              buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
              http: {{port: 0}}\n",
@@ -157,15 +177,16 @@ fn write_config(dir: &Path, scenario: &str) -> redoline_capture::config::Capture
 }
 
 /// Runs to the end of the scenario; `faults` transient faults, each after `rows_before_fault`
-/// rows of a window.
+/// rows of a window, or in the snapshot at a batch after the first of a table.
 fn run(
     dir: &Path,
     scenario: &str,
+    snapshot: &str,
     faults: u32,
     rows_before_fault: u64,
     policy: RetryPolicy,
 ) -> (Outcome, Registry) {
-    let config = write_config(dir, scenario);
+    let config = write_config(dir, scenario, snapshot);
     let scenario_path = dir.join("scenario.jsonl");
     let faults = Arc::new(AtomicU32::new(faults));
     let settings = RunSettings {
@@ -184,7 +205,7 @@ fn run(
     (run_with(config, open, settings), registry)
 }
 
-/// The emitted events without the processing time, which differs between runs.
+/// The emitted events without the processing and read times, which differ between runs.
 fn events(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("out.jsonl"))
         .unwrap_or_default()
@@ -193,6 +214,9 @@ fn events(dir: &Path) -> Vec<Value> {
             let mut event: Value = serde_json::from_str(line).unwrap();
             if let Some(object) = event.as_object_mut() {
                 object.remove("ts_ms");
+                if object.get("op").is_some_and(|op| op == "r") {
+                    object.remove("ts");
+                }
             }
             event
         })
@@ -209,6 +233,8 @@ fn retries(registry: &Registry) -> u64 {
         .sum()
 }
 
+const NO_SNAPSHOT: &str = "{mode: never}";
+
 fn quick(budget: Duration) -> RetryPolicy {
     RetryPolicy {
         initial_backoff: Duration::from_millis(10),
@@ -221,7 +247,14 @@ fn quick(budget: Duration) -> RetryPolicy {
 fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
     let scenario = scenario(40);
     let clean = tempfile::tempdir().unwrap();
-    let (outcome, registry) = run(clean.path(), &scenario, 0, 0, quick(Duration::from_secs(5)));
+    let (outcome, registry) = run(
+        clean.path(),
+        &scenario,
+        NO_SNAPSHOT,
+        0,
+        0,
+        quick(Duration::from_secs(5)),
+    );
     assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
     assert_eq!(retries(&registry), 0);
     let expected = events(clean.path());
@@ -232,6 +265,7 @@ fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
     let (outcome, registry) = run(
         flaky.path(),
         &scenario,
+        NO_SNAPSHOT,
         3,
         50,
         quick(Duration::from_secs(5)),
@@ -248,6 +282,7 @@ fn a_database_that_never_comes_back_is_cdc_2005_once_the_budget_is_spent() {
     let (outcome, registry) = run(
         dir.path(),
         &scenario(5),
+        NO_SNAPSHOT,
         u32::MAX,
         0,
         quick(Duration::from_millis(200)),
@@ -261,4 +296,36 @@ fn a_database_that_never_comes_back_is_cdc_2005_once_the_budget_is_spent() {
     let attempts = stop.details["attempts"].as_u64().unwrap();
     assert!(attempts >= 3, "{attempts} restarts");
     assert_eq!(retries(&registry), attempts);
+}
+
+#[test]
+fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
+    let scenario = scenario(60);
+    let snapshot = "{mode: initial, fetchSize: 7}";
+    let clean = tempfile::tempdir().unwrap();
+    let (outcome, _) = run(
+        clean.path(),
+        &scenario,
+        snapshot,
+        0,
+        0,
+        quick(Duration::from_secs(5)),
+    );
+    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    let expected = events(clean.path());
+    assert_eq!(expected.len(), 120, "every row once, as a snapshot read");
+    assert!(expected.iter().all(|e| e["op"] == "r"));
+
+    let flaky = tempfile::tempdir().unwrap();
+    let (outcome, registry) = run(
+        flaky.path(),
+        &scenario,
+        snapshot,
+        4,
+        0,
+        quick(Duration::from_secs(5)),
+    );
+    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert_eq!(retries(&registry), 4);
+    assert_eq!(events(flaky.path()), expected);
 }

@@ -285,7 +285,7 @@ proptest! {
             let expected: BTreeMap<String, Vec<Value>> = sim.committed_rows("APP", table).unwrap().into_iter().collect();
             let got = replayed.get(&("APP".to_owned(), table.to_owned())).cloned().unwrap_or_default();
             prop_assert_eq!(&got, &expected, "table {}", table);
-            let flashback = sim.flashback_batch(&schemas[table], now, None, usize::MAX).unwrap();
+            let flashback = sim.flashback_batch(&schemas[table], now, None, None, usize::MAX).unwrap();
             let flashback: BTreeMap<String, Vec<Value>> = flashback
                 .into_iter()
                 .map(|row| {

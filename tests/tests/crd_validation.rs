@@ -242,6 +242,20 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "spec.startPosition.scn is required with type scn",
         ),
         (
+            "select override of a table not captured",
+            with(
+                minimal_spec(),
+                "snapshot",
+                json!({"selectOverrides": {"APP.ITEMS": "ID > 5"}}),
+            ),
+            "every key of spec.snapshot.selectOverrides must be one of spec.tables",
+        ),
+        (
+            "snapshot fetch size zero",
+            with(minimal_spec(), "snapshot", json!({"fetchSize": 0})),
+            "spec.snapshot.fetchSize",
+        ),
+        (
             "spill cap above volume size",
             with(
                 minimal_spec(),

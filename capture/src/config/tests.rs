@@ -84,6 +84,11 @@ fn the_crd_rules_are_mirrored() {
             MINIMAL.replace("[SALES.ORDERS]", "[SALES.ORDERS, SALES.ORDERS]"),
             "tables[1]",
         ),
+        (
+            with("snapshot: {selectOverrides: {SALES.ITEMS: \"ID > 1\"}}"),
+            "snapshot.selectOverrides.SALES.ITEMS",
+        ),
+        (with("snapshot: {fetchSize: 0}"), "snapshot.fetchSize"),
         (with("startPosition: {type: scn}"), "startPosition.scn"),
         (
             with("startPosition: {type: current, scn: 5}"),

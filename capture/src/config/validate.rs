@@ -136,6 +136,14 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             ));
         }
     }
+    for table in config.snapshot.select_overrides.keys() {
+        if !config.tables.iter().any(|captured| &captured.0 == table) {
+            return Err(ConfigError::new(
+                format!("snapshot.selectOverrides.{table}"),
+                "must be one of tables, written the same way",
+            ));
+        }
+    }
     let start = &config.start_position;
     if (start.type_ == StartPositionType::Scn) != start.scn.is_some() {
         return Err(ConfigError::new(

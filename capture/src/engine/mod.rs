@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! start:  bookmark (or the start position) → incarnation check → restart SCN
+//!         → snapshot.mode: the initial snapshot first, in batches (engine/snapshot.rs)
 //! loop:   flush → plan window (size, current SCN, RAC checkpoints) → logs → START_LOGMNR
 //!         → rows: CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
 //!           assemble → encode → sink page → bookmark (commit SCN, restart SCN) → release spill
@@ -30,6 +31,7 @@
 pub mod dictionary;
 pub mod journaling;
 pub mod output;
+mod snapshot;
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -40,11 +42,12 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
-use redoline_crds::v1alpha1::{SnapshotMode, StartPositionType};
+use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
 use self::dictionary::CapturedTables;
 use self::journaling::Journaling;
 use self::output::{Output, RecordEncoder, page_due};
+use self::snapshot::SnapshotPhase;
 use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
@@ -56,7 +59,9 @@ use crate::metrics::{EngineMetrics, SkipReason};
 use crate::sink::journal::{Journal, RebuiltTransaction};
 use crate::sink::{Bookmark, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
-use crate::source::{LogMinerRow, MiningWindow, OperationCode, OracleSource, SourceError};
+use crate::source::{
+    LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource, SourceError,
+};
 use crate::stop::Stop;
 
 /// Why the run ended without a stop.
@@ -219,9 +224,11 @@ pub struct Engine<S: OracleSource> {
     next_scn: u64,
     end_scn: Option<u64>,
     options: RunOptions,
-    /// Windows (idle polls included) completed by this run: progress that resets the restart
-    /// budget of transient source faults.
+    /// Windows (idle polls included) and snapshot batches completed by this run: progress that
+    /// resets the restart budget of transient source faults.
     windows_completed: u64,
+    /// What the run does before streaming (engine/snapshot.rs).
+    snapshot_phase: SnapshotPhase,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {
@@ -257,16 +264,7 @@ impl<S: OracleSource> Engine<S> {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
         };
-        if matches!(
-            config.snapshot.mode,
-            SnapshotMode::Initial | SnapshotMode::InitialOnly | SnapshotMode::WhenNeeded
-        ) {
-            tracing::warn!(
-                mode = ?config.snapshot.mode,
-                "initial snapshots are not built yet: streaming changes only"
-            );
-        }
-        let bookmark = match stored_bookmark {
+        let stored = match stored_bookmark {
             Some(value) => {
                 let mut bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
                     Stop::new(
@@ -294,16 +292,19 @@ impl<S: OracleSource> Engine<S> {
                     )
                     .into());
                 }
-                bookmark
+                Some(bookmark)
             }
-            None => Self::anchor(
-                &config,
-                &mut source,
-                database.resetlogs_scn,
-                pdb_incarnation,
-            )?,
+            None => None,
         };
-        let mut bookmark = bookmark;
+        // Snapshot hook (engine/snapshot.rs): `snapshot.mode` and the stored bookmark decide
+        // where the run starts and whether it snapshots first.
+        let (mut bookmark, snapshot_phase) = Self::position(
+            &config,
+            &mut source,
+            stored,
+            database.resetlogs_scn,
+            pdb_incarnation,
+        )?;
         let mut journaling = Journaling::new(journal);
         if let Some(generation) = journaling.generation() {
             bookmark.journal_generation = generation;
@@ -365,27 +366,24 @@ impl<S: OracleSource> Engine<S> {
             end_scn,
             options,
             windows_completed: 0,
+            snapshot_phase,
         })
     }
 
     /// The position of a capture with no bookmark (seed 001 start positions).
     fn anchor(
-        config: &CaptureConfig,
+        start: &StartPosition,
         source: &mut S,
         resetlogs_scn: u64,
         pdb_incarnation: Option<u64>,
     ) -> Result<Bookmark, EngineError> {
-        let (anchor, restart) = match config.start_position.type_ {
+        let (anchor, restart) = match start.type_ {
             StartPositionType::Current => {
                 let current = source.current_scn()?;
                 // Transactions open now began earlier: mine from the oldest one's start so they
                 // are captured whole.
                 let oldest_open = match source.open_transactions() {
-                    Ok(open) => open
-                        .iter()
-                        .map(|t| t.start_scn)
-                        .filter(|&scn| scn > 1)
-                        .min(),
+                    Ok(open) => oldest_start(&open),
                     Err(error) => {
                         tracing::warn!(%error, "open transactions could not be read; transactions open now may be captured only from here");
                         None
@@ -407,7 +405,7 @@ impl<S: OracleSource> Engine<S> {
                 (oldest.saturating_sub(1), oldest)
             }
             StartPositionType::Scn => {
-                let scn = config.start_position.scn.unwrap_or(1);
+                let scn = start.scn.unwrap_or(1);
                 (scn.saturating_sub(1), scn)
             }
         };
@@ -419,12 +417,21 @@ impl<S: OracleSource> Engine<S> {
 
     /// Runs until stopped, a typed stop, or (with `exit_at_end`) the end.
     pub fn run(&mut self) -> Result<Finish, EngineError> {
-        self.board.update(Timestamp::now(), |report| {
-            report.state = CaptureState::Streaming;
-        });
-        // The position and the transactions rebuilt from the journal, before the first window.
-        self.pipeline.publish_status(Timestamp::now());
-        let result = self.mine_until_done();
+        // Snapshot hook (engine/snapshot.rs): the snapshot first; `initial_only` ends there.
+        let result = match self.before_streaming() {
+            Ok(Some(finish)) => Ok(finish),
+            Ok(None) => {
+                self.board.update(Timestamp::now(), |report| {
+                    report.state = CaptureState::Streaming;
+                    report.snapshot = None;
+                });
+                // The position and the transactions rebuilt from the journal, before the
+                // first window.
+                self.pipeline.publish_status(Timestamp::now());
+                self.mine_until_done()
+            }
+            Err(error) => Err(error),
+        };
         if result.is_ok() {
             // The lag once more at stop, so the last figure reported is the final one.
             let now = Timestamp::now();
@@ -589,7 +596,7 @@ impl<S: OracleSource> Engine<S> {
         self.pipeline.metrics.set_lag(self.lag.lag_seconds());
     }
 
-    /// How many windows (idle polls included) this run has completed.
+    /// How many windows (idle polls included) and snapshot batches this run has completed.
     pub fn windows_completed(&self) -> u64 {
         self.windows_completed
     }
@@ -694,8 +701,19 @@ impl Pipeline {
         let encoder = &mut self.encoder;
         let sink = &mut self.sink;
         let metrics = &self.metrics;
+        // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
+        // changes committed up to that SCN (engine/snapshot.rs).
+        let snapshot_covered = self
+            .bookmark
+            .snapshot
+            .as_ref()
+            .filter(|snapshot| snapshot.covers_any(commit.scn));
         let mut write = |event: crate::event::ChangeEvent| {
-            if failure.is_some() {
+            if failure.is_some()
+                || snapshot_covered.is_some_and(|snapshot| {
+                    snapshot.covers(&event.table.qualified_name(), commit.scn)
+                })
+            {
                 return;
             }
             metrics.event(&event.op, &event.table.qualified_name());
@@ -820,6 +838,14 @@ fn bind_unrecorded_incarnation(
         );
         bookmark.pdb_incarnation_scn = pdb_incarnation;
     }
+}
+
+/// The start SCN of the oldest of `open` transactions (a start SCN of 0 or 1 is unknown).
+fn oldest_start(open: &[OpenTransaction]) -> Option<u64> {
+    open.iter()
+        .map(|t| t.start_scn)
+        .filter(|&scn| scn > 1)
+        .min()
 }
 
 fn to_gauge(scn: u64) -> i64 {

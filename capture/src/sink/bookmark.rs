@@ -11,8 +11,12 @@
 //! {"format":1,"commit_scn":2146951,"restart_scn":2146790,
 //!  "committed_xids":["07000C00F3010000"],
 //!  "released":[{"con_id":3,"xid":"0A000B0057030000","reason":"orphan-released","released_at_scn":2146900}],
-//!  "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4}
+//!  "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4,
+//!  "snapshot":{"scn":2146790,"completed":false,"tables":[
+//!    {"table":"APP.ORDERS","scn":2146790,"after_row_id":"AAAR3sAAEAAAACXAAA","rows":10000,"done":false}]}}
 //! ```
+//!
+//! `snapshot` is present while an initial snapshot runs and after it (docs/snapshot.md).
 //!
 //! Resume rule (seed 001): a transaction committed below `commit_scn`, or at `commit_scn` and
 //! listed in `committed_xids`, was emitted and is skipped ([`Bookmark::already_emitted`]); mining
@@ -30,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::buffer::ReleasedLedger;
 use crate::event::Xid;
+use crate::snapshot::SnapshotState;
 use crate::stop::Stop;
 
 /// The bookmark format this build writes, and the newest it reads.
@@ -60,6 +65,11 @@ pub struct Bookmark {
     pub pdb_incarnation_scn: Option<u64>,
     /// The journal generation of the run that wrote this bookmark (see `sink::journal`).
     pub journal_generation: u64,
+    /// The initial snapshot's progress (`crate::snapshot`): absent for a capture that never
+    /// took one; kept once completed, because a table re-read at a later SCN after ORA-01555
+    /// still filters its streamed changes up to that SCN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotState>,
 }
 
 /// A transaction reported committed before the bookmark's last one: emitting it would break
@@ -99,6 +109,7 @@ impl Bookmark {
             resetlogs_scn,
             pdb_incarnation_scn,
             journal_generation,
+            snapshot: None,
         }
     }
 
@@ -287,6 +298,7 @@ mod tests {
                         resetlogs_scn: resetlogs,
                         pdb_incarnation_scn: pdb,
                         journal_generation: generation,
+                        snapshot: None,
                     }
                 },
             )

@@ -313,6 +313,9 @@ pub trait DatabaseCatalog {
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError>;
     /// The capture user's privileges and roles.
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError>;
+    /// The optimizer's row count of a table (`ALL_TABLES.NUM_ROWS`), for the snapshot's
+    /// estimate of the rows left; `None` when the table has no statistics.
+    fn row_estimate(&mut self, owner: &str, table: &str) -> Result<Option<u64>, SourceError>;
 }
 
 /// The redo and LogMiner.
@@ -345,13 +348,15 @@ pub trait RedoMiner {
 
 /// Flashback reads for snapshots.
 pub trait FlashbackReader {
-    /// Up to `max_rows` rows of `table` as of `scn`, in ROWID order, after `after_row_id`.
+    /// Up to `max_rows` rows of `table` as of `scn`, in ROWID order, after `after_row_id`, and
+    /// only those matching `condition` (`snapshot.selectOverrides`, a SQL condition) when given.
     /// Fewer than `max_rows` means the table is read to the end.
     fn flashback_batch(
         &mut self,
         table: &TableSchema,
         scn: u64,
         after_row_id: Option<&str>,
+        condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError>;
 }

@@ -46,6 +46,7 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
@@ -223,7 +224,7 @@ pub enum StartPositionType {
 }
 
 /// The initial snapshot.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotSpec {
     /// `initial` snapshots then streams; `initial_only` snapshots and stops; `no_data` records the
@@ -231,6 +232,44 @@ pub struct SnapshotSpec {
     /// streams only. Debezium's `schema_only` means `no_data`.
     #[serde(default)]
     pub mode: SnapshotMode,
+
+    /// Rows per flashback batch: each batch is read `AS OF SCN`, then committed as one page with
+    /// the snapshot's progress in its bookmark, so a restart continues after the last batch.
+    #[serde(default = "default_snapshot_fetch_size")]
+    #[schemars(range(min = 1, max = 100_000))]
+    pub fetch_size: u32,
+
+    /// A condition per table (OWNER.TABLE as in spec.tables → a SQL condition), added to the
+    /// snapshot's query of that table as `AND (<condition>)`, so only matching rows are read.
+    /// Trusted operator input: it runs as written in the capture user's session.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "select_overrides_schema")]
+    pub select_overrides: BTreeMap<String, String>,
+}
+
+impl Default for SnapshotSpec {
+    fn default() -> Self {
+        Self {
+            mode: SnapshotMode::default(),
+            fetch_size: default_snapshot_fetch_size(),
+            select_overrides: BTreeMap::new(),
+        }
+    }
+}
+
+fn default_snapshot_fetch_size() -> u32 {
+    10_000
+}
+
+/// Conditions are non-empty and bounded, so a typo cannot turn into an unbounded query text;
+/// at most 100 tables, which keeps the CEL rule checking the keys within the apiserver's cost
+/// budget.
+fn select_overrides_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": 100,
+        "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 4000}
+    })
 }
 
 /// Snapshot modes, named as in Debezium's `snapshot.mode`.

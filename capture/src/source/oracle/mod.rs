@@ -419,6 +419,15 @@ impl DatabaseCatalog for OracleClient {
         })
     }
 
+    fn row_estimate(&mut self, owner: &str, table: &str) -> Result<Option<u64>, SourceError> {
+        let params: [&dyn ToSql; 2] = [&owner, &table];
+        let mut rows = self.rows("read table statistics", sql::ROW_ESTIMATE, &params)?;
+        match rows.first_mut() {
+            Some(row) => CellReader::new("ALL_TABLES", &["NUM_ROWS"], row).number(0),
+            None => Ok(None),
+        }
+    }
+
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
         let first_column = |rows: Vec<Vec<Option<String>>>| {
             rows.into_iter()
@@ -582,14 +591,16 @@ impl FlashbackReader for OracleClient {
         table: &TableSchema,
         scn: u64,
         after_row_id: Option<&str>,
+        condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
-        let query = sql::flashback_query(table, after_row_id.is_some()).ok_or_else(|| {
-            SourceError::Malformed {
-                what: table.qualified_name(),
-                message: "a name holds a double quote".to_owned(),
-            }
-        })?;
+        let query =
+            sql::flashback_query(table, after_row_id.is_some(), condition).ok_or_else(|| {
+                SourceError::Malformed {
+                    what: table.qualified_name(),
+                    message: "a name holds a double quote".to_owned(),
+                }
+            })?;
         let limit = max_rows as u64;
         let params: Vec<&dyn ToSql> = match &after_row_id {
             Some(after) => vec![&scn, after, &limit],

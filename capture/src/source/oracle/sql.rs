@@ -241,9 +241,15 @@ pub fn flashback_expression(column: &str, data_type: &OracleType) -> String {
 }
 
 /// A flashback batch: rows as of an SCN, in ROWID order after a ROWID, at most `:3` rows. ROWID
-/// order makes the read resumable from the last ROWID delivered without an offset scan.
+/// order makes the read resumable from the last ROWID delivered without an offset scan. A
+/// `condition` (`snapshot.selectOverrides`: trusted operator input, validated only as naming a
+/// captured table) is added in parentheses, so its own ORs cannot widen the ROWID bound.
 /// `None` when a name cannot be quoted.
-pub fn flashback_query(table: &TableSchema, after_row_id: bool) -> Option<String> {
+pub fn flashback_query(
+    table: &TableSchema,
+    after_row_id: bool,
+    condition: Option<&str>,
+) -> Option<String> {
     let mut sql = String::from("SELECT ROWIDTOCHAR(ROWID)");
     for column in table.columns() {
         let quoted = quote_identifier(&column.name)?;
@@ -256,13 +262,25 @@ pub fn flashback_query(table: &TableSchema, after_row_id: bool) -> Option<String
         quote_identifier(table.schema())?,
         quote_identifier(table.table())?
     );
-    if after_row_id {
-        sql.push_str(" WHERE ROWID > CHARTOROWID(:2) ORDER BY ROWID FETCH FIRST :3 ROWS ONLY");
-    } else {
-        sql.push_str(" ORDER BY ROWID FETCH FIRST :2 ROWS ONLY");
+    let mut predicates = Vec::with_capacity(2);
+    if let Some(condition) = condition {
+        predicates.push(format!("({condition})"));
     }
+    if after_row_id {
+        predicates.push("ROWID > CHARTOROWID(:2)".to_owned());
+    }
+    if !predicates.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&predicates.join(" AND "));
+    }
+    let limit = if after_row_id { ":3" } else { ":2" };
+    let _ = write!(sql, " ORDER BY ROWID FETCH FIRST {limit} ROWS ONLY");
     Some(sql)
 }
+
+/// The optimizer's row count of a table (NULL without statistics).
+pub const ROW_ESTIMATE: &str =
+    "SELECT NUM_ROWS FROM ALL_TABLES WHERE OWNER = :1 AND TABLE_NAME = :2";
 
 #[cfg(test)]
 mod tests {
@@ -334,16 +352,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            flashback_query(&table, true).unwrap(),
+            flashback_query(&table, true, None).unwrap(),
             "SELECT ROWIDTOCHAR(ROWID), TO_CHAR(\"ID\", 'TM9'), \
              TO_CHAR(\"AT\", 'YYYY-MM-DD HH24:MI:SS.FF9'), RAWTOHEX(\"BODY\"), \"NOTE\" \
              FROM \"APP\".\"ORDERS\" AS OF SCN :1 WHERE ROWID > CHARTOROWID(:2) \
              ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
         );
         assert!(
-            flashback_query(&table, false)
+            flashback_query(&table, false, None)
                 .unwrap()
                 .ends_with("AS OF SCN :1 ORDER BY ROWID FETCH FIRST :2 ROWS ONLY")
+        );
+        assert!(
+            flashback_query(&table, true, Some("ID > 5 OR NOTE IS NULL"))
+                .unwrap()
+                .ends_with(
+                    "AS OF SCN :1 WHERE (ID > 5 OR NOTE IS NULL) AND ROWID > CHARTOROWID(:2) \
+                     ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
+                ),
+            "the condition is bracketed so its OR stays inside"
+        );
+        assert!(
+            flashback_query(&table, false, Some("ID > 5"))
+                .unwrap()
+                .ends_with("AS OF SCN :1 WHERE (ID > 5) ORDER BY ROWID FETCH FIRST :2 ROWS ONLY")
         );
         assert_eq!(quote_identifier("A\"B"), None);
     }

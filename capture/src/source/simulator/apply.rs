@@ -181,6 +181,10 @@ impl Simulator {
                 }
                 Ok(())
             }
+            Step::UndoLost => {
+                self.catalog.undo_kept_from_scn = self.catalog.scn;
+                Ok(())
+            }
             Step::Resetlogs => {
                 let open: Vec<String> = self.transactions.keys().cloned().collect();
                 for name in open {

@@ -191,6 +191,12 @@ impl TableRow {
             .find(|v| v.scn != PENDING && v.scn <= scn)
             .and_then(|v| v.values.as_ref())
     }
+
+    /// Whether reading the row as of `scn` needs undo: a version newer than `scn`, committed
+    /// or pending, must be rolled back in the consistent read.
+    pub fn changed_after(&self, scn: u64) -> bool {
+        self.versions.iter().any(|v| v.scn > scn)
+    }
 }
 
 /// A table's rows by row number. Row numbers are handed out densely, so a vector indexed by
@@ -610,6 +616,9 @@ pub(crate) struct Catalog {
     /// `(first SCN, time)` whenever the clock moved: SCN_TO_TIMESTAMP's mapping.
     pub scn_times: Vec<(u64, civil::DateTime)>,
     pub scn_time_retention_seconds: i64,
+    /// Undo generated below this SCN is overwritten (`{"undo_lost": true}`): a flashback read
+    /// as of an earlier SCN that needs undo fails with ORA-01555.
+    pub undo_kept_from_scn: u64,
 }
 
 /// The first SCN of a new simulator and its clock.
@@ -658,6 +667,7 @@ impl Catalog {
             now: FIRST_TIME,
             scn_times: vec![(FIRST_SCN, FIRST_TIME)],
             scn_time_retention_seconds: 5 * 86_400,
+            undo_kept_from_scn: 0,
         }
     }
 

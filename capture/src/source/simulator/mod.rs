@@ -36,6 +36,7 @@ mod ddl;
 mod dml;
 mod follow;
 mod lob;
+mod predicate;
 mod redo;
 mod render;
 pub mod scenario;
@@ -230,6 +231,18 @@ impl Simulator {
 }
 
 impl DatabaseCatalog for Simulator {
+    /// The simulator's statistics are always fresh: the live row count.
+    fn row_estimate(&mut self, owner: &str, table: &str) -> Result<Option<u64>, SourceError> {
+        let scn = self.catalog.scn;
+        Ok(self.live_table(owner, table).map(|found| {
+            found
+                .rows
+                .starting_at(0)
+                .filter(|(_, row)| row.as_of(scn).is_some())
+                .count() as u64
+        }))
+    }
+
     fn database(&mut self) -> Result<DatabaseInfo, SourceError> {
         let catalog = &self.catalog;
         Ok(DatabaseInfo {
@@ -467,6 +480,7 @@ impl FlashbackReader for Simulator {
         table: &TableSchema,
         scn: u64,
         after_row_id: Option<&str>,
+        condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         let found = self
@@ -489,6 +503,25 @@ impl FlashbackReader for Simulator {
                 message: "unable to read data - table definition has changed".to_owned(),
             });
         }
+        if scn < self.catalog.undo_kept_from_scn
+            && found
+                .rows
+                .starting_at(0)
+                .any(|(_, row)| row.changed_after(scn))
+        {
+            return Err(SourceError::SnapshotTooOld {
+                scn,
+                message: "ORA-01555: snapshot too old: rollback segment too small".to_owned(),
+            });
+        }
+        let condition = condition
+            .map(|text| predicate::Condition::parse(text, table))
+            .transpose()
+            .map_err(|error| SourceError::Database {
+                call: "flashback query",
+                code: None,
+                message: error.to_string(),
+            })?;
         let first = match after_row_id {
             None => 0,
             Some(text) => {
@@ -507,18 +540,21 @@ impl FlashbackReader for Simulator {
             .rows
             .starting_at(first)
             .filter_map(|(_, row)| {
-                row.as_of(scn).map(|values| FlashbackRow {
+                let values = row.as_of(scn)?;
+                let values: Vec<Value> = columns
+                    .iter()
+                    .map(|index| {
+                        index
+                            .and_then(|i| values.get(i).cloned())
+                            .unwrap_or(Value::Null)
+                    })
+                    .collect();
+                if condition.as_ref().is_some_and(|c| !c.selects(&values)) {
+                    return None;
+                }
+                Some(FlashbackRow {
                     row_id: row.row_id.to_string(),
-                    values: Row::from_values(
-                        columns
-                            .iter()
-                            .map(|index| {
-                                index
-                                    .and_then(|i| values.get(i).cloned())
-                                    .unwrap_or(Value::Null)
-                            })
-                            .collect(),
-                    ),
+                    values: Row::from_values(values),
                 })
             })
             .take(max_rows)

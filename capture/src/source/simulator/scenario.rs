@@ -163,6 +163,9 @@ pub enum Step {
     Thread(u16),
     /// Writes the current thread's redo to disk (its checkpoint catches up).
     Checkpoint,
+    /// The undo generated so far is overwritten (the undo tablespace cycled past its
+    /// retention): flashback reads as of an earlier SCN that need it fail with ORA-01555.
+    UndoLost,
     /// `ALTER DATABASE OPEN RESETLOGS`: a new database incarnation.
     Resetlogs,
     /// A PDB point-in-time recovery or flashback: a new PDB incarnation.
@@ -392,6 +395,9 @@ impl<'a> Fields<'a> {
         } else if self.has("checkpoint") {
             self.marker("checkpoint")?;
             Step::Checkpoint
+        } else if self.has("undo_lost") {
+            self.marker("undo_lost")?;
+            Step::UndoLost
         } else if self.has("resetlogs") {
             self.marker("resetlogs")?;
             Step::Resetlogs

@@ -154,17 +154,17 @@ fn flashback_reads_rows_as_of_an_scn_in_rowid_order() {
         .unwrap();
     let schema = sim.schema("APP", "T").unwrap();
     let now = sim.current_scn().unwrap();
-    let first = sim.flashback_batch(&schema, now, None, 1).unwrap();
+    let first = sim.flashback_batch(&schema, now, None, None, 1).unwrap();
     assert_eq!(first.len(), 1);
     let rest = sim
-        .flashback_batch(&schema, now, Some(&first[0].row_id), 10)
+        .flashback_batch(&schema, now, Some(&first[0].row_id), None, 10)
         .unwrap();
     assert_eq!(rest.len(), 1, "uncommitted changes are not visible");
     let five = Value::Number(crate::value::OracleNumber::parse("5").unwrap());
     assert_ne!(rest[0].values.get(1), Some(&five));
     sim.apply_line(r#"{"tx":"b","commit":true}"#).unwrap();
     let now = sim.current_scn().unwrap();
-    let all = sim.flashback_batch(&schema, now, None, 10).unwrap();
+    let all = sim.flashback_batch(&schema, now, None, None, 10).unwrap();
     assert_eq!(all.len(), 3);
     assert_eq!(all[1].values.get(1), Some(&five));
     assert!(
@@ -172,10 +172,61 @@ fn flashback_reads_rows_as_of_an_scn_in_rowid_order() {
             .all(|w| database::row_number(&w[0].row_id) < database::row_number(&w[1].row_id))
     );
     assert_eq!(
-        sim.flashback_batch(&schema, before_update, None, 10)
+        sim.flashback_batch(&schema, before_update, None, None, 10)
             .unwrap()
             .len(),
         2
+    );
+}
+
+#[test]
+fn flashback_reads_honour_a_condition_and_fail_once_their_undo_is_lost() {
+    let mut sim = simulator(&[
+        T,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":2,"V":7}}"#,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":3}}"#,
+        r#"{"tx":"a","commit":true}"#,
+    ]);
+    let schema = sim.schema("APP", "T").unwrap();
+    let read = sim.current_scn().unwrap();
+    let ids = |rows: Vec<crate::source::FlashbackRow>| -> Vec<String> {
+        rows.iter()
+            .map(|r| format!("{:?}", r.values.get(0)))
+            .collect()
+    };
+    let selected = sim
+        .flashback_batch(&schema, read, None, Some("V >= 1 AND ID <> 1"), 10)
+        .unwrap();
+    assert_eq!(selected.len(), 1, "{:?}", ids(selected));
+    let refused = sim
+        .flashback_batch(&schema, read, None, Some("V = 1 OR V = 7"), 10)
+        .unwrap_err();
+    assert!(refused.to_string().contains("joined by AND"), "{refused}");
+
+    sim.apply_line(r#"{"undo_lost":true}"#).unwrap();
+    assert_eq!(
+        sim.flashback_batch(&schema, read, None, None, 10)
+            .unwrap()
+            .len(),
+        3,
+        "nothing changed since the read SCN: no undo is needed"
+    );
+    sim.apply_line(r#"{"tx":"b","update":"APP.T","where":{"ID":2},"set":{"V":5}}"#)
+        .unwrap();
+    let too_old = sim
+        .flashback_batch(&schema, read, None, None, 10)
+        .unwrap_err();
+    assert!(
+        matches!(too_old, SourceError::SnapshotTooOld { scn, .. } if scn == read),
+        "{too_old}"
+    );
+    let now = sim.current_scn().unwrap();
+    assert_eq!(
+        sim.flashback_batch(&schema, now, None, None, 10)
+            .unwrap()
+            .len(),
+        3
     );
 }
 

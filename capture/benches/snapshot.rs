@@ -1,0 +1,207 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! The initial snapshot: simulator table → flashback batches → `r` events → file sink or Kafka,
+//! in-process (`redoline-capture run --exit-at-end`), for the 5-column table of `capture_e2e`.
+//!
+//! ```sh
+//! cargo bench -p redoline-capture --bench snapshot
+//! REDOLINE_BENCH_SNAPSHOT_ROWS=500000 REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:29092 \
+//!   cargo bench -p redoline-capture --bench snapshot
+//! ```
+//!
+//! A scenario of `ROWS` committed rows is written (not timed). Each figure is the best of three
+//! rounds of a fresh capture (`snapshot.mode: initial`, `fetchSize` 10,000, so a page and a
+//! bookmark per 10,000 rows):
+//! - `load`: the simulator replaying the scenario (the test double's cost, not the capture's);
+//! - `run`: the whole run: the same load, the snapshot, and the (empty) streaming hand-off.
+//!
+//! Printed: rows per second of the capture alone (rows / (run − load)) and rows per CPU second
+//! of the capture alone ((run CPU − load CPU), all threads: librdkafka's included), which is the
+//! per-core figure. With `REDOLINE_KAFKA_BOOTSTRAP`, the Kafka runs (`exactlyOnce: true`, a
+//! fresh `topicPrefix` per round) are read back with a `read_committed` consumer and the records
+//! counted. Printed, never asserted.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use redoline_capture::run::{self, Outcome};
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::reader::read_to_end;
+use redoline_capture::source::simulator::Simulator;
+
+const DEFAULT_ROWS: u64 = 200_000;
+
+fn rows() -> u64 {
+    std::env::var("REDOLINE_BENCH_SNAPSHOT_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_ROWS)
+}
+
+/// `rows` rows committed 1,000 to a transaction.
+fn scenario(rows: u64) -> String {
+    let mut text = String::from(
+        r#"{"table":"BENCH.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"},{"name":"AMOUNT","type":"NUMBER(12,2)"},{"name":"CREATED","type":"DATE"},{"name":"UPDATED_AT","type":"TIMESTAMP(6)"}],"logging":"all"}"#,
+    );
+    text.push('\n');
+    for id in 1..=rows {
+        let tx = id / 1000;
+        text.push_str(&format!(
+            r#"{{"tx":"t{tx}","insert":"BENCH.T","values":{{"ID":{id},"NAME":"customer {id}","AMOUNT":"{}.{:02}","CREATED":"2024-01-02T03:04:05","UPDATED_AT":"2024-01-02T03:04:05.123456"}}}}"#,
+            id % 10_000,
+            id % 100
+        ));
+        text.push('\n');
+        if id % 1000 == 999 || id == rows {
+            text.push_str(&format!("{{\"tx\":\"t{tx}\",\"commit\":true}}\n"));
+        }
+    }
+    text
+}
+
+fn config(dir: &Path, format: &str, sink: &str) -> String {
+    format!(
+        "name: bench\n\
+         database: {{simulator: {{scenario: {}}}}}\n\
+         tables: [BENCH.T]\n\
+         {sink}\n\
+         format: {{type: {format}}}\n\
+         snapshot: {{mode: initial, fetchSize: 10000}}\n\
+         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
+         http: {{port: 0}}\n",
+        dir.join("scenario.jsonl").display(),
+        dir.join("spill").display()
+    )
+}
+
+/// Seconds of CPU this process used (user + system, all threads), from `/proc/self/stat`.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The best of three rounds of `f`, by wall time: (wall, CPU seconds).
+fn best<F: FnMut(usize) -> Duration>(mut f: F) -> (Duration, f64) {
+    (0..3)
+        .map(|round| {
+            let cpu = cpu_seconds();
+            let wall = f(round);
+            (wall, cpu_seconds() - cpu)
+        })
+        .min_by_key(|r| r.0)
+        .unwrap_or_default()
+}
+
+fn report(label: &str, rows: u64, run: (Duration, f64), load: (Duration, f64), extra: &str) {
+    let wall = run.0.saturating_sub(load.0).as_secs_f64().max(1e-9);
+    let cpu = (run.1 - load.1).max(1e-9);
+    println!(
+        "  {label:<16} run {:>7.3} s  capture alone {:>9.0} rows/s  {:>9.0} rows per CPU second{extra}",
+        run.0.as_secs_f64(),
+        rows as f64 / wall,
+        rows as f64 / cpu,
+    );
+}
+
+fn main() {
+    let rows = rows();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let dir = dir.path();
+    std::fs::write(dir.join("scenario.jsonl"), scenario(rows)).expect("the scenario is written");
+    let load = best(|_| {
+        let started = Instant::now();
+        let simulator =
+            Simulator::from_scenario_file(dir.join("scenario.jsonl")).expect("the scenario loads");
+        std::hint::black_box(simulator);
+        started.elapsed()
+    });
+    println!(
+        "snapshot of {rows} rows (5 columns), fetchSize 10000; load (simulator only) {:.3} s, {:.2} CPU s",
+        load.0.as_secs_f64(),
+        load.1
+    );
+    println!("file sink (JSON Lines, a bookmark per batch):");
+    for format in ["compact", "debezium"] {
+        let out = dir.join(format!("out-{format}.jsonl"));
+        let config_path = dir.join(format!("file-{format}.yaml"));
+        let result = best(|_| {
+            let _ = std::fs::remove_file(&out);
+            let _ = std::fs::remove_file(dir.join(format!("out-{format}.jsonl.bookmark")));
+            std::fs::write(
+                &config_path,
+                config(dir, format, &format!("file: {{path: {}}}", out.display())),
+            )
+            .expect("the config is written");
+            let started = Instant::now();
+            match run::run(&config_path, true) {
+                Outcome::Done => {}
+                other => panic!("the run failed: {other:?}"),
+            }
+            started.elapsed()
+        });
+        let lines = std::fs::read_to_string(&out)
+            .map(|text| text.lines().count())
+            .unwrap_or(0);
+        assert_eq!(lines as u64, rows, "every row once");
+        report(format, rows, result, load, "");
+    }
+    let Ok(bootstrap) = std::env::var("REDOLINE_KAFKA_BOOTSTRAP") else {
+        println!("Kafka: skipped (set REDOLINE_KAFKA_BOOTSTRAP)");
+        return;
+    };
+    println!(
+        "Kafka ({bootstrap}, exactlyOnce: true, a transaction per batch, read back read_committed):"
+    );
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    for format in ["compact", "debezium"] {
+        let mut prefixes = Vec::new();
+        let config_path = dir.join(format!("kafka-{format}.yaml"));
+        let result = best(|round| {
+            let prefix = format!(
+                "bench-snapshot-{}-{stamp:x}-{format}-r{round}",
+                std::process::id()
+            );
+            std::fs::write(
+                &config_path,
+                config(
+                    dir,
+                    format,
+                    &format!(
+                        "kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}, exactlyOnce: true}}"
+                    ),
+                ),
+            )
+            .expect("the config is written");
+            let started = Instant::now();
+            match run::run(&config_path, true) {
+                Outcome::Done => {}
+                other => panic!("the Kafka run failed: {other:?}"),
+            }
+            prefixes.push(prefix);
+            started.elapsed()
+        });
+        let settings = KafkaClientSettings::with_bootstrap(&bootstrap);
+        let mut records = 0u64;
+        let topic = format!("{}.BENCH.T", prefixes.last().expect("a round ran"));
+        let read = read_to_end(&settings, &topic, Duration::from_secs(60), |_| {
+            records += 1;
+            Ok(())
+        });
+        let extra = match read {
+            Ok(()) => format!("  ({records} records read back)"),
+            Err(error) => format!("  (the topic could not be read back: {error})"),
+        };
+        report(format, rows, result, load, &extra);
+    }
+}

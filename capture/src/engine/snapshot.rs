@@ -1,0 +1,396 @@
+//! The initial snapshot's driving loop; its rules are the pure `crate::snapshot`, the procedure
+//! and its guarantees are in `docs/snapshot.md`.
+//!
+//! ```text
+//! start:    snapshot.mode × stored bookmark → position (Engine::position)
+//!           new snapshot: S = current SCN, restart SCN = oldest open transaction's start,
+//!           bookmark commit SCN = S + 1 (only transactions committed after S stream);
+//!           the open transactions must be readable (else retried / stopped)
+//! snapshot: per table, per batch of fetchSize rows AS OF its SCN, after the last ROWID:
+//!           `r` events → page → bookmark with the progress (table, last ROWID, rows)
+//!           ORA-01555 → the table again from its start at the current SCN, with a warning
+//! then:     stream from the restart SCN, or (initial_only) idle
+//! ```
+//!
+//! Each batch reads one row more than it writes: that row tells whether the batch's last row
+//! is the table's last (its marker), and is read again by the next batch.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use redoline_crds::StopCode;
+use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
+
+use super::{Engine, EngineError, Finish, oldest_start, to_gauge};
+use crate::assemble::TableLookup;
+use crate::config::CaptureConfig;
+use crate::config::validate::split_table_name;
+use crate::dictionary::TableSchema;
+use crate::event::{ChangeEvent, Operation, SourceInfo};
+use crate::http::CaptureState;
+use crate::sink::Bookmark;
+use crate::snapshot::{BatchEnd, RowPlace, SnapshotState, StartAction, Stored, decide, marker};
+use crate::source::{OracleSource, SourceError};
+use crate::stop::Stop;
+
+/// What a run does before streaming.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SnapshotPhase {
+    /// Stream at once.
+    None,
+    /// Read (or go on reading) the snapshot the bookmark records, then stream.
+    Read,
+    /// `initial_only`: read the snapshot if it is not complete, then neither stream nor
+    /// snapshot again.
+    ReadThenIdle,
+}
+
+/// A table of the snapshot: its dictionary and its `selectOverrides` condition.
+struct SnapshotTable {
+    schema: Arc<TableSchema>,
+    condition: Option<String>,
+}
+
+impl<S: OracleSource> Engine<S> {
+    /// Where the run starts: the stored bookmark, a new snapshot, or the start position.
+    pub(super) fn position(
+        config: &CaptureConfig,
+        source: &mut S,
+        stored: Option<Bookmark>,
+        resetlogs_scn: u64,
+        pdb_incarnation: Option<u64>,
+    ) -> Result<(Bookmark, SnapshotPhase), EngineError> {
+        let mode = config.snapshot.mode;
+        if mode == SnapshotMode::SchemaOnly {
+            tracing::warn!(
+                "snapshot.mode schema_only is the old name of no_data (as in Debezium); it is \
+                 read as no_data: set no_data instead"
+            );
+        }
+        let redo_missing = match &stored {
+            Some(bookmark) if mode == SnapshotMode::WhenNeeded => {
+                match source.logs_covering(bookmark.restart_scn) {
+                    Ok(_) => false,
+                    Err(error @ SourceError::RedoMissing { .. }) => {
+                        tracing::warn!(
+                            %error,
+                            restart_scn = bookmark.restart_scn,
+                            "the bookmark's redo is gone: snapshot.mode when_needed takes a new \
+                             snapshot instead of stopping"
+                        );
+                        true
+                    }
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            _ => false,
+        };
+        let action = decide(
+            mode,
+            match &stored {
+                None => Stored::Nothing,
+                Some(bookmark) => Stored::Bookmark {
+                    snapshot: bookmark.snapshot.as_ref(),
+                    redo_missing,
+                },
+            },
+        );
+        let idle_after = mode == SnapshotMode::InitialOnly;
+        let read = if idle_after {
+            SnapshotPhase::ReadThenIdle
+        } else {
+            SnapshotPhase::Read
+        };
+        Ok(match (action, stored) {
+            (StartAction::Snapshot, previous) => {
+                let scn = source.current_scn()?;
+                // Unlike `startPosition: current`, a snapshot cannot do without the open
+                // transactions (an error here is retried or stops the run): one open at S that
+                // commits later would lose its changes made before S.
+                let oldest_open = oldest_start(&source.open_transactions()?);
+                // Only commits after S stream; mining starts at the oldest open transaction.
+                let mut bookmark =
+                    Bookmark::initial(scn.saturating_add(1), resetlogs_scn, pdb_incarnation, 0);
+                bookmark.restart_scn = oldest_open.unwrap_or(scn).min(scn);
+                bookmark.snapshot = Some(SnapshotState::new(
+                    scn,
+                    config
+                        .table_names()
+                        .into_iter()
+                        .map(|(owner, table)| format!("{owner}.{table}")),
+                ));
+                if let Some(previous) = previous {
+                    // The journal and the ledger of dropped transactions outlive a position.
+                    bookmark.journal_generation = previous.journal_generation;
+                    bookmark.released = previous.released;
+                }
+                tracing::info!(
+                    scn,
+                    restart_scn = bookmark.restart_scn,
+                    "a new snapshot starts"
+                );
+                (bookmark, read)
+            }
+            (StartAction::Resume, Some(bookmark)) => {
+                tracing::info!(
+                    scn = bookmark.snapshot.as_ref().map(|s| s.scn),
+                    "the snapshot in progress goes on from its last committed batch"
+                );
+                (bookmark, read)
+            }
+            (StartAction::Idle, Some(bookmark)) => (bookmark, SnapshotPhase::ReadThenIdle),
+            (StartAction::StreamFromCurrent, _) => (
+                Self::anchor(
+                    &StartPosition::default(),
+                    source,
+                    resetlogs_scn,
+                    pdb_incarnation,
+                )?,
+                SnapshotPhase::None,
+            ),
+            (_, Some(bookmark)) => (bookmark, SnapshotPhase::None),
+            (_, None) => (
+                Self::anchor(
+                    &config.start_position,
+                    source,
+                    resetlogs_scn,
+                    pdb_incarnation,
+                )?,
+                SnapshotPhase::None,
+            ),
+        })
+    }
+
+    /// Runs the snapshot phase; `Some` ends the run there (a stop request, or `initial_only`).
+    pub(super) fn before_streaming(&mut self) -> Result<Option<Finish>, EngineError> {
+        if self.snapshot_phase == SnapshotPhase::None {
+            return Ok(None);
+        }
+        if let Some(finish) = self.read_snapshot()? {
+            return Ok(Some(finish));
+        }
+        if self.snapshot_phase == SnapshotPhase::Read {
+            return Ok(None);
+        }
+        self.idle().map(Some)
+    }
+
+    /// Reads every table not done; `Some(Stopped)` when asked to stop between batches.
+    fn read_snapshot(&mut self) -> Result<Option<Finish>, EngineError> {
+        let Some(mut state) = self.pipeline.bookmark.snapshot.clone() else {
+            return Ok(None);
+        };
+        if state.completed {
+            return Ok(None);
+        }
+        let tables = self.snapshot_tables(&state)?;
+        let estimates: Vec<Option<u64>> = tables
+            .iter()
+            .map(|SnapshotTable { schema, .. }| {
+                self.source
+                    .row_estimate(schema.schema(), schema.table())
+                    .unwrap_or_else(|error| {
+                        tracing::warn!(%error, table = %schema.qualified_name(), "no row estimate");
+                        None
+                    })
+            })
+            .collect();
+        self.show_snapshot(&state, &estimates, CaptureState::Snapshotting);
+        let fetch_size = usize::try_from(self.pipeline.config.snapshot.fetch_size)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let last_table = state.tables.len().saturating_sub(1);
+        while let Some(index) = state.current() {
+            if self.options.stop.load(Ordering::Relaxed) {
+                return Ok(Some(Finish::Stopped));
+            }
+            let SnapshotTable { schema, condition } = &tables[index];
+            let table = &state.tables[index];
+            let batch = self.source.flashback_batch(
+                schema,
+                table.scn,
+                table.after_row_id.as_deref(),
+                condition.as_deref(),
+                fetch_size.saturating_add(1),
+            );
+            let mut batch = match batch {
+                Ok(batch) => batch,
+                Err(error @ SourceError::SnapshotTooOld { .. }) => {
+                    let scn = self.source.current_scn()?;
+                    tracing::warn!(
+                        %error,
+                        table = %table.table,
+                        rows_again = table.rows,
+                        new_scn = scn,
+                        "the undo for the snapshot SCN is gone (ORA-01555): the table is read \
+                         again from its start at a new SCN, so its rows already written appear \
+                         again as `r` events; raise UNDO_RETENTION (or the undo tablespace) or \
+                         lower snapshot.fetchSize's page time to avoid it"
+                    );
+                    state.restart_table(index, scn);
+                    continue;
+                }
+                Err(error @ SourceError::Database { .. }) if condition.is_some() => {
+                    // Most likely the condition itself (ORA-00904, ORA-00920...): retrying
+                    // cannot help, the operator must fix it.
+                    return Err(Stop::new(
+                        StopCode::InvalidConfiguration,
+                        format!(
+                            "the snapshot query of {} with its snapshot.selectOverrides \
+                             condition failed: {error}; fix or remove the condition",
+                            table.table
+                        ),
+                    )
+                    .into());
+                }
+                Err(error) => return Err(error.into()),
+            };
+            let end = if batch.len() > fetch_size {
+                batch.truncate(fetch_size);
+                BatchEnd::More
+            } else {
+                BatchEnd::TableDone
+            };
+            let first_batch = table.rows == 0 && table.after_row_id.is_none();
+            let read_at = Timestamp::now();
+            let count = batch.len();
+            for (position, row) in batch.iter().enumerate() {
+                let place = RowPlace {
+                    first_table: index == 0,
+                    last_table: index == last_table,
+                    first_in_table: first_batch && position == 0,
+                    last_in_table: end == BatchEnd::TableDone && position + 1 == count,
+                };
+                let event = ChangeEvent {
+                    op: Operation::Read,
+                    table: Arc::clone(schema),
+                    before: None,
+                    after: Some(row.values.clone()),
+                    // As Debezium fills a snapshot read: the snapshot's SCN, the read time, no
+                    // transaction, commit SCN or redo address.
+                    source: SourceInfo {
+                        scn: table.scn,
+                        change_time: Some(read_at),
+                        snapshot: marker(place),
+                        ..SourceInfo::default()
+                    },
+                    transaction: None,
+                };
+                self.write_snapshot_event(&event, read_at)?;
+            }
+            let last_row_id = batch.last().map(|row| row.row_id.clone());
+            state.record_batch(index, count as u64, last_row_id, end);
+            self.pipeline.bookmark.snapshot = Some(state.clone());
+            self.pipeline.sink.commit(&self.pipeline.bookmark)?;
+            // A committed batch is progress: it resets the restart budget as a window does.
+            self.windows_completed += 1;
+            self.show_snapshot(&state, &estimates, CaptureState::Snapshotting);
+        }
+        tracing::info!(
+            scn = state.scn,
+            rows = state.progress(&[]).rows_scanned,
+            "the snapshot is complete"
+        );
+        Ok(None)
+    }
+
+    /// The schema and `selectOverrides` condition of every table of the snapshot, by index.
+    fn snapshot_tables(
+        &mut self,
+        state: &SnapshotState,
+    ) -> Result<Vec<SnapshotTable>, EngineError> {
+        let config = &self.pipeline.config;
+        let conditions: Vec<(String, &String)> = config
+            .snapshot
+            .select_overrides
+            .iter()
+            .filter_map(|(name, condition)| {
+                split_table_name(name).map(|(owner, table)| (format!("{owner}.{table}"), condition))
+            })
+            .collect();
+        state
+            .tables
+            .iter()
+            .map(|entry| {
+                let schema = config
+                    .table_names()
+                    .into_iter()
+                    .find(|(owner, table)| format!("{owner}.{table}") == entry.table)
+                    .and_then(|(owner, table)| self.pipeline.tables.table(&owner, &table))
+                    .ok_or_else(|| {
+                        EngineError::Failed(format!(
+                            "the snapshot in progress reads {}, which spec.tables no longer \
+                             lists; put it back until the snapshot completes, or reset the \
+                             bookmark to start a new snapshot",
+                            entry.table
+                        ))
+                    })?;
+                let condition = conditions
+                    .iter()
+                    .find(|(name, _)| *name == entry.table)
+                    .map(|(_, condition)| (*condition).clone());
+                Ok(SnapshotTable { schema, condition })
+            })
+            .collect()
+    }
+
+    fn write_snapshot_event(
+        &mut self,
+        event: &ChangeEvent,
+        processed_at: Timestamp,
+    ) -> Result<(), EngineError> {
+        let pipeline = &mut self.pipeline;
+        pipeline
+            .metrics
+            .event(&event.op, &event.table.qualified_name());
+        let records = pipeline
+            .encoder
+            .encode(event, processed_at)
+            .map_err(|error| EngineError::Failed(format!("encoding an event failed: {error}")))?;
+        pipeline.sink.append(&pipeline.encoder, records)?;
+        Ok(())
+    }
+
+    /// The progress on `/status` and in the metrics.
+    fn show_snapshot(
+        &self,
+        state: &SnapshotState,
+        estimates: &[Option<u64>],
+        capture_state: CaptureState,
+    ) {
+        let progress = state.progress(estimates);
+        self.pipeline.metrics.set_snapshot(&progress);
+        self.pipeline
+            .metrics
+            .commit_scn
+            .set(to_gauge(self.pipeline.bookmark.commit_scn));
+        self.board.update(Timestamp::now(), |report| {
+            report.state = capture_state;
+            report.snapshot = Some(progress);
+            report.commit_scn = Some(self.pipeline.bookmark.commit_scn);
+            report.restart_scn = Some(self.pipeline.bookmark.restart_scn);
+        });
+    }
+
+    /// `initial_only` after its snapshot: the run ends with `--exit-at-end`; a pod stays up,
+    /// idle, until asked to stop (exiting would make the kubelet restart it, only to find the
+    /// snapshot complete and idle again).
+    fn idle(&mut self) -> Result<Finish, EngineError> {
+        tracing::info!("snapshot.mode initial_only: the snapshot is complete; not streaming");
+        self.board.update(Timestamp::now(), |report| {
+            report.state = CaptureState::Streaming;
+            report.snapshot = None;
+        });
+        if self.options.exit_at_end {
+            return Ok(Finish::ReachedEnd);
+        }
+        let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds.max(1));
+        while !self.options.stop.load(Ordering::Relaxed) {
+            self.board.beat(Timestamp::now());
+            std::thread::sleep(poll);
+        }
+        Ok(Finish::Stopped)
+    }
+}

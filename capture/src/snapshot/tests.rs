@@ -1,0 +1,242 @@
+use super::*;
+
+fn state() -> SnapshotState {
+    SnapshotState::new(100, ["APP.A".to_owned(), "APP.B".to_owned()])
+}
+
+#[test]
+fn a_fresh_capture_snapshots_unless_the_mode_says_otherwise() {
+    let fresh = |mode| decide(mode, Stored::Nothing);
+    assert_eq!(fresh(SnapshotMode::Initial), StartAction::Snapshot);
+    assert_eq!(fresh(SnapshotMode::InitialOnly), StartAction::Snapshot);
+    assert_eq!(fresh(SnapshotMode::WhenNeeded), StartAction::Snapshot);
+    assert_eq!(fresh(SnapshotMode::NoData), StartAction::StreamFromCurrent);
+    assert_eq!(
+        fresh(SnapshotMode::SchemaOnly),
+        StartAction::StreamFromCurrent
+    );
+    assert_eq!(fresh(SnapshotMode::Never), StartAction::Stream);
+}
+
+#[test]
+fn a_bookmark_decides_by_its_snapshot_and_its_redo() {
+    let running = state();
+    let mut completed = state();
+    completed.record_batch(0, 1, Some("r1".into()), BatchEnd::TableDone);
+    completed.record_batch(1, 0, None, BatchEnd::TableDone);
+    assert!(completed.completed);
+    let with = |snapshot, redo_missing| Stored::Bookmark {
+        snapshot,
+        redo_missing,
+    };
+    for mode in [
+        SnapshotMode::Initial,
+        SnapshotMode::InitialOnly,
+        SnapshotMode::NoData,
+        SnapshotMode::WhenNeeded,
+        SnapshotMode::Never,
+    ] {
+        assert_eq!(
+            decide(mode, with(Some(&running), false)),
+            StartAction::Resume,
+            "{mode:?}: a snapshot in progress is finished"
+        );
+    }
+    assert_eq!(
+        decide(SnapshotMode::Initial, with(Some(&completed), false)),
+        StartAction::Stream
+    );
+    assert_eq!(
+        decide(SnapshotMode::Initial, with(Some(&completed), true)),
+        StartAction::Stream,
+        "initial leaves missing redo to the CDC stop"
+    );
+    assert_eq!(
+        decide(SnapshotMode::WhenNeeded, with(Some(&completed), true)),
+        StartAction::Snapshot
+    );
+    assert_eq!(
+        decide(SnapshotMode::WhenNeeded, with(None, false)),
+        StartAction::Stream
+    );
+    assert_eq!(
+        decide(SnapshotMode::InitialOnly, with(Some(&completed), false)),
+        StartAction::Idle
+    );
+    assert_eq!(
+        decide(SnapshotMode::InitialOnly, with(None, true)),
+        StartAction::Idle
+    );
+}
+
+#[test]
+fn batches_move_through_the_tables_and_progress_follows() {
+    let mut snapshot = state();
+    assert_eq!(snapshot.current(), Some(0));
+    snapshot.record_batch(0, 3, Some("r3".into()), BatchEnd::More);
+    assert_eq!(snapshot.tables[0].after_row_id.as_deref(), Some("r3"));
+    let progress = snapshot.progress(&[Some(10), Some(5)]);
+    assert_eq!(
+        progress,
+        SnapshotProgress {
+            tables_total: 2,
+            tables_done: 0,
+            rows_scanned: 3,
+            rows_remaining_estimate: Some(12),
+        }
+    );
+    snapshot.record_batch(0, 0, None, BatchEnd::TableDone);
+    assert_eq!(
+        snapshot.tables[0].after_row_id.as_deref(),
+        Some("r3"),
+        "an empty batch keeps the position"
+    );
+    assert_eq!(snapshot.current(), Some(1));
+    assert_eq!(
+        snapshot.progress(&[Some(10), None]).rows_remaining_estimate,
+        None
+    );
+    assert_eq!(
+        snapshot
+            .progress(&[Some(1), Some(5)])
+            .rows_remaining_estimate,
+        Some(5),
+        "a table done counts for nothing, even when its statistics were low"
+    );
+    snapshot.record_batch(1, 2, Some("b2".into()), BatchEnd::TableDone);
+    assert!(snapshot.completed);
+    assert_eq!(snapshot.current(), None);
+}
+
+#[test]
+fn a_restarted_table_covers_its_changes_up_to_its_own_scn() {
+    let mut snapshot = state();
+    snapshot.record_batch(0, 4, Some("r4".into()), BatchEnd::More);
+    snapshot.restart_table(0, 150);
+    assert_eq!(
+        (
+            snapshot.tables[0].rows,
+            snapshot.tables[0].after_row_id.as_ref()
+        ),
+        (0, None)
+    );
+    assert!(snapshot.covers("APP.A", 150));
+    assert!(!snapshot.covers("APP.A", 151));
+    assert!(snapshot.covers("APP.B", 100));
+    assert!(!snapshot.covers("APP.B", 101));
+    assert!(!snapshot.covers("APP.C", 1), "not a snapshotted table");
+}
+
+#[test]
+fn the_state_round_trips_through_json() {
+    let mut snapshot = state();
+    snapshot.record_batch(0, 4, Some("AAAR4".into()), BatchEnd::More);
+    let text = serde_json::to_string(&snapshot).unwrap();
+    assert_eq!(
+        serde_json::from_str::<SnapshotState>(&text).unwrap(),
+        snapshot
+    );
+}
+
+#[test]
+fn markers_follow_debezium() {
+    let place = |first_table, last_table, first_in_table, last_in_table| RowPlace {
+        first_table,
+        last_table,
+        first_in_table,
+        last_in_table,
+    };
+    assert_eq!(
+        marker(place(true, false, true, false)),
+        SnapshotMarker::First
+    );
+    assert_eq!(marker(place(true, true, true, true)), SnapshotMarker::Last);
+    assert_eq!(
+        marker(place(false, true, false, true)),
+        SnapshotMarker::Last
+    );
+    assert_eq!(
+        marker(place(true, false, true, true)),
+        SnapshotMarker::First
+    );
+    assert_eq!(
+        marker(place(false, false, true, true)),
+        SnapshotMarker::LastInDataCollection
+    );
+    assert_eq!(
+        marker(place(false, false, true, false)),
+        SnapshotMarker::FirstInDataCollection
+    );
+    assert_eq!(
+        marker(place(true, false, false, true)),
+        SnapshotMarker::LastInDataCollection
+    );
+    assert_eq!(
+        marker(place(true, true, false, false)),
+        SnapshotMarker::True
+    );
+}
+
+mod model {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A snapshot read batch by batch, with restarts from the stored progress (a crash)
+        /// and ORA-01555 restarts of the table being read at any point: every table ends read
+        /// whole, each row once since the table's last restart, and the progress adds up.
+        #[test]
+        fn every_row_is_read_once_since_the_tables_last_restart(
+            sizes in proptest::collection::vec(0u64..40, 1..4),
+            fetch in 1u64..10,
+            interruptions in proptest::collection::vec(0u8..12, 0..300),
+        ) {
+            let names: Vec<String> = (0..sizes.len()).map(|i| format!("APP.T{i}")).collect();
+            let mut state = SnapshotState::new(100, names.clone());
+            let mut read: Vec<Vec<u64>> = vec![Vec::new(); sizes.len()];
+            let mut interruptions = interruptions.into_iter();
+            let mut scn = 100;
+            while let Some(index) = state.current() {
+                match interruptions.next().unwrap_or(0) {
+                    10 => {
+                        let stored = serde_json::to_string(&state).unwrap();
+                        state = serde_json::from_str(&stored).unwrap();
+                        continue;
+                    }
+                    11 => {
+                        scn += 1;
+                        state.restart_table(index, scn);
+                        read[index].clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                // Row ids are the row numbers, zero-padded so text order is ROWID order.
+                let first = state.tables[index]
+                    .after_row_id
+                    .as_ref()
+                    .map_or(0, |id| id.parse::<u64>().unwrap() + 1);
+                let fetched = sizes[index].saturating_sub(first).min(fetch + 1);
+                let (written, end) = if fetched > fetch {
+                    (fetch, BatchEnd::More)
+                } else {
+                    (fetched, BatchEnd::TableDone)
+                };
+                read[index].extend(first..first + written);
+                let last = (written > 0).then(|| format!("{:06}", first + written - 1));
+                state.record_batch(index, written, last, end);
+            }
+            prop_assert!(state.completed);
+            for (index, size) in sizes.iter().enumerate() {
+                prop_assert_eq!(&read[index], &(0..*size).collect::<Vec<u64>>());
+                prop_assert_eq!(state.tables[index].rows, *size);
+                prop_assert!(state.covers(&names[index], state.tables[index].scn));
+                prop_assert!(!state.covers(&names[index], state.tables[index].scn + 1));
+            }
+            let progress = state.progress(&vec![Some(1_000); sizes.len()]);
+            prop_assert_eq!(progress.rows_scanned, sizes.iter().sum::<u64>());
+            prop_assert_eq!(progress.tables_done, sizes.len() as u64);
+            prop_assert_eq!(progress.rows_remaining_estimate, Some(0));
+        }
+    }
+}

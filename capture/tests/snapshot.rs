@@ -1,0 +1,557 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! The initial snapshot through `redoline-capture run` on the simulator and the file sink:
+//! every row appears exactly once, as an `r` event or as a later change, with transactions open,
+//! committed and rolled back around the snapshot SCN; a SIGKILL mid-snapshot continues from the
+//! last committed batch; ORA-01555 mid-table re-reads the table at a new SCN; every mode.
+//!
+//! A scenario file is the database: a second run with more lines appended sees the same
+//! database later on (the first lines replay to the same SCNs), so "after the snapshot" is
+//! whatever the second run's lines add.
+
+mod run_support;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use run_support::Capture;
+use serde_json::Value;
+
+const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
+{"table":"APP.ITEMS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
+"#;
+
+/// A capture of both tables with `snapshot` as its snapshot spec.
+fn capture(scenario: &str, snapshot: &str, extra: &str) -> Capture {
+    let capture = Capture::new(&["APP.ORDERS", "APP.ITEMS"], scenario, extra);
+    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+    std::fs::write(
+        capture.path("capture.yaml"),
+        config.replace("snapshot: {mode: never}", &format!("snapshot: {snapshot}")),
+    )
+    .unwrap();
+    capture
+}
+
+fn append(capture: &Capture, lines: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(capture.path("scenario.jsonl"))
+        .unwrap();
+    file.write_all(lines.as_bytes()).unwrap();
+}
+
+fn insert(tx: &str, table: &str, id: u64, v: u64) -> String {
+    format!("{{\"tx\":\"{tx}\",\"insert\":\"APP.{table}\",\"values\":{{\"ID\":{id},\"V\":{v}}}}}\n")
+}
+fn update(tx: &str, table: &str, id: u64, v: u64) -> String {
+    format!(
+        "{{\"tx\":\"{tx}\",\"update\":\"APP.{table}\",\"where\":{{\"ID\":{id}}},\"set\":{{\"V\":{v}}}}}\n"
+    )
+}
+fn delete(tx: &str, table: &str, id: u64) -> String {
+    format!("{{\"tx\":\"{tx}\",\"delete\":\"APP.{table}\",\"where\":{{\"ID\":{id}}}}}\n")
+}
+fn commit(tx: &str) -> String {
+    format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n")
+}
+fn rollback(tx: &str) -> String {
+    format!("{{\"tx\":\"{tx}\",\"rollback\":true}}\n")
+}
+
+/// The table contents the events build, checking each event against it: an `r` or `i` of a
+/// row already there, or a `u`/`d` of a row not there, is a duplicate or a gap.
+fn replay(events: &[Value]) -> BTreeMap<(String, u64), u64> {
+    let mut rows = BTreeMap::new();
+    for event in events {
+        let table = event["table"].as_str().unwrap().to_owned();
+        let image = if event["op"] == "d" {
+            &event["before"]
+        } else {
+            &event["after"]
+        };
+        let key = (table, image["ID"].as_u64().unwrap());
+        let present = rows.contains_key(&key);
+        match event["op"].as_str().unwrap() {
+            "r" | "i" => {
+                assert!(!present, "{key:?} appears twice: {event}");
+                rows.insert(key, image["V"].as_u64().unwrap());
+            }
+            "u" => {
+                assert!(
+                    present,
+                    "update of {key:?}, never read nor inserted: {event}"
+                );
+                rows.insert(key, image["V"].as_u64().unwrap());
+            }
+            "d" => {
+                assert!(
+                    present,
+                    "delete of {key:?}, never read nor inserted: {event}"
+                );
+                rows.remove(&key);
+            }
+            other => panic!("unexpected op {other}"),
+        }
+    }
+    rows
+}
+
+/// A deterministic workload around a snapshot: the lines before it, the lines after it, and the
+/// final contents of the tables.
+struct Workload {
+    before: String,
+    after: String,
+    expected: BTreeMap<(String, u64), u64>,
+}
+
+/// Rows committed before the snapshot; transactions open at the snapshot SCN that commit after
+/// it or roll back; transactions that begin after one of those and commit before the snapshot;
+/// then more committed changes. Each open transaction works on rows of its own (row locks).
+fn workload(seed: u64) -> Workload {
+    let mut state = seed | 1;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut before = String::from(ORDERS);
+    let mut committed: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    let mut id = 0;
+    for table in ["ORDERS", "ITEMS"] {
+        for _ in 0..40 {
+            id += 1;
+            let v = next(1000);
+            before.push_str(&insert("seed", table, id, v));
+            committed.insert((table.to_owned(), id), v);
+        }
+    }
+    before.push_str(&commit("seed"));
+    // Each open transaction takes its own rows: a pending change and what commit does to the
+    // committed contents.
+    type Change = ((String, u64), Option<u64>);
+    let mut free: Vec<(String, u64)> = committed.keys().cloned().collect();
+    let mut take = |n: u64| -> Option<(String, u64)> {
+        if free.is_empty() {
+            None
+        } else {
+            Some(free.remove(usize::try_from(n).unwrap() % free.len()))
+        }
+    };
+    let mut work = |tx: &str, lines: &mut String, id: &mut u64, changes: &mut Vec<Change>| {
+        for _ in 0..3 {
+            let table = if next(2) == 0 { "ORDERS" } else { "ITEMS" };
+            match next(3) {
+                0 => {
+                    *id += 1;
+                    let v = next(1000);
+                    lines.push_str(&insert(tx, table, *id, v));
+                    changes.push(((table.to_owned(), *id), Some(v)));
+                }
+                1 => {
+                    if let Some(key) = take(next(1000)) {
+                        let v = next(1000);
+                        lines.push_str(&update(tx, &key.0, key.1, v));
+                        changes.push((key, Some(v)));
+                    }
+                }
+                _ => {
+                    if let Some(key) = take(next(1000)) {
+                        lines.push_str(&delete(tx, &key.0, key.1));
+                        changes.push((key, None));
+                    }
+                }
+            }
+        }
+    };
+    let apply = |committed: &mut BTreeMap<(String, u64), u64>, changes: Vec<Change>| {
+        for (key, value) in changes {
+            match value {
+                Some(v) => committed.insert(key, v),
+                None => committed.remove(&key),
+            };
+        }
+    };
+    let mut late = Vec::new();
+    for n in 0..4 {
+        let (tx, mut changes) = (format!("late{n}"), Vec::new());
+        work(&tx, &mut before, &mut id, &mut changes);
+        late.push((tx, changes));
+        // One that begins after an open one and commits before the snapshot.
+        let (early, mut early_changes) = (format!("early{n}"), Vec::new());
+        work(&early, &mut before, &mut id, &mut early_changes);
+        before.push_str(&commit(&early));
+        apply(&mut committed, early_changes);
+        let (doomed, mut ignored) = (format!("doomed{n}"), Vec::new());
+        work(&doomed, &mut before, &mut id, &mut ignored);
+        late.push((doomed, Vec::new()));
+    }
+    let mut after = String::new();
+    for (tx, changes) in late {
+        if tx.starts_with("doomed") {
+            after.push_str(&rollback(&tx));
+        } else {
+            after.push_str(&commit(&tx));
+            apply(&mut committed, changes);
+        }
+    }
+    // Rows the rolled-back transactions held are free again only once they ended; new work
+    // after the snapshot uses fresh rows.
+    for n in 0..5 {
+        let (tx, mut changes) = (format!("after{n}"), Vec::new());
+        work(&tx, &mut after, &mut id, &mut changes);
+        after.push_str(&commit(&tx));
+        apply(&mut committed, changes);
+    }
+    Workload {
+        before,
+        after,
+        expected: committed,
+    }
+}
+
+#[test]
+fn every_row_appears_once_as_a_read_or_as_a_later_change() {
+    for seed in [7, 1234, 99_991, 31_337] {
+        let workload = workload(seed);
+        let capture = capture(&workload.before, "{mode: initial, fetchSize: 7}", "");
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        let reads = capture.events();
+        assert!(
+            !reads.is_empty() && reads.iter().all(|e| e["op"] == "r"),
+            "seed {seed}"
+        );
+        append(&capture, &workload.after);
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        let events = capture.events();
+        assert!(
+            events[reads.len()..].iter().all(|e| e["op"] != "r"),
+            "a completed snapshot is not taken again (seed {seed})"
+        );
+        assert_eq!(replay(&events), workload.expected, "seed {seed}");
+    }
+}
+
+/// The `/status` document of a capture serving HTTP on `port`.
+fn status(port: u16) -> Option<Value> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream
+        .write_all(b"GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    serde_json::from_str(response.split("\r\n\r\n").nth(1)?).ok()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `rows` committed rows in each table.
+fn big_tables(rows: u64) -> String {
+    let mut lines = String::from(ORDERS);
+    for table in ["ORDERS", "ITEMS"] {
+        for id in 1..=rows {
+            lines.push_str(&insert("load", table, id, id));
+        }
+    }
+    lines.push_str(&commit("load"));
+    lines
+}
+
+/// Starts the capture and SIGKILLs it once `/status` shows the snapshot past `rows` rows of its
+/// first table; returns the progress it showed.
+fn kill_mid_snapshot(capture: &Capture, port: u16, rows: u64) -> Value {
+    let mut child = capture.command(true).spawn().unwrap();
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the snapshot never showed progress"
+        );
+        if let Some(report) = status(port)
+            && report["state"] == "snapshotting"
+            && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > rows
+        {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return report["snapshot"].clone();
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_crash_mid_snapshot_continues_from_the_last_committed_batch() {
+    const ROWS: u64 = 20_000;
+    let port = free_port();
+    let capture = capture(
+        &big_tables(ROWS),
+        "{mode: initial, fetchSize: 50}",
+        &format!("http: {{port: {port}}}\n"),
+    );
+    let progress = kill_mid_snapshot(&capture, port, 500);
+    assert_eq!(progress["tablesTotal"], 2);
+    assert_eq!(progress["tablesDone"], 0);
+    assert_eq!(
+        progress["rowsRemainingEstimate"].as_u64().unwrap()
+            + progress["rowsScanned"].as_u64().unwrap(),
+        2 * ROWS,
+        "the estimate is the statistics' row count less the rows read: {progress}"
+    );
+    let before = capture.committed_events().len();
+    assert!(before > 500 && before < 2 * ROWS as usize, "{before}");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
+    let contents = replay(&events);
+    assert!(contents.iter().all(|((_, id), v)| id == v));
+}
+
+#[test]
+fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
+    const ROWS: u64 = 20_000;
+    let port = free_port();
+    let capture = capture(
+        &big_tables(ROWS),
+        "{mode: initial, fetchSize: 50}",
+        &format!("http: {{port: {port}}}\n"),
+    );
+    kill_mid_snapshot(&capture, port, 500);
+    let before = capture.committed_events().len() as u64;
+    // While the capture was down: a committed update of a row already read and one not read
+    // yet, then the undo of the snapshot SCN is overwritten.
+    let mut later = update("late", "ORDERS", 1, 777_777);
+    later.push_str(&update("late", "ORDERS", ROWS, 888_888));
+    later.push_str(&commit("late"));
+    later.push_str("{\"undo_lost\":true}\n");
+    append(&capture, &later);
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("ORA-01555"), "{stderr}");
+    assert!(
+        capture.events().iter().all(|e| e["op"] == "r"),
+        "the update committed before the table's new SCN is in its reading, not streamed"
+    );
+    // A change after the new SCN streams.
+    append(
+        &capture,
+        &(update("later", "ORDERS", 2, 999_999) + &commit("later")),
+    );
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    let reads_of_orders = |events: &[Value]| {
+        events
+            .iter()
+            .filter(|e| e["op"] == "r" && e["table"] == "ORDERS")
+            .count() as u64
+    };
+    assert_eq!(
+        reads_of_orders(&events),
+        before + ROWS,
+        "the rows read before the restart, then the whole table again"
+    );
+    // Apart from the table's first reading, every row once.
+    let second_reading: Vec<Value> = events[before as usize..].to_vec();
+    let contents = replay(&second_reading);
+    assert_eq!(contents[&("ORDERS".to_owned(), 1)], 777_777);
+    assert_eq!(contents[&("ORDERS".to_owned(), ROWS)], 888_888);
+    assert_eq!(contents[&("ORDERS".to_owned(), 2)], 999_999);
+    let updates: Vec<&Value> = events.iter().filter(|e| e["op"] == "u").collect();
+    assert_eq!(
+        updates.len(),
+        1,
+        "only the change after the new SCN streams: {updates:?}"
+    );
+}
+
+#[test]
+fn initial_only_snapshots_once_and_never_streams() {
+    let capture = capture(&big_tables(3), "{mode: initial_only}", "");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(capture.events().len(), 6);
+    append(&capture, &(insert("x", "ORDERS", 100, 1) + &commit("x")));
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(
+        capture.events().len(),
+        6,
+        "a restart after the snapshot neither streams nor snapshots again"
+    );
+}
+
+#[test]
+fn no_data_streams_from_the_current_scn_and_schema_only_is_its_old_name() {
+    for mode in ["no_data", "schema_only"] {
+        let capture = capture(&big_tables(3), &format!("{{mode: {mode}}}"), "");
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        assert!(capture.events().is_empty(), "{mode}: no rows");
+        assert_eq!(
+            stderr.contains("schema_only is the old name"),
+            mode == "schema_only"
+        );
+        append(&capture, &(insert("x", "ORDERS", 100, 1) + &commit("x")));
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        let events = capture.events();
+        assert_eq!(events.len(), 1, "{mode}");
+        assert_eq!(events[0]["op"], "i");
+    }
+}
+
+#[test]
+fn never_streams_from_the_start_position() {
+    let capture = capture(&big_tables(3), "{mode: never}", "");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(
+        events.len(),
+        6,
+        "startPosition earliest: every insert, streamed"
+    );
+    assert!(events.iter().all(|e| e["op"] == "i"));
+}
+
+#[test]
+fn when_needed_snapshots_again_once_the_bookmarks_redo_is_gone() {
+    let mut scenario = big_tables(3);
+    // Open at the snapshot: the restart SCN stays at its start.
+    scenario.push_str(&insert("open", "ITEMS", 50, 1));
+    let capture = capture(&scenario, "{mode: when_needed}", "");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(capture.events().len(), 6);
+    // Without a purge the bookmark is usable: stream only.
+    append(&capture, &commit("open"));
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(capture.events().len(), 7);
+    // The logs the restart SCN needs are purged.
+    let bookmark: Value =
+        serde_json::from_str(&std::fs::read_to_string(capture.path("out.jsonl.bookmark")).unwrap())
+            .unwrap();
+    let restart_scn = bookmark["bookmark"]["restart_scn"].as_u64().unwrap();
+    append(
+        &capture,
+        &format!(
+            "{{\"log_switch\":true}}\n{}{}{{\"archive_purge_before_scn\":{}}}\n",
+            insert("y", "ORDERS", 60, 1) + &commit("y"),
+            // More switches than online groups (3): the restart SCN's log is archived only.
+            "{\"log_switch\":true}\n".repeat(4),
+            restart_scn + 1_000
+        ),
+    );
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("when_needed takes a new snapshot"),
+        "{stderr}"
+    );
+    let events = capture.events();
+    let second: Vec<&Value> = events[7..].iter().collect();
+    assert_eq!(
+        second.iter().filter(|e| e["op"] == "r").count(),
+        8,
+        "a new snapshot of every row: {second:?}"
+    );
+}
+
+#[test]
+fn markers_and_source_fields_follow_debezium() {
+    let capture = capture(&big_tables(3), "{mode: initial, fetchSize: 2}", "");
+    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+    std::fs::write(
+        capture.path("capture.yaml"),
+        config.replace("format: {type: compact}", "format: {type: debezium}"),
+    )
+    .unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let sources: Vec<Value> = capture
+        .events()
+        .iter()
+        .map(|line| {
+            let value = &line["value"];
+            value
+                .get("payload")
+                .unwrap_or(value)
+                .get("source")
+                .cloned()
+                .unwrap()
+        })
+        .collect();
+    let markers: Vec<&str> = sources
+        .iter()
+        .map(|s| s["snapshot"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        markers,
+        [
+            "first",
+            "true",
+            "last_in_data_collection",
+            "first_in_data_collection",
+            "true",
+            "last"
+        ]
+    );
+    let scn = &sources[0]["scn"];
+    assert!(
+        sources
+            .iter()
+            .all(|s| &s["scn"] == scn && s["commit_scn"].is_null() && s["txId"].is_null())
+    );
+}
+
+#[test]
+fn select_overrides_limit_the_rows_read() {
+    let capture = capture(
+        &big_tables(10),
+        "{mode: initial, selectOverrides: {APP.ORDERS: \"ID > 7 AND V <> 9\"}}",
+        "",
+    );
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    let orders: Vec<u64> = events
+        .iter()
+        .filter(|e| e["table"] == "ORDERS")
+        .map(|e| e["after"]["ID"].as_u64().unwrap())
+        .collect();
+    assert_eq!(orders, [8, 10]);
+    assert_eq!(events.iter().filter(|e| e["table"] == "ITEMS").count(), 10);
+
+    let refused = capture_with_override("ID = 1 OR ID = 2");
+    let (status, stderr) = refused.run();
+    assert_eq!(status, 3, "{stderr}");
+    let termination = refused.termination();
+    assert_eq!(termination["code"], "CDC-1001", "{termination}");
+    let message = termination["message"].as_str().unwrap();
+    assert!(
+        message.contains("selectOverrides") && message.contains("joined by AND"),
+        "a condition outside the simulator's subset is a typed stop naming the field: {message}"
+    );
+}
+
+fn capture_with_override(condition: &str) -> Capture {
+    capture(
+        &big_tables(2),
+        &format!("{{mode: initial, selectOverrides: {{APP.ORDERS: \"{condition}\"}}}}"),
+        "",
+    )
+}
