@@ -153,7 +153,6 @@ fn main() {
                 commit_time: Some(now),
                 ..SourceInfo::default()
             },
-            transaction: None,
         };
         let sql = insert_sql(columns);
         let parse_and_type = || match parse_dml(&sql) {

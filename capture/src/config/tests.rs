@@ -109,6 +109,25 @@ fn the_crd_rules_are_mirrored() {
             MINIMAL.replace("scenario: scenario.jsonl}", "scenario: s.jsonl}, host: db"),
             "database.simulator",
         ),
+        (
+            MINIMAL.replace(
+                "format: {type: compact}",
+                "format: {type: compact, skippedOperations: [t, none]}",
+            ),
+            "format.skippedOperations",
+        ),
+        (
+            with("filters: {usernameIncludeList: [APP], usernameExcludeList: [ETL]}"),
+            "filters.usernameIncludeList",
+        ),
+        (
+            with("filters: {columnExcludeList: ['APP\\.ORDERS\\.(SSN']}"),
+            "filters.columnExcludeList[0]",
+        ),
+        (
+            with("columns: {messageKeyColumns: [{table: '*', columns: [ID]}]}"),
+            "columns.messageKeyColumns[0].table",
+        ),
     ];
     for (text, field) in cases {
         assert_eq!(error(&text).field, field, "{text}");

@@ -7,10 +7,11 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
-use redoline_crds::v1alpha1::{MIN_MEMORY_BYTES, StartPositionType};
+use redoline_crds::v1alpha1::{MIN_MEMORY_BYTES, SkippedOperation, StartPositionType};
 use serde_json::Value;
 
 use super::{CaptureConfig, ConfigError};
+use crate::filter::Filters;
 
 /// The schema of [`CaptureConfig`], generated once.
 static SCHEMA: LazyLock<Value> =
@@ -144,6 +145,15 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
         ));
     }
     database_rules(config)?;
+    let skipped = &config.format.skipped_operations;
+    if skipped.contains(&SkippedOperation::None) && skipped.len() > 1 {
+        return Err(ConfigError::new(
+            "format.skippedOperations",
+            "none cannot be combined with other operations",
+        ));
+    }
+    Filters::new(&config.filters, &config.columns)
+        .map_err(|error| ConfigError::new(error.field, error.problem))?;
     match (&config.kafka, &config.file) {
         (Some(kafka), None) => {
             let prefix_ok = kafka

@@ -48,8 +48,9 @@ use self::output::{Output, RecordEncoder, page_due};
 use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
-use crate::config::CaptureConfig;
+use crate::config::{CaptureConfig, ConfigError};
 use crate::event::Xid;
+use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
@@ -159,6 +160,8 @@ struct Pipeline {
     buffer: TransactionBuffer,
     sink: Output,
     encoder: RecordEncoder,
+    /// Connector filters: changes by users the username lists leave out are not encoded.
+    filters: Arc<Filters>,
     page_policy: PagePolicy,
     journaling: Journaling,
     board: StatusBoard,
@@ -315,6 +318,10 @@ impl<S: OracleSource> Engine<S> {
             "mining starts"
         );
         let next_scn = bookmark.restart_scn;
+        let filters = Arc::new(
+            Filters::new(&config.filters, &config.columns)
+                .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
+        );
         let encoder = RecordEncoder::new(
             &config.format,
             config
@@ -322,6 +329,7 @@ impl<S: OracleSource> Engine<S> {
                 .as_ref()
                 .map_or("redoline", |k| k.topic_prefix.as_str()),
             &database.name,
+            Arc::clone(&filters),
         );
         let end_scn = if options.exit_at_end {
             if !config.mining.read_only {
@@ -337,6 +345,7 @@ impl<S: OracleSource> Engine<S> {
             buffer,
             sink,
             encoder,
+            filters,
             page_policy: PagePolicy::from_batch_size(config.mining.batch_size),
             journaling,
             board: board.clone(),
@@ -682,6 +691,7 @@ impl Pipeline {
                 .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
                 .map(|zoned| zoned.timestamp()),
         };
+        let committed_at = commit_info.commit_time;
         let mut assembler = TransactionAssembler::new(
             &mut self.tables,
             commit_info,
@@ -694,8 +704,9 @@ impl Pipeline {
         let encoder = &mut self.encoder;
         let sink = &mut self.sink;
         let metrics = &self.metrics;
+        let filters = &self.filters;
         let mut write = |event: crate::event::ChangeEvent| {
-            if failure.is_some() {
+            if failure.is_some() || !filters.admits_user(event.source.user_name.as_deref()) {
                 return;
             }
             metrics.event(&event.op, &event.table.qualified_name());
@@ -719,6 +730,9 @@ impl Pipeline {
             .map_err(|error| assemble_stop(&error, metrics))?;
         if let Some(failure) = failure {
             return Err(failure);
+        }
+        if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now)) {
+            written += self.sink.append(&self.encoder, vec![end])?;
         }
         for _ in 0..stats.skipped {
             self.metrics.skipped(SkipReason::Unsupported);

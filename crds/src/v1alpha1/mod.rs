@@ -71,6 +71,14 @@ pub struct OracleCaptureSpec {
     #[serde(default)]
     pub format: FormatSpec,
 
+    /// Which changes and columns are emitted: username and column include/exclude lists.
+    #[serde(default)]
+    pub filters: FiltersSpec,
+
+    /// Per-column settings: the columns that form message keys.
+    #[serde(default)]
+    pub columns: ColumnsSpec,
+
     /// The transaction buffer: heap budget, then spill files on a persistent volume.
     #[serde(default)]
     pub buffer: BufferSpec,
@@ -304,6 +312,92 @@ pub struct FormatSpec {
     /// (Debezium's `tombstones.on.delete`).
     #[serde(default = "default_true")]
     pub tombstones_on_delete: bool,
+    /// With `debezium`, Debezium's `provide.transaction.metadata`: a BEGIN and an END record per
+    /// transaction on `<prefix>.transaction`, and the `transaction` block in every data event.
+    #[serde(default)]
+    pub transaction_metadata: bool,
+    /// With `debezium`, Debezium's `skipped.operations`: the operations not emitted, among `c`
+    /// (create), `u` (update), `d` (delete) and `t` (truncate); `none` skips nothing.
+    #[serde(default = "default_skipped_operations")]
+    #[schemars(length(max = 4))]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
+    #[schemars(extend("x-kubernetes-validations" = [{
+        "rule": "!('none' in self) || size(self) == 1",
+        "message": "spec.format.skippedOperations: none cannot be combined with other operations",
+    }]))]
+    pub skipped_operations: Vec<SkippedOperation>,
+}
+
+/// An operation Debezium's `skipped.operations` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SkippedOperation {
+    #[serde(rename = "c")]
+    Create,
+    #[serde(rename = "u")]
+    Update,
+    #[serde(rename = "d")]
+    Delete,
+    #[serde(rename = "t")]
+    Truncate,
+    #[serde(rename = "none")]
+    None,
+}
+
+fn default_skipped_operations() -> Vec<SkippedOperation> {
+    vec![SkippedOperation::Truncate]
+}
+
+/// Which changes and columns are emitted. Every list holds regular expressions that must match
+/// the whole name (RE2 syntax, which covers POSIX extended expressions without backreferences),
+/// case-sensitively, against names in dictionary case.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.usernameIncludeList) || !has(self.usernameExcludeList) || size(self.usernameIncludeList) == 0 || size(self.usernameExcludeList) == 0").message("set at most one of spec.filters.usernameIncludeList and spec.filters.usernameExcludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.columnIncludeList) || !has(self.columnExcludeList) || size(self.columnIncludeList) == 0 || size(self.columnExcludeList) == 0").message("set at most one of spec.filters.columnIncludeList and spec.filters.columnExcludeList"))]
+pub struct FiltersSpec {
+    /// Only changes made by these database users are emitted (Debezium's
+    /// `log.mining.username.include.list`). User names, compared without regard to case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 128)))]
+    pub username_include_list: Vec<String>,
+    /// Changes made by these database users are not emitted (Debezium's
+    /// `log.mining.username.exclude.list`). User names, compared without regard to case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 128)))]
+    pub username_exclude_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`: only matching columns are in event values
+    /// (Debezium's `column.include.list`). Key columns always stay in keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub column_include_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`: matching columns are left out of event
+    /// values (Debezium's `column.exclude.list`). Key columns always stay in keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub column_exclude_list: Vec<String>,
+}
+
+/// Per-column settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ColumnsSpec {
+    /// Columns that form the message key instead of the primary key, per table (Debezium's
+    /// `message.key.columns`); the first entry whose `table` matches applies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub message_key_columns: Vec<MessageKeyColumns>,
+}
+
+/// The key columns of the tables a regular expression matches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageKeyColumns {
+    /// A regular expression matching the whole `SCHEMA.TABLE`.
+    #[schemars(length(min = 1, max = 1024))]
+    pub table: String,
+    /// The key columns in key order, names in dictionary case.
+    #[schemars(length(min = 1, max = 32), inner(length(min = 1, max = 128)))]
+    pub columns: Vec<String>,
 }
 
 impl Default for FormatSpec {
@@ -317,6 +411,8 @@ impl Default for FormatSpec {
             interval_handling_mode: IntervalHandlingMode::default(),
             number_one_as_boolean: false,
             tombstones_on_delete: true,
+            transaction_metadata: false,
+            skipped_operations: default_skipped_operations(),
         }
     }
 }

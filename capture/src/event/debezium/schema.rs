@@ -242,14 +242,18 @@ fn write_struct_schema<'c>(
 }
 
 /// The key schema, `<prefix>.<SCHEMA>.<TABLE>.Key`; `None` for a table without key.
-pub fn key_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> Option<String> {
-    if !table.has_key() {
+pub fn key_schema(
+    table: &TableSchema,
+    kinds: &[FieldKind],
+    key: &[usize],
+    prefix: &str,
+) -> Option<String> {
+    if key.is_empty() {
         return None;
     }
     let mut out = String::with_capacity(256);
     let name = format!("{prefix}.{}.{}.Key", table.schema(), table.table());
-    let columns = table
-        .key_indexes()
+    let columns = key
         .iter()
         .filter_map(|&i| Some((table.columns().get(i)?, *kinds.get(i)?)));
     write_struct_schema(&mut out, columns, false, &name, None);
@@ -257,8 +261,14 @@ pub fn key_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> Opt
 }
 
 /// The envelope schema, `<prefix>.<SCHEMA>.<TABLE>.Envelope`, with `before`/`after` of
-/// `<prefix>.<SCHEMA>.<TABLE>.Value`, `source`, `transaction`, `op` and the timestamps.
-pub fn envelope_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> String {
+/// `<prefix>.<SCHEMA>.<TABLE>.Value` (the columns `value_columns` lists), `source`,
+/// `transaction`, `op` and the timestamps.
+pub fn envelope_schema(
+    table: &TableSchema,
+    kinds: &[FieldKind],
+    value_columns: &[usize],
+    prefix: &str,
+) -> String {
     let base = format!("{prefix}.{}.{}", table.schema(), table.table());
     let value_name = format!("{base}.Value");
     let mut out = String::with_capacity(4096);
@@ -266,7 +276,9 @@ pub fn envelope_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -
     for field in ["before", "after"] {
         write_struct_schema(
             &mut out,
-            table.columns().iter().zip(kinds.iter().copied()),
+            value_columns
+                .iter()
+                .filter_map(|&i| Some((table.columns().get(i)?, *kinds.get(i)?))),
             true,
             &value_name,
             Some(field),
