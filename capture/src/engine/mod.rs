@@ -50,6 +50,7 @@ use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::event::Xid;
+use crate::event::debezium::EncodeError;
 use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
@@ -712,7 +713,7 @@ impl Pipeline {
             metrics.event(&event.op, &event.table.qualified_name());
             let appended = encoder
                 .encode(&event, now)
-                .map_err(|error| EngineError::Failed(format!("encoding an event failed: {error}")))
+                .map_err(encode_failure)
                 .and_then(|records| sink.append(encoder, records));
             match appended {
                 Ok(count) => written += count,
@@ -801,6 +802,19 @@ impl Pipeline {
             report.spilled_bytes = self.buffer.spilled_bytes();
             report.journaled_transactions = self.journaling.journaled() as u64;
         });
+    }
+}
+
+/// A configured key column the table lacks is the config's fault (CDC-1001); any other
+/// encoding failure fails the run.
+fn encode_failure(error: EncodeError) -> EngineError {
+    match error {
+        EncodeError::UnknownKeyColumn { .. } => {
+            ConfigError::new("columns.messageKeyColumns", error.to_string())
+                .stop()
+                .into()
+        }
+        other => EngineError::Failed(format!("encoding an event failed: {other}")),
     }
 }
 
