@@ -333,3 +333,58 @@ fn without_transaction_metadata_there_is_no_transaction_topic_or_block() {
             .all(|r| r["value"]["transaction"].is_null())
     );
 }
+
+#[test]
+fn masks_apply_to_value_images_and_keys_keep_real_values() {
+    let capture = capture(
+        &scenario(ORDER_LIFE),
+        ", schemas: true",
+        "columns:\n  \
+           messageKeyColumns: [{table: 'APP\\.ORDERS', columns: [CODE]}]\n  \
+           maskHash: [{algorithm: SHA-256, salt: pep, columns: ['APP\\.ORDERS\\.CARD']}]\n  \
+           maskWithChars: [{length: 3, columns: ['APP\\.ORDERS\\.STATUS']}]\n  \
+           truncateToChars: [{length: 1, columns: ['APP\\.ORDERS\\.CODE']}]\n  \
+           propagateSourceType: ['APP\\.ORDERS\\.STATUS']\n  \
+           datatypePropagateSourceType: [NUMBER]\n",
+    );
+    let records = run(&capture);
+    let orders = data(&records, "ORDERS");
+    assert_eq!(orders.len(), 3);
+    let image = |i: usize, name: &str| orders[i]["value"]["payload"][name].clone();
+    // SHA-256 of "pep" + value, lower-case hex, cut to VARCHAR2(19).
+    assert_eq!(
+        image(0, "after"),
+        serde_json::json!({"ID": 1, "STATUS": "***", "CARD": "159f44b6e0d84b41c25", "CODE": "K"})
+    );
+    assert_eq!(image(1, "before")["CARD"], "159f44b6e0d84b41c25");
+    assert_eq!(image(1, "after")["CARD"], "6380913ce0d4cb1b27f");
+    assert_eq!(image(2, "before")["STATUS"], "***");
+    for record in &orders {
+        assert_eq!(record["key"]["payload"], serde_json::json!({"CODE": "K1"}));
+    }
+    let fields = orders[0]["value"]["schema"]["fields"][0]["fields"]
+        .as_array()
+        .unwrap();
+    let parameters =
+        |name: &str| fields.iter().find(|f| f["field"] == name).unwrap()["parameters"].clone();
+    assert_eq!(parameters("CARD"), serde_json::json!({"masked": "true"}));
+    assert_eq!(
+        parameters("STATUS"),
+        serde_json::json!({
+            "masked": "true",
+            "__debezium.source.column.type": "VARCHAR2",
+            "__debezium.source.column.name": "STATUS",
+            "__debezium.source.column.length": "16",
+        })
+    );
+    assert_eq!(
+        parameters("ID"),
+        serde_json::json!({
+            "__debezium.source.column.type": "NUMBER",
+            "__debezium.source.column.name": "ID",
+            "__debezium.source.column.length": "10",
+            "__debezium.source.column.scale": "0",
+        })
+    );
+    assert!(parameters("CODE").is_null(), "truncation is not a mask");
+}

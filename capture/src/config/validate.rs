@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
-use redoline_crds::v1alpha1::{MIN_MEMORY_BYTES, SkippedOperation, StartPositionType};
+use redoline_crds::v1alpha1::{
+    DEBEZIUM_ONLY_FIELDS, FormatType, MIN_MEMORY_BYTES, SkippedOperation, StartPositionType,
+};
 use serde_json::Value;
 
 use super::{CaptureConfig, ConfigError};
@@ -151,6 +153,29 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             "format.skippedOperations",
             "none cannot be combined with other operations",
         ));
+    }
+    if config.format.type_ != FormatType::Debezium {
+        let (filters, columns) = (&config.filters, &config.columns);
+        let set = [
+            !filters.column_include_list.is_empty(),
+            !filters.column_exclude_list.is_empty(),
+            !columns.message_key_columns.is_empty(),
+            !columns.mask_hash.is_empty(),
+            !columns.mask_with_chars.is_empty(),
+            !columns.truncate_to_chars.is_empty(),
+            !columns.propagate_source_type.is_empty(),
+            !columns.datatype_propagate_source_type.is_empty(),
+        ];
+        if let Some((field, _)) = DEBEZIUM_ONLY_FIELDS
+            .iter()
+            .zip(set)
+            .find(|(_, is_set)| *is_set)
+        {
+            return Err(ConfigError::new(
+                *field,
+                "shapes Debezium records: it needs format.type debezium",
+            ));
+        }
     }
     Filters::new(&config.filters, &config.columns)
         .map_err(|error| ConfigError::new(error.field, error.problem))?;

@@ -18,6 +18,7 @@
 pub mod compact;
 pub mod debezium;
 mod json;
+pub mod mask;
 
 use std::fmt;
 use std::sync::Arc;

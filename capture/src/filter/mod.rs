@@ -1,6 +1,7 @@
 //! Which changes and columns the capture emits: the username lists (Debezium's
 //! `log.mining.username.include.list` / `exclude.list`), the column lists (`column.include.list`
-//! / `column.exclude.list`) and the message key columns (`message.key.columns`).
+//! / `column.exclude.list`), the message key columns (`message.key.columns`), and the compiled
+//! masking rules of [`crate::event::mask`].
 //!
 //! Every pattern must match the whole name, as Debezium's lists do: each is compiled as
 //! `^(?:pattern)$` with the `regex` crate (RE2 syntax, which covers POSIX extended expressions
@@ -15,6 +16,8 @@ use std::collections::HashSet;
 
 use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec};
 use regex::Regex;
+
+use crate::event::mask::ColumnRules;
 
 /// A pattern or list that cannot be used; names the field to fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -109,6 +112,7 @@ pub struct Filters {
     users: Users,
     columns: Selection,
     key_columns: Vec<(PatternList, Vec<String>)>,
+    rules: ColumnRules,
 }
 
 impl Filters {
@@ -152,6 +156,7 @@ impl Filters {
             users,
             columns: column_selection,
             key_columns,
+            rules: ColumnRules::new(columns)?,
         })
     }
 
@@ -177,6 +182,11 @@ impl Filters {
     /// Whether every column is in event values (no column list).
     pub fn admits_every_column(&self) -> bool {
         matches!(self.columns, Selection::All)
+    }
+
+    /// The masking and source type rules of `spec.columns`.
+    pub fn column_rules(&self) -> &ColumnRules {
+        &self.rules
     }
 
     /// The configured key columns of `schema.table`: the first `messageKeyColumns` entry whose

@@ -52,6 +52,7 @@ fn a_bad_pattern_names_its_field_and_index() {
             table: "[".to_owned(),
             columns: strings(&["ID"]),
         }],
+        ..ColumnsSpec::default()
     };
     let error = Filters::new(&FiltersSpec::default(), &keys).unwrap_err();
     assert_eq!(error.field, "columns.messageKeyColumns[0].table");
@@ -136,6 +137,7 @@ fn the_first_matching_key_entry_wins() {
                 columns: strings(&["A", "B"]),
             },
         ],
+        ..ColumnsSpec::default()
     };
     let filters = Filters::new(&FiltersSpec::default(), &keys).unwrap();
     assert_eq!(

@@ -46,6 +46,7 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
@@ -343,6 +344,35 @@ pub enum SkippedOperation {
     None,
 }
 
+/// The column options that only the `debezium` format applies (see [`DEBEZIUM_ONLY_FIELDS`]).
+fn debezium_only_rule() -> String {
+    let empty = |path: &str| {
+        let (parent, field) = path.rsplit_once('.').unwrap_or(("self", path));
+        format!("(!has({parent}.{field}) || size({parent}.{field}) == 0)")
+    };
+    let fields: Vec<String> = DEBEZIUM_ONLY_FIELDS
+        .iter()
+        .map(|f| empty(&format!("self.{f}")))
+        .collect();
+    format!(
+        "self.format.type == 'debezium' || ({})",
+        fields.join(" && ")
+    )
+}
+
+/// The spec fields only the `debezium` format applies: with `compact` they would silently do
+/// nothing (a column meant to be hidden would be published), so they are refused.
+pub const DEBEZIUM_ONLY_FIELDS: [&str; 8] = [
+    "filters.columnIncludeList",
+    "filters.columnExcludeList",
+    "columns.messageKeyColumns",
+    "columns.maskHash",
+    "columns.maskWithChars",
+    "columns.truncateToChars",
+    "columns.propagateSourceType",
+    "columns.datatypePropagateSourceType",
+];
+
 fn default_skipped_operations() -> Vec<SkippedOperation> {
     vec![SkippedOperation::Truncate]
 }
@@ -377,7 +407,8 @@ pub struct FiltersSpec {
     pub column_exclude_list: Vec<String>,
 }
 
-/// Per-column settings.
+/// Per-column settings of the `debezium` format. Column patterns are regular expressions on
+/// `SCHEMA.TABLE.COLUMN`, matched like the filter lists.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ColumnsSpec {
@@ -386,6 +417,69 @@ pub struct ColumnsSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 100))]
     pub message_key_columns: Vec<MessageKeyColumns>,
+    /// Character columns whose values are replaced by the hex digest of salt and value
+    /// (Debezium's `column.mask.hash.v2.<algorithm>.with.salt.<salt>`), cut to the column's
+    /// length.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub mask_hash: Vec<HashMask>,
+    /// Character columns whose values are replaced by `length` asterisks (Debezium's
+    /// `column.mask.with.<length>.chars`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub mask_with_chars: Vec<LengthRule>,
+    /// Character columns whose values are cut to `length` characters (Debezium's
+    /// `column.truncate.to.<length>.chars`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub truncate_to_chars: Vec<LengthRule>,
+    /// Columns whose field schemas carry their Oracle type, length and scale as parameters
+    /// (Debezium's `column.propagate.source.type`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub propagate_source_type: Vec<String>,
+    /// Regular expressions on Oracle type names (`NUMBER`, `VARCHAR2`): columns of matching
+    /// types carry the same parameters (Debezium's `datatype.propagate.source.type`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub datatype_propagate_source_type: Vec<String>,
+}
+
+/// A salted hash of character columns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HashMask {
+    /// The digest, named as Java's MessageDigest names it.
+    pub algorithm: HashAlgorithm,
+    /// Hashed before the value.
+    #[schemars(length(max = 1024))]
+    pub salt: String,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`.
+    #[schemars(length(min = 1, max = 100), inner(length(min = 1, max = 1024)))]
+    pub columns: Vec<String>,
+}
+
+/// A digest for `maskHash`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum HashAlgorithm {
+    #[serde(rename = "SHA-256")]
+    Sha256,
+    #[serde(rename = "SHA-384")]
+    Sha384,
+    #[serde(rename = "SHA-512")]
+    Sha512,
+}
+
+/// A length applied to the columns the patterns match.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LengthRule {
+    /// Characters.
+    #[schemars(range(max = 1_000_000))]
+    pub length: u32,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`.
+    #[schemars(length(min = 1, max = 100), inner(length(min = 1, max = 1024)))]
+    pub columns: Vec<String>,
 }
 
 /// The key columns of the tables a regular expression matches.

@@ -22,7 +22,9 @@
 //! lower-case hex XID, as in `source.txId`.
 //!
 //! [`Filters`] shape values and keys: columns the column lists leave out vanish from values and
-//! value schemas (key columns stay in keys), and `message.key.columns` replaces a table's key.
+//! value schemas (key columns stay in keys), `message.key.columns` replaces a table's key, and
+//! the column rules of [`super::mask`] mask character values in value images (the field schema
+//! gains `"masked":"true"`) and add `__debezium.source.column.*` schema parameters.
 //!
 //! The value is the envelope `{before, after, source, transaction, op, ts_ms, ts_us, ts_ns}`;
 //! `source` holds `version`, `connector` (`oracle`), `name` (the topic prefix), `ts_ms` (change
@@ -51,6 +53,7 @@ use redoline_crds::v1alpha1::{
 };
 
 use super::json;
+use super::mask::ColumnMask;
 use super::{ChangeEvent, Operation, TransactionInfo};
 use crate::dictionary::TableSchema;
 use crate::filter::Filters;
@@ -264,6 +267,8 @@ struct TablePlan {
     key: Vec<usize>,
     /// The columns in event values (`column.include.list` / `column.exclude.list`).
     value_columns: Vec<usize>,
+    /// Each column's mask in value images (keys are never masked, as in Debezium).
+    masks: Vec<Option<ColumnMask>>,
     topic: String,
     /// `{"schema":<key schema>,"payload":` when schemas are enabled.
     key_prefix: Option<String>,
@@ -634,6 +639,26 @@ fn build_plan(
         .filter(|(_, c)| filters.admits_column(table.schema(), table.table(), &c.name))
         .map(|(i, _)| i)
         .collect();
+    let rules = filters.column_rules();
+    let (schema_name, table_name) = (table.schema(), table.table());
+    let masks: Vec<Option<ColumnMask>> = table
+        .columns()
+        .iter()
+        .map(|c| rules.mask(schema_name, table_name, c))
+        .collect();
+    let parameters: Vec<Vec<(&'static str, String)>> = table
+        .columns()
+        .iter()
+        .zip(&masks)
+        .map(|(column, mask)| {
+            let mut parameters = Vec::new();
+            if mask.as_ref().is_some_and(ColumnMask::marks_schema) {
+                parameters.push(("masked", "true".to_owned()));
+            }
+            parameters.extend(rules.source_type_parameters(schema_name, table_name, column));
+            parameters
+        })
+        .collect();
     let prefix = &options.topic_prefix;
     let key_prefix = if options.schemas_enabled {
         schema::key_schema(table, &kinds, &key, prefix)
@@ -644,7 +669,7 @@ fn build_plan(
     let value_prefix = if options.schemas_enabled {
         format!(
             "{{\"schema\":{},\"payload\":",
-            schema::envelope_schema(table, &kinds, &value_columns, prefix)
+            schema::envelope_schema(table, &kinds, &value_columns, &parameters, prefix)
         )
     } else {
         String::new()
@@ -655,6 +680,7 @@ fn build_plan(
         kinds,
         key,
         value_columns,
+        masks,
         key_prefix,
         value_prefix,
     })
