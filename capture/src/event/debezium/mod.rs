@@ -368,45 +368,58 @@ impl DebeziumEncoder {
         let after = event.after.as_ref();
         let need = |row, op, image| need(row, &plan.table, op, image);
         let part = |op, before, after| Part { op, before, after };
-        let parts = match &event.op {
-            Operation::Create => vec![part(
-                EnvelopeOp::Create,
+        // At most two envelopes: a key change is a delete of the old key, then a create.
+        let parts: [Option<Part>; 2] = match &event.op {
+            Operation::Create => [
+                Some(part(
+                    EnvelopeOp::Create,
+                    None,
+                    Some(need(after, "create", "after")?),
+                )),
                 None,
-                Some(need(after, "create", "after")?),
-            )],
-            Operation::Read => vec![part(
-                EnvelopeOp::Read,
+            ],
+            Operation::Read => [
+                Some(part(
+                    EnvelopeOp::Read,
+                    None,
+                    Some(need(after, "read", "after")?),
+                )),
                 None,
-                Some(need(after, "read", "after")?),
-            )],
-            // A key change is a delete of the old key, then a create of the new one.
-            Operation::Update if event.key_changed(&plan.key) => vec![
-                part(
+            ],
+            Operation::Update if event.key_changed(&plan.key) => [
+                Some(part(
                     EnvelopeOp::Delete,
                     Some(need(before, "update", "before")?),
                     None,
-                ),
-                part(
+                )),
+                Some(part(
                     EnvelopeOp::Create,
                     None,
                     Some(need(after, "update", "after")?),
-                ),
+                )),
             ],
-            Operation::Update => vec![part(
-                EnvelopeOp::Update,
-                before,
-                Some(need(after, "update", "after")?),
-            )],
-            Operation::Delete => vec![part(
-                EnvelopeOp::Delete,
-                Some(need(before, "delete", "before")?),
+            Operation::Update => [
+                Some(part(
+                    EnvelopeOp::Update,
+                    before,
+                    Some(need(after, "update", "after")?),
+                )),
                 None,
-            )],
-            Operation::Truncate => vec![part(EnvelopeOp::Truncate, None, None)],
-            Operation::Ddl { .. } => Vec::new(),
+            ],
+            Operation::Delete => [
+                Some(part(
+                    EnvelopeOp::Delete,
+                    Some(need(before, "delete", "before")?),
+                    None,
+                )),
+                None,
+            ],
+            Operation::Truncate => [Some(part(EnvelopeOp::Truncate, None, None)), None],
+            Operation::Ddl { .. } => [None, None],
         };
-        let mut records = Vec::with_capacity(parts.len() + 1);
-        for part in parts {
+        // Room for BEGIN, and a key change's delete, tombstone and create.
+        let mut records = Vec::with_capacity(4);
+        for part in parts.into_iter().flatten() {
             if self.options.skipped_operations.skips(part.op) {
                 continue;
             }
