@@ -388,3 +388,53 @@ fn masks_apply_to_value_images_and_keys_keep_real_values() {
     );
     assert!(parameters("CODE").is_null(), "truncation is not a mask");
 }
+
+#[test]
+fn schema_and_table_lists_choose_the_captured_tables() {
+    let steps = r#"{"table":"HR.EMP","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}
+{"tx":"a","insert":"APP.ORDERS","values":{"ID":1,"STATUS":"new"}}
+{"tx":"a","insert":"APP.LINES","values":{"ID":10,"ORDER_ID":1}}
+{"tx":"a","insert":"APP.OTHER","values":{"ID":5}}
+{"tx":"a","insert":"HR.EMP","values":{"ID":7}}
+{"tx":"a","commit":true}
+{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY)"}
+{"tx":"b","insert":"APP.LATER","values":{"ID":3}}
+{"tx":"b","commit":true}
+"#;
+    let capture = Capture::new(&[], &scenario(steps), "");
+    let path = capture.path("capture.yaml");
+    let config = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("tables: []\n", "")
+        .replace(
+            "format: {type: compact}",
+            "format: {type: compact}\n\
+             filters: {schemaIncludeList: ['APP'], tableExcludeList: ['APP\\.OTH.*']}",
+        );
+    std::fs::write(&path, config).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let tables: Vec<String> = capture
+        .events()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}.{}",
+                e["op"].as_str().unwrap(),
+                e["schema"].as_str().unwrap(),
+                e["table"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // APP.OTHER is excluded, HR is not included; APP.LATER, created later, is captured (its
+    // CREATE TABLE is a DDL event of a captured table).
+    assert_eq!(
+        tables,
+        [
+            "i APP.ORDERS",
+            "i APP.LINES",
+            "ddl APP.LATER",
+            "i APP.LATER"
+        ]
+    );
+}

@@ -45,7 +45,8 @@ pub struct CaptureConfig {
     #[schemars(length(min = 1, max = 63))]
     pub namespace: Option<String>,
     pub database: DatabaseConfig,
-    #[schemars(length(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 1000))]
     pub tables: Vec<TableName>,
     #[serde(default)]
     pub start_position: StartPosition,

@@ -148,6 +148,15 @@ fn the_crd_rules_are_mirrored() {
             debezium("columns: {maskHash: [{algorithm: SHA-256, salt: s, columns: ['(']}]}"),
             "columns.maskHash[0].columns[0]",
         ),
+        (MINIMAL.replace("tables: [SALES.ORDERS]", ""), "tables"),
+        (
+            with("filters: {schemaIncludeList: [APP], schemaExcludeList: [HR]}"),
+            "filters.schemaIncludeList",
+        ),
+        (
+            with("filters: {tableIncludeList: ['APP\\.(']}"),
+            "filters.tableIncludeList[0]",
+        ),
         (
             debezium("columns: {datatypePropagateSourceType: ['[']}"),
             "columns.datatypePropagateSourceType[0]",

@@ -177,8 +177,15 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             ));
         }
     }
-    Filters::new(&config.filters, &config.columns)
+    let filters = Filters::new(&config.filters, &config.columns)
         .map_err(|error| ConfigError::new(error.field, error.problem))?;
+    if config.tables.is_empty() && !filters.selects_from_catalog() {
+        return Err(ConfigError::new(
+            "tables",
+            "choose the captured tables: list them in tables or give filters a schema or table \
+             list",
+        ));
+    }
     match (&config.kafka, &config.file) {
         (Some(kafka), None) => {
             let prefix_ok = kafka

@@ -42,7 +42,7 @@ use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPositionType};
 
-use self::dictionary::CapturedTables;
+use self::dictionary::{CapturedTables, TableListing};
 use self::journaling::Journaling;
 use self::output::{Output, RecordEncoder, page_due};
 use crate::assemble::csf::ContinuationJoiner;
@@ -223,6 +223,8 @@ pub struct Engine<S: OracleSource> {
     next_scn: u64,
     end_scn: Option<u64>,
     options: RunOptions,
+    /// Lists the catalog again for the schema and table lists of `spec.filters`.
+    table_listing: TableListing,
     /// Windows (idle polls included) completed by this run: progress that resets the restart
     /// budget of transient source faults.
     windows_completed: u64,
@@ -256,7 +258,13 @@ impl<S: OracleSource> Engine<S> {
             board,
         } = wiring;
         let database = source.database()?;
-        let tables = CapturedTables::load(&mut source, &config.table_names())?;
+        let filters = Arc::new(
+            Filters::new(&config.filters, &config.columns)
+                .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
+        );
+        let mut tables = CapturedTables::load(&mut source, &config.table_names())?;
+        let mut table_listing = TableListing::new(&filters, &config.mining.flush_table);
+        table_listing.refresh(&mut source, &mut tables, None)?;
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
@@ -319,10 +327,6 @@ impl<S: OracleSource> Engine<S> {
             "mining starts"
         );
         let next_scn = bookmark.restart_scn;
-        let filters = Arc::new(
-            Filters::new(&config.filters, &config.columns)
-                .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
-        );
         let encoder = RecordEncoder::new(
             &config.format,
             config
@@ -374,6 +378,7 @@ impl<S: OracleSource> Engine<S> {
             next_scn,
             end_scn,
             options,
+            table_listing,
             windows_completed: 0,
         })
     }
@@ -471,6 +476,13 @@ impl<S: OracleSource> Engine<S> {
                 self.source.flush_redo()?;
             }
             let current = self.source.current_scn()?;
+            if self.table_listing.due() {
+                self.table_listing.refresh(
+                    &mut self.source,
+                    &mut self.pipeline.tables,
+                    Some(self.next_scn),
+                )?;
+            }
             let threads = self.source.threads()?;
             let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);
             if let Some(delay) = delay {
@@ -505,7 +517,7 @@ impl<S: OracleSource> Engine<S> {
             start_scn,
             end_scn,
             logs: logs.logs,
-            tables: self.pipeline.config.table_names(),
+            tables: self.pipeline.tables.names(),
             pdb: self.pipeline.config.database.pdb.clone(),
             // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
             with_sql_undo: false,

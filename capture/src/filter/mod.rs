@@ -1,4 +1,6 @@
-//! Which changes and columns the capture emits: the username lists (Debezium's
+//! Which tables, changes and columns the capture emits: the schema and table lists (Debezium's
+//! `schema.include.list` / `schema.exclude.list` / `table.include.list` / `table.exclude.list`,
+//! against the owner and `OWNER.TABLE`), the username lists (Debezium's
 //! `log.mining.username.include.list` / `exclude.list`), the column lists (`column.include.list`
 //! / `column.exclude.list`), the message key columns (`message.key.columns`), and the compiled
 //! masking rules of [`crate::event::mask`].
@@ -109,6 +111,8 @@ enum Users {
 /// The compiled `spec.filters` and `spec.columns.messageKeyColumns`.
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
+    /// Schema then table lists, when any is set: tables are also chosen from the catalog.
+    catalog: Option<(Selection, Selection)>,
     users: Users,
     columns: Selection,
     key_columns: Vec<(PatternList, Vec<String>)>,
@@ -135,6 +139,20 @@ impl Filters {
                 });
             }
         };
+        let schemas = Selection::compile(
+            "filters.schemaIncludeList",
+            &filters.schema_include_list,
+            "filters.schemaExcludeList",
+            &filters.schema_exclude_list,
+        )?;
+        let tables = Selection::compile(
+            "filters.tableIncludeList",
+            &filters.table_include_list,
+            "filters.tableExcludeList",
+            &filters.table_exclude_list,
+        )?;
+        let catalog = (!matches!((&schemas, &tables), (Selection::All, Selection::All)))
+            .then_some((schemas, tables));
         let column_selection = Selection::compile(
             "filters.columnIncludeList",
             &filters.column_include_list,
@@ -153,11 +171,39 @@ impl Filters {
             })
             .collect::<Result<_, FilterError>>()?;
         Ok(Self {
+            catalog,
             users,
             columns: column_selection,
             key_columns,
             rules: ColumnRules::new(columns)?,
         })
+    }
+
+    /// Whether the schema or table lists choose tables from the catalog.
+    pub fn selects_from_catalog(&self) -> bool {
+        self.catalog.is_some()
+    }
+
+    /// The catalog's `listed` tables (Oracle-maintained schemas already left out) that the schema
+    /// and table lists select, except those `never` names (the capture's own flush table).
+    /// Empty without lists.
+    pub fn catalog_tables(
+        &self,
+        listed: &[(String, String)],
+        never: impl Fn(&str, &str) -> bool,
+    ) -> Vec<(String, String)> {
+        let Some((schemas, tables)) = &self.catalog else {
+            return Vec::new();
+        };
+        listed
+            .iter()
+            .filter(|(owner, table)| {
+                !never(owner, table)
+                    && schemas.selects(owner)
+                    && tables.selects(&format!("{owner}.{table}"))
+            })
+            .cloned()
+            .collect()
     }
 
     /// Whether the changes of database user `user` are emitted. With an include list, a change

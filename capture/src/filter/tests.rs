@@ -178,3 +178,67 @@ proptest! {
         );
     }
 }
+
+fn names(items: &[&str]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|n| {
+            let (owner, table) = n.split_once('.').unwrap();
+            (owner.to_owned(), table.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn schema_and_table_lists_choose_catalog_tables() {
+    let catalog = names(&[
+        "APP.ORDERS",
+        "APP.LINES",
+        "APP.TMP_X",
+        "HR.EMP",
+        "REDOLINE.REDOLINE_LOGMNR_FLUSH",
+    ]);
+    let flush = |owner: &str, table: &str| owner == "REDOLINE" && table == "REDOLINE_LOGMNR_FLUSH";
+    let filters = |spec: FiltersSpec| Filters::new(&spec, &ColumnsSpec::default()).unwrap();
+    let only_explicit = Filters::default();
+    assert!(!only_explicit.selects_from_catalog());
+    assert!(only_explicit.catalog_tables(&catalog, flush).is_empty());
+    let app = filters(FiltersSpec {
+        schema_include_list: strings(&["APP"]),
+        table_exclude_list: strings(&["APP\\.TMP_.*"]),
+        ..FiltersSpec::default()
+    });
+    assert!(app.selects_from_catalog());
+    assert_eq!(
+        app.catalog_tables(&catalog, flush),
+        names(&["APP.ORDERS", "APP.LINES"])
+    );
+    let all_but_hr = filters(FiltersSpec {
+        schema_exclude_list: strings(&["HR"]),
+        ..FiltersSpec::default()
+    });
+    assert_eq!(
+        all_but_hr.catalog_tables(&catalog, flush),
+        names(&["APP.ORDERS", "APP.LINES", "APP.TMP_X"]),
+        "never the flush table"
+    );
+    let by_table = filters(FiltersSpec {
+        table_include_list: strings(&["APP\\.ORDERS", "HR\\..*"]),
+        ..FiltersSpec::default()
+    });
+    assert_eq!(
+        by_table.catalog_tables(&catalog, flush),
+        names(&["APP.ORDERS", "HR.EMP"])
+    );
+    let both = FiltersSpec {
+        table_include_list: strings(&["A"]),
+        table_exclude_list: strings(&["B"]),
+        ..FiltersSpec::default()
+    };
+    assert_eq!(
+        Filters::new(&both, &ColumnsSpec::default())
+            .unwrap_err()
+            .field,
+        "filters.tableIncludeList"
+    );
+}

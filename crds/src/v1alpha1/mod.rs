@@ -46,14 +46,17 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
 #[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
 
     /// The captured tables as OWNER.TABLE, in dictionary case (unquoted names upper case; a quoted
-    /// part such as "Mixed Case" keeps its case).
-    #[schemars(length(min = 1, max = 1000))]
+    /// part such as "Mixed Case" keeps its case). Optional when the schema or table lists of
+    /// `filters` choose tables; the two add up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 1000))]
     #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub tables: Vec<TableName>,
 
@@ -344,6 +347,25 @@ pub enum SkippedOperation {
     None,
 }
 
+/// At least one way to choose tables: `tables` or a schema/table list of `filters`.
+fn tables_chosen_rule() -> String {
+    let mut ways = vec!["(has(self.tables) && size(self.tables) > 0)".to_owned()];
+    for list in TABLE_LISTS {
+        ways.push(format!(
+            "(has(self.filters) && has(self.filters.{list}) && size(self.filters.{list}) > 0)"
+        ));
+    }
+    ways.join(" || ")
+}
+
+/// The `filters` lists that choose tables from the catalog.
+pub const TABLE_LISTS: [&str; 4] = [
+    "schemaIncludeList",
+    "schemaExcludeList",
+    "tableIncludeList",
+    "tableExcludeList",
+];
+
 /// The column options that only the `debezium` format applies (see [`DEBEZIUM_ONLY_FIELDS`]).
 fn debezium_only_rule() -> String {
     let empty = |path: &str| {
@@ -382,9 +404,31 @@ fn default_skipped_operations() -> Vec<SkippedOperation> {
 /// case-sensitively, against names in dictionary case.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.schemaIncludeList) || !has(self.schemaExcludeList) || size(self.schemaIncludeList) == 0 || size(self.schemaExcludeList) == 0").message("set at most one of spec.filters.schemaIncludeList and spec.filters.schemaExcludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.tableIncludeList) || !has(self.tableExcludeList) || size(self.tableIncludeList) == 0 || size(self.tableExcludeList) == 0").message("set at most one of spec.filters.tableIncludeList and spec.filters.tableExcludeList"))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.usernameIncludeList) || !has(self.usernameExcludeList) || size(self.usernameIncludeList) == 0 || size(self.usernameExcludeList) == 0").message("set at most one of spec.filters.usernameIncludeList and spec.filters.usernameExcludeList"))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.columnIncludeList) || !has(self.columnExcludeList) || size(self.columnIncludeList) == 0 || size(self.columnExcludeList) == 0").message("set at most one of spec.filters.columnIncludeList and spec.filters.columnExcludeList"))]
 pub struct FiltersSpec {
+    /// Regular expressions on the owner: tables of matching schemas are captured (Debezium's
+    /// `schema.include.list`), Oracle-maintained schemas never.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub schema_include_list: Vec<String>,
+    /// Regular expressions on the owner: tables of matching schemas are not captured (Debezium's
+    /// `schema.exclude.list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub schema_exclude_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE`: matching tables are captured (Debezium's
+    /// `table.include.list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub table_include_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE`: matching tables are not captured (Debezium's
+    /// `table.exclude.list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub table_exclude_list: Vec<String>,
     /// Only changes made by these database users are emitted (Debezium's
     /// `log.mining.username.include.list`). User names, compared without regard to case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
