@@ -26,6 +26,11 @@
 //!   reloaded and mining goes on from the DDL's commit SCN. Rows at that SCN that were already
 //!   given to the buffer are recognised and not given twice.
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
+//! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
+//!   what the schema and table lists select, listed again between windows by
+//!   [`dictionary::TableListing`]), the username lists (events of other users are not encoded;
+//!   their transactions still move the bookmark), and the END record of transaction metadata
+//!   appended after a transaction's events, in its page.
 
 pub mod dictionary;
 pub mod journaling;

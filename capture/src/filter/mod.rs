@@ -53,10 +53,6 @@ impl PatternList {
             .map(Self)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Whether one pattern matches the whole of `name`.
     pub fn matches(&self, name: &str) -> bool {
         self.0.iter().any(|regex| regex.is_match(name))
@@ -223,11 +219,6 @@ impl Filters {
     pub fn admits_column(&self, schema: &str, table: &str, column: &str) -> bool {
         matches!(self.columns, Selection::All)
             || self.columns.selects(&format!("{schema}.{table}.{column}"))
-    }
-
-    /// Whether every column is in event values (no column list).
-    pub fn admits_every_column(&self) -> bool {
-        matches!(self.columns, Selection::All)
     }
 
     /// The masking and source type rules of `spec.columns`.

@@ -176,10 +176,9 @@ impl ColumnRules {
         column: &Column,
     ) -> Vec<(&'static str, String)> {
         let (type_name, length, scale) = source_type(&column.data_type);
-        let named = !self.propagate.is_empty()
-            && self
-                .propagate
-                .matches(&format!("{schema}.{table}.{}", column.name));
+        let named = self
+            .propagate
+            .matches(&format!("{schema}.{table}.{}", column.name));
         if !named && !self.propagate_types.matches(&type_name) {
             return Vec::new();
         }
