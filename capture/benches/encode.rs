@@ -10,7 +10,8 @@
 //! Tables of 5 and 20 columns cycle through NUMBER(10) (the key), VARCHAR2, NUMBER(12,2),
 //! `TO_DATE(..)`, `TO_TIMESTAMP(..)` (TIMESTAMP(6)), BINARY_DOUBLE and RAW via `HEXTORAW`.
 //! Formats: `compact`, `debezium` without envelope, `debezium` with the `schema`/`payload`
-//! envelope. Figures are printed, never asserted.
+//! envelope, and the latter with connector options (transaction metadata, a hashed column, a
+//! left-out column, source type parameters). Figures are printed, never asserted.
 
 use std::borrow::Cow;
 use std::hint::black_box;
@@ -20,9 +21,11 @@ use std::time::{Duration, Instant};
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::{DebeziumEncoder, DebeziumOptions};
 use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, Xid, compact};
+use redoline_capture::filter::Filters;
 use redoline_capture::redo::ast::{ColumnValue, DmlStatement, RawValue};
 use redoline_capture::redo::parse_dml;
 use redoline_capture::value::typed_row;
+use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec, HashAlgorithm, HashMask};
 
 const WARM_UP: Duration = Duration::from_millis(300);
 const MEASURE: Duration = Duration::from_millis(1500);
@@ -153,7 +156,6 @@ fn main() {
                 commit_time: Some(now),
                 ..SourceInfo::default()
             },
-            transaction: None,
         };
         let sql = insert_sql(columns);
         let parse_and_type = || match parse_dml(&sql) {
@@ -169,6 +171,32 @@ fn main() {
             ..DebeziumOptions::default()
         });
         let mut enveloped = DebeziumEncoder::new(DebeziumOptions::default());
+        // Connector options on: transaction metadata (each event numbered in one long
+        // transaction), a hashed VARCHAR2, a left-out column and source type parameters.
+        let options = ColumnsSpec {
+            mask_hash: vec![HashMask {
+                algorithm: HashAlgorithm::Sha256,
+                salt: "salt".to_owned(),
+                columns: vec!["BENCH\\.T\\.C2".to_owned()],
+            }],
+            datatype_propagate_source_type: vec!["NUMBER".to_owned()],
+            ..ColumnsSpec::default()
+        };
+        let filters = FiltersSpec {
+            column_exclude_list: vec!["BENCH\\.T\\.C3".to_owned()],
+            ..FiltersSpec::default()
+        };
+        let filters = match Filters::new(&filters, &options) {
+            Ok(filters) => Arc::new(filters),
+            Err(e) => panic_free_exit(&e.to_string()),
+        };
+        let mut optioned = DebeziumEncoder::with_filters(
+            DebeziumOptions {
+                provide_transaction_metadata: true,
+                ..DebeziumOptions::default()
+            },
+            filters,
+        );
         let debezium = |encoder: &mut DebeziumEncoder| match encoder
             .encode(&event_of(parse_and_type()), now)
         {
@@ -198,6 +226,10 @@ fn main() {
             (
                 "parse + type + debezium (envelope)",
                 measure(|| debezium(&mut enveloped)),
+            ),
+            (
+                "parse + type + debezium (env., options)",
+                measure(|| debezium(&mut optioned)),
             ),
         ];
         for (name, per_second) in results {

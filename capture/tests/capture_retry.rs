@@ -74,6 +74,9 @@ impl DatabaseCatalog for FlakySource {
     fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError> {
         self.inner.sessions()
     }
+    fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {
+        self.inner.list_tables()
+    }
     fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError> {
         self.inner.scn_to_timestamp(scn)
     }

@@ -16,11 +16,9 @@ use proptest::prelude::*;
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::{
     BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, IntervalHandling,
-    TimePrecision,
+    SkippedOperations, TimePrecision,
 };
-use redoline_capture::event::{
-    ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionInfo, Xid, compact,
-};
+use redoline_capture::event::{ChangeEvent, Operation, SnapshotMarker, SourceInfo, Xid, compact};
 use redoline_capture::redo::ast::RawValue;
 use redoline_capture::value::{
     InvalidReason, OracleNumber, Row, Value, ValueError, typed, typed_column_value, typed_row,
@@ -242,14 +240,6 @@ fn source(scn: u64, ssn: u64) -> SourceInfo {
     }
 }
 
-fn tx(order: u64) -> Option<TransactionInfo> {
-    Some(TransactionInfo {
-        id: "07000c00f3010000".to_owned(),
-        total_order: order,
-        data_collection_order: order,
-    })
-}
-
 /// The golden events, in order.
 fn events() -> Vec<ChangeEvent> {
     let t = all_types_table();
@@ -271,7 +261,6 @@ fn events() -> Vec<ChangeEvent> {
         before,
         after,
         source: source(scn, order),
-        transaction: tx(order),
     };
     let mut snapshot_read = ev(
         Operation::Read,
@@ -287,7 +276,6 @@ fn events() -> Vec<ChangeEvent> {
         change_time: Some("2024-01-02T03:00:00Z".parse().unwrap()),
         ..SourceInfo::default()
     };
-    snapshot_read.transaction = None;
     vec![
         snapshot_read,
         ev(
@@ -459,7 +447,10 @@ fn debezium_modes_a_golden() {
             interval_handling: IntervalHandling::String,
             number_one_as_boolean: true,
             provide_transaction_metadata: true,
-            emit_truncate: true,
+            skipped_operations: SkippedOperations {
+                truncate: false,
+                ..SkippedOperations::default()
+            },
             ..base_options()
         }),
     );
@@ -480,19 +471,35 @@ fn debezium_modes_b_golden() {
     );
 }
 
-/// BEGIN and END records of the transaction metadata topic, enveloped.
+/// BEGIN and END records of the transaction metadata topic, enveloped: BEGIN before the
+/// transaction's first data event, END with the counts of the envelopes written (a key change
+/// counts twice, tombstones and the skipped truncate not at all).
 #[test]
 fn debezium_transaction_metadata_golden() {
-    let encoder = DebeziumEncoder::new(DebeziumOptions {
+    let mut encoder = DebeziumEncoder::new(DebeziumOptions {
         provide_transaction_metadata: true,
         ..base_options()
     });
-    let (t, n) = (all_types_table(), no_key_table());
+    let mut records = Vec::new();
+    for event in events() {
+        records.extend(encoder.encode(&event, processed_at()).unwrap());
+    }
+    records.extend(encoder.end_transaction(processed_at()));
+    assert_eq!(
+        encoder.end_transaction(processed_at()),
+        None,
+        "one END per transaction"
+    );
+    let topics: Vec<&str> = records.iter().map(|r| r.topic.as_str()).collect();
+    let begin = topics.iter().position(|t| *t == "server1.transaction");
+    assert_eq!(
+        begin,
+        Some(1),
+        "after the snapshot read, before the first change"
+    );
+    assert_eq!(topics.last(), Some(&"server1.transaction"));
     let mut out = String::new();
-    for record in [
-        encoder.transaction_begin("07000c00f3010000", processed_at()),
-        encoder.transaction_end("07000c00f3010000", processed_at(), &[(&t, 6), (&n, 3)]),
-    ] {
+    for record in records.iter().filter(|r| r.topic == "server1.transaction") {
         out.push_str("{\"topic\":");
         out.push_str(&serde_json::to_string(&record.topic).unwrap());
         out.push_str(",\"key\":");
@@ -502,6 +509,118 @@ fn debezium_transaction_metadata_golden() {
         out.push_str("}\n");
     }
     check_golden("debezium_transaction.jsonl", &out);
+    let end: serde_json::Value =
+        serde_json::from_str(records.last().unwrap().value.as_deref().unwrap()).unwrap();
+    assert_eq!(end["payload"]["status"], "END");
+    assert_eq!(end["payload"]["event_count"], 8);
+    let orders: Vec<(i64, i64, String)> = records
+        .iter()
+        .filter(|r| r.topic != "server1.transaction")
+        .filter_map(|r| r.value.as_deref())
+        .map(|v| serde_json::from_str::<serde_json::Value>(v).unwrap())
+        .filter(|v| !v["payload"]["transaction"].is_null())
+        .map(|v| {
+            let tx = &v["payload"]["transaction"];
+            assert_eq!(tx["id"], "07000c00f3010000");
+            (
+                tx["total_order"].as_i64().unwrap(),
+                tx["data_collection_order"].as_i64().unwrap(),
+                v["payload"]["op"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(i64, i64, String)> = [
+        (1, 1, "c"),
+        (2, 2, "u"),
+        (3, 3, "d"),
+        (4, 4, "c"),
+        (5, 5, "c"),
+        (6, 6, "d"),
+        (7, 1, "c"),
+        (8, 2, "d"),
+    ]
+    .into_iter()
+    .map(|(t, d, op)| (t, d, op.to_owned()))
+    .collect();
+    assert_eq!(orders, expected);
+}
+
+/// `skipped.operations`: each op letter drops its envelopes, a key change's halves included.
+#[test]
+fn skipped_operations_drop_envelopes_by_op_letter() {
+    let ops = |skipped: SkippedOperations| -> Vec<String> {
+        let mut encoder = DebeziumEncoder::new(DebeziumOptions {
+            skipped_operations: skipped,
+            schemas_enabled: false,
+            ..base_options()
+        });
+        events()
+            .iter()
+            .flat_map(|e| encoder.encode(e, processed_at()).unwrap())
+            .map(|r| match r.value {
+                Some(v) => serde_json::from_str::<serde_json::Value>(&v).unwrap()["op"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                None => "tombstone".to_owned(),
+            })
+            .collect()
+    };
+    let none = SkippedOperations {
+        create: false,
+        update: false,
+        delete: false,
+        truncate: false,
+    };
+    assert_eq!(
+        ops(none),
+        [
+            "r",
+            "c",
+            "u",
+            "d",
+            "tombstone",
+            "c",
+            "c",
+            "d",
+            "tombstone",
+            "c",
+            "d",
+            "t"
+        ]
+    );
+    assert_eq!(
+        ops(SkippedOperations::default()),
+        [
+            "r",
+            "c",
+            "u",
+            "d",
+            "tombstone",
+            "c",
+            "c",
+            "d",
+            "tombstone",
+            "c",
+            "d"
+        ]
+    );
+    assert_eq!(
+        ops(SkippedOperations {
+            delete: true,
+            ..none
+        }),
+        ["r", "c", "u", "c", "c", "c", "t"],
+        "no delete, no tombstone, the create half of the key change stays"
+    );
+    assert_eq!(
+        ops(SkippedOperations {
+            create: true,
+            update: true,
+            ..none
+        }),
+        ["r", "d", "tombstone", "d", "tombstone", "d", "t"]
+    );
 }
 
 #[test]
@@ -549,7 +668,6 @@ fn a_null_in_a_not_null_column_is_an_encode_error() {
         before: None,
         after: Some(row(&n, &[("AT", RawValue::Null)])),
         source: source(1, 1),
-        transaction: None,
     };
     let err = encoder.encode(&event, processed_at()).unwrap_err();
     assert!(err.to_string().contains("MSG"), "{err}");

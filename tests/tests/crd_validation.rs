@@ -132,12 +132,62 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
         (
             "no tables",
             with(minimal_spec(), "tables", json!([])),
-            "spec.tables",
+            "choose the captured tables",
         ),
         (
             "tables missing",
             with(minimal_spec(), "tables", Value::Null),
-            "spec.tables: Required value",
+            "choose the captured tables",
+        ),
+        (
+            "none with other skipped operations",
+            with(
+                minimal_spec(),
+                "format.skippedOperations",
+                json!(["t", "none"]),
+            ),
+            "none cannot be combined",
+        ),
+        (
+            "unknown skipped operation",
+            with(minimal_spec(), "format.skippedOperations", json!(["r"])),
+            "spec.format.skippedOperations[0]",
+        ),
+        (
+            "username include and exclude lists",
+            with(
+                minimal_spec(),
+                "filters",
+                json!({"usernameIncludeList": ["APP"], "usernameExcludeList": ["ETL"]}),
+            ),
+            "set at most one of spec.filters.usernameIncludeList",
+        ),
+        (
+            "schema include and exclude lists",
+            with(
+                minimal_spec(),
+                "filters",
+                json!({"schemaIncludeList": ["APP"], "schemaExcludeList": ["HR"]}),
+            ),
+            "set at most one of spec.filters.schemaIncludeList",
+        ),
+        (
+            "column list with the compact format",
+            with(
+                with(minimal_spec(), "format.type", json!("compact")),
+                "filters.columnExcludeList",
+                json!(["APP\\.ORDERS\\.CARD"]),
+            ),
+            "need spec.format.type debezium",
+        ),
+        (
+            "unknown hash algorithm",
+            with(
+                minimal_spec(),
+                "columns.maskHash",
+                json!([{"algorithm": "MD5", "salt": "s", "columns": ["A"]}]),
+            ),
+            "spec.columns.maskHash[0].algorithm",
         ),
         (
             "table without owner",
@@ -366,6 +416,19 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn schema_and_table_lists_may_replace_the_table_list() {
+    let (_env, api) = setup("crd-lists").await;
+    let spec = with(
+        with(minimal_spec(), "tables", Value::Null),
+        "filters.schemaIncludeList",
+        json!(["APP"]),
+    );
+    api.create(&PostParams::default(), &object("lists", spec))
+        .await
+        .expect("a schema list chooses the tables");
 }
 
 #[tokio::test]

@@ -24,7 +24,6 @@
 pub mod csf;
 pub mod lob;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -34,7 +33,7 @@ use redoline_crds::v1alpha1::OnUnsupported;
 
 use self::lob::{LobBuilder, LobError, LobFlavor};
 use crate::dictionary::{LobKind, TableSchema};
-use crate::event::{ChangeEvent, Operation, SourceInfo, TransactionInfo, Xid};
+use crate::event::{ChangeEvent, Operation, SourceInfo, Xid};
 use crate::redo::ast::DmlStatement;
 use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
@@ -141,8 +140,6 @@ pub struct TransactionAssembler<'l, L: TableLookup> {
     commit: CommitInfo,
     held: Option<ChangeEvent>,
     lob: Option<ActiveLob>,
-    total_order: u64,
-    table_order: HashMap<String, u64>,
     stats: AssembleStats,
 }
 
@@ -170,8 +167,6 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             commit,
             held: None,
             lob: None,
-            total_order: 0,
-            table_order: HashMap::new(),
             stats: AssembleStats::default(),
         }
     }
@@ -340,7 +335,6 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             before: before.map(|before| without_lobs(table, before)),
             after,
             source: self.source(&row),
-            transaction: None,
         };
         self.held = Some(event);
         Ok(())
@@ -473,7 +467,6 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                 before: Some(without_lobs(table, key.clone())),
                 after: Some(key),
                 source: self.source(row),
-                transaction: None,
             });
         }
         let known = self
@@ -549,7 +542,6 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             before: None,
             after: None,
             source: self.source(&row),
-            transaction: None,
         };
         self.emit_event(event, emit);
         if !truncate {
@@ -572,18 +564,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         Ok(())
     }
 
-    fn emit_event(&mut self, mut event: ChangeEvent, emit: &mut dyn FnMut(ChangeEvent)) {
-        self.total_order += 1;
-        let per_table = self
-            .table_order
-            .entry(event.table.qualified_name())
-            .or_insert(0);
-        *per_table += 1;
-        event.transaction = Some(TransactionInfo {
-            id: self.commit.xid.to_lower_hex(),
-            total_order: self.total_order,
-            data_collection_order: *per_table,
-        });
+    fn emit_event(&mut self, event: ChangeEvent, emit: &mut dyn FnMut(ChangeEvent)) {
         self.stats.events += 1;
         emit(event);
     }

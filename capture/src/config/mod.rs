@@ -24,8 +24,9 @@ use std::path::{Path, PathBuf};
 use redoline_crds::ByteQuantity;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{
-    BufferSpec, FormatSpec, JournalSpec, MiningSpec, SlaSpec, SnapshotSpec, StartPosition,
-    TableName, TransactionsSpec, default_max_connections, default_port, default_spill_max_bytes,
+    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, JournalSpec, MiningSpec, SlaSpec,
+    SnapshotSpec, StartPosition, TableName, TransactionsSpec, default_max_connections,
+    default_port, default_spill_max_bytes,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -44,7 +45,8 @@ pub struct CaptureConfig {
     #[schemars(length(min = 1, max = 63))]
     pub namespace: Option<String>,
     pub database: DatabaseConfig,
-    #[schemars(length(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 1000))]
     pub tables: Vec<TableName>,
     #[serde(default)]
     pub start_position: StartPosition,
@@ -58,6 +60,10 @@ pub struct CaptureConfig {
     pub file: Option<FileSinkConfig>,
     #[serde(default)]
     pub format: FormatSpec,
+    #[serde(default)]
+    pub filters: FiltersSpec,
+    #[serde(default)]
+    pub columns: ColumnsSpec,
     #[serde(default)]
     pub buffer: BufferConfig,
     #[serde(default)]

@@ -14,6 +14,14 @@ fn error(text: &str) -> ConfigError {
     parse(text, &[]).unwrap_err()
 }
 
+/// [`MINIMAL`] in the `debezium` format, with `extra`.
+fn debezium(extra: &str) -> String {
+    format!(
+        "{}{extra}\n",
+        MINIMAL.replace("format: {type: compact}", "format: {type: debezium}")
+    )
+}
+
 fn with(extra: &str) -> String {
     format!("{MINIMAL}{extra}\n")
 }
@@ -113,6 +121,50 @@ fn the_crd_rules_are_mirrored() {
         (
             MINIMAL.replace("scenario: scenario.jsonl}", "scenario: s.jsonl}, host: db"),
             "database.simulator",
+        ),
+        (
+            MINIMAL.replace(
+                "format: {type: compact}",
+                "format: {type: compact, skippedOperations: [t, none]}",
+            ),
+            "format.skippedOperations",
+        ),
+        (
+            with("filters: {usernameIncludeList: [APP], usernameExcludeList: [ETL]}"),
+            "filters.usernameIncludeList",
+        ),
+        (
+            debezium("filters: {columnExcludeList: ['APP\\.ORDERS\\.(SSN']}"),
+            "filters.columnExcludeList[0]",
+        ),
+        (
+            debezium("columns: {messageKeyColumns: [{table: '*', columns: [ID]}]}"),
+            "columns.messageKeyColumns[0].table",
+        ),
+        (
+            with("filters: {columnExcludeList: ['APP\\.ORDERS\\.SSN']}"),
+            "filters.columnExcludeList",
+        ),
+        (
+            with("columns: {maskWithChars: [{length: 3, columns: [A]}]}"),
+            "columns.maskWithChars",
+        ),
+        (
+            debezium("columns: {maskHash: [{algorithm: SHA-256, salt: s, columns: ['(']}]}"),
+            "columns.maskHash[0].columns[0]",
+        ),
+        (MINIMAL.replace("tables: [SALES.ORDERS]", ""), "tables"),
+        (
+            with("filters: {schemaIncludeList: [APP], schemaExcludeList: [HR]}"),
+            "filters.schemaIncludeList",
+        ),
+        (
+            with("filters: {tableIncludeList: ['APP\\.(']}"),
+            "filters.tableIncludeList[0]",
+        ),
+        (
+            debezium("columns: {datatypePropagateSourceType: ['[']}"),
+            "columns.datatypePropagateSourceType[0]",
         ),
     ];
     for (text, field) in cases {

@@ -7,10 +7,13 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
-use redoline_crds::v1alpha1::{MIN_MEMORY_BYTES, StartPositionType};
+use redoline_crds::v1alpha1::{
+    DEBEZIUM_ONLY_FIELDS, FormatType, MIN_MEMORY_BYTES, SkippedOperation, StartPositionType,
+};
 use serde_json::Value;
 
 use super::{CaptureConfig, ConfigError};
+use crate::filter::Filters;
 
 /// The schema of [`CaptureConfig`], generated once.
 static SCHEMA: LazyLock<Value> =
@@ -152,6 +155,45 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
         ));
     }
     database_rules(config)?;
+    let skipped = &config.format.skipped_operations;
+    if skipped.contains(&SkippedOperation::None) && skipped.len() > 1 {
+        return Err(ConfigError::new(
+            "format.skippedOperations",
+            "none cannot be combined with other operations",
+        ));
+    }
+    if config.format.type_ != FormatType::Debezium {
+        let (filters, columns) = (&config.filters, &config.columns);
+        let set = [
+            !filters.column_include_list.is_empty(),
+            !filters.column_exclude_list.is_empty(),
+            !columns.message_key_columns.is_empty(),
+            !columns.mask_hash.is_empty(),
+            !columns.mask_with_chars.is_empty(),
+            !columns.truncate_to_chars.is_empty(),
+            !columns.propagate_source_type.is_empty(),
+            !columns.datatype_propagate_source_type.is_empty(),
+        ];
+        if let Some((field, _)) = DEBEZIUM_ONLY_FIELDS
+            .iter()
+            .zip(set)
+            .find(|(_, is_set)| *is_set)
+        {
+            return Err(ConfigError::new(
+                *field,
+                "shapes Debezium records: it needs format.type debezium",
+            ));
+        }
+    }
+    let filters = Filters::new(&config.filters, &config.columns)
+        .map_err(|error| ConfigError::new(error.field, error.problem))?;
+    if config.tables.is_empty() && !filters.selects_from_catalog() {
+        return Err(ConfigError::new(
+            "tables",
+            "choose the captured tables: list them in tables or give filters a schema or table \
+             list",
+        ));
+    }
     match (&config.kafka, &config.file) {
         (Some(kafka), None) => {
             let prefix_ok = kafka

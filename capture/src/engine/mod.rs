@@ -27,6 +27,11 @@
 //!   reloaded and mining goes on from the DDL's commit SCN. Rows at that SCN that were already
 //!   given to the buffer are recognised and not given twice.
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
+//! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
+//!   what the schema and table lists select, listed again between windows by
+//!   [`dictionary::TableListing`]), the username lists (events of other users are not encoded;
+//!   their transactions still move the bookmark), and the END record of transaction metadata
+//!   appended after a transaction's events, in its page.
 
 pub mod dictionary;
 pub mod journaling;
@@ -44,15 +49,17 @@ use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
-use self::dictionary::CapturedTables;
+use self::dictionary::{CapturedTables, TableListing};
 use self::journaling::Journaling;
 use self::output::{Output, RecordEncoder, page_due};
 use self::snapshot::SnapshotPhase;
 use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
-use crate::config::CaptureConfig;
+use crate::config::{CaptureConfig, ConfigError};
 use crate::event::Xid;
+use crate::event::debezium::EncodeError;
+use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
@@ -164,6 +171,8 @@ struct Pipeline {
     buffer: TransactionBuffer,
     sink: Output,
     encoder: RecordEncoder,
+    /// Connector filters: changes by users the username lists leave out are not encoded.
+    filters: Arc<Filters>,
     page_policy: PagePolicy,
     journaling: Journaling,
     board: StatusBoard,
@@ -224,6 +233,8 @@ pub struct Engine<S: OracleSource> {
     next_scn: u64,
     end_scn: Option<u64>,
     options: RunOptions,
+    /// Lists the catalog again for the schema and table lists of `spec.filters`.
+    table_listing: TableListing,
     /// Windows (idle polls included) and snapshot batches completed by this run: progress that
     /// resets the restart budget of transient source faults.
     windows_completed: u64,
@@ -259,7 +270,13 @@ impl<S: OracleSource> Engine<S> {
             board,
         } = wiring;
         let database = source.database()?;
-        let tables = CapturedTables::load(&mut source, &config.table_names())?;
+        let filters = Arc::new(
+            Filters::new(&config.filters, &config.columns)
+                .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
+        );
+        let mut tables = CapturedTables::load(&mut source, &config.table_names())?;
+        let mut table_listing = TableListing::new(&filters, &config.mining.flush_table);
+        table_listing.refresh(&mut source, &mut tables, None)?;
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
@@ -323,6 +340,7 @@ impl<S: OracleSource> Engine<S> {
                 .as_ref()
                 .map_or("redoline", |k| k.topic_prefix.as_str()),
             &database.name,
+            Arc::clone(&filters),
         );
         let end_scn = if options.exit_at_end {
             if !config.mining.read_only {
@@ -338,6 +356,7 @@ impl<S: OracleSource> Engine<S> {
             buffer,
             sink,
             encoder,
+            filters,
             page_policy: PagePolicy::from_batch_size(config.mining.batch_size),
             journaling,
             board: board.clone(),
@@ -365,6 +384,7 @@ impl<S: OracleSource> Engine<S> {
             next_scn,
             end_scn,
             options,
+            table_listing,
             windows_completed: 0,
             snapshot_phase,
         })
@@ -468,6 +488,13 @@ impl<S: OracleSource> Engine<S> {
                 self.source.flush_redo()?;
             }
             let current = self.source.current_scn()?;
+            if self.table_listing.due() {
+                self.table_listing.refresh(
+                    &mut self.source,
+                    &mut self.pipeline.tables,
+                    Some(self.next_scn),
+                )?;
+            }
             let threads = self.source.threads()?;
             let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);
             if let Some(delay) = delay {
@@ -502,7 +529,7 @@ impl<S: OracleSource> Engine<S> {
             start_scn,
             end_scn,
             logs: logs.logs,
-            tables: self.pipeline.config.table_names(),
+            tables: self.pipeline.tables.names(),
             pdb: self.pipeline.config.database.pdb.clone(),
             // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
             with_sql_undo: false,
@@ -689,6 +716,7 @@ impl Pipeline {
                 .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
                 .map(|zoned| zoned.timestamp()),
         };
+        let committed_at = commit_info.commit_time;
         let mut assembler = TransactionAssembler::new(
             &mut self.tables,
             commit_info,
@@ -708,8 +736,10 @@ impl Pipeline {
             .snapshot
             .as_ref()
             .filter(|snapshot| snapshot.covers_any(commit.scn));
+        let filters = &self.filters;
         let mut write = |event: crate::event::ChangeEvent| {
             if failure.is_some()
+                || !filters.admits_user(event.source.user_name.as_deref())
                 || snapshot_covered.is_some_and(|snapshot| {
                     snapshot.covers(&event.table.qualified_name(), commit.scn)
                 })
@@ -719,7 +749,7 @@ impl Pipeline {
             metrics.event(&event.op, &event.table.qualified_name());
             let appended = encoder
                 .encode(&event, now)
-                .map_err(|error| EngineError::Failed(format!("encoding an event failed: {error}")))
+                .map_err(encode_failure)
                 .and_then(|records| sink.append(encoder, records));
             match appended {
                 Ok(count) => written += count,
@@ -737,6 +767,9 @@ impl Pipeline {
             .map_err(|error| assemble_stop(&error, metrics))?;
         if let Some(failure) = failure {
             return Err(failure);
+        }
+        if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now)) {
+            written += self.sink.append(&self.encoder, vec![end])?;
         }
         for _ in 0..stats.skipped {
             self.metrics.skipped(SkipReason::Unsupported);
@@ -805,6 +838,19 @@ impl Pipeline {
             report.spilled_bytes = self.buffer.spilled_bytes();
             report.journaled_transactions = self.journaling.journaled() as u64;
         });
+    }
+}
+
+/// A configured key column the table lacks is the config's fault (CDC-1001); any other
+/// encoding failure fails the run.
+fn encode_failure(error: EncodeError) -> EngineError {
+    match error {
+        EncodeError::UnknownKeyColumn { .. } => {
+            ConfigError::new("columns.messageKeyColumns", error.to_string())
+                .stop()
+                .into()
+        }
+        other => EngineError::Failed(format!("encoding an event failed: {other}")),
     }
 }
 

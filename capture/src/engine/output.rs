@@ -20,8 +20,13 @@
 //!   they are never all on the heap together with the records); with `batchSize: 0` a page stops
 //!   growing after the transaction that takes it past [`AGGREGATE_MAX_RECORDS`] records.
 //!
-//! Debezium's `provide.transaction.metadata` has no field in the spec's `FormatSpec`, so no
-//! BEGIN/END records are written.
+//! With `format.transactionMetadata` (Debezium's `provide.transaction.metadata`), the Debezium
+//! encoder's `BEGIN` record comes before a transaction's first data record and
+//! [`RecordEncoder::end_transaction`] gives its `END` record, so both are in the transaction's
+//! page (one Kafka transaction with its data and bookmark) and, with the file sink, in the same
+//! file stream as `{"topic":"<prefix>.transaction",...}` lines. The compact format has none.
+
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{FormatSpec, FormatType};
@@ -30,6 +35,7 @@ use super::EngineError;
 use crate::buffer::OpsEvent;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
 use crate::event::{ChangeEvent, compact};
+use crate::filter::Filters;
 use crate::sink::file::FileSink;
 use crate::sink::page::AGGREGATE_MAX_RECORDS;
 use crate::sink::{Bookmark, KafkaSink, Page, PagePolicy};
@@ -42,14 +48,29 @@ pub enum RecordEncoder {
 }
 
 impl RecordEncoder {
-    pub fn new(format: &FormatSpec, topic_prefix: &str, database_name: &str) -> Self {
+    /// `filters` shape Debezium values and keys (column lists, message key columns).
+    pub fn new(
+        format: &FormatSpec,
+        topic_prefix: &str,
+        database_name: &str,
+        filters: Arc<Filters>,
+    ) -> Self {
         match format.type_ {
             FormatType::Compact => Self::Compact {
                 topic_prefix: topic_prefix.to_owned(),
             },
-            FormatType::Debezium => Self::Debezium(Box::new(DebeziumEncoder::new(
+            FormatType::Debezium => Self::Debezium(Box::new(DebeziumEncoder::with_filters(
                 DebeziumOptions::from_spec(format, topic_prefix, database_name),
+                filters,
             ))),
+        }
+    }
+
+    /// The record that closes the transaction just encoded (Debezium's `END`), if any.
+    pub fn end_transaction(&mut self, committed_at: Timestamp) -> Option<Record> {
+        match self {
+            Self::Compact { .. } => None,
+            Self::Debezium(encoder) => encoder.end_transaction(committed_at),
         }
     }
 

@@ -276,7 +276,6 @@ impl<S: OracleSource> Engine<S> {
                         snapshot: marker(place),
                         ..SourceInfo::default()
                     },
-                    transaction: None,
                 };
                 self.write_snapshot_event(&event, read_at)?;
             }

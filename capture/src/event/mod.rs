@@ -1,10 +1,10 @@
 //! The change event model and its encoders.
 //!
 //! A [`ChangeEvent`] is one committed change of one row (or one DDL / TRUNCATE), with typed
-//! before and after images ([`Row`]), where it came from in the redo ([`SourceInfo`]) and, when
-//! known, its place in its transaction ([`TransactionInfo`]). Encoders are pure functions of an
-//! event (plus, for Debezium, its options and the processing time), so the same event always
-//! encodes to the same bytes:
+//! before and after images ([`Row`]) and where it came from in the redo ([`SourceInfo`]).
+//! Encoders are functions of an event (plus, for Debezium, its options, the processing time and,
+//! with transaction metadata, the events of its transaction before it), so the same events always
+//! encode to the same bytes:
 //!
 //! - [`compact`]: one small JSON object per change (the contracts' `compact` format);
 //! - [`debezium`]: Debezium-compatible keys, values and topics, with or without the Kafka Connect
@@ -18,6 +18,7 @@
 pub mod compact;
 pub mod debezium;
 mod json;
+pub mod mask;
 
 use std::fmt;
 use std::sync::Arc;
@@ -141,7 +142,8 @@ pub struct SourceInfo {
     pub snapshot: SnapshotMarker,
 }
 
-/// The event's place in its transaction (Debezium's `transaction` block).
+/// A data event's place in its transaction (Debezium's `transaction` block), counted by the
+/// encoder over the records it writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransactionInfo {
     pub id: String,
@@ -159,24 +161,20 @@ pub struct ChangeEvent {
     pub before: Option<Row>,
     pub after: Option<Row>,
     pub source: SourceInfo,
-    pub transaction: Option<TransactionInfo>,
 }
 
 impl ChangeEvent {
-    /// Whether an update changed the row's key (then Debezium sends delete, tombstone, create).
-    pub fn key_changed(&self) -> bool {
+    /// Whether an update changed the columns `key` lists (the message key; then Debezium sends
+    /// delete, tombstone, create).
+    pub fn key_changed(&self, key: &[usize]) -> bool {
         let (Some(before), Some(after)) = (&self.before, &self.after) else {
             return false;
         };
         self.op == Operation::Update
-            && self
-                .table
-                .key_indexes()
-                .iter()
-                .any(|&i| match (before.get(i), after.get(i)) {
-                    (Some(b), Some(a)) => !same_value(b, a),
-                    _ => false,
-                })
+            && key.iter().any(|&i| match (before.get(i), after.get(i)) {
+                (Some(b), Some(a)) => !same_value(b, a),
+                _ => false,
+            })
     }
 }
 

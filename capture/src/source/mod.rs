@@ -311,6 +311,10 @@ pub trait DatabaseCatalog {
     fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError>;
     /// Columns, types, key and log groups of a table; [`SourceError::NoSuchTable`] when absent.
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError>;
+    /// Every table the capture user can read outside Oracle-maintained schemas, as
+    /// `(owner, table)` in dictionary case (`ALL_TABLES`): what the schema and table lists of
+    /// `spec.filters` choose from.
+    fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError>;
     /// The capture user's privileges and roles.
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError>;
     /// The optimizer's row count of a table (`ALL_TABLES.NUM_ROWS`), for the snapshot's

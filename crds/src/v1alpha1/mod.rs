@@ -46,14 +46,18 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
+#[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
+#[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
 
     /// The captured tables as OWNER.TABLE, in dictionary case (unquoted names upper case; a quoted
-    /// part such as "Mixed Case" keeps its case).
-    #[schemars(length(min = 1, max = 1000))]
+    /// part such as "Mixed Case" keeps its case). Optional when the schema or table lists of
+    /// `filters` choose tables; the two add up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 1000))]
     #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub tables: Vec<TableName>,
 
@@ -71,6 +75,14 @@ pub struct OracleCaptureSpec {
     /// How change events are encoded.
     #[serde(default)]
     pub format: FormatSpec,
+
+    /// Which changes and columns are emitted: username and column include/exclude lists.
+    #[serde(default)]
+    pub filters: FiltersSpec,
+
+    /// Per-column settings: the columns that form message keys.
+    #[serde(default)]
+    pub columns: ColumnsSpec,
 
     /// The transaction buffer: heap budget, then spill files on a persistent volume.
     #[serde(default)]
@@ -343,6 +355,226 @@ pub struct FormatSpec {
     /// (Debezium's `tombstones.on.delete`).
     #[serde(default = "default_true")]
     pub tombstones_on_delete: bool,
+    /// With `debezium`, Debezium's `provide.transaction.metadata`: a BEGIN and an END record per
+    /// transaction on `<prefix>.transaction`, and the `transaction` block in every data event.
+    #[serde(default)]
+    pub transaction_metadata: bool,
+    /// With `debezium`, Debezium's `skipped.operations`: the operations not emitted, among `c`
+    /// (create), `u` (update), `d` (delete) and `t` (truncate); `none` skips nothing.
+    #[serde(default = "default_skipped_operations")]
+    #[schemars(length(max = 4))]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
+    #[schemars(extend("x-kubernetes-validations" = [{
+        "rule": "!('none' in self) || size(self) == 1",
+        "message": "spec.format.skippedOperations: none cannot be combined with other operations",
+    }]))]
+    pub skipped_operations: Vec<SkippedOperation>,
+}
+
+/// An operation Debezium's `skipped.operations` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SkippedOperation {
+    #[serde(rename = "c")]
+    Create,
+    #[serde(rename = "u")]
+    Update,
+    #[serde(rename = "d")]
+    Delete,
+    #[serde(rename = "t")]
+    Truncate,
+    #[serde(rename = "none")]
+    None,
+}
+
+/// At least one way to choose tables: `tables` or a schema/table list of `filters`.
+fn tables_chosen_rule() -> String {
+    let mut ways = vec!["(has(self.tables) && size(self.tables) > 0)".to_owned()];
+    for list in TABLE_LISTS {
+        ways.push(format!(
+            "(has(self.filters) && has(self.filters.{list}) && size(self.filters.{list}) > 0)"
+        ));
+    }
+    ways.join(" || ")
+}
+
+/// The `filters` lists that choose tables from the catalog.
+pub const TABLE_LISTS: [&str; 4] = [
+    "schemaIncludeList",
+    "schemaExcludeList",
+    "tableIncludeList",
+    "tableExcludeList",
+];
+
+/// The column options that only the `debezium` format applies (see [`DEBEZIUM_ONLY_FIELDS`]).
+fn debezium_only_rule() -> String {
+    let empty = |path: &str| {
+        let (parent, field) = path.rsplit_once('.').unwrap_or(("self", path));
+        format!("(!has({parent}.{field}) || size({parent}.{field}) == 0)")
+    };
+    let fields: Vec<String> = DEBEZIUM_ONLY_FIELDS
+        .iter()
+        .map(|f| empty(&format!("self.{f}")))
+        .collect();
+    format!(
+        "self.format.type == 'debezium' || ({})",
+        fields.join(" && ")
+    )
+}
+
+/// The spec fields only the `debezium` format applies: with `compact` they would silently do
+/// nothing (a column meant to be hidden would be published), so they are refused.
+pub const DEBEZIUM_ONLY_FIELDS: [&str; 8] = [
+    "filters.columnIncludeList",
+    "filters.columnExcludeList",
+    "columns.messageKeyColumns",
+    "columns.maskHash",
+    "columns.maskWithChars",
+    "columns.truncateToChars",
+    "columns.propagateSourceType",
+    "columns.datatypePropagateSourceType",
+];
+
+fn default_skipped_operations() -> Vec<SkippedOperation> {
+    vec![SkippedOperation::Truncate]
+}
+
+/// Which changes and columns are emitted. Every list holds regular expressions that must match
+/// the whole name (RE2 syntax, which covers POSIX extended expressions without backreferences),
+/// case-sensitively, against names in dictionary case.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.schemaIncludeList) || !has(self.schemaExcludeList) || size(self.schemaIncludeList) == 0 || size(self.schemaExcludeList) == 0").message("set at most one of spec.filters.schemaIncludeList and spec.filters.schemaExcludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.tableIncludeList) || !has(self.tableExcludeList) || size(self.tableIncludeList) == 0 || size(self.tableExcludeList) == 0").message("set at most one of spec.filters.tableIncludeList and spec.filters.tableExcludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.usernameIncludeList) || !has(self.usernameExcludeList) || size(self.usernameIncludeList) == 0 || size(self.usernameExcludeList) == 0").message("set at most one of spec.filters.usernameIncludeList and spec.filters.usernameExcludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.columnIncludeList) || !has(self.columnExcludeList) || size(self.columnIncludeList) == 0 || size(self.columnExcludeList) == 0").message("set at most one of spec.filters.columnIncludeList and spec.filters.columnExcludeList"))]
+pub struct FiltersSpec {
+    /// Regular expressions on the owner: tables of matching schemas are captured (Debezium's
+    /// `schema.include.list`), Oracle-maintained schemas never.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub schema_include_list: Vec<String>,
+    /// Regular expressions on the owner: tables of matching schemas are not captured (Debezium's
+    /// `schema.exclude.list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub schema_exclude_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE`: matching tables are captured (Debezium's
+    /// `table.include.list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub table_include_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE`: matching tables are not captured (Debezium's
+    /// `table.exclude.list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub table_exclude_list: Vec<String>,
+    /// Only changes made by these database users are emitted (Debezium's
+    /// `log.mining.username.include.list`). User names, compared without regard to case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 128)))]
+    pub username_include_list: Vec<String>,
+    /// Changes made by these database users are not emitted (Debezium's
+    /// `log.mining.username.exclude.list`). User names, compared without regard to case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 128)))]
+    pub username_exclude_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`: only matching columns are in event values
+    /// (Debezium's `column.include.list`). Key columns always stay in keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub column_include_list: Vec<String>,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`: matching columns are left out of event
+    /// values (Debezium's `column.exclude.list`). Key columns always stay in keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub column_exclude_list: Vec<String>,
+}
+
+/// Per-column settings of the `debezium` format. Column patterns are regular expressions on
+/// `SCHEMA.TABLE.COLUMN`, matched like the filter lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ColumnsSpec {
+    /// Columns that form the message key instead of the primary key, per table (Debezium's
+    /// `message.key.columns`); the first entry whose `table` matches applies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub message_key_columns: Vec<MessageKeyColumns>,
+    /// Character columns whose values are replaced by the hex digest of salt and value
+    /// (Debezium's `column.mask.hash.v2.<algorithm>.with.salt.<salt>`), cut to the column's
+    /// length.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub mask_hash: Vec<HashMask>,
+    /// Character columns whose values are replaced by `length` asterisks (Debezium's
+    /// `column.mask.with.<length>.chars`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub mask_with_chars: Vec<LengthRule>,
+    /// Character columns whose values are cut to `length` characters (Debezium's
+    /// `column.truncate.to.<length>.chars`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub truncate_to_chars: Vec<LengthRule>,
+    /// Columns whose field schemas carry their Oracle type, length and scale as parameters
+    /// (Debezium's `column.propagate.source.type`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub propagate_source_type: Vec<String>,
+    /// Regular expressions on Oracle type names (`NUMBER`, `VARCHAR2`): columns of matching
+    /// types carry the same parameters (Debezium's `datatype.propagate.source.type`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 1024)))]
+    pub datatype_propagate_source_type: Vec<String>,
+}
+
+/// A salted hash of character columns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HashMask {
+    /// The digest, named as Java's MessageDigest names it.
+    pub algorithm: HashAlgorithm,
+    /// Hashed before the value.
+    #[schemars(length(max = 1024))]
+    pub salt: String,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`.
+    #[schemars(length(min = 1, max = 100), inner(length(min = 1, max = 1024)))]
+    pub columns: Vec<String>,
+}
+
+/// A digest for `maskHash`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum HashAlgorithm {
+    #[serde(rename = "SHA-256")]
+    Sha256,
+    #[serde(rename = "SHA-384")]
+    Sha384,
+    #[serde(rename = "SHA-512")]
+    Sha512,
+}
+
+/// A length applied to the columns the patterns match.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LengthRule {
+    /// Characters.
+    #[schemars(range(max = 1_000_000))]
+    pub length: u32,
+    /// Regular expressions on `SCHEMA.TABLE.COLUMN`.
+    #[schemars(length(min = 1, max = 100), inner(length(min = 1, max = 1024)))]
+    pub columns: Vec<String>,
+}
+
+/// The key columns of the tables a regular expression matches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageKeyColumns {
+    /// A regular expression matching the whole `SCHEMA.TABLE`.
+    #[schemars(length(min = 1, max = 1024))]
+    pub table: String,
+    /// The key columns in key order, names in dictionary case.
+    #[schemars(length(min = 1, max = 32), inner(length(min = 1, max = 128)))]
+    pub columns: Vec<String>,
 }
 
 impl Default for FormatSpec {
@@ -356,6 +588,8 @@ impl Default for FormatSpec {
             interval_handling_mode: IntervalHandlingMode::default(),
             number_one_as_boolean: false,
             tombstones_on_delete: true,
+            transaction_metadata: false,
+            skipped_operations: default_skipped_operations(),
         }
     }
 }

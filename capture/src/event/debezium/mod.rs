@@ -9,13 +9,22 @@
 //! | create / read | value with `op` `c` / `r` |
 //! | update | value with `op` `u`; when the key changed: delete (old key), tombstone, create (new key) |
 //! | delete | value with `op` `d`, then a tombstone (same key, null value) when the table has a key, unless `tombstones_on_delete` is off |
-//! | truncate | value with `op` `t` and a null key, only with `emit_truncate` (Debezium skips `t` by default) |
+//! | truncate | value with `op` `t` and a null key |
 //! | DDL | none yet (Debezium's schema change topic is not implemented) |
 //!
-//! With `provide_transaction_metadata`, [`DebeziumEncoder::transaction_begin`] and
-//! [`DebeziumEncoder::transaction_end`] give the `BEGIN` / `END` records of
-//! `<prefix>.transaction` (`status`, `id`, `event_count`, `data_collections`, `ts_ms`); the
-//! engine, which knows where transactions start and end, sends them around the data records.
+//! `skipped_operations` (Debezium's `skipped.operations`, default `t`) drops envelopes by op
+//! letter, as Debezium does per emitted record: skipping `d` also drops the delete half (and its
+//! tombstone) of a key change, skipping `u` leaves key changes alone.
+//!
+//! With `provide_transaction_metadata` the encoder numbers each transaction's envelopes (see
+//! [`DebeziumEncoder`]) and writes the `BEGIN` / `END` records of `<prefix>.transaction`
+//! (`status`, `id`, `event_count`, `data_collections`, `ts_ms`); the transaction id is the
+//! lower-case hex XID, as in `source.txId`.
+//!
+//! [`Filters`] shape values and keys: columns the column lists leave out vanish from values and
+//! value schemas (key columns stay in keys), `message.key.columns` replaces a table's key, and
+//! the column rules of [`super::mask`] mask character values in value images (the field schema
+//! gains `"masked":"true"`) and add `__debezium.source.column.*` schema parameters.
 //!
 //! The value is the envelope `{before, after, source, transaction, op, ts_ms, ts_us, ts_ns}`;
 //! `source` holds `version`, `connector` (`oracle`), `name` (the topic prefix), `ts_ms` (change
@@ -39,12 +48,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use redoline_crds::v1alpha1::{
-    BinaryHandlingMode, DecimalHandlingMode, FormatSpec, IntervalHandlingMode, TimePrecisionMode,
+    BinaryHandlingMode, DecimalHandlingMode, FormatSpec, IntervalHandlingMode, SkippedOperation,
+    TimePrecisionMode,
 };
 
 use super::json;
-use super::{ChangeEvent, Operation};
+use super::mask::ColumnMask;
+use super::{ChangeEvent, Operation, TransactionInfo};
 use crate::dictionary::TableSchema;
+use crate::filter::Filters;
 use crate::value::Row;
 use payload::{envelope, key};
 use schema::FieldKind;
@@ -104,9 +116,10 @@ pub struct DebeziumOptions {
     pub number_one_as_boolean: bool,
     /// `tombstones.on.delete`. Default true.
     pub tombstones_on_delete: bool,
-    /// Emit truncate events (Debezium's `skipped.operations` defaults to `t`). Default false.
-    pub emit_truncate: bool,
-    /// `provide.transaction.metadata`: fill the envelope's `transaction`. Default false.
+    /// `skipped.operations`. Default `t`.
+    pub skipped_operations: SkippedOperations,
+    /// `provide.transaction.metadata`: `BEGIN`/`END` records and the envelope's `transaction`.
+    /// Default false.
     pub provide_transaction_metadata: bool,
     /// `unavailable.value.placeholder`.
     pub unavailable_value_placeholder: String,
@@ -125,7 +138,7 @@ impl Default for DebeziumOptions {
             interval_handling: IntervalHandling::default(),
             number_one_as_boolean: false,
             tombstones_on_delete: true,
-            emit_truncate: false,
+            skipped_operations: SkippedOperations::default(),
             provide_transaction_metadata: false,
             unavailable_value_placeholder: "__debezium_unavailable_value".to_owned(),
         }
@@ -161,7 +174,48 @@ impl DebeziumOptions {
             },
             number_one_as_boolean: format.number_one_as_boolean,
             tombstones_on_delete: format.tombstones_on_delete,
+            skipped_operations: SkippedOperations::from_spec(&format.skipped_operations),
+            provide_transaction_metadata: format.transaction_metadata,
             ..Self::default()
+        }
+    }
+}
+
+/// `skipped.operations`: the data events not written. Snapshot reads are never skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkippedOperations {
+    pub create: bool,
+    pub update: bool,
+    pub delete: bool,
+    pub truncate: bool,
+}
+
+impl Default for SkippedOperations {
+    /// Debezium's default, `t`.
+    fn default() -> Self {
+        Self::from_spec(&[SkippedOperation::Truncate])
+    }
+}
+
+impl SkippedOperations {
+    /// The set a `skippedOperations` list names (`none`: nothing).
+    pub fn from_spec(operations: &[SkippedOperation]) -> Self {
+        let has = |op| operations.contains(&op);
+        Self {
+            create: has(SkippedOperation::Create),
+            update: has(SkippedOperation::Update),
+            delete: has(SkippedOperation::Delete),
+            truncate: has(SkippedOperation::Truncate),
+        }
+    }
+
+    fn skips(self, op: EnvelopeOp) -> bool {
+        match op {
+            EnvelopeOp::Create => self.create,
+            EnvelopeOp::Update => self.update,
+            EnvelopeOp::Delete => self.delete,
+            EnvelopeOp::Truncate => self.truncate,
+            EnvelopeOp::Read => false,
         }
     }
 }
@@ -183,6 +237,11 @@ pub enum EncodeError {
         column: String,
         image: &'static str,
     },
+    #[error(
+        "{table}: spec.columns.messageKeyColumns names column {column}, which the table does not \
+         have; fix the entry that matches {table}"
+    )]
+    UnknownKeyColumn { table: String, column: String },
     #[error("{table}: key column {column} is missing from the row image")]
     MissingKeyColumn { table: String, column: String },
     #[error("{table}: the {op} event has no {image} image")]
@@ -204,6 +263,12 @@ pub enum EncodeError {
 struct TablePlan {
     table: Arc<TableSchema>,
     kinds: Vec<FieldKind>,
+    /// The columns of the message key, in key order: the primary key, or `message.key.columns`.
+    key: Vec<usize>,
+    /// The columns in event values (`column.include.list` / `column.exclude.list`).
+    value_columns: Vec<usize>,
+    /// Each column's mask in value images (keys are never masked, as in Debezium).
+    masks: Vec<Option<ColumnMask>>,
     topic: String,
     /// `{"schema":<key schema>,"payload":` when schemas are enabled.
     key_prefix: Option<String>,
@@ -211,11 +276,28 @@ struct TablePlan {
     value_prefix: String,
 }
 
+/// The transaction whose data events are being numbered (`provide.transaction.metadata`).
+#[derive(Debug)]
+struct OpenTransaction {
+    id: String,
+    /// Tables in the order their first event came, with their event counts.
+    tables: Vec<(Arc<TableSchema>, u64)>,
+    total: u64,
+}
+
 /// Encodes change events as Debezium records; caches per-table schemas.
+///
+/// With `provide_transaction_metadata` it also numbers a transaction's data events as Debezium's
+/// transaction monitor does: every envelope written counts (both halves of a key change; not
+/// tombstones, not skipped operations), the `BEGIN` record goes just before the first one, and
+/// [`DebeziumEncoder::end_transaction`] gives the `END` record once the caller has encoded the
+/// transaction's last event. A transaction that writes no data event gets neither.
 #[derive(Debug)]
 pub struct DebeziumEncoder {
     options: DebeziumOptions,
+    filters: Arc<Filters>,
     plans: HashMap<(String, String), Arc<TablePlan>>,
+    open: Option<OpenTransaction>,
 }
 
 /// Which kind of envelope a record carries.
@@ -240,11 +322,28 @@ impl EnvelopeOp {
     }
 }
 
+/// One envelope an event becomes: its op and images (the key comes from `after`, else `before`).
+#[derive(Clone, Copy, Debug)]
+struct Part<'r> {
+    op: EnvelopeOp,
+    before: Option<&'r Row>,
+    after: Option<&'r Row>,
+}
+
 impl DebeziumEncoder {
+    /// An encoder of every column, keyed by primary keys.
     pub fn new(options: DebeziumOptions) -> Self {
+        Self::with_filters(options, Arc::new(Filters::default()))
+    }
+
+    /// An encoder whose values hold the columns `filters` admits and whose keys follow its
+    /// message key columns.
+    pub fn with_filters(options: DebeziumOptions, filters: Arc<Filters>) -> Self {
         Self {
             options,
+            filters,
             plans: HashMap::new(),
+            open: None,
         }
     }
 
@@ -264,185 +363,248 @@ impl DebeziumEncoder {
         event: &ChangeEvent,
         processed_at: jiff::Timestamp,
     ) -> Result<Vec<Record>, EncodeError> {
-        let plan = self.plan(&event.table);
-        let options = &self.options;
-        let mut records = Vec::with_capacity(2);
+        let plan = self.plan(&event.table)?;
         let before = event.before.as_ref();
         let after = event.after.as_ref();
         let need = |row, op, image| need(row, &plan.table, op, image);
-        let record = |key, before, after, op| -> Result<Record, EncodeError> {
-            Ok(Record {
+        let part = |op, before, after| Part { op, before, after };
+        // At most two envelopes: a key change is a delete of the old key, then a create.
+        let parts: [Option<Part>; 2] = match &event.op {
+            Operation::Create => [
+                Some(part(
+                    EnvelopeOp::Create,
+                    None,
+                    Some(need(after, "create", "after")?),
+                )),
+                None,
+            ],
+            Operation::Read => [
+                Some(part(
+                    EnvelopeOp::Read,
+                    None,
+                    Some(need(after, "read", "after")?),
+                )),
+                None,
+            ],
+            Operation::Update if event.key_changed(&plan.key) => [
+                Some(part(
+                    EnvelopeOp::Delete,
+                    Some(need(before, "update", "before")?),
+                    None,
+                )),
+                Some(part(
+                    EnvelopeOp::Create,
+                    None,
+                    Some(need(after, "update", "after")?),
+                )),
+            ],
+            Operation::Update => [
+                Some(part(
+                    EnvelopeOp::Update,
+                    before,
+                    Some(need(after, "update", "after")?),
+                )),
+                None,
+            ],
+            Operation::Delete => [
+                Some(part(
+                    EnvelopeOp::Delete,
+                    Some(need(before, "delete", "before")?),
+                    None,
+                )),
+                None,
+            ],
+            Operation::Truncate => [Some(part(EnvelopeOp::Truncate, None, None)), None],
+            Operation::Ddl { .. } => [None, None],
+        };
+        // Room for BEGIN, and a key change's delete, tombstone and create.
+        let mut records = Vec::with_capacity(4);
+        for part in parts.into_iter().flatten() {
+            if self.options.skipped_operations.skips(part.op) {
+                continue;
+            }
+            // Truncates have a null key, as in Debezium.
+            let key = match (part.op, part.after.or(part.before)) {
+                (EnvelopeOp::Truncate, _) | (_, None) => None,
+                (_, Some(row)) => key(&plan, &self.options, row)?,
+            };
+            let transaction = self.number(event, &plan.table, &mut records, processed_at);
+            records.push(Record {
                 topic: plan.topic.clone(),
-                key,
+                key: key.clone(),
                 value: Some(envelope(
                     &plan,
-                    options,
+                    &self.options,
                     event,
-                    before,
-                    after,
-                    op,
+                    &part,
+                    transaction.as_ref(),
                     processed_at,
                 )?),
-            })
-        };
-        // A delete, then its tombstone (for log compaction) when the table has a key.
-        let deletion = |old| -> Result<Vec<Record>, EncodeError> {
-            let old_key = key(&plan, options, old)?;
-            let mut out = vec![record(
-                old_key.clone(),
-                Some(old),
-                None,
-                EnvelopeOp::Delete,
-            )?];
-            if options.tombstones_on_delete && old_key.is_some() {
-                out.push(Record {
+            });
+            // The delete's tombstone, for log compaction, when the table has a key.
+            if part.op == EnvelopeOp::Delete && self.options.tombstones_on_delete && key.is_some() {
+                records.push(Record {
                     topic: plan.topic.clone(),
-                    key: old_key,
+                    key,
                     value: None,
                 });
             }
-            Ok(out)
-        };
-        match &event.op {
-            Operation::Create | Operation::Read => {
-                let op = if event.op == Operation::Create {
-                    EnvelopeOp::Create
-                } else {
-                    EnvelopeOp::Read
-                };
-                let after = need(after, "create", "after")?;
-                records.push(record(key(&plan, options, after)?, None, Some(after), op)?);
-            }
-            Operation::Update if event.key_changed() => {
-                let old = need(before, "update", "before")?;
-                let new = need(after, "update", "after")?;
-                records.extend(deletion(old)?);
-                let new_key = key(&plan, options, new)?;
-                records.push(record(new_key, None, Some(new), EnvelopeOp::Create)?);
-            }
-            Operation::Update => {
-                let new = need(after, "update", "after")?;
-                let new_key = key(&plan, options, new)?;
-                records.push(record(new_key, before, Some(new), EnvelopeOp::Update)?);
-            }
-            Operation::Delete => {
-                records.extend(deletion(need(before, "delete", "before")?)?);
-            }
-            Operation::Truncate => {
-                if options.emit_truncate {
-                    records.push(record(None, None, None, EnvelopeOp::Truncate)?);
-                }
-            }
-            Operation::Ddl { .. } => {}
         }
         Ok(records)
     }
 
-    /// The `BEGIN` record of a transaction on `<prefix>.transaction` (with
-    /// `provide_transaction_metadata`); `id` is the transaction id as in `transaction.id`.
-    pub fn transaction_begin(&self, id: &str, at: jiff::Timestamp) -> Record {
-        self.transaction_record(id, at, None)
-    }
-
-    /// The `END` record of a transaction: its event count in total and per table, tables in the
-    /// order given (names `<db>.<SCHEMA>.<TABLE>`, as Debezium names Oracle data collections).
-    pub fn transaction_end(
-        &self,
-        id: &str,
-        at: jiff::Timestamp,
-        events_per_table: &[(&TableSchema, u64)],
-    ) -> Record {
-        self.transaction_record(id, at, Some(events_per_table))
-    }
-
-    fn transaction_record(
-        &self,
-        id: &str,
-        at: jiff::Timestamp,
-        end: Option<&[(&TableSchema, u64)]>,
-    ) -> Record {
-        let options = &self.options;
-        let mut key = String::with_capacity(128);
-        let mut value = String::with_capacity(512);
-        if options.schemas_enabled {
-            key.push_str("{\"schema\":");
-            key.push_str(schema::TRANSACTION_KEY_SCHEMA);
-            key.push_str(",\"payload\":");
-            value.push_str("{\"schema\":");
-            value.push_str(schema::TRANSACTION_VALUE_SCHEMA);
-            value.push_str(",\"payload\":");
+    /// The next place in the event's transaction (with `provide_transaction_metadata` and a
+    /// transaction id), pushing the `BEGIN` record before the transaction's first data event.
+    fn number(
+        &mut self,
+        event: &ChangeEvent,
+        table: &Arc<TableSchema>,
+        records: &mut Vec<Record>,
+        processed_at: jiff::Timestamp,
+    ) -> Option<TransactionInfo> {
+        if !self.options.provide_transaction_metadata {
+            return None;
         }
-        key.push('{');
-        json::key(&mut key, "id");
-        json::string(&mut key, id);
-        key.push('}');
-        value.push('{');
-        json::key(&mut value, "status");
-        value.push_str(if end.is_some() {
-            "\"END\","
-        } else {
-            "\"BEGIN\","
-        });
-        json::key(&mut value, "id");
-        json::string(&mut value, id);
-        value.push(',');
-        json::key(&mut value, "event_count");
-        match end {
-            Some(tables) => json::integer(&mut value, tables.iter().map(|(_, n)| n).sum::<u64>()),
-            None => value.push_str("null"),
-        }
-        value.push(',');
-        json::key(&mut value, "data_collections");
-        match end {
-            Some(tables) => {
-                value.push('[');
-                for (i, (table, count)) in tables.iter().enumerate() {
-                    if i > 0 {
-                        value.push(',');
-                    }
-                    value.push('{');
-                    json::key(&mut value, "data_collection");
-                    let name = format!(
-                        "{}.{}.{}",
-                        options.database_name,
-                        table.schema(),
-                        table.table()
-                    );
-                    json::string(&mut value, &name);
-                    value.push(',');
-                    json::key(&mut value, "event_count");
-                    json::integer(&mut value, *count);
-                    value.push('}');
-                }
-                value.push(']');
+        let id = event.source.xid?.to_lower_hex();
+        let open = match &mut self.open {
+            Some(open) if open.id == id => open,
+            slot => {
+                // BEGIN carries the time of the transaction's first change, as Debezium's does.
+                let at = event.source.change_time.unwrap_or(processed_at);
+                records.push(transaction_record(&self.options, &id, at, None));
+                slot.insert(OpenTransaction {
+                    id,
+                    tables: Vec::new(),
+                    total: 0,
+                })
             }
-            None => value.push_str("null"),
-        }
-        value.push(',');
-        json::key(&mut value, "ts_ms");
-        json::integer(&mut value, at.as_nanosecond().div_euclid(1_000_000));
-        value.push('}');
-        if options.schemas_enabled {
-            key.push('}');
-            value.push('}');
-        }
-        Record {
-            topic: transaction_topic(&options.topic_prefix),
-            key: Some(key),
-            value: Some(value),
-        }
+        };
+        open.total += 1;
+        let per_table = match open
+            .tables
+            .iter_mut()
+            .find(|(t, _)| t.schema() == table.schema() && t.table() == table.table())
+        {
+            Some((_, count)) => count,
+            None => {
+                open.tables.push((Arc::clone(table), 0));
+                let last = open.tables.len() - 1;
+                &mut open.tables[last].1
+            }
+        };
+        *per_table += 1;
+        Some(TransactionInfo {
+            id: open.id.clone(),
+            total_order: open.total,
+            data_collection_order: *per_table,
+        })
     }
 
-    fn plan(&mut self, table: &Arc<TableSchema>) -> Arc<TablePlan> {
+    /// The `END` record of the transaction whose events were just encoded (`None` when it wrote
+    /// no data event, or without `provide_transaction_metadata`): its event count in total and
+    /// per table, `at` its commit time.
+    pub fn end_transaction(&mut self, at: jiff::Timestamp) -> Option<Record> {
+        let open = self.open.take()?;
+        let tables: Vec<(&TableSchema, u64)> =
+            open.tables.iter().map(|(t, n)| (&**t, *n)).collect();
+        Some(transaction_record(
+            &self.options,
+            &open.id,
+            at,
+            Some(&tables),
+        ))
+    }
+
+    fn plan(&mut self, table: &Arc<TableSchema>) -> Result<Arc<TablePlan>, EncodeError> {
         let name = (table.schema().to_owned(), table.table().to_owned());
         if let Some(plan) = self.plans.get(&name)
             && (Arc::ptr_eq(&plan.table, table) || *plan.table == **table)
         {
-            return Arc::clone(plan);
+            return Ok(Arc::clone(plan));
         }
-        let plan = Arc::new(build_plan(table, &self.options));
+        let plan = Arc::new(build_plan(table, &self.options, &self.filters)?);
         self.plans.insert(name, Arc::clone(&plan));
-        plan
+        Ok(plan)
+    }
+}
+
+/// A `BEGIN` (`end` is `None`) or `END` record of `<prefix>.transaction`; `end` lists the
+/// tables with their event counts (names `<db>.<SCHEMA>.<TABLE>`, as Debezium names Oracle data
+/// collections).
+fn transaction_record(
+    options: &DebeziumOptions,
+    id: &str,
+    at: jiff::Timestamp,
+    end: Option<&[(&TableSchema, u64)]>,
+) -> Record {
+    let mut key = String::with_capacity(128);
+    let mut value = String::with_capacity(512);
+    if options.schemas_enabled {
+        key.push_str("{\"schema\":");
+        key.push_str(schema::TRANSACTION_KEY_SCHEMA);
+        key.push_str(",\"payload\":");
+        value.push_str("{\"schema\":");
+        value.push_str(schema::TRANSACTION_VALUE_SCHEMA);
+        value.push_str(",\"payload\":");
+    }
+    key.push('{');
+    json::key(&mut key, "id");
+    json::string(&mut key, id);
+    key.push('}');
+    value.push('{');
+    json::key(&mut value, "status");
+    value.push_str(if end.is_some() {
+        "\"END\","
+    } else {
+        "\"BEGIN\","
+    });
+    json::key(&mut value, "id");
+    json::string(&mut value, id);
+    value.push(',');
+    json::key(&mut value, "event_count");
+    match end {
+        Some(tables) => json::integer(&mut value, tables.iter().map(|(_, n)| n).sum::<u64>()),
+        None => value.push_str("null"),
+    }
+    value.push(',');
+    json::key(&mut value, "data_collections");
+    match end {
+        Some(tables) => {
+            value.push('[');
+            for (i, (table, count)) in tables.iter().enumerate() {
+                if i > 0 {
+                    value.push(',');
+                }
+                value.push('{');
+                json::key(&mut value, "data_collection");
+                let name = format!(
+                    "{}.{}.{}",
+                    options.database_name,
+                    table.schema(),
+                    table.table()
+                );
+                json::string(&mut value, &name);
+                value.push(',');
+                json::key(&mut value, "event_count");
+                json::integer(&mut value, *count);
+                value.push('}');
+            }
+            value.push(']');
+        }
+        None => value.push_str("null"),
+    }
+    value.push(',');
+    json::key(&mut value, "ts_ms");
+    json::integer(&mut value, at.as_nanosecond().div_euclid(1_000_000));
+    value.push('}');
+    if options.schemas_enabled {
+        key.push('}');
+        value.push('}');
+    }
+    Record {
+        topic: transaction_topic(&options.topic_prefix),
+        key: Some(key),
+        value: Some(value),
     }
 }
 
@@ -459,33 +621,82 @@ fn need<'r>(
     })
 }
 
-fn build_plan(table: &Arc<TableSchema>, options: &DebeziumOptions) -> TablePlan {
+fn build_plan(
+    table: &Arc<TableSchema>,
+    options: &DebeziumOptions,
+    filters: &Filters,
+) -> Result<TablePlan, EncodeError> {
     let kinds: Vec<FieldKind> = table
         .columns()
         .iter()
         .map(|c| FieldKind::of(&c.data_type, options))
         .collect();
+    let key = match filters.key_columns(table.schema(), table.table()) {
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                table
+                    .column_index(name)
+                    .ok_or_else(|| EncodeError::UnknownKeyColumn {
+                        table: table.qualified_name(),
+                        column: name.clone(),
+                    })
+            })
+            .collect::<Result<Vec<usize>, EncodeError>>()?,
+        None => table.key_indexes().to_vec(),
+    };
+    let value_columns: Vec<usize> = table
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| filters.admits_column(table.schema(), table.table(), &c.name))
+        .map(|(i, _)| i)
+        .collect();
+    let rules = filters.column_rules();
+    let (schema_name, table_name) = (table.schema(), table.table());
+    let masks: Vec<Option<ColumnMask>> = table
+        .columns()
+        .iter()
+        .map(|c| rules.mask(schema_name, table_name, c))
+        .collect();
+    let parameters: Vec<Vec<(&'static str, String)>> = table
+        .columns()
+        .iter()
+        .zip(&masks)
+        .map(|(column, mask)| {
+            let mut parameters = Vec::new();
+            if mask.as_ref().is_some_and(ColumnMask::marks_schema) {
+                parameters.push(("masked", "true".to_owned()));
+            }
+            parameters.extend(rules.source_type_parameters(schema_name, table_name, column));
+            parameters
+        })
+        .collect();
     let prefix = &options.topic_prefix;
     let key_prefix = if options.schemas_enabled {
-        schema::key_schema(table, &kinds, prefix).map(|s| format!("{{\"schema\":{s},\"payload\":"))
+        schema::key_schema(table, &kinds, &key, prefix)
+            .map(|s| format!("{{\"schema\":{s},\"payload\":"))
     } else {
         None
     };
     let value_prefix = if options.schemas_enabled {
         format!(
             "{{\"schema\":{},\"payload\":",
-            schema::envelope_schema(table, &kinds, prefix)
+            schema::envelope_schema(table, &kinds, &value_columns, &parameters, prefix)
         )
     } else {
         String::new()
     };
-    TablePlan {
+    Ok(TablePlan {
         topic: topic_name(prefix, table.schema(), table.table()),
         table: Arc::clone(table),
         kinds,
+        key,
+        value_columns,
+        masks,
         key_prefix,
         value_prefix,
-    }
+    })
 }
 
 /// `<prefix>.<SCHEMA>.<TABLE>`, each character outside `[A-Za-z0-9._-]` replaced by `_` (Kafka's

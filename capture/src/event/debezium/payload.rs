@@ -4,9 +4,9 @@
 use base64::Engine as _;
 
 use super::schema::FieldKind;
-use super::{BinaryHandling, DebeziumOptions, EncodeError, EnvelopeOp, TablePlan};
+use super::{BinaryHandling, DebeziumOptions, EncodeError, Part, TablePlan};
 use crate::dictionary::LobKind;
-use crate::event::{ChangeEvent, json};
+use crate::event::{ChangeEvent, TransactionInfo, json};
 use crate::value::temporal::{self, Fraction};
 use crate::value::{Row, Value, binary};
 
@@ -16,7 +16,7 @@ pub(super) fn key(
     row: &Row,
 ) -> Result<Option<String>, EncodeError> {
     let table = &*plan.table;
-    if !table.has_key() {
+    if plan.key.is_empty() {
         return Ok(None);
     }
     let mut out = String::with_capacity(64);
@@ -24,7 +24,7 @@ pub(super) fn key(
         out.push_str(plan.key_prefix.as_deref().unwrap_or(""));
     }
     out.push('{');
-    for (n, &index) in table.key_indexes().iter().enumerate() {
+    for (n, &index) in plan.key.iter().enumerate() {
         let column = &table.columns()[index];
         let Some(value) = row.get(index) else {
             return Err(EncodeError::MissingKeyColumn {
@@ -49,11 +49,11 @@ pub(super) fn envelope(
     plan: &TablePlan,
     options: &DebeziumOptions,
     event: &ChangeEvent,
-    before: Option<&Row>,
-    after: Option<&Row>,
-    op: EnvelopeOp,
+    part: &Part<'_>,
+    transaction: Option<&TransactionInfo>,
     processed_at: jiff::Timestamp,
 ) -> Result<String, EncodeError> {
+    let Part { before, after, op } = *part;
     let mut out = String::with_capacity(plan.value_prefix.len() + 512);
     out.push_str(&plan.value_prefix);
     out.push('{');
@@ -67,8 +67,8 @@ pub(super) fn envelope(
     write_source(&mut out, plan, options, event);
     out.push(',');
     json::key(&mut out, "transaction");
-    match (&event.transaction, options.provide_transaction_metadata) {
-        (Some(tx), true) => {
+    match transaction {
+        Some(tx) => {
             out.push('{');
             json::key(&mut out, "id");
             json::string(&mut out, &tx.id);
@@ -80,7 +80,7 @@ pub(super) fn envelope(
             json::integer(&mut out, tx.data_collection_order);
             out.push('}');
         }
-        _ => out.push_str("null"),
+        None => out.push_str("null"),
     }
     out.push(',');
     json::key(&mut out, "op");
@@ -191,12 +191,28 @@ fn write_row(
         return Ok(());
     };
     out.push('{');
-    for (index, column) in plan.table.columns().iter().enumerate() {
-        if index > 0 {
+    for (n, &index) in plan.value_columns.iter().enumerate() {
+        let column = &plan.table.columns()[index];
+        if n > 0 {
             out.push(',');
         }
         json::key(out, &column.name);
-        write_field(out, plan, options, index, row.get(index), image)?;
+        match (&plan.masks[index], row.get(index)) {
+            // A masked character value (an absent LOB keeps its placeholder).
+            (Some(mask), value @ (Some(Value::Text(_) | Value::Null) | None))
+                if value.is_some() || !column.data_type.is_lob_like() =>
+            {
+                let text = match value {
+                    Some(Value::Text(text)) => Some(text.as_str()),
+                    _ => None,
+                };
+                match mask.apply(text) {
+                    Some(masked) => json::string(out, &masked),
+                    None => write_field(out, plan, options, index, None, image)?,
+                }
+            }
+            (_, value) => write_field(out, plan, options, index, value, image)?,
+        }
     }
     out.push('}');
     Ok(())

@@ -145,7 +145,14 @@ impl FieldKind {
     }
 
     /// Appends the field schema's members before `"optional"`: type and, for structs, fields.
-    fn write_schema(self, out: &mut String, optional: bool, field: Option<&str>) {
+    /// `extra` are parameters a column mapper adds (masking, source type), after the type's own.
+    fn write_schema(
+        self,
+        out: &mut String,
+        optional: bool,
+        field: Option<&str>,
+        extra: &[(&'static str, String)],
+    ) {
         let (type_, name, parameters): (&str, Option<&str>, Option<String>) = match self {
             Self::Int8 => ("int8", None, None),
             Self::Int16 => ("int16", None, None),
@@ -156,7 +163,7 @@ impl FieldKind {
                 "bytes",
                 Some("org.apache.kafka.connect.data.Decimal"),
                 Some(format!(
-                    "{{\"scale\":\"{scale}\",\"connect.decimal.precision\":\"{precision}\"}}"
+                    "\"scale\":\"{scale}\",\"connect.decimal.precision\":\"{precision}\""
                 )),
             ),
             Self::VariableScaleDecimal => {
@@ -201,9 +208,22 @@ impl FieldKind {
             out.push_str(name);
             out.push_str("\",\"version\":1");
         }
-        if let Some(parameters) = parameters {
-            out.push_str(",\"parameters\":");
-            out.push_str(&parameters);
+        if parameters.is_some() || !extra.is_empty() {
+            out.push_str(",\"parameters\":{");
+            let mut first = true;
+            if let Some(parameters) = parameters {
+                out.push_str(&parameters);
+                first = false;
+            }
+            for (key, value) in extra {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                json::key(out, key);
+                json::string(out, value);
+            }
+            out.push('}');
         }
         close_field(out, field);
     }
@@ -221,17 +241,17 @@ fn close_field(out: &mut String, field: Option<&str>) {
 /// Appends the struct schema of `columns` (a row of the table, or its key).
 fn write_struct_schema<'c>(
     out: &mut String,
-    columns: impl Iterator<Item = (&'c Column, FieldKind)>,
+    columns: impl Iterator<Item = (&'c Column, FieldKind, &'c [(&'static str, String)])>,
     optional: bool,
     name: &str,
     field: Option<&str>,
 ) {
     out.push_str("{\"type\":\"struct\",\"fields\":[");
-    for (i, (column, kind)) in columns.enumerate() {
+    for (i, (column, kind, extra)) in columns.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        kind.write_schema(out, column.nullable, Some(&column.name));
+        kind.write_schema(out, column.nullable, Some(&column.name), extra);
     }
     out.push_str("],\"optional\":");
     out.push_str(if optional { "true" } else { "false" });
@@ -242,23 +262,35 @@ fn write_struct_schema<'c>(
 }
 
 /// The key schema, `<prefix>.<SCHEMA>.<TABLE>.Key`; `None` for a table without key.
-pub fn key_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> Option<String> {
-    if !table.has_key() {
+pub fn key_schema(
+    table: &TableSchema,
+    kinds: &[FieldKind],
+    key: &[usize],
+    prefix: &str,
+) -> Option<String> {
+    if key.is_empty() {
         return None;
     }
     let mut out = String::with_capacity(256);
     let name = format!("{prefix}.{}.{}.Key", table.schema(), table.table());
-    let columns = table
-        .key_indexes()
+    let columns = key
         .iter()
-        .filter_map(|&i| Some((table.columns().get(i)?, *kinds.get(i)?)));
+        .filter_map(|&i| Some((table.columns().get(i)?, *kinds.get(i)?, &[][..])));
     write_struct_schema(&mut out, columns, false, &name, None);
     Some(out)
 }
 
 /// The envelope schema, `<prefix>.<SCHEMA>.<TABLE>.Envelope`, with `before`/`after` of
-/// `<prefix>.<SCHEMA>.<TABLE>.Value`, `source`, `transaction`, `op` and the timestamps.
-pub fn envelope_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -> String {
+/// `<prefix>.<SCHEMA>.<TABLE>.Value` (the columns `value_columns` lists), `source`,
+/// `transaction`, `op` and the timestamps.
+/// `parameters` holds each column's mapper parameters (masking, source type).
+pub fn envelope_schema(
+    table: &TableSchema,
+    kinds: &[FieldKind],
+    value_columns: &[usize],
+    parameters: &[Vec<(&'static str, String)>],
+    prefix: &str,
+) -> String {
     let base = format!("{prefix}.{}.{}", table.schema(), table.table());
     let value_name = format!("{base}.Value");
     let mut out = String::with_capacity(4096);
@@ -266,7 +298,13 @@ pub fn envelope_schema(table: &TableSchema, kinds: &[FieldKind], prefix: &str) -
     for field in ["before", "after"] {
         write_struct_schema(
             &mut out,
-            table.columns().iter().zip(kinds.iter().copied()),
+            value_columns.iter().filter_map(|&i| {
+                Some((
+                    table.columns().get(i)?,
+                    *kinds.get(i)?,
+                    parameters.get(i).map_or(&[][..], Vec::as_slice),
+                ))
+            }),
             true,
             &value_name,
             Some(field),

@@ -378,6 +378,16 @@ impl DatabaseCatalog for OracleClient {
         }
     }
 
+    fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {
+        let mut rows = self.rows("list tables", sql::LIST_TABLES, &[])?;
+        let mut names = Vec::with_capacity(rows.len());
+        for row in &mut rows {
+            let mut r = CellReader::new("ALL_TABLES", &["OWNER", "TABLE_NAME"], row);
+            names.push((r.required_text(0)?, r.required_text(1)?));
+        }
+        Ok(names)
+    }
+
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
         let params: [&dyn ToSql; 2] = [&owner, &table];
         let column_rows = self.rows("read table columns", sql::TABLE_COLUMNS, &params)?;

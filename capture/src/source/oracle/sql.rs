@@ -78,6 +78,14 @@ pub const TABLE_COLUMNS: &str = "SELECT COLUMN_NAME, DATA_TYPE, DATA_LENGTH, DAT
      WHERE OWNER = :1 AND TABLE_NAME = :2 AND HIDDEN_COLUMN = 'NO' AND VIRTUAL_COLUMN = 'NO' \
      ORDER BY COLUMN_ID";
 
+/// The tables the schema and table lists choose from: every readable table outside
+/// Oracle-maintained schemas, without temporary, nested, secondary (domain index) and IOT
+/// overflow or mapping tables, and without tables in the recycle bin.
+pub const LIST_TABLES: &str = "SELECT T.OWNER, T.TABLE_NAME FROM ALL_TABLES T, ALL_USERS U \
+     WHERE U.USERNAME = T.OWNER AND U.ORACLE_MAINTAINED = 'N' AND T.TEMPORARY = 'N' \
+     AND T.NESTED = 'NO' AND T.SECONDARY = 'N' AND T.DROPPED = 'NO' \
+     AND (T.IOT_TYPE IS NULL OR T.IOT_TYPE = 'IOT') ORDER BY T.OWNER, T.TABLE_NAME";
+
 /// Primary key columns in key order.
 pub const PRIMARY_KEY: &str = "SELECT CC.COLUMN_NAME, CC.POSITION FROM ALL_CONSTRAINTS C, \
      ALL_CONS_COLUMNS CC WHERE C.OWNER = :1 AND C.TABLE_NAME = :2 AND C.CONSTRAINT_TYPE = 'P' \
@@ -305,6 +313,21 @@ mod tests {
         let (sql, binds) = contents_query(&tables[..1], None);
         assert!(sql.ends_with("OR (SEG_OWNER = :3 AND TABLE_NAME = :4))"));
         assert_eq!(binds.len(), 2);
+    }
+
+    #[test]
+    fn the_table_list_leaves_out_oracle_schemas_and_helper_tables() {
+        for condition in [
+            "U.ORACLE_MAINTAINED = 'N'",
+            "T.TEMPORARY = 'N'",
+            "T.NESTED = 'NO'",
+            "T.SECONDARY = 'N'",
+            "T.DROPPED = 'NO'",
+            "T.IOT_TYPE IS NULL OR T.IOT_TYPE = 'IOT'",
+        ] {
+            assert!(LIST_TABLES.contains(condition), "{condition}");
+        }
+        assert!(!LIST_TABLES.contains(':'), "no binds");
     }
 
     #[test]

@@ -337,6 +337,17 @@ impl DatabaseCatalog for Simulator {
         })
     }
 
+    fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {
+        let mut names: Vec<(String, String)> = self
+            .tables
+            .iter()
+            .filter(|table| !table.dropped)
+            .map(|table| (table.owner.to_string(), table.name.to_string()))
+            .collect();
+        names.sort_unstable();
+        Ok(names)
+    }
+
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
         Ok(SessionPrivileges {
             privileges: self.catalog.privileges.clone(),

@@ -1,0 +1,194 @@
+use proptest::prelude::*;
+use redoline_crds::v1alpha1::{HashMask, LengthRule};
+
+use super::*;
+use crate::dictionary::LengthSemantics;
+
+fn varchar(name: &str, length: u32) -> Column {
+    Column::new(
+        name,
+        OracleType::Varchar2 {
+            length,
+            semantics: LengthSemantics::Byte,
+        },
+    )
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn the_v2_hash_digests_salt_then_value_in_lower_hex() {
+    // Digests computed independently (Python's hashlib) over salt bytes then value bytes.
+    let sha256 = ColumnMask::Hash {
+        algorithm: HashAlgorithm::Sha256,
+        salt: "salt".to_owned(),
+        column_length: None,
+    };
+    assert_eq!(
+        sha256.apply(Some("hello")).as_deref(),
+        Some("cd31b3b98ece60cb739c0bf770b2de892ae0ad133f645513c3d83f08757a843a")
+    );
+    assert_eq!(sha256.apply(None), None, "NULL stays NULL");
+    let cut = ColumnMask::Hash {
+        algorithm: HashAlgorithm::Sha512,
+        salt: "pepper".to_owned(),
+        column_length: Some(19),
+    };
+    assert_eq!(
+        cut.apply(Some("4111-1111-1111-1111")).as_deref(),
+        Some("207f46e20065dd1563e"),
+        "cut to the column's length"
+    );
+    let utf8 = ColumnMask::Hash {
+        algorithm: HashAlgorithm::Sha384,
+        salt: "sël".to_owned(),
+        column_length: None,
+    };
+    assert_eq!(
+        utf8.apply(Some("Zoë")).as_deref(),
+        Some(
+            "2d7b405ec94a378aa7372653aa31eb4a799ffb33b7af5def7ce753519b9a0b32c0b7ab3da7d4dafd86f32979d9ce19cd"
+        )
+    );
+}
+
+#[test]
+fn asterisks_replace_every_value_and_truncation_counts_characters() {
+    assert_eq!(
+        ColumnMask::Asterisks(4).apply(Some("secret")).as_deref(),
+        Some("****")
+    );
+    assert_eq!(ColumnMask::Asterisks(2).apply(None).as_deref(), Some("**"));
+    assert_eq!(
+        ColumnMask::Asterisks(0).apply(Some("x")).as_deref(),
+        Some("")
+    );
+    let truncate = ColumnMask::Truncate(3);
+    assert_eq!(truncate.apply(Some("Zoëlle")).as_deref(), Some("Zoë"));
+    assert_eq!(truncate.apply(Some("ab")).as_deref(), Some("ab"));
+    assert_eq!(truncate.apply(None), None);
+    assert!(ColumnMask::Asterisks(1).marks_schema() && !truncate.marks_schema());
+}
+
+#[test]
+fn rules_apply_to_character_columns_in_debeziums_order() {
+    let spec = ColumnsSpec {
+        truncate_to_chars: vec![LengthRule {
+            length: 2,
+            columns: strings(&["APP\\.T\\.BOTH"]),
+        }],
+        mask_with_chars: vec![LengthRule {
+            length: 5,
+            columns: strings(&["APP\\.T\\.(BOTH|STARS)"]),
+        }],
+        mask_hash: vec![HashMask {
+            algorithm: HashAlgorithm::Sha256,
+            salt: "s".to_owned(),
+            columns: strings(&["APP\\.T\\..*"]),
+        }],
+        ..ColumnsSpec::default()
+    };
+    let rules = ColumnRules::new(&spec).unwrap();
+    assert_eq!(
+        rules.mask("APP", "T", &varchar("BOTH", 10)),
+        Some(ColumnMask::Truncate(2))
+    );
+    assert_eq!(
+        rules.mask("APP", "T", &varchar("STARS", 10)),
+        Some(ColumnMask::Asterisks(5))
+    );
+    assert_eq!(
+        rules.mask("APP", "T", &varchar("OTHER", 10)),
+        Some(ColumnMask::Hash {
+            algorithm: HashAlgorithm::Sha256,
+            salt: "s".to_owned(),
+            column_length: Some(10),
+        })
+    );
+    let number = Column::new(
+        "AMOUNT",
+        OracleType::Number {
+            precision: Some(10),
+            scale: Some(2),
+        },
+    );
+    assert_eq!(
+        rules.mask("APP", "T", &number),
+        None,
+        "numbers pass through"
+    );
+    assert_eq!(rules.mask("HR", "T", &varchar("OTHER", 10)), None);
+}
+
+#[test]
+fn bad_patterns_name_their_field() {
+    let spec = ColumnsSpec {
+        mask_with_chars: vec![LengthRule {
+            length: 5,
+            columns: strings(&["A", "("]),
+        }],
+        ..ColumnsSpec::default()
+    };
+    assert_eq!(
+        ColumnRules::new(&spec).unwrap_err().field,
+        "columns.maskWithChars[0].columns[1]"
+    );
+}
+
+#[test]
+fn source_types_are_propagated_by_column_or_by_type() {
+    let spec = ColumnsSpec {
+        propagate_source_type: strings(&["APP\\.T\\.NAME"]),
+        datatype_propagate_source_type: strings(&["NUMBER"]),
+        ..ColumnsSpec::default()
+    };
+    let rules = ColumnRules::new(&spec).unwrap();
+    assert_eq!(
+        rules.source_type_parameters("APP", "T", &varchar("NAME", 40)),
+        [
+            ("__debezium.source.column.type", "VARCHAR2".to_owned()),
+            ("__debezium.source.column.name", "NAME".to_owned()),
+            ("__debezium.source.column.length", "40".to_owned()),
+        ]
+    );
+    let amount = Column::new(
+        "AMOUNT",
+        OracleType::Number {
+            precision: Some(10),
+            scale: Some(2),
+        },
+    );
+    assert_eq!(
+        rules.source_type_parameters("HR", "X", &amount),
+        [
+            ("__debezium.source.column.type", "NUMBER".to_owned()),
+            ("__debezium.source.column.name", "AMOUNT".to_owned()),
+            ("__debezium.source.column.length", "10".to_owned()),
+            ("__debezium.source.column.scale", "2".to_owned()),
+        ]
+    );
+    assert!(
+        rules
+            .source_type_parameters("APP", "T", &varchar("OTHER", 4))
+            .is_empty()
+    );
+    assert!(
+        ColumnRules::default()
+            .source_type_parameters("APP", "T", &amount)
+            .is_empty()
+    );
+}
+
+proptest! {
+    /// Truncation never lengthens a value and keeps its prefix; asterisks ignore the value.
+    #[test]
+    fn truncation_keeps_a_prefix(text in "\\PC{0,40}", length in 0u32..50) {
+        let cut = ColumnMask::Truncate(length).apply(Some(&text)).unwrap();
+        prop_assert!(text.starts_with(&cut));
+        prop_assert_eq!(cut.chars().count(), text.chars().count().min(length as usize));
+        let stars = ColumnMask::Asterisks(length).apply(Some(&text)).unwrap();
+        prop_assert_eq!(stars.len(), length as usize);
+    }
+}
