@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod redo;
 pub mod restart;
 pub mod run;
+pub mod schema_history;
 pub mod sink;
 pub mod source;
 pub mod stop;

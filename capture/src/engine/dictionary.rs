@@ -1,40 +1,89 @@
-//! The captured tables' dictionary, read through the boundary and reloaded after DDL.
+//! The captured tables' dictionary: the schema history, read through the boundary only where the
+//! history has nothing yet, and extended after each DDL.
+//!
+//! A transaction is typed with the structure in force at its commit SCN
+//! ([`CapturedTables::at_commit`]), so a capture resumed before a DDL decodes the rows written
+//! before it with the old structure, and mining the DDL again finds the new one in the history.
 //!
 //! While a window streams, the boundary is busy (the row stream borrows it), so a DDL row cannot
-//! reload its table on the spot. [`CapturedTables::refresh`] marks the table stale instead; the
-//! mining loop then ends the window right after the DDL's transaction, reloads the stale tables
-//! ([`CapturedTables::reload_stale`]) and mines on from the DDL's commit SCN, so every later row
-//! is typed by the new columns.
+//! read the catalog on the spot. [`CapturedTables::refresh`] marks the table stale instead; the
+//! mining loop then ends the window right after the DDL's transaction, reads the structure
+//! ([`CapturedTables::reload_stale`]) unless the history already holds it, and mines on from the
+//! DDL's commit SCN.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
+use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError};
 
 /// Captured tables by `(owner, table)`; only these are ever assembled.
 #[derive(Debug, Default)]
 pub struct CapturedTables {
-    tables: HashMap<(String, String), Arc<TableSchema>>,
+    names: BTreeSet<(String, String)>,
+    history: SchemaHistory,
+    /// The commit SCN of the transaction being assembled: which versions are in force.
+    commit_scn: u64,
     stale: BTreeSet<(String, String)>,
 }
 
+/// A captured table a DDL changed, after [`CapturedTables::reload_stale`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reloaded {
+    /// The structure after the DDL (the last one when the table was dropped).
+    pub table: Arc<TableSchema>,
+    pub dropped: bool,
+}
+
 impl CapturedTables {
-    /// Reads every captured table; a missing one is [`SourceError::NoSuchTable`] (CDC-1001).
-    pub fn load<S: DatabaseCatalog>(
+    /// The captured tables as of `from_scn`, from `history`. A table the history lacks is read
+    /// from the current catalog and returned as a version to record from `from_scn`; a missing
+    /// table is [`SourceError::NoSuchTable`] (CDC-1001). `resumed` (a bookmark exists) makes a
+    /// lacking table a warning: its rows before a later DDL would be typed with today's
+    /// structure.
+    pub fn start<S: DatabaseCatalog>(
         source: &mut S,
         names: &[(String, String)],
-    ) -> Result<Self, SourceError> {
-        let mut tables = HashMap::with_capacity(names.len());
+        mut history: SchemaHistory,
+        from_scn: u64,
+        resumed: bool,
+    ) -> Result<(Self, Vec<NewVersion>), SourceError> {
+        let mut recorded = Vec::new();
         for (owner, table) in names {
+            if history.knows(owner, table) {
+                continue;
+            }
             let catalog = source.table(owner, table)?;
-            tables.insert((owner.clone(), table.clone()), catalog.schema);
+            if resumed {
+                tracing::warn!(
+                    table = %catalog.schema.qualified_name(),
+                    from_scn,
+                    "the schema history has no structure of this table: the current catalog is \
+                     recorded from the resume SCN; rows written before a later DDL would not fit it"
+                );
+            }
+            history.insert(Arc::clone(&catalog.schema), from_scn);
+            recorded.push(NewVersion {
+                table: catalog.schema,
+                from_scn,
+                kind: ChangeKind::Create,
+                ddl: None,
+            });
         }
-        Ok(Self {
-            tables,
+        let tables = Self {
+            names: names.iter().cloned().collect(),
+            history,
+            commit_scn: from_scn,
             stale: BTreeSet::new(),
-        })
+        };
+        Ok((tables, recorded))
+    }
+
+    /// Types the next transaction with the versions in force at its commit SCN.
+    pub fn at_commit(&mut self, commit_scn: u64) {
+        self.commit_scn = commit_scn;
     }
 
     /// Whether a DDL left a table to reload.
@@ -42,32 +91,70 @@ impl CapturedTables {
         !self.stale.is_empty()
     }
 
-    /// Reloads the tables a DDL changed. A dropped table keeps its last shape: no later row of
-    /// it can exist.
-    pub fn reload_stale<S: DatabaseCatalog>(&mut self, source: &mut S) -> Result<(), SourceError> {
-        for key in std::mem::take(&mut self.stale) {
-            match source.table(&key.0, &key.1) {
+    /// The tables a DDL committed at `ddl_scn` changed: each one's structure from `ddl_scn + 1`,
+    /// taken from the history when a run before this one recorded it, else read from the
+    /// catalog and returned in `recorded` for the history. A dropped table keeps its last
+    /// structure: no later row of it can exist.
+    pub fn reload_stale<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        ddl_scn: u64,
+        ddl: impl Fn(&str, &str) -> Option<String>,
+    ) -> Result<(Vec<Reloaded>, Vec<NewVersion>), SourceError> {
+        let from_scn = ddl_scn.saturating_add(1);
+        let mut reloaded = Vec::new();
+        let mut recorded = Vec::new();
+        for (owner, name) in std::mem::take(&mut self.stale) {
+            if let Some(table) = self.history.version_from(&owner, &name, from_scn) {
+                reloaded.push(Reloaded {
+                    table,
+                    dropped: false,
+                });
+                continue;
+            }
+            match source.table(&owner, &name) {
                 Ok(catalog) => {
-                    self.tables.insert(key, catalog.schema);
+                    let statement = ddl(&owner, &name);
+                    self.history.insert(Arc::clone(&catalog.schema), from_scn);
+                    recorded.push(NewVersion {
+                        table: Arc::clone(&catalog.schema),
+                        from_scn,
+                        kind: statement
+                            .as_deref()
+                            .map_or(ChangeKind::Alter, ChangeKind::of_ddl),
+                        ddl: statement,
+                    });
+                    reloaded.push(Reloaded {
+                        table: catalog.schema,
+                        dropped: false,
+                    });
                 }
-                Err(SourceError::NoSuchTable { .. }) => {}
+                Err(SourceError::NoSuchTable { .. }) => {
+                    if let Some(table) = self.history.in_force(&owner, &name, ddl_scn) {
+                        reloaded.push(Reloaded {
+                            table,
+                            dropped: true,
+                        });
+                    }
+                }
                 Err(error) => return Err(error),
             }
         }
-        Ok(())
+        Ok((reloaded, recorded))
     }
 }
 
 impl TableLookup for CapturedTables {
     fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
-        self.tables
-            .get(&(owner.to_owned(), table.to_owned()))
-            .cloned()
+        if !self.names.contains(&(owner.to_owned(), table.to_owned())) {
+            return None;
+        }
+        self.history.in_force(owner, table, self.commit_scn)
     }
 
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String> {
         let key = (owner.to_owned(), table.to_owned());
-        if self.tables.contains_key(&key) {
+        if self.names.contains(&key) {
             self.stale.insert(key);
         }
         Ok(())

@@ -22,9 +22,13 @@
 //!   restart mines every open transaction from its beginning; a journaled one (Kafka,
 //!   [`journaling`]) pins it at its last journaled row instead, and a restart rebuilds its
 //!   beginning from the journal. It never passes the SCN mining has reached either.
-//! - A DDL on a captured table ends the window right after its transaction: the table is
-//!   reloaded and mining goes on from the DDL's commit SCN. Rows at that SCN that were already
-//!   given to the buffer are recognised and not given twice.
+//! - A DDL on a captured table ends the window right after its transaction: the table's new
+//!   structure is taken from the schema history or read from the catalog (then recorded), its
+//!   schema change event and history record join the DDL transaction's page, and mining goes on
+//!   from the DDL's commit SCN. Rows at that SCN that were already given to the buffer are
+//!   recognised and not given twice.
+//! - A transaction is typed with the table structures in force at its commit SCN (the schema
+//!   history, [`dictionary`]); a first start records every captured table's structure.
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 
 pub mod dictionary;
@@ -49,14 +53,17 @@ use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::CaptureConfig;
-use crate::event::Xid;
+use crate::event::{ChangeEvent, Operation, Xid};
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
+use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory, TableChange};
 use crate::sink::journal::{Journal, RebuiltTransaction};
 use crate::sink::{Bookmark, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
-use crate::source::{LogMinerRow, MiningWindow, OperationCode, OracleSource, SourceError};
+use crate::source::{
+    DatabaseCatalog, LogMinerRow, MiningWindow, OperationCode, OracleSource, SourceError,
+};
 use crate::stop::Stop;
 
 /// Why the run ended without a stop.
@@ -147,6 +154,8 @@ pub struct Wiring {
     pub rebuilt: Vec<RebuiltTransaction>,
     /// The bookmark the sink holds from an earlier run.
     pub stored_bookmark: Option<serde_json::Value>,
+    /// The schema history the sink holds (empty at a first start).
+    pub schema_history: SchemaHistory,
     pub buffer: TransactionBuffer,
     pub metrics: EngineMetrics,
     pub board: StatusBoard,
@@ -179,6 +188,11 @@ struct Pipeline {
     replayed: Option<(u64, HashSet<RowIdentity>)>,
     /// A DDL transaction committed at this SCN; the window ends here.
     ddl_commit_scn: Option<u64>,
+    /// The DDL events of that transaction, waiting for their tables' new structure.
+    ddl_events: Vec<ChangeEvent>,
+    /// Names the schema history and schema change records carry.
+    topic_prefix: String,
+    database_name: String,
     failure: Option<EngineError>,
     stop: Arc<AtomicBool>,
 }
@@ -247,12 +261,12 @@ impl<S: OracleSource> Engine<S> {
             journal,
             rebuilt,
             stored_bookmark,
+            schema_history,
             mut buffer,
             metrics,
             board,
         } = wiring;
         let database = source.database()?;
-        let tables = CapturedTables::load(&mut source, &config.table_names())?;
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
@@ -266,6 +280,7 @@ impl<S: OracleSource> Engine<S> {
                 "initial snapshots are not built yet: streaming changes only"
             );
         }
+        let resumed = stored_bookmark.is_some();
         let bookmark = match stored_bookmark {
             Some(value) => {
                 let mut bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
@@ -315,14 +330,20 @@ impl<S: OracleSource> Engine<S> {
             "mining starts"
         );
         let next_scn = bookmark.restart_scn;
-        let encoder = RecordEncoder::new(
-            &config.format,
-            config
-                .kafka
-                .as_ref()
-                .map_or("redoline", |k| k.topic_prefix.as_str()),
-            &database.name,
-        );
+        // Schema history hook: the structures in force from the resume position.
+        let (tables, first_versions) = CapturedTables::start(
+            &mut source,
+            &config.table_names(),
+            schema_history,
+            bookmark.restart_scn,
+            resumed,
+        )?;
+        let topic_prefix = config
+            .kafka
+            .as_ref()
+            .map_or("redoline", |k| k.topic_prefix.as_str())
+            .to_owned();
+        let encoder = RecordEncoder::new(&config.format, &topic_prefix, &database.name);
         let end_scn = if options.exit_at_end {
             if !config.mining.read_only {
                 source.flush_redo()?;
@@ -332,7 +353,7 @@ impl<S: OracleSource> Engine<S> {
             None
         };
         metrics.restart_scn.set(to_gauge(bookmark.restart_scn));
-        let pipeline = Pipeline {
+        let mut pipeline = Pipeline {
             tables,
             buffer,
             sink,
@@ -351,10 +372,14 @@ impl<S: OracleSource> Engine<S> {
             latest_rows: HashSet::new(),
             replayed: None,
             ddl_commit_scn: None,
+            ddl_events: Vec::new(),
+            topic_prefix,
+            database_name: database.name.clone(),
             failure: None,
             stop: Arc::clone(&options.stop),
             config,
         };
+        pipeline.record_versions(&first_versions)?;
         Ok(Self {
             planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
             source,
@@ -510,10 +535,13 @@ impl<S: OracleSource> Engine<S> {
         if let Some(failure) = self.pipeline.failure.take() {
             return Err(failure);
         }
+        // Schema history hook: the DDL's structures and schema change events join its page.
+        if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
+            self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
+        }
         self.pipeline.commit_page()?;
         self.next_scn = match self.pipeline.ddl_commit_scn.take() {
             Some(ddl_scn) => {
-                self.pipeline.tables.reload_stale(&mut self.source)?;
                 self.pipeline.replayed =
                     Some((ddl_scn, std::mem::take(&mut self.pipeline.latest_rows)));
                 ddl_scn
@@ -682,6 +710,7 @@ impl Pipeline {
                 .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
                 .map(|zoned| zoned.timestamp()),
         };
+        self.tables.at_commit(commit.scn);
         let mut assembler = TransactionAssembler::new(
             &mut self.tables,
             commit_info,
@@ -694,9 +723,13 @@ impl Pipeline {
         let encoder = &mut self.encoder;
         let sink = &mut self.sink;
         let metrics = &self.metrics;
+        let ddl_events = &mut self.ddl_events;
         let mut write = |event: crate::event::ChangeEvent| {
             if failure.is_some() {
                 return;
+            }
+            if matches!(event.op, Operation::Ddl { .. }) {
+                ddl_events.push(event.clone());
             }
             metrics.event(&event.op, &event.table.qualified_name());
             let appended = encoder
@@ -731,9 +764,65 @@ impl Pipeline {
             .record_commit(commit.scn, commit.xid)
             .map_err(|error| EngineError::Failed(error.to_string()))?;
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
-        // write) moves the bookmark with the next page instead of costing a page of its own.
-        if page_due(self.page_policy, written, self.page_records) {
+        // write) moves the bookmark with the next page instead of costing a page of its own. A
+        // DDL's page waits for its schema change records (`after_ddl`).
+        if !self.tables.has_stale() && page_due(self.page_policy, written, self.page_records) {
             self.commit_page()?;
+        }
+        Ok(())
+    }
+
+    /// After a DDL transaction committed at `ddl_scn`: the changed tables' new structures (from
+    /// the history, or read from the catalog and recorded), and a schema change event per DDL
+    /// event, in the DDL transaction's page.
+    fn after_ddl<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        ddl_scn: u64,
+    ) -> Result<(), EngineError> {
+        let events = std::mem::take(&mut self.ddl_events);
+        let statement = |owner: &str, table: &str| {
+            events.iter().find_map(|event| match &event.op {
+                Operation::Ddl { sql }
+                    if event.table.schema() == owner && event.table.table() == table =>
+                {
+                    Some(sql.clone())
+                }
+                _ => None,
+            })
+        };
+        let (reloaded, recorded) = self.tables.reload_stale(source, ddl_scn, statement)?;
+        self.record_versions(&recorded)?;
+        let now = Timestamp::now();
+        for event in &events {
+            let Operation::Ddl { sql } = &event.op else {
+                continue;
+            };
+            let Some(reload) = reloaded.iter().find(|reload| {
+                reload.table.schema() == event.table.schema()
+                    && reload.table.table() == event.table.table()
+            }) else {
+                continue;
+            };
+            let kind = if reload.dropped {
+                ChangeKind::Drop
+            } else {
+                ChangeKind::of_ddl(sql)
+            };
+            let change = TableChange::new(kind, &self.database_name, &reload.table);
+            if let Some(record) = self.encoder.schema_change(event, &change, now) {
+                self.page_records += self.sink.append(&self.encoder, vec![record])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes new table structures to the schema history (Kafka: into the page).
+    fn record_versions(&mut self, versions: &[NewVersion]) -> Result<(), EngineError> {
+        let now = Timestamp::now();
+        for version in versions {
+            let (key, value) = version.encode(&self.topic_prefix, &self.database_name, now);
+            self.sink.record_history(key, value)?;
         }
         Ok(())
     }

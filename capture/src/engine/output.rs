@@ -20,6 +20,9 @@
 //!   they are never all on the heap together with the records); with `batchSize: 0` a page stops
 //!   growing after the transaction that takes it past [`AGGREGATE_MAX_RECORDS`] records.
 //!
+//! Debezium-format captures also write a schema change event to `<prefix>` for each DDL on a
+//! captured table ([`RecordEncoder::schema_change`]), in the DDL transaction's page.
+//!
 //! Debezium's `provide.transaction.metadata` has no field in the spec's `FormatSpec`, so no
 //! BEGIN/END records are written.
 
@@ -28,8 +31,10 @@ use redoline_crds::v1alpha1::{FormatSpec, FormatType};
 
 use super::EngineError;
 use crate::buffer::OpsEvent;
+use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
-use crate::event::{ChangeEvent, compact};
+use crate::event::{ChangeEvent, Operation, compact};
+use crate::schema_history::TableChange;
 use crate::sink::file::FileSink;
 use crate::sink::page::AGGREGATE_MAX_RECORDS;
 use crate::sink::{Bookmark, KafkaSink, Page, PagePolicy};
@@ -67,6 +72,23 @@ impl RecordEncoder {
             }]),
             Self::Debezium(encoder) => encoder.encode(event, processed_at),
         }
+    }
+
+    /// The schema change record of a DDL event (Debezium's `include.schema.changes`), with the
+    /// structure the DDL made; `None` for the compact format, whose `ddl` event is its record.
+    pub fn schema_change(
+        &self,
+        event: &ChangeEvent,
+        change: &TableChange,
+        processed_at: Timestamp,
+    ) -> Option<Record> {
+        let (Self::Debezium(encoder), Operation::Ddl { sql }) = (self, &event.op) else {
+            return None;
+        };
+        let options = encoder.options();
+        options.include_schema_changes.then(|| {
+            schema_change_record(options, event, sql, change, processed_at)
+        })
     }
 
     /// The file sink's line of a record (see the module docs).
@@ -154,6 +176,23 @@ impl Output {
             });
         }
         kafka.page.records.extend(records);
+    }
+
+    /// A schema history record (see [`crate::schema_history`]): with Kafka into the page, before
+    /// its bookmark; with the file sink appended to the history file and synced at once.
+    pub fn record_history(&mut self, key: String, value: String) -> Result<(), EngineError> {
+        match self {
+            Self::File(sink) => sink.append_history(&value)?,
+            Self::Kafka(kafka) => {
+                let topic = kafka.sink.options().topics.schema_history.clone();
+                kafka.page.records.push(Record {
+                    topic,
+                    key: Some(key),
+                    value: Some(value),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Journal tombstones of transactions that ended: after the next bookmark (see `Page`).

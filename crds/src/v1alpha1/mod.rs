@@ -304,6 +304,10 @@ pub struct FormatSpec {
     /// (Debezium's `tombstones.on.delete`).
     #[serde(default = "default_true")]
     pub tombstones_on_delete: bool,
+    /// With `debezium`: a schema change event on the topic `<topicPrefix>` for each DDL on a
+    /// captured table, with the table's new structure (Debezium's `include.schema.changes`).
+    #[serde(default = "default_true")]
+    pub include_schema_changes: bool,
 }
 
 impl Default for FormatSpec {
@@ -317,6 +321,7 @@ impl Default for FormatSpec {
             interval_handling_mode: IntervalHandlingMode::default(),
             number_one_as_boolean: false,
             tombstones_on_delete: true,
+            include_schema_changes: true,
         }
     }
 }

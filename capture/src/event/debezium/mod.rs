@@ -10,7 +10,7 @@
 //! | update | value with `op` `u`; when the key changed: delete (old key), tombstone, create (new key) |
 //! | delete | value with `op` `d`, then a tombstone (same key, null value) when the table has a key, unless `tombstones_on_delete` is off |
 //! | truncate | value with `op` `t` and a null key, only with `emit_truncate` (Debezium skips `t` by default) |
-//! | DDL | none yet (Debezium's schema change topic is not implemented) |
+//! | DDL | none here: the engine writes the schema change event to `<prefix>` once the table's new structure is read ([`schema_change`]) |
 //!
 //! With `provide_transaction_metadata`, [`DebeziumEncoder::transaction_begin`] and
 //! [`DebeziumEncoder::transaction_end`] give the `BEGIN` / `END` records of
@@ -34,6 +34,7 @@
 
 mod payload;
 pub mod schema;
+pub mod schema_change;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -108,6 +109,8 @@ pub struct DebeziumOptions {
     pub emit_truncate: bool,
     /// `provide.transaction.metadata`: fill the envelope's `transaction`. Default false.
     pub provide_transaction_metadata: bool,
+    /// `include.schema.changes`: schema change events on `<prefix>`. Default true.
+    pub include_schema_changes: bool,
     /// `unavailable.value.placeholder`.
     pub unavailable_value_placeholder: String,
 }
@@ -127,6 +130,7 @@ impl Default for DebeziumOptions {
             tombstones_on_delete: true,
             emit_truncate: false,
             provide_transaction_metadata: false,
+            include_schema_changes: true,
             unavailable_value_placeholder: "__debezium_unavailable_value".to_owned(),
         }
     }
@@ -161,6 +165,7 @@ impl DebeziumOptions {
             },
             number_one_as_boolean: format.number_one_as_boolean,
             tombstones_on_delete: format.tombstones_on_delete,
+            include_schema_changes: format.include_schema_changes,
             ..Self::default()
         }
     }
@@ -529,6 +534,7 @@ mod tests {
             number_one_as_boolean: true,
             tombstones_on_delete: false,
             schemas: false,
+            include_schema_changes: false,
             ..FormatSpec::default()
         };
         let options = DebeziumOptions::from_spec(&format, "orders", "ORDERSPDB");
@@ -542,6 +548,7 @@ mod tests {
             options.number_one_as_boolean
                 && !options.tombstones_on_delete
                 && !options.schemas_enabled
+                && !options.include_schema_changes
         );
     }
 
