@@ -448,14 +448,15 @@ fn open_kafka(
     let sink = KafkaSink::open(options, metrics, status)?;
     let bookmark = sink.read_bookmark()?;
     let history_topic = sink.options().topics.schema_history.clone();
-    let schema_history = sink.read_topic(&history_topic, SchemaHistory::default, |history, record| {
-        let at = RecordLocation {
-            topic: history_topic.clone(),
-            partition: record.partition,
-            offset: record.offset,
-        };
-        history.load(record.key.as_deref(), record.value.as_deref(), &at)
-    })?;
+    let schema_history =
+        sink.read_topic(&history_topic, SchemaHistory::default, |history, record| {
+            let at = RecordLocation {
+                topic: history_topic.clone(),
+                partition: record.partition,
+                offset: record.offset,
+            };
+            history.load(record.key.as_deref(), record.value.as_deref(), &at)
+        })?;
     let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
     let mut output = Output::kafka(sink);
     output.push_records(rebuilt.stale);

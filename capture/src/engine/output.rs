@@ -86,9 +86,9 @@ impl RecordEncoder {
             return None;
         };
         let options = encoder.options();
-        options.include_schema_changes.then(|| {
-            schema_change_record(options, event, sql, change, processed_at)
-        })
+        options
+            .include_schema_changes
+            .then(|| schema_change_record(options, event, sql, change, processed_at))
     }
 
     /// The file sink's line of a record (see the module docs).

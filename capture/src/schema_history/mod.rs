@@ -137,7 +137,12 @@ pub struct NewVersion {
 
 impl NewVersion {
     /// The history record's key and value.
-    pub fn encode(&self, topic_prefix: &str, database: &str, at: jiff::Timestamp) -> (String, String) {
+    pub fn encode(
+        &self,
+        topic_prefix: &str,
+        database: &str,
+        at: jiff::Timestamp,
+    ) -> (String, String) {
         let id = table_id(database, self.table.schema(), self.table.table());
         let key = HistoryKey {
             table: id,
@@ -237,7 +242,12 @@ impl SchemaHistory {
     }
 
     /// The version recorded exactly from `from_scn`.
-    pub fn version_from(&self, owner: &str, table: &str, from_scn: u64) -> Option<Arc<TableSchema>> {
+    pub fn version_from(
+        &self,
+        owner: &str,
+        table: &str,
+        from_scn: u64,
+    ) -> Option<Arc<TableSchema>> {
         self.tables
             .get(&(owner.to_owned(), table.to_owned()))
             .and_then(|versions| versions.get(&from_scn))

@@ -15,7 +15,10 @@ fn at() -> RecordLocation {
 fn orders(extra: &[&str]) -> Arc<TableSchema> {
     let mut columns = vec![Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1)];
     for name in extra {
-        columns.push(Column::new(*name, OracleType::parse("VARCHAR2(16)").unwrap()));
+        columns.push(Column::new(
+            *name,
+            OracleType::parse("VARCHAR2(16)").unwrap(),
+        ));
     }
     Arc::new(TableSchema::new("APP", "ORDERS", columns).unwrap())
 }
@@ -51,7 +54,10 @@ fn versions_read_back_apply_from_their_scn() {
     assert_eq!(history.len(), 2);
     assert_eq!(history.in_force("APP", "ORDERS", 150), Some(orders(&[])));
     assert_eq!(history.in_force("APP", "ORDERS", 200), Some(orders(&[])));
-    assert_eq!(history.in_force("APP", "ORDERS", 201), Some(orders(&["NOTE"])));
+    assert_eq!(
+        history.in_force("APP", "ORDERS", 201),
+        Some(orders(&["NOTE"]))
+    );
     assert_eq!(
         history.in_force("APP", "ORDERS", 50),
         Some(orders(&[])),
@@ -59,7 +65,10 @@ fn versions_read_back_apply_from_their_scn() {
     );
     assert_eq!(history.in_force("APP", "ITEMS", 150), None);
     assert!(history.knows("APP", "ORDERS"));
-    assert_eq!(history.version_from("APP", "ORDERS", 201), Some(orders(&["NOTE"])));
+    assert_eq!(
+        history.version_from("APP", "ORDERS", 201),
+        Some(orders(&["NOTE"]))
+    );
     assert_eq!(history.version_from("APP", "ORDERS", 200), None);
 }
 
@@ -70,7 +79,11 @@ fn a_record_has_debeziums_history_shape() {
         201,
         Some("ALTER TABLE APP.ORDERS ADD (NOTE VARCHAR2(16))"),
     )
-    .encode("sales", "ORCL", jiff::Timestamp::from_millisecond(1_700_000_000_000).unwrap());
+    .encode(
+        "sales",
+        "ORCL",
+        jiff::Timestamp::from_millisecond(1_700_000_000_000).unwrap(),
+    );
     assert_eq!(
         key,
         r#"{"table":"\"ORCL\".\"APP\".\"ORDERS\"","scn":"201"}"#
@@ -81,20 +94,29 @@ fn a_record_has_debeziums_history_shape() {
     assert_eq!(value["ts_ms"], 1_700_000_000_000i64);
     assert_eq!(value["databaseName"], "ORCL");
     assert_eq!(value["schemaName"], "APP");
-    assert_eq!(value["ddl"], "ALTER TABLE APP.ORDERS ADD (NOTE VARCHAR2(16))");
+    assert_eq!(
+        value["ddl"],
+        "ALTER TABLE APP.ORDERS ADD (NOTE VARCHAR2(16))"
+    );
     let change = &value["tableChanges"][0];
     assert_eq!(change["type"], "ALTER");
     assert_eq!(change["id"], "\"ORCL\".\"APP\".\"ORDERS\"");
-    assert_eq!(change["table"]["primaryKeyColumnNames"], serde_json::json!(["ID"]));
+    assert_eq!(
+        change["table"]["primaryKeyColumnNames"],
+        serde_json::json!(["ID"])
+    );
     assert_eq!(change["table"]["columns"][1]["name"], "NOTE");
 }
 
 #[test]
 fn a_tombstone_removes_the_version_its_key_names() {
-    let record = version(orders(&[]), 100, None).encode("sales", "ORCL", jiff::Timestamp::UNIX_EPOCH);
+    let record =
+        version(orders(&[]), 100, None).encode("sales", "ORCL", jiff::Timestamp::UNIX_EPOCH);
     let mut history = SchemaHistory::default();
     load(&mut history, &record).unwrap();
-    history.load(Some(record.0.as_bytes()), None, &at()).unwrap();
+    history
+        .load(Some(record.0.as_bytes()), None, &at())
+        .unwrap();
     assert!(history.is_empty());
 }
 
@@ -104,7 +126,10 @@ fn an_unreadable_record_is_cdc_5002_naming_its_place() {
     let good = version(orders(&[]), 100, None).encode("sales", "ORCL", jiff::Timestamp::UNIX_EPOCH);
     for (key, value) in [
         (good.0.clone(), "not json".to_owned()),
-        (good.0.clone(), good.1.replace("\"scn\":\"100\"", "\"scn\":\"x\"")),
+        (
+            good.0.clone(),
+            good.1.replace("\"scn\":\"100\"", "\"scn\":\"x\""),
+        ),
         (good.0.clone(), good.1.replace("NUMBER(10)", "NUMBER(99)")),
         (good.0.clone(), good.1.replace("\\\"ORCL\\\".", "")),
     ] {
@@ -113,7 +138,8 @@ fn an_unreadable_record_is_cdc_5002_naming_its_place() {
             .unwrap_err();
         assert_eq!(stop.code, StopCode::BookmarkUnreadable, "{value}");
         assert!(
-            stop.message.contains("sales.redoline.schema-history/0 offset 7"),
+            stop.message
+                .contains("sales.redoline.schema-history/0 offset 7"),
             "{}",
             stop.message
         );
@@ -128,7 +154,10 @@ fn ddl_kinds_follow_the_statement() {
         ChangeKind::of_ddl("create table app.t (id number)"),
         ChangeKind::Create
     );
-    assert_eq!(ChangeKind::of_ddl("DROP TABLE APP.T PURGE"), ChangeKind::Drop);
+    assert_eq!(
+        ChangeKind::of_ddl("DROP TABLE APP.T PURGE"),
+        ChangeKind::Drop
+    );
     assert_eq!(
         ChangeKind::of_ddl("ALTER TABLE APP.T ADD (X NUMBER)"),
         ChangeKind::Alter

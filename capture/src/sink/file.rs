@@ -238,12 +238,11 @@ pub fn read_history_lines(path: &Path) -> Result<Vec<String>, FileSinkError> {
         file.set_len(complete as u64).map_err(io)?;
         file.sync_all().map_err(io)?;
     }
-    let text = std::str::from_utf8(&bytes[..complete]).map_err(|error| {
-        FileSinkError::Unreadable {
+    let text =
+        std::str::from_utf8(&bytes[..complete]).map_err(|error| FileSinkError::Unreadable {
             path: path.to_owned(),
             message: format!("the schema history is not UTF-8: {error}"),
-        }
-    })?;
+        })?;
     Ok(text.lines().map(str::to_owned).collect())
 }
 
