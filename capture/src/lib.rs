@@ -19,6 +19,7 @@ pub mod doctor;
 pub mod engine;
 pub mod event;
 pub mod exit;
+pub mod heartbeat;
 pub mod http;
 pub mod lag;
 pub mod metrics;

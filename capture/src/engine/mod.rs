@@ -54,6 +54,7 @@ use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::CaptureConfig;
 use crate::event::{ChangeEvent, Operation, Xid};
+use crate::heartbeat::{HeartbeatClock, heartbeat_record, heartbeat_topic};
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
@@ -190,8 +191,11 @@ struct Pipeline {
     ddl_commit_scn: Option<u64>,
     /// The DDL events of that transaction, waiting for their tables' new structure.
     ddl_events: Vec<ChangeEvent>,
-    /// Names the schema history and schema change records carry.
+    /// Names the schema history, schema change and heartbeat records carry.
     topic_prefix: String,
+    heartbeat_topic: String,
+    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    bookmark_moved: bool,
     database_name: String,
     failure: Option<EngineError>,
     stop: Arc<AtomicBool>,
@@ -236,6 +240,7 @@ pub struct Engine<S: OracleSource> {
     /// Windows (idle polls included) completed by this run: progress that resets the restart
     /// budget of transient source faults.
     windows_completed: u64,
+    heartbeat: HeartbeatClock,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {
@@ -373,6 +378,8 @@ impl<S: OracleSource> Engine<S> {
             replayed: None,
             ddl_commit_scn: None,
             ddl_events: Vec::new(),
+            heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
+            bookmark_moved: false,
             topic_prefix,
             database_name: database.name.clone(),
             failure: None,
@@ -380,7 +387,10 @@ impl<S: OracleSource> Engine<S> {
             config,
         };
         pipeline.record_versions(&first_versions)?;
+        let heartbeat =
+            HeartbeatClock::new(pipeline.config.heartbeat.interval_seconds, Timestamp::now());
         Ok(Self {
+            heartbeat,
             planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
             source,
             pipeline,
@@ -495,6 +505,7 @@ impl<S: OracleSource> Engine<S> {
                 Plan::Idle => {
                     self.pipeline.commit_page()?;
                     self.after_window(current)?;
+                    self.heartbeat_if_due()?;
                     std::thread::sleep(poll);
                 }
                 Plan::Mine { window, .. } => {
@@ -504,6 +515,7 @@ impl<S: OracleSource> Engine<S> {
                     };
                     self.mine_window(window.start_scn, end)?;
                     self.after_window(current)?;
+                    self.heartbeat_if_due()?;
                 }
             }
             self.windows_completed += 1;
@@ -596,6 +608,22 @@ impl<S: OracleSource> Engine<S> {
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
         Ok(())
+    }
+
+    /// Heartbeat hook: at each interval, the action query, then a heartbeat record in a page
+    /// whose bookmark moves to what mining has reached when no transaction is open.
+    fn heartbeat_if_due(&mut self) -> Result<(), EngineError> {
+        let now = Timestamp::now();
+        if !self.heartbeat.due(now) {
+            return Ok(());
+        }
+        self.heartbeat.sent(now);
+        if let Some(query) = &self.pipeline.config.heartbeat.action_query {
+            self.source.heartbeat_action(query)?;
+        }
+        // Mining has given every row up to the SCN before `next_scn` to the buffer.
+        self.pipeline
+            .heartbeat(self.next_scn.saturating_sub(1), now)
     }
 
     /// Asks for the lag (seed 001: commit times of the current and the emitted SCN); a failure is
@@ -817,6 +845,24 @@ impl Pipeline {
         Ok(())
     }
 
+    /// A heartbeat record and, with no transaction open, the bookmark moved to `mined_through`
+    /// (every row up to it was given to the buffer), committed as a page.
+    fn heartbeat(&mut self, mined_through: u64, now: Timestamp) -> Result<(), EngineError> {
+        let record = heartbeat_record(
+            &self.heartbeat_topic,
+            &self.topic_prefix,
+            self.encoder.schemas_enabled(),
+            now,
+        );
+        self.sink.push_heartbeat(&self.encoder, record)?;
+        if self.buffer.open_transactions() == 0 {
+            self.bookmark.pass_idle(mined_through);
+            self.mined_frontier = self.mined_frontier.max(mined_through);
+        }
+        self.bookmark_moved = true;
+        self.commit_page()
+    }
+
     /// Writes new table structures to the schema history (Kafka: into the page).
     fn record_versions(&mut self, versions: &[NewVersion]) -> Result<(), EngineError> {
         let now = Timestamp::now();
@@ -829,9 +875,10 @@ impl Pipeline {
 
     /// Commits the page (data, then bookmark) and only then deletes its spill files.
     fn commit_page(&mut self) -> Result<(), EngineError> {
-        if self.pending.is_empty() && !self.sink.has_loose_records() {
+        if self.pending.is_empty() && !self.sink.has_loose_records() && !self.bookmark_moved {
             return Ok(());
         }
+        self.bookmark_moved = false;
         // Open transactions pin the resume position (journaled ones at their journal's end);
         // with none open, a page of transactions moves it to the last commit, and a page of
         // journal records alone leaves it.

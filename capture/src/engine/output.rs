@@ -20,6 +20,9 @@
 //!   they are never all on the heap together with the records); with `batchSize: 0` a page stops
 //!   growing after the transaction that takes it past [`AGGREGATE_MAX_RECORDS`] records.
 //!
+//! Heartbeat records go to the heartbeat topic with Kafka, and into a Debezium-format file
+//! ([`Output::push_heartbeat`]).
+//!
 //! Debezium-format captures also write a schema change event to `<prefix>` for each DDL on a
 //! captured table ([`RecordEncoder::schema_change`]), in the DDL transaction's page.
 //!
@@ -89,6 +92,14 @@ impl RecordEncoder {
         options
             .include_schema_changes
             .then(|| schema_change_record(options, event, sql, change, processed_at))
+    }
+
+    /// Whether records carry Connect schemas (Debezium's `schemas.enable`).
+    pub fn schemas_enabled(&self) -> bool {
+        match self {
+            Self::Compact { .. } => false,
+            Self::Debezium(encoder) => encoder.options().schemas_enabled,
+        }
     }
 
     /// The file sink's line of a record (see the module docs).
@@ -193,6 +204,20 @@ impl Output {
             }
         }
         Ok(())
+    }
+
+    /// A heartbeat record ([`crate::heartbeat`]) for the next page: with Kafka always; with the
+    /// file sink only in the Debezium format (whose file holds every topic's records); a compact
+    /// file holds change events alone.
+    pub fn push_heartbeat(
+        &mut self,
+        encoder: &RecordEncoder,
+        record: Record,
+    ) -> Result<(), EngineError> {
+        match (&*self, encoder) {
+            (Self::File(_), RecordEncoder::Compact { .. }) => Ok(()),
+            _ => self.append(encoder, vec![record]).map(|_| ()),
+        }
     }
 
     /// Journal tombstones of transactions that ended: after the next bookmark (see `Page`).

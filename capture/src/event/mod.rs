@@ -17,7 +17,7 @@
 
 pub mod compact;
 pub mod debezium;
-mod json;
+pub(crate) mod json;
 
 use std::fmt;
 use std::sync::Arc;

@@ -46,6 +46,7 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
@@ -87,6 +88,10 @@ pub struct OracleCaptureSpec {
     /// How LogMiner is driven.
     #[serde(default)]
     pub mining: MiningSpec,
+
+    /// Heartbeat records, which also move the bookmark on a quiet database.
+    #[serde(default)]
+    pub heartbeat: HeartbeatSpec,
 
     /// A service level for lag, reported as the LagWithinSLA condition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -571,6 +576,44 @@ pub struct MiningSpec {
     pub read_only: bool,
 }
 
+/// Heartbeats (Debezium's `heartbeat.*`): at each interval a record on the heartbeat topic, in
+/// a page whose bookmark moves to the SCN mining has reached when no transaction is open, so lag
+/// and archived-redo retention follow an idle (or read-only) capture.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.actionQuery) || self.intervalSeconds > 0").message("spec.heartbeat.actionQuery needs spec.heartbeat.intervalSeconds above 0"))]
+pub struct HeartbeatSpec {
+    /// Seconds between heartbeats; 0 turns them off (Debezium's `heartbeat.interval.ms`).
+    #[serde(default)]
+    #[schemars(range(max = 86_400))]
+    pub interval_seconds: u64,
+
+    /// The heartbeat topic is `<topicPrefix>.<spec.kafka.topicPrefix>` (Debezium's
+    /// `topic.heartbeat.prefix`).
+    #[serde(default = "default_heartbeat_topic_prefix")]
+    #[schemars(length(min = 1, max = 200))]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._-]+$"))]
+    pub topic_prefix: String,
+
+    /// SQL the capture runs and commits on its connection at each heartbeat (Debezium's
+    /// `heartbeat.action.query`), typically an UPDATE of a one-row table, so a database whose
+    /// captured tables are quiet still writes redo. The capture user needs the right to run it;
+    /// not allowed with `spec.mining.readOnly`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4000))]
+    pub action_query: Option<String>,
+}
+
+impl Default for HeartbeatSpec {
+    fn default() -> Self {
+        Self {
+            interval_seconds: 0,
+            topic_prefix: default_heartbeat_topic_prefix(),
+            action_query: None,
+        }
+    }
+}
+
 impl Default for MiningSpec {
     fn default() -> Self {
         Self {
@@ -704,6 +747,9 @@ fn default_batch_size() -> u64 {
 }
 fn default_statement_timeout() -> u64 {
     600
+}
+fn default_heartbeat_topic_prefix() -> String {
+    "__debezium-heartbeat".into()
 }
 fn default_flush_table() -> String {
     DEFAULT_FLUSH_TABLE.into()

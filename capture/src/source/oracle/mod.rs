@@ -472,6 +472,21 @@ impl RedoMiner for OracleClient {
             .map_err(|error| self.fail("flush redo", &error))
     }
 
+    fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
+        let statement = sql::action_statement(sql);
+        let session = self.session("heartbeat action query")?;
+        let refused = |error: SourceError| match error {
+            SourceError::Database { message, .. } => SourceError::ActionQueryRefused { message },
+            other => other,
+        };
+        session
+            .execute(statement, &[])
+            .map_err(|error| refused(self.fail("heartbeat action query", &error)))?;
+        session
+            .commit()
+            .map_err(|error| refused(self.fail("heartbeat action query", &error)))
+    }
+
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         let mode = self.mode()?;
         let session = self.mining_session()?;
