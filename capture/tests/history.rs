@@ -54,9 +54,14 @@ fn debezium(scenario: &str) -> Capture {
     capture
 }
 
+/// A data event: `(ID, the after image's column names, sorted)`.
+type Row = (u64, Vec<String>);
+/// A schema change event: `(ddl, type, the new structure's column names)`.
+type SchemaChange = (String, String, Vec<String>);
+
 /// `(ID, after's column names sorted)` of the data events, and the schema change events' DDL and
 /// column names, in file order.
-fn summary(lines: &[Value]) -> (Vec<(u64, Vec<String>)>, Vec<(String, String, Vec<String>)>) {
+fn summary(lines: &[Value]) -> (Vec<Row>, Vec<SchemaChange>) {
     let mut rows = Vec::new();
     let mut changes = Vec::new();
     for line in lines {

@@ -155,7 +155,7 @@ impl NewVersion {
             position: HistoryPosition {
                 scn: self.from_scn.to_string(),
             },
-            ts_ms: i64::try_from(at.as_millisecond()).unwrap_or(i64::MAX),
+            ts_ms: at.as_millisecond(),
             database_name: database.to_owned(),
             schema_name: self.table.schema().to_owned(),
             ddl: self.ddl.clone(),
