@@ -178,6 +178,42 @@ fn rows_are_typed_with_the_structure_in_force_when_they_were_written() {
     );
 }
 
+/// Both DDLs happen while the capture is down: the catalog it finds at the first DDL already has
+/// the second DDL's column, so that DDL's structure is derived from the statement.
+#[test]
+fn two_ddls_while_the_capture_is_down_keep_their_own_structures() {
+    let first = format!("{ORDERS}{}", insert("a", 1, ""));
+    let run = debezium(&first);
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    std::fs::write(
+        run.path("scenario.jsonl"),
+        format!("{first}{}{}", first_ddl(), second_ddl()),
+    )
+    .unwrap();
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    let (rows, changes) = summary(&run.events());
+    assert_eq!(
+        rows,
+        vec![
+            (1, names(&["ID", "STATUS"])),
+            (2, names(&["ID", "STATUS"])),
+            (3, names(&["ID", "PRIORITY", "STATUS"])),
+            (4, names(&["ID", "PRIORITY", "STATUS"])),
+            (5, names(&["ID", "NOTE", "PRIORITY", "STATUS"])),
+        ]
+    );
+    let structures: Vec<Vec<String>> = changes.into_iter().map(|(_, _, c)| c).collect();
+    assert_eq!(
+        structures,
+        [
+            names(&["ID", "STATUS", "PRIORITY"]),
+            names(&["ID", "STATUS", "PRIORITY", "NOTE"])
+        ]
+    );
+}
+
 #[test]
 fn a_damaged_schema_history_stops_with_cdc_5002() {
     let run = debezium(&format!("{ORDERS}{}", insert("a", 1, "")));

@@ -9,13 +9,15 @@
 //! read the catalog on the spot. [`CapturedTables::refresh`] marks the table stale instead; the
 //! mining loop then ends the window right after the DDL's transaction, reads the structure
 //! ([`CapturedTables::reload_stale`]) unless the history already holds it, and mines on from the
-//! DDL's commit SCN.
+//! DDL's commit SCN. When the catalog is already past a later DDL (the capture is behind), the
+//! columns an `ADD` / `DROP` gives the structure before it are taken instead.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
+use crate::dictionary::ddl::alter_columns;
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError};
 
@@ -115,9 +117,11 @@ impl CapturedTables {
             match source.table(&owner, &name) {
                 Ok(catalog) => {
                     let statement = ddl(&owner, &name);
-                    self.history.insert(Arc::clone(&catalog.schema), from_scn);
+                    let previous = self.history.in_force(&owner, &name, ddl_scn);
+                    let table = structure_after(catalog.schema, previous, statement.as_deref());
+                    self.history.insert(Arc::clone(&table), from_scn);
                     recorded.push(NewVersion {
-                        table: Arc::clone(&catalog.schema),
+                        table: Arc::clone(&table),
                         from_scn,
                         kind: statement
                             .as_deref()
@@ -125,7 +129,7 @@ impl CapturedTables {
                         ddl: statement,
                     });
                     reloaded.push(Reloaded {
-                        table: catalog.schema,
+                        table,
                         dropped: false,
                     });
                 }
@@ -144,6 +148,34 @@ impl CapturedTables {
     }
 }
 
+/// The structure a DDL made. The catalog's, unless its columns are not those the statement gives
+/// the structure before it (`ADD` / `DROP` of columns): then the catalog is already past later DDL
+/// (the capture is behind), and the derived columns are the DDL's.
+fn structure_after(
+    catalog: Arc<TableSchema>,
+    previous: Option<Arc<TableSchema>>,
+    statement: Option<&str>,
+) -> Arc<TableSchema> {
+    let derived = previous.zip(statement).and_then(|(previous, statement)| {
+        let columns = alter_columns(statement, previous.columns()).ok()??;
+        TableSchema::new(previous.schema(), previous.table(), columns).ok()
+    });
+    let names = |table: &TableSchema| -> Vec<String> {
+        table.columns().iter().map(|c| c.name.clone()).collect()
+    };
+    match derived {
+        Some(derived) if names(&derived) != names(&catalog) => {
+            tracing::warn!(
+                table = %catalog.qualified_name(),
+                "the catalog is already past a later DDL of this table: its structure after the \
+                 DDL being mined is derived from the statement"
+            );
+            Arc::new(derived)
+        }
+        _ => catalog,
+    }
+}
+
 impl TableLookup for CapturedTables {
     fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
         if !self.names.contains(&(owner.to_owned(), table.to_owned())) {
@@ -158,5 +190,60 @@ impl TableLookup for CapturedTables {
             self.stale.insert(key);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dictionary::{Column, OracleType};
+
+    fn table(extra: &[&str]) -> Arc<TableSchema> {
+        let mut columns = vec![Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1)];
+        for name in extra {
+            columns.push(Column::new(*name, OracleType::parse("NUMBER(1)").unwrap()));
+        }
+        Arc::new(TableSchema::new("APP", "ORDERS", columns).unwrap())
+    }
+
+    #[test]
+    fn the_catalog_is_taken_unless_it_is_past_a_later_ddl() {
+        let add = Some("ALTER TABLE APP.ORDERS ADD (P NUMBER(1))");
+        // Current: the catalog has exactly what the DDL made (its types are authoritative).
+        let catalog = table(&["P"]);
+        assert!(Arc::ptr_eq(
+            &structure_after(Arc::clone(&catalog), Some(table(&[])), add),
+            &catalog
+        ));
+        // Behind: the catalog also has Q, added later.
+        let after = structure_after(table(&["P", "Q"]), Some(table(&[])), add);
+        assert_eq!(after, table(&["P"]));
+        assert_eq!(after.key_indexes(), [0], "the key is kept");
+        let dropped = structure_after(
+            table(&[]),
+            Some(table(&["P", "Q"])),
+            Some("ALTER TABLE APP.ORDERS DROP COLUMN Q"),
+        );
+        assert_eq!(dropped, table(&["P"]));
+        // Statements that change no column, or that are not understood, keep the catalog.
+        for statement in [
+            "ALTER TABLE APP.ORDERS MODIFY (P NUMBER(2))",
+            "ALTER TABLE APP.ORDERS ADD CONSTRAINT U UNIQUE (P)",
+            "ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS",
+            "ALTER TABLE APP.ORDERS DROP PRIMARY KEY",
+        ] {
+            let catalog = table(&["P", "Q"]);
+            assert!(
+                Arc::ptr_eq(
+                    &structure_after(Arc::clone(&catalog), Some(table(&["P"])), Some(statement)),
+                    &catalog
+                ),
+                "{statement}"
+            );
+        }
+        assert!(Arc::ptr_eq(
+            &structure_after(Arc::clone(&catalog), None, add),
+            &catalog
+        ));
     }
 }
