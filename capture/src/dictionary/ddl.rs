@@ -152,3 +152,68 @@ pub fn identifier(text: &str) -> String {
         None => text.to_ascii_uppercase(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(columns: &[Column]) -> Vec<&str> {
+        columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    fn base() -> Vec<Column> {
+        vec![
+            Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+            Column::new("NOTE", OracleType::parse("VARCHAR2(20)").unwrap()),
+        ]
+    }
+
+    #[test]
+    fn adds_and_drops_change_the_columns() {
+        let added = alter_columns(
+            "alter table app.t add (p number(1) default 0 not null, \"Mixed\" varchar2(5 char))",
+            &base(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(names(&added), ["ID", "NOTE", "P", "Mixed"]);
+        assert!(!added[2].nullable);
+        assert_eq!(
+            added[3].data_type,
+            OracleType::parse("VARCHAR2(5 CHAR)").unwrap()
+        );
+        let single = alter_columns("ALTER TABLE T ADD X DATE", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&single), ["ID", "NOTE", "X"]);
+        let dropped = alter_columns("ALTER TABLE T DROP COLUMN note", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&dropped), ["ID"]);
+        assert_eq!(dropped[0].key_position, Some(1), "the key is kept");
+        let listed = alter_columns("ALTER TABLE T DROP (NOTE)", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&listed), ["ID"]);
+    }
+
+    #[test]
+    fn other_statements_change_no_column_or_are_refused() {
+        assert_eq!(
+            alter_columns("ALTER TABLE T MODIFY (NOTE VARCHAR2(40))", &base()),
+            Ok(None)
+        );
+        assert_eq!(
+            alter_columns("ALTER TABLE T RENAME COLUMN A TO B", &base()),
+            Ok(None)
+        );
+        for refused in [
+            "ALTER TABLE T ADD (NOTE NUMBER)",
+            "ALTER TABLE T DROP COLUMN NOPE",
+            "ALTER TABLE T DROP (ID, NOTE)",
+            "ALTER TABLE T ADD CONSTRAINT U UNIQUE (NOTE)",
+        ] {
+            assert!(alter_columns(refused, &base()).is_err(), "{refused}");
+        }
+    }
+}
