@@ -27,7 +27,9 @@ use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
 use crate::restart::{self, RestartBudget, Verdict};
-use crate::sink::file::FileSink;
+use crate::schema_history::SchemaHistory;
+use crate::sink::bookmark::RecordLocation;
+use crate::sink::file::{FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
 };
@@ -339,6 +341,7 @@ where
                 Opened {
                     sink: Output::File(sink),
                     stored,
+                    schema_history: read_history_file(&history_path(&file.path))?,
                     journal: Journal::off(),
                     rebuilt: Vec::new(),
                 }
@@ -348,6 +351,7 @@ where
         let Opened {
             sink,
             stored,
+            schema_history,
             journal,
             rebuilt,
         } = opened;
@@ -372,6 +376,7 @@ where
             journal,
             rebuilt,
             stored_bookmark: stored,
+            schema_history,
             buffer,
             metrics: shared.engine_metrics.clone(),
             board: shared.board.clone(),
@@ -410,6 +415,7 @@ fn pause_unless_stopped(pause: Duration, stop: &AtomicBool, board: &StatusBoard)
 struct Opened {
     sink: Output,
     stored: Option<serde_json::Value>,
+    schema_history: SchemaHistory,
     journal: Journal,
     rebuilt: Vec<RebuiltTransaction>,
 }
@@ -446,6 +452,16 @@ fn open_kafka(
     let options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
     let sink = KafkaSink::open(options, metrics, status)?;
     let bookmark = sink.read_bookmark()?;
+    let history_topic = sink.options().topics.schema_history.clone();
+    let schema_history =
+        sink.read_topic(&history_topic, SchemaHistory::default, |history, record| {
+            let at = RecordLocation {
+                topic: history_topic.clone(),
+                partition: record.partition,
+                offset: record.offset,
+            };
+            history.load(record.key.as_deref(), record.value.as_deref(), &at)
+        })?;
     let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
     let mut output = Output::kafka(sink);
     output.push_records(rebuilt.stale);
@@ -456,9 +472,24 @@ fn open_kafka(
     Ok(Opened {
         sink: output,
         stored,
+        schema_history,
         journal: rebuilt.journal,
         rebuilt: rebuilt.transactions,
     })
+}
+
+/// The file sink's schema history, from its side file (CDC-5002 when a line cannot be read).
+fn read_history_file(path: &Path) -> Result<SchemaHistory, EngineError> {
+    let mut history = SchemaHistory::default();
+    for (line, value) in read_history_lines(path)?.iter().enumerate() {
+        let at = RecordLocation {
+            topic: path.display().to_string(),
+            partition: 0,
+            offset: i64::try_from(line).unwrap_or(i64::MAX),
+        };
+        history.load(None, Some(value.as_bytes()), &at)?;
+    }
+    Ok(history)
 }
 
 fn size(quantity: &redoline_crds::ByteQuantity) -> Result<u64, EngineError> {

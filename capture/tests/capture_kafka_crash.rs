@@ -132,11 +132,14 @@ fn sigkill_at_random_moments_neither_repeats_nor_loses_nor_splits_a_transaction(
     let mut kills_while_streaming = 0;
     let mut caught_up = 0;
     let mut seed = 0x2545_f491_u64;
+    // Kills land up to 2.65 s after the start, or within the last run that ended before its
+    // kill (once caught up a run is short; its length depends on how fast start-up is).
+    let mut span_ms = 2500u64;
     while kills < KILLS && started.elapsed() < KILL_BUDGET {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        // 150 ms .. 2.65 s after the start: during start-up (fencing, bookmark, journal
-        // rebuild), mining, commits.
-        let delay = Duration::from_millis(150 + (seed >> 33) % 2500);
+        // 150 ms .. 150 ms + span after the start: during start-up (fencing, bookmark, schema
+        // history, journal rebuild), mining, commits.
+        let delay = Duration::from_millis(150 + (seed >> 33) % span_ms);
         let mut child = capture.spawn("capture.yaml", true, "killed");
         let spawned = Instant::now();
         let mut last_status = None;
@@ -155,6 +158,8 @@ fn sigkill_at_random_moments_neither_repeats_nor_loses_nor_splits_a_transaction(
             // Caught up before the kill; later runs still restart from the bookmark (fencing,
             // re-mining from the restart SCN, skipping what was emitted), so kills go on.
             caught_up += 1;
+            let ran = u64::try_from(spawned.elapsed().as_millis()).unwrap_or(u64::MAX);
+            span_ms = span_ms.min(ran.saturating_sub(150)).max(50);
             continue;
         }
         // The report just before the kill tells what state the kill interrupted.

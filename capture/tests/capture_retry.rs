@@ -98,6 +98,9 @@ impl RedoMiner for FlakySource {
     fn flush_redo(&mut self) -> Result<(), SourceError> {
         self.inner.flush_redo()
     }
+    fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
+        self.inner.heartbeat_action(sql)
+    }
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         self.inner.start_mining(window)
     }

@@ -14,12 +14,15 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
+use redoline_capture::event::debezium::schema_change::schema_change_record;
 use redoline_capture::event::debezium::{
-    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, IntervalHandling,
+    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, IntervalHandling, Record,
     SkippedOperations, TimePrecision,
 };
 use redoline_capture::event::{ChangeEvent, Operation, SnapshotMarker, SourceInfo, Xid, compact};
+use redoline_capture::heartbeat::{heartbeat_record, heartbeat_topic};
 use redoline_capture::redo::ast::RawValue;
+use redoline_capture::schema_history::{ChangeKind, TableChange};
 use redoline_capture::value::{
     InvalidReason, OracleNumber, Row, Value, ValueError, typed, typed_column_value, typed_row,
 };
@@ -469,6 +472,59 @@ fn debezium_modes_b_golden() {
             ..base_options()
         }),
     );
+}
+
+/// Schema change records (an ALTER of the table of every type, a DROP of the keyless one) and a
+/// heartbeat record, enveloped: the records the engine writes beside the data.
+#[test]
+fn debezium_schema_change_and_heartbeat_golden() {
+    let options = base_options();
+    let (t, n) = (all_types_table(), no_key_table());
+    let ddl = |sql: &str, table: &Arc<TableSchema>| ChangeEvent {
+        op: Operation::Ddl {
+            sql: sql.to_owned(),
+        },
+        table: Arc::clone(table),
+        before: None,
+        after: None,
+        source: SourceInfo {
+            row_id: None,
+            ..source(2_146_950, 0)
+        },
+    };
+    let alter = "ALTER TABLE APP.ALL_TYPES ADD (PRIORITY NUMBER(1))";
+    let drop = "DROP TABLE APP.NO_KEY";
+    let mut out = String::new();
+    let mut write = |record: Record| {
+        out.push_str("{\"topic\":");
+        out.push_str(&serde_json::to_string(&record.topic).unwrap());
+        out.push_str(",\"key\":");
+        out.push_str(record.key.as_deref().unwrap_or("null"));
+        out.push_str(",\"value\":");
+        out.push_str(record.value.as_deref().unwrap_or("null"));
+        out.push_str("}\n");
+    };
+    write(schema_change_record(
+        &options,
+        &ddl(alter, &t),
+        alter,
+        &TableChange::new(ChangeKind::Alter, &options.database_name, &t),
+        processed_at(),
+    ));
+    write(schema_change_record(
+        &options,
+        &ddl(drop, &n),
+        drop,
+        &TableChange::new(ChangeKind::Drop, &options.database_name, &n),
+        processed_at(),
+    ));
+    write(heartbeat_record(
+        &heartbeat_topic("__debezium-heartbeat", &options.topic_prefix),
+        &options.topic_prefix,
+        true,
+        processed_at(),
+    ));
+    check_golden("debezium_schema_change.jsonl", &out);
 }
 
 /// BEGIN and END records of the transaction metadata topic, enveloped: BEGIN before the

@@ -283,6 +283,28 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "spec.startPosition.scn is required with type scn",
         ),
         (
+            "heartbeat action query without an interval",
+            with(
+                minimal_spec(),
+                "heartbeat",
+                json!({"actionQuery": "UPDATE APP.BEAT SET N = 1"}),
+            ),
+            "spec.heartbeat.actionQuery needs spec.heartbeat.intervalSeconds above 0",
+        ),
+        (
+            "heartbeat action query on a read-only capture",
+            with(
+                with(
+                    minimal_spec(),
+                    "heartbeat",
+                    json!({"intervalSeconds": 5, "actionQuery": "UPDATE APP.BEAT SET N = 1"}),
+                ),
+                "mining",
+                json!({"readOnly": true}),
+            ),
+            "not allowed with spec.mining.readOnly",
+        ),
+        (
             "scn with type current",
             with(
                 minimal_spec(),

@@ -7,7 +7,7 @@
 //! which `capture/tests/event_formats.rs` proves are byte for byte what the encoder writes for a
 //! table of every supported type, under the default options and under double decimals, connect
 //! time precision, hex binary, string intervals and transaction metadata (including the
-//! BEGIN/END records of the transaction topic). The harness is the
+//! BEGIN/END records of the transaction topic), and the schema change and heartbeat records. The harness is the
 //! Maven project in `tests/env/jsonconverter`, built once into the cache by its `check.sh`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -17,10 +17,11 @@ use std::time::Duration;
 use redoline_tests::process::run_script;
 
 /// The enveloped fixtures (schemas enabled).
-const ENVELOPED_FIXTURES: [&str; 3] = [
+const ENVELOPED_FIXTURES: [&str; 4] = [
     "debezium_envelope.jsonl",
     "debezium_modes_a.jsonl",
     "debezium_transaction.jsonl",
+    "debezium_schema_change.jsonl",
 ];
 
 fn repo_root() -> PathBuf {
@@ -51,6 +52,9 @@ fn json_converter_reads_every_enveloped_record_back() {
         "{output}"
     );
     for line in [
+        // Schema change events, their structures read back as Connect structs.
+        "schema change ALTER TABLE APP.ALL_TYPES ADD (PRIORITY NUMBER(1))",
+        "schema change DROP TABLE APP.NO_KEY",
         // Connect Decimal, scale from the column, exact.
         "decimal c N_DEC=10.50",
         "decimal d N_DEC=-0.05",

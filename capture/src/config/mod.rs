@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use redoline_crds::ByteQuantity;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{
-    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, JournalSpec, MiningSpec, SlaSpec,
-    SnapshotSpec, StartPosition, TableName, TransactionsSpec, default_max_connections,
+    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, HeartbeatSpec, JournalSpec, MiningSpec,
+    SlaSpec, SnapshotSpec, StartPosition, TableName, TransactionsSpec, default_max_connections,
     default_port, default_spill_max_bytes,
 };
 use schemars::JsonSchema;
@@ -72,6 +72,8 @@ pub struct CaptureConfig {
     pub transactions: TransactionsSpec,
     #[serde(default)]
     pub mining: MiningSpec,
+    #[serde(default)]
+    pub heartbeat: HeartbeatSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sla: Option<SlaSpec>,
     #[serde(default)]

@@ -103,6 +103,16 @@ fn the_crd_rules_are_mirrored() {
             "startPosition.scn",
         ),
         (
+            with("heartbeat: {actionQuery: UPDATE APP.BEAT SET N = 1}"),
+            "heartbeat.actionQuery",
+        ),
+        (
+            with(
+                "heartbeat: {intervalSeconds: 5, actionQuery: UPDATE APP.BEAT SET N = 1}\nmining: {readOnly: true}",
+            ),
+            "heartbeat.actionQuery",
+        ),
+        (
             with("kafka: {bootstrapServers: b:9092, topicPrefix: x}"),
             "kafka",
         ),

@@ -96,6 +96,26 @@ fn resolve(schema: &Value) -> &Value {
     schema
 }
 
+/// The heartbeat's CEL rules: an action query needs an interval, and writes (so no `readOnly`).
+fn heartbeat_rules(config: &CaptureConfig) -> Result<(), ConfigError> {
+    if config.heartbeat.action_query.is_none() {
+        return Ok(());
+    }
+    if config.heartbeat.interval_seconds == 0 {
+        return Err(ConfigError::new(
+            "heartbeat.actionQuery",
+            "needs heartbeat.intervalSeconds above 0",
+        ));
+    }
+    if config.mining.read_only {
+        return Err(ConfigError::new(
+            "heartbeat.actionQuery",
+            "writes to the database: not allowed with mining.readOnly",
+        ));
+    }
+    Ok(())
+}
+
 /// The CRD's CEL rules, in Rust.
 pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
     let size = |field: &str, quantity: &ByteQuantity| {
@@ -194,6 +214,7 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
              list",
         ));
     }
+    heartbeat_rules(config)?;
     match (&config.kafka, &config.file) {
         (Some(kafka), None) => {
             let prefix_ok = kafka

@@ -8,6 +8,7 @@
 //!   `message.key.columns`) in the order given; every key column exists; an empty key means the
 //!   table has none (Debezium then sends a null message key).
 
+pub mod ddl;
 mod oracle_type;
 
 use std::collections::HashMap;

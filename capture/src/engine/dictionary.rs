@@ -1,75 +1,139 @@
-//! The captured tables' dictionary, read through the boundary and reloaded after DDL. With the
-//! schema and table lists of `spec.filters`, the tables they select are added at start and
-//! whenever the engine lists the catalog again ([`CapturedTables::add_listed`]).
+//! The captured tables' dictionary: the schema history, read through the boundary only where the
+//! history has nothing yet, and extended after each DDL. With the schema and table lists of
+//! `spec.filters`, the tables they select are added at start and whenever the engine lists the
+//! catalog again ([`CapturedTables::add_listed`]).
+//!
+//! A transaction is typed with the structure in force at its commit SCN
+//! ([`CapturedTables::at_commit`]), so a capture resumed before a DDL decodes the rows written
+//! before it with the old structure, and mining the DDL again finds the new one in the history.
 //!
 //! While a window streams, the boundary is busy (the row stream borrows it), so a DDL row cannot
-//! reload its table on the spot. [`CapturedTables::refresh`] marks the table stale instead; the
-//! mining loop then ends the window right after the DDL's transaction, reloads the stale tables
-//! ([`CapturedTables::reload_stale`]) and mines on from the DDL's commit SCN, so every later row
-//! is typed by the new columns.
+//! read the catalog on the spot. [`CapturedTables::refresh`] marks the table stale instead; the
+//! mining loop then ends the window right after the DDL's transaction, reads the structure
+//! ([`CapturedTables::reload_stale`]) unless the history already holds it, and mines on from the
+//! DDL's commit SCN. When the catalog is already past a later DDL (the capture is behind), the
+//! columns an `ADD` / `DROP` gives the structure before it are taken instead.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
+use crate::dictionary::ddl::alter_columns;
 use crate::filter::Filters;
+use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError};
 
 /// Captured tables by `(owner, table)`; only these are ever assembled.
 #[derive(Debug, Default)]
 pub struct CapturedTables {
-    tables: HashMap<(String, String), Arc<TableSchema>>,
+    names: BTreeSet<(String, String)>,
+    history: SchemaHistory,
+    /// The commit SCN of the transaction being assembled: which versions are in force.
+    commit_scn: u64,
     stale: BTreeSet<(String, String)>,
 }
 
+/// A captured table a DDL changed, after [`CapturedTables::reload_stale`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reloaded {
+    /// The structure after the DDL (the last one when the table was dropped).
+    pub table: Arc<TableSchema>,
+    pub dropped: bool,
+}
+
 impl CapturedTables {
-    /// Reads every captured table; a missing one is [`SourceError::NoSuchTable`] (CDC-1001).
-    pub fn load<S: DatabaseCatalog>(
+    /// The captured tables as of `from_scn`, from `history`. A table the history lacks is read
+    /// from the current catalog and returned as a version to record from `from_scn`; a missing
+    /// table is [`SourceError::NoSuchTable`] (CDC-1001). `resumed` (a bookmark exists) makes a
+    /// lacking table a warning: its rows before a later DDL would be typed with today's
+    /// structure.
+    pub fn start<S: DatabaseCatalog>(
         source: &mut S,
         names: &[(String, String)],
-    ) -> Result<Self, SourceError> {
-        let mut tables = HashMap::with_capacity(names.len());
+        mut history: SchemaHistory,
+        from_scn: u64,
+        resumed: bool,
+    ) -> Result<(Self, Vec<NewVersion>), SourceError> {
+        let mut recorded = Vec::new();
         for (owner, table) in names {
+            if history.knows(owner, table) {
+                continue;
+            }
             let catalog = source.table(owner, table)?;
-            tables.insert((owner.clone(), table.clone()), catalog.schema);
+            if resumed {
+                tracing::warn!(
+                    table = %catalog.schema.qualified_name(),
+                    from_scn,
+                    "the schema history has no structure of this table: the current catalog is \
+                     recorded from the resume SCN; rows written before a later DDL would not fit it"
+                );
+            }
+            history.insert(Arc::clone(&catalog.schema), from_scn);
+            recorded.push(NewVersion {
+                table: catalog.schema,
+                from_scn,
+                kind: ChangeKind::Create,
+                ddl: None,
+            });
         }
-        Ok(Self {
-            tables,
+        let tables = Self {
+            names: names.iter().cloned().collect(),
+            history,
+            commit_scn: from_scn,
             stale: BTreeSet::new(),
-        })
+        };
+        Ok((tables, recorded))
     }
 
-    /// Loads the tables of `names` not captured yet; one dropped since it was listed is left
-    /// out. Returns the names added.
+    /// Types the next transaction with the versions in force at its commit SCN.
+    pub fn at_commit(&mut self, commit_scn: u64) {
+        self.commit_scn = commit_scn;
+    }
+
+    /// Captures the tables of `names` not captured yet, each with its structure in force from
+    /// `from_scn`: the history's when an earlier run recorded it, else the catalog's, returned as
+    /// a version to record. One dropped since it was listed is left out.
     pub fn add_listed<S: DatabaseCatalog>(
         &mut self,
         source: &mut S,
         names: Vec<(String, String)>,
-    ) -> Result<Vec<(String, String)>, SourceError> {
-        let mut added = Vec::new();
+        from_scn: u64,
+    ) -> Result<Vec<NewVersion>, SourceError> {
+        let mut recorded = Vec::new();
         for name in names {
-            if self.tables.contains_key(&name) {
+            if self.names.contains(&name) {
                 continue;
             }
-            match source.table(&name.0, &name.1) {
-                Ok(catalog) => {
-                    self.tables.insert(name.clone(), catalog.schema);
-                    added.push(name);
+            if !self.history.knows(&name.0, &name.1) {
+                match source.table(&name.0, &name.1) {
+                    Ok(catalog) => {
+                        self.history.insert(Arc::clone(&catalog.schema), from_scn);
+                        recorded.push(NewVersion {
+                            table: catalog.schema,
+                            from_scn,
+                            kind: ChangeKind::Create,
+                            ddl: None,
+                        });
+                    }
+                    Err(SourceError::NoSuchTable { .. }) => continue,
+                    Err(error) => return Err(error),
                 }
-                Err(SourceError::NoSuchTable { .. }) => {}
-                Err(error) => return Err(error),
             }
+            tracing::info!(
+                table = %format!("{}.{}", name.0, name.1),
+                from_scn,
+                "a table the filters select is captured from here on, without a snapshot"
+            );
+            self.names.insert(name);
         }
-        Ok(added)
+        Ok(recorded)
     }
 
     /// The captured tables' names, sorted: what mining asks LogMiner for.
     pub fn names(&self) -> Vec<(String, String)> {
-        let mut names: Vec<(String, String)> = self.tables.keys().cloned().collect();
-        names.sort_unstable();
-        names
+        self.names.iter().cloned().collect()
     }
 
     /// Whether a DDL left a table to reload.
@@ -77,19 +141,86 @@ impl CapturedTables {
         !self.stale.is_empty()
     }
 
-    /// Reloads the tables a DDL changed. A dropped table keeps its last shape: no later row of
-    /// it can exist.
-    pub fn reload_stale<S: DatabaseCatalog>(&mut self, source: &mut S) -> Result<(), SourceError> {
-        for key in std::mem::take(&mut self.stale) {
-            match source.table(&key.0, &key.1) {
+    /// The tables a DDL committed at `ddl_scn` changed: each one's structure from `ddl_scn + 1`,
+    /// taken from the history when a run before this one recorded it, else read from the
+    /// catalog and returned in `recorded` for the history. A dropped table keeps its last
+    /// structure: no later row of it can exist.
+    pub fn reload_stale<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        ddl_scn: u64,
+        ddl: impl Fn(&str, &str) -> Option<String>,
+    ) -> Result<(Vec<Reloaded>, Vec<NewVersion>), SourceError> {
+        let from_scn = ddl_scn.saturating_add(1);
+        let mut reloaded = Vec::new();
+        let mut recorded = Vec::new();
+        for (owner, name) in std::mem::take(&mut self.stale) {
+            if let Some(table) = self.history.version_from(&owner, &name, from_scn) {
+                reloaded.push(Reloaded {
+                    table,
+                    dropped: false,
+                });
+                continue;
+            }
+            match source.table(&owner, &name) {
                 Ok(catalog) => {
-                    self.tables.insert(key, catalog.schema);
+                    let statement = ddl(&owner, &name);
+                    let previous = self.history.in_force(&owner, &name, ddl_scn);
+                    let table = structure_after(catalog.schema, previous, statement.as_deref());
+                    self.history.insert(Arc::clone(&table), from_scn);
+                    recorded.push(NewVersion {
+                        table: Arc::clone(&table),
+                        from_scn,
+                        kind: statement
+                            .as_deref()
+                            .map_or(ChangeKind::Alter, ChangeKind::of_ddl),
+                        ddl: statement,
+                    });
+                    reloaded.push(Reloaded {
+                        table,
+                        dropped: false,
+                    });
                 }
-                Err(SourceError::NoSuchTable { .. }) => {}
+                Err(SourceError::NoSuchTable { .. }) => {
+                    if let Some(table) = self.history.in_force(&owner, &name, ddl_scn) {
+                        reloaded.push(Reloaded {
+                            table,
+                            dropped: true,
+                        });
+                    }
+                }
                 Err(error) => return Err(error),
             }
         }
-        Ok(())
+        Ok((reloaded, recorded))
+    }
+}
+
+/// The structure a DDL made. The catalog's, unless its columns are not those the statement gives
+/// the structure before it (`ADD` / `DROP` of columns): then the catalog is already past later DDL
+/// (the capture is behind), and the derived columns are the DDL's.
+fn structure_after(
+    catalog: Arc<TableSchema>,
+    previous: Option<Arc<TableSchema>>,
+    statement: Option<&str>,
+) -> Arc<TableSchema> {
+    let derived = previous.zip(statement).and_then(|(previous, statement)| {
+        let columns = alter_columns(statement, previous.columns()).ok()??;
+        TableSchema::new(previous.schema(), previous.table(), columns).ok()
+    });
+    let names = |table: &TableSchema| -> Vec<String> {
+        table.columns().iter().map(|c| c.name.clone()).collect()
+    };
+    match derived {
+        Some(derived) if names(&derived) != names(&catalog) => {
+            tracing::warn!(
+                table = %catalog.qualified_name(),
+                "the catalog is already past a later DDL of this table: its structure after the \
+                 DDL being mined is derived from the statement"
+            );
+            Arc::new(derived)
+        }
+        _ => catalog,
     }
 }
 
@@ -126,50 +257,51 @@ impl TableListing {
         self.next.is_some_and(|next| Instant::now() >= next)
     }
 
-    /// Lists the catalog and adds the newly selected tables to `tables`; `from_scn` is where
-    /// mining goes on (for the log line), `None` at start.
-    pub fn refresh<S: DatabaseCatalog>(
+    /// The tables the schema and table lists select now (none without lists), the capture's
+    /// flush table left out; starts the interval to the next listing.
+    pub fn select<S: DatabaseCatalog>(
         &mut self,
         source: &mut S,
-        tables: &mut CapturedTables,
-        from_scn: Option<u64>,
-    ) -> Result<(), SourceError> {
+    ) -> Result<Vec<(String, String)>, SourceError> {
         if !self.filters.selects_from_catalog() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let listed = source.list_tables()?;
         let (flush_owner, flush_table) = &self.flush;
         let chosen = self.filters.catalog_tables(&listed, |owner, table| {
             table == flush_table && flush_owner.as_deref().is_none_or(|o| o == owner)
         });
-        let added = tables.add_listed(source, chosen)?;
-        if let Some(scn) = from_scn {
-            for (owner, table) in &added {
-                tracing::info!(
-                    table = %format!("{owner}.{table}"),
-                    from_scn = scn,
-                    "a table the filters select is captured from here on, without a snapshot"
-                );
-            }
-        }
-        if tables.names().is_empty() {
+        if chosen.is_empty() {
             tracing::warn!("the schema and table lists select no table yet");
         }
         self.next = Some(Instant::now() + TABLE_LIST_INTERVAL);
-        Ok(())
+        Ok(chosen)
+    }
+
+    /// Lists the catalog and captures the newly selected tables from `from_scn` (where mining
+    /// goes on); returns their structures to record in the schema history.
+    pub fn refresh<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        tables: &mut CapturedTables,
+        from_scn: u64,
+    ) -> Result<Vec<NewVersion>, SourceError> {
+        let chosen = self.select(source)?;
+        tables.add_listed(source, chosen, from_scn)
     }
 }
 
 impl TableLookup for CapturedTables {
     fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
-        self.tables
-            .get(&(owner.to_owned(), table.to_owned()))
-            .cloned()
+        if !self.names.contains(&(owner.to_owned(), table.to_owned())) {
+            return None;
+        }
+        self.history.in_force(owner, table, self.commit_scn)
     }
 
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String> {
         let key = (owner.to_owned(), table.to_owned());
-        if self.tables.contains_key(&key) {
+        if self.names.contains(&key) {
             self.stale.insert(key);
         }
         Ok(())
@@ -181,6 +313,7 @@ mod tests {
     use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec};
 
     use super::*;
+    use crate::dictionary::{Column, OracleType};
     use crate::source::simulator::Simulator;
 
     #[test]
@@ -201,7 +334,7 @@ mod tests {
         let mut listing = TableListing::new(&filters, "redoline_logmnr_flush");
         let mut tables = CapturedTables::default();
         assert!(!listing.due(), "not listed yet");
-        listing.refresh(&mut sim, &mut tables, None).unwrap();
+        listing.refresh(&mut sim, &mut tables, 1).unwrap();
         assert_eq!(
             tables.names(),
             [("APP".to_owned(), "ORDERS".to_owned())],
@@ -210,7 +343,13 @@ mod tests {
         assert!(!listing.due(), "the next listing waits for the interval");
         sim.apply_line(r#"{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY)"}"#)
             .unwrap();
-        listing.refresh(&mut sim, &mut tables, Some(100)).unwrap();
+        let recorded = listing.refresh(&mut sim, &mut tables, 100).unwrap();
+        assert_eq!(
+            recorded.len(),
+            1,
+            "the new table's structure goes to the history"
+        );
+        assert_eq!(recorded[0].from_scn, 100);
         assert_eq!(
             tables.names(),
             [
@@ -218,6 +357,7 @@ mod tests {
                 ("APP".to_owned(), "ORDERS".to_owned())
             ]
         );
+        tables.at_commit(100);
         assert!(tables.table("APP", "LATER").is_some());
     }
 
@@ -230,8 +370,57 @@ mod tests {
         .unwrap();
         let mut listing = TableListing::new(&Arc::new(Filters::default()), "F");
         let mut tables = CapturedTables::default();
-        listing.refresh(&mut sim, &mut tables, None).unwrap();
+        listing.refresh(&mut sim, &mut tables, 1).unwrap();
         assert!(tables.names().is_empty());
         assert!(!listing.due());
+    }
+
+    fn table(extra: &[&str]) -> Arc<TableSchema> {
+        let mut columns = vec![Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1)];
+        for name in extra {
+            columns.push(Column::new(*name, OracleType::parse("NUMBER(1)").unwrap()));
+        }
+        Arc::new(TableSchema::new("APP", "ORDERS", columns).unwrap())
+    }
+
+    #[test]
+    fn the_catalog_is_taken_unless_it_is_past_a_later_ddl() {
+        let add = Some("ALTER TABLE APP.ORDERS ADD (P NUMBER(1))");
+        // Current: the catalog has exactly what the DDL made (its types are authoritative).
+        let catalog = table(&["P"]);
+        assert!(Arc::ptr_eq(
+            &structure_after(Arc::clone(&catalog), Some(table(&[])), add),
+            &catalog
+        ));
+        // Behind: the catalog also has Q, added later.
+        let after = structure_after(table(&["P", "Q"]), Some(table(&[])), add);
+        assert_eq!(after, table(&["P"]));
+        assert_eq!(after.key_indexes(), [0], "the key is kept");
+        let dropped = structure_after(
+            table(&[]),
+            Some(table(&["P", "Q"])),
+            Some("ALTER TABLE APP.ORDERS DROP COLUMN Q"),
+        );
+        assert_eq!(dropped, table(&["P"]));
+        // Statements that change no column, or that are not understood, keep the catalog.
+        for statement in [
+            "ALTER TABLE APP.ORDERS MODIFY (P NUMBER(2))",
+            "ALTER TABLE APP.ORDERS ADD CONSTRAINT U UNIQUE (P)",
+            "ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS",
+            "ALTER TABLE APP.ORDERS DROP PRIMARY KEY",
+        ] {
+            let catalog = table(&["P", "Q"]);
+            assert!(
+                Arc::ptr_eq(
+                    &structure_after(Arc::clone(&catalog), Some(table(&["P"])), Some(statement)),
+                    &catalog
+                ),
+                "{statement}"
+            );
+        }
+        assert!(Arc::ptr_eq(
+            &structure_after(Arc::clone(&catalog), None, add),
+            &catalog
+        ));
     }
 }

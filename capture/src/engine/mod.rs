@@ -23,9 +23,13 @@
 //!   restart mines every open transaction from its beginning; a journaled one (Kafka,
 //!   [`journaling`]) pins it at its last journaled row instead, and a restart rebuilds its
 //!   beginning from the journal. It never passes the SCN mining has reached either.
-//! - A DDL on a captured table ends the window right after its transaction: the table is
-//!   reloaded and mining goes on from the DDL's commit SCN. Rows at that SCN that were already
-//!   given to the buffer are recognised and not given twice.
+//! - A DDL on a captured table ends the window right after its transaction: the table's new
+//!   structure is taken from the schema history or read from the catalog (then recorded), its
+//!   schema change event and history record join the DDL transaction's page, and mining goes on
+//!   from the DDL's commit SCN. Rows at that SCN that were already given to the buffer are
+//!   recognised and not given twice.
+//! - A transaction is typed with the table structures in force at its commit SCN (the schema
+//!   history, [`dictionary`]); a first start records every captured table's structure.
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 //! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
 //!   what the schema and table lists select, listed again between windows by
@@ -57,17 +61,20 @@ use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::{CaptureConfig, ConfigError};
-use crate::event::Xid;
 use crate::event::debezium::EncodeError;
+use crate::event::{ChangeEvent, Operation, Xid};
 use crate::filter::Filters;
+use crate::heartbeat::{HeartbeatClock, heartbeat_record, heartbeat_topic};
 use crate::http::{CaptureState, StatusBoard};
 use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
+use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory, TableChange};
 use crate::sink::journal::{Journal, RebuiltTransaction};
 use crate::sink::{Bookmark, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
 use crate::source::{
-    LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource, SourceError,
+    DatabaseCatalog, LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource,
+    SourceError,
 };
 use crate::stop::Stop;
 
@@ -159,6 +166,8 @@ pub struct Wiring {
     pub rebuilt: Vec<RebuiltTransaction>,
     /// The bookmark the sink holds from an earlier run.
     pub stored_bookmark: Option<serde_json::Value>,
+    /// The schema history the sink holds (empty at a first start).
+    pub schema_history: SchemaHistory,
     pub buffer: TransactionBuffer,
     pub metrics: EngineMetrics,
     pub board: StatusBoard,
@@ -193,6 +202,14 @@ struct Pipeline {
     replayed: Option<(u64, HashSet<RowIdentity>)>,
     /// A DDL transaction committed at this SCN; the window ends here.
     ddl_commit_scn: Option<u64>,
+    /// The DDL events of that transaction, waiting for their tables' new structure.
+    ddl_events: Vec<ChangeEvent>,
+    /// Names the schema history, schema change and heartbeat records carry.
+    topic_prefix: String,
+    heartbeat_topic: String,
+    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    bookmark_moved: bool,
+    database_name: String,
     failure: Option<EngineError>,
     stop: Arc<AtomicBool>,
 }
@@ -240,6 +257,7 @@ pub struct Engine<S: OracleSource> {
     windows_completed: u64,
     /// What the run does before streaming (engine/snapshot.rs).
     snapshot_phase: SnapshotPhase,
+    heartbeat: HeartbeatClock,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {
@@ -265,6 +283,7 @@ impl<S: OracleSource> Engine<S> {
             journal,
             rebuilt,
             stored_bookmark,
+            schema_history,
             mut buffer,
             metrics,
             board,
@@ -274,13 +293,17 @@ impl<S: OracleSource> Engine<S> {
             Filters::new(&config.filters, &config.columns)
                 .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
         );
-        let mut tables = CapturedTables::load(&mut source, &config.table_names())?;
+        // The captured tables: spec.tables and what the schema and table lists select.
         let mut table_listing = TableListing::new(&filters, &config.mining.flush_table);
-        table_listing.refresh(&mut source, &mut tables, None)?;
+        let mut table_names = config.table_names();
+        table_names.extend(table_listing.select(&mut source)?);
+        table_names.sort_unstable();
+        table_names.dedup();
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
         };
+        let resumed = stored_bookmark.is_some();
         let stored = match stored_bookmark {
             Some(value) => {
                 let mut bookmark: Bookmark = serde_json::from_value(value).map_err(|error| {
@@ -317,6 +340,7 @@ impl<S: OracleSource> Engine<S> {
         // where the run starts and whether it snapshots first.
         let (mut bookmark, snapshot_phase) = Self::position(
             &config,
+            &table_names,
             &mut source,
             stored,
             database.resetlogs_scn,
@@ -333,12 +357,22 @@ impl<S: OracleSource> Engine<S> {
             "mining starts"
         );
         let next_scn = bookmark.restart_scn;
+        // Schema history hook: the structures in force from the resume position.
+        let (tables, first_versions) = CapturedTables::start(
+            &mut source,
+            &table_names,
+            schema_history,
+            bookmark.restart_scn,
+            resumed,
+        )?;
+        let topic_prefix = config
+            .kafka
+            .as_ref()
+            .map_or("redoline", |k| k.topic_prefix.as_str())
+            .to_owned();
         let encoder = RecordEncoder::new(
             &config.format,
-            config
-                .kafka
-                .as_ref()
-                .map_or("redoline", |k| k.topic_prefix.as_str()),
+            &topic_prefix,
             &database.name,
             Arc::clone(&filters),
         );
@@ -351,7 +385,7 @@ impl<S: OracleSource> Engine<S> {
             None
         };
         metrics.restart_scn.set(to_gauge(bookmark.restart_scn));
-        let pipeline = Pipeline {
+        let mut pipeline = Pipeline {
             tables,
             buffer,
             sink,
@@ -371,11 +405,20 @@ impl<S: OracleSource> Engine<S> {
             latest_rows: HashSet::new(),
             replayed: None,
             ddl_commit_scn: None,
+            ddl_events: Vec::new(),
+            heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
+            bookmark_moved: false,
+            topic_prefix,
+            database_name: database.name.clone(),
             failure: None,
             stop: Arc::clone(&options.stop),
             config,
         };
+        pipeline.record_versions(&first_versions)?;
+        let heartbeat =
+            HeartbeatClock::new(pipeline.config.heartbeat.interval_seconds, Timestamp::now());
         Ok(Self {
+            heartbeat,
             planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
             source,
             pipeline,
@@ -489,11 +532,12 @@ impl<S: OracleSource> Engine<S> {
             }
             let current = self.source.current_scn()?;
             if self.table_listing.due() {
-                self.table_listing.refresh(
+                let recorded = self.table_listing.refresh(
                     &mut self.source,
                     &mut self.pipeline.tables,
-                    Some(self.next_scn),
+                    self.next_scn,
                 )?;
+                self.pipeline.record_versions(&recorded)?;
             }
             let threads = self.source.threads()?;
             let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);
@@ -504,6 +548,7 @@ impl<S: OracleSource> Engine<S> {
                 Plan::Idle => {
                     self.pipeline.commit_page()?;
                     self.after_window(current)?;
+                    self.heartbeat_if_due()?;
                     std::thread::sleep(poll);
                 }
                 Plan::Mine { window, .. } => {
@@ -513,6 +558,7 @@ impl<S: OracleSource> Engine<S> {
                     };
                     self.mine_window(window.start_scn, end)?;
                     self.after_window(current)?;
+                    self.heartbeat_if_due()?;
                 }
             }
             self.windows_completed += 1;
@@ -544,10 +590,13 @@ impl<S: OracleSource> Engine<S> {
         if let Some(failure) = self.pipeline.failure.take() {
             return Err(failure);
         }
+        // Schema history hook: the DDL's structures and schema change events join its page.
+        if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
+            self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
+        }
         self.pipeline.commit_page()?;
         self.next_scn = match self.pipeline.ddl_commit_scn.take() {
             Some(ddl_scn) => {
-                self.pipeline.tables.reload_stale(&mut self.source)?;
                 self.pipeline.replayed =
                     Some((ddl_scn, std::mem::take(&mut self.pipeline.latest_rows)));
                 ddl_scn
@@ -602,6 +651,22 @@ impl<S: OracleSource> Engine<S> {
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
         Ok(())
+    }
+
+    /// Heartbeat hook: at each interval, the action query, then a heartbeat record in a page
+    /// whose bookmark moves to what mining has reached when no transaction is open.
+    fn heartbeat_if_due(&mut self) -> Result<(), EngineError> {
+        let now = Timestamp::now();
+        if !self.heartbeat.due(now) {
+            return Ok(());
+        }
+        self.heartbeat.sent(now);
+        if let Some(query) = &self.pipeline.config.heartbeat.action_query {
+            self.source.heartbeat_action(query)?;
+        }
+        // Mining has given every row up to the SCN before `next_scn` to the buffer.
+        self.pipeline
+            .heartbeat(self.next_scn.saturating_sub(1), now)
     }
 
     /// Asks for the lag (seed 001: commit times of the current and the emitted SCN); a failure is
@@ -717,6 +782,7 @@ impl Pipeline {
                 .map(|zoned| zoned.timestamp()),
         };
         let committed_at = commit_info.commit_time;
+        self.tables.at_commit(commit.scn);
         let mut assembler = TransactionAssembler::new(
             &mut self.tables,
             commit_info,
@@ -737,9 +803,17 @@ impl Pipeline {
             .as_ref()
             .filter(|snapshot| snapshot.covers_any(commit.scn));
         let filters = &self.filters;
+        let ddl_events = &mut self.ddl_events;
         let mut write = |event: crate::event::ChangeEvent| {
-            if failure.is_some()
-                || !filters.admits_user(event.source.user_name.as_deref())
+            if failure.is_some() {
+                return;
+            }
+            // Whoever ran it, a DDL changes the structure: its schema change event and history
+            // record are written even when the username lists leave its own event out.
+            if matches!(event.op, Operation::Ddl { .. }) {
+                ddl_events.push(event.clone());
+            }
+            if !filters.admits_user(event.source.user_name.as_deref())
                 || snapshot_covered.is_some_and(|snapshot| {
                     snapshot.covers(&event.table.qualified_name(), commit.scn)
                 })
@@ -782,18 +856,93 @@ impl Pipeline {
             .record_commit(commit.scn, commit.xid)
             .map_err(|error| EngineError::Failed(error.to_string()))?;
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
-        // write) moves the bookmark with the next page instead of costing a page of its own.
-        if page_due(self.page_policy, written, self.page_records) {
+        // write) moves the bookmark with the next page instead of costing a page of its own. A
+        // DDL's page waits for its schema change records (`after_ddl`).
+        if !self.tables.has_stale() && page_due(self.page_policy, written, self.page_records) {
             self.commit_page()?;
+        }
+        Ok(())
+    }
+
+    /// After a DDL transaction committed at `ddl_scn`: the changed tables' new structures (from
+    /// the history, or read from the catalog and recorded), and a schema change event per DDL
+    /// event, in the DDL transaction's page.
+    fn after_ddl<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        ddl_scn: u64,
+    ) -> Result<(), EngineError> {
+        let events = std::mem::take(&mut self.ddl_events);
+        let statement = |owner: &str, table: &str| {
+            events.iter().find_map(|event| match &event.op {
+                Operation::Ddl { sql }
+                    if event.table.schema() == owner && event.table.table() == table =>
+                {
+                    Some(sql.clone())
+                }
+                _ => None,
+            })
+        };
+        let (reloaded, recorded) = self.tables.reload_stale(source, ddl_scn, statement)?;
+        self.record_versions(&recorded)?;
+        let now = Timestamp::now();
+        for event in &events {
+            let Operation::Ddl { sql } = &event.op else {
+                continue;
+            };
+            let Some(reload) = reloaded.iter().find(|reload| {
+                reload.table.schema() == event.table.schema()
+                    && reload.table.table() == event.table.table()
+            }) else {
+                continue;
+            };
+            let kind = if reload.dropped {
+                ChangeKind::Drop
+            } else {
+                ChangeKind::of_ddl(sql)
+            };
+            let change = TableChange::new(kind, &self.database_name, &reload.table);
+            if let Some(record) = self.encoder.schema_change(event, &change, now) {
+                self.page_records += self.sink.append(&self.encoder, vec![record])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A heartbeat record and, with no transaction open, the bookmark moved to `mined_through`
+    /// (every row up to it was given to the buffer), committed as a page.
+    fn heartbeat(&mut self, mined_through: u64, now: Timestamp) -> Result<(), EngineError> {
+        let record = heartbeat_record(
+            &self.heartbeat_topic,
+            &self.topic_prefix,
+            self.encoder.schemas_enabled(),
+            now,
+        );
+        self.sink.push_heartbeat(&self.encoder, record)?;
+        if self.buffer.open_transactions() == 0 {
+            self.bookmark.pass_idle(mined_through);
+            self.mined_frontier = self.mined_frontier.max(mined_through);
+        }
+        self.bookmark_moved = true;
+        self.commit_page()
+    }
+
+    /// Writes new table structures to the schema history (Kafka: into the page).
+    fn record_versions(&mut self, versions: &[NewVersion]) -> Result<(), EngineError> {
+        let now = Timestamp::now();
+        for version in versions {
+            let (key, value) = version.encode(&self.topic_prefix, &self.database_name, now);
+            self.sink.record_history(key, value)?;
         }
         Ok(())
     }
 
     /// Commits the page (data, then bookmark) and only then deletes its spill files.
     fn commit_page(&mut self) -> Result<(), EngineError> {
-        if self.pending.is_empty() && !self.sink.has_loose_records() {
+        if self.pending.is_empty() && !self.sink.has_loose_records() && !self.bookmark_moved {
             return Ok(());
         }
+        self.bookmark_moved = false;
         // Open transactions pin the resume position (journaled ones at their journal's end);
         // with none open, a page of transactions moves it to the last commit, and a page of
         // journal records alone leaves it.

@@ -25,6 +25,12 @@
 //! [`RecordEncoder::end_transaction`] gives its `END` record, so both are in the transaction's
 //! page (one Kafka transaction with its data and bookmark) and, with the file sink, in the same
 //! file stream as `{"topic":"<prefix>.transaction",...}` lines. The compact format has none.
+//!
+//! Heartbeat records go to the heartbeat topic with Kafka, and into a Debezium-format file
+//! ([`Output::push_heartbeat`]).
+//!
+//! Debezium-format captures also write a schema change event to `<prefix>` for each DDL on a
+//! captured table ([`RecordEncoder::schema_change`]), in the DDL transaction's page.
 
 use std::sync::Arc;
 
@@ -33,9 +39,11 @@ use redoline_crds::v1alpha1::{FormatSpec, FormatType};
 
 use super::EngineError;
 use crate::buffer::OpsEvent;
+use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
-use crate::event::{ChangeEvent, compact};
+use crate::event::{ChangeEvent, Operation, compact};
 use crate::filter::Filters;
+use crate::schema_history::TableChange;
 use crate::sink::file::FileSink;
 use crate::sink::page::AGGREGATE_MAX_RECORDS;
 use crate::sink::{Bookmark, KafkaSink, Page, PagePolicy};
@@ -87,6 +95,31 @@ impl RecordEncoder {
                 value: Some(compact::encode(event)),
             }]),
             Self::Debezium(encoder) => encoder.encode(event, processed_at),
+        }
+    }
+
+    /// The schema change record of a DDL event (Debezium's `include.schema.changes`), with the
+    /// structure the DDL made; `None` for the compact format, whose `ddl` event is its record.
+    pub fn schema_change(
+        &self,
+        event: &ChangeEvent,
+        change: &TableChange,
+        processed_at: Timestamp,
+    ) -> Option<Record> {
+        let (Self::Debezium(encoder), Operation::Ddl { sql }) = (self, &event.op) else {
+            return None;
+        };
+        let options = encoder.options();
+        options
+            .include_schema_changes
+            .then(|| schema_change_record(options, event, sql, change, processed_at))
+    }
+
+    /// Whether records carry Connect schemas (Debezium's `schemas.enable`).
+    pub fn schemas_enabled(&self) -> bool {
+        match self {
+            Self::Compact { .. } => false,
+            Self::Debezium(encoder) => encoder.options().schemas_enabled,
         }
     }
 
@@ -175,6 +208,37 @@ impl Output {
             });
         }
         kafka.page.records.extend(records);
+    }
+
+    /// A schema history record (see [`crate::schema_history`]): with Kafka into the page, before
+    /// its bookmark; with the file sink appended to the history file and synced at once.
+    pub fn record_history(&mut self, key: String, value: String) -> Result<(), EngineError> {
+        match self {
+            Self::File(sink) => sink.append_history(&value)?,
+            Self::Kafka(kafka) => {
+                let topic = kafka.sink.options().topics.schema_history.clone();
+                kafka.page.records.push(Record {
+                    topic,
+                    key: Some(key),
+                    value: Some(value),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A heartbeat record ([`crate::heartbeat`]) for the next page: with Kafka always; with the
+    /// file sink only in the Debezium format (whose file holds every topic's records); a compact
+    /// file holds change events alone.
+    pub fn push_heartbeat(
+        &mut self,
+        encoder: &RecordEncoder,
+        record: Record,
+    ) -> Result<(), EngineError> {
+        match (&*self, encoder) {
+            (Self::File(_), RecordEncoder::Compact { .. }) => Ok(()),
+            _ => self.append(encoder, vec![record]).map(|_| ()),
+        }
     }
 
     /// Journal tombstones of transactions that ended: after the next bookmark (see `Page`).

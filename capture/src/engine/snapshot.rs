@@ -57,6 +57,7 @@ impl<S: OracleSource> Engine<S> {
     /// Where the run starts: the stored bookmark, a new snapshot, or the start position.
     pub(super) fn position(
         config: &CaptureConfig,
+        table_names: &[(String, String)],
         source: &mut S,
         stored: Option<Bookmark>,
         resetlogs_scn: u64,
@@ -116,9 +117,8 @@ impl<S: OracleSource> Engine<S> {
                 bookmark.restart_scn = oldest_open.unwrap_or(scn).min(scn);
                 bookmark.snapshot = Some(SnapshotState::new(
                     scn,
-                    config
-                        .table_names()
-                        .into_iter()
+                    table_names
+                        .iter()
                         .map(|(owner, table)| format!("{owner}.{table}")),
                 ));
                 if let Some(previous) = previous {
@@ -313,16 +313,18 @@ impl<S: OracleSource> Engine<S> {
             .tables
             .iter()
             .map(|entry| {
-                let schema = config
-                    .table_names()
+                let schema = self
+                    .pipeline
+                    .tables
+                    .names()
                     .into_iter()
                     .find(|(owner, table)| format!("{owner}.{table}") == entry.table)
                     .and_then(|(owner, table)| self.pipeline.tables.table(&owner, &table))
                     .ok_or_else(|| {
                         EngineError::Failed(format!(
-                            "the snapshot in progress reads {}, which spec.tables no longer \
-                             lists; put it back until the snapshot completes, or reset the \
-                             bookmark to start a new snapshot",
+                            "the snapshot in progress reads {}, which the capture no longer \
+                             selects (spec.tables, spec.filters); put it back until the snapshot \
+                             completes, or reset the bookmark to start a new snapshot",
                             entry.table
                         ))
                     })?;

@@ -17,7 +17,7 @@
 
 pub mod compact;
 pub mod debezium;
-mod json;
+pub(crate) mod json;
 pub mod mask;
 
 use std::fmt;

@@ -137,6 +137,19 @@ impl Bookmark {
         Ok(())
     }
 
+    /// Moves the bookmark to `scn` on a quiet database: mining has given every row at or below
+    /// `scn` to the buffer and no transaction is open, so a restart has nothing to mine below it
+    /// and every transaction committed below it was emitted (or touched no captured table). One
+    /// committed at `scn` itself already moved the bookmark there and is listed, so it stays
+    /// listed. Never moves backwards.
+    pub fn pass_idle(&mut self, scn: u64) {
+        if scn > self.commit_scn {
+            self.commit_scn = scn;
+            self.committed_xids.clear();
+        }
+        self.restart_scn = self.restart_scn.max(scn);
+    }
+
     /// The record value.
     pub fn encode(&self) -> String {
         // Only integers, strings and lists: serialising cannot fail, but never panic if it did.
@@ -180,6 +193,26 @@ mod tests {
     use super::*;
     use crate::buffer::{LedgerEntry, ReleaseReason};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_quiet_database_moves_the_bookmark_forward_only() {
+        let xid = Xid::from_parts(7, 12, 1);
+        let mut bookmark = Bookmark::initial(100, 1, None, 0);
+        bookmark.record_commit(120, xid).unwrap();
+        bookmark.pass_idle(150);
+        assert_eq!((bookmark.commit_scn, bookmark.restart_scn), (150, 150));
+        assert!(bookmark.committed_xids.is_empty());
+        assert!(bookmark.already_emitted(149, &xid));
+        bookmark.record_commit(150, xid).unwrap();
+        bookmark.pass_idle(150);
+        assert!(
+            bookmark.already_emitted(150, &xid),
+            "a commit at the SCN stays listed"
+        );
+        bookmark.pass_idle(140);
+        assert_eq!((bookmark.commit_scn, bookmark.restart_scn), (150, 150));
+        assert!(bookmark.already_emitted(150, &xid), "never backwards");
+    }
 
     fn at() -> RecordLocation {
         RecordLocation {

@@ -173,7 +173,11 @@ impl KafkaClientSettings {
             .set("isolation.level", "read_committed")
             .set("enable.auto.commit", "false")
             .set("auto.offset.reset", "earliest")
-            .set("enable.partition.eof", "true");
+            .set("enable.partition.eof", "true")
+            // The end is reported by a fetch that finds nothing new, and the broker holds such a
+            // fetch for `fetch.wait.max.ms` (500 ms by default): at start every topic read back
+            // (bookmark, schema history, journal) would pay it.
+            .set("fetch.wait.max.ms", "10");
         config
     }
 }

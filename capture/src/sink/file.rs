@@ -12,6 +12,12 @@
 //! bookmark. So the data file always ends exactly at a committed page. A data file shorter than
 //! its bookmark says, or a bookmark file that does not parse, is CDC-5002: the position cannot be
 //! trusted, and the capture stops rather than restart from somewhere else.
+//!
+//! The schema history ([`crate::schema_history`]) lives beside them in
+//! `<data file>.schema-history`, one record value a line, appended and synced before the page
+//! whose bookmark passes the DDL ([`FileSink::append_history`]). A line whose page never landed
+//! stays: it is the version the DDL makes, and mining the DDL again finds it. A last line without
+//! its newline (a write cut short) is cut off at start ([`read_history_lines`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
@@ -66,6 +72,7 @@ impl FileSinkError {
 pub struct FileSink {
     path: PathBuf,
     bookmark_path: PathBuf,
+    history_path: PathBuf,
     data: File,
     /// Lines of the page not yet written to the file (written in 1 MiB batches and at commit).
     pending: Vec<u8>,
@@ -134,6 +141,7 @@ impl FileSink {
         let sink = Self {
             path: path.to_owned(),
             bookmark_path,
+            history_path: history_path(path),
             data,
             pending: Vec::with_capacity(WRITE_BATCH_BYTES),
             data_bytes,
@@ -182,6 +190,60 @@ impl FileSink {
     pub fn data_bytes(&self) -> u64 {
         self.data_bytes
     }
+
+    /// Appends one schema history record value to the history file and syncs it.
+    pub fn append_history(&mut self, value: &str) -> Result<(), FileSinkError> {
+        let io = |source| FileSinkError::Io {
+            path: self.history_path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.history_path)
+            .map_err(io)?;
+        let mut line = Vec::with_capacity(value.len() + 1);
+        line.extend_from_slice(value.as_bytes());
+        line.push(b'\n');
+        file.write_all(&line).map_err(io)?;
+        file.sync_data().map_err(io)
+    }
+}
+
+/// `<data file>.schema-history`.
+pub fn history_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".schema-history");
+    PathBuf::from(name)
+}
+
+/// The schema history file's lines (none when there is no file). A last line without its
+/// newline was cut short by a crash before its page could commit: it is cut off the file.
+pub fn read_history_lines(path: &Path) -> Result<Vec<String>, FileSinkError> {
+    let io = |source| FileSinkError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = match std::fs::read(path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        other => other.map_err(io)?,
+    };
+    let complete = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |last| last + 1);
+    if complete < bytes.len() {
+        tracing::warn!(path = %path.display(), "cutting an unfinished last schema history line");
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(complete as u64).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    let text =
+        std::str::from_utf8(&bytes[..complete]).map_err(|error| FileSinkError::Unreadable {
+            path: path.to_owned(),
+            message: format!("the schema history is not UTF-8: {error}"),
+        })?;
+    Ok(text.lines().map(str::to_owned).collect())
 }
 
 /// `<data file>.bookmark`.
@@ -243,6 +305,29 @@ mod tests {
             .lines()
             .map(str::to_owned)
             .collect()
+    }
+
+    #[test]
+    fn history_lines_read_back_and_an_unfinished_one_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        assert!(read_history_lines(&history_path(&path)).unwrap().is_empty());
+        let (mut sink, _) = FileSink::open(&path).unwrap();
+        sink.append_history(r#"{"v":1}"#).unwrap();
+        sink.append_history(r#"{"v":2}"#).unwrap();
+        let history = history_path(&path);
+        let mut file = OpenOptions::new().append(true).open(&history).unwrap();
+        file.write_all(br#"{"v":"#).unwrap();
+        assert_eq!(
+            read_history_lines(&history).unwrap(),
+            [r#"{"v":1}"#, r#"{"v":2}"#]
+        );
+        sink.append_history(r#"{"v":3}"#).unwrap();
+        assert_eq!(
+            read_history_lines(&history).unwrap(),
+            [r#"{"v":1}"#, r#"{"v":2}"#, r#"{"v":3}"#],
+            "the cut line does not spoil the next one"
+        );
     }
 
     #[test]

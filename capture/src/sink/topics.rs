@@ -4,6 +4,7 @@
 //! |---|---|---|---|
 //! | bookmarks | `<prefix>.redoline.offsets` | `compact` | 1 |
 //! | journal of long transactions | `<prefix>.cdc.txjournal` (`spec.journal.topic`) | `compact` | 1 |
+//! | schema history | `<prefix>.redoline.schema-history` | `compact` | 1 |
 //! | operational events of the buffer | `<prefix>.redoline.ops` | broker default | broker default |
 //! | dead letters | `<prefix>.redoline.dlq` | broker default | broker default |
 //!
@@ -36,6 +37,8 @@ pub struct TopicNames {
     pub offsets: String,
     /// Journal of long transactions (compacted).
     pub journal: String,
+    /// Every structure of every captured table (compacted, see `crate::schema_history`).
+    pub schema_history: String,
     /// Operational events (orphan released, transaction discarded, ...).
     pub ops: String,
     /// Dead letters (the changes of discarded transactions).
@@ -52,6 +55,7 @@ impl TopicNames {
                 .topic
                 .clone()
                 .unwrap_or_else(|| format!("{prefix}.cdc.txjournal")),
+            schema_history: format!("{prefix}.redoline.schema-history"),
             ops: format!("{prefix}.redoline.ops"),
             dlq: format!("{prefix}.redoline.dlq"),
         }
@@ -62,6 +66,7 @@ impl TopicNames {
         vec![
             RequiredTopic::compacted(&self.offsets, "spec.kafka.topicPrefix"),
             RequiredTopic::compacted(&self.journal, "spec.journal.topic"),
+            RequiredTopic::compacted(&self.schema_history, "spec.kafka.topicPrefix"),
             RequiredTopic::plain(&self.ops, "spec.kafka.topicPrefix"),
             RequiredTopic::plain(&self.dlq, "spec.kafka.topicPrefix"),
         ]
@@ -252,6 +257,7 @@ mod tests {
         assert_eq!(names.offsets, "sales.redoline.offsets");
         assert_eq!(names.journal, "sales.cdc.txjournal");
         assert_eq!(names.ops, "sales.redoline.ops");
+        assert_eq!(names.schema_history, "sales.redoline.schema-history");
         assert_eq!(names.dlq, "sales.redoline.dlq");
         journal.topic = Some("shared.journal".into());
         assert_eq!(TopicNames::new(&kafka, &journal).journal, "shared.journal");
@@ -261,7 +267,14 @@ mod tests {
             .filter(|t| t.compacted)
             .map(|t| t.name.to_owned())
             .collect();
-        assert_eq!(compacted, ["sales.redoline.offsets", "sales.cdc.txjournal"]);
+        assert_eq!(
+            compacted,
+            [
+                "sales.redoline.offsets",
+                "sales.cdc.txjournal",
+                "sales.redoline.schema-history"
+            ]
+        );
     }
 
     #[test]

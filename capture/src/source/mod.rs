@@ -228,6 +228,9 @@ pub enum SourceError {
     /// A row or value that does not have the expected shape.
     #[error("unexpected value in {what}: {message}")]
     Malformed { what: String, message: String },
+    /// The database refused the heartbeat action query (`spec.heartbeat.actionQuery`).
+    #[error("the heartbeat action query failed: {message}")]
+    ActionQueryRefused { message: String },
     /// Any other database error, with its code (`ORA-01031`) when there is one.
     #[error("{call} failed: {message}")]
     Database {
@@ -286,6 +289,13 @@ impl SourceError {
                 StopCode::InvalidConfiguration,
                 format!("{self}; fix spec.tables or grant SELECT on the table"),
             )),
+            Self::ActionQueryRefused { .. } => Some(Stop::new(
+                StopCode::InvalidConfiguration,
+                format!(
+                    "spec.heartbeat.actionQuery: {self}; fix the query, or grant the capture user \
+                     the right to run it"
+                ),
+            )),
             Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. } => None,
             Self::SnapshotTooOld { .. } | Self::Malformed { .. } | Self::Database { .. } => None,
         }
@@ -338,6 +348,9 @@ pub trait RedoMiner {
     }
     /// Writes the flush table so LGWR writes the redo buffer out before a window is mined.
     fn flush_redo(&mut self) -> Result<(), SourceError>;
+    /// Runs and commits the heartbeat action query (`spec.heartbeat.actionQuery`), so a quiet
+    /// database still writes redo; a refused query is [`SourceError::ActionQueryRefused`].
+    fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError>;
     /// Registers the window's logs and starts LogMiner over `[start_scn, end_scn]`.
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
     /// Streams the window's rows in `V$LOGMNR_CONTENTS` order (SCN order) to `visit`, which

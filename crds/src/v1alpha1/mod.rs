@@ -49,6 +49,7 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
 #[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
 #[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
 #[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
@@ -100,6 +101,10 @@ pub struct OracleCaptureSpec {
     /// How LogMiner is driven.
     #[serde(default)]
     pub mining: MiningSpec,
+
+    /// Heartbeat records, which also move the bookmark on a quiet database.
+    #[serde(default)]
+    pub heartbeat: HeartbeatSpec,
 
     /// A service level for lag, reported as the LagWithinSLA condition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -369,6 +374,10 @@ pub struct FormatSpec {
         "message": "spec.format.skippedOperations: none cannot be combined with other operations",
     }]))]
     pub skipped_operations: Vec<SkippedOperation>,
+    /// With `debezium`: a schema change event on the topic `<topicPrefix>` for each DDL on a
+    /// captured table, with the table's new structure (Debezium's `include.schema.changes`).
+    #[serde(default = "default_true")]
+    pub include_schema_changes: bool,
 }
 
 /// An operation Debezium's `skipped.operations` can name.
@@ -590,6 +599,7 @@ impl Default for FormatSpec {
             tombstones_on_delete: true,
             transaction_metadata: false,
             skipped_operations: default_skipped_operations(),
+            include_schema_changes: true,
         }
     }
 }
@@ -839,6 +849,44 @@ pub struct MiningSpec {
     pub read_only: bool,
 }
 
+/// Heartbeats (Debezium's `heartbeat.*`): at each interval a record on the heartbeat topic, in
+/// a page whose bookmark moves to the SCN mining has reached when no transaction is open, so lag
+/// and archived-redo retention follow an idle (or read-only) capture.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.actionQuery) || self.intervalSeconds > 0").message("spec.heartbeat.actionQuery needs spec.heartbeat.intervalSeconds above 0"))]
+pub struct HeartbeatSpec {
+    /// Seconds between heartbeats; 0 turns them off (Debezium's `heartbeat.interval.ms`).
+    #[serde(default)]
+    #[schemars(range(max = 86_400))]
+    pub interval_seconds: u64,
+
+    /// The heartbeat topic is `<topicPrefix>.<spec.kafka.topicPrefix>` (Debezium's
+    /// `topic.heartbeat.prefix`).
+    #[serde(default = "default_heartbeat_topic_prefix")]
+    #[schemars(length(min = 1, max = 200))]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._-]+$"))]
+    pub topic_prefix: String,
+
+    /// SQL the capture runs and commits on its connection at each heartbeat (Debezium's
+    /// `heartbeat.action.query`), typically an UPDATE of a one-row table, so a database whose
+    /// captured tables are quiet still writes redo. The capture user needs the right to run it;
+    /// not allowed with `spec.mining.readOnly`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4000))]
+    pub action_query: Option<String>,
+}
+
+impl Default for HeartbeatSpec {
+    fn default() -> Self {
+        Self {
+            interval_seconds: 0,
+            topic_prefix: default_heartbeat_topic_prefix(),
+            action_query: None,
+        }
+    }
+}
+
 impl Default for MiningSpec {
     fn default() -> Self {
         Self {
@@ -972,6 +1020,9 @@ fn default_batch_size() -> u64 {
 }
 fn default_statement_timeout() -> u64 {
     600
+}
+fn default_heartbeat_topic_prefix() -> String {
+    "__debezium-heartbeat".into()
 }
 fn default_flush_table() -> String {
     DEFAULT_FLUSH_TABLE.into()

@@ -9,8 +9,8 @@
 //! | create / read | value with `op` `c` / `r` |
 //! | update | value with `op` `u`; when the key changed: delete (old key), tombstone, create (new key) |
 //! | delete | value with `op` `d`, then a tombstone (same key, null value) when the table has a key, unless `tombstones_on_delete` is off |
-//! | truncate | value with `op` `t` and a null key |
-//! | DDL | none yet (Debezium's schema change topic is not implemented) |
+//! | truncate | value with `op` `t` and a null key, unless `skipped_operations` holds `t` (Debezium skips `t` by default) |
+//! | DDL | none here: the engine writes the schema change event to `<prefix>` once the table's new structure is read ([`schema_change`]) |
 //!
 //! `skipped_operations` (Debezium's `skipped.operations`, default `t`) drops envelopes by op
 //! letter, as Debezium does per emitted record: skipping `d` also drops the delete half (and its
@@ -43,6 +43,7 @@
 
 mod payload;
 pub mod schema;
+pub mod schema_change;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -121,6 +122,8 @@ pub struct DebeziumOptions {
     /// `provide.transaction.metadata`: `BEGIN`/`END` records and the envelope's `transaction`.
     /// Default false.
     pub provide_transaction_metadata: bool,
+    /// `include.schema.changes`: schema change events on `<prefix>`. Default true.
+    pub include_schema_changes: bool,
     /// `unavailable.value.placeholder`.
     pub unavailable_value_placeholder: String,
 }
@@ -140,6 +143,7 @@ impl Default for DebeziumOptions {
             tombstones_on_delete: true,
             skipped_operations: SkippedOperations::default(),
             provide_transaction_metadata: false,
+            include_schema_changes: true,
             unavailable_value_placeholder: "__debezium_unavailable_value".to_owned(),
         }
     }
@@ -176,6 +180,7 @@ impl DebeziumOptions {
             tombstones_on_delete: format.tombstones_on_delete,
             skipped_operations: SkippedOperations::from_spec(&format.skipped_operations),
             provide_transaction_metadata: format.transaction_metadata,
+            include_schema_changes: format.include_schema_changes,
             ..Self::default()
         }
     }
@@ -740,6 +745,7 @@ mod tests {
             number_one_as_boolean: true,
             tombstones_on_delete: false,
             schemas: false,
+            include_schema_changes: false,
             ..FormatSpec::default()
         };
         let options = DebeziumOptions::from_spec(&format, "orders", "ORDERSPDB");
@@ -753,6 +759,7 @@ mod tests {
             options.number_one_as_boolean
                 && !options.tombstones_on_delete
                 && !options.schemas_enabled
+                && !options.include_schema_changes
         );
     }
 

@@ -5,7 +5,7 @@ use base64::Engine as _;
 
 use super::schema::FieldKind;
 use super::{BinaryHandling, DebeziumOptions, EncodeError, Part, TablePlan};
-use crate::dictionary::LobKind;
+use crate::dictionary::{LobKind, TableSchema};
 use crate::event::{ChangeEvent, TransactionInfo, json};
 use crate::value::temporal::{self, Fraction};
 use crate::value::{Row, Value, binary};
@@ -64,7 +64,7 @@ pub(super) fn envelope(
     write_row(&mut out, plan, options, after, "after")?;
     out.push(',');
     json::key(&mut out, "source");
-    write_source(&mut out, plan, options, event);
+    write_source(&mut out, &plan.table, options, event);
     out.push(',');
     json::key(&mut out, "transaction");
     match transaction {
@@ -103,14 +103,14 @@ fn write_times(out: &mut String, at: jiff::Timestamp, name: &str) {
     }
 }
 
-fn write_source(
+/// The `source` block of `event` on `table` (also the source of a schema change event).
+pub(super) fn write_source(
     out: &mut String,
-    plan: &TablePlan,
+    table: &TableSchema,
     options: &DebeziumOptions,
     event: &ChangeEvent,
 ) {
     let source = &event.source;
-    let table = &*plan.table;
     let optional_string = |out: &mut String, name: &str, value: Option<&str>| {
         out.push(',');
         json::key(out, name);

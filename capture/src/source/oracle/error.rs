@@ -88,9 +88,45 @@ pub fn classify(call: &'static str, failure: &Failure, timeout_seconds: u64) -> 
     }
 }
 
+/// A failed heartbeat action query: what the database refused is the user's statement (CDC-1001
+/// naming the field); a lost connection or a timeout stays transient.
+pub fn action_query_failure(error: SourceError) -> SourceError {
+    match error {
+        SourceError::Database { message, .. } => SourceError::ActionQueryRefused { message },
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_action_query_names_the_field_and_a_lost_connection_is_retried() {
+        let refused = action_query_failure(classify(
+            "heartbeat action query",
+            &failure(Some(942), None, "ORA-00942: table or view does not exist"),
+            600,
+        ));
+        let stop = refused.stop().unwrap();
+        assert_eq!(stop.code, redoline_crds::StopCode::InvalidConfiguration);
+        assert!(
+            stop.message.starts_with("spec.heartbeat.actionQuery:")
+                && stop.message.contains("ORA-00942"),
+            "{}",
+            stop.message
+        );
+        let lost = action_query_failure(classify(
+            "heartbeat action query",
+            &failure(
+                Some(3113),
+                None,
+                "ORA-03113: end-of-file on communication channel",
+            ),
+            600,
+        ));
+        assert!(lost.is_transient(), "{lost}");
+    }
 
     fn failure(ora: Option<i32>, dpi: Option<i32>, message: &str) -> Failure {
         Failure {

@@ -35,7 +35,7 @@ use oracle::{Connection, Row};
 
 use self::error::{
     Failure, ORA_INVALID_SCN, ORA_MISSING_LOGFILE, ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE,
-    ORA_SNAPSHOT_TOO_OLD, classify,
+    ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
 };
 use self::mapping::{CellReader, FlashbackCell, SharedNames};
 use super::{
@@ -489,6 +489,17 @@ impl RedoMiner for OracleClient {
         session
             .commit()
             .map_err(|error| self.fail("flush redo", &error))
+    }
+
+    fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
+        let statement = sql::action_statement(sql);
+        let session = self.session("heartbeat action query")?;
+        session
+            .execute(statement, &[])
+            .map_err(|error| action_query_failure(self.fail("heartbeat action query", &error)))?;
+        session
+            .commit()
+            .map_err(|error| action_query_failure(self.fail("heartbeat action query", &error)))
     }
 
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError> {

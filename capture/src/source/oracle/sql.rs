@@ -211,6 +211,20 @@ pub fn flush_update(table: &str) -> String {
     format!("UPDATE {table} SET LAST_SCN = (SELECT CURRENT_SCN FROM V$DATABASE)")
 }
 
+/// The heartbeat action query as sent: without surrounding blanks, and without a statement's
+/// trailing `;` (OCI refuses it in SQL), which a PL/SQL block (`BEGIN ... END;`) keeps.
+pub fn action_statement(query: &str) -> &str {
+    let trimmed = query.trim();
+    let plsql = trimmed.get(..5).is_some_and(|head| {
+        head.eq_ignore_ascii_case("begin") || head.eq_ignore_ascii_case("decla")
+    });
+    if plsql {
+        trimmed
+    } else {
+        trimmed.strip_suffix(';').unwrap_or(trimmed).trim_end()
+    }
+}
+
 /// Creates the flush table when it is missing (ORA-00942 on the update).
 pub fn flush_create(table: &str) -> [String; 2] {
     [
@@ -358,6 +372,26 @@ mod tests {
         assert_eq!(
             flush_update("CDC.FLUSH"),
             "UPDATE CDC.FLUSH SET LAST_SCN = (SELECT CURRENT_SCN FROM V$DATABASE)"
+        );
+    }
+
+    #[test]
+    fn action_queries_lose_a_statements_semicolon_but_not_a_blocks() {
+        assert_eq!(
+            action_statement("  UPDATE APP.BEAT SET N = N + 1 ;\n"),
+            "UPDATE APP.BEAT SET N = N + 1"
+        );
+        assert_eq!(
+            action_statement("INSERT INTO APP.BEAT VALUES (1)"),
+            "INSERT INTO APP.BEAT VALUES (1)"
+        );
+        assert_eq!(
+            action_statement("begin app.beat_proc; end;"),
+            "begin app.beat_proc; end;"
+        );
+        assert_eq!(
+            action_statement("DECLARE n NUMBER; BEGIN NULL; END;"),
+            "DECLARE n NUMBER; BEGIN NULL; END;"
         );
     }
 

@@ -18,7 +18,10 @@ use std::sync::Arc;
 use super::database::Version;
 use super::scenario::TableLogging;
 use super::{ScenarioError, Simulator};
-use crate::dictionary::{Column, OracleType, TableSchema};
+use crate::dictionary::ddl::{
+    alter_columns, column_definition, identifier, paren_body, split_top_level,
+};
+use crate::dictionary::{Column, TableSchema};
 use crate::redo::{DdlKind, parse_ddl};
 use crate::source::OperationCode;
 use crate::source::row::DDL_ROW_ID;
@@ -157,7 +160,8 @@ impl Simulator {
     }
 }
 
-/// `ALTER TABLE ... ADD ... | DROP ... | ADD SUPPLEMENTAL LOG DATA ...`.
+/// `ALTER TABLE ... ADD SUPPLEMENTAL LOG DATA ...`, or a column change
+/// ([`crate::dictionary::ddl::alter_columns`]).
 fn alter(statement: &str, columns: &[Column], t: usize) -> Result<Effect, String> {
     let upper = statement.to_ascii_uppercase();
     if let Some(at) = upper.find("SUPPLEMENTAL LOG DATA") {
@@ -175,51 +179,10 @@ fn alter(statement: &str, columns: &[Column], t: usize) -> Result<Effect, String
             Effect::Logging(t, logging)
         });
     }
-    let mut columns = columns.to_vec();
-    if let Some(at) = keyword(&upper, "ADD") {
-        let rest = statement[at + 3..].trim();
-        let definitions = match rest.strip_prefix('(') {
-            Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?),
-            None => vec![rest],
-        };
-        for definition in definitions {
-            let (column, _) = column_definition(definition)?;
-            if columns.iter().any(|c| c.name == column.name) {
-                return Err(format!("column {} exists (ORA-01430)", column.name));
-            }
-            columns.push(column);
-        }
-        return Ok(Effect::Replace(t, columns));
-    }
-    if let Some(at) = keyword(&upper, "DROP") {
-        let rest = statement[at + 4..].trim();
-        let names: Vec<String> = match rest.strip_prefix('(') {
-            Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?)
-                .into_iter()
-                .map(identifier)
-                .collect(),
-            None => {
-                let rest = rest
-                    .strip_prefix("COLUMN")
-                    .or_else(|| rest.strip_prefix("column"))
-                    .unwrap_or(rest);
-                vec![identifier(
-                    rest.split_whitespace().next().unwrap_or_default(),
-                )]
-            }
-        };
-        for name in &names {
-            let Some(index) = columns.iter().position(|c| c.name == *name) else {
-                return Err(format!("no column {name} (ORA-00904)"));
-            };
-            columns.remove(index);
-        }
-        if columns.is_empty() {
-            return Err("cannot drop all columns (ORA-12983)".to_owned());
-        }
-        return Ok(Effect::Replace(t, columns));
-    }
-    Ok(Effect::Nothing)
+    Ok(match alter_columns(statement, columns)? {
+        Some(columns) => Effect::Replace(t, columns),
+        None => Effect::Nothing,
+    })
 }
 
 /// The columns of `CREATE TABLE name (...)` and its logging clause.
@@ -261,97 +224,4 @@ fn create_columns(statement: &str) -> Result<(Vec<Column>, TableLogging), String
         *column = column.clone().key(position as u16 + 1);
     }
     Ok((columns, logging))
-}
-
-/// `name type [constraints]`; whether it says PRIMARY KEY.
-fn column_definition(text: &str) -> Result<(Column, bool), String> {
-    let text = text.trim();
-    let (name, rest) = match text.strip_prefix('"') {
-        Some(quoted) => {
-            let end = quoted.find('"').ok_or("unterminated quoted name")?;
-            (quoted[..end].to_owned(), &quoted[end + 1..])
-        }
-        None => {
-            let end = text
-                .find(char::is_whitespace)
-                .ok_or_else(|| format!("{text:?} has no type"))?;
-            (text[..end].to_ascii_uppercase(), &text[end..])
-        }
-    };
-    let upper = rest.to_ascii_uppercase();
-    let type_end = [
-        "DEFAULT",
-        "NOT NULL",
-        "NULL",
-        "PRIMARY KEY",
-        "CONSTRAINT",
-        "UNIQUE",
-        "CHECK",
-        "REFERENCES",
-    ]
-    .iter()
-    .filter_map(|word| keyword(&upper, word))
-    .min()
-    .unwrap_or(rest.len());
-    let data_type = OracleType::parse(rest[..type_end].trim()).map_err(|e| e.to_string())?;
-    let primary = upper.contains("PRIMARY KEY");
-    let column = Column::new(name, data_type).nullable(!upper.contains("NOT NULL") && !primary);
-    Ok((column, primary))
-}
-
-/// The byte offset of `word` as a whole word in upper-case `text`.
-fn keyword(text: &str, word: &str) -> Option<usize> {
-    text.match_indices(word).map(|(at, _)| at).find(|&at| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
-            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
-    })
-}
-
-/// The text inside the parentheses `text` starts with.
-fn paren_body(text: &str) -> Option<&str> {
-    let mut depth = 0;
-    for (at, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return text.get(1..at);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Splits on commas outside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0, 0);
-    for (at, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(text[start..at].trim());
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(text[start..].trim());
-    parts.retain(|p| !p.is_empty());
-    parts
-}
-
-/// A bare name folded to upper case, or a quoted name as written.
-fn identifier(text: &str) -> String {
-    let text = text.trim();
-    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(quoted) => quoted.to_owned(),
-        None => text.to_ascii_uppercase(),
-    }
 }

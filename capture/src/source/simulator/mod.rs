@@ -30,6 +30,7 @@
 //!   [`ScenarioError`] naming line and field; the checks run before the state changes, except
 //!   that the step's SCN is spent.
 
+mod action;
 mod apply;
 mod database;
 mod ddl;
@@ -368,6 +369,16 @@ impl RedoMiner for Simulator {
         // Takes an SCN like a step, but is no scenario line: line numbers stay those of the file.
         self.catalog.scn += 1;
         self.flush_transaction();
+        Ok(())
+    }
+
+    fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
+        let refused = |message: String| SourceError::ActionQueryRefused { message };
+        let tx = format!("__heartbeat_{}", self.catalog.scn);
+        for step in action::action_steps(sql, &tx).map_err(refused)? {
+            self.apply_line(&step)
+                .map_err(|error| refused(error.message))?;
+        }
         Ok(())
     }
 

@@ -87,6 +87,23 @@ public final class Check {
         expect(valueData.value() instanceof Struct, lineNumber, "a struct value");
         Struct envelope = (Struct) valueData.value();
         envelope.validate();
+        if (envelope.schema().field("tableChanges") != null) {
+          // A schema change event: the DDL and the structure it made.
+          expect(envelope.getString("ddl") != null, lineNumber, "a DDL statement");
+          for (Object change : envelope.getArray("tableChanges")) {
+            Struct table = ((Struct) change).getStruct("table");
+            expect(!table.getArray("columns").isEmpty(), lineNumber, "the table's columns");
+          }
+          System.out.println("schema change " + envelope.getString("ddl"));
+          checked++;
+          continue;
+        }
+        if (envelope.schema().field("op") == null && envelope.schema().field("status") == null) {
+          // A heartbeat: its time alone.
+          expect(envelope.getInt64("ts_ms") != null, lineNumber, "a heartbeat time");
+          checked++;
+          continue;
+        }
         if (envelope.schema().field("op") == null) {
           // Not a change event: a transaction metadata record.
           expect(envelope.getString("status") != null, lineNumber, "a transaction status");

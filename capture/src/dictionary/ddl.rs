@@ -1,0 +1,219 @@
+//! Column changes of Oracle DDL, pure: what `ALTER TABLE ... ADD` / `DROP` does to a table's
+//! columns, and the pieces of column definitions. Shared by the simulator (which applies DDL to
+//! its dictionary) and the schema history (which derives a DDL's structure from the one before
+//! it when the catalog is already past later DDL).
+//!
+//! Understood: `ADD (c type [DEFAULT ..] [NOT NULL], ...)` / `ADD c type`, `DROP COLUMN c` /
+//! `DROP (c, ...)`. Anything else changes no column (`Ok(None)`).
+
+use super::{Column, OracleType};
+
+/// The columns after `statement` (an `ALTER TABLE`), or `None` when it adds or drops no column.
+/// A statement Oracle would refuse (an existing or unknown column, all columns dropped, a type
+/// that does not parse) is an error with the reason.
+pub fn alter_columns(statement: &str, columns: &[Column]) -> Result<Option<Vec<Column>>, String> {
+    let upper = statement.to_ascii_uppercase();
+    let mut columns = columns.to_vec();
+    if let Some(at) = keyword(&upper, "ADD") {
+        let rest = statement[at + 3..].trim();
+        let definitions = match rest.strip_prefix('(') {
+            Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?),
+            None => vec![rest],
+        };
+        for definition in definitions {
+            let (column, _) = column_definition(definition)?;
+            if columns.iter().any(|c| c.name == column.name) {
+                return Err(format!("column {} exists (ORA-01430)", column.name));
+            }
+            columns.push(column);
+        }
+        return Ok(Some(columns));
+    }
+    if let Some(at) = keyword(&upper, "DROP") {
+        let rest = statement[at + 4..].trim();
+        let names: Vec<String> = match rest.strip_prefix('(') {
+            Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?)
+                .into_iter()
+                .map(identifier)
+                .collect(),
+            None => {
+                let rest = rest
+                    .strip_prefix("COLUMN")
+                    .or_else(|| rest.strip_prefix("column"))
+                    .unwrap_or(rest);
+                vec![identifier(
+                    rest.split_whitespace().next().unwrap_or_default(),
+                )]
+            }
+        };
+        for name in &names {
+            let Some(index) = columns.iter().position(|c| c.name == *name) else {
+                return Err(format!("no column {name} (ORA-00904)"));
+            };
+            columns.remove(index);
+        }
+        if columns.is_empty() {
+            return Err("cannot drop all columns (ORA-12983)".to_owned());
+        }
+        return Ok(Some(columns));
+    }
+    Ok(None)
+}
+
+/// `name type [constraints]`; whether it says PRIMARY KEY.
+pub fn column_definition(text: &str) -> Result<(Column, bool), String> {
+    let text = text.trim();
+    let (name, rest) = match text.strip_prefix('"') {
+        Some(quoted) => {
+            let end = quoted.find('"').ok_or("unterminated quoted name")?;
+            (quoted[..end].to_owned(), &quoted[end + 1..])
+        }
+        None => {
+            let end = text
+                .find(char::is_whitespace)
+                .ok_or_else(|| format!("{text:?} has no type"))?;
+            (text[..end].to_ascii_uppercase(), &text[end..])
+        }
+    };
+    let upper = rest.to_ascii_uppercase();
+    let type_end = [
+        "DEFAULT",
+        "NOT NULL",
+        "NULL",
+        "PRIMARY KEY",
+        "CONSTRAINT",
+        "UNIQUE",
+        "CHECK",
+        "REFERENCES",
+    ]
+    .iter()
+    .filter_map(|word| keyword(&upper, word))
+    .min()
+    .unwrap_or(rest.len());
+    let data_type = OracleType::parse(rest[..type_end].trim()).map_err(|e| e.to_string())?;
+    let primary = upper.contains("PRIMARY KEY");
+    let column = Column::new(name, data_type).nullable(!upper.contains("NOT NULL") && !primary);
+    Ok((column, primary))
+}
+
+/// The byte offset of `word` as a whole word in upper-case `text`.
+fn keyword(text: &str, word: &str) -> Option<usize> {
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+    })
+}
+
+/// The text inside the parentheses `text` starts with.
+pub fn paren_body(text: &str) -> Option<&str> {
+    let mut depth = 0;
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text.get(1..at);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits on commas outside parentheses.
+pub fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(text[start..at].trim());
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(text[start..].trim());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// A bare name folded to upper case, or a quoted name as written.
+pub fn identifier(text: &str) -> String {
+    let text = text.trim();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(quoted) => quoted.to_owned(),
+        None => text.to_ascii_uppercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(columns: &[Column]) -> Vec<&str> {
+        columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    fn base() -> Vec<Column> {
+        vec![
+            Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+            Column::new("NOTE", OracleType::parse("VARCHAR2(20)").unwrap()),
+        ]
+    }
+
+    #[test]
+    fn adds_and_drops_change_the_columns() {
+        let added = alter_columns(
+            "alter table app.t add (p number(1) default 0 not null, \"Mixed\" varchar2(5 char))",
+            &base(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(names(&added), ["ID", "NOTE", "P", "Mixed"]);
+        assert!(!added[2].nullable);
+        assert_eq!(
+            added[3].data_type,
+            OracleType::parse("VARCHAR2(5 CHAR)").unwrap()
+        );
+        let single = alter_columns("ALTER TABLE T ADD X DATE", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&single), ["ID", "NOTE", "X"]);
+        let dropped = alter_columns("ALTER TABLE T DROP COLUMN note", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&dropped), ["ID"]);
+        assert_eq!(dropped[0].key_position, Some(1), "the key is kept");
+        let listed = alter_columns("ALTER TABLE T DROP (NOTE)", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&listed), ["ID"]);
+    }
+
+    #[test]
+    fn other_statements_change_no_column_or_are_refused() {
+        assert_eq!(
+            alter_columns("ALTER TABLE T MODIFY (NOTE VARCHAR2(40))", &base()),
+            Ok(None)
+        );
+        assert_eq!(
+            alter_columns("ALTER TABLE T RENAME COLUMN A TO B", &base()),
+            Ok(None)
+        );
+        for refused in [
+            "ALTER TABLE T ADD (NOTE NUMBER)",
+            "ALTER TABLE T DROP COLUMN NOPE",
+            "ALTER TABLE T DROP (ID, NOTE)",
+            "ALTER TABLE T ADD CONSTRAINT U UNIQUE (NOTE)",
+        ] {
+            assert!(alter_columns(refused, &base()).is_err(), "{refused}");
+        }
+    }
+}

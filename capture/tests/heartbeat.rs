@@ -1,0 +1,202 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! Heartbeats on the simulator and the file sink: on an idle source the heartbeat records
+//! appear, the bookmark moves to what mining has reached (also with `mining.readOnly`, where no
+//! flush row is written) and the lag stays small; the action query writes real redo.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod run_support;
+
+use run_support::Capture;
+
+/// One committed row, then two idle minutes on the database's clock, written out (checkpoint):
+/// the SCN moves on, the captured table does not.
+const IDLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}
+{"table":"APP.BEAT","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"N","type":"NUMBER(10)"}],"logging":"all"}
+{"tx":"a","insert":"APP.ORDERS","values":{"ID":1}}
+{"tx":"a","commit":true}
+{"tx":"b","insert":"APP.BEAT","values":{"ID":1,"N":0}}
+{"tx":"b","commit":true}
+{"advance_seconds":120}
+{"checkpoint":true}
+"#;
+
+/// A Debezium-format capture of `tables` that keeps running (no `--exit-at-end`).
+fn capture(tables: &[&str], extra: &str) -> (Capture, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let capture = Capture::new(
+        tables,
+        IDLE,
+        &format!("format: {{type: debezium, schemas: false}}\nhttp: {{port: {port}}}\n{extra}"),
+    );
+    let config = std::fs::read_to_string(capture.path("capture.yaml"))
+        .unwrap()
+        .replace("format: {type: compact}\n", "");
+    std::fs::write(capture.path("capture.yaml"), config).unwrap();
+    (capture, port)
+}
+
+fn status(port: u16) -> Option<Value> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .write_all(b"GET /status HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    serde_json::from_str(answer.split("\r\n\r\n").nth(1)?).ok()
+}
+
+/// Polls `/status` until `done` holds (at most 40 s).
+fn wait_for(port: u16, what: &str, mut done: impl FnMut(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        if let Some(status) = status(port)
+            && done(&status)
+        {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "never saw {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn stop(mut child: Child) {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            assert_eq!(exit.code(), Some(0));
+            return;
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn heartbeats(capture: &Capture) -> Vec<Value> {
+    capture
+        .events()
+        .into_iter()
+        .filter(|line| line["topic"] == "__debezium-heartbeat.redoline")
+        .collect()
+}
+
+fn stored_bookmark(capture: &Capture) -> Value {
+    let text = std::fs::read_to_string(capture.path("out.jsonl.bookmark")).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["bookmark"].clone()
+}
+
+/// The SCN of the last step of [`IDLE`] (the checkpoint): steps take SCNs from 1,000,001 on.
+const LAST_SCN: u64 = 1_000_000 + 8;
+
+#[test]
+fn an_idle_read_only_capture_stays_current_with_heartbeats() {
+    // Without heartbeats a read-only capture's bookmark stays at the last commit.
+    let (quiet, port) = capture(&["APP.ORDERS"], "mining: {readOnly: true}\n");
+    let child = quiet.command(false).spawn().unwrap();
+    let seen = wait_for(port, "the row emitted", |s| s["commitScn"].is_u64());
+    std::thread::sleep(Duration::from_secs(2));
+    let later = status(port).unwrap();
+    stop(child);
+    assert_eq!(later["commitScn"], seen["commitScn"]);
+    assert_eq!(later["commitScn"], LAST_SCN - 2, "the last commit: {later}");
+    assert_eq!(
+        later["lagSeconds"], 120.0,
+        "two idle minutes behind: {later}"
+    );
+
+    let (run, port) = capture(
+        &["APP.ORDERS"],
+        "mining: {readOnly: true}\nheartbeat: {intervalSeconds: 1}\n",
+    );
+    let child = run.command(false).spawn().unwrap();
+    let status = wait_for(port, "the bookmark at the idle SCN", |s| {
+        s["commitScn"] == LAST_SCN && heartbeats(&run).len() >= 2
+    });
+    assert_eq!(status["restartScn"], LAST_SCN);
+    // The lag is polled every 15 s: the next poll sees the bookmark at the idle SCN, whose time
+    // is the database's time now, not two minutes before.
+    wait_for(port, "a small lag", |s| {
+        s["lagSeconds"].as_f64().is_some_and(|lag| lag < 5.0)
+    });
+    stop(child);
+    let bookmark = stored_bookmark(&run);
+    assert_eq!(
+        (
+            bookmark["commit_scn"].as_u64(),
+            bookmark["restart_scn"].as_u64()
+        ),
+        (Some(LAST_SCN), Some(LAST_SCN))
+    );
+    let beat = &heartbeats(&run)[0];
+    assert_eq!(beat["key"], serde_json::json!({"serverName": "redoline"}));
+    assert!(beat["value"]["ts_ms"].as_i64().unwrap() > 1_700_000_000_000);
+    let rows = |capture: &Capture| {
+        capture
+            .events()
+            .iter()
+            .filter(|line| line["topic"] == "redoline.APP.ORDERS")
+            .count()
+    };
+    assert_eq!(rows(&run), 1, "the row once, heartbeats do not repeat it");
+
+    // A restart from the moved bookmark repeats nothing.
+    let (status_code, stderr) = run.run();
+    assert_eq!(status_code, 0, "{stderr}");
+    assert_eq!(rows(&run), 1);
+}
+
+#[test]
+fn the_action_query_writes_redo_like_any_transaction() {
+    let (run, port) = capture(
+        &["APP.BEAT"],
+        "heartbeat: {intervalSeconds: 1, actionQuery: \"update \\\"APP\\\".\\\"BEAT\\\" set \\\"N\\\" = '7' where \\\"ID\\\" = '1'\"}\n",
+    );
+    let child = run.command(false).spawn().unwrap();
+    wait_for(port, "the action query's update", |_| {
+        run.events()
+            .iter()
+            .any(|line| line["value"]["op"] == "u" && line["value"]["after"]["N"] == 7)
+    });
+    stop(child);
+}
+
+#[test]
+fn an_action_query_the_database_refuses_stops_with_cdc_1001() {
+    let (run, _) = capture(
+        &["APP.ORDERS"],
+        "heartbeat: {intervalSeconds: 1, actionQuery: \"update \\\"APP\\\".\\\"NOPE\\\" set \\\"N\\\" = '1' where \\\"ID\\\" = '1'\"}\n",
+    );
+    let output = run.command(false).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-1001", "{message}");
+    assert!(
+        message["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("spec.heartbeat.actionQuery"),
+        "{message}"
+    );
+}
