@@ -41,6 +41,9 @@ fn rac_threads_are_merged_in_commit_order() {
         }
     }
     scenario.push_str("{\"thread\":1}\n{\"tx\":\"t39\",\"commit\":true}\n");
+    // The flush write reaches thread 1 only: thread 2's checkpoint moves with its log switch
+    // (ARCHIVE_LAG_TARGET on a real RAC), without which capture waits for it.
+    scenario.push_str("{\"log_switch\":\"all\"}\n");
     let capture = new_capture(&scenario, "");
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");

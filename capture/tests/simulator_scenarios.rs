@@ -359,11 +359,22 @@ fn a_rac_thread_checkpoint_can_trail_and_hides_its_unwritten_redo() {
         before_flush.iter().all(|r| r.thread == 1),
         "thread 2's change is still in its log buffer"
     );
+    // The flush write reaches only the connected instance (thread 1).
     sim.flush_redo().unwrap();
     let after_flush = stream(&mut sim, &window).unwrap();
-    let threads: Vec<u16> = after_flush.iter().map(|r| r.thread).collect();
+    assert!(
+        after_flush.iter().all(|r| r.thread == 1),
+        "the flush does not write thread 2"
+    );
+    let threads = sim.threads().unwrap();
+    assert!(threads.iter().find(|t| t.thread == 2).unwrap().checkpoint_scn < end - 2);
+    // A log switch on thread 2 writes its redo.
+    sim.apply_line(r#"{"thread":2}"#).unwrap();
+    sim.apply_line(r#"{"log_switch":true}"#).unwrap();
+    let after_switch = stream(&mut sim, &window).unwrap();
+    let threads: Vec<u16> = after_switch.iter().map(|r| r.thread).collect();
     assert_eq!(threads, [2, 2, 1, 1, 1], "both threads merged in SCN order");
-    assert!(after_flush.windows(2).all(|w| w[0].scn <= w[1].scn));
+    assert!(after_switch.windows(2).all(|w| w[0].scn <= w[1].scn));
     let open = sim.open_transactions().unwrap();
     assert_eq!((open.len(), open[0].instance), (1, 2));
 }

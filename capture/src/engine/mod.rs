@@ -377,10 +377,13 @@ impl<S: OracleSource> Engine<S> {
             Arc::clone(&filters),
         );
         let end_scn = if options.exit_at_end {
+            // Everything committed before the flush write: on RAC the flush reaches only the
+            // connected instance, so its own SCN may lie above another thread's checkpoint.
+            let end = source.current_scn()?;
             if !config.mining.read_only {
                 source.flush_redo()?;
             }
-            Some(source.current_scn()?)
+            Some(end)
         } else {
             None
         };

@@ -5,9 +5,9 @@
 //! its ORDER_LINES, sometimes an update or a delete), so the capture always has work and its lag
 //! is real: the commit time of the database's current SCN minus that of the last emitted commit.
 //! The demo asks for events that a real database would have:
-//! - [`Incident::QuietInstance`]: a second RAC instance commits once and then stays quiet. With no
-//!   flush write (`mining.readOnly`), mining never passes that instance's checkpoint, so capture
-//!   falls behind while orders keep coming on instance 1.
+//! - [`Incident::QuietInstance`]: a second RAC instance commits once and then stays quiet. The
+//!   capture's flush write reaches only the instance it is connected to, so mining never passes the
+//!   quiet one's checkpoint and capture falls behind while orders keep coming on instance 1.
 //! - [`Incident::ArchiveLagTarget`]: the remedy the capture's warning names: every instance switches
 //!   logs every few seconds (`ARCHIVE_LAG_TARGET`), which moves the quiet instance's checkpoint.
 //! - [`Incident::BatchJob`]: one transaction inserting more than the spill cap holds.

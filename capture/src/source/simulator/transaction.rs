@@ -274,16 +274,15 @@ impl Simulator {
         }
     }
 
+    /// The capture's flush write: a commit on the connected instance (thread 1), which writes
+    /// that instance's redo only. Another RAC instance's redo stays unwritten until it commits,
+    /// checkpoints or switches logs (seed 001: the flush reaches only the connected instance).
     pub(super) fn flush_transaction(&mut self) {
         let user = Arc::clone(&self.catalog.capture_user);
         let thread = self.thread;
         self.thread = 1;
         self.autonomous(user, |_, _| {});
         self.thread = thread;
-        let scn = self.catalog.scn;
-        for state in &mut self.redo.threads {
-            state.written_scn = scn;
-        }
     }
 }
 
