@@ -412,3 +412,35 @@ fn redo_older_than_a_drop_column_stops_with_cdc_2002_or_is_skipped() {
     assert_eq!(events[0]["sql"], "ALTER TABLE APP.WIDE DROP COLUMN EXTRA");
     assert_eq!(events[1]["after"], serde_json::json!({"ID": 2}));
 }
+
+#[test]
+fn a_fresh_position_is_stored_before_the_first_change() {
+    // `startPosition: current` on an idle database: the first run emits nothing, yet it must
+    // store where it began, or the next run would anchor again later and miss what came between.
+    let capture = new_run(TABLES, "");
+    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+    std::fs::write(
+        capture.path("capture.yaml"),
+        config.replace(
+            "startPosition: {type: earliest}",
+            "startPosition: {type: current}",
+        ),
+    )
+    .unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(capture.events().is_empty());
+    assert!(
+        capture.path("out.jsonl.bookmark").exists(),
+        "the anchored position is stored"
+    );
+    let mut scenario = std::fs::read_to_string(capture.path("scenario.jsonl")).unwrap();
+    scenario.push_str(
+        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"NEW\",\"TOTAL\":\"1\"}}\n\
+         {\"tx\":\"a\",\"commit\":true}\n",
+    );
+    std::fs::write(capture.path("scenario.jsonl"), scenario).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(capture.events().len(), 1, "the change after the first run");
+}

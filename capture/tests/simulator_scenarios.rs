@@ -367,7 +367,14 @@ fn a_rac_thread_checkpoint_can_trail_and_hides_its_unwritten_redo() {
         "the flush does not write thread 2"
     );
     let threads = sim.threads().unwrap();
-    assert!(threads.iter().find(|t| t.thread == 2).unwrap().checkpoint_scn < end - 2);
+    assert!(
+        threads
+            .iter()
+            .find(|t| t.thread == 2)
+            .unwrap()
+            .checkpoint_scn
+            < end - 2
+    );
     // A log switch on thread 2 writes its redo.
     sim.apply_line(r#"{"thread":2}"#).unwrap();
     sim.apply_line(r#"{"log_switch":true}"#).unwrap();

@@ -295,10 +295,13 @@ impl<S: OracleSource> Engine<S> {
         );
         // The captured tables: spec.tables and what the schema and table lists select.
         let mut table_listing = TableListing::new(&filters, &config.mining.flush_table);
+        // In spec order (the snapshot reads them in this order), then the listed ones.
         let mut table_names = config.table_names();
-        table_names.extend(table_listing.select(&mut source)?);
-        table_names.sort_unstable();
-        table_names.dedup();
+        for listed in table_listing.select(&mut source)? {
+            if !table_names.contains(&listed) {
+                table_names.push(listed);
+            }
+        }
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
             None => None,
@@ -410,7 +413,9 @@ impl<S: OracleSource> Engine<S> {
             ddl_commit_scn: None,
             ddl_events: Vec::new(),
             heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
-            bookmark_moved: false,
+            // A fresh position is stored before anything else happens (`run`): a restart must
+            // resume from it, not anchor again at a later SCN and miss what came in between.
+            bookmark_moved: !resumed,
             topic_prefix,
             database_name: database.name.clone(),
             failure: None,
@@ -484,7 +489,11 @@ impl<S: OracleSource> Engine<S> {
     /// Runs until stopped, a typed stop, or (with `exit_at_end`) the end.
     pub fn run(&mut self) -> Result<Finish, EngineError> {
         // Snapshot hook (engine/snapshot.rs): the snapshot first; `initial_only` ends there.
-        let result = match self.before_streaming() {
+        let started = self
+            .pipeline
+            .commit_page()
+            .and_then(|()| self.before_streaming());
+        let result = match started {
             Ok(Some(finish)) => Ok(finish),
             Ok(None) => {
                 self.board.update(Timestamp::now(), |report| {
