@@ -22,6 +22,8 @@
 //!    committed, read and released, one thread; events per second, best of five rounds of 1M
 //!    events. Rows are built before each round, so the figure is the buffer's own.
 
+mod support;
+
 use std::error::Error;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -146,17 +148,10 @@ fn time_dd(args: &[&str]) -> Result<Duration> {
     Ok(start.elapsed())
 }
 
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 fn large_transaction(dir: &Path, target_bytes: u64) -> Result<()> {
     let mut buffer = new_buffer(dir)?;
     let template = template(LARGE_SQL_REDO);
-    let rss_before = peak_rss_bytes().unwrap_or(0);
+    let rss_before = support::peak_rss_bytes().unwrap_or(0);
     let dd_file = dir.join("dd.bin");
     let count = target_bytes.div_ceil(MIB);
     let dd_write = [
@@ -224,7 +219,7 @@ fn large_transaction(dir: &Path, target_bytes: u64) -> Result<()> {
     }
     let warm_time = warm_start.elapsed();
     buffer.release(committed.finish()?)?;
-    let peak = peak_rss_bytes().unwrap_or(0);
+    let peak = support::peak_rss_bytes().unwrap_or(0);
 
     let dd_write_after = time_dd(&dd_write)?;
     std::fs::remove_file(&dd_file)?;

@@ -27,6 +27,8 @@
 //! `read_committed` consumer and its records counted: the figure printed is what a consumer sees,
 //! not what the capture meant to write. Target: 100,000 events per second to Kafka, capture alone.
 
+mod support;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -120,32 +122,6 @@ fn config_with(dir: &Path, scenario: &str, format: &str, sink: &str, batch_size:
     )
 }
 
-/// Seconds of CPU this process used (user + system), from `/proc/self/stat`.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // After the command name: state is field 0, utime 11, stime 12 (clock ticks, 100 per second).
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 fn best<F: FnMut() -> Duration>(mut f: F) -> Duration {
     (0..3).map(|_| f()).min().unwrap_or_default()
 }
@@ -228,14 +204,14 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                     config_with(dir, file, format, &sink, batch_size),
                 )
                 .expect("the config is written");
-                let cpu_before = cpu_seconds();
+                let cpu_before = support::cpu_seconds();
                 let started = Instant::now();
                 match run::run(&config_path, true) {
                     Outcome::Done => {}
                     other => panic!("the Kafka run failed: {other:?}"),
                 }
                 let elapsed = started.elapsed();
-                let cpu = cpu_seconds() - cpu_before;
+                let cpu = support::cpu_seconds() - cpu_before;
                 let counted = committed_records(bootstrap, &format!("{prefix}.BENCH.T"));
                 results.push((elapsed, cpu, counted));
             }
@@ -287,14 +263,14 @@ fn main() {
         let run_time = best(|| {
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl")));
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl.bookmark")));
-            let cpu_before = cpu_seconds();
+            let cpu_before = support::cpu_seconds();
             let started = Instant::now();
             match run::run(&config_path, true) {
                 Outcome::Done => {}
                 other => panic!("the run failed: {other:?}"),
             }
             let elapsed = started.elapsed();
-            cpu = cpu_seconds() - cpu_before;
+            cpu = support::cpu_seconds() - cpu_before;
             elapsed
         });
         let lines = std::fs::read_to_string(dir.path().join(format!("out-{format}.jsonl")))
@@ -318,7 +294,7 @@ fn main() {
     }
     println!(
         "  peak RSS (VmHWM) {:.1} MiB with a 64 MiB heap budget (the simulator holds the whole scenario's redo in memory too)",
-        peak_rss_mib()
+        support::peak_rss_bytes().map_or(0.0, |bytes| bytes as f64 / (1024.0 * 1024.0))
     );
     match std::env::var("REDOLINE_KAFKA_BOOTSTRAP") {
         Ok(bootstrap) => kafka(&bootstrap, dir.path(), transactions, load, events),

@@ -20,6 +20,8 @@
 //! fresh `topicPrefix` per round) are read back with a `read_committed` consumer and the records
 //! counted. Printed, never asserted.
 
+mod support;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -73,29 +75,13 @@ fn config(dir: &Path, format: &str, sink: &str) -> String {
     )
 }
 
-/// Seconds of CPU this process used (user + system, all threads), from `/proc/self/stat`.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 /// The best of three rounds of `f`, by wall time: (wall, CPU seconds).
 fn best<F: FnMut(usize) -> Duration>(mut f: F) -> (Duration, f64) {
     (0..3)
         .map(|round| {
-            let cpu = cpu_seconds();
+            let cpu = support::cpu_seconds();
             let wall = f(round);
-            (wall, cpu_seconds() - cpu)
+            (wall, support::cpu_seconds() - cpu)
         })
         .min_by_key(|r| r.0)
         .unwrap_or_default()

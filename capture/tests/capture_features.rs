@@ -15,7 +15,7 @@ const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NU
 
 mod run_support;
 
-use run_support::Capture;
+use run_support::{Capture, free_port};
 
 /// A capture of the two tables of [`TABLES`].
 fn new_capture(scenario: &str, extra: &str) -> Capture {
@@ -140,14 +140,6 @@ fn lob_values_arrive_whole() {
         events[1]["before"].get("BODY").is_none(),
         "before never holds LOB columns"
     );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn get(port: u16, path: &str) -> Option<String> {

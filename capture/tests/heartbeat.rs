@@ -3,8 +3,6 @@
 //! appear, the bookmark moves to what mining has reached (also with `mining.readOnly`, where no
 //! flush row is written) and the lag stays small; the action query writes real redo.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
@@ -12,7 +10,7 @@ use serde_json::Value;
 
 mod run_support;
 
-use run_support::Capture;
+use run_support::{Capture, status};
 
 /// One committed row, then two idle minutes on the database's clock, written out (checkpoint):
 /// the SCN moves on, the captured table does not.
@@ -43,16 +41,6 @@ fn capture(tables: &[&str], extra: &str) -> (Capture, u16) {
         .replace("format: {type: compact}\n", "");
     std::fs::write(capture.path("capture.yaml"), config).unwrap();
     (capture, port)
-}
-
-fn status(port: u16) -> Option<Value> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .write_all(b"GET /status HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-        .ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    serde_json::from_str(answer.split("\r\n\r\n").nth(1)?).ok()
 }
 
 /// Polls `/status` until `done` holds (at most 40 s).

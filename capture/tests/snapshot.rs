@@ -11,11 +11,10 @@
 mod run_support;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::time::{Duration, Instant};
 
-use run_support::Capture;
+use run_support::{Capture, free_port, status};
 use serde_json::Value;
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -234,26 +233,6 @@ fn every_row_appears_once_as_a_read_or_as_a_later_change() {
         );
         assert_eq!(replay(&events), workload.expected, "seed {seed}");
     }
-}
-
-/// The `/status` document of a capture serving HTTP on `port`.
-fn status(port: u16) -> Option<Value> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    stream
-        .write_all(b"GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    serde_json::from_str(response.split("\r\n\r\n").nth(1)?).ok()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `rows` committed rows in each table.

@@ -11,11 +11,14 @@
 //! otherwise, so `cargo test -p redoline-capture` still works on a laptop without Java.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[path = "../http_probe/mod.rs"]
+mod http_probe;
+#[allow(unused_imports)] // not every test binary using this module probes the HTTP face
+pub use http_probe::{free_port, status};
 
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::reader::read_to_end;
@@ -45,15 +48,6 @@ pub fn unique_prefix(test: &str) -> String {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     format!("{test}-{}-{millis:x}", std::process::id())
-}
-
-/// A free loopback port for the HTTP face.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One capture's directory: scenario, config, termination message, spill files.
@@ -144,19 +138,6 @@ impl Capture {
         let text = std::fs::read_to_string(self.path(&format!("{log}.termination"))).ok()?;
         serde_json::from_str(&text).ok()
     }
-}
-
-/// `GET /status` of a capture on `port`, or `None` while it does not answer.
-pub fn status(port: u16) -> Option<Value> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    stream
-        .write_all(b"GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let body = response.split("\r\n\r\n").nth(1)?;
-    serde_json::from_str(body).ok()
 }
 
 /// Every value of `topic` as a `read_committed` consumer sees it, in offset order (the data

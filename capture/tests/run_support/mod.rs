@@ -6,6 +6,13 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+// Not every test binary using this module probes the HTTP face.
+#[allow(dead_code, unused_imports)]
+#[path = "../http_probe/mod.rs"]
+mod http_probe;
+#[allow(unused_imports)]
+pub use http_probe::{free_port, status};
+
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
 /// A config, its scenario and its output, in a directory of their own.
