@@ -82,6 +82,8 @@ pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
 /// Longest wait of a reconcile for the watch caches' first lists.
 const CACHE_READY_LIMIT: Duration = Duration::from_secs(30);
+/// How soon a reconcile that found a Secret on the API server but not yet in the cache runs again.
+const SECRET_CACHE_WAIT: Duration = Duration::from_secs(1);
 /// Condition reason for a spec the builders refuse.
 pub const INVALID_SPEC: &str = "InvalidSpec";
 /// Condition reason for a child the API server refuses as invalid (HTTP 422).
@@ -390,6 +392,15 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
 
     // Desired state, then apply.
     let secrets = observe::check_secrets(&caches.secrets, namespace, &capture.spec);
+    if secrets
+        .problem
+        .as_ref()
+        .is_some_and(|(reason, _)| reason == observe::SECRET_NOT_FOUND)
+        && observe::secret_cache_behind(client, namespace, &capture.spec, &caches.secrets).await
+    {
+        // The Secret's watch event is on its way and triggers the next reconcile.
+        return Ok(Action::requeue(SECRET_CACHE_WAIT));
+    }
     // The StatefulSet's name as `build` gives it; known even when the spec cannot be built.
     let workload_name = format!("{name}-capture");
     let mut configuration_problem = secrets.problem.clone();

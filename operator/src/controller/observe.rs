@@ -293,6 +293,38 @@ fn trim_secret(secret: &mut Secret) {
     secret.string_data = None;
 }
 
+/// Whether a Secret the spec references is missing from the cache but exists on the API server:
+/// the Secret's watch event can arrive after the OracleCapture's, and reporting SecretNotFound
+/// then would be a false alarm (a Warning Event a person would chase). Asked as a metadata-only
+/// list by name, which the operator's `list` permission allows and which carries no secret data.
+/// A failed lookup counts as "not there", so a real absence is still reported.
+pub async fn secret_cache_behind(
+    client: &Client,
+    namespace: &str,
+    spec: &OracleCaptureSpec,
+    secrets: &Store<Secret>,
+) -> bool {
+    let api: kube::Api<Secret> = kube::Api::namespaced(client.clone(), namespace);
+    for reference in references(spec) {
+        if secrets
+            .get(&ObjectRef::new(reference.name).within(namespace))
+            .is_some()
+        {
+            continue;
+        }
+        let by_name =
+            kube::api::ListParams::default().fields(&format!("metadata.name={}", reference.name));
+        match api.list_metadata(&by_name).await {
+            Ok(found) if !found.items.is_empty() => return true,
+            Ok(_) => {}
+            Err(error) => {
+                tracing::debug!(namespace, secret = reference.name, %error, "Secret lookup failed");
+            }
+        }
+    }
+    false
+}
+
 /// Checks every Secret the spec references, and the keys the capture needs, in the Secret cache.
 pub fn check_secrets(
     secrets: &Store<Secret>,
