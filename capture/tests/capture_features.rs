@@ -4,7 +4,6 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -15,7 +14,7 @@ const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NU
 
 mod run_support;
 
-use run_support::{Capture, free_port};
+use run_support::{Capture, free_port, terminate};
 
 /// A capture of the two tables of [`TABLES`].
 fn new_capture(scenario: &str, extra: &str) -> Capture {
@@ -200,22 +199,7 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
     );
 
     // SIGTERM: the capture finishes what it does and exits 0.
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        assert!(Instant::now() < deadline, "no exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exit = terminate(&mut child);
     assert_eq!(exit.code(), Some(0));
     assert_eq!(capture.events().len(), 20);
 }

@@ -3,14 +3,14 @@
 //! appear, the bookmark moves to what mining has reached (also with `mining.readOnly`, where no
 //! flush row is written) and the lag stays small; the action query writes real redo.
 
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 mod run_support;
 
-use run_support::{Capture, status};
+use run_support::{Capture, status, terminate};
 
 /// One committed row, then two idle minutes on the database's clock, written out (checkpoint):
 /// the SCN moves on, the captured table does not.
@@ -58,23 +58,7 @@ fn wait_for(port: u16, what: &str, mut done: impl FnMut(&Value) -> bool) -> Valu
 }
 
 fn stop(mut child: Child) {
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            assert_eq!(exit.code(), Some(0));
-            return;
-        }
-        assert!(Instant::now() < deadline, "no exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert_eq!(terminate(&mut child).code(), Some(0));
 }
 
 fn heartbeats(capture: &Capture) -> Vec<Value> {

@@ -109,3 +109,28 @@ impl Capture {
             .unwrap()
     }
 }
+
+/// SIGTERM to a running capture, then its exit status (at most 20 s later): it finishes what it
+/// does and exits.
+#[allow(dead_code)] // not every test binary using this module stops a capture this way
+pub fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            return exit;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no exit after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
