@@ -82,6 +82,8 @@ pub struct RunSettings {
     pub database_retry: RetryPolicy,
     /// Every metric family is registered here and served on `/metrics`.
     pub registry: Registry,
+    /// Set on SIGTERM (or by a test): the run ends after the transaction being read.
+    pub stop: Arc<AtomicBool>,
 }
 
 impl RunSettings {
@@ -90,6 +92,7 @@ impl RunSettings {
             exit_at_end,
             database_retry: restart::DATABASE_RETRY,
             registry: Registry::new(),
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -225,7 +228,7 @@ where
             + 60) as i64,
     );
     let board = StatusBoard::new(started, wedged_after);
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::clone(&settings.stop);
     let _runtime = match serve(&config, board.clone(), registry.clone(), Arc::clone(&stop)) {
         Ok(runtime) => runtime,
         Err(message) => return Outcome::Failed(message),

@@ -1,12 +1,12 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
-//! Transient database faults in a running capture: the run starts again from the bookmark and
-//! emits exactly what an uninterrupted run emits, and a database that never comes back ends in
-//! CDC-2005 once the (shortened) retry budget is spent.
+//! Transient database faults and stop requests in a running capture: the run starts again from
+//! the bookmark and emits exactly what an uninterrupted run emits, and a database that never
+//! comes back ends in CDC-2005 once the (shortened) retry budget is spent.
 
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jiff::civil;
@@ -18,8 +18,8 @@ use redoline_capture::sink::RetryPolicy;
 use redoline_capture::source::simulator::Simulator;
 use redoline_capture::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
-    MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
-    SessionPrivileges, SourceError,
+    MiningWindow, OpenTransaction, OperationCode, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
+    SessionId, SessionPrivileges, SourceError,
 };
 use redoline_crds::StopCode;
 use serde_json::Value;
@@ -48,18 +48,45 @@ fn scenario(transactions: u32) -> String {
 }
 
 /// The simulator, but `stream_rows` fails with `Unavailable` after `rows_before_fault` rows
-/// while `faults` (shared by every source the run opens) is above zero.
+/// while `faults` (shared by every source the run opens) is above zero; with `stop_after`, the
+/// first COMMIT row after that many rows of a window raises the run's stop flag (SIGTERM's), and
+/// that window's fetch then takes longer than the heartbeat interval.
+/// With `at_open_transactions`, those scenario steps are applied just before the first read of the
+/// open transactions (activity between two queries of the capture); with `later`, at the second
+/// read of the current SCN after that (once a fresh position is taken).
 struct FlakySource {
     inner: Simulator,
     faults: Arc<AtomicU32>,
     rows_before_fault: u64,
+    stop_after: Option<(u64, Arc<AtomicBool>)>,
+    at_open_transactions: Vec<String>,
+    later: Vec<String>,
+    scn_reads_since_open: Option<u32>,
 }
+
+impl FlakySource {
+    fn apply(&mut self, steps: Vec<String>) {
+        for step in steps {
+            self.inner.apply_line(&step).unwrap();
+        }
+    }
+}
+
+/// Longer than the 1 s heartbeat interval of [`a_stop_mid_window_with_heartbeats_loses_nothing`].
+const SLOW_FETCH: Duration = Duration::from_millis(1_300);
 
 impl DatabaseCatalog for FlakySource {
     fn database(&mut self) -> Result<DatabaseInfo, SourceError> {
         self.inner.database()
     }
     fn current_scn(&mut self) -> Result<u64, SourceError> {
+        if let Some(reads) = &mut self.scn_reads_since_open {
+            *reads += 1;
+            if *reads == 2 {
+                let steps = std::mem::take(&mut self.later);
+                self.apply(steps);
+            }
+        }
         self.inner.current_scn()
     }
     fn pdb_incarnation(&mut self, pdb: &str) -> Result<Option<PdbIncarnation>, SourceError> {
@@ -69,6 +96,11 @@ impl DatabaseCatalog for FlakySource {
         self.inner.threads()
     }
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
+        if self.scn_reads_since_open.is_none() {
+            self.scn_reads_since_open = Some(0);
+            let steps = std::mem::take(&mut self.at_open_transactions);
+            self.apply(steps);
+        }
         self.inner.open_transactions()
     }
     fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError> {
@@ -108,6 +140,20 @@ impl RedoMiner for FlakySource {
         &mut self,
         visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
     ) -> Result<u64, SourceError> {
+        if let Some((after, stop)) = &self.stop_after {
+            let mut seen = 0;
+            let fetched = self.inner.stream_rows(&mut |row| {
+                seen += 1;
+                if seen > *after && row.operation == OperationCode::Commit {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                visit(row)
+            })?;
+            if stop.load(Ordering::SeqCst) {
+                std::thread::sleep(SLOW_FETCH);
+            }
+            return Ok(fetched);
+        }
         if self.faults.load(Ordering::SeqCst) == 0 {
             return self.inner.stream_rows(visit);
         }
@@ -155,14 +201,20 @@ impl FlashbackReader for FlakySource {
 }
 
 /// A capture of APP.ORDERS into `out.jsonl` in `dir`, a page per transaction, with `snapshot`
-/// as its snapshot spec.
+/// as its snapshot spec, from the oldest redo unless `extra` (appended) sets `startPosition`.
 fn write_config(
     dir: &Path,
     scenario: &str,
     snapshot: &str,
+    extra: &str,
 ) -> redoline_capture::config::CaptureConfig {
     std::fs::write(dir.join("scenario.jsonl"), scenario).unwrap();
     let path = dir.join("capture.yaml");
+    let start = if extra.contains("startPosition:") {
+        ""
+    } else {
+        "startPosition: {type: earliest}\n"
+    };
     std::fs::write(
         &path,
         format!(
@@ -172,9 +224,10 @@ fn write_config(
              file: {{path: out.jsonl}}\n\
              format: {{type: compact}}\n\
              snapshot: {snapshot}\n\
-             startPosition: {{type: earliest}}\n\
+             {start}\
              buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
-             http: {{port: 0}}\n",
+             http: {{port: 0}}\n\
+             {extra}",
             dir.join("spill").display()
         ),
     )
@@ -192,20 +245,60 @@ fn run(
     rows_before_fault: u64,
     policy: RetryPolicy,
 ) -> (Outcome, Registry) {
-    let config = write_config(dir, scenario, snapshot);
-    let scenario_path = dir.join("scenario.jsonl");
-    let faults = Arc::new(AtomicU32::new(faults));
     let settings = RunSettings {
         database_retry: policy,
         ..RunSettings::new(true)
     };
+    let config = write_config(dir, scenario, snapshot, "");
+    run_source(
+        dir,
+        config,
+        settings,
+        Script {
+            faults,
+            rows_before_fault,
+            ..Script::default()
+        },
+    )
+}
+
+/// What [`FlakySource`] does besides simulating (see its fields).
+#[derive(Clone, Default)]
+struct Script {
+    faults: u32,
+    rows_before_fault: u64,
+    stop_after: Option<u64>,
+    at_open_transactions: Vec<String>,
+    later: Vec<String>,
+}
+
+fn run_source(
+    dir: &Path,
+    config: redoline_capture::config::CaptureConfig,
+    settings: RunSettings,
+    script: Script,
+) -> (Outcome, Registry) {
+    let Script {
+        faults,
+        rows_before_fault,
+        stop_after,
+        at_open_transactions,
+        later,
+    } = script;
+    let scenario_path = dir.join("scenario.jsonl");
+    let faults = Arc::new(AtomicU32::new(faults));
     let registry = settings.registry.clone();
+    let stop = Arc::clone(&settings.stop);
     let open = || -> Result<FlakySource, EngineError> {
         Ok(FlakySource {
             inner: Simulator::from_scenario_file(&scenario_path)
                 .map_err(|e| EngineError::Failed(e.to_string()))?,
             faults: Arc::clone(&faults),
             rows_before_fault,
+            stop_after: stop_after.map(|rows| (rows, Arc::clone(&stop))),
+            at_open_transactions: at_open_transactions.clone(),
+            later: later.clone(),
+            scn_reads_since_open: None,
         })
     };
     (run_with(config, open, settings), registry)
@@ -334,4 +427,101 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
     assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
     assert_eq!(retries(&registry), 4);
     assert_eq!(events(flaky.path()), expected);
+}
+
+/// One-row transactions one after another, heartbeats every second, and a stop request (SIGTERM)
+/// in the middle of a window whose fetch outlasts the heartbeat interval: a second run on the
+/// same output emits everything the first did not, once. (The stopped window used to count as
+/// mined to its end, and the heartbeat then moved the stored bookmark there: the rest of the
+/// window was never emitted.)
+#[test]
+fn a_stop_mid_window_with_heartbeats_loses_nothing() {
+    let mut sequential = String::from(ORDERS);
+    for tx in 0..300 {
+        sequential.push_str(&format!(
+            "{{\"tx\":\"t{tx}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{tx},\"STATUS\":\"NEW\"}}}}\n\
+             {{\"tx\":\"t{tx}\",\"commit\":true}}\n"
+        ));
+    }
+    let heartbeat = "heartbeat: {intervalSeconds: 1}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let stopped = RunSettings::new(true);
+    let stop = Arc::clone(&stopped.stop);
+    let config = write_config(dir.path(), &sequential, NO_SNAPSHOT, heartbeat);
+    let script = Script {
+        stop_after: Some(120),
+        ..Script::default()
+    };
+    let (outcome, _) = run_source(dir.path(), config, stopped, script);
+    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(stop.load(Ordering::SeqCst), "the stop was requested");
+    let first = events(dir.path()).len();
+    assert!(
+        (1..300).contains(&first),
+        "the first run stopped mid-window after {first} events"
+    );
+
+    let config = write_config(dir.path(), &sequential, NO_SNAPSHOT, heartbeat);
+    let (outcome, _) = run_source(
+        dir.path(),
+        config,
+        RunSettings::new(true),
+        Script::default(),
+    );
+    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    let ids: Vec<u64> = events(dir.path())
+        .iter()
+        .map(|event| event["after"]["ID"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        (0..300).collect::<Vec<u64>>(),
+        "each transaction once, in order"
+    );
+}
+
+/// `startPosition: current` and a new snapshot read the current SCN and the open transactions in
+/// separate queries. A transaction that began earlier and commits between them (`t`) must not be
+/// emitted without its first rows; one still open at the position (`u`) is emitted whole.
+#[test]
+fn a_transaction_committing_while_a_fresh_position_is_read_is_never_emitted_partly() {
+    let mut before = String::from(ORDERS);
+    for (tx, id) in [("t", 1), ("u", 10), ("t", 2), ("u", 11)] {
+        before.push_str(&format!(
+            "{{\"tx\":\"{tx}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{id},\"STATUS\":\"OLD\"}}}}\n"
+        ));
+    }
+    let step = |tx: &str, id: u32| {
+        format!(
+            "{{\"tx\":\"{tx}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{id},\"STATUS\":\"NEW\"}}}}"
+        )
+    };
+    let commit = |tx: &str| format!("{{\"tx\":\"{tx}\",\"commit\":true}}");
+    for (start, snapshot) in [("current", NO_SNAPSHOT), ("earliest", "{mode: initial}")] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = write_config(
+            dir.path(),
+            &before,
+            snapshot,
+            &format!("startPosition: {{type: {start}}}\n"),
+        );
+        let script = Script {
+            at_open_transactions: vec![step("t", 3), commit("t")],
+            later: vec![step("u", 12), commit("u")],
+            ..Script::default()
+        };
+        let (outcome, _) = run_source(dir.path(), config, RunSettings::new(true), script);
+        assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+        let streamed: Vec<u64> = events(dir.path())
+            .iter()
+            .filter(|event| event["op"] != "r")
+            .map(|event| event["after"]["ID"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            streamed,
+            [10, 11, 12],
+            "{start}, snapshot {snapshot}: t committed before the position (the snapshot holds it \
+             or it is before the start), u after it, whole"
+        );
+    }
 }

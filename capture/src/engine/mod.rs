@@ -202,6 +202,9 @@ struct Pipeline {
     replayed: Option<(u64, HashSet<RowIdentity>)>,
     /// A DDL transaction committed at this SCN; the window ends here.
     ddl_commit_scn: Option<u64>,
+    /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
+    /// and above it may not have been mined yet.
+    stopped_at_scn: Option<u64>,
     /// The DDL events of that transaction, waiting for their tables' new structure.
     ddl_events: Vec<ChangeEvent>,
     /// Names the schema history, schema change and heartbeat records carry.
@@ -411,6 +414,7 @@ impl<S: OracleSource> Engine<S> {
             latest_rows: HashSet::new(),
             replayed: None,
             ddl_commit_scn: None,
+            stopped_at_scn: None,
             ddl_events: Vec::new(),
             heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
             // A fresh position is stored before anything else happens (`run`): a restart must
@@ -450,17 +454,20 @@ impl<S: OracleSource> Engine<S> {
     ) -> Result<Bookmark, EngineError> {
         let (anchor, restart) = match start.type_ {
             StartPositionType::Current => {
-                let current = source.current_scn()?;
                 // Transactions open now began earlier: mine from the oldest one's start so they
                 // are captured whole.
-                let oldest_open = match source.open_transactions() {
-                    Ok(open) => oldest_start(&open),
+                let before = source.current_scn()?;
+                match source.open_transactions() {
+                    Ok(open) => {
+                        let position =
+                            FreshPosition::from_reads(before, &open, source.current_scn()?);
+                        (position.scn, position.restart_scn)
+                    }
                     Err(error) => {
                         tracing::warn!(%error, "open transactions could not be read; transactions open now may be captured only from here");
-                        None
+                        (before, before)
                     }
-                };
-                (current, oldest_open.unwrap_or(current).min(current))
+                }
             }
             StartPositionType::Earliest => {
                 let oldest = source
@@ -569,6 +576,10 @@ impl<S: OracleSource> Engine<S> {
                         None => window.end_scn,
                     };
                     self.mine_window(window.start_scn, end)?;
+                    if self.options.stop.load(Ordering::Relaxed) {
+                        // The window's pages are committed; nothing else is due before exiting.
+                        return Ok(Finish::Stopped);
+                    }
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
                 }
@@ -607,11 +618,20 @@ impl<S: OracleSource> Engine<S> {
             self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
         }
         self.pipeline.commit_page()?;
-        self.next_scn = match self.pipeline.ddl_commit_scn.take() {
-            Some(ddl_scn) => {
+        // A window cut short (a DDL to reload, or a stop request) resumes at the SCN of its last
+        // row: rows of that SCN already given to the buffer are recognised and not given twice,
+        // and nothing above it counts as mined (the orphan check and the heartbeat's idle
+        // bookmark read `next_scn`). Only a window streamed to its end moves past `end_scn`.
+        let cut_at = self
+            .pipeline
+            .ddl_commit_scn
+            .take()
+            .or(self.pipeline.stopped_at_scn.take());
+        self.next_scn = match cut_at {
+            Some(scn) => {
                 self.pipeline.replayed =
-                    Some((ddl_scn, std::mem::take(&mut self.pipeline.latest_rows)));
-                ddl_scn
+                    Some((scn, std::mem::take(&mut self.pipeline.latest_rows)));
+                scn
             }
             None => end_scn + 1,
         };
@@ -629,9 +649,13 @@ impl<S: OracleSource> Engine<S> {
         if buffer.orphan_check_due(now) {
             let open = self.source.open_transactions()?;
             let sessions = self.source.sessions()?;
+            // A transaction missing from the list was gone when the list was read: the SCN read
+            // after the lists is one its end (if any) lies below. The SCN read before the window
+            // is not: a transaction committing during the window would look released by mistake.
+            let listed_at_scn = self.source.current_scn()?;
             let events = self.pipeline.buffer.check_orphans(OrphanCheck {
                 now,
-                current_scn,
+                current_scn: listed_at_scn,
                 mined_through_scn: self.next_scn.saturating_sub(1),
                 open_transactions: &open,
                 sessions: &sessions,
@@ -724,19 +748,25 @@ impl Pipeline {
     }
 
     fn try_push_row(&mut self, row: LogMinerRow) -> Result<ControlFlow<()>, EngineError> {
-        if let Some((scn, seen)) = &self.replayed {
-            if row.scn == *scn && seen.contains(&RowIdentity::of(&row)) {
-                return Ok(ControlFlow::Continue(()));
-            }
-            if row.scn > *scn {
-                self.replayed = None;
-            }
-        }
         if row.scn != self.latest_scn {
             self.latest_scn = row.scn;
             self.latest_rows.clear();
         }
-        self.latest_rows.insert(RowIdentity::of(&row));
+        let identity = RowIdentity::of(&row);
+        let already_given = match &self.replayed {
+            Some((scn, seen)) if row.scn == *scn => seen.contains(&identity),
+            Some((scn, _)) if row.scn > *scn => {
+                self.replayed = None;
+                false
+            }
+            _ => false,
+        };
+        // A replayed row still joins the rows given at this SCN: a second cut at the same SCN
+        // must recognise it again.
+        self.latest_rows.insert(identity);
+        if already_given {
+            return Ok(ControlFlow::Continue(()));
+        }
         if row.operation == OperationCode::MissingScn {
             return Err(Stop::new(
                 StopCode::RedoMissing,
@@ -764,6 +794,7 @@ impl Pipeline {
             Pushed::Buffered | Pushed::Ignored => {}
         }
         if self.stop.load(Ordering::Relaxed) {
+            self.stopped_at_scn = Some(self.latest_scn);
             return Ok(ControlFlow::Break(()));
         }
         Ok(ControlFlow::Continue(()))
@@ -1047,6 +1078,38 @@ fn bind_unrecorded_incarnation(
     }
 }
 
+/// A position taken now (`startPosition: current`, a new snapshot): the SCN it stands at (commits
+/// at or below it are before the position) and where mining must start so that every
+/// transaction committing after it is mined from its first change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FreshPosition {
+    scn: u64,
+    restart_scn: u64,
+}
+
+impl FreshPosition {
+    /// Reads the current SCN, the open transactions, and the current SCN again.
+    fn read<S: DatabaseCatalog>(source: &mut S) -> Result<Self, SourceError> {
+        let before = source.current_scn()?;
+        let open = source.open_transactions()?;
+        let after = source.current_scn()?;
+        Ok(Self::from_reads(before, &open, after))
+    }
+
+    /// `GV$TRANSACTION` is not read consistently with `V$DATABASE.CURRENT_SCN` (a fixed view has
+    /// no read consistency), so a transaction can commit between the two reads, missing from the
+    /// list yet committing after an SCN read first. Standing at `after`, read once the list was
+    /// complete, every transaction that commits later was open while the list was read: it is
+    /// either listed (mining starts at its start) or began after the list was read, so above
+    /// `before`, where mining starts at the latest.
+    fn from_reads(before: u64, open: &[OpenTransaction], after: u64) -> Self {
+        Self {
+            scn: after.max(before),
+            restart_scn: oldest_start(open).unwrap_or(before).min(before),
+        }
+    }
+}
+
 /// The start SCN of the oldest of `open` transactions (a start SCN of 0 or 1 is unknown).
 fn oldest_start(open: &[OpenTransaction]) -> Option<u64> {
     open.iter()
@@ -1062,6 +1125,37 @@ fn to_gauge(scn: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn open(start_scn: u64) -> OpenTransaction {
+        OpenTransaction {
+            xid: Xid::from_parts(1, 2, 3),
+            instance: 1,
+            start_scn,
+            status: "ACTIVE".to_owned(),
+            con_id: None,
+        }
+    }
+
+    #[test]
+    fn a_fresh_position_stands_after_the_list_and_mines_from_before_it() {
+        // Nothing open: stand at the second read, mine from the first (a transaction may have
+        // begun in between, after the list was read).
+        assert_eq!(
+            FreshPosition::from_reads(100, &[], 105),
+            FreshPosition {
+                scn: 105,
+                restart_scn: 100
+            }
+        );
+        // The oldest listed transaction's start; unknown start SCNs (0, 1) do not count.
+        assert_eq!(
+            FreshPosition::from_reads(100, &[open(1), open(40), open(70)], 105),
+            FreshPosition {
+                scn: 105,
+                restart_scn: 40
+            }
+        );
+    }
 
     #[test]
     fn an_unrecorded_incarnation_is_bound_to_the_current_one() {

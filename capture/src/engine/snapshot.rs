@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
-use super::{Engine, EngineError, Finish, oldest_start, to_gauge};
+use super::{Engine, EngineError, Finish, FreshPosition, to_gauge};
 use crate::assemble::TableLookup;
 use crate::config::CaptureConfig;
 use crate::config::validate::split_table_name;
@@ -106,15 +106,15 @@ impl<S: OracleSource> Engine<S> {
         };
         Ok(match (action, stored) {
             (StartAction::Snapshot, previous) => {
-                let scn = source.current_scn()?;
                 // Unlike `startPosition: current`, a snapshot cannot do without the open
                 // transactions (an error here is retried or stops the run): one open at S that
                 // commits later would lose its changes made before S.
-                let oldest_open = oldest_start(&source.open_transactions()?);
+                let position = FreshPosition::read(source)?;
+                let scn = position.scn;
                 // Only commits after S stream; mining starts at the oldest open transaction.
                 let mut bookmark =
                     Bookmark::initial(scn.saturating_add(1), resetlogs_scn, pdb_incarnation, 0);
-                bookmark.restart_scn = oldest_open.unwrap_or(scn).min(scn);
+                bookmark.restart_scn = position.restart_scn;
                 bookmark.snapshot = Some(SnapshotState::new(
                     scn,
                     table_names
