@@ -676,3 +676,109 @@ fn a_receipt_needs_every_row_read() {
         "a caller bug, not an operator's stop"
     );
 }
+
+/// The rows the simulator mines for `scenario`, all of it.
+fn simulated_rows(scenario: &str) -> Vec<redoline_capture::source::LogMinerRow> {
+    use redoline_capture::source::simulator::Simulator;
+    use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
+    let mut sim = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let end = sim.current_scn().unwrap();
+    let window = MiningWindow {
+        start_scn: 1,
+        end_scn: end,
+        logs: sim.logs_covering(1).unwrap().logs,
+        tables: vec![("APP".to_owned(), "DOCS".to_owned())],
+        pdb: None,
+        with_sql_undo: false,
+    };
+    sim.start_mining(&window).unwrap();
+    let mut rows = Vec::new();
+    sim.stream_rows(&mut |row| {
+        rows.push(row);
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    rows
+}
+
+/// The committed rows of the one transaction of `rows`, pushed through a buffer of `memory_max`
+/// heap bytes, as (operation, SQL_REDO). (ROWIDs left out: a placeholder INSERT streams from a
+/// spill file with its placeholder, the assembler takes the ROWID from its LOB rows.)
+fn committed_rows(
+    rows: Vec<redoline_capture::source::LogMinerRow>,
+    memory_max: u64,
+) -> (Vec<(OperationCode, String)>, u64, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut buffer, metrics) = buffer(config(dir.path(), memory_max, 1 << 30));
+    let mut out = Vec::new();
+    let mut spilled = false;
+    for row in rows {
+        if let Pushed::Committed(transaction) = buffer.push(row, t0()).unwrap() {
+            spilled = transaction.is_spilled();
+            out.extend(
+                drain(&mut buffer, *transaction)
+                    .into_iter()
+                    .map(|row| (row.operation, row.sql_redo.unwrap_or_default())),
+            );
+        }
+    }
+    (out, metrics.unmatched_undo_rows.get(), spilled)
+}
+
+/// Savepoint rollbacks and failed statements undo INSERTs of rows with LOB columns (LogMiner
+/// gives such an INSERT the placeholder ROWID, its undo DELETE the real one), with the LOB
+/// inline, written in pieces or NULL, and a LOB written in pieces over an existing row: on the
+/// heap and from a spill file, exactly the rows of the one statement kept remain.
+#[test]
+fn undo_rows_cancel_lob_inserts_and_whole_lob_writes_on_heap_and_on_disk() {
+    const DOCS: &str = r#"{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"},{"name":"PIC","type":"BLOB"}],"logging":"all"}
+"#;
+    // Characters outside the BMP, so pieces split inside UTF-16 pairs' reach.
+    let big = "ab\u{1F600}".repeat(3_000);
+    let insert = |id: u32, values: &str, fails: bool| {
+        format!(
+            "{{\"tx\":\"a\",\"insert\":\"APP.DOCS\",\"values\":{{\"ID\":{id}{values}}}{}}}\n",
+            if fails { ",\"fails\":true" } else { "" }
+        )
+    };
+    let kept = insert(1, ",\"BODY\":\"kept\"", false);
+    let mut scenario = format!("{DOCS}{kept}{{\"tx\":\"a\",\"savepoint\":\"s\"}}\n");
+    scenario.push_str(&insert(2, ",\"BODY\":\"short\"", false));
+    scenario.push_str(&insert(3, &format!(",\"BODY\":\"{big}\""), false));
+    scenario.push_str(&insert(4, ",\"PIC\":\"cafe\"", false));
+    scenario.push_str(&insert(5, "", false));
+    scenario.push_str("{\"tx\":\"a\",\"rollback_to\":\"s\"}\n");
+    scenario.push_str(&insert(6, ",\"BODY\":\"x\"", true));
+    scenario.push_str(&insert(7, &format!(",\"BODY\":\"{big}\""), true));
+    scenario.push_str("{\"tx\":\"a\",\"savepoint\":\"s2\"}\n");
+    scenario.push_str(&format!(
+        "{{\"tx\":\"a\",\"lob_write\":\"APP.DOCS\",\"where\":{{\"ID\":1}},\"column\":\"BODY\",\"offset\":1,\"data\":\"{big}\"}}\n"
+    ));
+    scenario.push_str(
+        "{\"tx\":\"a\",\"update\":\"APP.DOCS\",\"where\":{\"ID\":1},\"set\":{\"BODY\":\"inline\"}}\n",
+    );
+    scenario.push_str("{\"tx\":\"a\",\"rollback_to\":\"s2\"}\n{\"tx\":\"a\",\"commit\":true}\n");
+    let all = simulated_rows(&scenario);
+    assert!(
+        all.iter().any(|row| row.rollback),
+        "the scenario writes undo rows"
+    );
+    let expected = committed_rows(
+        simulated_rows(&format!("{DOCS}{kept}{{\"tx\":\"a\",\"commit\":true}}\n")),
+        1 << 30,
+    )
+    .0;
+    assert!(
+        expected.len() >= 2,
+        "the INSERT and its LOB row: {expected:?}"
+    );
+    for memory_max in [1 << 30, 0] {
+        let (rows, unmatched, spilled) = committed_rows(all.clone(), memory_max);
+        assert_eq!(spilled, memory_max == 0);
+        assert_eq!(rows, expected, "budget {memory_max}");
+        assert_eq!(
+            unmatched, 0,
+            "every undo row found its change (budget {memory_max})"
+        );
+    }
+}

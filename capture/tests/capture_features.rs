@@ -141,6 +141,38 @@ fn lob_values_arrive_whole() {
     );
 }
 
+/// The issue's reproduction, end to end: an INSERT of a row with a CLOB rolled back to a
+/// savepoint, and failed INSERTs with LOBs (inline and in pieces), are never published; the
+/// committed row and its LOB are.
+#[test]
+fn undone_lob_inserts_are_not_published() {
+    let big = "\u{1F600}x".repeat(4_500);
+    let mut scenario = String::from(TABLES);
+    for line in [
+        r#"{"tx":"a","insert":"APP.DOCS","values":{"ID":1,"BODY":"committed"}}"#.to_owned(),
+        r#"{"tx":"a","savepoint":"s"}"#.to_owned(),
+        r#"{"tx":"a","insert":"APP.DOCS","values":{"ID":2,"BODY":"rolled back"}}"#.to_owned(),
+        r#"{"tx":"a","rollback_to":"s"}"#.to_owned(),
+        r#"{"tx":"a","insert":"APP.DOCS","values":{"ID":1,"BODY":""},"fails":true}"#.to_owned(),
+        format!(
+            r#"{{"tx":"a","insert":"APP.DOCS","values":{{"ID":3,"BODY":"{big}"}},"fails":true}}"#
+        ),
+        r#"{"tx":"a","commit":true}"#.to_owned(),
+    ] {
+        scenario.push_str(&line);
+        scenario.push('\n');
+    }
+    let capture = new_capture(&scenario, "");
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(!stderr.contains("matched no earlier change"), "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["op"], "i");
+    assert_eq!(events[0]["after"]["ID"], 1);
+    assert_eq!(events[0]["after"]["BODY"], "committed");
+}
+
 fn get(port: u16, path: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream

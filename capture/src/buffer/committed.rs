@@ -23,16 +23,18 @@
 //! visible. `finish` refuses to give a receipt for a transaction not read to its end.
 //!
 //! # Undo rows of a spilled transaction
-//! An undo row cancels the latest earlier not yet cancelled change of its transaction with the
-//! same ROWID. On the heap that change is removed at once. A spill file is append-only and a
+//! An undo row cancels the latest earlier not yet cancelled statement of its transaction that it
+//! undoes on its ROWID (the rules, and the tie of placeholder INSERTs, are in `undo.rs`). On the
+//! heap those rows are removed at once. A spill file is append-only and a
 //! per-change index would cost heap in proportion to the transaction (the very thing spilling
 //! avoids), so an undo row is appended as a frame like any row and the transaction only remembers
 //! that it has undo rows. At COMMIT, when it has any, two passes come before the stream:
 //! 1. collect the ROWIDs that have undo rows (this pass also verifies every frame, so such a
 //!    transaction emits nothing at all if damaged);
-//! 2. for those ROWIDs only, keep a stack of frame numbers per ROWID: a change pushes, an undo row
-//!    pops and marks the popped frame cancelled (an empty stack means the undo row matched
-//!    nothing: counted and logged).
+//! 2. for those ROWIDs only, keep a stack of frame numbers per ROWID: a change pushes (a
+//!    placeholder INSERT onto the stack of the ROWID it ties to), an undo row pops the frames it
+//!    cancels and marks them (nothing to pop means the undo row matched nothing: counted and
+//!    logged).
 //!
 //! The stream then skips undo frames and cancelled frames. The extra memory is proportional to
 //! the undo rows, not to the transaction; a failed bulk statement of millions of rows costs a few
@@ -44,11 +46,12 @@ use std::sync::Arc;
 
 use prometheus::IntCounter;
 
-use crate::source::LogMinerRow;
+use crate::source::{LogMinerRow, OperationCode};
 
 use super::error::BufferError;
 use super::spill::{FrameReader, SealedSpillFile, SpillError};
 use super::transaction::{TransactionKey, TransactionSummary};
+use super::undo;
 
 /// Read-ahead buffer of a spilled transaction's stream: with one row, the heap a commit from disk
 /// takes (the undo passes add memory in proportion to the undo rows only).
@@ -261,40 +264,95 @@ fn for_each_frame(
     result
 }
 
-/// Pass 1: the ROWIDs that have undo rows.
+/// What pass 1 finds: the ROWIDs that have undo rows, and the tables with undo DELETEs (whose
+/// untied placeholder INSERTs pass 2 must remember for the fallback).
+#[derive(Debug, Default)]
+struct Undone {
+    row_ids: HashSet<Arc<str>>,
+    delete_tables: HashSet<undo::TableName>,
+}
+
+/// Pass 1: see [`Undone`].
 fn rowids_with_undo(
     file: &SealedSpillFile,
     read_bytes: &IntCounter,
-) -> Result<HashSet<Arc<str>>, BufferError> {
-    let mut undone = HashSet::new();
+) -> Result<Undone, BufferError> {
+    let mut undone = Undone::default();
     for_each_frame(file, read_bytes, |_, row| {
         if row.rollback {
-            undone.insert(row.row_id);
+            if row.operation == OperationCode::Delete {
+                undone.delete_tables.insert(undo::table_name(&row));
+            }
+            undone.row_ids.insert(row.row_id);
         }
     })?;
     Ok(undone)
 }
 
-/// Pass 2: the frames cancelled by undo rows, ascending.
+/// Pass 2: the frames cancelled by undo rows, ascending (the rules in `undo.rs`, with the
+/// placeholder INSERTs tied as the heap ties them).
 fn cancelled_frames(
     file: &SealedSpillFile,
-    undone: &HashSet<Arc<str>>,
+    undone: &Undone,
     read_bytes: &IntCounter,
     unmatched_undo_rows: &IntCounter,
 ) -> Result<Vec<u64>, BufferError> {
-    let mut stacks: HashMap<Arc<str>, Vec<u64>> = HashMap::new();
+    // Per undone ROWID, its changes not cancelled yet, oldest first.
+    let mut stacks: HashMap<Arc<str>, Vec<(u64, OperationCode)>> = HashMap::new();
+    // Placeholder INSERTs that tied to no ROWID, in tables with undo DELETEs (the fallback).
+    let mut untied: Vec<(u64, undo::TableName)> = Vec::new();
+    let mut placeholder: Option<(u64, LogMinerRow)> = None;
     let mut cancelled = Vec::new();
     for_each_frame(file, read_bytes, |frame, row| {
-        if !undone.contains(&row.row_id) {
+        if let Some((insert_frame, insert)) = placeholder.take() {
+            if undo::ties_to(&insert, &row) {
+                if undone.row_ids.contains(&row.row_id) {
+                    stacks
+                        .entry(row.row_id.clone())
+                        .or_default()
+                        .push((insert_frame, OperationCode::Insert));
+                }
+            } else {
+                let table = undo::table_name(&insert);
+                if undone.delete_tables.contains(&table) {
+                    untied.push((insert_frame, table));
+                }
+            }
+        }
+        if undo::is_placeholder_insert(&row) {
+            placeholder = Some((frame, row));
+            return;
+        }
+        if !undone.row_ids.contains(&row.row_id) {
             return;
         }
         let stack = stacks.entry(row.row_id.clone()).or_default();
         if !row.rollback {
-            stack.push(frame);
-        } else if let Some(change) = stack.pop() {
-            cancelled.push(change);
-        } else {
-            note_unmatched_undo(unmatched_undo_rows, &row);
+            stack.push((frame, row.operation));
+            return;
+        }
+        let count = undo::undone_count(
+            row.operation,
+            stack.iter().rev().map(|(_, operation)| *operation),
+        );
+        match count {
+            Some(count) => {
+                let kept = stack.len() - count;
+                cancelled.extend(stack.drain(kept..).map(|(frame, _)| frame));
+            }
+            None => {
+                let fallback = (row.operation == OperationCode::Delete)
+                    .then(|| {
+                        untied
+                            .iter()
+                            .rposition(|(_, table)| *table == undo::table_name(&row))
+                    })
+                    .flatten();
+                match fallback {
+                    Some(at) => cancelled.push(untied.remove(at).0),
+                    None => note_unmatched_undo(unmatched_undo_rows, &row),
+                }
+            }
         }
     })?;
     cancelled.sort_unstable();

@@ -11,7 +11,10 @@
 //! - START opens an entry (and names the session for the orphan check). A data change of a
 //!   transaction without an entry opens one too: it began before the mined range.
 //! - A data change is appended; an undo row (ROLLBACK = 1) cancels the latest earlier not yet
-//!   cancelled change with the same ROWID (`committed.rs` explains how for spilled transactions).
+//!   cancelled statement it undoes on the same ROWID: an INSERT with the LOB rows it wrote, a
+//!   DELETE, an UPDATE or a whole LOB write (`undo.rs`; `committed.rs` explains how for spilled
+//!   transactions). An INSERT of a row with LOB columns carries a placeholder ROWID and is tied
+//!   to the real one its next LOB row names, so its undo DELETE finds it.
 //!   An undo row whose XID is sequence-less (XIDSQN 0xFFFFFFFF) belongs to the open transaction of
 //!   the same container with the same undo segment and slot. An undo row matching nothing is
 //!   counted (`unmatched_undo_rows`) and logged, never an error.
@@ -49,6 +52,7 @@ pub mod metrics;
 mod orphan;
 mod spill;
 mod transaction;
+mod undo;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -337,12 +341,9 @@ impl TransactionBuffer {
             .open
             .entry(key)
             .or_insert_with(|| Transaction::new(&row, now));
-        match &mut transaction.storage {
-            Storage::Heap(rows) => {
-                let grown = transaction::push_on_heap(rows, row);
-                transaction.heap_bytes += grown;
-                transaction.records += 1;
-                self.heap_bytes += grown;
+        match &transaction.storage {
+            Storage::Heap(_) => {
+                self.heap_bytes += transaction.push_on_heap(row);
                 self.staged_records += 1;
                 self.enforce_heap_budget()?;
             }
@@ -362,9 +363,9 @@ impl TransactionBuffer {
             *has_undo = true;
             self.check_staged_limits(&key)?;
             self.append_to_spill(key, &row)?;
-        } else if let Some(freed) = transaction.cancel_on_heap(&row.row_id) {
+        } else if let Some((freed, removed)) = transaction.cancel_on_heap(&row) {
             self.heap_bytes -= freed;
-            self.staged_records -= 1;
+            self.staged_records -= removed;
         } else {
             committed::note_unmatched_undo(&self.metrics.unmatched_undo_rows, &row);
             return Ok(Pushed::Ignored);

@@ -22,10 +22,11 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::event::Xid;
-use crate::source::{LogMinerRow, SessionId};
+use crate::source::{LogMinerRow, OperationCode, SessionId};
 
 use super::orphan::OrphanWatch;
 use super::spill::SpillFile;
+use super::undo;
 
 /// Bytes of an `Arc<str>` allocation besides the text: the strong and weak counts.
 const ARC_HEADER: u64 = 2 * size_of::<usize>() as u64;
@@ -101,6 +102,8 @@ pub(super) struct Transaction {
     pub heap_bytes: u64,
     pub storage: Storage,
     pub orphan: OrphanWatch,
+    /// The latest heap row is a placeholder INSERT that the next change may tie to its ROWID.
+    placeholder_pending: bool,
 }
 
 impl Transaction {
@@ -115,6 +118,7 @@ impl Transaction {
             heap_bytes: 0,
             storage: Storage::Heap(Vec::new()),
             orphan: OrphanWatch::default(),
+            placeholder_pending: false,
         };
         transaction.note_identity(row);
         transaction
@@ -144,18 +148,67 @@ impl Transaction {
         }
     }
 
-    /// Removes the latest row on the heap with `row_id` (an undo row's match) and returns the
-    /// bytes freed; `None` when no row matches. The vector's capacity stays allocated and charged.
-    /// Searching from the end finds the usual match (a recent statement) at once.
-    pub fn cancel_on_heap(&mut self, row_id: &str) -> Option<u64> {
+    /// Removes the rows on the heap that the undo row `undo` cancels (the rules in `undo.rs`) and
+    /// returns the bytes freed and the rows removed; `None` when it cancels nothing. The vector's
+    /// capacity stays allocated and charged. Searching from the end finds the usual match (a
+    /// recent statement) at once.
+    pub fn cancel_on_heap(&mut self, undo: &LogMinerRow) -> Option<(u64, u64)> {
         let Storage::Heap(rows) = &mut self.storage else {
             return None;
         };
-        let position = rows.iter().rposition(|row| &*row.row_id == row_id)?;
-        let freed = owned_heap_bytes(&rows.remove(position));
+        self.placeholder_pending = false;
+        let mut candidates = Vec::new();
+        let count = undo::undone_count(
+            undo.operation,
+            rows.iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, row)| row.row_id == undo.row_id)
+                .map(|(index, row)| {
+                    candidates.push(index);
+                    row.operation
+                }),
+        );
+        let cancelled: Vec<usize> = match count {
+            Some(count) => candidates.into_iter().take(count).collect(),
+            None if undo.operation == OperationCode::Delete => rows
+                .iter()
+                .rposition(|row| undo::is_placeholder_insert(row) && undo::same_table(row, undo))
+                .into_iter()
+                .collect(),
+            None => Vec::new(),
+        };
+        if cancelled.is_empty() {
+            return None;
+        }
+        // Newest first, so each index is still where it was.
+        let freed: u64 = cancelled
+            .iter()
+            .map(|&index| owned_heap_bytes(&rows.remove(index)))
+            .sum();
+        let removed = cancelled.len() as u64;
         self.heap_bytes -= freed;
-        self.records -= 1;
-        Some(freed)
+        self.records -= removed;
+        Some((freed, removed))
+    }
+
+    /// Appends a change on the heap and returns the heap growth; a placeholder INSERT directly
+    /// before it takes its ROWID when it ties (see `undo.rs`).
+    pub fn push_on_heap(&mut self, row: LogMinerRow) -> u64 {
+        let Storage::Heap(rows) = &mut self.storage else {
+            return 0;
+        };
+        if std::mem::take(&mut self.placeholder_pending)
+            && let Some(insert) = rows.last_mut()
+            && undo::ties_to(insert, &row)
+        {
+            insert.row_id = Arc::clone(&row.row_id);
+        }
+        self.placeholder_pending = undo::is_placeholder_insert(&row);
+        let grown = append_row(rows, row);
+        self.heap_bytes += grown;
+        self.records += 1;
+        grown
     }
 
     /// Forgets the heap charge (the rows moved to disk) and returns it.
@@ -183,7 +236,7 @@ impl Transaction {
 
 /// Adds a row to a heap transaction's rows and returns the heap growth (the row's own
 /// allocations and any vector slots the push allocated).
-pub(super) fn push_on_heap(rows: &mut Vec<LogMinerRow>, row: LogMinerRow) -> u64 {
+fn append_row(rows: &mut Vec<LogMinerRow>, row: LogMinerRow) -> u64 {
     let owned = owned_heap_bytes(&row);
     let slots_before = rows.capacity();
     rows.push(row);
