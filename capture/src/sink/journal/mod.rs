@@ -24,7 +24,9 @@
 //!   (what compaction keeps), chunks are grouped by transaction, rows at or after the bookmark's
 //!   `restart_scn` are dropped because mining produces them again, chunks of a generation newer
 //!   than the bookmark's were written by a start that never committed a bookmark and are
-//!   tombstoned, and a gap in chunk numbers stops the capture with CDC-4002.
+//!   tombstoned, a transaction journaled entirely below the bookmark's `restart_scn` had ended
+//!   before the bookmark (at least once, its tombstones were lost to a crash after it) and is
+//!   tombstoned instead of rebuilt, and a gap in chunk numbers stops the capture with CDC-4002.
 //! - Generations: each start takes `max(bookmark generation, highest generation in the topic) + 1`
 //!   and writes it into its journal keys and its bookmarks. Under exactly-once delivery chunks
 //!   always commit with a bookmark of their generation; at least once, chunks acknowledged before

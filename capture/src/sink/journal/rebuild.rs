@@ -52,8 +52,9 @@ pub struct Rebuilt {
     /// The journal state for this run, with the transactions below and its new generation.
     pub journal: Journal,
     pub transactions: Vec<RebuiltTransaction>,
-    /// Tombstones of chunks from starts that never committed a bookmark. They must go into the
-    /// first page, before its bookmark (which carries the new generation).
+    /// Tombstones of chunks from starts that never committed a bookmark, and of transactions
+    /// that ended before the bookmark. They must go into the first page, before its bookmark
+    /// (which carries the new generation).
     pub stale: Vec<Record>,
 }
 
@@ -145,6 +146,7 @@ impl JournalReplay {
             chunks.sort_by_key(|c| c.key.chunk);
             check_contiguous(&key, &chunks)?;
             let mut rows: Vec<LogMinerRow> = Vec::new();
+            let mut highest_journaled_scn = 0;
             for chunk in &chunks {
                 let value = ChunkValue::decode(&chunk.value)
                     .map_err(|e| unreadable(&chunk.at, &format!("not a journal chunk: {e}")))?;
@@ -152,8 +154,29 @@ impl JournalReplay {
                     rows.retain(|row| row.scn < cut);
                 }
                 for row in value.rows {
-                    rows.push(row.into_row().map_err(|e| unreadable(&chunk.at, &e))?);
+                    let row = row.into_row().map_err(|e| unreadable(&chunk.at, &e))?;
+                    highest_journaled_scn = highest_journaled_scn.max(row.scn);
+                    rows.push(row);
                 }
+            }
+            // While a journaled transaction is open, every bookmark's restart SCN is at most the
+            // SCN of its last journaled row (its pin). One journaled entirely below the restart
+            // SCN had ended when the bookmark was written: its tombstones were lost to a crash
+            // after the bookmark (at least once, they follow it). Rebuilt as open it would wait
+            // for a COMMIT mining never meets again and pin the restart SCN for ever.
+            if highest_journaled_scn < restart_scn {
+                tracing::info!(
+                    xid = %key.xid,
+                    restart_scn,
+                    highest_journaled_scn,
+                    "a journaled transaction ended before the bookmark: its chunks are removed"
+                );
+                stale.extend(chunks.into_iter().map(|chunk| Record {
+                    topic: topic.clone(),
+                    key: Some(chunk.raw_key),
+                    value: None,
+                }));
+                continue;
             }
             // Mining restarts at restart_scn and produces these again.
             rows.retain(|row| row.scn < restart_scn);

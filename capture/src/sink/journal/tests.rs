@@ -230,7 +230,8 @@ fn chunks_of_a_newer_generation_are_tombstoned() {
     let orphaned = uncommitted.write(&b, &rows(&b, 104..106)).unwrap();
     log.append(orphaned.clone());
 
-    let rebuilt = log.rebuild(Some(&bookmark(104, 5))).unwrap();
+    // a is open: the bookmark's restart is at most its last journaled row.
+    let rebuilt = log.rebuild(Some(&bookmark(102, 5))).unwrap();
     assert_eq!(rebuilt.transactions.len(), 1);
     assert_eq!(rebuilt.transactions[0].key, a);
     assert_eq!(rebuilt.stale.len(), 1);
@@ -259,7 +260,8 @@ fn tombstones_remove_a_transaction_and_other_captures_are_ignored() {
     let mut other = Journal::new(settings(100_000), &CaptureIdentity::new("hr", "staff"), 9);
     log.append(other.write(&a, &rows(&a, 1..2)).unwrap());
 
-    let rebuilt = log.rebuild(Some(&bookmark(200, 1))).unwrap();
+    // b is open: the bookmark's restart is at most its pin.
+    let rebuilt = log.rebuild(Some(&bookmark(101, 1))).unwrap();
     assert_eq!(rebuilt.transactions.len(), 1);
     assert_eq!(rebuilt.transactions[0].key, b);
     assert_eq!(
@@ -330,4 +332,35 @@ proptest! {
         let rebuilt = log.rebuild(Some(&bookmark(restart, 1))).unwrap();
         prop_assert_eq!(scns(&rebuilt.transactions[0]), (100..restart).collect::<Vec<_>>());
     }
+}
+
+/// At least once, a crash after a bookmark but before the tombstones of a committed journaled
+/// transaction leaves its chunks live. The bookmark's restart SCN lies above every row it
+/// journaled (an open one would pin it): it is not rebuilt as open, and its chunks are tombstoned.
+#[test]
+fn a_transaction_that_ended_before_the_bookmark_is_not_rebuilt() {
+    let (a, b) = (tx(1), tx(2));
+    let mut log = Log::default();
+    let mut journal = Journal::new(settings(1500), &capture(), 2);
+    let ended = journal.write(&a, &rows(&a, 100..120)).unwrap();
+    log.append(ended.clone());
+    log.append(journal.write(&b, &rows(&b, 130..135)).unwrap());
+    // a committed at 125; b, still open, pins the restart at its last journaled row.
+    let restart = journal.restart_scn(&b, 130);
+    assert_eq!(restart, 134);
+
+    let rebuilt = log.rebuild(Some(&bookmark(restart, 2))).unwrap();
+    assert_eq!(rebuilt.transactions.len(), 1, "only the open one");
+    assert_eq!(rebuilt.transactions[0].key, b);
+    assert_eq!(
+        scns(&rebuilt.transactions[0]),
+        (130..134).collect::<Vec<_>>()
+    );
+    let mut tombstoned: Vec<_> = rebuilt.stale.iter().map(|r| r.key.clone()).collect();
+    let mut expected: Vec<_> = ended.iter().map(|r| r.key.clone()).collect();
+    tombstoned.sort();
+    expected.sort();
+    assert_eq!(tombstoned, expected, "every chunk of the ended transaction");
+    assert!(rebuilt.stale.iter().all(|r| r.value.is_none()));
+    assert_eq!(rebuilt.journal.restart_scn(&a, 100), 100, "forgotten");
 }
