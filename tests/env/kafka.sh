@@ -44,6 +44,7 @@ render_pom() {
     "$TEMPLATES/pom.xml.in"
 }
 
+
 # The marker holds a digest of the pom that produced libs/, so changing the template refetches.
 pom_digest() { render_pom | sha256sum | cut -d' ' -f1; }
 
@@ -126,6 +127,18 @@ check_port() {
 
 # --- start ------------------------------------------------------------------------------------
 
+# A random Kafka Uuid in its text form, as Uuid.randomUuid makes them (see the start command).
+random_kafka_uuid() {
+  local id
+  while :; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    case "$id" in
+      -* | AAAAAAAAAAAAAAAAAAAAAA | AAAAAAAAAAAAAAAAAAAAAQ) ;;
+      *) printf '%s\n' "$id"; return ;;
+    esac
+  done
+}
+
 cmd_start() {
   if [ $# -lt 3 ] || [ $# -gt 4 ]; then die "usage: kafka.sh start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID]"; fi
   local dir port cport pid owner="${4:-}"
@@ -155,10 +168,12 @@ cmd_start() {
   jvm+=(${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m} ${KAFKA_JVM_OPTS:-})
 
   # Format once: a fresh directory gets a random cluster id (Kafka's Uuid text form is the
-  # unpadded URL-safe base64 of 16 random bytes). A directory formatted before keeps its own.
+  # unpadded URL-safe base64 of 16 random bytes). Like Kafka's own Uuid.randomUuid, draw again
+  # when the id starts with '-' (one time in 64: the storage tool would read it as an option) or
+  # is one of the two reserved ids. A directory formatted before keeps its own.
   if [ ! -f "$dir/log-dirs/meta.properties" ]; then
     local cluster_id
-    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    cluster_id=$(random_kafka_uuid)
     # A one-shot tool: the quick C1 compiler alone starts it about a second sooner.
     if ! "$JAVA" "${jvm[@]}" -XX:TieredStopAtLevel=1 -cp "$cp" kafka.tools.StorageTool format \
         --cluster-id "$cluster_id" --config "$dir/server.properties" >"$dir/format.log" 2>&1; then
