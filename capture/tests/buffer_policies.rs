@@ -355,6 +355,14 @@ fn a_commit_of_a_released_transaction_stops_with_cdc_7001_and_hands_out_nothing(
     assert_eq!(stop.code, StopCode::ReleasedTransactionCommitted);
     assert_eq!(stop.details["xid"], a.to_lower_hex());
     assert_eq!(stop.details["ledgerEntry"]["reason"], "discarded");
+    assert!(
+        stop.message.starts_with(&format!(
+            "a COMMIT arrived for transaction {} in container 3, which was discarded",
+            a.to_lower_hex()
+        )),
+        "names the transaction as the other stops do: {}",
+        stop.message
+    );
 }
 
 #[test]

@@ -65,9 +65,10 @@ pub enum BufferError {
         largest: Vec<TransactionSummary>,
     },
     #[error(
-        "a COMMIT arrived for transaction {} (container {:?}), which was {} at SCN {}; \
-         publishing it would publish only the part mined afterwards",
-        entry.xid.to_lower_hex(), entry.con_id, reason_text(entry), entry.released_at_scn
+        "a COMMIT arrived for transaction {}, which was {} at SCN {}; publishing it would \
+         publish only the part mined afterwards",
+        TransactionKey { con_id: entry.con_id, xid: entry.xid }, reason_text(entry),
+        entry.released_at_scn
     )]
     ReleasedTransactionCommitted { entry: LedgerEntry },
     #[error(

@@ -74,7 +74,7 @@ use crate::sink::{Bookmark, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
 use crate::source::{
     DatabaseCatalog, LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource,
-    SourceError,
+    SourceError, missing_scn_range,
 };
 use crate::stop::Stop;
 
@@ -768,14 +768,7 @@ impl Pipeline {
             return Ok(ControlFlow::Continue(()));
         }
         if row.operation == OperationCode::MissingScn {
-            return Err(Stop::new(
-                StopCode::RedoMissing,
-                format!(
-                    "LogMiner reports missing redo ({}); restore the archived logs or take a new snapshot",
-                    row.info.as_deref().unwrap_or("no detail")
-                ),
-            )
-            .into());
+            return Err(missing_redo_stop(&row).into());
         }
         let Some(row) = self.joiner.push(row) else {
             return Ok(ControlFlow::Continue(()));
@@ -1052,6 +1045,27 @@ fn assemble_stop(error: &AssembleError, metrics: &EngineMetrics) -> EngineError 
     stop.into()
 }
 
+/// CDC-2001 for a MISSING_SCN row, with the range and thread in its details, as the gap found
+/// while planning the logs has them (`SourceError::RedoMissing`).
+fn missing_redo_stop(row: &LogMinerRow) -> Stop {
+    let stop = Stop::new(
+        StopCode::RedoMissing,
+        format!(
+            "LogMiner reports missing redo on thread {} ({}); restore the archived logs or take a \
+             new snapshot",
+            row.thread,
+            row.info.as_deref().unwrap_or("no detail")
+        ),
+    )
+    .with_detail("thread", row.thread);
+    match row.info.as_deref().and_then(missing_scn_range) {
+        Some((from_scn, to_scn)) => stop
+            .with_detail("fromScn", from_scn.to_string())
+            .with_detail("toScn", to_scn.to_string()),
+        None => stop,
+    }
+}
+
 /// A bookmark written without the incarnation (`resetlogs_scn` 0, or no PDB incarnation while
 /// mining a PDB) is bound to the current one, with a warning: a recovery before it was recorded
 /// cannot be detected, so the operator is told to reset the bookmark if there was one.
@@ -1134,6 +1148,21 @@ mod tests {
             status: "ACTIVE".to_owned(),
             con_id: None,
         }
+    }
+
+    #[test]
+    fn a_missing_scn_row_stops_with_its_range_in_the_details() {
+        let row = LogMinerRow {
+            operation: OperationCode::MissingScn,
+            thread: 2,
+            info: Some("Missing SCN 100 - 200".into()),
+            ..LogMinerRow::default()
+        };
+        let stop = missing_redo_stop(&row);
+        assert_eq!(stop.code, StopCode::RedoMissing);
+        assert_eq!(stop.details["fromScn"], "100");
+        assert_eq!(stop.details["toScn"], "200");
+        assert_eq!(stop.details["thread"], 2);
     }
 
     #[test]

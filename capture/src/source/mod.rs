@@ -30,7 +30,7 @@ use crate::event::Xid;
 use crate::stop::Stop;
 use crate::value::Row;
 pub use logs::{LogPlan, RedoLog, RedoLogKind, plan_logs};
-pub use row::{LogMinerRow, OperationCode, RedoAddress};
+pub use row::{LogMinerRow, OperationCode, RedoAddress, missing_scn_range};
 
 /// `V$DATABASE.LOG_MODE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -140,6 +140,13 @@ impl OperationCode {
     }
 }
 
+/// The SCN range of a MISSING_SCN row's `INFO` (`Missing SCN 100 - 200`, logminer.md §2).
+pub fn missing_scn_range(info: &str) -> Option<(u64, u64)> {
+    let range = info.trim().strip_prefix("Missing SCN")?;
+    let (from, to) = range.split_once('-')?;
+    Some((from.trim().parse().ok()?, to.trim().parse().ok()?))
+}
+
 /// `ROW_ID` of COMMIT rows and of INSERTs of rows with LOB columns (the real rowid follows later).
 pub const PLACEHOLDER_ROW_ID: &str = "AAAAAAAAAAAAAAAAAA";
 /// `ROW_ID` of DDL rows.
@@ -294,6 +301,13 @@ impl LogMinerRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_scn_row_names_its_range() {
+        assert_eq!(missing_scn_range("Missing SCN 100 - 200"), Some((100, 200)));
+        assert_eq!(missing_scn_range(" Missing SCN 7-9 "), Some((7, 9)));
+        assert_eq!(missing_scn_range("corrupt blocks 4 to 19 skipped"), None);
+    }
 
     #[test]
     fn xid_parts_are_little_endian() {
