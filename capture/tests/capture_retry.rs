@@ -51,9 +51,9 @@ fn scenario(transactions: u32) -> String {
 /// while `faults` (shared by every source the run opens) is above zero; with `stop_after`, the
 /// first COMMIT row after that many rows of a window raises the run's stop flag (SIGTERM's), and
 /// that window's fetch then takes longer than the heartbeat interval.
-/// With `at_open_transactions`, those scenario steps are applied just before the first read of the
-/// open transactions (activity between two queries of the capture); with `later`, at the second
-/// read of the current SCN after that (once a fresh position is taken).
+/// With `at_open_transactions`, those scenario steps are applied just before the read of the open
+/// transactions after `open_reads_before` others (activity between two queries of the capture);
+/// with `later`, at the second read of the current SCN after that (once a fresh position is taken).
 struct FlakySource {
     inner: Simulator,
     faults: Arc<AtomicU32>,
@@ -62,6 +62,9 @@ struct FlakySource {
     at_open_transactions: Vec<String>,
     later: Vec<String>,
     scn_reads_since_open: Option<u32>,
+    open_reads_before: u32,
+    /// How long each window's fetch takes at least.
+    window_pause: Duration,
 }
 
 impl FlakySource {
@@ -96,7 +99,9 @@ impl DatabaseCatalog for FlakySource {
         self.inner.threads()
     }
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
-        if self.scn_reads_since_open.is_none() {
+        if self.open_reads_before > 0 {
+            self.open_reads_before -= 1;
+        } else if self.scn_reads_since_open.is_none() {
             self.scn_reads_since_open = Some(0);
             let steps = std::mem::take(&mut self.at_open_transactions);
             self.apply(steps);
@@ -140,6 +145,7 @@ impl RedoMiner for FlakySource {
         &mut self,
         visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
     ) -> Result<u64, SourceError> {
+        std::thread::sleep(self.window_pause);
         if let Some((after, stop)) = &self.stop_after {
             let mut seen = 0;
             let fetched = self.inner.stream_rows(&mut |row| {
@@ -270,6 +276,8 @@ struct Script {
     stop_after: Option<u64>,
     at_open_transactions: Vec<String>,
     later: Vec<String>,
+    open_reads_before: u32,
+    window_pause: Duration,
 }
 
 fn run_source(
@@ -284,6 +292,8 @@ fn run_source(
         stop_after,
         at_open_transactions,
         later,
+        open_reads_before,
+        window_pause,
     } = script;
     let scenario_path = dir.join("scenario.jsonl");
     let faults = Arc::new(AtomicU32::new(faults));
@@ -299,6 +309,8 @@ fn run_source(
             at_open_transactions: at_open_transactions.clone(),
             later: later.clone(),
             scn_reads_since_open: None,
+            open_reads_before,
+            window_pause,
         })
     };
     (run_with(config, open, settings), registry)
@@ -524,4 +536,61 @@ fn a_transaction_committing_while_a_fresh_position_is_read_is_never_emitted_part
              or it is before the start), u after it, whole"
         );
     }
+}
+
+/// The orphan check dates a transaction's first absence from GV$TRANSACTION by an SCN read after
+/// the list. `t` commits while a window is mined (just before the second check's list is read,
+/// the first comes before `t` is a second old), far above the
+/// SCN read before that window; windows are small and slow, so the check after the next window
+/// comes before `t`'s COMMIT is mined. Dated by the SCN before the window, `t` was released as an
+/// orphan there, and its COMMIT then stopped the capture with CDC-7001.
+#[test]
+fn a_transaction_committing_during_a_window_is_not_released_as_an_orphan() {
+    let mut scenario = String::from(ORDERS);
+    scenario.push_str(
+        "{\"tx\":\"t\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"OPEN\"}}\n",
+    );
+    let mut during_window = Vec::new();
+    for id in 100..400 {
+        during_window.push(format!(
+            "{{\"tx\":\"f{id}\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":{id},\"STATUS\":\"F\"}}}}"
+        ));
+        during_window.push(format!("{{\"tx\":\"f{id}\",\"commit\":true}}"));
+    }
+    during_window.push("{\"tx\":\"t\",\"commit\":true}".to_owned());
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = write_config(dir.path(), &scenario, NO_SNAPSHOT, "");
+    // Below the CRD's minimums, to keep the test short: checks every second, 50 SCNs a window.
+    config.transactions.orphan_check_interval_seconds = 1;
+    config.mining.max_scn_window = 50;
+    let settings = RunSettings::new(false);
+    let stop = Arc::clone(&settings.stop);
+    let script = Script {
+        at_open_transactions: during_window,
+        open_reads_before: 1,
+        window_pause: Duration::from_millis(150),
+        ..Script::default()
+    };
+    let out = dir.path().join("out.jsonl");
+    let watcher = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        // Until t's row is out (or the run ended by itself).
+        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
+            let text = std::fs::read_to_string(&out).unwrap_or_default();
+            if text.contains("\"STATUS\":\"OPEN\"") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    let (outcome, _) = run_source(dir.path(), config, settings, script);
+    watcher.join().unwrap();
+    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    let ids: Vec<u64> = events(dir.path())
+        .iter()
+        .map(|event| event["after"]["ID"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 301, "the fillers and t: {ids:?}");
+    assert_eq!(ids.last(), Some(&1), "t, committed last, emitted whole");
 }
