@@ -384,7 +384,7 @@ impl<S: OracleSource> Engine<S> {
         );
         let end_scn = if options.exit_at_end {
             // Everything committed before the flush write: on RAC the flush reaches only the
-            // connected instance, so its own SCN may lie above another thread's checkpoint.
+            // connected instance, so its own SCN may lie above another thread's written redo.
             let end = source.current_scn()?;
             if !config.mining.read_only {
                 source.flush_redo()?;
@@ -546,10 +546,15 @@ impl<S: OracleSource> Engine<S> {
             }
             let now = Timestamp::now();
             self.board.beat(now);
+            // The SCN first, then the flush: the flush commit makes LGWR write everything in
+            // the log buffer, so all redo at or below an SCN read before it is on disk once it
+            // returns. Redo other sessions make after the SCN read may still be in the buffer;
+            // the planner keeps the window below what LGWR has written (`LAST_REDO_CHANGE#`,
+            // read after the flush), which is also what makes `mining.readOnly` safe.
+            let current = self.source.current_scn()?;
             if !self.pipeline.config.mining.read_only {
                 self.source.flush_redo()?;
             }
-            let current = self.source.current_scn()?;
             if self.table_listing.due() {
                 let recorded = self.table_listing.refresh(
                     &mut self.source,

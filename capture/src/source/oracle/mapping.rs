@@ -224,13 +224,14 @@ pub fn database(cells: &mut Cells) -> Result<crate::source::DatabaseInfo, Source
     })
 }
 
-const THREAD_COLUMNS: [&str; 6] = [
+const THREAD_COLUMNS: [&str; 7] = [
     "THREAD#",
     "STATUS",
     "ENABLED",
     "CHECKPOINT_CHANGE#",
     "SEQUENCE#",
     "ENABLE_CHANGE#",
+    "LAST_REDO_CHANGE#",
 ];
 
 /// Maps a row of [`super::sql::THREADS`].
@@ -250,6 +251,7 @@ pub fn thread(cells: &mut Cells) -> Result<RedoThread, SourceError> {
         checkpoint_scn: r.required_number(3)?,
         sequence: r.required_number(4)?,
         enable_scn: r.number(5)?.unwrap_or(0),
+        last_redo_scn: r.required_number(6)?,
     })
 }
 
@@ -554,11 +556,18 @@ mod tests {
             Some("800"),
             Some("17"),
             Some("0"),
+            Some("950"),
         ]);
         let t = thread(&mut row).unwrap();
         assert_eq!(
-            (t.thread, t.open, t.enabled, t.checkpoint_scn),
-            (2, true, ThreadEnabled::Private, 800)
+            (
+                t.thread,
+                t.open,
+                t.enabled,
+                t.checkpoint_scn,
+                t.last_redo_scn
+            ),
+            (2, true, ThreadEnabled::Private, 800, 950)
         );
     }
 
