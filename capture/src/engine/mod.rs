@@ -650,6 +650,10 @@ impl<S: OracleSource> Engine<S> {
     /// Between windows: orphans, maximum age, lag, and the status the operator reads.
     fn after_window(&mut self, current_scn: u64) -> Result<(), EngineError> {
         let now = Timestamp::now();
+        // First: the lag poll reads the database's clock, which transaction ages count from.
+        if self.lag.due(now, false) {
+            self.poll_lag(now, current_scn);
+        }
         let buffer = &mut self.pipeline.buffer;
         if buffer.orphan_check_due(now) {
             let open = self.source.open_transactions()?;
@@ -685,9 +689,6 @@ impl<S: OracleSource> Engine<S> {
             .after_window(&mut self.pipeline.buffer, now)?;
         self.pipeline.sink.push_records(chunks);
         self.pipeline.sink.push_tombstones(tombstones);
-        if self.lag.due(now, false) {
-            self.poll_lag(now, current_scn);
-        }
         let lag = self.lag.lag_seconds();
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
@@ -719,7 +720,14 @@ impl<S: OracleSource> Engine<S> {
             .scn_to_timestamp(current_scn)
             .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
         match times {
-            Ok((current, emitted)) => self.lag.record(now, current, emitted),
+            Ok((current, emitted)) => {
+                if let Some(database_now) = current {
+                    self.pipeline
+                        .buffer
+                        .observe_database_clock(now, database_now);
+                }
+                self.lag.record(now, current, emitted);
+            }
             Err(error) => {
                 if self.lag.record_failure(now) {
                     tracing::warn!(%error, "the lag query failed; lag is unknown until it works again");

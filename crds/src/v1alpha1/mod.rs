@@ -709,7 +709,8 @@ impl Default for SpillSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JournalSpec {
-    /// A transaction open longer than this is journaled.
+    /// A transaction open longer than this is journaled (counted from its start in the database,
+    /// so a restart does not reset it).
     #[serde(default = "default_journal_seconds")]
     #[schemars(range(min = 1))]
     pub threshold_seconds: u64,
@@ -754,7 +755,8 @@ pub struct TransactionsSpec {
     #[serde(default)]
     pub orphan_action: OrphanAction,
 
-    /// Longest a transaction may stay open in the buffer; unlimited when unset.
+    /// Longest a transaction may stay open, counted from its start in the database (its first
+    /// row's time), so a restart does not reset it; unlimited when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_age_seconds: Option<u64>,
