@@ -81,7 +81,9 @@ impl WriteDelay {
 #[derive(Clone, Debug)]
 pub struct WindowPlanner {
     max_window: u64,
-    held_since: Option<Timestamp>,
+    /// The thread holding capture back, its `LAST_REDO_CHANGE#`, and since when it has not
+    /// moved: a thread that keeps writing is only behind, not stuck.
+    held: Option<(u16, u64, Timestamp)>,
     warned: bool,
 }
 
@@ -89,14 +91,14 @@ impl WindowPlanner {
     pub fn new(max_window: u64) -> Self {
         Self {
             max_window: max_window.max(1),
-            held_since: None,
+            held: None,
             warned: false,
         }
     }
 
     /// The next window from `next_scn` (the first SCN not mined yet), given the current SCN read
-    /// before the flush write and the threads read after it; with a warning when a thread's
-    /// unwritten redo has held capture back for a minute (reported once per episode).
+    /// before the flush write and the threads read after it; with a warning when a thread that
+    /// has written nothing for a minute holds capture back (reported once per episode).
     pub fn plan(
         &mut self,
         next_scn: u64,
@@ -122,7 +124,15 @@ impl WindowPlanner {
                 bound = Bound::WrittenRedo {
                     thread: thread.thread,
                 };
-                let since = *self.held_since.get_or_insert(now);
+                let unchanged = (thread.thread, thread.last_redo_scn);
+                let since = match self.held {
+                    Some((number, last_redo, since)) if (number, last_redo) == unchanged => since,
+                    _ => {
+                        self.held = Some((thread.thread, thread.last_redo_scn, now));
+                        self.warned = false;
+                        now
+                    }
+                };
                 let held_for = now.duration_since(since);
                 if held_for >= WRITE_DELAY_WARNING && !self.warned {
                     self.warned = true;
@@ -134,7 +144,7 @@ impl WindowPlanner {
                 }
             }
             _ => {
-                self.held_since = None;
+                self.held = None;
                 self.warned = false;
             }
         }
@@ -240,6 +250,12 @@ mod tests {
             None,
             "warned once"
         );
+        // Behind but writing: no warning, however long it lasts.
+        let mut writing = WindowPlanner::new(1000);
+        for second in 0..120 {
+            let threads = [thread(1, 951, true), thread(2, 301 + second as u64, true)];
+            assert_eq!(writing.plan(100, 950, &threads, at(second)).1, None);
+        }
         let caught_up = [thread(1, 991, true), thread(2, 991, true)];
         assert_eq!(
             planner.plan(301, 950, &caught_up, at(100)).0,
