@@ -4,7 +4,8 @@
 //! ```text
 //! start:  bookmark (or the start position) → incarnation check → restart SCN
 //!         → snapshot.mode: the initial snapshot first, in batches (engine/snapshot.rs)
-//! loop:   flush → plan window (size, current SCN, RAC checkpoints) → logs → START_LOGMNR
+//! loop:   current SCN → flush → plan window (size, current SCN, redo written per thread)
+//!         → logs → START_LOGMNR
 //!         → rows: CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
 //!           assemble → encode → sink page → bookmark (commit SCN, restart SCN) → release spill
 //!         → END_LOGMNR → orphan check, max age (ops events, dead letters), lag, status

@@ -3,8 +3,8 @@
 //! A window runs from the first SCN not yet mined to the lowest of:
 //! - `start + maxScnWindow - 1`, so one session never reads an unbounded range;
 //! - the database's current SCN, read *before* the flush write: the flush commit makes LGWR write
-//!   the instance's whole log buffer, so every change at or below an SCN read earlier is in the
-//!   online log once it has committed. Read after the flush, the SCN can include changes other
+//!   the instance's whole log buffer, so once it returns every change at or below an SCN read
+//!   earlier is in the online log. Read after the flush, the SCN can include changes other
 //!   sessions made in between, still in the buffer, and a window ending there would skip them
 //!   for good (the next window starts above);
 //! - the lowest `V$THREAD.LAST_REDO_CHANGE#` of the open redo threads, minus one, on a single
