@@ -244,14 +244,17 @@ pub fn thread(cells: &mut Cells) -> Result<RedoThread, SourceError> {
         "PRIVATE" => ThreadEnabled::Private,
         _ => ThreadEnabled::Disabled,
     };
+    let checkpoint_scn = r.required_number(3)?;
     Ok(RedoThread {
         thread,
         open,
         enabled,
-        checkpoint_scn: r.required_number(3)?,
+        checkpoint_scn,
         sequence: r.required_number(4)?,
         enable_scn: r.number(5)?.unwrap_or(0),
-        last_redo_scn: r.required_number(6)?,
+        // The view allows NULL (a thread with no redo written yet): the checkpoint is the
+        // newest SCN known to be on disk then.
+        last_redo_scn: r.number(6)?.unwrap_or(checkpoint_scn),
     })
 }
 
@@ -569,6 +572,16 @@ mod tests {
             ),
             (2, true, ThreadEnabled::Private, 800, 950)
         );
+        let mut row = cells(&[
+            Some("3"),
+            Some("CLOSED"),
+            Some("DISABLED"),
+            Some("700"),
+            Some("1"),
+            None,
+            None,
+        ]);
+        assert_eq!(thread(&mut row).unwrap().last_redo_scn, 700);
     }
 
     #[test]
