@@ -8,7 +8,7 @@ mod buffer_support;
 use buffer_support::*;
 use redoline_capture::buffer::{
     BufferConfig, BufferMetrics, OpsEvent, OrphanCheck, Pushed, ReleaseReason, ReleasedLedger,
-    TransactionBuffer, spill_file_name,
+    TransactionBuffer, TransactionKey, spill_file_name,
 };
 use redoline_capture::event::Xid;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
@@ -596,6 +596,39 @@ fn max_age_fail_stops_with_cdc_4004() {
         ),
         (json!(61), json!(60))
     );
+}
+
+#[test]
+fn the_age_counts_from_the_start_in_the_database_so_a_new_buffer_does_not_reset_it() {
+    // A restart: a new buffer sees the START row of a transaction that began 120 s ago on the
+    // database's clock.
+    let database_now = jiff::civil::date(2024, 1, 2).at(12, 0, 0, 0);
+    let mut start = row(xid(1, 1), OperationCode::Start, 10);
+    start.timestamp = Some(database_now - jiff::SignedDuration::from_secs(120));
+    let key = TransactionKey::of(&start);
+    let (_dir, mut buffer, _) = aged_buffer(Some(60), MaxAgeAction::Fail);
+    buffer.push(start, at(0)).unwrap();
+    assert_eq!(
+        buffer.open_transaction(&key).unwrap().0,
+        at(0),
+        "without the database's clock, the process's"
+    );
+    assert_eq!(buffer.enforce_max_age(at(0)).unwrap(), []);
+    buffer.observe_database_clock(at(0), database_now);
+    assert_eq!(
+        buffer.open_transaction(&key).unwrap().0,
+        at(-120),
+        "the journal threshold counts from the start too"
+    );
+    // One that started when the clock was read is as old as this process has seen it.
+    let mut later = row(xid(2, 1), OperationCode::Start, 11);
+    later.timestamp = Some(database_now);
+    let later_key = TransactionKey::of(&later);
+    buffer.push(later, at(1)).unwrap();
+    assert_eq!(buffer.open_transaction(&later_key).unwrap().0, at(1));
+    let stop = buffer.enforce_max_age(at(1)).unwrap_err().stop().unwrap();
+    assert_eq!(stop.code, StopCode::TransactionTooOld);
+    assert_eq!(stop.details["ageSeconds"], json!(121));
 }
 
 #[test]

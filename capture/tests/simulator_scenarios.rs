@@ -1,7 +1,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 //! The simulator driven from scenario files: the shipped example, scenario errors (each names
-//! line and field), missing redo after an archive purge, a RESETLOGS incarnation change, RAC
-//! checkpoint lag, an online log overwritten while mined, steps appended between windows, and
+//! line and field), missing redo after an archive purge, a RESETLOGS incarnation change, the log
+//! buffer and RAC checkpoint lag, an online log overwritten while mined, steps appended between windows, and
 //! the catalog facts `doctor` checks.
 
 use std::io::Cursor;
@@ -384,6 +384,112 @@ fn a_rac_thread_checkpoint_can_trail_and_hides_its_unwritten_redo() {
     assert!(after_switch.windows(2).all(|w| w[0].scn <= w[1].scn));
     let open = sim.open_transactions().unwrap();
     assert_eq!((open.len(), open[0].instance), (1, 2));
+}
+
+/// `V$THREAD.LAST_REDO_CHANGE#` of thread `number`.
+fn last_redo(sim: &mut Simulator, number: u16) -> u64 {
+    sim.threads()
+        .unwrap()
+        .iter()
+        .find(|t| t.thread == number)
+        .unwrap()
+        .last_redo_scn
+}
+
+fn inserted_ids(rows: &[LogMinerRow]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.operation == OperationCode::Insert)
+        .map(|r| r.sql_redo.clone().unwrap())
+        .map(|sql| {
+            sql.split("values ('")
+                .nth(1)
+                .unwrap()
+                .split('\'')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn redo_reaches_the_online_log_only_when_lgwr_writes_the_buffer() {
+    let mut sim =
+        from_lines(&[T, r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#]).unwrap();
+    let first = sim.current_scn().unwrap();
+    let written = last_redo(&mut sim, 1);
+    assert!(written < first, "a's change is in the log buffer");
+    let open = window(&mut sim, 1_000_000, first).unwrap();
+    assert!(inserted_ids(&stream(&mut sim, &open).unwrap()).is_empty());
+
+    // Another session's commit makes LGWR write the whole buffer, a's change with it.
+    sim.apply_line(r#"{"tx":"b","insert":"APP.T","values":{"ID":2,"V":1}}"#)
+        .unwrap();
+    sim.apply_line(r#"{"tx":"b","commit":true}"#).unwrap();
+    let commit = sim.current_scn().unwrap();
+    assert_eq!(last_redo(&mut sim, 1), commit, "written up to b's commit");
+    let all = window(&mut sim, 1_000_000, commit).unwrap();
+    assert_eq!(inserted_ids(&stream(&mut sim, &all).unwrap()), ["1", "2"]);
+
+    // An empty buffer hides nothing: its position is the current SCN.
+    sim.apply_line(r#"{"advance_seconds":1}"#).unwrap();
+    assert_eq!(last_redo(&mut sim, 1), commit + 1);
+
+    // A change then waits for LGWR's 3-second timeout on the database's clock.
+    sim.apply_line(r#"{"tx":"a","insert":"APP.T","values":{"ID":3,"V":1}}"#)
+        .unwrap();
+    let third = sim.current_scn().unwrap();
+    sim.apply_line(r#"{"advance_seconds":2}"#).unwrap();
+    assert_eq!(last_redo(&mut sim, 1), commit + 1, "2 s: still buffered");
+    let window_3 = window(&mut sim, third, third).unwrap();
+    assert!(inserted_ids(&stream(&mut sim, &window_3).unwrap()).is_empty());
+    sim.apply_line(r#"{"advance_seconds":1}"#).unwrap();
+    assert_eq!(
+        last_redo(&mut sim, 1),
+        sim.current_scn().unwrap(),
+        "3 s: written"
+    );
+    assert_eq!(inserted_ids(&stream(&mut sim, &window_3).unwrap()), ["3"]);
+
+    // A rollback writes the buffer as a commit does; a rollback to a savepoint does not.
+    sim.apply_line(r#"{"tx":"a","savepoint":"s"}"#).unwrap();
+    sim.apply_line(r#"{"tx":"a","insert":"APP.T","values":{"ID":4,"V":1}}"#)
+        .unwrap();
+    sim.apply_line(r#"{"tx":"a","rollback_to":"s"}"#).unwrap();
+    let undone = sim.current_scn().unwrap();
+    assert!(last_redo(&mut sim, 1) < undone - 1);
+    sim.apply_line(r#"{"tx":"c","insert":"APP.T","values":{"ID":5,"V":1}}"#)
+        .unwrap();
+    sim.apply_line(r#"{"tx":"c","rollback":true}"#).unwrap();
+    assert_eq!(last_redo(&mut sim, 1), sim.current_scn().unwrap());
+    let end = sim.current_scn().unwrap();
+    let rest = window(&mut sim, third + 1, end).unwrap();
+    assert_eq!(inserted_ids(&stream(&mut sim, &rest).unwrap()), ["4", "5"]);
+}
+
+#[test]
+fn the_flush_write_reaches_the_connected_instance_only() {
+    let mut sim = from_lines(&[
+        T,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#,
+        r#"{"thread":2}"#,
+        r#"{"tx":"b","insert":"APP.T","values":{"ID":2,"V":1}}"#,
+    ])
+    .unwrap();
+    let before = sim.current_scn().unwrap();
+    sim.flush_redo().unwrap();
+    let flush = sim.current_scn().unwrap();
+    assert_eq!(
+        last_redo(&mut sim, 1),
+        flush,
+        "thread 1 written up to the flush commit"
+    );
+    assert!(
+        last_redo(&mut sim, 2) < before,
+        "thread 2's change is still buffered"
+    );
+    let all = window(&mut sim, 1_000_000, flush).unwrap();
+    assert_eq!(inserted_ids(&stream(&mut sim, &all).unwrap()), ["1"]);
 }
 
 #[test]

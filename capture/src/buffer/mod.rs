@@ -149,6 +149,8 @@ pub struct TransactionBuffer {
     /// Highest SCN pushed.
     mined_scn: u64,
     last_orphan_check: Option<Timestamp>,
+    /// The database's clock as last read: `(capture's clock, database's clock)` at one moment.
+    database_clock: Option<(Timestamp, jiff::civil::DateTime)>,
     ledger: ReleasedLedger,
     metrics: BufferMetrics,
 }
@@ -177,6 +179,7 @@ impl TransactionBuffer {
             disk_bytes: 0,
             mined_scn: 0,
             last_orphan_check: None,
+            database_clock: None,
             ledger,
             metrics,
         };
@@ -261,10 +264,41 @@ impl TransactionBuffer {
         self.open.values().map(|t| (t.key, t.first_scn))
     }
 
-    /// When the buffer first saw an open transaction and the rows it holds (the journal's
-    /// thresholds).
+    /// When an open transaction opened ([`Self::opened_at`]) and the rows it holds (the
+    /// journal's thresholds).
     pub fn open_transaction(&self, key: &TransactionKey) -> Option<(Timestamp, u64)> {
-        self.open.get(key).map(|t| (t.buffered_since, t.records))
+        self.open.get(key).map(|t| (self.opened_at(t), t.records))
+    }
+
+    /// Records the database's clock (`SCN_TO_TIMESTAMP` of the current SCN, so to its ~3-second
+    /// granularity) as read at `now` on the capture's clock; transaction ages then count from
+    /// their start in the database.
+    pub fn observe_database_clock(&mut self, now: Timestamp, database: jiff::civil::DateTime) {
+        self.database_clock = Some((now, database));
+    }
+
+    /// When a transaction opened, on the capture's clock, for its age (the journal threshold and
+    /// `maxAgeSeconds`): when this process first saw it, or earlier when the database's clock
+    /// says it started before. A restart mines a transaction again from its START row, so
+    /// without the database's clock its age would start again at every process start, and a
+    /// capture that keeps crashing would never journal or age out a long transaction.
+    fn opened_at(&self, transaction: &Transaction) -> Timestamp {
+        let seen = transaction.buffered_since;
+        let (Some((read_at, database_now)), Some(started)) =
+            (self.database_clock, transaction.started_at)
+        else {
+            return seen;
+        };
+        // Only a start before the clock was read backdates: a transaction that started since
+        // is no older than this process has seen (the simulator's clock also stands still
+        // between its steps, which would age every later transaction by the time since then).
+        let age_when_read = database_now.duration_since(started);
+        if !age_when_read.is_positive() {
+            return seen;
+        }
+        read_at
+            .checked_sub(age_when_read)
+            .map_or(seen, |opened| opened.min(seen))
     }
 
     /// The key of the open transaction a row belongs to: its own, or for an undo row with a

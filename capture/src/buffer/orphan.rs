@@ -232,16 +232,16 @@ impl TransactionBuffer {
         let mut too_old: Vec<&Transaction> = self
             .open
             .values()
-            .filter(|t| seconds_between(t.buffered_since, now) > max_age as i64)
+            .filter(|t| seconds_between(self.opened_at(t), now) > max_age as i64)
             .collect();
-        too_old.sort_by_key(|t| (t.buffered_since, t.key));
+        too_old.sort_by_key(|t| (self.opened_at(t), t.key));
         let too_old: Vec<TransactionKey> = too_old.iter().map(|t| t.key).collect();
         let mut discarded = Vec::with_capacity(too_old.len());
         for key in too_old {
             let Some(transaction) = self.open.get(&key) else {
                 continue;
             };
-            let age_seconds = seconds_between(transaction.buffered_since, now);
+            let age_seconds = seconds_between(self.opened_at(transaction), now);
             if self.config.transactions.max_age_action == MaxAgeAction::Fail {
                 return Err(BufferError::TooOld {
                     key,

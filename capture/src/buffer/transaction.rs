@@ -96,6 +96,9 @@ pub(super) struct Transaction {
     pub session: Option<SessionId>,
     /// When the buffer first saw it (the injected clock).
     pub buffered_since: jiff::Timestamp,
+    /// The database's clock at its first row seen (the START row's `TIMESTAMP`): its age counts
+    /// from there, whichever process first saw it.
+    pub started_at: Option<jiff::civil::DateTime>,
     /// Rows held (the staged records of `maxStagedRecords`).
     pub records: u64,
     /// Heap bytes charged for its rows (zero once spilled).
@@ -114,6 +117,7 @@ impl Transaction {
             user: None,
             session: None,
             buffered_since: now,
+            started_at: row.timestamp,
             records: 0,
             heap_bytes: 0,
             storage: Storage::Heap(Vec::new()),

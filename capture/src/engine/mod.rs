@@ -4,7 +4,8 @@
 //! ```text
 //! start:  bookmark (or the start position) → incarnation check → restart SCN
 //!         → snapshot.mode: the initial snapshot first, in batches (engine/snapshot.rs)
-//! loop:   flush → plan window (size, current SCN, RAC checkpoints) → logs → START_LOGMNR
+//! loop:   current SCN → flush → plan window (size, current SCN, redo written per thread)
+//!         → logs → START_LOGMNR
 //!         → rows: CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
 //!           assemble → encode → sink page → bookmark (commit SCN, restart SCN) → release spill
 //!         → END_LOGMNR → orphan check, max age (ops events, dead letters), lag, status
@@ -384,7 +385,7 @@ impl<S: OracleSource> Engine<S> {
         );
         let end_scn = if options.exit_at_end {
             // Everything committed before the flush write: on RAC the flush reaches only the
-            // connected instance, so its own SCN may lie above another thread's checkpoint.
+            // connected instance, so its own SCN may lie above another thread's written redo.
             let end = source.current_scn()?;
             if !config.mining.read_only {
                 source.flush_redo()?;
@@ -546,10 +547,15 @@ impl<S: OracleSource> Engine<S> {
             }
             let now = Timestamp::now();
             self.board.beat(now);
+            // The SCN first, then the flush: the flush commit makes LGWR write everything in
+            // the log buffer, so all redo at or below an SCN read before it is on disk once it
+            // returns. Redo other sessions make after the SCN read may still be in the buffer;
+            // the planner keeps the window below what LGWR has written (`LAST_REDO_CHANGE#`,
+            // read after the flush), which is also what makes `mining.readOnly` safe.
+            let current = self.source.current_scn()?;
             if !self.pipeline.config.mining.read_only {
                 self.source.flush_redo()?;
             }
-            let current = self.source.current_scn()?;
             if self.table_listing.due() {
                 let recorded = self.table_listing.refresh(
                     &mut self.source,
@@ -645,6 +651,10 @@ impl<S: OracleSource> Engine<S> {
     /// Between windows: orphans, maximum age, lag, and the status the operator reads.
     fn after_window(&mut self, current_scn: u64) -> Result<(), EngineError> {
         let now = Timestamp::now();
+        // First: the lag poll reads the database's clock, which transaction ages count from.
+        if self.lag.due(now, false) {
+            self.poll_lag(now, current_scn);
+        }
         let buffer = &mut self.pipeline.buffer;
         if buffer.orphan_check_due(now) {
             let open = self.source.open_transactions()?;
@@ -680,9 +690,6 @@ impl<S: OracleSource> Engine<S> {
             .after_window(&mut self.pipeline.buffer, now)?;
         self.pipeline.sink.push_records(chunks);
         self.pipeline.sink.push_tombstones(tombstones);
-        if self.lag.due(now, false) {
-            self.poll_lag(now, current_scn);
-        }
         let lag = self.lag.lag_seconds();
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
@@ -714,7 +721,14 @@ impl<S: OracleSource> Engine<S> {
             .scn_to_timestamp(current_scn)
             .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
         match times {
-            Ok((current, emitted)) => self.lag.record(now, current, emitted),
+            Ok((current, emitted)) => {
+                if let Some(database_now) = current {
+                    self.pipeline
+                        .buffer
+                        .observe_database_clock(now, database_now);
+                }
+                self.lag.record(now, current, emitted);
+            }
             Err(error) => {
                 if self.lag.record_failure(now) {
                     tracing::warn!(%error, "the lag query failed; lag is unknown until it works again");

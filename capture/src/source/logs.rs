@@ -111,6 +111,7 @@ mod tests {
             open: true,
             enabled: ThreadEnabled::Public,
             checkpoint_scn: 1_000,
+            last_redo_scn: 1_000,
             sequence: 0,
             enable_scn: 0,
         }

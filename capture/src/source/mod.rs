@@ -105,8 +105,12 @@ pub struct RedoThread {
     /// `STATUS = 'OPEN'`.
     pub open: bool,
     pub enabled: ThreadEnabled,
-    /// `CHECKPOINT_CHANGE#`: all redo of this thread below it is on disk.
+    /// `CHECKPOINT_CHANGE#`: the last checkpoint (moves at log switches and full checkpoints).
     pub checkpoint_scn: u64,
+    /// `LAST_REDO_CHANGE#`: the SCN of the newest redo the log writer (LGWR) has written to this
+    /// thread's online log. Redo above it may still be in the instance's log buffer, where
+    /// LogMiner cannot see it; the window planner stops below it ([`window`]).
+    pub last_redo_scn: u64,
     /// `SEQUENCE#`: the current log sequence.
     pub sequence: u32,
     /// `ENABLE_CHANGE#`.

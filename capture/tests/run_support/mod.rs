@@ -11,7 +11,7 @@ use serde_json::Value;
 #[path = "../http_probe/mod.rs"]
 mod http_probe;
 #[allow(unused_imports)]
-pub use http_probe::{free_port, status};
+pub use http_probe::{free_port, metric, status};
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
@@ -70,6 +70,7 @@ impl Capture {
     }
 
     /// Runs to the end of the scenario: the exit status and stderr.
+    #[allow(dead_code)] // not every test binary using this module runs to the end
     pub fn run(&self) -> (i32, String) {
         let output = self.command(true).output().unwrap();
         (
@@ -104,9 +105,25 @@ impl Capture {
             .collect()
     }
 
+    #[allow(dead_code)] // not every test binary using this module reads it
     pub fn termination(&self) -> Value {
         serde_json::from_str(&std::fs::read_to_string(self.path("termination.log")).unwrap())
             .unwrap()
+    }
+}
+
+/// Polls `/status` of the capture on `port` until `done` holds (at most 40 s): that status.
+#[allow(dead_code)] // not every test binary using this module waits on its status
+pub fn wait_for(port: u16, what: &str, mut done: impl FnMut(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    loop {
+        if let Some(status) = status(port)
+            && done(&status)
+        {
+            return status;
+        }
+        assert!(std::time::Instant::now() < deadline, "never saw {what}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
 

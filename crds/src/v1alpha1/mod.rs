@@ -709,7 +709,8 @@ impl Default for SpillSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JournalSpec {
-    /// A transaction open longer than this is journaled.
+    /// A transaction open longer than this is journaled (counted from its start in the database,
+    /// so a restart does not reset it).
     #[serde(default = "default_journal_seconds")]
     #[schemars(range(min = 1))]
     pub threshold_seconds: u64,
@@ -754,7 +755,8 @@ pub struct TransactionsSpec {
     #[serde(default)]
     pub orphan_action: OrphanAction,
 
-    /// Longest a transaction may stay open in the buffer; unlimited when unset.
+    /// Longest a transaction may stay open, counted from its start in the database (its first
+    /// row's time), so a restart does not reset it; unlimited when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_age_seconds: Option<u64>,
@@ -829,8 +831,8 @@ pub struct MiningSpec {
     #[serde(default = "default_statement_timeout")]
     pub statement_timeout_seconds: u64,
 
-    /// Table committed to before each window so the log writer flushes redo up to the window's
-    /// end; created if missing.
+    /// Table committed to before each window (after the window's end SCN is read) so the log
+    /// writer writes out the redo up to the window's end; created if missing.
     #[serde(default = "default_flush_table")]
     #[schemars(length(min = 1, max = 128))]
     #[schemars(regex(
@@ -843,8 +845,11 @@ pub struct MiningSpec {
     pub on_unsupported: OnUnsupported,
 
     /// Never write to the database: the flush-table commit before each window is skipped (for a
-    /// user without write rights, or a read-only standby). Windows then see only the redo the log
-    /// writer has already written, so changes can arrive a few seconds later.
+    /// user without write rights, or a read-only standby). Nothing is lost: every window ends
+    /// below the newest redo the log writer has written (`V$THREAD.LAST_REDO_CHANGE#`). The cost
+    /// is lag: changes wait for the log writer's own writes (a commit on the instance, its
+    /// 3-second timeout, a log switch), and the newest SCN it wrote waits for the next write, so
+    /// on a quiet database the last transaction can wait until the database writes more redo.
     #[serde(default)]
     pub read_only: bool,
 }

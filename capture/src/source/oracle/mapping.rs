@@ -224,13 +224,14 @@ pub fn database(cells: &mut Cells) -> Result<crate::source::DatabaseInfo, Source
     })
 }
 
-const THREAD_COLUMNS: [&str; 6] = [
+const THREAD_COLUMNS: [&str; 7] = [
     "THREAD#",
     "STATUS",
     "ENABLED",
     "CHECKPOINT_CHANGE#",
     "SEQUENCE#",
     "ENABLE_CHANGE#",
+    "LAST_REDO_CHANGE#",
 ];
 
 /// Maps a row of [`super::sql::THREADS`].
@@ -243,13 +244,17 @@ pub fn thread(cells: &mut Cells) -> Result<RedoThread, SourceError> {
         "PRIVATE" => ThreadEnabled::Private,
         _ => ThreadEnabled::Disabled,
     };
+    let checkpoint_scn = r.required_number(3)?;
     Ok(RedoThread {
         thread,
         open,
         enabled,
-        checkpoint_scn: r.required_number(3)?,
+        checkpoint_scn,
         sequence: r.required_number(4)?,
         enable_scn: r.number(5)?.unwrap_or(0),
+        // The view allows NULL (a thread with no redo written yet): the checkpoint is the
+        // newest SCN known to be on disk then.
+        last_redo_scn: r.number(6)?.unwrap_or(checkpoint_scn),
     })
 }
 
@@ -554,12 +559,29 @@ mod tests {
             Some("800"),
             Some("17"),
             Some("0"),
+            Some("950"),
         ]);
         let t = thread(&mut row).unwrap();
         assert_eq!(
-            (t.thread, t.open, t.enabled, t.checkpoint_scn),
-            (2, true, ThreadEnabled::Private, 800)
+            (
+                t.thread,
+                t.open,
+                t.enabled,
+                t.checkpoint_scn,
+                t.last_redo_scn
+            ),
+            (2, true, ThreadEnabled::Private, 800, 950)
         );
+        let mut row = cells(&[
+            Some("3"),
+            Some("CLOSED"),
+            Some("DISABLED"),
+            Some("700"),
+            Some("1"),
+            None,
+            None,
+        ]);
+        assert_eq!(thread(&mut row).unwrap().last_redo_scn, 700);
     }
 
     #[test]

@@ -34,9 +34,14 @@ pub const PDB_INCARNATION: &str = "SELECT P.CON_ID, P.DB_INCARNATION#, P.PDB_INC
      P.INCARNATION_SCN FROM V$PDB_INCARNATION P, V$CONTAINERS C \
      WHERE C.CON_ID = P.CON_ID AND C.NAME = :1 AND P.STATUS = 'CURRENT'";
 
-/// One row per redo thread: the planner needs each thread's state and checkpoint.
+/// One row per redo thread, every thread from `V$THREAD` alone (`GV$THREAD` repeats them per
+/// instance). `LAST_REDO_CHANGE#` is the SCN of the newest redo LGWR has written for the thread:
+/// LogMiner reads the online log on disk, not the instance's log buffer, so the window planner
+/// ends a window below it (`source/window.rs`; Debezium does the same since DBZ-8055 and
+/// DBZ-8503). `CHECKPOINT_CHANGE#` moves only at checkpoints and log switches, so it would hold
+/// capture back for no reason.
 pub const THREADS: &str = "SELECT THREAD#, STATUS, ENABLED, CHECKPOINT_CHANGE#, SEQUENCE#, \
-     ENABLE_CHANGE# FROM V$THREAD";
+     ENABLE_CHANGE#, LAST_REDO_CHANGE# FROM V$THREAD";
 
 /// Online logs, one member per group (any member holds the same redo). `NEXT_CHANGE#` of the
 /// CURRENT group is a huge sentinel; the mapping reads the status instead.

@@ -177,7 +177,7 @@ impl Simulator {
                     .iter_mut()
                     .find(|t| t.number == self.thread)
                 {
-                    thread.written_scn = scn;
+                    thread.write_out(scn);
                 }
                 Ok(())
             }
@@ -298,9 +298,11 @@ impl Simulator {
         Ok(())
     }
 
+    /// Moves the clock; LGWR's timeout writes the log buffers that have waited long enough.
     fn set_clock(&mut self, now: jiff::civil::DateTime) {
         self.catalog.now = now;
         self.catalog.scn_times.push((self.catalog.scn, now));
+        self.redo.lgwr_timeout(now, self.catalog.scn);
     }
 
     fn write_unsupported(&mut self, tx: &Transaction, t: usize) {

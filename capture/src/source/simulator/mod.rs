@@ -285,7 +285,7 @@ impl DatabaseCatalog for Simulator {
     }
 
     fn threads(&mut self) -> Result<Vec<RedoThread>, SourceError> {
-        Ok(self.redo.thread_views())
+        Ok(self.redo.thread_views(self.catalog.scn))
     }
 
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
@@ -363,8 +363,8 @@ impl RedoMiner for Simulator {
     }
 
     /// The flush-table write: one small committed transaction of the capture user (its START
-    /// and COMMIT rows appear in the redo, as the real flush transaction's do), after which
-    /// every open thread's redo is written and visible.
+    /// and COMMIT rows appear in the redo, as the real flush transaction's do) on the connected
+    /// instance (thread 1), whose commit makes LGWR write that thread's whole log buffer.
     fn flush_redo(&mut self) -> Result<(), SourceError> {
         // Takes an SCN like a step, but is no scenario line: line numbers stay those of the file.
         self.catalog.scn += 1;
@@ -393,7 +393,7 @@ impl RedoMiner for Simulator {
                 ),
             });
         }
-        let threads = self.redo.thread_views();
+        let threads = self.redo.thread_views(self.catalog.scn);
         let registered: Vec<RedoLog> = if window.logs.is_empty() {
             // Per-PDB mining: START_LOGMNR finds the logs itself.
             let listed = self.redo.listed_logs(window.start_scn, &self.catalog.name);

@@ -9,11 +9,14 @@
 //!   NOARCHIVELOG mode its redo is then gone). `archive_purge_before_scn` deletes archived logs
 //!   that end at or before the SCN. The rows of a log that is neither online nor archived are
 //!   dropped, so memory stays bounded when a long workload purges.
-//! - each thread has a written SCN (`V$THREAD.CHECKPOINT_CHANGE#` here): redo above it is still
-//!   in the instance's log buffer and invisible to LogMiner. A commit writes its thread (LGWR on
-//!   commit), so does a log switch and a `checkpoint` step; `flush_redo` writes every open
-//!   thread. An idle RAC thread's checkpoint therefore trails: the capture must not mine past
-//!   the lowest checkpoint or it misses that thread's redo.
+//! - each thread has a log buffer and a written SCN: redo above the written SCN is still in the
+//!   instance's log buffer and invisible to LogMiner. LGWR writes the whole buffer (every change
+//!   of the thread so far, whichever session made it) at a commit or rollback on the thread, a
+//!   log switch, a `checkpoint` step, the flush write (a commit on thread 1), and once the oldest
+//!   redo in the buffer is [`LGWR_TIMEOUT`] old on the simulated clock. `V$THREAD.LAST_REDO_CHANGE#`
+//!   is the written SCN, or the current SCN while the buffer is empty (nothing is unwritten).
+//!   A capture that mines past the lowest of them misses redo; `CHECKPOINT_CHANGE#` is reported
+//!   as the written SCN too (see the deviations in `docs/simulator.md`).
 //! - rows are kept in generation order, which is SCN order (each step has one SCN, rows of one
 //!   step are in redo order), so a window is a binary search plus a filtered scan.
 //! - a RESETLOGS starts a new incarnation: sequences restart at 1 and the old incarnation's logs
@@ -22,7 +25,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use jiff::civil;
+use jiff::{SignedDuration, civil};
 
 use super::database::{FastSet, TableText};
 use super::dml::{logged_columns, render_update};
@@ -201,6 +204,9 @@ pub(crate) struct LogFile {
     pub archived: bool,
 }
 
+/// LGWR writes a log buffer whose oldest redo has waited this long (Oracle's 3-second timeout).
+pub(crate) const LGWR_TIMEOUT: SignedDuration = SignedDuration::from_secs(3);
+
 #[derive(Debug)]
 pub(crate) struct Thread {
     pub number: u16,
@@ -209,7 +215,18 @@ pub(crate) struct Thread {
     pub block: u32,
     pub records_in_log: u64,
     pub last_record_scn: u64,
+    /// Every change of this thread at or below it is in the online log.
     pub written_scn: u64,
+    /// The clock time of the oldest change in the log buffer; `None` when the buffer is empty.
+    pub buffered_since: Option<civil::DateTime>,
+}
+
+impl Thread {
+    /// LGWR writes the whole log buffer: every change of the thread up to `scn` is on disk.
+    pub fn write_out(&mut self, scn: u64) {
+        self.written_scn = self.written_scn.max(scn);
+        self.buffered_since = None;
+    }
 }
 
 /// Everything about a row but its redo address, CSF and storage.
@@ -298,6 +315,7 @@ impl Redo {
             records_in_log: 0,
             last_record_scn: 0,
             written_scn: scn,
+            buffered_since: None,
         });
         self.logs.push(LogFile {
             thread: number,
@@ -322,7 +340,7 @@ impl Redo {
         state.sequence += 1;
         state.block = 2;
         state.records_in_log = 0;
-        state.written_scn = state.written_scn.max(scn);
+        state.write_out(scn);
         let next_sequence = state.sequence;
         let archivelog = self.archivelog;
         for log in &mut self.logs {
@@ -377,6 +395,7 @@ impl Redo {
             thread.block = 2;
             thread.records_in_log = 0;
             thread.written_scn = scn;
+            thread.buffered_since = None;
             self.logs.push(LogFile {
                 thread: thread.number,
                 sequence: 1,
@@ -432,6 +451,12 @@ impl Redo {
         thread.block += 1 + (length / 512) as u32;
         thread.records_in_log += 1;
         thread.last_record_scn = spec.scn;
+        if thread.buffered_since.is_none() {
+            // Nothing was unwritten below this change: the position an empty buffer reported
+            // (the current SCN) stays, so LAST_REDO_CHANGE# never goes back.
+            thread.written_scn = thread.written_scn.max(spec.scn.saturating_sub(1));
+            thread.buffered_since = Some(spec.time);
+        }
         let sequence = thread.sequence;
         let (seg_owner, table_name, name_id) = match spec.table {
             Some((owner, table, id)) => (Some(owner), Some(table), Some(id)),
@@ -561,7 +586,22 @@ impl Redo {
         }
     }
 
-    pub fn thread_views(&self) -> Vec<RedoThread> {
+    /// LGWR's timeout at clock time `now` (the current SCN is `scn`): every thread whose oldest
+    /// buffered change has waited [`LGWR_TIMEOUT`] is written.
+    pub fn lgwr_timeout(&mut self, now: civil::DateTime, scn: u64) {
+        for thread in &mut self.threads {
+            let due = thread
+                .buffered_since
+                .and_then(|since| since.checked_add(LGWR_TIMEOUT).ok())
+                .is_some_and(|due| due <= now);
+            if due {
+                thread.write_out(scn);
+            }
+        }
+    }
+
+    /// `V$THREAD` at current SCN `scn`.
+    pub fn thread_views(&self, scn: u64) -> Vec<RedoThread> {
         self.threads
             .iter()
             .map(|t| RedoThread {
@@ -569,6 +609,10 @@ impl Redo {
                 open: true,
                 enabled: ThreadEnabled::Public,
                 checkpoint_scn: t.written_scn,
+                last_redo_scn: match t.buffered_since {
+                    None => scn.max(t.written_scn),
+                    Some(_) => t.written_scn,
+                },
                 sequence: t.sequence,
                 enable_scn: t.enable_scn,
             })

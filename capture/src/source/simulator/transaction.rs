@@ -244,10 +244,12 @@ impl Simulator {
         Ok(())
     }
 
+    /// A commit or rollback: LGWR writes the thread's whole log buffer, other sessions' changes
+    /// included.
     fn mark_written(&mut self, thread: u16) {
         let scn = self.catalog.scn;
         if let Some(state) = self.redo.threads.iter_mut().find(|t| t.number == thread) {
-            state.written_scn = state.written_scn.max(scn);
+            state.write_out(scn);
         }
     }
 
