@@ -11,7 +11,7 @@ use serde_json::Value;
 #[path = "../http_probe/mod.rs"]
 mod http_probe;
 #[allow(unused_imports)]
-pub use http_probe::{free_port, status};
+pub use http_probe::{free_port, get, status};
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
