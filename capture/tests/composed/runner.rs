@@ -151,7 +151,13 @@ fn run_into(
         scenario.push_str(&chunk.render(purge));
         std::fs::write(dir.as_path().join("scenario.jsonl"), &scenario)
             .map_err(|e| e.to_string())?;
-        let interruptions = random.below(2);
+        let mut interruptions = random.below(2);
+        if runs == 0
+            && matches!(sink, Sink::Kafka(_))
+            && under_repair.contains(&Feature::InterruptedFirstKafkaStart)
+        {
+            interruptions = 0;
+        }
         for _ in 0..interruptions {
             runs += 1;
             let sigterm = random.percent(50)
