@@ -9,9 +9,7 @@ use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values};
 
 #[test]
 fn at_least_once_publishes_every_transaction_and_resumes_after_the_bookmark() {
-    let Some(bootstrap) = bootstrap() else {
-        return;
-    };
+    let bootstrap = bootstrap();
     let mut scenario = String::from(TABLES);
     let mut expected = Vec::new();
     for id in 1..=200u64 {

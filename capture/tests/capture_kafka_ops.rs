@@ -12,9 +12,7 @@ use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values, wait_f
 
 #[test]
 fn a_discarded_transaction_is_published_to_the_ops_and_dlq_topics() {
-    let Some(bootstrap) = bootstrap() else {
-        return;
-    };
+    let bootstrap = bootstrap();
     let mut scenario = String::from(TABLES);
     scenario.push_str(&insert("stuck", 1, "never committed"));
     scenario.push_str(&insert("done", 2, "x"));

@@ -118,13 +118,46 @@ fn committed_transactions_are_emitted_once_in_commit_order() {
 
 #[test]
 fn a_tiny_heap_budget_spills_and_still_emits_everything() {
-    let (scenario, expected) = workload(120);
+    // One transaction of 5,000 rows of 3,900 bytes (about 20 MB of SQL_REDO), open across the
+    // whole workload, must pass the 16 MiB budget and spill.
+    let (workload, mut expected) = workload(120);
+    let note = "s".repeat(3_900);
+    let big = |id: u64| {
+        format!(
+            "{{\"tx\":\"big\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":{id},\"ORDER_ID\":1,\"NOTE\":\"{note}\"}}}}\n"
+        )
+    };
+    let (tables, steps) = workload.split_at(TABLES.len());
+    let mut scenario = tables.to_owned();
+    let ids = 1_000_000..1_005_000u64;
+    for id in ids.clone() {
+        scenario.push_str(&big(id));
+    }
+    scenario.push_str(steps);
+    scenario.push_str("{\"tx\":\"big\",\"commit\":true}\n");
+    expected.extend(ids.map(|id| ("ITEMS".to_owned(), id)));
+    let port = run_support::free_port();
     let run = new_run(
         &scenario,
-        "buffer: {memoryMaxBytes: 16Mi, spill: {dir: spill, maxBytes: 1Gi}}\n",
+        &format!(
+            "buffer: {{memoryMaxBytes: 16Mi, spill: {{dir: spill, maxBytes: 1Gi}}}}\nhttp: {{port: {port}}}\n"
+        ),
     );
-    let (status, stderr) = run.run();
-    assert_eq!(status, 0, "{stderr}");
+    // Runs on (no --exit-at-end) so its metrics can be read once everything is out.
+    let mut child = run.command(false).spawn().unwrap();
+    let deadline = Instant::now() + std::time::Duration::from_secs(120);
+    while run.committed_events().len() < expected.len() {
+        assert!(child.try_wait().unwrap().is_none(), "the capture exited");
+        assert!(
+            Instant::now() < deadline,
+            "not everything was emitted in time"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let spilled =
+        run_support::metric(port, "redoline_capture_buffer_spill_write_bytes_total").unwrap_or(0.0);
+    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert!(spilled > 16.0 * 1024.0 * 1024.0, "spilled {spilled} bytes");
     assert_eq!(emitted(&run.events()), expected);
 }
 

@@ -19,8 +19,9 @@
 
 pub mod demo;
 pub mod k8s;
-pub mod kafka;
 pub mod metric_names;
 pub mod operator;
-pub mod process;
 pub mod sink;
+
+// In a crate of their own so the capture's integration tests can start the same broker.
+pub use redoline_testenv::{kafka, process};

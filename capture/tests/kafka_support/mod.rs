@@ -2,13 +2,12 @@
 //! this crate's integration tests, `CARGO_BIN_EXE_redoline-capture`) run against the real broker
 //! of the test environment.
 //!
-//! The broker: `REDOLINE_KAFKA_BOOTSTRAP` (`tests/env/test-all.sh` starts one for the whole run
-//! and exports it; by hand: `tests/env/kafka.sh start DIR PORT CONTROLLER_PORT`, then export
-//! `127.0.0.1:PORT`). These tests live in the capture crate rather than `redoline-tests` because
-//! only here does Cargo build and name the binary; `redoline-tests` (which starts a broker on its
-//! own) depends on this crate, so it cannot be a dev-dependency here without a second build of
-//! the library. Unset, the tests fail under CI (`CI` set) and are skipped with a message
-//! otherwise, so `cargo test -p redoline-capture` still works on a laptop without Java.
+//! The broker: the one `REDOLINE_KAFKA_BOOTSTRAP` names (`tests/env/test-all.sh` starts one for
+//! the whole run and exports it), otherwise one started for this test binary by
+//! `redoline_testenv::kafka::KafkaEnv`, as the `redoline-tests` tests do (Java and Maven
+//! needed; a broker that cannot start fails the test, it is never skipped). These tests live in
+//! the capture crate rather than `redoline-tests` because only here does Cargo build and name the
+//! binary.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -26,19 +25,12 @@ use serde_json::Value;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
-/// The broker's address, or `None` (the test returns early) outside CI.
-pub fn bootstrap() -> Option<String> {
-    match std::env::var("REDOLINE_KAFKA_BOOTSTRAP") {
-        Ok(bootstrap) => Some(bootstrap),
-        Err(_) if std::env::var_os("CI").is_some() => {
-            panic!("REDOLINE_KAFKA_BOOTSTRAP is not set: tests/env/test-all.sh starts the broker")
-        }
-        Err(_) => {
-            eprintln!(
-                "skipped: set REDOLINE_KAFKA_BOOTSTRAP to a broker (tests/env/kafka.sh start) to run"
-            );
-            None
-        }
+/// The broker's address: the one of `REDOLINE_KAFKA_BOOTSTRAP`, or a broker started for this
+/// test binary. Panics with the reason when there is none.
+pub fn bootstrap() -> String {
+    match redoline_testenv::kafka::KafkaEnv::shared() {
+        Ok(env) => env.bootstrap_servers().to_owned(),
+        Err(error) => panic!("{error:#}"),
     }
 }
 

@@ -221,7 +221,7 @@ impl KafkaEnv {
 const PORT_TAKEN: &str = "Address already in use";
 
 fn script_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("env/kafka.sh")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/env/kafka.sh")
 }
 
 fn wait_for_leaders(

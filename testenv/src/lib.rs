@@ -1,0 +1,11 @@
+//! Services the redoline tests run against, in a crate of their own so that every crate's tests
+//! can use them: `redoline-tests` re-exports them, and the capture's integration tests (which
+//! cannot depend on `redoline-tests`, itself a dependent of the capture) take them from here.
+//!
+//! * [`kafka`]: a single-node Apache Kafka broker (KRaft) from Maven Central jars, shared by the
+//!   tests of a test binary, or the one `REDOLINE_KAFKA_BOOTSTRAP` names.
+//! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run the
+//!   services.
+
+pub mod kafka;
+pub mod process;
