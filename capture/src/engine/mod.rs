@@ -97,6 +97,11 @@ pub enum EngineError {
     /// from the bookmark within its retry budget ([`crate::restart`]).
     #[error("{0}")]
     SourceTransient(SourceError),
+    /// A transient Kafka fault aborted the page being written ([`SinkError::PageAborted`]): pages
+    /// stream, so the caller starts again from the bookmark (within the same budget) and mines
+    /// the page's transactions again.
+    #[error("{0}")]
+    SinkTransient(SinkError),
     /// Anything else: the process fails and is restarted from the bookmark.
     #[error("{0}")]
     Failed(String),
@@ -140,6 +145,7 @@ impl From<SinkError> for EngineError {
     fn from(error: SinkError) -> Self {
         match error.stop() {
             Some(stop) => Self::Stop(Box::new(stop)),
+            None if matches!(error, SinkError::PageAborted { .. }) => Self::SinkTransient(error),
             None => Self::Failed(error.to_string()),
         }
     }
@@ -639,7 +645,7 @@ impl<S: OracleSource> Engine<S> {
             for event in events {
                 let json = serde_json::to_string(&event).unwrap_or_default();
                 tracing::warn!(event = %json, "transaction-orphan-released");
-                self.pipeline.sink.publish_dropped(&event, json, None);
+                self.pipeline.sink.publish_dropped(&event, json, None)?;
             }
         }
         for discarded in self.pipeline.buffer.enforce_max_age(now)? {
@@ -648,14 +654,20 @@ impl<S: OracleSource> Engine<S> {
             tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
             self.pipeline
                 .sink
-                .publish_dropped(&discarded.ops_event, event, Some(dlq));
+                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
         }
-        let (chunks, tombstones) = self
-            .pipeline
-            .journaling
-            .after_window(&mut self.pipeline.buffer, now)?;
-        self.pipeline.sink.push_records(chunks);
+        let sink = &mut self.pipeline.sink;
+        let tombstones = self.pipeline.journaling.after_window(
+            &mut self.pipeline.buffer,
+            now,
+            &mut |chunks| sink.push_records(chunks),
+        )?;
         self.pipeline.sink.push_tombstones(tombstones);
+        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
+        // rather than left open across the next window or a stop.
+        if self.pipeline.sink.has_loose_records() {
+            self.pipeline.commit_page()?;
+        }
         if self.lag.due(now, false) {
             self.poll_lag(now, current_scn);
         }
@@ -751,7 +763,8 @@ impl Pipeline {
             return Ok(ControlFlow::Continue(()));
         };
         self.mined_frontier = self.mined_frontier.max(row.scn);
-        self.journaling.observe(&self.buffer, &row);
+        let chunks = self.journaling.observe(&self.buffer, &row)?;
+        self.sink.push_records(chunks)?;
         match self.buffer.push(row, Timestamp::now())? {
             Pushed::Committed(transaction) => {
                 self.emit(*transaction)?;
@@ -1062,6 +1075,28 @@ fn to_gauge(scn: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_aborted_page_restarts_the_run_and_a_refused_record_fails_it() {
+        let source = || {
+            rdkafka::error::KafkaError::MessageProduction(
+                rdkafka::types::RDKafkaErrorCode::MessageTimedOut,
+            )
+        };
+        let aborted = SinkError::PageAborted {
+            action: "write a page",
+            source: source(),
+        };
+        assert!(matches!(
+            EngineError::from(aborted),
+            EngineError::SinkTransient(_)
+        ));
+        let refused = SinkError::Kafka {
+            action: "write a page",
+            source: source(),
+        };
+        assert!(matches!(EngineError::from(refused), EngineError::Failed(_)));
+    }
 
     #[test]
     fn an_unrecorded_incarnation_is_bound_to_the_current_one() {
