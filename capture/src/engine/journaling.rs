@@ -213,3 +213,100 @@ fn write(
         .write(tx, rows)
         .map_err(|error| EngineError::Failed(error.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use prometheus::Registry;
+    use redoline_crds::v1alpha1::TransactionsSpec;
+
+    use super::*;
+    use crate::buffer::{BufferConfig, BufferMetrics};
+    use crate::event::Xid;
+    use crate::sink::CaptureIdentity;
+    use crate::sink::journal::JournalSettings;
+    use crate::source::OperationCode;
+
+    fn row(xid: Xid, scn: u64) -> LogMinerRow {
+        LogMinerRow {
+            scn,
+            xid,
+            operation: OperationCode::Insert,
+            row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
+            rs_id: Arc::from(format!(" 0x000007.{scn:08x}.0010 ")),
+            seg_owner: Some(Arc::from("APP")),
+            table_name: Some(Arc::from("ORDERS")),
+            thread: 1,
+            sql_redo: Some(format!(
+                "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
+            )),
+            ..Default::default()
+        }
+    }
+
+    /// A transaction of 3,000 rows is journaled in batches (each handed to the sink before the
+    /// next is read), and once journaled its rows become chunks every [`ROWS_BATCH`] rows during
+    /// the window, moving its pin, rather than piling up until the window ends.
+    #[test]
+    fn journal_writes_are_bounded_by_the_batch_not_the_transaction() {
+        let spill = tempfile::tempdir().unwrap();
+        let mut buffer = TransactionBuffer::new(
+            BufferConfig {
+                memory_max_bytes: 16 << 20,
+                spill_dir: spill.path().to_owned(),
+                spill_max_bytes: 1 << 30,
+                transactions: TransactionsSpec::default(),
+            },
+            Default::default(),
+            BufferMetrics::new(&Registry::new()).unwrap(),
+        )
+        .unwrap();
+        let settings = JournalSettings {
+            threshold: Duration::from_secs(300),
+            threshold_events: 10,
+            chunk_max_bytes: 64 << 20,
+            topic: "t.cdc.txjournal".into(),
+        };
+        let mut journaling =
+            Journaling::new(Journal::new(settings, &CaptureIdentity::new("ns", "c"), 1));
+        let xid = Xid::from_parts(1, 2, 3);
+        let now = Timestamp::now();
+        for scn in 100..3100 {
+            let row = row(xid, scn);
+            assert!(journaling.observe(&buffer, &row).unwrap().is_empty());
+            buffer.push(row, now).unwrap();
+        }
+
+        let mut batches = Vec::new();
+        let tombstones = journaling
+            .after_window(&mut buffer, now, &mut |chunks| {
+                batches.push(chunks.len());
+                Ok(())
+            })
+            .unwrap();
+        assert!(tombstones.is_empty());
+        assert_eq!(journaling.journaled(), 1);
+        // 3,000 rows in batches of 1,024: three batches of one (large) chunk each, handed over
+        // one by one.
+        assert_eq!(batches, [1, 1, 1]);
+        assert_eq!(journaling.restart_scn(&buffer, u64::MAX), Some(3099));
+
+        let mut written_at = Vec::new();
+        for scn in 3100..5200 {
+            let row = row(xid, scn);
+            if !journaling.observe(&buffer, &row).unwrap().is_empty() {
+                written_at.push(scn);
+            }
+            buffer.push(row, now).unwrap();
+        }
+        let first = 3100 + ROWS_BATCH as u64 - 1;
+        assert_eq!(written_at, [first, first + ROWS_BATCH as u64]);
+        assert_eq!(
+            journaling.restart_scn(&buffer, u64::MAX),
+            Some(first + ROWS_BATCH as u64),
+            "the pin follows the chunks written during the window"
+        );
+    }
+}
