@@ -20,9 +20,10 @@
 //!   default) bounds what is in flight, and the producer waits while it is full. Only the
 //!   tombstones of ended journal entries wait in the [`Page`] for the bookmark (key-only, one per
 //!   journal chunk). The cost: a page whose Kafka transaction must be aborted mid-stream cannot
-//!   be sent again, so the run fails with `EngineError::SinkTransient` and starts again from the
-//!   stored bookmark, mining the page's transactions again (their spill files are kept, since the
-//!   page never committed; the new attempt's buffer starts afresh).
+//!   be sent again, so the attempt ends with `EngineError::SinkTransient` and the run starts
+//!   again from the stored bookmark, mining the page's transactions again (their spill files
+//!   were never released, since the page never committed; the new attempt's buffer starts
+//!   afresh and spills them again).
 //!
 //! With `format.transactionMetadata` (Debezium's `provide.transaction.metadata`), the Debezium
 //! encoder's `BEGIN` record comes before a transaction's first data record and
