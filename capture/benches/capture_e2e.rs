@@ -35,7 +35,7 @@
 //!     cargo bench -p redoline-capture --bench capture_e2e
 //! ```
 //!
-//! For each size, rows of 2,000 characters adding up to that size go through the whole capture
+//! For each size, rows of 6,000 characters (three columns) adding up to that size go through the whole capture
 //! (simulator → capture → sink, `--exit-at-end`, heap budget 64 MiB, `batchSize: 0`) twice: as
 //! one transaction, and as transactions of 100 rows. Each run is a child process (this benchmark
 //! run again), so each has its own peak RSS (`VmHWM`); the simulator holds the same redo in both,
@@ -265,8 +265,10 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
 /// The heap budget of the memory runs, and the margin above it the target allows.
 const MEMORY_BUDGET_MIB: u64 = 64;
 const MEMORY_MARGIN_MIB: u64 = 32;
-/// The NOTE of every row of the memory runs, in characters.
-const MEMORY_ROW_CHARS: usize = 2000;
+/// Each row of the memory runs has three text columns of this many characters: 6,000 bytes a
+/// row keeps 4 GiB under `transactions.maxStagedRecords`' maximum of 1,000,000 rows.
+const MEMORY_COLUMN_CHARS: usize = 2000;
+const MEMORY_ROW_CHARS: usize = 3 * MEMORY_COLUMN_CHARS;
 /// Set in a child process: the config it runs; it prints its peak RSS as `peak_rss_bytes=N`.
 const MEMORY_CHILD_ENV: &str = "REDOLINE_BENCH_MEMORY_CHILD";
 
@@ -283,7 +285,7 @@ fn parse_size(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok().map(|n| n * unit)
 }
 
-/// A scenario of rows adding up to `bytes` of NOTE text, in one transaction or in transactions
+/// A scenario of rows adding up to `bytes` of column text, in one transaction or in transactions
 /// of 100 rows; written line by line (a 4 GiB scenario does not fit a `String` comfortably).
 fn write_memory_scenario(path: &Path, bytes: u64, one_transaction: bool) -> u64 {
     use std::io::Write;
@@ -291,16 +293,16 @@ fn write_memory_scenario(path: &Path, bytes: u64, one_transaction: bool) -> u64 
     let mut out = std::io::BufWriter::new(file);
     writeln!(
         out,
-        r#"{{"table":"BENCH.M","columns":[{{"name":"ID","type":"NUMBER(10)","key":true}},{{"name":"NOTE","type":"VARCHAR2(4000)"}}],"logging":"all"}}"#
+        r#"{{"table":"BENCH.M","columns":[{{"name":"ID","type":"NUMBER(10)","key":true}},{{"name":"A","type":"VARCHAR2(4000)"}},{{"name":"B","type":"VARCHAR2(4000)"}},{{"name":"C","type":"VARCHAR2(4000)"}}],"logging":"all"}}"#
     )
     .expect("the scenario is written");
     let rows = bytes.div_ceil(MEMORY_ROW_CHARS as u64);
-    let note = "m".repeat(MEMORY_ROW_CHARS);
+    let note = "m".repeat(MEMORY_COLUMN_CHARS);
     let tx = |row: u64| if one_transaction { 0 } else { row / 100 };
     for row in 0..rows {
         writeln!(
             out,
-            r#"{{"tx":"t{}","insert":"BENCH.M","values":{{"ID":{row},"NOTE":"{note}"}}}}"#,
+            r#"{{"tx":"t{}","insert":"BENCH.M","values":{{"ID":{row},"A":"{note}","B":"{note}","C":"{note}"}}}}"#,
             tx(row)
         )
         .expect("the scenario is written");
@@ -407,7 +409,7 @@ fn memory(sizes: &str) {
                     &format!("memoryMaxBytes: {MEMORY_BUDGET_MIB}Mi"),
                 )
                 .replace("maxBytes: 1Gi", "maxBytes: 20Gi")
-                    + "transactions: {maxStagedRecords: 100000000, maxStagedRecordsTotal: 100000000}\n";
+                    + "transactions: {maxStagedRecords: 1000000, maxStagedRecordsTotal: 1000000}\n";
                 std::fs::write(&config_path, config).expect("the config is written");
                 let _ = std::fs::remove_file(dir.path().join(format!("out-{shape}.jsonl")));
                 let _ =

@@ -35,32 +35,18 @@ fn scenario(rows: u64, note: &str, odd: Option<(u64, &str)>) -> (String, Vec<u64
     (lines, (1..11 + rows).collect())
 }
 
-fn gauge(registry: &prometheus::Registry, name: &str) -> f64 {
-    registry
+/// The value of the metric `name` (a gauge or a counter without labels).
+fn metric(registry: &prometheus::Registry, name: &str) -> f64 {
+    let family = registry
         .gather()
-        .iter()
+        .into_iter()
         .find(|family| family.name() == name)
-        .and_then(|family| {
-            family
-                .get_metric()
-                .first()
-                .map(|m| m.get_gauge().get_value())
-        })
-        .unwrap_or_else(|| panic!("{name} is not registered"))
-}
-
-fn counter(registry: &prometheus::Registry, name: &str) -> f64 {
-    registry
-        .gather()
-        .iter()
-        .find(|family| family.name() == name)
-        .and_then(|family| {
-            family
-                .get_metric()
-                .first()
-                .map(|m| m.get_counter().get_value())
-        })
-        .unwrap_or_else(|| panic!("{name} is not registered"))
+        .unwrap_or_else(|| panic!("{name} is not registered"));
+    let metric = &family.get_metric()[0];
+    match family.get_field_type() {
+        prometheus::proto::MetricType::COUNTER => metric.get_counter().get_value(),
+        _ => metric.get_gauge().get_value(),
+    }
 }
 
 /// What the sink holds is bounded by librdkafka's queue, not by the transaction: 40,000 records
@@ -99,11 +85,11 @@ fn a_spilled_transaction_streams_through_a_bounded_producer_queue() {
     assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
 
     assert!(
-        counter(&registry, "redoline_capture_buffer_spill_write_bytes_total")
+        metric(&registry, "redoline_capture_buffer_spill_write_bytes_total")
             > 16.0 * 1024.0 * 1024.0,
         "the big transaction must have spilled"
     );
-    let held = gauge(&registry, "redoline_capture_kafka_held_records_max");
+    let held = metric(&registry, "redoline_capture_kafka_held_records_max");
     println!("the Kafka sink held at most {held} records for a transaction of {rows}");
     assert!(held > 0.0);
     assert!(
