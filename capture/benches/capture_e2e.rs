@@ -26,6 +26,22 @@
 //! each is a broker round trip). After each round the data topic is read back with a
 //! `read_committed` consumer and its records counted: the figure printed is what a consumer sees,
 //! not what the capture meant to write. Target: 100,000 events per second to Kafka, capture alone.
+//!
+//! **Memory** (issue 15), instead of the figures above when `REDOLINE_BENCH_MEMORY_SIZES` is set:
+//!
+//! ```sh
+//! REDOLINE_BENCH_MEMORY_SIZES=256Mi cargo bench -p redoline-capture --bench capture_e2e
+//! REDOLINE_BENCH_MEMORY_SIZES=256Mi,1Gi,4Gi REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:9092 \
+//!     cargo bench -p redoline-capture --bench capture_e2e
+//! ```
+//!
+//! For each size, rows of 6,000 characters (three columns) adding up to that size go through the whole capture
+//! (simulator → capture → sink, `--exit-at-end`, heap budget 64 MiB, `batchSize: 0`) twice: as
+//! one transaction, and as transactions of 100 rows. Each run is a child process (this benchmark
+//! run again), so each has its own peak RSS (`VmHWM`); the simulator holds the same redo in both,
+//! so the difference is what the one large transaction costs the capture. File sink always, Kafka
+//! sink (exactly once) with `REDOLINE_KAFKA_BOOTSTRAP`. Target: the difference at most the budget
+//! + 32 MiB, on both sinks, flat from 256 MiB to 4 GiB. Printed, never asserted.
 
 mod support;
 
@@ -246,7 +262,190 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
     }
 }
 
+/// The heap budget of the memory runs, and the margin above it the target allows.
+const MEMORY_BUDGET_MIB: u64 = 64;
+const MEMORY_MARGIN_MIB: u64 = 32;
+/// Each row of the memory runs has three text columns of this many characters: 6,000 bytes a
+/// row keeps 4 GiB under `transactions.maxStagedRecords`' maximum of 1,000,000 rows.
+const MEMORY_COLUMN_CHARS: usize = 2000;
+const MEMORY_ROW_CHARS: usize = 3 * MEMORY_COLUMN_CHARS;
+/// Set in a child process: the config it runs; it prints its peak RSS as `peak_rss_bytes=N`.
+const MEMORY_CHILD_ENV: &str = "REDOLINE_BENCH_MEMORY_CHILD";
+
+/// `256Mi`, `1Gi`, `4Gi` (binary units, as the CRDs write them).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
+    let unit = match unit {
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok().map(|n| n * unit)
+}
+
+/// A scenario of rows adding up to `bytes` of column text, in one transaction or in transactions
+/// of 100 rows; written line by line (a 4 GiB scenario does not fit a `String` comfortably).
+fn write_memory_scenario(path: &Path, bytes: u64, one_transaction: bool) -> u64 {
+    use std::io::Write;
+    let file = std::fs::File::create(path).expect("the scenario is created");
+    let mut out = std::io::BufWriter::new(file);
+    writeln!(
+        out,
+        r#"{{"table":"BENCH.M","columns":[{{"name":"ID","type":"NUMBER(10)","key":true}},{{"name":"A","type":"VARCHAR2(4000)"}},{{"name":"B","type":"VARCHAR2(4000)"}},{{"name":"C","type":"VARCHAR2(4000)"}}],"logging":"all"}}"#
+    )
+    .expect("the scenario is written");
+    let rows = bytes.div_ceil(MEMORY_ROW_CHARS as u64);
+    let note = "m".repeat(MEMORY_COLUMN_CHARS);
+    let tx = |row: u64| if one_transaction { 0 } else { row / 100 };
+    for row in 0..rows {
+        writeln!(
+            out,
+            r#"{{"tx":"t{}","insert":"BENCH.M","values":{{"ID":{row},"A":"{note}","B":"{note}","C":"{note}"}}}}"#,
+            tx(row)
+        )
+        .expect("the scenario is written");
+        if tx(row + 1) != tx(row) || row + 1 == rows {
+            writeln!(out, r#"{{"tx":"t{}","commit":true}}"#, tx(row)).expect("written");
+        }
+    }
+    out.flush().expect("the scenario is written");
+    rows
+}
+
+/// In a child process: runs `config` to the end and prints the peak RSS.
+fn memory_child(config: &Path) {
+    match run::run(config, true) {
+        Outcome::Done => {}
+        other => panic!("the memory run failed: {other:?}"),
+    }
+    println!(
+        "peak_rss_bytes={}",
+        support::peak_rss_bytes().unwrap_or_default()
+    );
+}
+
+/// Runs `config` in a child process; its peak RSS in MiB and the time it took.
+fn child_peak_rss_mib(config: &Path) -> Result<(f64, Duration), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let output = std::process::Command::new(exe)
+        .env(MEMORY_CHILD_ENV, config)
+        .env_remove("REDOLINE_BENCH_MEMORY_SIZES")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("peak_rss_bytes="))
+        .and_then(|bytes| bytes.parse::<u64>().ok())
+        .map(|bytes| (bytes as f64 / f64::from(1 << 20), elapsed))
+        .ok_or_else(|| {
+            format!(
+                "the child failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+            )
+        })
+}
+
+/// The memory section (see the module docs).
+fn memory(sizes: &str) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let bootstrap = std::env::var("REDOLINE_KAFKA_BOOTSTRAP").ok();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    println!(
+        "capture memory: one transaction vs transactions of 100 rows, rows of {MEMORY_ROW_CHARS} characters, heap budget {MEMORY_BUDGET_MIB} MiB, batchSize 0; peak RSS of the whole process (VmHWM), the simulator's copy of the redo cancels out in the difference; target difference <= {} MiB",
+        MEMORY_BUDGET_MIB + MEMORY_MARGIN_MIB
+    );
+    for size in sizes.split(',') {
+        let Some(bytes) = parse_size(size) else {
+            println!("  {size}: not a size (256Mi, 1Gi, 4Gi)");
+            continue;
+        };
+        let mut rows = 0;
+        for (shape, one) in [("one", true), ("small", false)] {
+            rows = write_memory_scenario(
+                &dir.path().join(format!("memory-{shape}.jsonl")),
+                bytes,
+                one,
+            );
+        }
+        let mut sinks = vec![("file", None)];
+        if let Some(bootstrap) = &bootstrap {
+            sinks.push(("kafka", Some(bootstrap.clone())));
+        }
+        for (sink_name, bootstrap) in sinks {
+            let mut peaks = Vec::new();
+            for shape in ["one", "small"] {
+                let sink = match &bootstrap {
+                    None => format!(
+                        "file: {{path: {}}}",
+                        dir.path().join(format!("out-{shape}.jsonl")).display()
+                    ),
+                    Some(bootstrap) => format!(
+                        "kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: bench-mem-{}-{stamp:x}-{size}-{shape}, exactlyOnce: true}}",
+                        std::process::id()
+                    ),
+                };
+                let config_path = dir.path().join(format!("memory-{sink_name}-{shape}.yaml"));
+                let config = config_with(
+                    dir.path(),
+                    &format!("memory-{shape}.jsonl"),
+                    "compact",
+                    &sink,
+                    0,
+                )
+                .replace("tables: [BENCH.T]", "tables: [BENCH.M]")
+                .replace(
+                    "memoryMaxBytes: 64Mi",
+                    &format!("memoryMaxBytes: {MEMORY_BUDGET_MIB}Mi"),
+                )
+                .replace("maxBytes: 1Gi", "maxBytes: 20Gi")
+                    + "transactions: {maxStagedRecords: 1000000, maxStagedRecordsTotal: 1000000}\n";
+                std::fs::write(&config_path, config).expect("the config is written");
+                let _ = std::fs::remove_file(dir.path().join(format!("out-{shape}.jsonl")));
+                let _ =
+                    std::fs::remove_file(dir.path().join(format!("out-{shape}.jsonl.bookmark")));
+                peaks.push(child_peak_rss_mib(&config_path));
+            }
+            match (&peaks[0], &peaks[1]) {
+                (Ok((one, one_time)), Ok((small, small_time))) => {
+                    let difference = one - small;
+                    println!(
+                        "  {size:>5} ({rows} rows) {sink_name:<5}  one transaction {one:>8.1} MiB ({:.1} s)  small transactions {small:>8.1} MiB ({:.1} s)  difference {difference:>7.1} MiB  target <= {} MiB {}",
+                        one_time.as_secs_f64(),
+                        small_time.as_secs_f64(),
+                        MEMORY_BUDGET_MIB + MEMORY_MARGIN_MIB,
+                        if difference <= (MEMORY_BUDGET_MIB + MEMORY_MARGIN_MIB) as f64 {
+                            "met"
+                        } else {
+                            "MISSED"
+                        }
+                    );
+                }
+                (one, small) => println!("  {size:>5} {sink_name:<5}  failed: {one:?} / {small:?}"),
+            }
+        }
+    }
+}
+
 fn main() {
+    if let Some(config) = std::env::var_os(MEMORY_CHILD_ENV) {
+        memory_child(Path::new(&config));
+        return;
+    }
+    if let Ok(sizes) = std::env::var("REDOLINE_BENCH_MEMORY_SIZES") {
+        memory(&sizes);
+        return;
+    }
     let transactions = transactions();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (text, events) = scenario(transactions);

@@ -1,5 +1,5 @@
-//! Events per second into a local broker with exactly-once on (`KafkaSink::commit_page`, one
-//! Kafka transaction per page with its bookmark), for 1 KiB events in transactions of 1, 100 and
+//! Events per second into a local broker with exactly-once on (`KafkaSink::produce` for each
+//! record, then `KafkaSink::commit_page`: one Kafka transaction per page with its bookmark), for 1 KiB events in transactions of 1, 100 and
 //! 10,000 events, next to a plain rdkafka producer (no transactions, no bookmark) writing the same
 //! bytes in the same run.
 //!
@@ -16,13 +16,14 @@ use prometheus::Registry;
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
+use redoline_capture::engine::output::page_due;
 use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
-use redoline_capture::sink::page::{AGGREGATE_MAX_RECORDS, CommittedTransaction};
+use redoline_capture::sink::page::AGGREGATE_MAX_RECORDS;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{
-    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageBuilder,
-    PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames,
+    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PagePolicy,
+    SinkMetrics, SinkOptions, SinkStatus, TopicNames,
 };
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
 
@@ -82,7 +83,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         plain.events,
         plain.elapsed
     );
-    println!("exactly once (KafkaSink::commit_page, 1 KiB events, one bookmark per transaction):");
+    println!(
+        "exactly once (KafkaSink::produce + commit_page, 1 KiB events, one bookmark per transaction):"
+    );
     for transaction_events in [1, 100, 10_000] {
         let result = exactly_once(&sink, &data, &value, transaction_events)?;
         println!(
@@ -125,30 +128,35 @@ impl Measured {
     }
 }
 
+fn records(topic: &str, value: &str, transaction_events: usize) -> Vec<Record> {
+    (0..transaction_events)
+        .map(|i| Record {
+            topic: topic.to_owned(),
+            key: Some(format!("key-{i}")),
+            value: Some(value.to_owned()),
+        })
+        .collect()
+}
+
 fn exactly_once(
     sink: &KafkaSink,
     topic: &str,
     value: &str,
     transaction_events: usize,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
-    let page = Page {
-        records: (0..transaction_events)
-            .map(|i| Record {
-                topic: topic.to_owned(),
-                key: Some(format!("key-{i}")),
-                value: Some(value.to_owned()),
-            })
-            .collect(),
-        ..Page::default()
-    };
+    let records = records(topic, value, transaction_events);
     let mut bookmark = Bookmark::initial(1, 1, None, 1);
     let started = Instant::now();
     let mut events = 0;
     let mut n = 0u32;
+    let mut page = Page::default();
     while events < MAX_EVENTS && started.elapsed() < MAX_TIME {
         n += 1;
+        for record in &records {
+            sink.produce(&mut page, record)?;
+        }
         bookmark.record_commit(u64::from(n) + 1, Xid::from_parts(1, 1, n))?;
-        let receipt = sink.commit_page(&page, &bookmark)?;
+        let receipt = sink.commit_page(&mut page, &bookmark)?;
         events += receipt.records - 1;
     }
     Ok(Measured {
@@ -157,45 +165,34 @@ fn exactly_once(
     })
 }
 
-/// Oracle transactions of `transaction_events` events through a `PageBuilder` with
-/// `batchSize: 0`: one Kafka transaction per page of up to 100,000 records.
+/// Oracle transactions of `transaction_events` events with `batchSize: 0`, paged as the engine
+/// pages them (`page_due`): one Kafka transaction per page of up to 100,000 records.
 fn aggregated(
     sink: &KafkaSink,
     topic: &str,
     value: &str,
     transaction_events: usize,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
-    let records: Vec<Record> = (0..transaction_events)
-        .map(|i| Record {
-            topic: topic.to_owned(),
-            key: Some(format!("key-{i}")),
-            value: Some(value.to_owned()),
-        })
-        .collect();
-    let mut builder = PageBuilder::new(PagePolicy::from_batch_size(0));
+    let records = records(topic, value, transaction_events);
+    let policy = PagePolicy::from_batch_size(0);
     let mut bookmark = Bookmark::initial(1, 1, None, 1);
     let started = Instant::now();
     let mut events = 0;
-    let mut commit = |page: Page| -> Result<(), Box<dyn std::error::Error>> {
-        page.advance(&mut bookmark)?;
-        let receipt = sink.commit_page(&page, &bookmark)?;
-        events += receipt.records - 1;
-        Ok(())
-    };
+    let mut page = Page::default();
+    let mut page_records = 0u64;
     for n in 0..u32::try_from(MAX_EVENTS / transaction_events)? {
-        let transaction = CommittedTransaction {
-            commit_scn: u64::from(n) + 2,
-            xid: Xid::from_parts(2, 2, n),
-            restart_scn: u64::from(n) + 2,
-            records: records.clone(),
-            journal_tombstones: Vec::new(),
-        };
-        for page in builder.push_transaction(transaction) {
-            commit(page)?;
+        for record in &records {
+            sink.produce(&mut page, record)?;
+        }
+        page_records += records.len() as u64;
+        bookmark.record_commit(u64::from(n) + 2, Xid::from_parts(2, 2, n))?;
+        if page_due(policy, records.len() as u64, page_records) {
+            events += sink.commit_page(&mut page, &bookmark)?.records - 1;
+            page_records = 0;
         }
     }
-    if let Some(page) = builder.flush() {
-        commit(page)?;
+    if page_records > 0 {
+        events += sink.commit_page(&mut page, &bookmark)?.records - 1;
     }
     Ok(Measured {
         events,

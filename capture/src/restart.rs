@@ -1,11 +1,14 @@
-//! Restarting the capture after transient database faults, within a retry budget.
+//! Restarting the capture after transient faults, within a retry budget.
 //!
 //! A lost connection, a call that times out or an online log reused mid-fetch
 //! ([`SourceError::is_transient`]) is not a typed stop (contracts: transient faults are retried
-//! with capped exponential backoff and logged). The run starts again from the sink's last
-//! committed bookmark after a pause that doubles from [`DATABASE_RETRY`]'s initial backoff up to
-//! its cap. Faults count as one outage until a mining window completes; an outage longer than the
-//! budget ends the run with CDC-2005 (`DatabaseUnavailable`), naming the last error.
+//! with capped exponential backoff and logged). Nor is a Kafka page aborted by a transient fault
+//! ([`SinkError::PageAborted`]): pages stream, so the page's records are gone from memory and
+//! only mining its transactions again can write it. Either way the run starts again from the
+//! sink's last committed bookmark after a pause that doubles from [`DATABASE_RETRY`]'s initial
+//! backoff up to its cap. Faults count as one outage until a mining window completes; an outage
+//! longer than the budget ends the run with CDC-2005 (`DatabaseUnavailable`) for the database,
+//! CDC-5003 (`KafkaUnavailable`) for Kafka, naming the last error ([`TransientFault::exhausted`]).
 //!
 //! The policy is the sink's [`RetryPolicy`] (same doubling, same budget rule); [`RestartBudget`]
 //! adds the outage bookkeeping and takes the time as an argument, so it is tested without
@@ -15,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use redoline_crds::StopCode;
 
-use crate::sink::RetryPolicy;
+use crate::sink::{RetryPolicy, SinkError};
 use crate::source::SourceError;
 use crate::stop::Stop;
 
@@ -79,6 +82,49 @@ impl RestartBudget {
             }
         }
     }
+}
+
+/// A fault that ends one attempt of the run, not the run.
+#[derive(Debug, thiserror::Error)]
+pub enum TransientFault {
+    #[error("transient database fault: {0}")]
+    Source(SourceError),
+    #[error("transient Kafka fault: {0}")]
+    Sink(SinkError),
+}
+
+impl TransientFault {
+    /// The `cause` label of the restart counter.
+    pub fn retry_cause(&self) -> Option<&'static str> {
+        match self {
+            Self::Source(error) => error.retry_cause(),
+            Self::Sink(_) => Some("kafka_page_aborted"),
+        }
+    }
+
+    /// The stop of an outage that spent the budget, this fault being the last.
+    pub fn exhausted(&self, elapsed: Duration, attempts: u32) -> Stop {
+        match self {
+            Self::Source(error) => database_unavailable(error, elapsed, attempts),
+            Self::Sink(error) => kafka_unavailable(error, elapsed, attempts),
+        }
+    }
+}
+
+/// CDC-5003 for pages aborted again and again until the budget was spent.
+fn kafka_unavailable(last: &SinkError, elapsed: Duration, attempts: u32) -> Stop {
+    Stop::new(
+        StopCode::KafkaUnavailable,
+        format!(
+            "Kafka aborted the page being written again and again for {} s over {attempts} \
+             restarts; the last error: {last}. Check the brokers and the capture's client \
+             settings; the capture resumes from the bookmark",
+            elapsed.as_secs()
+        ),
+    )
+    .with_detail("lastError", last.to_string())
+    .with_detail("attempts", attempts)
+    .with_detail("retriedSeconds", elapsed.as_secs())
 }
 
 /// CDC-2005 for an outage that spent the budget; `last` is the error that ended it.
@@ -170,6 +216,21 @@ mod tests {
         let (pauses, verdict) = outage(&mut budget, later + Duration::from_secs(1));
         assert_eq!(pauses, [2, 4, 8, 8]);
         assert!(matches!(verdict, Verdict::Exhausted { attempts: 5, .. }));
+    }
+
+    #[test]
+    fn an_aborted_page_is_a_kafka_fault_and_its_spent_budget_is_cdc_5003() {
+        let aborted = TransientFault::Sink(SinkError::PageAborted {
+            action: "commit a page",
+            source: rdkafka::error::KafkaError::MessageProduction(
+                rdkafka::types::RDKafkaErrorCode::MessageTimedOut,
+            ),
+        });
+        assert_eq!(aborted.retry_cause(), Some("kafka_page_aborted"));
+        let stop = aborted.exhausted(Duration::from_secs(901), 12);
+        assert_eq!(stop.code, StopCode::KafkaUnavailable);
+        assert!(stop.message.contains("commit a page"), "{}", stop.message);
+        assert_eq!(stop.details["attempts"], 12);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! scenario of a simulated database. The HTTP face and SIGTERM handling run on a small Tokio
 //! runtime beside the mining loop, which is blocking (the `oracle` crate is synchronous).
 //!
-//! A transient database fault ends one attempt, not the run: after a pause ([`crate::restart`])
+//! A transient database fault, or a Kafka page aborted by a transient fault, ends one attempt,
+//! not the run: after a pause ([`crate::restart`])
 //! the sink is opened again and its bookmark read, the source opened again (Oracle reconnects,
 //! the simulator reloads its scenario), and a fresh buffer (which clears the spill directory) and
 //! engine resume from the bookmark, so nothing is emitted twice. The HTTP server, the status
@@ -26,7 +27,7 @@ use crate::engine::output::Output;
 use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
-use crate::restart::{self, RestartBudget, Verdict};
+use crate::restart::{self, RestartBudget, TransientFault, Verdict};
 use crate::schema_history::SchemaHistory;
 use crate::sink::bookmark::RecordLocation;
 use crate::sink::file::{FileSink, history_path, read_history_lines};
@@ -54,6 +55,7 @@ impl From<EngineError> for Outcome {
         match error {
             EngineError::Stop(stop) => Self::Stopped(stop),
             EngineError::SourceTransient(error) => Self::Failed(error.to_string()),
+            EngineError::SinkTransient(error) => Self::Failed(error.to_string()),
             EngineError::Failed(message) => Self::Failed(message),
         }
     }
@@ -245,7 +247,8 @@ where
         }
         let error = match result {
             Ok(_) => return Outcome::Done,
-            Err(EngineError::SourceTransient(error)) => error,
+            Err(EngineError::SourceTransient(error)) => TransientFault::Source(error),
+            Err(EngineError::SinkTransient(error)) => TransientFault::Sink(error),
             Err(error) => return error.into(),
         };
         match budget.failed(Instant::now()) {
@@ -254,7 +257,7 @@ where
                     %error,
                     attempt,
                     next_delay_seconds = pause.as_secs_f64(),
-                    "transient database fault: starting again from the bookmark"
+                    "starting again from the bookmark"
                 );
                 if let Some(cause) = error.retry_cause() {
                     shared.engine_metrics.retried(cause);
@@ -267,7 +270,7 @@ where
                 }
             }
             Verdict::Exhausted { elapsed, attempts } => {
-                let stop = restart::database_unavailable(&error, elapsed, attempts);
+                let stop = error.exhausted(elapsed, attempts);
                 shared.engine_metrics.stopped(stop.code.code());
                 return Outcome::Stopped(Box::new(stop));
             }
@@ -467,7 +470,7 @@ fn open_kafka(
         })?;
     let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
     let mut output = Output::kafka(sink);
-    output.push_records(rebuilt.stale);
+    output.push_records(rebuilt.stale)?;
     let stored = bookmark
         .map(|bookmark| serde_json::to_value(&bookmark))
         .transpose()

@@ -9,8 +9,8 @@ use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::reader::{TopicRecord, read_to_end};
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{
-    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkMetrics,
-    SinkOptions, SinkStatus, TopicNames,
+    Bookmark, CaptureIdentity, Committed, DeliveryMode, KafkaClientSettings, KafkaSink, Page,
+    RetryPolicy, SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames,
 };
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
 
@@ -98,4 +98,20 @@ pub fn data_records(topic: &str, tag: &str, count: usize) -> Vec<Record> {
             value: Some(format!("{tag}-{i}")),
         })
         .collect()
+}
+
+/// Writes one page as the engine does: each of `records` given to it, then `bookmark`, then the
+/// `after_bookmark` tombstones.
+pub fn write_page(
+    sink: &KafkaSink,
+    records: &[Record],
+    after_bookmark: Vec<Record>,
+    bookmark: &Bookmark,
+) -> Result<Committed, SinkError> {
+    let mut page = Page::default();
+    for record in records {
+        sink.produce(&mut page, record)?;
+    }
+    page.push_after_bookmark(after_bookmark);
+    sink.commit_page(&mut page, bookmark)
 }

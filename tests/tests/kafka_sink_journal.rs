@@ -10,12 +10,14 @@ use anyhow::{Result, bail};
 use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::journal::{Journal, JournalSettings, Rebuilt, TxKey, read_journal};
-use redoline_capture::sink::{Bookmark, DeliveryMode, KafkaSink, Page, SinkOptions};
+use redoline_capture::sink::{Bookmark, DeliveryMode, KafkaSink, SinkOptions};
 use redoline_capture::source::{LogMinerRow, OperationCode};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;
 use redoline_tests::kafka::KafkaEnv;
-use redoline_tests::sink::{create_data_topic, data_records, open, read_committed, sink_options};
+use redoline_tests::sink::{
+    create_data_topic, data_records, open, read_committed, sink_options, write_page,
+};
 
 fn settings(options: &SinkOptions) -> JournalSettings {
     JournalSettings::from_spec(&JournalSpec::default(), &options.topics.journal).unwrap()
@@ -66,8 +68,13 @@ fn bookmark(commit_scn: u64, restart_scn: u64, journal: &Journal) -> Bookmark {
     bookmark
 }
 
-fn commit(sink: &KafkaSink, page: Page, bookmark: &Bookmark) -> Result<()> {
-    let receipt = sink.commit_page(&page, bookmark)?;
+fn commit(
+    sink: &KafkaSink,
+    records: Vec<Record>,
+    after_bookmark: Vec<Record>,
+    bookmark: &Bookmark,
+) -> Result<()> {
+    let receipt = write_page(sink, &records, after_bookmark, bookmark)?;
     assert_eq!(receipt.commit_scn, bookmark.commit_scn);
     Ok(())
 }
@@ -98,10 +105,8 @@ fn journaled_transactions_survive_restarts_until_their_commit() -> Result<()> {
     assert_eq!(restart_scn, 114);
     commit(
         &sink,
-        Page {
-            records: chunks,
-            ..Page::default()
-        },
+        chunks,
+        Vec::new(),
         &bookmark(99, restart_scn, &journal),
     )?;
 
@@ -113,11 +118,7 @@ fn journaled_transactions_survive_restarts_until_their_commit() -> Result<()> {
         key: None,
         value: Some("x".repeat(2_000_000)),
     });
-    let page = Page {
-        records: aborted,
-        ..Page::default()
-    };
-    assert!(sink.commit_page(&page, &bookmark(99, 117, &lost)).is_err());
+    assert!(write_page(&sink, &aborted, Vec::new(), &bookmark(99, 117, &lost)).is_err());
     drop(sink);
 
     let (sink, found, rebuilt) = restart(&options)?;
@@ -135,11 +136,8 @@ fn journaled_transactions_survive_restarts_until_their_commit() -> Result<()> {
     events.extend(journal.write(&b, &rows(&b, 114..116))?);
     commit(
         &sink,
-        Page {
-            records: events,
-            after_bookmark: tombstones,
-            ..Page::default()
-        },
+        events,
+        tombstones,
         &bookmark(130, journal.restart_scn(&b, 110), &journal),
     )?;
     drop(sink);
@@ -170,21 +168,13 @@ fn chunks_of_a_start_without_bookmark_are_tombstoned_and_a_gap_is_cdc_4002() -> 
     let mut committed = rebuilt.journal;
     let (a, b) = (tx(1), tx(2));
     let chunks = committed.write(&a, &rows(&a, 100..105))?;
-    let page = Page {
-        records: chunks,
-        ..Page::default()
-    };
-    commit(&sink, page, &bookmark(99, 104, &committed))?;
+    commit(&sink, chunks, Vec::new(), &bookmark(99, 104, &committed))?;
 
     // A later start (generation 2) journaled b, but its bookmark kept generation 1: as if it
     // had written at least once and died before its bookmark.
     let mut uncommitted = Journal::new(settings(&options), &options.identity, 2);
     let orphaned = uncommitted.write(&b, &rows(&b, 103..106))?;
-    let page = Page {
-        records: orphaned,
-        ..Page::default()
-    };
-    commit(&sink, page, &bookmark(99, 104, &committed))?;
+    commit(&sink, orphaned, Vec::new(), &bookmark(99, 104, &committed))?;
     drop(sink);
 
     let (sink, _, rebuilt) = restart(&options)?;
@@ -193,11 +183,12 @@ fn chunks_of_a_start_without_bookmark_are_tombstoned_and_a_gap_is_cdc_4002() -> 
     assert!(scns(&rebuilt, &b).is_empty());
     assert_eq!(rebuilt.journal.generation(), 3);
     // The first page of the new start carries the stale tombstones and the new generation.
-    let page = Page {
-        records: rebuilt.stale,
-        ..Page::default()
-    };
-    commit(&sink, page, &bookmark(99, 104, &rebuilt.journal))?;
+    commit(
+        &sink,
+        rebuilt.stale,
+        Vec::new(),
+        &bookmark(99, 104, &rebuilt.journal),
+    )?;
     drop(sink);
     let (sink, _, rebuilt) = restart(&options)?;
     assert!(rebuilt.stale.is_empty());
@@ -216,11 +207,7 @@ fn chunks_of_a_start_without_bookmark_are_tombstoned_and_a_gap_is_cdc_4002() -> 
     let mut chunks = journal.write(&c, &rows(&c, 200..400))?;
     assert!(chunks.len() > 2);
     chunks.remove(1);
-    let page = Page {
-        records: chunks,
-        ..Page::default()
-    };
-    commit(&sink, page, &bookmark(99, 104, &journal))?;
+    commit(&sink, chunks, Vec::new(), &bookmark(99, 104, &journal))?;
     drop(sink);
 
     let sink = open(&options)?;

@@ -14,25 +14,19 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::{
-    Bookmark, DeliveryMode, KafkaSink, Page, ProducerState, RetryPolicy, SinkError, SinkMetrics,
+    Bookmark, DeliveryMode, KafkaSink, ProducerState, RetryPolicy, SinkError, SinkMetrics,
     SinkStatus,
 };
 use redoline_crds::StopCode;
 use redoline_tests::kafka::KafkaEnv;
 use redoline_tests::sink::{
     CALL_TIMEOUT, create_data_topic, data_records, open, read_committed, sink_options, values,
+    write_page,
 };
-
-fn page(records: Vec<Record>) -> Page {
-    Page {
-        records,
-        ..Page::default()
-    }
-}
 
 /// Commits a page and checks the receipt names its bookmark.
 fn commit(sink: &KafkaSink, records: Vec<Record>, bookmark: &Bookmark) -> Result<()> {
-    let receipt = sink.commit_page(&page(records), bookmark)?;
+    let receipt = write_page(sink, &records, Vec::new(), bookmark)?;
     assert_eq!(receipt.commit_scn, bookmark.commit_scn);
     Ok(())
 }
@@ -61,7 +55,7 @@ fn pages_commit_data_and_bookmark_together_and_the_bookmark_reads_back() -> Resu
     assert_eq!(sink.read_bookmark()?, None, "a new capture has no bookmark");
 
     let first = bookmark_at(2_000, 1);
-    let receipt = sink.commit_page(&page(data_records(&data, "a", 3)), &first)?;
+    let receipt = write_page(&sink, &data_records(&data, "a", 3), Vec::new(), &first)?;
     assert_eq!((receipt.commit_scn, receipt.records), (2_000, 4));
     let second = bookmark_at(2_010, 2);
     commit(&sink, data_records(&data, "b", 2), &second)?;
@@ -108,7 +102,7 @@ fn an_aborted_page_leaves_nothing_visible() -> Result<()> {
         value: Some("x".repeat(200_000)),
     });
     failing.extend(data_records(&data, "after", 2));
-    let Err(error) = sink.commit_page(&page(failing), &bookmark_at(2_050, 2)) else {
+    let Err(error) = write_page(&sink, &failing, Vec::new(), &bookmark_at(2_050, 2)) else {
         bail!("a page with a record over message.max.bytes committed");
     };
     assert!(matches!(error, SinkError::Kafka { .. }), "{error}");
@@ -162,8 +156,10 @@ fn a_second_instance_fences_the_first_with_cdc_5001() -> Result<()> {
     )?;
 
     let survivor = open(&options)?;
-    let Err(error) = zombie.commit_page(
-        &page(data_records(&data, "fenced", 2)),
+    let Err(error) = write_page(
+        &zombie,
+        &data_records(&data, "fenced", 2),
+        Vec::new(),
         &bookmark_at(2_010, 2),
     ) else {
         bail!("the fenced instance could still commit");
@@ -294,7 +290,7 @@ fn at_least_once_writes_the_bookmark_only_after_the_data_is_acknowledged() -> Re
         value: Some("lost".into()),
     });
     let started = std::time::Instant::now();
-    let Err(error) = sink.commit_page(&page(refused), &bookmark_at(2_010, 2)) else {
+    let Err(error) = write_page(&sink, &refused, Vec::new(), &bookmark_at(2_010, 2)) else {
         bail!("a page with an undeliverable record was acknowledged");
     };
     println!("the page failed as expected: {error}");

@@ -5,13 +5,17 @@
 //! - At start the transactions rebuilt from the journal are pushed into the buffer, before
 //!   mining resumes at the bookmark's restart SCN ([`Journaling::restore`]).
 //! - While a window is mined, every row of a journaled transaction is kept aside
-//!   ([`Journaling::observe`]), undo rows included: at most one window's rows.
+//!   ([`Journaling::observe`]), undo rows included; once [`ROWS_BATCH`] rows of one transaction
+//!   are kept they become its next chunks at once, so what is kept never grows with the window.
 //! - After each window ([`Journaling::after_window`]): the kept rows of journaled transactions
 //!   become their next chunks; a transaction that passed the thresholds is journaled whole, its
-//!   history read from the buffer (heap or spill file) in batches. The chunk records ride in the
-//!   next page, with a bookmark whose restart SCN takes the new pins into account. Journaled
-//!   transactions that left the buffer without a COMMIT (rollback, orphan release, discard) get
-//!   their tombstones then too.
+//!   history read from the buffer (heap or spill file) [`ROWS_BATCH`] rows at a time, each
+//!   batch's chunks handed to the sink before the next is read. Journaled transactions that left
+//!   the buffer without a COMMIT (rollback, orphan release, discard) get their tombstones then too.
+//! - Chunks go into the page being written (its Kafka transaction), so they become visible with
+//!   the bookmark whose restart SCN takes the new pins into account. A chunk written in the middle
+//!   of a window keeps the journal's rule: every row of the transaction below its last journaled
+//!   SCN is in the journal, and the rows kept since are mined again after a restart.
 //! - At COMMIT the engine asks for the tombstones ([`Journaling::ended`]) and puts them into the
 //!   transaction's own page: a page that made the transaction visible without removing its
 //!   chunks would let a later start rebuild it as open.
@@ -30,8 +34,9 @@ use crate::event::debezium::Record;
 use crate::sink::journal::{Journal, JournalMode, RebuiltTransaction, TxKey};
 use crate::source::LogMinerRow;
 
-/// Rows read from a spill file per journal write when a transaction is first journaled.
-const HISTORY_BATCH: usize = 1024;
+/// The most rows of one journaled transaction held for a journal write: a batch of its history
+/// read back when it is first journaled, or the rows mined since its last chunk.
+pub const ROWS_BATCH: usize = 1024;
 
 /// See the module documentation.
 #[derive(Debug)]
@@ -89,16 +94,30 @@ impl Journaling {
         Ok(())
     }
 
-    /// A row about to be pushed into the buffer: kept when it belongs to a journaled transaction.
-    pub fn observe(&mut self, buffer: &TransactionBuffer, row: &LogMinerRow) {
+    /// A row about to be pushed into the buffer: kept when it belongs to a journaled
+    /// transaction. Returns the chunks to write now when that transaction's kept rows reached
+    /// [`ROWS_BATCH`].
+    pub fn observe(
+        &mut self,
+        buffer: &TransactionBuffer,
+        row: &LogMinerRow,
+    ) -> Result<Vec<Record>, EngineError> {
         if self.keys.is_empty() || !row.operation.is_data_change() {
-            return;
+            return Ok(Vec::new());
         }
-        if let Some(key) = buffer.owner_of(row)
-            && let Some(rows) = self.since.get_mut(&key)
-        {
-            rows.push(row.clone());
+        let Some(key) = buffer.owner_of(row) else {
+            return Ok(Vec::new());
+        };
+        let (Some(rows), Some(tx)) = (self.since.get_mut(&key), self.keys.get(&key)) else {
+            return Ok(Vec::new());
+        };
+        rows.push(row.clone());
+        if rows.len() < ROWS_BATCH {
+            return Ok(Vec::new());
         }
+        let chunks = write(&mut self.journal, tx, rows);
+        rows.clear();
+        chunks
     }
 
     /// Where mining must restart for the open transactions, at most `mined_frontier` (rows below
@@ -123,14 +142,16 @@ impl Journaling {
         }
     }
 
-    /// After a window: `(chunks, tombstones)` for the next page (see the module docs).
+    /// After a window: hands the chunks to `publish` as they are made, and returns the
+    /// tombstones for the page's end (see the module docs).
     pub fn after_window(
         &mut self,
         buffer: &mut TransactionBuffer,
         now: Timestamp,
-    ) -> Result<(Vec<Record>, Vec<Record>), EngineError> {
+        publish: &mut dyn FnMut(Vec<Record>) -> Result<(), EngineError>,
+    ) -> Result<Vec<Record>, EngineError> {
         if self.journal.mode() == JournalMode::Off {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok(Vec::new());
         }
         let mut tombstones = Vec::new();
         let gone: Vec<TransactionKey> = self
@@ -142,14 +163,13 @@ impl Journaling {
         for key in gone {
             tombstones.extend(self.ended(&key));
         }
-        let mut chunks = Vec::new();
         for (key, tx) in &self.keys {
             let rows = self
                 .since
                 .get_mut(key)
                 .map(std::mem::take)
                 .unwrap_or_default();
-            chunks.extend(write(&mut self.journal, tx, &rows)?);
+            publish(write(&mut self.journal, tx, &rows)?)?;
         }
         let due: Vec<TransactionKey> = buffer
             .open_first_scns()
@@ -165,15 +185,14 @@ impl Journaling {
         for key in due {
             let mut tx_key: Option<TxKey> = None;
             let journal = &mut self.journal;
-            buffer.history(&key, HISTORY_BATCH, |rows: &[LogMinerRow]| {
+            buffer.history(&key, ROWS_BATCH, |rows: &[LogMinerRow]| {
                 let tx = tx_key.get_or_insert_with(|| TxKey {
                     container: rows
                         .first()
                         .and_then(|row| row.src_con_name.as_deref().map(str::to_owned)),
                     xid: key.xid,
                 });
-                chunks.extend(write(journal, tx, rows)?);
-                Ok::<(), EngineError>(())
+                publish(write(journal, tx, rows)?)
             })?;
             if let Some(tx) = tx_key.filter(|tx| self.journal.is_journaled(tx)) {
                 tracing::info!(xid = %key.xid, "transaction journaled");
@@ -181,7 +200,7 @@ impl Journaling {
                 self.keys.insert(key, tx);
             }
         }
-        Ok((chunks, tombstones))
+        Ok(tombstones)
     }
 }
 
@@ -193,4 +212,101 @@ fn write(
     journal
         .write(tx, rows)
         .map_err(|error| EngineError::Failed(error.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use prometheus::Registry;
+    use redoline_crds::v1alpha1::TransactionsSpec;
+
+    use super::*;
+    use crate::buffer::{BufferConfig, BufferMetrics};
+    use crate::event::Xid;
+    use crate::sink::CaptureIdentity;
+    use crate::sink::journal::JournalSettings;
+    use crate::source::OperationCode;
+
+    fn row(xid: Xid, scn: u64) -> LogMinerRow {
+        LogMinerRow {
+            scn,
+            xid,
+            operation: OperationCode::Insert,
+            row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
+            rs_id: Arc::from(format!(" 0x000007.{scn:08x}.0010 ")),
+            seg_owner: Some(Arc::from("APP")),
+            table_name: Some(Arc::from("ORDERS")),
+            thread: 1,
+            sql_redo: Some(format!(
+                "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
+            )),
+            ..Default::default()
+        }
+    }
+
+    /// A transaction of 3,000 rows is journaled in batches (each handed to the sink before the
+    /// next is read), and once journaled its rows become chunks every [`ROWS_BATCH`] rows during
+    /// the window, moving its pin, rather than piling up until the window ends.
+    #[test]
+    fn journal_writes_are_bounded_by_the_batch_not_the_transaction() {
+        let spill = tempfile::tempdir().unwrap();
+        let mut buffer = TransactionBuffer::new(
+            BufferConfig {
+                memory_max_bytes: 16 << 20,
+                spill_dir: spill.path().to_owned(),
+                spill_max_bytes: 1 << 30,
+                transactions: TransactionsSpec::default(),
+            },
+            Default::default(),
+            BufferMetrics::new(&Registry::new()).unwrap(),
+        )
+        .unwrap();
+        let settings = JournalSettings {
+            threshold: Duration::from_secs(300),
+            threshold_events: 10,
+            chunk_max_bytes: 64 << 20,
+            topic: "t.cdc.txjournal".into(),
+        };
+        let mut journaling =
+            Journaling::new(Journal::new(settings, &CaptureIdentity::new("ns", "c"), 1));
+        let xid = Xid::from_parts(1, 2, 3);
+        let now = Timestamp::now();
+        for scn in 100..3100 {
+            let row = row(xid, scn);
+            assert!(journaling.observe(&buffer, &row).unwrap().is_empty());
+            buffer.push(row, now).unwrap();
+        }
+
+        let mut batches = Vec::new();
+        let tombstones = journaling
+            .after_window(&mut buffer, now, &mut |chunks| {
+                batches.push(chunks.len());
+                Ok(())
+            })
+            .unwrap();
+        assert!(tombstones.is_empty());
+        assert_eq!(journaling.journaled(), 1);
+        // 3,000 rows in batches of 1,024: three batches of one (large) chunk each, handed over
+        // one by one.
+        assert_eq!(batches, [1, 1, 1]);
+        assert_eq!(journaling.restart_scn(&buffer, u64::MAX), Some(3099));
+
+        let mut written_at = Vec::new();
+        for scn in 3100..5200 {
+            let row = row(xid, scn);
+            if !journaling.observe(&buffer, &row).unwrap().is_empty() {
+                written_at.push(scn);
+            }
+            buffer.push(row, now).unwrap();
+        }
+        let first = 3100 + ROWS_BATCH as u64 - 1;
+        assert_eq!(written_at, [first, first + ROWS_BATCH as u64]);
+        assert_eq!(
+            journaling.restart_scn(&buffer, u64::MAX),
+            Some(first + ROWS_BATCH as u64),
+            "the pin follows the chunks written during the window"
+        );
+    }
 }

@@ -98,6 +98,11 @@ pub enum EngineError {
     /// from the bookmark within its retry budget ([`crate::restart`]).
     #[error("{0}")]
     SourceTransient(SourceError),
+    /// A transient Kafka fault aborted the page being written ([`SinkError::PageAborted`]): pages
+    /// stream, so the caller starts again from the bookmark (within the same budget) and mines
+    /// the page's transactions again.
+    #[error("{0}")]
+    SinkTransient(SinkError),
     /// Anything else: the process fails and is restarted from the bookmark.
     #[error("{0}")]
     Failed(String),
@@ -141,6 +146,7 @@ impl From<SinkError> for EngineError {
     fn from(error: SinkError) -> Self {
         match error.stop() {
             Some(stop) => Self::Stop(Box::new(stop)),
+            None if matches!(error, SinkError::PageAborted { .. }) => Self::SinkTransient(error),
             None => Self::Failed(error.to_string()),
         }
     }
@@ -673,7 +679,7 @@ impl<S: OracleSource> Engine<S> {
             for event in events {
                 let json = serde_json::to_string(&event).unwrap_or_default();
                 tracing::warn!(event = %json, "transaction-orphan-released");
-                self.pipeline.sink.publish_dropped(&event, json, None);
+                self.pipeline.sink.publish_dropped(&event, json, None)?;
             }
         }
         for discarded in self.pipeline.buffer.enforce_max_age(now)? {
@@ -682,14 +688,20 @@ impl<S: OracleSource> Engine<S> {
             tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
             self.pipeline
                 .sink
-                .publish_dropped(&discarded.ops_event, event, Some(dlq));
+                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
         }
-        let (chunks, tombstones) = self
-            .pipeline
-            .journaling
-            .after_window(&mut self.pipeline.buffer, now)?;
-        self.pipeline.sink.push_records(chunks);
+        let sink = &mut self.pipeline.sink;
+        let tombstones = self.pipeline.journaling.after_window(
+            &mut self.pipeline.buffer,
+            now,
+            &mut |chunks| sink.push_records(chunks),
+        )?;
         self.pipeline.sink.push_tombstones(tombstones);
+        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
+        // rather than left open across the next window or a stop.
+        if self.pipeline.sink.has_loose_records() {
+            self.pipeline.commit_page()?;
+        }
         let lag = self.lag.lag_seconds();
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
@@ -788,7 +800,8 @@ impl Pipeline {
             return Ok(ControlFlow::Continue(()));
         };
         self.mined_frontier = self.mined_frontier.max(row.scn);
-        self.journaling.observe(&self.buffer, &row);
+        let chunks = self.journaling.observe(&self.buffer, &row)?;
+        self.sink.push_records(chunks)?;
         match self.buffer.push(row, Timestamp::now())? {
             Pushed::Committed(transaction) => {
                 self.emit(*transaction)?;
@@ -1198,6 +1211,28 @@ mod tests {
                 restart_scn: 40
             }
         );
+    }
+
+    #[test]
+    fn an_aborted_page_restarts_the_run_and_a_refused_record_fails_it() {
+        let source = || {
+            rdkafka::error::KafkaError::MessageProduction(
+                rdkafka::types::RDKafkaErrorCode::MessageTimedOut,
+            )
+        };
+        let aborted = SinkError::PageAborted {
+            action: "write a page",
+            source: source(),
+        };
+        assert!(matches!(
+            EngineError::from(aborted),
+            EngineError::SinkTransient(_)
+        ));
+        let refused = SinkError::Kafka {
+            action: "write a page",
+            source: source(),
+        };
+        assert!(matches!(EngineError::from(refused), EngineError::Failed(_)));
     }
 
     #[test]

@@ -12,13 +12,18 @@
 //!   exactly what the Kafka sink would write, topic by topic. Lines stream into the data file;
 //!   only the bookmark waits for the page's end. Records of the capture's own topics (ops, DLQ,
 //!   journal) have no place in the file: ops events and dead letters are logged instead.
-//! - **Kafka**: records collect in a [`Page`] and [`KafkaSink::commit_page`] writes it as one
-//!   Kafka transaction (exactly once) with the bookmark. **Memory bound**: a page's encoded
-//!   records are held until its commit, because an abortable transaction error resends the page
-//!   whole. With `mining.batchSize` ≠ 0 a page is one transaction, so the bound is the encoded
-//!   size of the largest committed transaction (its raw rows still stream from the spill file,
-//!   they are never all on the heap together with the records); with `batchSize: 0` a page stops
-//!   growing after the transaction that takes it past [`AGGREGATE_MAX_RECORDS`] records.
+//! - **Kafka**: each record goes into the page's Kafka transaction as it is encoded
+//!   ([`KafkaSink::produce`]; the transaction is begun at the page's first record), and
+//!   [`KafkaSink::commit_page`] closes it with the bookmark. **Memory bound**: nothing here grows
+//!   with a transaction. A spilled transaction's rows are read back from its spill file, encoded
+//!   and produced one event at a time; librdkafka's queue (`queue.buffering.max.*`, 16 MiB by
+//!   default) bounds what is in flight, and the producer waits while it is full. Only the
+//!   tombstones of ended journal entries wait in the [`Page`] for the bookmark (key-only, one per
+//!   journal chunk). The cost: a page whose Kafka transaction must be aborted mid-stream cannot
+//!   be sent again, so the attempt ends with `EngineError::SinkTransient` and the run starts
+//!   again from the stored bookmark, mining the page's transactions again (their spill files
+//!   were never released, since the page never committed; the new attempt's buffer starts
+//!   afresh and spills them again).
 //!
 //! With `format.transactionMetadata` (Debezium's `provide.transaction.metadata`), the Debezium
 //! encoder's `BEGIN` record comes before a transaction's first data record and
@@ -144,11 +149,21 @@ pub enum Output {
     Kafka(Box<KafkaOutput>),
 }
 
-/// The Kafka sink and the page being filled.
+/// The Kafka sink and the page being written.
 #[derive(Debug)]
 pub struct KafkaOutput {
     pub sink: KafkaSink,
     page: Page,
+}
+
+impl KafkaOutput {
+    /// Gives `records` to the page's Kafka transaction, in order.
+    fn produce(&mut self, records: impl IntoIterator<Item = Record>) -> Result<(), EngineError> {
+        for record in records {
+            self.sink.produce(&mut self.page, &record)?;
+        }
+        Ok(())
+    }
 }
 
 impl Output {
@@ -172,24 +187,33 @@ impl Output {
                     sink.append_line(encoder.line(record).as_bytes())?;
                 }
             }
-            Self::Kafka(kafka) => kafka.page.records.extend(records),
+            Self::Kafka(kafka) => kafka.produce(records)?,
         }
         Ok(count)
     }
 
     /// Records of the capture's own topics (ops events, dead letters, journal chunks) that must
     /// precede the next bookmark. Kafka only: the file sink has no such topics.
-    pub fn push_records(&mut self, records: impl IntoIterator<Item = Record>) {
-        if let Self::Kafka(kafka) = self {
-            kafka.page.records.extend(records);
+    pub fn push_records(
+        &mut self,
+        records: impl IntoIterator<Item = Record>,
+    ) -> Result<(), EngineError> {
+        match self {
+            Self::File(_) => Ok(()),
+            Self::Kafka(kafka) => kafka.produce(records),
         }
     }
 
     /// An ops event (and the dead letter of a discarded transaction) for the next page, keyed by
     /// the transaction's xid, its JSON as logged. Nothing with the file sink (it is logged only).
-    pub fn publish_dropped(&mut self, event: &OpsEvent, json: String, dlq: Option<String>) {
+    pub fn publish_dropped(
+        &mut self,
+        event: &OpsEvent,
+        json: String,
+        dlq: Option<String>,
+    ) -> Result<(), EngineError> {
         let Self::Kafka(kafka) = self else {
-            return;
+            return Ok(());
         };
         let topics = &kafka.sink.options().topics;
         let (OpsEvent::TransactionOrphanReleased { transaction, .. }
@@ -207,7 +231,7 @@ impl Output {
                 value: Some(dlq),
             });
         }
-        kafka.page.records.extend(records);
+        kafka.produce(records)
     }
 
     /// A schema history record (see [`crate::schema_history`]): with Kafka into the page, before
@@ -217,11 +241,11 @@ impl Output {
             Self::File(sink) => sink.append_history(&value)?,
             Self::Kafka(kafka) => {
                 let topic = kafka.sink.options().topics.schema_history.clone();
-                kafka.page.records.push(Record {
+                kafka.produce([Record {
                     topic,
                     key: Some(key),
                     value: Some(value),
-                });
+                }])?;
             }
         }
         Ok(())
@@ -244,11 +268,11 @@ impl Output {
     /// Journal tombstones of transactions that ended: after the next bookmark (see `Page`).
     pub fn push_tombstones(&mut self, records: impl IntoIterator<Item = Record>) {
         if let Self::Kafka(kafka) = self {
-            kafka.page.after_bookmark.extend(records);
+            kafka.page.push_after_bookmark(records);
         }
     }
 
-    /// Whether the page holds records that belong to no transaction (they need a page even
+    /// Whether the page was given records that belong to no transaction (they need a page even
     /// when no transaction committed).
     pub fn has_loose_records(&self) -> bool {
         match self {
@@ -267,13 +291,12 @@ impl Output {
                 sink.commit(&value)?;
             }
             Self::Kafka(kafka) => {
-                let committed = kafka.sink.commit_page(&kafka.page, bookmark)?;
+                let committed = kafka.sink.commit_page(&mut kafka.page, bookmark)?;
                 tracing::debug!(
                     commit_scn = committed.commit_scn,
                     records = committed.records,
                     "page committed"
                 );
-                kafka.page = Page::default();
             }
         }
         Ok(())

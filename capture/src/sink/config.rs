@@ -51,8 +51,16 @@ const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
     // has written the previous commit's markers; librdkafka's 100 ms default backoff would cap
     // small pages at a few per second. (Retries back off exponentially from here.)
     ("retry.backoff.ms", "5"),
-    // A page is one transaction; the broker aborts it if the capture vanishes for this long.
-    ("transaction.timeout.ms", "60000"),
+    // A page is one transaction, streamed while its transactions are read back and encoded, so a
+    // large one stays open for a while; the broker aborts it if it is not committed in this
+    // time. 15 minutes is the broker's default `transaction.max.timeout.ms`. (A capture that
+    // restarts aborts its open transaction at once, in `init_transactions`.)
+    ("transaction.timeout.ms", "900000"),
+    // What librdkafka holds unsent or unacknowledged: the bound of a page's memory, since pages
+    // stream (see `page`). librdkafka's defaults (100,000 messages, 1 GiB) would let one large
+    // transaction take a gigabyte; 16 MiB keeps batches full at a fraction of that.
+    ("queue.buffering.max.messages", "20000"),
+    ("queue.buffering.max.kbytes", "16384"),
     ("message.timeout.ms", "60000"),
 ];
 

@@ -1,11 +1,14 @@
 //! The sink's errors, and the one place Kafka errors are classified.
 //!
 //! Every librdkafka error is put in exactly one [`Class`] by [`classify`]: fencing (CDC-5001),
-//! fatal (the producer is unusable), abortable (abort the transaction and resend the page),
-//! retriable (repeat the call after a backoff) or definite (repeating cannot help, such as a
-//! record larger than the broker accepts). The sink retries the transient classes itself, so a
-//! [`SinkError`] reaching the engine is final; [`SinkError::stop`] says whether it is a typed stop.
-//! A transient fault that outlasts the sink's retry budget is CDC-5003 (`KafkaUnavailable`).
+//! fatal (the producer is unusable), abortable (the open transaction must be aborted), retriable
+//! (repeat the call after a backoff) or definite (repeating cannot help, such as a record larger
+//! than the broker accepts). The sink retries a transient call itself; a transient fault that
+//! outlasts the sink's retry budget is CDC-5003 (`KafkaUnavailable`). A transient fault that loses
+//! part of an open page is [`SinkError::PageAborted`]: pages stream, so the page cannot be sent
+//! again from memory; the engine starts again from the stored bookmark (`EngineError::
+//! SinkTransient`, within the restart budget of `crate::restart`). [`SinkError::stop`] says
+//! whether an error is a typed stop.
 
 use std::time::Duration;
 
@@ -37,6 +40,17 @@ pub enum SinkError {
         action: &'static str,
         attempts: u32,
         elapsed: Duration,
+        #[source]
+        source: KafkaError,
+    },
+    /// A transient fault lost part of an open page (an abortable transaction error, a failed
+    /// delivery): the page's Kafka transaction was aborted, nothing of it is visible, and its
+    /// transactions must be mined again from the stored bookmark.
+    #[error(
+        "could not {action}: {source}; the page was aborted and is mined again from the bookmark"
+    )]
+    PageAborted {
+        action: &'static str,
         #[source]
         source: KafkaError,
     },
@@ -80,7 +94,7 @@ impl SinkError {
                 .with_detail("attempts", *attempts)
                 .with_detail("retriedSeconds", elapsed.as_secs()),
             ),
-            SinkError::Kafka { .. } => None,
+            SinkError::PageAborted { .. } | SinkError::Kafka { .. } => None,
         }
     }
 }
@@ -98,7 +112,7 @@ pub enum Class {
     Fenced,
     /// The producer cannot be used any more.
     Fatal,
-    /// The open transaction must be aborted; the page can then be sent again.
+    /// The open transaction must be aborted (and its page mined again).
     Abortable,
     /// The same call may succeed after a pause.
     Retriable,

@@ -1,24 +1,40 @@
 //! The Kafka sink: one producer per capture, writing pages.
 //!
+//! **Pages stream.** A page is begun at its first record: [`KafkaSink::produce`] gives each record
+//! to librdkafka as the engine encodes it (a spilled transaction's records as they are read back
+//! from its spill file), waiting while librdkafka's queue is full, and [`KafkaSink::commit_page`]
+//! closes the page with its bookmark. The sink keeps no record of the page (see [`Page`]): what is
+//! in flight is bounded by `queue.buffering.max.messages` and `queue.buffering.max.kbytes`.
+//!
 //! **Exactly once** (`kafka.exactlyOnce: true`, the default): a transactional, idempotent
 //! producer with `transactional.id` = [`CaptureIdentity::transactional_id`]
 //! (`redoline/<namespace>/<name>`, stable across restarts so a new instance fences the old one).
 //! [`KafkaSink::open`] creates the topics and runs `init_transactions`, which fences any earlier
-//! instance and aborts its open transaction. Each [`KafkaSink::commit_page`] is
-//! `begin → send every record (data, transaction metadata, journal chunks, tombstones) → send
-//! the bookmark → commit`, so data, journal and position become visible together or not at all.
+//! instance and aborts its open transaction. A page is one Kafka transaction:
+//! `begin (first record) → every record (data, transaction metadata, journal chunks) → the
+//! bookmark → the tombstones → commit`, so data, journal and position become visible together or
+//! not at all.
 //!
 //! **At least once** (`kafka.exactlyOnce: false`): an idempotent producer without transactions.
-//! A page's records are sent and flushed, every delivery is checked, and only then is the
-//! bookmark sent and flushed. A crash in between repeats the page after restart, never skips it.
+//! A page's records are sent as they come; at its end every delivery is waited for and checked,
+//! and only then is the bookmark sent and acknowledged, then the tombstones. A crash in between
+//! repeats the page after restart, never skips it.
 //!
 //! Either way [`KafkaSink::commit_page`] returns a [`Committed`] receipt only once the page is
 //! durable and visible: that is the caller's signal to delete the spill files of the page's
 //! transactions, never earlier.
 //!
-//! Errors: fencing ends the sink with CDC-5001 at once; transient faults are retried with
-//! backoff inside [`RetryPolicy`]'s budget (see `retry`); an abortable transaction error aborts
-//! and resends the page; anything else is returned (see `error`).
+//! Errors: fencing ends the sink with CDC-5001 at once; transient faults of a single call (begin,
+//! commit, abort, the wait for deliveries, reads, admin) are retried with backoff inside
+//! [`RetryPolicy`]'s budget (see `retry`). A fault that loses part of an open page (an abortable
+//! transaction error, a failed delivery, a refused send) cannot be repaired by sending the page
+//! again, since its records are no longer in memory: the page is abandoned (its Kafka transaction
+//! aborted, so a `read_committed` consumer never sees any of it) and the error returned,
+//! [`SinkError::PageAborted`] when the cause is transient, which makes the capture start again
+//! from the stored bookmark and mine the page's transactions again (see `error`).
+//!
+//! A page must close within `transaction.timeout.ms` of its first record, or the broker aborts
+//! it: the default is the broker's own maximum, 15 minutes (see `config`).
 //!
 //! Blocking: every call blocks the calling thread (librdkafka's transactional calls block with
 //! timeouts), and the sink is meant for the mining thread, which the source already blocks.
@@ -41,7 +57,7 @@ use super::bookmark::{Bookmark, RecordLocation, unreadable};
 use super::config::{KafkaClientSettings, refused_settings};
 use super::error::{Class, SinkError, classify};
 use super::metrics::SinkMetrics;
-use super::page::Page;
+use super::page::{Page, record_bytes};
 use super::reader::{ReadError, TopicRecord, read_to_end};
 use super::retry::{ProducerState, RetryPolicy, SinkStatus};
 use super::topics::{TopicError, TopicNames, ensure_topics};
@@ -305,29 +321,58 @@ impl KafkaSink {
         })
     }
 
-    /// Writes one page: its records in order, then `bookmark`, then its `after_bookmark`
-    /// records. Returns once the page is committed (see the module docs); transient faults are
-    /// retried meanwhile.
-    pub fn commit_page(&self, page: &Page, bookmark: &Bookmark) -> Result<Committed, SinkError> {
-        let started = Instant::now();
+    /// Gives one record to `page`, beginning the page at its first record (exactly once: its
+    /// Kafka transaction). Waits while librdkafka's queue is full, which bounds what is in
+    /// flight. A failure abandons the page (see [`Self::abandon`]): its earlier records are no
+    /// longer in memory to be sent again.
+    pub fn produce(&self, page: &mut Page, record: &Record) -> Result<(), SinkError> {
+        const ACTION: &str = "write a page";
+        self.begin(page)?;
+        let sent = self
+            .send(
+                &record.topic,
+                record.key.as_deref(),
+                record.value.as_deref(),
+            )
+            .and_then(|()| self.delivered_so_far());
+        match sent {
+            Ok(()) => {
+                page.sent(record_bytes(record));
+                self.metrics.held(page.held() + self.in_flight());
+                Ok(())
+            }
+            Err(error) => Err(self.abandon(page, ACTION, error)),
+        }
+    }
+
+    /// Records librdkafka holds for this producer: queued, in flight, or waiting for their
+    /// delivery report. Bounded by `queue.buffering.max.messages`.
+    fn in_flight(&self) -> usize {
+        usize::try_from(self.producer.in_flight_count()).unwrap_or(0)
+    }
+
+    /// Closes `page`: `bookmark`, then the page's `after_bookmark` records, and (exactly once)
+    /// the commit of its Kafka transaction. Returns once the page is committed (see the module
+    /// docs) and leaves `page` empty for the next one. Transient faults of the commit call and
+    /// slow deliveries are waited out within the retry budget; a fault that needs the Kafka
+    /// transaction aborted abandons the page ([`SinkError::PageAborted`]).
+    pub fn commit_page(
+        &self,
+        page: &mut Page,
+        bookmark: &Bookmark,
+    ) -> Result<Committed, SinkError> {
         let value = bookmark.encode();
-        let result = match self.options.mode {
-            DeliveryMode::ExactlyOnce => {
-                self.retrying("commit a page", || self.transaction(page, &value))
-            }
-            DeliveryMode::AtLeastOnce => {
-                self.retrying("write a page", || self.acknowledged(page, &value))
-            }
+        self.begin(page)?;
+        let started = page.begun_at().unwrap_or_else(Instant::now);
+        let closed = match self.options.mode {
+            DeliveryMode::ExactlyOnce => self.commit_transaction(page, &value),
+            DeliveryMode::AtLeastOnce => self.acknowledged(page, &value),
         };
-        result?;
-        let records = page.len() + 1;
-        let bytes = page
-            .records
-            .iter()
-            .chain(&page.after_bookmark)
-            .map(record_bytes)
-            .sum::<u64>()
-            + (self.bookmark_key.len() + value.len()) as u64;
+        let (records, bytes) = page.totals();
+        *page = Page::default();
+        closed?;
+        let records = records + 1;
+        let bytes = bytes + (self.bookmark_key.len() + value.len()) as u64;
         self.metrics.committed.inc();
         self.metrics.records.inc_by(records as u64);
         self.metrics.bytes.inc_by(bytes);
@@ -341,20 +386,37 @@ impl KafkaSink {
         })
     }
 
-    /// One Kafka transaction holding the page.
-    fn transaction(&self, page: &Page, bookmark: &str) -> Result<(), Attempt> {
-        const ACTION: &str = "commit a page";
+    /// Begins `page` unless it is begun: forgets delivery failures of earlier pages and, exactly
+    /// once, begins its Kafka transaction.
+    fn begin(&self, page: &mut Page) -> Result<(), SinkError> {
+        if page.is_begun() {
+            return Ok(());
+        }
         self.producer.context().take_failure();
-        self.producer
-            .begin_transaction()
-            .map_err(|e| self.failure(ACTION, e))?;
+        if self.options.mode == DeliveryMode::ExactlyOnce {
+            self.retrying("begin a page", || {
+                self.producer
+                    .begin_transaction()
+                    .map_err(|e| self.failure("begin a page", e))
+            })?;
+        }
+        page.begin(Instant::now());
+        Ok(())
+    }
+
+    /// Exactly once: the bookmark and tombstones into the page's Kafka transaction, every
+    /// delivery waited for, then the commit.
+    fn commit_transaction(&self, page: &mut Page, bookmark: &str) -> Result<(), SinkError> {
+        const ACTION: &str = "commit a page";
         // The wait for every delivery (`drain`) comes before the commit: rust-rdkafka's commit
         // flushes in 100 ms poll steps, which would cost every small page 100 ms.
-        self.send_all(&page.records)
-            .and_then(|()| self.send_bookmark(bookmark))
-            .and_then(|()| self.send_all(&page.after_bookmark))
-            .and_then(|()| self.drain())
-            .map_err(|error| self.abandon(error))?;
+        let sent = self
+            .send_bookmark(bookmark)
+            .and_then(|()| self.send_all(page.after_bookmark()));
+        if let Err(error) = sent {
+            return Err(self.abandon(page, ACTION, error));
+        }
+        self.delivered(page, ACTION)?;
         // A commit that timed out may be repeated as is; librdkafka forbids aborting it.
         let started = Instant::now();
         let mut retries = 0;
@@ -366,64 +428,90 @@ impl KafkaSink {
                 return Ok(());
             };
             match classify(&error) {
-                Class::Retriable => self
-                    .pause(ACTION, &mut retries, started, error)
-                    .map_err(Attempt::Fail)?,
-                Class::Abortable => {
-                    self.abort()?;
-                    return Err(Attempt::Retry(error));
-                }
-                Class::Fenced | Class::Fatal | Class::Definite => {
-                    return Err(self.failure(ACTION, error));
-                }
+                Class::Retriable => self.pause(ACTION, &mut retries, started, error)?,
+                _ => return Err(self.abandon(page, ACTION, error)),
             }
         }
     }
 
-    /// A page that failed before its commit: aborts the transaction, unless fencing or a fatal
-    /// error left nothing to abort.
-    fn abandon(&self, error: KafkaError) -> Attempt {
-        let class = classify(&error);
-        let attempt = self.failure("commit a page", error);
-        if matches!(class, Class::Fenced | Class::Fatal) {
-            return attempt;
-        }
-        match self.abort() {
-            Ok(()) => attempt,
-            Err(abort_failed) => abort_failed,
-        }
-    }
-
-    fn abort(&self) -> Result<(), Attempt> {
-        self.retrying("abort a transaction", || {
-            self.producer
-                .abort_transaction(self.options.call_timeout)
-                .map_err(|e| self.failure("abort a transaction", e))
-        })
-        .map_err(Attempt::Fail)?;
-        self.metrics.aborted.inc();
-        Ok(())
-    }
-
     /// At least once: the records acknowledged, then the bookmark, then the tombstones.
-    fn acknowledged(&self, page: &Page, bookmark: &str) -> Result<(), Attempt> {
-        self.producer.context().take_failure();
-        self.send_all(&page.records)
-            .and_then(|()| self.flush_acknowledged())
-            .and_then(|()| self.send_bookmark(bookmark))
-            .and_then(|()| self.flush_acknowledged())
-            .and_then(|()| self.send_all(&page.after_bookmark))
-            .and_then(|()| self.flush_acknowledged())
-            .map_err(|e| self.failure("write a page", e))
+    fn acknowledged(&self, page: &mut Page, bookmark: &str) -> Result<(), SinkError> {
+        const ACTION: &str = "write a page";
+        self.delivered(page, ACTION)?;
+        if let Err(error) = self.send_bookmark(bookmark) {
+            return Err(self.abandon(page, ACTION, error));
+        }
+        self.delivered(page, ACTION)?;
+        if let Err(error) = self.send_all(page.after_bookmark()) {
+            return Err(self.abandon(page, ACTION, error));
+        }
+        self.delivered(page, ACTION)
     }
 
-    /// Waits until every queued record is acknowledged; the first failed delivery is the error.
-    fn flush_acknowledged(&self) -> Result<(), KafkaError> {
-        self.drain()?;
+    /// Waits until every record of `page` given so far is delivered, within the retry budget
+    /// (librdkafka goes on retrying them meanwhile, up to `message.timeout.ms`); a failed
+    /// delivery abandons the page.
+    fn delivered(&self, page: &mut Page, action: &'static str) -> Result<(), SinkError> {
+        self.retrying(action, || self.drain().map_err(Attempt::Retry))?;
+        match self.delivered_so_far() {
+            Ok(()) => Ok(()),
+            Err(error) => Err(self.abandon(page, action, error)),
+        }
+    }
+
+    /// The first delivery failure of the page, if any: its record is lost from the page, so the
+    /// page cannot commit.
+    fn delivered_so_far(&self) -> Result<(), KafkaError> {
         match self.producer.context().take_failure() {
             Some(error) => Err(error),
             None => Ok(()),
         }
+    }
+
+    /// A page that cannot commit: aborts its Kafka transaction (exactly once, unless fencing or
+    /// a fatal error left nothing to abort) and says why. The page's records are gone from
+    /// memory, so a transient cause is [`SinkError::PageAborted`]: the capture must start again
+    /// from the stored bookmark and mine the page's transactions again.
+    fn abandon(&self, page: &mut Page, action: &'static str, error: KafkaError) -> SinkError {
+        *page = Page::default();
+        let class = classify(&error);
+        if self.options.mode == DeliveryMode::ExactlyOnce
+            && !matches!(class, Class::Fenced | Class::Fatal)
+            && let Err(abort_failed) = self.abort()
+        {
+            return abort_failed;
+        }
+        let abandoned = match class {
+            Class::Fenced => SinkError::Fenced {
+                transactional_id: self.options.identity.transactional_id(),
+                source: error,
+            },
+            Class::Retriable | Class::Abortable => SinkError::PageAborted {
+                action,
+                source: error,
+            },
+            Class::Fatal | Class::Definite => SinkError::Kafka {
+                action,
+                source: error,
+            },
+        };
+        self.set_state(match &abandoned {
+            SinkError::Fenced { .. } => ProducerState::Fenced,
+            other => ProducerState::Failed {
+                error: other.to_string(),
+            },
+        });
+        abandoned
+    }
+
+    fn abort(&self) -> Result<(), SinkError> {
+        self.retrying("abort a transaction", || {
+            self.producer
+                .abort_transaction(self.options.call_timeout)
+                .map_err(|e| self.failure("abort a transaction", e))
+        })?;
+        self.metrics.aborted.inc();
+        Ok(())
     }
 
     /// Waits until librdkafka has no record queued or in flight and every delivery report is
@@ -578,9 +666,4 @@ fn location(topic: &str, record: &TopicRecord) -> RecordLocation {
         partition: record.partition,
         offset: record.offset,
     }
-}
-
-fn record_bytes(record: &Record) -> u64 {
-    (record.key.as_ref().map_or(0, String::len) + record.value.as_ref().map_or(0, String::len))
-        as u64
 }

@@ -3,14 +3,17 @@
 //! | name | type | meaning |
 //! |---|---|---|
 //! | `redoline_capture_kafka_transactions_committed_total` | counter | pages committed (transactions, or acknowledged pages in at-least-once mode) |
-//! | `redoline_capture_kafka_transactions_aborted_total` | counter | Kafka transactions aborted (each is retried or ends in an error) |
+//! | `redoline_capture_kafka_transactions_aborted_total` | counter | Kafka transactions aborted (each abandons its page: the capture mines it again from the bookmark, or stops) |
 //! | `redoline_capture_kafka_transaction_duration_seconds` | histogram | from begin to commit of a page, retries included |
 //! | `redoline_capture_kafka_records_sent_total` | counter | records of committed pages (bookmarks included) |
 //! | `redoline_capture_kafka_bytes_sent_total` | counter | key and value bytes of committed pages |
 //! | `redoline_capture_kafka_retries_total` | counter | retries of transient faults |
 //! | `redoline_capture_kafka_producer_state` | gauge, `state` label | 1 for the current state, 0 for the others |
+//! | `redoline_capture_kafka_held_records_max` | gauge | the most records the sink held at once since start: waiting in its page, or unsent or unacknowledged in librdkafka's queue |
 //!
-//! Counters move once per page, never per record, and no label carries an xid or SCN.
+//! Counters move once per page, never per record, and no label carries an xid or SCN. The held
+//! records gauge shows that pages stream: it stays near `queue.buffering.max.messages` whatever
+//! the size of the transactions (it would follow the largest page if pages were collected).
 
 use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, IntGaugeVec, Opts, Registry};
 
@@ -25,6 +28,7 @@ pub mod names {
     pub const BYTES: &str = "redoline_capture_kafka_bytes_sent_total";
     pub const RETRIES: &str = "redoline_capture_kafka_retries_total";
     pub const PRODUCER_STATE: &str = "redoline_capture_kafka_producer_state";
+    pub const HELD_MAX: &str = "redoline_capture_kafka_held_records_max";
 }
 
 /// The sink's metric handles (cheap to clone).
@@ -36,6 +40,7 @@ pub struct SinkMetrics {
     pub(super) records: IntCounter,
     pub(super) bytes: IntCounter,
     pub(super) retries: IntCounter,
+    held_max: IntGauge,
     /// One gauge per state, bound once.
     states: Vec<(&'static str, IntGauge)>,
 }
@@ -66,6 +71,11 @@ impl SinkMetrics {
             &["state"],
         )?;
         registry.register(Box::new(state.clone()))?;
+        let held_max = IntGauge::new(
+            names::HELD_MAX,
+            "The most records the Kafka sink held at once: in its page or in librdkafka's queue.",
+        )?;
+        registry.register(Box::new(held_max.clone()))?;
         let states = ProducerState::LABELS
             .iter()
             .map(|label| (*label, state.with_label_values(&[*label])))
@@ -77,10 +87,19 @@ impl SinkMetrics {
             records: counter(names::RECORDS, "Records of committed pages.")?,
             bytes: counter(names::BYTES, "Key and value bytes of committed pages.")?,
             retries: counter(names::RETRIES, "Retries of transient Kafka faults.")?,
+            held_max,
             states,
         };
         metrics.set_state(&ProducerState::Starting);
         Ok(metrics)
+    }
+
+    /// The sink holds `records` records now: raises the high-water mark if above it.
+    pub(super) fn held(&self, records: usize) {
+        let records = i64::try_from(records).unwrap_or(i64::MAX);
+        if records > self.held_max.get() {
+            self.held_max.set(records);
+        }
     }
 
     pub(super) fn set_state(&self, state: &ProducerState) {
@@ -114,6 +133,7 @@ mod tests {
             names::BYTES,
             names::RETRIES,
             names::PRODUCER_STATE,
+            names::HELD_MAX,
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");
         }

@@ -3,12 +3,13 @@
 //! file sink ([`file`]).
 //!
 //! ```text
-//! engine ── committed transactions ──▶ page::PageBuilder ──▶ Page (records + commits)
-//!        ── long open transactions ──▶ journal::Journal ──▶ chunk records, tombstones ─┘
-//!                                                                                        │
-//!   Bookmark (commit_scn, restart_scn, ...) ─────────────────────────────────────────────┤
-//!                                                                                        ▼
-//!                        kafka::KafkaSink::commit_page: begin → records → bookmark → commit
+//! engine ── committed transactions' records, one at a time ─▶ kafka::KafkaSink::produce ─┐
+//!        ── long open transactions ─▶ journal::Journal ─▶ chunk records ─▶ (the same) ─────┤
+//!                                       └──────────────▶ tombstones ─▶ Page (waiting)     │
+//!                           (first record: begin; librdkafka's queue bounds what is in flight) │
+//!   Bookmark (commit_scn, restart_scn, ...) ─────────────────────────────────────────────────┤
+//!                                                                                           ▼
+//!                        kafka::KafkaSink::commit_page: bookmark → tombstones → commit
 //!                                                                   │
 //!                                                                   ▼ Committed (receipt)
 //!                                                engine releases the page's spill files
@@ -50,7 +51,7 @@ pub use config::KafkaClientSettings;
 pub use error::SinkError;
 pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions};
 pub use metrics::SinkMetrics;
-pub use page::{Page, PageBuilder, PagePolicy};
+pub use page::{Page, PagePolicy};
 pub use retry::{ProducerState, RetryPolicy, SinkStatus};
 pub use topics::TopicNames;
 

@@ -3,7 +3,7 @@
 //! A page is what one Kafka transaction carries, with one bookmark at its end. Seed 001's
 //! `batch_size`:
 //! - `0`: transactions are aggregated into pages of up to [`AGGREGATE_MAX_RECORDS`] records; the
-//!   engine calls [`PageBuilder::flush`] at least at the end of every idle cycle, so a quiet
+//!   engine commits the page at least at the end of every window and idle cycle, so a quiet
 //!   database never holds events back.
 //! - any other value: one page per transaction.
 //!
@@ -12,15 +12,18 @@
 //! Journal records (chunks, tombstones of rolled back transactions) are not transactions; they
 //! ride with the next page, or the next flush.
 //!
-//! **Restart floor.** When a page leaves the builder while a later transaction already waits in
-//! it, that transaction is committed but not in the page, so the page's bookmark must still let
-//! mining reach it: [`Page::restart_floor`] is the lowest restart SCN of the transactions left
-//! behind, and the engine takes `restart_scn = min(open transactions' pins, restart_floor)`.
+//! **Streaming.** A page is not collected in memory: its records go into its open Kafka
+//! transaction as they are encoded, a spilled transaction's as they are read back from its spill
+//! file, and the bookmark closes it ([`Page`], [`super::KafkaSink::produce`],
+//! [`super::KafkaSink::commit_page`]). librdkafka's queue (`queue.buffering.max.messages`,
+//! `queue.buffering.max.kbytes`, see `config`) bounds what is in flight; the producer waits
+//! while it is full. So the memory a page costs does not grow with its transactions; the price
+//! is that a page whose Kafka transaction must be aborted cannot be sent again from memory: the
+//! capture starts again from the stored bookmark and mines it again (`SinkError::PageAborted`).
 
-use crate::event::Xid;
+use std::time::Instant;
+
 use crate::event::debezium::Record;
-
-use super::bookmark::{Bookmark, CommitOutOfOrder};
 
 /// The most records an aggregated page holds (`batchSize: 0`), unless one transaction is larger.
 pub const AGGREGATE_MAX_RECORDS: usize = 100_000;
@@ -47,140 +50,98 @@ impl PagePolicy {
     }
 }
 
-/// One committed transaction, encoded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommittedTransaction {
-    pub commit_scn: u64,
-    pub xid: Xid,
-    /// Where mining must restart to produce this transaction whole again: its first SCN, or the
-    /// position its journal covers.
-    pub restart_scn: u64,
-    /// Its change events and transaction metadata, in order.
-    pub records: Vec<Record>,
-    /// The tombstones of its journal chunks (`Journal::forget`).
-    pub journal_tombstones: Vec<Record>,
-}
-
-/// What one Kafka transaction carries, besides the bookmark.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The page being written: what the sink keeps between a page's first record and its bookmark.
+///
+/// The records themselves are not here: each one goes into the page's open Kafka transaction
+/// as it is encoded ([`super::KafkaSink::produce`]) and librdkafka's queue holds it until it is
+/// delivered, so nothing here grows with the page's data. Only the tombstones of journal chunks
+/// of ended transactions wait, because they must follow the bookmark (see
+/// [`Page::push_after_bookmark`]); they are key-only records, one per 512 KiB chunk.
+#[derive(Debug, Default)]
 pub struct Page {
-    /// Written before the bookmark: change events, transaction metadata, journal chunks.
-    pub records: Vec<Record>,
+    /// When the first record was given ([`Page::begin`]): the Kafka transaction is open
+    /// (exactly once), and delivery failures from here on belong to this page.
+    begun: Option<Instant>,
+    /// Records and key/value bytes already given to the producer.
+    records: usize,
+    bytes: u64,
     /// Written after the bookmark: tombstones of journal chunks of ended transactions. In one
     /// Kafka transaction the order is moot; at least once, a tombstone acknowledged before the
     /// bookmark that covers its transaction's end could lose the transaction's beginning.
-    pub after_bookmark: Vec<Record>,
-    /// The transactions in the page, in commit order.
-    pub commits: Vec<(u64, Xid)>,
-    /// See the module docs: the lowest restart SCN of committed transactions not in this page.
-    pub restart_floor: Option<u64>,
+    after_bookmark: Vec<Record>,
 }
 
 impl Page {
+    /// Nothing was given to this page yet.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty() && self.after_bookmark.is_empty() && self.commits.is_empty()
+        self.begun.is_none() && self.after_bookmark.is_empty()
     }
 
-    /// Moves `bookmark` past the page's transactions (the restart SCN is the engine's).
-    /// Records in the page, the bookmark not included.
-    pub fn len(&self) -> usize {
-        self.records.len() + self.after_bookmark.len()
+    /// Whether the page is begun (its Kafka transaction open, exactly once).
+    pub fn is_begun(&self) -> bool {
+        self.begun.is_some()
     }
 
-    pub fn advance(&self, bookmark: &mut Bookmark) -> Result<(), CommitOutOfOrder> {
-        self.commits
-            .iter()
-            .try_for_each(|(scn, xid)| bookmark.record_commit(*scn, *xid))
+    /// Marks the page begun at `now`; `false` when it already was.
+    pub fn begin(&mut self, now: Instant) -> bool {
+        if self.begun.is_some() {
+            return false;
+        }
+        self.begun = Some(now);
+        true
+    }
+
+    /// When the page was begun.
+    pub fn begun_at(&self) -> Option<Instant> {
+        self.begun
+    }
+
+    /// A record of `bytes` key and value bytes was given to the producer.
+    pub fn sent(&mut self, bytes: u64) {
+        self.records += 1;
+        self.bytes += bytes;
+    }
+
+    /// Records given so far and their bytes, the tombstones waiting included.
+    pub fn totals(&self) -> (usize, u64) {
+        let waiting = self.after_bookmark.iter().map(record_bytes).sum::<u64>();
+        (
+            self.records + self.after_bookmark.len(),
+            self.bytes + waiting,
+        )
+    }
+
+    /// Tombstones to write after the bookmark (see the field).
+    pub fn push_after_bookmark(&mut self, records: impl IntoIterator<Item = Record>) {
+        self.after_bookmark.extend(records);
+    }
+
+    /// The records this page holds in memory: the tombstones waiting for the bookmark.
+    pub fn held(&self) -> usize {
+        self.after_bookmark.len()
+    }
+
+    /// The tombstones, for the commit.
+    pub fn after_bookmark(&self) -> &[Record] {
+        &self.after_bookmark
     }
 }
 
-/// Groups transactions and journal records into pages by a [`PagePolicy`].
-#[derive(Debug)]
-pub struct PageBuilder {
-    policy: PagePolicy,
-    pending: Page,
-}
-
-impl PageBuilder {
-    pub fn new(policy: PagePolicy) -> Self {
-        Self {
-            policy,
-            pending: Page::default(),
-        }
-    }
-
-    /// Adds a committed transaction; returns the pages now complete, oldest first (at most two:
-    /// the pages before and after it may both be due).
-    pub fn push_transaction(&mut self, transaction: CommittedTransaction) -> Vec<Page> {
-        let mut ready = Vec::new();
-        if let PagePolicy::Aggregate { max_records } = self.policy
-            && !self.pending.commits.is_empty()
-            && self.pending.len() + transaction.records.len() + transaction.journal_tombstones.len()
-                > max_records
-        {
-            ready.push(self.take(Some(transaction.restart_scn)));
-        }
-        self.pending.records.extend(transaction.records);
-        self.pending
-            .after_bookmark
-            .extend(transaction.journal_tombstones);
-        self.pending
-            .commits
-            .push((transaction.commit_scn, transaction.xid));
-        let full = match self.policy {
-            PagePolicy::PerTransaction => true,
-            PagePolicy::Aggregate { max_records } => self.pending.len() >= max_records,
-        };
-        if full {
-            ready.push(self.take(None));
-        }
-        ready
-    }
-
-    /// Adds records that belong to no committed transaction and must precede the bookmark
-    /// (journal chunks, the rebuild's stale tombstones); they go with the next page.
-    pub fn push_records(&mut self, records: impl IntoIterator<Item = Record>) {
-        self.pending.records.extend(records);
-    }
-
-    /// Adds journal tombstones of a transaction that ended without a COMMIT (rollback, orphan
-    /// release, discard); they go with the next page, after its bookmark.
-    pub fn push_tombstones(&mut self, records: impl IntoIterator<Item = Record>) {
-        self.pending.after_bookmark.extend(records);
-    }
-
-    /// The pending page, if anything is pending: at the end of every idle cycle.
-    pub fn flush(&mut self) -> Option<Page> {
-        (!self.pending.is_empty()).then(|| self.take(None))
-    }
-
-    fn take(&mut self, restart_floor: Option<u64>) -> Page {
-        let mut page = std::mem::take(&mut self.pending);
-        page.restart_floor = restart_floor;
-        page
-    }
+/// Key and value bytes of a record, as the metrics count them.
+pub fn record_bytes(record: &Record) -> u64 {
+    (record.key.as_ref().map_or(0, String::len) + record.value.as_ref().map_or(0, String::len))
+        as u64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
-    fn record(n: usize) -> Record {
+    fn record(key: &str, value: Option<&str>) -> Record {
         Record {
             topic: "t".into(),
-            key: Some(n.to_string()),
-            value: Some(n.to_string()),
-        }
-    }
-
-    fn transaction(n: u32, records: usize) -> CommittedTransaction {
-        CommittedTransaction {
-            commit_scn: 100 + u64::from(n),
-            xid: Xid::from_parts(1, 1, n),
-            restart_scn: 10 + u64::from(n),
-            records: (0..records).map(record).collect(),
-            journal_tombstones: Vec::new(),
+            key: Some(key.into()),
+            value: value.map(str::to_owned),
         }
     }
 
@@ -199,79 +160,22 @@ mod tests {
     }
 
     #[test]
-    fn per_transaction_pages_carry_pending_journal_records() {
-        let mut builder = PageBuilder::new(PagePolicy::PerTransaction);
-        builder.push_records([record(7)]);
-        builder.push_tombstones([record(9)]);
-        let pages = builder.push_transaction(transaction(1, 2));
-        assert_eq!(pages.len(), 1);
-        assert_eq!(pages[0].records.len(), 3);
-        assert_eq!(pages[0].after_bookmark, [record(9)]);
-        assert_eq!(pages[0].commits, [(101, Xid::from_parts(1, 1, 1))]);
-        assert_eq!(builder.flush(), None);
-        builder.push_records([record(8)]);
-        let flushed = builder.flush().unwrap();
-        assert!(flushed.commits.is_empty() && flushed.records.len() == 1);
-    }
-
-    #[test]
-    fn aggregation_closes_a_page_before_it_would_overflow_and_sets_the_floor() {
-        let mut builder = PageBuilder::new(PagePolicy::Aggregate { max_records: 10 });
-        assert!(builder.push_transaction(transaction(1, 4)).is_empty());
-        assert!(builder.push_transaction(transaction(2, 4)).is_empty());
-        let pages = builder.push_transaction(transaction(3, 4));
-        assert_eq!(pages.len(), 1);
-        assert_eq!(pages[0].commits.len(), 2);
-        assert_eq!(
-            pages[0].restart_floor,
-            Some(13),
-            "transaction 3 is left behind"
+    fn a_page_counts_what_it_sent_and_holds_only_the_tombstones() {
+        let mut page = Page::default();
+        assert!(page.is_empty() && !page.is_begun());
+        page.push_after_bookmark([record("chunk-0", None)]);
+        assert!(
+            !page.is_empty() && !page.is_begun(),
+            "tombstones alone need a page"
         );
-        // A transaction larger than the limit is a page of its own, never split.
-        let pages = builder.push_transaction(transaction(4, 25));
-        assert_eq!(pages.len(), 2);
-        assert_eq!(pages[0].commits, [(103, Xid::from_parts(1, 1, 3))]);
-        assert_eq!(pages[1].records.len(), 25);
-        assert_eq!(pages[1].restart_floor, None);
-        assert_eq!(builder.flush(), None);
-    }
-
-    proptest! {
-        /// Every record arrives once, in order; no page exceeds the limit unless it holds one
-        /// transaction; each transaction sits whole in one page.
-        #[test]
-        fn pages_keep_order_and_never_split_a_transaction(
-            sizes in proptest::collection::vec(0usize..30, 1..30),
-            per_transaction in any::<bool>(),
-        ) {
-            let policy = if per_transaction {
-                PagePolicy::PerTransaction
-            } else {
-                PagePolicy::Aggregate { max_records: 20 }
-            };
-            let mut builder = PageBuilder::new(policy);
-            let mut pages = Vec::new();
-            let mut expected = Vec::new();
-            for (i, size) in sizes.iter().enumerate() {
-                let n = u32::try_from(i).unwrap();
-                let mut tx = transaction(n, 0);
-                tx.records = (0..*size).map(|r| record(i * 1000 + r)).collect();
-                expected.extend(tx.records.clone());
-                pages.extend(builder.push_transaction(tx));
-            }
-            pages.extend(builder.flush());
-            let seen: Vec<Record> = pages.iter().flat_map(|p| p.records.clone()).collect();
-            prop_assert_eq!(seen, expected);
-            let commits: Vec<u64> = pages.iter().flat_map(|p| p.commits.iter().map(|c| c.0)).collect();
-            prop_assert_eq!(commits.len(), sizes.len());
-            for page in &pages {
-                prop_assert!(!page.commits.is_empty());
-                if per_transaction {
-                    prop_assert_eq!(page.commits.len(), 1);
-                } else if page.commits.len() > 1 {
-                    prop_assert!(page.records.len() <= 20);
-                }
-            }
+        let now = Instant::now();
+        assert!(page.begin(now));
+        assert!(!page.begin(now), "a page is begun once");
+        for _ in 0..1000 {
+            page.sent(10);
         }
+        assert_eq!(page.held(), 1, "sent records are not held");
+        assert_eq!(page.totals(), (1001, 10_000 + 7));
+        assert_eq!(page.begun_at(), Some(now));
     }
 }
