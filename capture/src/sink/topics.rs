@@ -198,10 +198,18 @@ fn check_compacted(
         .ok_or(KafkaError::AdminOp(RDKafkaErrorCode::Fail))
         .and_then(|r| r.map_err(KafkaError::AdminOp))
         .map_err(failed)?;
-    let policy = resource
-        .get("cleanup.policy")
-        .and_then(|entry| entry.value.clone())
-        .unwrap_or_default();
+    // Kafka lists every config of a topic it knows, defaults included (source DEFAULT_CONFIG),
+    // so a topic described without `cleanup.policy` is one the answering broker does not show
+    // yet: its metadata lags a creation the controller has accepted (CreateTopics said
+    // TopicAlreadyExists, e.g. for the creation a killed first start sent), and it answered
+    // UNKNOWN_TOPIC_OR_PARTITION for the resource, which rust-rdkafka returns as a resource
+    // without entries. Transient, so retried; never read as an empty policy.
+    let Some(entry) = resource.get("cleanup.policy") else {
+        return Err(failed(KafkaError::AdminOp(
+            RDKafkaErrorCode::UnknownTopicOrPartition,
+        )));
+    };
+    let policy = entry.value.clone().unwrap_or_default();
     if policy.split(',').any(|p| p.trim() == "compact") {
         Ok(())
     } else {
@@ -274,6 +282,81 @@ mod tests {
                 "sales.cdc.txjournal",
                 "sales.redoline.schema-history"
             ]
+        );
+    }
+
+    /// An admin client on the test broker, and a topic name no other test or run uses.
+    fn broker_admin(
+        test: &str,
+    ) -> (
+        KafkaClientSettings,
+        AdminClient<DefaultClientContext>,
+        String,
+    ) {
+        let env = redoline_testenv::kafka::KafkaEnv::shared().unwrap();
+        let settings = KafkaClientSettings::with_bootstrap(env.bootstrap_servers());
+        let admin = settings.client_config().create().unwrap();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let name = format!(
+            "topics-{test}-{}-{nanos}.redoline.offsets",
+            std::process::id()
+        );
+        (settings, admin, name)
+    }
+
+    fn admin_options() -> AdminOptions {
+        let timeout = Some(Duration::from_secs(30));
+        AdminOptions::new()
+            .request_timeout(timeout)
+            .operation_timeout(timeout)
+    }
+
+    /// The state a SIGKILL during the first start leaves for the restart: the controller has
+    /// the topic (CreateTopics answers TopicAlreadyExists), the broker answering DescribeConfigs
+    /// does not show it yet. Such a broker answers for the topic as for one that does not
+    /// exist, which this test describes. It was read as an empty policy and refused with
+    /// CDC-1001 at every restart; it must be a transient fault the open path retries.
+    #[test]
+    fn a_topic_the_broker_does_not_show_yet_is_retried_not_refused() {
+        let (_, admin, name) = broker_admin("not-shown");
+        let topic = RequiredTopic::compacted(&name, "spec.kafka.topicPrefix");
+        match check_compacted(&admin, &admin_options(), &topic) {
+            Err(TopicError::Admin { action, topic, .. }) => {
+                assert_eq!(action, "DescribeConfigs");
+                assert_eq!(topic, name);
+            }
+            other => panic!("expected a transient DescribeConfigs fault, got {other:?}"),
+        }
+    }
+
+    /// A topic a user created with cleanup.policy=delete is still refused with CDC-1001 once
+    /// the broker shows it (until then the fault is transient, as above).
+    #[test]
+    fn a_user_topic_with_the_delete_policy_is_still_refused() {
+        let (settings, admin, name) = broker_admin("delete");
+        let user_topic =
+            NewTopic::new(&name, 1, TopicReplication::Fixed(-1)).set("cleanup.policy", "delete");
+        let created = block_on(admin.create_topics([&user_topic], &admin_options())).unwrap();
+        assert!(created[0].is_ok(), "{created:?}");
+        let required = [RequiredTopic::compacted(&name, "spec.kafka.topicPrefix")];
+        let started = std::time::Instant::now();
+        let stop = loop {
+            match ensure_topics(&settings, &required, Duration::from_secs(30)) {
+                Err(TopicError::Misconfigured(stop)) => break stop,
+                Err(TopicError::Admin { .. }) if started.elapsed() < Duration::from_secs(60) => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                other => panic!("expected CDC-1001, got {other:?}"),
+            }
+        };
+        assert_eq!(stop.code, StopCode::InvalidConfiguration);
+        assert!(
+            stop.message.contains("cleanup.policy=delete"),
+            "{}",
+            stop.message
         );
     }
 

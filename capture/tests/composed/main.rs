@@ -40,13 +40,9 @@ use runner::{Outcome, Settings, Sink};
 ///   transaction stops the capture (CDC-6002).
 /// - [`Feature::NonBmpLobPositions`]: LOB trims and offsets over text outside the BMP count
 ///   characters in the simulator, UTF-16 code units in the capture.
-/// - [`Feature::InterruptedFirstKafkaStart`]: a kill during a Kafka capture's first start leaves
-///   its offsets topic read back with an empty `cleanup.policy`, and every restart stops with
-///   CDC-1001.
 const UNDER_REPAIR: &[Feature] = &[
     Feature::LobPiecesAfterOtherChange,
     Feature::NonBmpLobPositions,
-    Feature::InterruptedFirstKafkaStart,
 ];
 
 const DEFAULT_WORKLOADS: u64 = 40;
