@@ -54,7 +54,8 @@ export REDOLINE_KAFKA_BOOTSTRAP="127.0.0.1:$kafka_port"
 export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
 
 step "test: workspace"
-cargo test --workspace --locked
+# Every test binary runs even when one fails, so one run shows every failure.
+cargo test --workspace --locked --no-fail-fast
 
 # Bounded fuzzing of the SQL_REDO parsers and spill frames (libFuzzer via cargo-fuzz, nightly): a crash fails the run.
 step "fuzz: SQL_REDO parsers and spill frames, ${FUZZ_SECONDS:=30}s per target"
