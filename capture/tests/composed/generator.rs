@@ -66,13 +66,6 @@ pub enum Feature {
     /// earlier in the same transaction". Found by this test; expected once fixed: an update
     /// event of the key and the whole new value.
     LobPiecesAfterOtherChange,
-    /// A CLOB trimmed, or written at an offset above 1, when its content holds characters
-    /// outside the BMP: the simulator counts the scenario's offsets and lengths, and writes
-    /// them into the redo, in characters (`source/simulator/lob.rs`), while the capture reads
-    /// them in UTF-16 code units (`assemble/lob.rs`), as Oracle's DBMS_LOB counts a CLOB; the
-    /// published value is cut or shifted. Found by this test. While listed, LOB steps write
-    /// BMP text only and append only to BMP content (values inserted whole keep any text).
-    NonBmpLobPositions,
     /// SIGKILL (or SIGTERM) during a Kafka capture's very first start, while it creates its
     /// topics: every restart then stops with CDC-1001 "topic <prefix>.redoline.offsets exists
     /// with cleanup.policy=, but it must be compacted" (an empty policy read back), a crash loop
@@ -813,14 +806,12 @@ impl Generator<'_> {
             .under_repair
             .contains(&Feature::LobPiecesAfterOtherChange);
         match (&row.body, &row.data, self.random.below(3)) {
-            (Some(body), _, 0)
-                if (body_known || appends_anywhere) && (self.astral_lob_steps() || bmp(body)) =>
-            {
+            (Some(body), _, 0) if body_known || appends_anywhere => {
                 let piece = {
                     let len = 1 + self.random.below(3_000);
-                    self.lob_text(len)
+                    self.text(len)
                 };
-                let offset = body.len() + 1;
+                let offset = utf16_len(body) + 1;
                 self.lock(index, key);
                 self.step(
                     &json!({"tx": tx, "lob_write": "APP.DOCS", "where": {"ID": key.1},
@@ -840,14 +831,14 @@ impl Generator<'_> {
             }
             (Some(body), _, 1) => {
                 let len = 1 + self.random.below(2 * body.len().max(10));
-                let new = self.lob_text(len);
+                let new = self.text(len);
                 self.lock(index, key);
                 self.step(
                     &json!({"tx": tx, "lob_write": "APP.DOCS", "where": {"ID": key.1},
                                   "column": "BODY", "offset": 1, "data": new}),
                 );
-                let count = new.chars().count();
-                if count < body.len() {
+                let count = new.encode_utf16().count();
+                if count < utf16_len(body) {
                     self.step(
                         &json!({"tx": tx, "lob_trim": "APP.DOCS", "where": {"ID": key.1},
                                       "column": "BODY", "length": count}),
@@ -872,24 +863,6 @@ impl Generator<'_> {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Whether LOB steps may carry characters outside the BMP.
-    fn astral_lob_steps(&self) -> bool {
-        !self.under_repair.contains(&Feature::NonBmpLobPositions)
-    }
-
-    /// Text for a LOB step: [`Self::text`], without characters outside the BMP while
-    /// [`Feature::NonBmpLobPositions`] is under repair.
-    fn lob_text(&mut self, len: usize) -> String {
-        let text = self.text(len);
-        if self.astral_lob_steps() {
-            text
-        } else {
-            text.chars()
-                .map(|c| if c > '\u{ffff}' { 'x' } else { c })
-                .collect()
         }
     }
 
@@ -1076,9 +1049,10 @@ fn non_lob_image(table: &str, row: &Row) -> BTreeMap<String, Value> {
     image
 }
 
-/// Whether all of `text` is in the Basic Multilingual Plane.
-fn bmp(text: &[char]) -> bool {
-    text.iter().all(|&c| c <= '\u{ffff}')
+/// A CLOB's length as DBMS_LOB counts it: UTF-16 code units, two for a character outside the
+/// BMP.
+fn utf16_len(text: &[char]) -> usize {
+    text.iter().map(|c| c.len_utf16()).sum()
 }
 
 fn base64(bytes: &[u8]) -> String {

@@ -43,9 +43,6 @@ use runner::{Outcome, Settings, Sink};
 ///   a rollback to a savepoint is published cut to its first pieces.
 /// - [`Feature::LobPiecesAfterOtherChange`]: found by this test, not in the issue: a CLOB
 ///   appended to after another change of its transaction stops the capture (CDC-6002).
-/// - [`Feature::NonBmpLobPositions`]: found by this test, not in the issue: LOB trims and
-///   offsets over text outside the BMP count characters in the simulator, UTF-16 code units
-///   in the capture.
 /// - [`Feature::InterruptedFirstKafkaStart`]: found by this test, not in the issue: a kill
 ///   during a Kafka capture's first start leaves its offsets topic read back with an empty
 ///   `cleanup.policy`, and every restart stops with CDC-1001.
@@ -54,7 +51,6 @@ const UNDER_REPAIR: &[Feature] = &[
     Feature::UndoneLobWrite,
     Feature::SigtermWithHeartbeats,
     Feature::LobPiecesAfterOtherChange,
-    Feature::NonBmpLobPositions,
     Feature::InterruptedFirstKafkaStart,
 ];
 
