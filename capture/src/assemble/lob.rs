@@ -14,8 +14,9 @@
 //!   the written length, they are still a whole new value (a shorter value replacing a longer one).
 //! - Anything else (an append, a write above offset 1, a gap, a trim or erase) is applied to the
 //!   value the LOB had before, which is known only when it was set earlier in the same
-//!   transaction (an `EMPTY_CLOB()` insert, an earlier update). Without it the value cannot be
-//!   rebuilt: [`LobError::Partial`], which the capture stops on (CDC-6002) or skips, never a
+//!   transaction (an `EMPTY_CLOB()` insert, an earlier update, earlier pieces), and is still
+//!   among the values the assembler keeps ([`super::known_lobs`]). Without it the value cannot
+//!   be rebuilt: [`LobError::Partial`], which the capture stops on (CDC-6002) or skips, never a
 //!   padded or truncated value.
 //! - Known limit: a write at offset 1 that overwrites only the start of a longer value, without a
 //!   trim, looks exactly like a whole new value in the redo, so it is read as one.
@@ -37,7 +38,7 @@ pub enum LobFlavor {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LobError {
     #[error(
-        "{0}: the LOB's earlier value is not part of this transaction, so the change cannot be rebuilt"
+        "{0}: the LOB's earlier value is not known from this transaction (not set in it, or set before the last {budget} MiB of LOB values it set), so the change cannot be rebuilt", budget = super::known_lobs::KNOWN_LOB_BUDGET_BYTES >> 20
     )]
     Partial(String),
     #[error("a LOB_WRITE piece is not valid {0}")]

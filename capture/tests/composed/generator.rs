@@ -59,13 +59,6 @@ pub enum Feature {
     /// CLOB write is published with 6,000 characters). Found by this test; likely the same
     /// undo matching as [`Feature::UndoneLobInsert`].
     UndoneLobWrite,
-    /// A CLOB written in pieces (an append) when the transaction's previous change was not
-    /// the insert or update of that row: the capture stops with CDC-6002 PartialLobWrite. It
-    /// knows a LOB's earlier value only from the change it holds (`Assembler::start_lob` in
-    /// `capture/src/assemble/mod.rs`), although `assemble/lob.rs` promises any value "set
-    /// earlier in the same transaction". Found by this test; expected once fixed: an update
-    /// event of the key and the whole new value.
-    LobPiecesAfterOtherChange,
     /// SIGKILL (or SIGTERM) during a Kafka capture's very first start, while it creates its
     /// topics: every restart then stops with CDC-1001 "topic <prefix>.redoline.offsets exists
     /// with cleanup.policy=, but it must be compacted" (an empty policy read back), a crash loop
@@ -784,10 +777,10 @@ impl Generator<'_> {
     }
 
     /// A LOB change after the insert. The capture rebuilds a LOB written in pieces from the
-    /// value the transaction's previous change (an insert or update of the same row) holds;
-    /// a write from offset 1 at least as long as the old value (or trimmed to its own length)
-    /// it reads as a whole new value, needing none. So: pieces appended to a CLOB right after
-    /// the change that set it, or whole new CLOB or BLOB values at any time.
+    /// value an earlier change of the transaction set for the same row; a write from offset 1
+    /// at least as long as the old value (or trimmed to its own length) it reads as a whole new
+    /// value, needing none. So: pieces appended to a CLOB the transaction set (right after, or
+    /// after other changes), or whole new CLOB or BLOB values at any time.
     fn lob_change(&mut self, index: usize) {
         let Some(key) = self.visible_row(index, &["DOCS"]) else {
             return;
@@ -796,17 +789,9 @@ impl Generator<'_> {
             return;
         };
         let tx = self.open[index].name.clone();
-        let joins = self.joins_last_change(index, key);
-        let body_known = joins
-            && self.open[index]
-                .changes
-                .last()
-                .is_some_and(|c| c.image.get("BODY").is_some_and(|v| !v.is_null()));
-        let appends_anywhere = !self
-            .under_repair
-            .contains(&Feature::LobPiecesAfterOtherChange);
+        let body_known = self.body_set_in_transaction(index, key);
         match (&row.body, &row.data, self.random.below(3)) {
-            (Some(body), _, 0) if body_known || appends_anywhere => {
+            (Some(body), _, 0) if body_known => {
                 let piece = {
                     let len = 1 + self.random.below(3_000);
                     self.text(len)
@@ -864,6 +849,24 @@ impl Generator<'_> {
             }
             _ => {}
         }
+    }
+
+    /// Whether the transaction set the row's CLOB (an insert or update with BODY, a LOB step)
+    /// since the row was inserted: the value an append continues, which the capture knows only
+    /// from the transaction's own changes.
+    fn body_set_in_transaction(&self, index: usize, key: RowKey) -> bool {
+        for change in self.open[index].changes.iter().rev() {
+            if change.table != key.0 || change.image.get("ID") != Some(&json!(key.1)) {
+                continue;
+            }
+            if change.image.get("BODY").is_some_and(|v| !v.is_null()) {
+                return true;
+            }
+            if change.op != "u" {
+                return false;
+            }
+        }
+        false
     }
 
     /// Whether a LOB step on `key` joins the transaction's last change (an insert or update of

@@ -41,8 +41,6 @@ use runner::{Outcome, Settings, Sink};
 ///   the rest of the window.
 /// - [`Feature::UndoneLobWrite`]: found by this test, close to item 2: a LOB write undone by
 ///   a rollback to a savepoint is published cut to its first pieces.
-/// - [`Feature::LobPiecesAfterOtherChange`]: found by this test, not in the issue: a CLOB
-///   appended to after another change of its transaction stops the capture (CDC-6002).
 /// - [`Feature::InterruptedFirstKafkaStart`]: found by this test, not in the issue: a kill
 ///   during a Kafka capture's first start leaves its offsets topic read back with an empty
 ///   `cleanup.policy`, and every restart stops with CDC-1001.
@@ -50,7 +48,6 @@ const UNDER_REPAIR: &[Feature] = &[
     Feature::UndoneLobInsert,
     Feature::UndoneLobWrite,
     Feature::SigtermWithHeartbeats,
-    Feature::LobPiecesAfterOtherChange,
     Feature::InterruptedFirstKafkaStart,
 ];
 
