@@ -476,16 +476,16 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                 source: self.source(row),
             });
         }
-        // The value before the pieces: the held event's, or one an earlier event of this
-        // transaction set for the same row (the locator row carries the row's ROWID).
-        let known = if attaches {
-            self.held
-                .as_ref()
-                .and_then(|held| held.after.as_ref())
-                .and_then(|after| after.get(column))
-        } else {
-            self.known_lobs.get(&name, &row.row_id, column)
-        };
+        // The value before the pieces: the held event's when it sets the LOB, else one an
+        // earlier event of this transaction set for the same row (the locator row carries the
+        // row's ROWID; an event in between that does not set the LOB leaves it as it was).
+        let known = self
+            .held
+            .as_ref()
+            .filter(|_| attaches)
+            .and_then(|held| held.after.as_ref())
+            .and_then(|after| after.get(column))
+            .or_else(|| self.known_lobs.get(&name, &row.row_id, column));
         let flavor = match table.columns()[column].data_type.lob_kind() {
             Some(LobKind::Blob) => LobFlavor::Binary,
             _ => LobFlavor::Character,

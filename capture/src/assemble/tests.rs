@@ -262,13 +262,18 @@ fn lob_pieces_continue_a_value_set_before_another_rows_change() {
     let mut rows: Vec<LogMinerRow> = insert("4", "abc").into_iter().collect();
     rows.extend(insert("5", "other"));
     // Row 4's CLOB appended to after row 5's insert; then appended to again, after a delete of
-    // row 5.
+    // row 5 and an update of row 4 that does not set the CLOB (the pieces join that update).
     rows.push(row(OperationCode::SelectLobLocator, row_4, LOCATOR));
     rows.push(row(OperationCode::LobWrite, row_4, &write("de", 2, 4)));
     rows.push(row(
         OperationCode::Delete,
         "AAAR32AAHAAAAFcAA5",
         "delete from \"APP\".\"DOCS\" where \"ID\" = '5';",
+    ));
+    rows.push(row(
+        OperationCode::Update,
+        row_4,
+        "update \"APP\".\"DOCS\" set \"TITLE\" = 'u' where \"ID\" = '4';",
     ));
     rows.push(row(OperationCode::SelectLobLocator, row_4, LOCATOR));
     rows.push(row(OperationCode::LobWrite, row_4, &write("f", 1, 6)));
@@ -279,6 +284,7 @@ fn lob_pieces_continue_a_value_set_before_another_rows_change() {
     assert_eq!(ops, [Create, Create, Update, Delete, Update]);
     assert_eq!(value(&events[2], "after", "BODY"), text("abcde"));
     assert_eq!(value(&events[4], "after", "BODY"), text("abcdef"));
+    assert_eq!(value(&events[4], "after", "TITLE"), text("u"));
     assert_eq!(
         value(&events[4], "before", "ID").map(|v| v.to_string()),
         Some("4".to_owned())
