@@ -7,14 +7,16 @@
 //!   offset by the previous piece's *character* count; a character outside the Basic Multilingual
 //!   Plane is one character but two code units, so the builder recognises the advance (offset =
 //!   previous offset + previous character count) and places the piece right after the previous
-//!   one in code units instead. BLOB offsets are bytes and need no correction.
+//!   one in code units instead; a trim or erase in between ends the pieces, so a write after it
+//!   is taken at its offset in code units. BLOB offsets are bytes and need no correction.
 //! - Writes that start at offset 1 and run on without a gap, with no trim or erase, are a whole
 //!   new value: that is how LogMiner logs `UPDATE ... SET lob = ...`. Followed by a trim to exactly
 //!   the written length, they are still a whole new value (a shorter value replacing a longer one).
 //! - Anything else (an append, a write above offset 1, a gap, a trim or erase) is applied to the
 //!   value the LOB had before, which is known only when it was set earlier in the same
-//!   transaction (an `EMPTY_CLOB()` insert, an earlier update). Without it the value cannot be
-//!   rebuilt: [`LobError::Partial`], which the capture stops on (CDC-6002) or skips, never a
+//!   transaction (an `EMPTY_CLOB()` insert, an earlier update, earlier pieces), and is still
+//!   among the values the assembler keeps ([`super::known_lobs`]). Without it the value cannot
+//!   be rebuilt: [`LobError::Partial`], which the capture stops on (CDC-6002) or skips, never a
 //!   padded or truncated value.
 //! - Known limit: a write at offset 1 that overwrites only the start of a longer value, without a
 //!   trim, looks exactly like a whole new value in the redo, so it is read as one.
@@ -36,7 +38,7 @@ pub enum LobFlavor {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LobError {
     #[error(
-        "{0}: the LOB's earlier value is not part of this transaction, so the change cannot be rebuilt"
+        "{0}: the LOB's earlier value is not known from this transaction (not set in it, or set before the last {budget} MiB of LOB values it set), so the change cannot be rebuilt", budget = super::known_lobs::KNOWN_LOB_BUDGET_BYTES >> 20
     )]
     Partial(String),
     #[error("a LOB_WRITE piece is not valid {0}")]
@@ -74,6 +76,10 @@ pub struct LobBuilder {
     units: Vec<u16>,
     bytes: Vec<u8>,
     contiguous_from_start: bool,
+    /// At least one write was applied.
+    wrote: bool,
+    /// The write just before, when no trim or erase came after it: LogMiner's piece advance
+    /// only runs from one LOB_WRITE piece to the next.
     last: Option<LastPiece>,
     /// A trim or erase happened, or a write was not contiguous from offset 1.
     needs_base: Option<String>,
@@ -103,6 +109,7 @@ impl LobBuilder {
             units: Vec::new(),
             bytes: Vec::new(),
             contiguous_from_start: true,
+            wrote: false,
             last: None,
             needs_base: None,
             trimmed_to_written: false,
@@ -153,7 +160,8 @@ impl LobBuilder {
     pub fn trim(&mut self, length: u64) {
         self.pieces += 1;
         let written = self.written_length();
-        if self.contiguous_from_start && self.last.is_some() && length == written {
+        self.last = None;
+        if self.contiguous_from_start && self.wrote && length == written {
             self.trimmed_to_written = true;
         } else {
             self.needs_base
@@ -170,6 +178,7 @@ impl LobBuilder {
     /// LOB_ERASE of `amount` units from the 1-based `offset`.
     pub fn erase(&mut self, amount: u64, offset: u64) {
         self.pieces += 1;
+        self.last = None;
         self.needs_base
             .get_or_insert_with(|| format!("an erase of {amount} at offset {offset}"));
         match &mut self.base {
@@ -188,7 +197,7 @@ impl LobBuilder {
     /// The LOB's new value.
     pub fn finish(self) -> Result<Value, LobError> {
         let whole_value = self.needs_base.is_none() || self.trimmed_to_written;
-        if whole_value && self.contiguous_from_start && self.last.is_some() {
+        if whole_value && self.contiguous_from_start && self.wrote {
             return Ok(match self.flavor {
                 LobFlavor::Character => Value::Text(String::from_utf16_lossy(&self.units)),
                 LobFlavor::Binary => Value::Bytes(self.bytes),
@@ -239,6 +248,7 @@ impl LobBuilder {
                 format!("a write at offset {logged_offset} that does not run on from offset 1")
             });
         }
+        self.wrote = true;
         self.last = Some(LastPiece {
             logged_offset,
             logged_length,
@@ -307,6 +317,18 @@ mod tests {
         lob.write_text("a😀", 1).unwrap();
         lob.write_text("b", 3).unwrap();
         assert_eq!(text(lob.finish()), "a😀b");
+    }
+
+    #[test]
+    fn a_write_after_a_trim_is_not_a_continued_piece() {
+        // Trimmed to 4 units ("😀😀"), the next write at 5 goes right after it, not at
+        // 1 + 8 units as a piece continuing the 4-character write would.
+        let known = Value::Text("abcdefghij".to_owned());
+        let mut lob = LobBuilder::new(LobFlavor::Character, Some(&known));
+        lob.write_text("😀😀😀😀", 1).unwrap();
+        lob.trim(4);
+        lob.write_text("xy", 5).unwrap();
+        assert_eq!(text(lob.finish()), "😀😀xy");
     }
 
     #[test]

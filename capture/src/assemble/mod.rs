@@ -10,7 +10,9 @@
 //! - LOB content is folded into the held event: an UPDATE setting only LOB columns of the same row
 //!   (how LogMiner logs small LOBs after an `EMPTY_CLOB()` insert), or SEL_LOB_LOCATOR followed by
 //!   LOB_WRITE / LOB_TRIM / LOB_ERASE pieces ([`lob`]). A locator for another row starts an UPDATE
-//!   event of its own for that row.
+//!   event of its own for that row, continuing the LOB value an earlier event of the transaction
+//!   set for that ROWID when it is still kept ([`known_lobs`], a fixed budget, oldest forgotten
+//!   first, so memory does not grow with the transaction).
 //! - DDL on a captured table: a `Ddl` event with the statement (LogMiner's appended `;` removed),
 //!   or a `Truncate` event; then the table's columns are reloaded ([`TableLookup::refresh`]) so
 //!   later rows use the new shape.
@@ -22,6 +24,7 @@
 //! - Rows of tables that are not captured, and transaction control rows, produce nothing.
 
 pub mod csf;
+pub mod known_lobs;
 pub mod lob;
 
 use std::sync::Arc;
@@ -31,6 +34,7 @@ use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::OnUnsupported;
 
+use self::known_lobs::KnownLobs;
 use self::lob::{LobBuilder, LobError, LobFlavor};
 use crate::dictionary::{LobKind, TableSchema};
 use crate::event::{ChangeEvent, Operation, SourceInfo, Xid};
@@ -140,6 +144,8 @@ pub struct TransactionAssembler<'l, L: TableLookup> {
     commit: CommitInfo,
     held: Option<ChangeEvent>,
     lob: Option<ActiveLob>,
+    /// LOB values emitted so far, for pieces that continue them after other changes.
+    known_lobs: KnownLobs,
     stats: AssembleStats,
 }
 
@@ -167,6 +173,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             commit,
             held: None,
             lob: None,
+            known_lobs: KnownLobs::default(),
             stats: AssembleStats::default(),
         }
     }
@@ -469,12 +476,16 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                 source: self.source(row),
             });
         }
+        // The value before the pieces: the held event's when it sets the LOB, else one an
+        // earlier event of this transaction set for the same row (the locator row carries the
+        // row's ROWID; an event in between that does not set the LOB leaves it as it was).
         let known = self
             .held
             .as_ref()
             .filter(|_| attaches)
             .and_then(|held| held.after.as_ref())
-            .and_then(|after| after.get(column));
+            .and_then(|after| after.get(column))
+            .or_else(|| self.known_lobs.get(&name, &row.row_id, column));
         let flavor = match table.columns()[column].data_type.lob_kind() {
             Some(LobKind::Blob) => LobFlavor::Binary,
             _ => LobFlavor::Character,
@@ -565,8 +576,31 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
     }
 
     fn emit_event(&mut self, event: ChangeEvent, emit: &mut dyn FnMut(ChangeEvent)) {
+        self.note_lobs(&event);
         self.stats.events += 1;
         emit(event);
+    }
+
+    /// Keeps the LOB values an event sets, for pieces later in the transaction.
+    fn note_lobs(&mut self, event: &ChangeEvent) {
+        let table = &event.table;
+        let name = table.qualified_name();
+        let row_id = event.source.row_id.as_deref().unwrap_or(PLACEHOLDER_ROW_ID);
+        match (&event.op, &event.after) {
+            (Operation::Ddl { .. } | Operation::Truncate, _) => self.known_lobs.clear(),
+            (Operation::Delete, _) => {
+                self.known_lobs
+                    .forget_row(&name, row_id, table.columns().len());
+            }
+            (_, Some(after)) if row_id != PLACEHOLDER_ROW_ID => {
+                for index in (0..table.columns().len()).filter(|&i| is_lob(table, i)) {
+                    if let Some(value) = after.get(index) {
+                        self.known_lobs.remember(&name, row_id, index, value);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     fn source(&self, row: &LogMinerRow) -> SourceInfo {

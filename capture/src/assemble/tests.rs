@@ -241,6 +241,57 @@ fn a_lob_write_to_another_row_is_an_update_of_that_row() {
 }
 
 #[test]
+fn lob_pieces_continue_a_value_set_before_another_rows_change() {
+    let insert = |id: &str, body: &str| {
+        [
+            row(
+                OperationCode::Insert,
+                PLACEHOLDER_ROW_ID,
+                &format!(
+                    "insert into \"APP\".\"DOCS\"(\"ID\",\"TITLE\",\"BODY\") values ('{id}','t',EMPTY_CLOB());"
+                ),
+            ),
+            row(
+                OperationCode::Update,
+                &format!("AAAR32AAHAAAAFcAA{id}"),
+                &format!("update \"APP\".\"DOCS\" set \"BODY\" = '{body}' where \"ID\" = '{id}';"),
+            ),
+        ]
+    };
+    let row_4 = "AAAR32AAHAAAAFcAA4";
+    let mut rows: Vec<LogMinerRow> = insert("4", "abc").into_iter().collect();
+    rows.extend(insert("5", "other"));
+    // Row 4's CLOB appended to after row 5's insert; then appended to again, after a delete of
+    // row 5 and an update of row 4 that does not set the CLOB (the pieces join that update).
+    rows.push(row(OperationCode::SelectLobLocator, row_4, LOCATOR));
+    rows.push(row(OperationCode::LobWrite, row_4, &write("de", 2, 4)));
+    rows.push(row(
+        OperationCode::Delete,
+        "AAAR32AAHAAAAFcAA5",
+        "delete from \"APP\".\"DOCS\" where \"ID\" = '5';",
+    ));
+    rows.push(row(
+        OperationCode::Update,
+        row_4,
+        "update \"APP\".\"DOCS\" set \"TITLE\" = 'u' where \"ID\" = '4';",
+    ));
+    rows.push(row(OperationCode::SelectLobLocator, row_4, LOCATOR));
+    rows.push(row(OperationCode::LobWrite, row_4, &write("f", 1, 6)));
+    let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 5);
+    let ops: Vec<Operation> = events.iter().map(|e| e.op.clone()).collect();
+    use Operation::{Create, Delete, Update};
+    assert_eq!(ops, [Create, Create, Update, Delete, Update]);
+    assert_eq!(value(&events[2], "after", "BODY"), text("abcde"));
+    assert_eq!(value(&events[4], "after", "BODY"), text("abcdef"));
+    assert_eq!(value(&events[4], "after", "TITLE"), text("u"));
+    assert_eq!(
+        value(&events[4], "before", "ID").map(|v| v.to_string()),
+        Some("4".to_owned())
+    );
+}
+
+#[test]
 fn a_partial_lob_write_stops_or_is_skipped_never_padded() {
     let rows = || {
         vec![

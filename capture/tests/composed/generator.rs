@@ -59,20 +59,6 @@ pub enum Feature {
     /// CLOB write is published with 6,000 characters). Found by this test; likely the same
     /// undo matching as [`Feature::UndoneLobInsert`].
     UndoneLobWrite,
-    /// A CLOB written in pieces (an append) when the transaction's previous change was not
-    /// the insert or update of that row: the capture stops with CDC-6002 PartialLobWrite. It
-    /// knows a LOB's earlier value only from the change it holds (`Assembler::start_lob` in
-    /// `capture/src/assemble/mod.rs`), although `assemble/lob.rs` promises any value "set
-    /// earlier in the same transaction". Found by this test; expected once fixed: an update
-    /// event of the key and the whole new value.
-    LobPiecesAfterOtherChange,
-    /// A CLOB trimmed, or written at an offset above 1, when its content holds characters
-    /// outside the BMP: the simulator counts the scenario's offsets and lengths, and writes
-    /// them into the redo, in characters (`source/simulator/lob.rs`), while the capture reads
-    /// them in UTF-16 code units (`assemble/lob.rs`), as Oracle's DBMS_LOB counts a CLOB; the
-    /// published value is cut or shifted. Found by this test. While listed, LOB steps write
-    /// BMP text only and append only to BMP content (values inserted whole keep any text).
-    NonBmpLobPositions,
     /// SIGKILL (or SIGTERM) during a Kafka capture's very first start, while it creates its
     /// topics: every restart then stops with CDC-1001 "topic <prefix>.redoline.offsets exists
     /// with cleanup.policy=, but it must be compacted" (an empty policy read back), a crash loop
@@ -793,10 +779,10 @@ impl Generator<'_> {
     }
 
     /// A LOB change after the insert. The capture rebuilds a LOB written in pieces from the
-    /// value the transaction's previous change (an insert or update of the same row) holds;
-    /// a write from offset 1 at least as long as the old value (or trimmed to its own length)
-    /// it reads as a whole new value, needing none. So: pieces appended to a CLOB right after
-    /// the change that set it, or whole new CLOB or BLOB values at any time.
+    /// value an earlier change of the transaction set for the same row; a write from offset 1
+    /// at least as long as the old value (or trimmed to its own length) it reads as a whole new
+    /// value, needing none. So: pieces appended to a CLOB the transaction set (right after, or
+    /// after other changes), or whole new CLOB or BLOB values at any time.
     fn lob_change(&mut self, index: usize) {
         let Some(key) = self.visible_row(index, &["DOCS"]) else {
             return;
@@ -805,24 +791,14 @@ impl Generator<'_> {
             return;
         };
         let tx = self.open[index].name.clone();
-        let joins = self.joins_last_change(index, key);
-        let body_known = joins
-            && self.open[index]
-                .changes
-                .last()
-                .is_some_and(|c| c.image.get("BODY").is_some_and(|v| !v.is_null()));
-        let appends_anywhere = !self
-            .under_repair
-            .contains(&Feature::LobPiecesAfterOtherChange);
+        let body_known = self.body_set_in_transaction(index, key);
         match (&row.body, &row.data, self.random.below(3)) {
-            (Some(body), _, 0)
-                if (body_known || appends_anywhere) && (self.astral_lob_steps() || bmp(body)) =>
-            {
+            (Some(body), _, 0) if body_known => {
                 let piece = {
                     let len = 1 + self.random.below(3_000);
-                    self.lob_text(len)
+                    self.text(len)
                 };
-                let offset = body.len() + 1;
+                let offset = utf16_len(body) + 1;
                 self.lock(index, key);
                 self.step(
                     &json!({"tx": tx, "lob_write": "APP.DOCS", "where": {"ID": key.1},
@@ -842,14 +818,14 @@ impl Generator<'_> {
             }
             (Some(body), _, 1) => {
                 let len = 1 + self.random.below(2 * body.len().max(10));
-                let new = self.lob_text(len);
+                let new = self.text(len);
                 self.lock(index, key);
                 self.step(
                     &json!({"tx": tx, "lob_write": "APP.DOCS", "where": {"ID": key.1},
                                   "column": "BODY", "offset": 1, "data": new}),
                 );
-                let count = new.chars().count();
-                if count < body.len() {
+                let count = new.encode_utf16().count();
+                if count < utf16_len(body) {
                     self.step(
                         &json!({"tx": tx, "lob_trim": "APP.DOCS", "where": {"ID": key.1},
                                       "column": "BODY", "length": count}),
@@ -877,22 +853,22 @@ impl Generator<'_> {
         }
     }
 
-    /// Whether LOB steps may carry characters outside the BMP.
-    fn astral_lob_steps(&self) -> bool {
-        !self.under_repair.contains(&Feature::NonBmpLobPositions)
-    }
-
-    /// Text for a LOB step: [`Self::text`], without characters outside the BMP while
-    /// [`Feature::NonBmpLobPositions`] is under repair.
-    fn lob_text(&mut self, len: usize) -> String {
-        let text = self.text(len);
-        if self.astral_lob_steps() {
-            text
-        } else {
-            text.chars()
-                .map(|c| if c > '\u{ffff}' { 'x' } else { c })
-                .collect()
+    /// Whether the transaction set the row's CLOB (an insert or update with BODY, a LOB step)
+    /// since the row was inserted: the value an append continues, which the capture knows only
+    /// from the transaction's own changes.
+    fn body_set_in_transaction(&self, index: usize, key: RowKey) -> bool {
+        for change in self.open[index].changes.iter().rev() {
+            if change.table != key.0 || change.image.get("ID") != Some(&json!(key.1)) {
+                continue;
+            }
+            if change.image.get("BODY").is_some_and(|v| !v.is_null()) {
+                return true;
+            }
+            if change.op != "u" {
+                return false;
+            }
         }
+        false
     }
 
     /// Whether a LOB step on `key` joins the transaction's last change (an insert or update of
@@ -1078,9 +1054,10 @@ fn non_lob_image(table: &str, row: &Row) -> BTreeMap<String, Value> {
     image
 }
 
-/// Whether all of `text` is in the Basic Multilingual Plane.
-fn bmp(text: &[char]) -> bool {
-    text.iter().all(|&c| c <= '\u{ffff}')
+/// A CLOB's length as DBMS_LOB counts it: UTF-16 code units, two for a character outside the
+/// BMP.
+fn utf16_len(text: &[char]) -> usize {
+    text.iter().map(|c| c.len_utf16()).sum()
 }
 
 fn base64(bytes: &[u8]) -> String {

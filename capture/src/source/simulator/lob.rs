@@ -4,7 +4,8 @@
 //!   (ROW_ID `AAAAAAAAAAAAAAAAAA`), then the content: up to [`INLINE_LOB_BYTES`] bytes as a
 //!   follow-up `update ... set "C" = '...' where <logged columns> and ROWID = '...';` (corpus #9,
 //!   #11), larger content as a SEL_LOB_LOCATOR row and LOB_WRITE rows of at most
-//!   [`LOB_WRITE_CHARS`] characters (or bytes for BLOB) each.
+//!   [`LOB_WRITE_CHARS`] UTF-16 code units (bytes for BLOB) each; the steps' offsets,
+//!   amounts and lengths count the same units, as DBMS_LOB does ([`Content`]).
 //! - `lob_write`, `lob_trim` and `lob_erase` steps write a SEL_LOB_LOCATOR row, then LOB_WRITE
 //!   pieces, one LOB_TRIM or one LOB_ERASE (code 29) row.
 //!
@@ -27,7 +28,7 @@ use crate::value::{Value, binary};
 
 /// LOB content up to this many bytes is logged inline (as an UPDATE), like Oracle's in-row LOBs.
 pub(crate) const INLINE_LOB_BYTES: usize = 3964;
-/// Characters (CLOB, NCLOB) or bytes (BLOB) per LOB_WRITE row.
+/// UTF-16 code units (CLOB, NCLOB) or bytes (BLOB) per LOB_WRITE row.
 pub(crate) const LOB_WRITE_CHARS: usize = 6000;
 
 impl Simulator {
@@ -114,14 +115,10 @@ impl Simulator {
                         .map(Content::Byte)
                         .collect()
                 } else {
-                    data.chars().map(Content::Char).collect()
+                    data.encode_utf16().map(Content::Unit).collect()
                 };
                 let start = (*offset - 1) as usize;
-                let filler = if blob {
-                    Content::Byte(0)
-                } else {
-                    Content::Char(' ')
-                };
+                let filler = filler(blob);
                 if content.len() < start {
                     content.resize(start, filler);
                 }
@@ -149,11 +146,7 @@ impl Simulator {
             LobChange::Erase { offset, amount } => {
                 let start = (*offset - 1) as usize;
                 let end = (start + *amount as usize).min(content.len());
-                let filler = if blob {
-                    Content::Byte(0)
-                } else {
-                    Content::Char(' ')
-                };
+                let filler = filler(blob);
                 for unit in content.iter_mut().take(end).skip(start) {
                     *unit = filler;
                 }
@@ -286,7 +279,7 @@ impl Simulator {
         let variable = locator_variable(&data_type);
         let mut at = offset;
         let units = lob_units(value);
-        for piece in units.chunks(LOB_WRITE_CHARS) {
+        for piece in pieces(&units) {
             let mut sql = format!(" buf_{variable} := ");
             match units_value(piece, data_type == OracleType::Blob) {
                 Value::Bytes(bytes) => {
@@ -324,16 +317,51 @@ impl Simulator {
     }
 }
 
-/// One character (CLOB, NCLOB) or byte (BLOB) of LOB content.
+/// One UTF-16 code unit (CLOB, NCLOB) or byte (BLOB) of LOB content: the units DBMS_LOB counts
+/// offsets, amounts and lengths in. A CLOB in a varying-width database character set (AL32UTF8)
+/// and every NCLOB (AL16UTF16) is stored as 2-byte Unicode, and a character outside the BMP
+/// takes two of those units (Oracle "Application Developer's Guide - Large Objects", "Varying-Width
+/// Character Data": "CLOB/NCLOB values are stored in the database using the fixed width 2 byte
+/// Unicode character set if the database CHAR/NCHAR character set is varying-width"; ODPI-C's
+/// dpiLob_writeBytes: "the number of characters ... is defined by the number of UCS-2
+/// codepoints").
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Content {
-    Char(char),
+    Unit(u16),
     Byte(u8),
+}
+
+/// What Oracle fills a gap or an erased range with: spaces in character LOBs, zero bytes in BLOBs.
+fn filler(blob: bool) -> Content {
+    if blob {
+        Content::Byte(0)
+    } else {
+        Content::Unit(u16::from(b' '))
+    }
+}
+
+/// `units` cut into LOB_WRITE pieces of at most [`LOB_WRITE_CHARS`] units, never between the
+/// two halves of a surrogate pair (a piece's buffer is text).
+fn pieces(units: &[Content]) -> Vec<&[Content]> {
+    let mut pieces = Vec::new();
+    let mut rest = units;
+    while !rest.is_empty() {
+        let mut end = rest.len().min(LOB_WRITE_CHARS);
+        if end < rest.len()
+            && matches!(rest[end - 1], Content::Unit(unit) if (0xD800..0xDC00).contains(&unit))
+        {
+            end -= 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
 }
 
 fn lob_units(value: &Value) -> Vec<Content> {
     match value {
-        Value::Text(text) => text.chars().map(Content::Char).collect(),
+        Value::Text(text) => text.encode_utf16().map(Content::Unit).collect(),
         Value::Bytes(bytes) => bytes.iter().copied().map(Content::Byte).collect(),
         _ => Vec::new(),
     }
@@ -349,20 +377,21 @@ fn units_value(units: &[Content], blob: bool) -> Value {
                 .iter()
                 .map(|u| match u {
                     Content::Byte(b) => *b,
-                    Content::Char(_) => 0,
+                    Content::Unit(_) => 0,
                 })
                 .collect(),
         )
     } else {
-        Value::Text(
-            units
-                .iter()
-                .map(|u| match u {
-                    Content::Char(c) => *c,
-                    Content::Byte(_) => ' ',
-                })
-                .collect(),
-        )
+        let units: Vec<u16> = units
+            .iter()
+            .map(|u| match u {
+                Content::Unit(unit) => *unit,
+                Content::Byte(_) => u16::from(b' '),
+            })
+            .collect();
+        // A trim or write that splits a surrogate pair leaves half a character, as in Oracle;
+        // the text shows it as U+FFFD.
+        Value::Text(String::from_utf16_lossy(&units))
     }
 }
 

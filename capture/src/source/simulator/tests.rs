@@ -6,8 +6,9 @@ use std::ops::ControlFlow;
 
 use super::database::FIRST_SCN;
 use super::*;
+use crate::assemble::lob::{LobBuilder, LobFlavor};
 use crate::event::Xid;
-use crate::redo::{DdlKind, LobStatement, parse_ddl, parse_dml, parse_lob};
+use crate::redo::{DdlKind, LobData, LobStatement, parse_ddl, parse_dml, parse_lob};
 use crate::source::row::{DDL_ROW_ID, PLACEHOLDER_ROW_ID, SEQUENCELESS_XIDSQN};
 use crate::source::{OperationCode as Op, RedoAddress};
 
@@ -565,6 +566,51 @@ fn large_lobs_and_lob_steps_write_locator_write_trim_and_erase_rows() {
     }
     let state = sim.committed_rows("ADMIN", "T").unwrap();
     assert_eq!(state[0].1[1], Value::Text("z   zzzzzz".to_owned()));
+}
+
+#[test]
+fn lob_positions_count_utf16_code_units_outside_the_bmp() {
+    // DBMS_LOB counts a CLOB in 2-byte units: each emoji below is two of them.
+    let mut sim = simulator(&[
+        DOCS,
+        r#"{"tx":"s","insert":"ADMIN.T","values":{"ID":5,"C":"abcdefghij"}}"#,
+        r#"{"tx":"s","commit":true}"#,
+        r#"{"tx":"t","lob_write":"ADMIN.T","where":{"ID":5},"column":"C","offset":1,"data":"😀😀😀😀"}"#,
+        r#"{"tx":"t","lob_trim":"ADMIN.T","where":{"ID":5},"column":"C","length":4}"#,
+    ]);
+    let state = sim.committed_rows("ADMIN", "T").unwrap();
+    assert_eq!(state[0].1[1], Value::Text("abcdefghij".to_owned()));
+    sim.apply_line(
+        r#"{"tx":"t","lob_write":"ADMIN.T","where":{"ID":5},"column":"C","offset":5,"data":"xy"}"#,
+    )
+    .unwrap();
+    sim.apply_line(r#"{"tx":"t","commit":true}"#).unwrap();
+    let state = sim.committed_rows("ADMIN", "T").unwrap();
+    assert_eq!(state[0].1[1], Value::Text("😀😀xy".to_owned()));
+
+    // The capture's builder, started from the committed value, reads the redo to the same value.
+    let rows = mine(&mut sim, &["ADMIN.T"]);
+    let known = Value::Text("abcdefghij".to_owned());
+    let mut lob = LobBuilder::new(LobFlavor::Character, Some(&known));
+    let mut logged = Vec::new();
+    for row in rows.iter().filter(|r| r.xid == rows.last().unwrap().xid) {
+        match parse_lob(redo(row)) {
+            Ok(LobStatement::Write(write)) => {
+                logged.push(("write", write.amount, write.offset));
+                let LobData::Text(text) = &write.data else {
+                    panic!("{write:?}")
+                };
+                lob.write_text(text, write.offset).unwrap();
+            }
+            Ok(LobStatement::Trim { new_length, .. }) => {
+                logged.push(("trim", new_length, 0));
+                lob.trim(new_length);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(logged, [("write", 8, 1), ("trim", 4, 0), ("write", 2, 5)]);
+    assert_eq!(lob.finish().unwrap(), Value::Text("😀😀xy".to_owned()));
 }
 
 #[test]
