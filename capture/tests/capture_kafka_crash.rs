@@ -142,7 +142,7 @@ fn sigkill_at_random_moments_neither_repeats_nor_loses_nor_splits_a_transaction(
     let mut span_ms = 2500u64;
     while kills < KILLS && started.elapsed() < KILL_BUDGET {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        let during_start_up = (seed >> 40) % 5 == 0;
+        let during_start_up = (seed >> 40).is_multiple_of(5);
         let delay = Duration::from_millis((seed >> 33) % span_ms)
             + if during_start_up {
                 Duration::from_millis(150)
