@@ -609,9 +609,14 @@ impl Redo {
                 open: true,
                 enabled: ThreadEnabled::Public,
                 checkpoint_scn: t.written_scn,
+                // The last change LGWR wrote for this thread. The instance the capture is
+                // connected to (thread 1) is never idle: with nothing buffered, all its redo up to
+                // now is written. Another instance that writes nothing keeps its last write, so
+                // a quiet RAC instance holds capture back until it writes again (its log
+                // switches, ARCHIVE_LAG_TARGET).
                 last_redo_scn: match t.buffered_since {
-                    None => scn.max(t.written_scn),
-                    Some(_) => t.written_scn,
+                    None if t.number == 1 => scn.max(t.written_scn),
+                    _ => t.written_scn,
                 },
                 sequence: t.sequence,
                 enable_scn: t.enable_scn,
