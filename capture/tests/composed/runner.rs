@@ -2,7 +2,8 @@
 //!
 //! The capture gets a growing prefix of the workload's chunks: for each prefix it is started,
 //! maybe killed (SIGKILL) or stopped (SIGTERM) at a random moment, maybe more than once, then run
-//! with `--exit-at-end` until it exits 0. Before the next chunk is written, the purge at its start
+//! with `--exit-at-end` until it exits 0, with every RAC instance switching logs every
+//! [`ARCHIVE_LAG_TARGET`] meanwhile (a quiet instance holds capture back until it writes). Before the next chunk is written, the purge at its start
 //! is kept only when the capture's restart SCN has passed it, as an operator purges archived logs
 //! a capture no longer needs (on Kafka the journal lets the restart SCN pass a long transaction).
 
@@ -71,6 +72,10 @@ const SIGTERM: i32 = 15;
 
 /// How long a run to the end may take before the test gives up on it.
 const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How often every RAC instance switches logs while a run goes to its end (Oracle's
+/// `ARCHIVE_LAG_TARGET`, scaled down).
+const ARCHIVE_LAG_TARGET: Duration = Duration::from_secs(1);
 
 /// A run that failed: what it said, and the interruptions before.
 pub struct Failure {
@@ -183,7 +188,26 @@ fn run_into(
         }
         runs += 1;
         let mut process = Process::spawn(dir.as_path(), runs)?;
-        process.watch(port, RUN_TIMEOUT, outcome, &mut restart_scn)?;
+        // The end is the current SCN at the run's start, above the last write of thread 2: only
+        // the connected instance (thread 1) gets the capture's flush write. As a RAC with
+        // ARCHIVE_LAG_TARGET set does, every instance switches logs now and then while the run
+        // goes on (the scenario is followed); the switches take SCNs from the gap before the
+        // next chunk's jump and change no data.
+        let started = Instant::now();
+        let mut ended = false;
+        while !ended && started.elapsed() < RUN_TIMEOUT {
+            ended = process.watch(port, ARCHIVE_LAG_TARGET, outcome, &mut restart_scn)?;
+            if !ended {
+                const SWITCH: &str = "{\"log_switch\":\"all\"}\n";
+                scenario.push_str(SWITCH);
+                // Appended in one write: the capture reads complete lines as they come.
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(dir.as_path().join("scenario.jsonl"))
+                    .and_then(|mut file| std::io::Write::write_all(&mut file, SWITCH.as_bytes()))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
         restart_scn = stored_restart_scn(sink, &dir, &prefix).unwrap_or(restart_scn);
         if process
             .child
@@ -253,7 +277,7 @@ fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
     format!(
         "name: {prefix}\n\
          namespace: composed\n\
-         database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
+         database: {{simulator: {{scenario: scenario.jsonl, follow: true}}}}\n\
          tables: [{}]\n\
          {sink}\
          format: {{type: compact}}\n\

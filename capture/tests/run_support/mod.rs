@@ -15,6 +15,9 @@ pub use http_probe::{free_port, metric, status};
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
+/// The longest an `--exit-at-end` run of a test scenario may take (debug build, busy machine).
+pub const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// A config, its scenario and its output, in a directory of their own.
 pub struct Capture {
     pub dir: tempfile::TempDir,
@@ -71,11 +74,38 @@ impl Capture {
 
     /// Runs to the end of the scenario: the exit status and stderr.
     #[allow(dead_code)] // not every test binary using this module runs to the end
+    /// Runs with `--exit-at-end`: exit code and stderr. A run still going after
+    /// [`RUN_LIMIT`] is killed and fails the test, so a capture that never reaches its end fails
+    /// in minutes instead of hanging the suite.
     pub fn run(&self) -> (i32, String) {
-        let output = self.command(true).output().unwrap();
+        let mut child = self.command(true).spawn().unwrap();
+        // Read stderr on a thread: a full pipe would block the capture.
+        let mut pipe = child.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            std::io::Read::read_to_end(&mut pipe, &mut text).unwrap();
+            text
+        });
+        let deadline = std::time::Instant::now() + RUN_LIMIT;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() >= deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                let stderr = reader.join().unwrap();
+                panic!(
+                    "the capture did not reach its end within {RUN_LIMIT:?}:\n{}",
+                    String::from_utf8_lossy(&stderr)
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let stderr = reader.join().unwrap();
         (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
+            status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&stderr).into_owned(),
         )
     }
 
