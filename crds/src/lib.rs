@@ -18,7 +18,7 @@ pub mod stop;
 pub mod v1alpha1;
 
 pub use quantity::ByteQuantity;
-pub use stop::StopCode;
+pub use stop::{STOP_CODE_PATTERN, StopCode, is_condition_reason, is_stop_code_shaped};
 pub use v1alpha1::{OracleCapture, OracleCaptureSpec, OracleCaptureStatus};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{

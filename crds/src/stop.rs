@@ -64,6 +64,35 @@ stop_codes! {
     OrphanedTransaction = "CDC-7002", "An orphaned transaction was found and the orphan action is `fail`.";
 }
 
+/// The shape of a stop code in the API (`status.lastStop.code`, `status.activeStop`): what the
+/// CRD's schema enforces, and what the operator checks before it copies a code out of a
+/// termination message. A newer capture may write a code this table does not know yet; it is
+/// kept when it has this shape.
+pub const STOP_CODE_PATTERN: &str = r"^CDC-[0-9]{4}$";
+
+/// Whether `code` matches [`STOP_CODE_PATTERN`].
+pub fn is_stop_code_shaped(code: &str) -> bool {
+    code.strip_prefix("CDC-")
+        .is_some_and(|digits| digits.len() == 4 && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `reason` is a valid Kubernetes condition reason (`metav1.Condition`: CamelCase,
+/// `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`, at most 1024 bytes). The apiserver refuses a whole
+/// status with one bad reason, so a reason read from outside is checked first.
+pub fn is_condition_reason(reason: &str) -> bool {
+    let bytes = reason.as_bytes();
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b',' | b':');
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            bytes.len() <= 1024
+                && first.is_ascii_alphabetic()
+                && (last.is_ascii_alphanumeric() || *last == b'_')
+                && bytes.iter().all(inner)
+        }
+        _ => false,
+    }
+}
+
 /// The text is not one of the codes in [`StopCode::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not a redoline stop code (expected CDC-NNNN from the runbook)")]
@@ -128,5 +157,38 @@ mod tests {
             assert_eq!(serde_json::from_str::<StopCode>(&json).unwrap(), *code);
         }
         assert!("CDC-9999".parse::<StopCode>().is_err());
+    }
+
+    #[test]
+    fn every_code_and_reason_has_the_shape_the_api_accepts() {
+        for code in StopCode::ALL {
+            assert!(is_stop_code_shaped(code.code()), "{code}");
+            assert!(is_condition_reason(code.reason()), "{code}");
+        }
+        assert!(is_stop_code_shaped("CDC-9999"));
+        for bad in [
+            "CDC-",
+            "CDC-12",
+            "CDC-12345",
+            "CDC-12a4",
+            "cdc-1001",
+            "XCDC-1001",
+            "",
+        ] {
+            assert!(!is_stop_code_shaped(bad), "{bad:?}");
+        }
+        for good in ["A", "Spill_Full", "Kafka:Down", "a1"] {
+            assert!(is_condition_reason(good), "{good:?}");
+        }
+        for bad in [
+            "",
+            "spill full",
+            "1Spill",
+            "Spill,",
+            "Spill-Full",
+            &"A".repeat(1025),
+        ] {
+            assert!(!is_condition_reason(bad), "{bad:?}");
+        }
     }
 }

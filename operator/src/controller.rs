@@ -46,6 +46,7 @@
 pub mod apply;
 pub mod observe;
 pub mod resize;
+pub mod secrets;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -57,6 +58,7 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use kube::api::PartialObjectMeta;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, Resource, ResourceExt};
@@ -65,7 +67,7 @@ use redoline_crds::v1alpha1::OracleCaptureStatus;
 
 use crate::build::{BuildError, OperatorSettings, build};
 use crate::events::EventPublisher;
-use crate::status::{Observation, compute};
+use crate::status::{Observation, StatusPolls, Transition, compute, failing};
 
 /// Label every capture pod carries; the operator watches pods by it.
 pub const CAPTURE_POD_SELECTOR: &str = "app.kubernetes.io/name=redoline-capture";
@@ -84,10 +86,14 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
 const CACHE_READY_LIMIT: Duration = Duration::from_secs(30);
 /// How soon a reconcile that found a Secret on the API server but not yet in the cache runs again.
 const SECRET_CACHE_WAIT: Duration = Duration::from_secs(1);
+/// Failed reconciles in a row (about 15 s with the backoff) after which the status says so.
+const STALL_AFTER_FAILURES: u32 = 5;
 /// Condition reason for a spec the builders refuse.
 pub const INVALID_SPEC: &str = "InvalidSpec";
 /// Condition reason for a child the API server refuses as invalid (HTTP 422).
 pub const APPLY_REJECTED: &str = "ApplyRejected";
+/// The Event reason when the capture's `/status` stops answering the operator's polls.
+pub const STATUS_UNANSWERED: &str = "StatusUnanswered";
 
 /// Which namespaces the operator watches.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,6 +149,8 @@ pub enum Error {
     Resize(#[source] kube::Error),
     #[error("the watch caches did not fill within {CACHE_READY_LIMIT:?}; see the operator's log")]
     CachesNotReady,
+    #[error("reading a referenced Secret: {0}")]
+    SecretRead(#[source] kube::Error),
 }
 
 impl Error {
@@ -153,6 +161,7 @@ impl Error {
             Error::Apply(_) => "ApplyFailed",
             Error::Resize(_) => "ResizeFailed",
             Error::CachesNotReady => "CachesNotReady",
+            Error::SecretRead(_) => "SecretReadFailed",
         }
     }
 }
@@ -166,6 +175,8 @@ struct Context {
     /// StatefulSets, Pods, Secrets and the other children, as the watches last saw them.
     caches: observe::Caches,
     memory: Mutex<Memory>,
+    /// What is known of the referenced Secrets (key names and value digests, no values).
+    secret_facts: Mutex<secrets::SecretFactsCache>,
 }
 
 /// Per-object state kept between reconciles (lost on restart, which only costs a status write).
@@ -179,6 +190,8 @@ struct Memory {
     applied: HashMap<String, apply::AppliedChildren>,
     /// Spill resizes under way, by the OracleCapture's uid.
     resizing: HashMap<String, resize::Pending>,
+    /// The capture pod's `/status` answers, by the OracleCapture's uid.
+    polls: HashMap<String, StatusPolls>,
 }
 
 impl Context {
@@ -250,6 +263,7 @@ async fn run_one(
         captures,
         caches,
         memory: Mutex::new(Memory::default()),
+        secret_facts: Mutex::new(secrets::SecretFactsCache::default()),
     });
     tracing::info!(namespace = ns.unwrap_or("*"), "watching OracleCaptures");
     controller
@@ -287,7 +301,7 @@ fn capture_of_pod(pod: Pod) -> Option<ObjectRef<OracleCapture>> {
 /// The OracleCaptures that reference a Secret.
 fn readers_of_secret(
     captures: &Store<OracleCapture>,
-    secret: &Secret,
+    secret: &PartialObjectMeta<Secret>,
 ) -> Vec<ObjectRef<OracleCapture>> {
     let (Some(name), Some(namespace)) = (&secret.metadata.name, &secret.metadata.namespace) else {
         return Vec::new();
@@ -296,7 +310,7 @@ fn readers_of_secret(
         .state()
         .iter()
         .filter(|c| c.metadata.namespace.as_ref() == Some(namespace))
-        .filter(|c| observe::references_secret(&c.spec, name))
+        .filter(|c| secrets::references_secret(&c.spec, name))
         .map(|c| ObjectRef::from_obj(c.as_ref()))
         .collect()
 }
@@ -325,18 +339,60 @@ async fn reconcile(capture: Arc<OracleCapture>, context: Arc<Context>) -> Result
                 .events
                 .reconcile_failed(&capture.object_ref(&()), error.reason(), &error.to_string())
                 .await;
+            let failures = {
+                let mut memory = context.memory();
+                let count = memory.failures.entry(object_key(&capture)).or_insert(0);
+                *count = count.saturating_add(1);
+                *count
+            };
+            if failures >= STALL_AFTER_FAILURES {
+                write_failing_status(&capture, &context, error).await;
+            }
         }
     }
     result
 }
 
-fn error_policy(capture: Arc<OracleCapture>, error: &Error, context: Arc<Context>) -> Action {
-    let failures = {
-        let mut memory = context.memory();
-        let count = memory.failures.entry(object_key(&capture)).or_insert(0);
-        *count = count.saturating_add(1);
-        *count
+/// Says in the status that reconciles keep failing ([`failing`]). Best effort: when the status
+/// write is refused too, the Events and the log are all there is.
+async fn write_failing_status(capture: &OracleCapture, context: &Context, error: &Error) {
+    let (Some(name), Some(namespace), Some(uid)) = (
+        capture.metadata.name.as_deref(),
+        capture.metadata.namespace.as_deref(),
+        capture.metadata.uid.clone(),
+    ) else {
+        return;
     };
+    let status = failing(
+        capture.status.as_ref(),
+        capture.metadata.generation,
+        error.reason(),
+        &error.to_string(),
+        &now(),
+    );
+    if capture.status.as_ref() == Some(&status) {
+        return;
+    }
+    let api = Api::namespaced(context.client.clone(), namespace);
+    match apply::status(&api, name, &status).await {
+        Ok(()) => remember(context, uid, status),
+        Err(refused) => tracing::warn!(
+            capture = name,
+            namespace,
+            error = %refused,
+            "the status saying that reconciles fail was refused too"
+        ),
+    }
+}
+
+fn error_policy(capture: Arc<OracleCapture>, error: &Error, context: Arc<Context>) -> Action {
+    // Counted by `reconcile`, which always runs first.
+    let failures = context
+        .memory()
+        .failures
+        .get(&object_key(&capture))
+        .copied()
+        .unwrap_or(1);
     let delay = backoff(failures);
     tracing::warn!(
         object = %object_key(&capture),
@@ -391,12 +447,27 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
     let caches = &context.caches;
 
     // Desired state, then apply.
-    let secrets = observe::check_secrets(&caches.secrets, namespace, &capture.spec);
+    secrets::SecretFactsCache::refresh(
+        &context.secret_facts,
+        client,
+        &caches.secrets,
+        namespace,
+        &capture.spec,
+    )
+    .await
+    .map_err(Error::SecretRead)?;
+    let secrets = {
+        let facts = context
+            .secret_facts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        secrets::check(&capture.spec, |name| facts.get(namespace, name))
+    };
     if secrets
         .problem
         .as_ref()
-        .is_some_and(|(reason, _)| reason == observe::SECRET_NOT_FOUND)
-        && observe::secret_cache_behind(client, namespace, &capture.spec, &caches.secrets).await
+        .is_some_and(|(reason, _)| reason == secrets::SECRET_NOT_FOUND)
+        && secrets::metadata_cache_behind(client, namespace, &capture.spec, &caches.secrets).await
     {
         // The Secret's watch event is on its way and triggers the next reconcile.
         return Ok(Action::requeue(SECRET_CACHE_WAIT));
@@ -457,26 +528,50 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
     let pod = observe::pod(&caches.pods, namespace, &workload_name);
     let running = pod
         .as_ref()
-        .is_some_and(|(pod, _)| observe::capture_running(pod));
-    let report = match &pod {
-        Some((pod, Some(ip))) if observe::capture_running(pod) => {
-            match observe::poll_status(*ip, settings.status_port, settings.status_timeout).await {
-                Ok(report) => Some(report),
-                Err(error) => {
-                    tracing::debug!(capture = name, namespace, %ip, %error, "no /status answer");
-                    None
-                }
-            }
+        .is_some_and(|pod| observe::capture_running(&pod.observation));
+    let mut polls = context.memory().polls.remove(&uid).unwrap_or_default();
+    let mut unanswered_now = false;
+    if let Some(pod) = pod.as_ref().filter(|_| running) {
+        let poll = match pod.ip {
+            Some(ip) => observe::poll_status(ip, settings.status_port, settings.status_timeout)
+                .await
+                .map_err(|error| format!("{ip}:{}: {error}", settings.status_port)),
+            None => Err("the pod has no IP address yet".to_owned()),
+        };
+        if let Err(error) = &poll {
+            tracing::debug!(capture = name, namespace, %error, "no /status answer");
         }
-        _ => None,
+        unanswered_now = polls.record(&pod.uid, poll);
+    }
+    let (report, status_unanswered) = if running {
+        (polls.report().cloned(), polls.unanswered())
+    } else {
+        (None, None)
     };
+    context.memory().polls.insert(uid.clone(), polls);
+    let mut unanswered_event = None;
+    if let Some(unanswered) = status_unanswered.as_ref().filter(|_| unanswered_now) {
+        tracing::warn!(
+            capture = name,
+            namespace,
+            polls = unanswered.polls,
+            error = %unanswered.error,
+            "the capture's /status does not answer: Ready follows the pod's readiness"
+        );
+        unanswered_event = Some(Transition {
+            warning: true,
+            reason: STATUS_UNANSWERED.to_owned(),
+            note: unanswered.note(),
+        });
+    }
     let observation = Observation {
         generation: capture.metadata.generation,
         suspend: capture.spec.suspend,
         sla_max_lag_seconds: capture.spec.sla.as_ref().map(|sla| sla.max_lag_seconds),
         workload,
-        pod: pod.map(|(pod, _)| pod),
+        pod: pod.map(|pod| pod.observation),
         capture: report,
+        status_unanswered,
         configuration_problem,
     };
 
@@ -487,7 +582,8 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
         .get(&uid)
         .cloned()
         .or_else(|| capture.status.clone());
-    let (status, transitions) = compute(&observation, previous.as_ref(), &now());
+    let (status, mut transitions) = compute(&observation, previous.as_ref(), &now());
+    transitions.extend(unanswered_event);
     // Also written when only the stored copy differs, so a status changed by someone else is
     // put back; the transitions come from `previous`, so that costs no repeated Event.
     if previous.as_ref() != Some(&status) || capture.status.as_ref() != Some(&status) {
@@ -643,13 +739,13 @@ mod tests {
         for capture in [orders, elsewhere, other] {
             writer.apply_watcher_event(&watcher::Event::Apply(capture));
         }
-        let secret = |namespace: &str, name: &str| Secret {
+        let secret = |namespace: &str, name: &str| PartialObjectMeta::<Secret> {
             metadata: ObjectMeta {
                 name: Some(name.into()),
                 namespace: Some(namespace.into()),
                 ..ObjectMeta::default()
             },
-            ..Secret::default()
+            ..PartialObjectMeta::default()
         };
         assert_eq!(
             readers_of_secret(&store, &secret("sales", "orders-db-cdc")),

@@ -12,7 +12,8 @@
 //! * The leader renews the Lease every retry period. When the Lease turns out to be held by someone
 //!   else, or no renewal has succeeded for [`LeaderSettings::renew_deadline`] (shorter than the
 //!   lease duration, so the leader gives up before anyone else may take over), leadership is lost:
-//!   the controller is told to stop, and [`run_elected`] returns [`LeaderError::Lost`]. The binary
+//!   the controller is cancelled at once (running reconciles included, as client-go stops: the
+//!   Lease may already be someone else's), and [`run_elected`] returns [`LeaderError::Lost`]. The binary
 //!   then exits non-zero and the pod restarts as a fresh standby; that is simpler and safer than
 //!   rejoining with caches and per-object state from the previous term.
 //! * On a graceful shutdown the leader lets running reconciles finish, then releases the Lease
@@ -291,11 +292,11 @@ impl Elector {
 
 /// Waits for leadership, then runs `work` while leading.
 ///
-/// `work` gets a future that resolves when it must stop: at `shutdown`, or when leadership is lost.
-/// `work` runs on a task of its own, aborted when this future is dropped or gives up waiting for
-/// it. Returns `Ok(())` after a shutdown (the Lease released once `work` returned, or after
-/// [`LeaderSettings::drain_timeout`]) and [`LeaderError::Lost`] when leadership was lost (after
-/// `work` returned, or gave up waiting for it for one renew deadline).
+/// `work` gets a future that resolves at `shutdown`, when it should finish what it does and
+/// return. `work` runs on a task of its own, aborted when this future is dropped, when it does not
+/// return within [`LeaderSettings::drain_timeout`] of the shutdown, and at once when leadership is
+/// lost. Returns `Ok(())` after a shutdown (the Lease released once `work` ended) and
+/// [`LeaderError::Lost`] when leadership was lost (once `work` is cancelled).
 pub async fn run_elected<F, Fut>(
     client: Client,
     settings: LeaderSettings,
@@ -351,22 +352,11 @@ where
     tracing::info!(%lease, identity = %settings.identity, "leading: starting the controller");
     role.set(Role::Leader);
     set_leader(true);
-    let (lost_tx, lost_rx) = tokio::sync::oneshot::channel::<()>();
-    let stop = {
-        let shutdown = shutdown.clone();
-        async move {
-            tokio::select! {
-                _ = shutdown => {}
-                _ = lost_rx => {}
-            }
-        }
-        .boxed()
-    };
+    let stop = shutdown.clone().boxed();
     // On a task of its own, so that a slow Lease call never holds the controller up; aborted if
     // this future is dropped or gives up on it.
     let mut work = AbortOnDrop(tokio::spawn(work(stop)));
     let mut last_renewal = Instant::now();
-    let mut lost_tx = Some(lost_tx);
     let mut lost: Option<String> = None;
     let mut drain_deadline: Option<tokio::time::Instant> = None;
     loop {
@@ -407,13 +397,11 @@ where
                 tracing::error!(%lease, %why, "leadership lost: stopping the controller");
                 role.set(Role::Stopping);
                 set_leader(false);
-                if let Some(tx) = lost_tx.take() {
-                    let _ = tx.send(());
-                }
-                // Running reconciles may finish, but not past the renew deadline.
-                if tokio::time::timeout(settings.renew_deadline, &mut work.0).await.is_err() {
-                    tracing::warn!(%lease, "the controller did not stop in time; abandoning it");
-                }
+                // Stop at once, as client-go's elector does: the Lease may already be another
+                // replica's, and a reconcile left running would write beside the new leader.
+                work.0.abort();
+                // Cancelled at its next await: no request is sent after this returns.
+                let _ = (&mut work.0).await;
                 lost = Some(why);
                 break;
             }

@@ -513,6 +513,7 @@ async fn explain_and_printer_columns_are_useful() {
             message: "spill cap exceeded".into(),
             at: Time(jiff_now()),
         }),
+        active_stop: Some("CDC-4001".into()),
         snapshot: None,
     };
     typed
@@ -548,7 +549,9 @@ async fn explain_and_printer_columns_are_useful() {
         .collect();
     assert_eq!(
         header,
-        ["NAME", "READY", "STOP", "LAG", "COMMIT", "SCN", "AGE"],
+        [
+            "NAME", "READY", "REASON", "STOP", "LAG", "COMMIT", "SCN", "AGE"
+        ],
         "{table}"
     );
     let row: Vec<&str> = lines
@@ -557,8 +560,15 @@ async fn explain_and_printer_columns_are_useful() {
         .split_whitespace()
         .collect();
     assert_eq!(
-        &row[..5],
-        ["columns", "False", "CDC-4001", "12.5", "9876543210"],
+        &row[..6],
+        [
+            "columns",
+            "False",
+            "SpillCapacityExceeded",
+            "CDC-4001",
+            "12.5",
+            "9876543210"
+        ],
         "{table}"
     );
 }

@@ -162,6 +162,19 @@ fn one_of_kind<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
     found[0]
 }
 
+/// The rules of the ClusterRoles, the namespaced-resources one first, then the cluster-scoped
+/// reads (named `...-cluster`).
+fn cluster_role_rules(docs: &[Value]) -> Vec<Value> {
+    let mut roles = of_kind(docs, "ClusterRole");
+    roles.sort_by_key(|role| {
+        role["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .ends_with("-cluster")
+    });
+    roles.iter().map(|role| role["rules"].clone()).collect()
+}
+
 // --- files -----------------------------------------------------------------------------------
 
 #[test]
@@ -199,10 +212,8 @@ fn rendered_rbac_rules_are_operator_rbac() {
     let source =
         documents(&std::fs::read_to_string(repo().join("operator/rbac/clusterrole.yaml")).unwrap());
     let rendered = documents(&helm.template("redoline-system", &[]));
-    assert_eq!(
-        one_of_kind(&rendered, "ClusterRole")["rules"],
-        one_of_kind(&source, "ClusterRole")["rules"]
-    );
+    assert_eq!(cluster_role_rules(&rendered), cluster_role_rules(&source));
+    assert_eq!(cluster_role_rules(&source).len(), 2);
     assert_eq!(
         one_of_kind(&rendered, "Role")["rules"],
         one_of_kind(&source, "Role")["rules"]
@@ -290,6 +301,135 @@ fn values_schema_rejects_bad_values() {
     helm.template(
         "redoline-system",
         &["--values", all_features().to_str().unwrap()],
+    );
+}
+
+// --- NetworkPolicy ---------------------------------------------------------------------------
+
+/// The chart's NetworkPolicy selects the capture pods the operator builds, lets in exactly the
+/// operator's pods (and the configured scrapers) on the capture's HTTP port, and lets out only
+/// DNS, Oracle and Kafka. (The test control plane has no network plugin to enforce it; the dry
+/// run test checks that the apiserver accepts it.)
+#[test]
+fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
+    let helm = Helm::new();
+    let docs = documents(&helm.template(
+        "redoline-system",
+        &["--values", all_features().to_str().unwrap()],
+    ));
+    let policies = of_kind(&docs, "NetworkPolicy");
+    let namespaces: BTreeSet<&str> = policies
+        .iter()
+        .map(|p| p["metadata"]["namespace"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        namespaces,
+        BTreeSet::from(["hr", "sales"]),
+        "one per watched namespace"
+    );
+
+    let mut capture = redoline_tests::operator::sample_in("sales").unwrap();
+    capture.metadata.uid = Some("0d7c2f4e-8a51-4c2b-9a0e-1f3e5d7c9b11".into());
+    let children = redoline_operator::build::build(
+        &capture,
+        &redoline_operator::build::OperatorSettings {
+            default_image: "ghcr.io/redoline/redoline-capture:test".into(),
+        },
+    )
+    .unwrap();
+    let template = children.stateful_set.spec.unwrap().template;
+    let pod_labels = template.metadata.unwrap().labels.unwrap();
+    let http_port = template.spec.unwrap().containers[0]
+        .ports
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|p| p.name.as_deref() == Some("http"))
+        .unwrap()
+        .container_port;
+    let operator_labels =
+        one_of_kind(&docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+            .as_object()
+            .unwrap()
+            .clone();
+
+    for policy in policies {
+        let spec = &policy["spec"];
+        for (key, value) in spec["podSelector"]["matchLabels"].as_object().unwrap() {
+            assert_eq!(
+                pod_labels.get(key).map(String::as_str),
+                value.as_str(),
+                "the policy selects capture pods by {key}"
+            );
+        }
+        assert_eq!(
+            spec["policyTypes"],
+            serde_json::json!(["Ingress", "Egress"])
+        );
+        let ingress = spec["ingress"].as_array().unwrap();
+        assert_eq!(ingress.len(), 1);
+        assert_eq!(
+            ingress[0]["ports"],
+            serde_json::json!([{"protocol": "TCP", "port": http_port}])
+        );
+        let from = ingress[0]["from"].as_array().unwrap();
+        assert_eq!(from.len(), 2, "the operator and metricsFrom: {from:?}");
+        assert_eq!(
+            from[0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+            "redoline-system"
+        );
+        for (key, value) in from[0]["podSelector"]["matchLabels"].as_object().unwrap() {
+            assert_eq!(
+                operator_labels.get(key),
+                Some(value),
+                "operator pods by {key}"
+            );
+        }
+        assert_eq!(
+            from[1]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+            "monitoring"
+        );
+        let egress: BTreeSet<(String, u64)> = spec["egress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|rule| {
+                assert!(rule.get("to").is_none(), "ports only: {rule}");
+                rule["ports"].as_array().unwrap().clone()
+            })
+            .map(|p| {
+                (
+                    p["protocol"].as_str().unwrap().to_owned(),
+                    p["port"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let expected: BTreeSet<(String, u64)> = [
+            ("UDP", 53),
+            ("TCP", 53),
+            ("TCP", 1521),
+            ("TCP", 9092),
+            ("TCP", 9094),
+        ]
+        .into_iter()
+        .map(|(protocol, port)| (protocol.to_owned(), port))
+        .collect();
+        assert_eq!(egress, expected);
+    }
+
+    // Without namespaces to put them in, the chart refuses instead of guarding nothing.
+    let out = helm.run(&[
+        "template",
+        "r",
+        chart().to_str().unwrap(),
+        "--set",
+        "networkPolicy.enabled=true",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("networkPolicy.enabled needs watchNamespaces"),
+        "{}",
+        stderr(&out)
     );
 }
 
@@ -518,7 +658,9 @@ async fn rendered_objects_pass_server_side_dry_run() {
         } else {
             &[
                 "ClusterRole",
+                "ClusterRoleBinding",
                 "Deployment",
+                "NetworkPolicy",
                 "PodDisruptionBudget",
                 "PrometheusRule",
                 "Role",
@@ -638,7 +780,7 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         documents(&std::fs::read_to_string(repo().join("operator/rbac/clusterrole.yaml")).unwrap());
     assert_eq!(
         serde_json::to_value(cluster_role.rules.unwrap()).unwrap(),
-        one_of_kind(&source, "ClusterRole")["rules"]
+        cluster_role_rules(&source)[0]
     );
     let binding = Api::<ClusterRoleBinding>::all(client.clone())
         .get(cluster_name)
@@ -704,4 +846,131 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         "uninstall leaves no cluster-scoped object behind"
     );
     ns.delete().await;
+}
+
+/// `kubectl auth can-i VERB RESOURCE` as `account` (`system:serviceaccount:NS:NAME`), in
+/// `namespace` (cluster-wide when `None`).
+fn can_i(
+    env: &KubeEnv,
+    account: &str,
+    verb: &str,
+    resource: &str,
+    namespace: Option<&str>,
+) -> bool {
+    let mut cmd = env.kubectl();
+    // kubectl names a subresource with a flag of its own.
+    let (resource, subresource) = match resource.split_once('/') {
+        Some((resource, subresource)) if resource.contains('.') => (resource, Some(subresource)),
+        _ => (resource, None),
+    };
+    cmd.args(["auth", "can-i", verb, resource, "--as", account]);
+    if let Some(subresource) = subresource {
+        cmd.args(["--subresource", subresource]);
+    }
+    match namespace {
+        Some(namespace) => cmd.args(["--namespace", namespace]),
+        None => cmd.arg("--all-namespaces"),
+    };
+    let out = cmd.output().unwrap();
+    let answer = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(
+        answer == "yes" || answer == "no",
+        "kubectl auth can-i {verb} {resource}: {answer} {}",
+        stderr(&out)
+    );
+    answer == "yes"
+}
+
+/// The namespace-scoped install, the documented least-privilege option: the operator's account
+/// can do in the watched namespace what a reconcile and a spill resize need (the StorageClass
+/// read included, which only a ClusterRoleBinding can grant), and nothing with Secrets or claims
+/// anywhere else.
+#[tokio::test]
+async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_namespaces() {
+    let env = KubeEnv::shared().expect("control plane");
+    let client = env.client().await.unwrap();
+    apply_crd(&client, &redoline_crds::crd()).await.unwrap();
+    let ns = env.namespace("helm-scoped").await.unwrap();
+    let watched = env.namespace("helm-scoped-sales").await.unwrap();
+    let other = env.namespace("helm-scoped-other").await.unwrap();
+    let helm = Helm::new();
+    let kubeconfig = env.kubeconfig_path().to_str().unwrap().to_owned();
+    let release = "redoline";
+    let watch_list = format!("watchNamespaces={{{}}}", watched.name);
+    let out = helm.run(&[
+        "install",
+        release,
+        chart().to_str().unwrap(),
+        "--namespace",
+        &ns.name,
+        "--kubeconfig",
+        &kubeconfig,
+        "--set",
+        &watch_list,
+    ]);
+    assert!(out.status.success(), "helm install:\n{}", stderr(&out));
+    let account = format!("system:serviceaccount:{}:{release}", ns.name);
+    let account = account.as_str();
+    let sales = Some(watched.name.as_str());
+    for (verb, resource) in [
+        ("watch", "oraclecaptures.redoline.io"),
+        ("patch", "oraclecaptures.redoline.io/status"),
+        ("patch", "statefulsets.apps"),
+        ("delete", "statefulsets.apps"),
+        ("get", "secrets"),
+        ("watch", "secrets"),
+        ("patch", "persistentvolumeclaims"),
+        ("delete", "persistentvolumeclaims"),
+        ("create", "events.events.k8s.io"),
+    ] {
+        assert!(
+            can_i(env, account, verb, resource, sales),
+            "{verb} {resource} in the watched namespace"
+        );
+    }
+    assert!(
+        can_i(env, account, "get", "storageclasses.storage.k8s.io", None),
+        "the StorageClass read of a spill resize"
+    );
+    let elsewhere = Some(other.name.as_str());
+    for (verb, resource) in [
+        ("get", "secrets"),
+        ("list", "secrets"),
+        ("delete", "persistentvolumeclaims"),
+        ("patch", "statefulsets.apps"),
+        ("watch", "oraclecaptures.redoline.io"),
+    ] {
+        assert!(
+            !can_i(env, account, verb, resource, elsewhere),
+            "{verb} {resource} elsewhere"
+        );
+        assert!(
+            !can_i(env, account, verb, resource, None),
+            "{verb} {resource} cluster-wide"
+        );
+    }
+    for (verb, resource) in [
+        ("create", "storageclasses.storage.k8s.io"),
+        ("create", "pods/exec"),
+        ("get", "nodes"),
+        ("*", "*"),
+    ] {
+        assert!(
+            !can_i(env, account, verb, resource, sales),
+            "{verb} {resource}"
+        );
+    }
+
+    let out = helm.run(&[
+        "uninstall",
+        release,
+        "--namespace",
+        &ns.name,
+        "--kubeconfig",
+        &kubeconfig,
+    ]);
+    assert!(out.status.success(), "helm uninstall:\n{}", stderr(&out));
+    ns.delete().await;
+    watched.delete().await;
+    other.delete().await;
 }

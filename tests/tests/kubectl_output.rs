@@ -177,7 +177,15 @@ fn check_get(output: &str) {
     let header = split_columns(lines.next().expect("a header"));
     assert_eq!(
         header,
-        ["NAME", "READY", "STOP", "LAG", "COMMIT SCN", "AGE"],
+        [
+            "NAME",
+            "READY",
+            "REASON",
+            "STOP",
+            "LAG",
+            "COMMIT SCN",
+            "AGE"
+        ],
         "{output}"
     );
     let rows: BTreeMap<String, String> = lines
@@ -194,13 +202,28 @@ fn check_get(output: &str) {
             .split_whitespace()
             .collect()
     };
-    // NAME READY [STOP] [LAG] [COMMIT SCN] AGE: empty cells leave no token.
-    assert_eq!(row("orders")[..4], ["orders", "True", "4.5", "5118204"]);
-    assert_eq!(row("invoices")[..4], ["invoices", "True", "500", "5116880"]);
-    assert_eq!(row("payments")[..3], ["payments", "False", "CDC-1002"]);
+    // NAME READY REASON [STOP] [LAG] [COMMIT SCN] AGE: empty cells leave no token.
     assert_eq!(
-        row("shipments")[..4],
-        ["shipments", "False", "CDC-4001", "5090311"]
+        row("orders")[..5],
+        ["orders", "True", "Streaming", "4.5", "5118204"]
+    );
+    assert_eq!(
+        row("invoices")[..5],
+        ["invoices", "True", "Streaming", "500", "5116880"]
+    );
+    assert_eq!(
+        row("payments")[..4],
+        ["payments", "False", "PrerequisitesNotMet", "CDC-1002"]
+    );
+    assert_eq!(
+        row("shipments")[..5],
+        [
+            "shipments",
+            "False",
+            "SpillCapacityExceeded",
+            "CDC-4001",
+            "5090311"
+        ]
     );
     for (name, tokens) in ["orders", "invoices", "payments", "shipments"].map(|n| (n, row(n))) {
         let age = tokens.last().unwrap();

@@ -266,3 +266,70 @@ async fn only_the_lease_holder_reconciles_and_a_standby_takes_over() {
     }
     ns.delete().await;
 }
+
+/// A leader that loses the Lease stops at once, in the middle of work that takes long (a slow
+/// reconcile): nothing it does lands after it noticed the loss, so it never writes beside the new
+/// holder, as client-go's elector behaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_loses_the_lease_stops_writing_at_once() {
+    let (admin, ns) = operator::admin_and_namespace("leader-overlap")
+        .await
+        .expect("namespace");
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), &ns.name);
+    let mut election = LeaderSettings::new(ns.name.clone(), "operator-slow".to_owned());
+    election.lease_duration = LEASE_DURATION;
+    election.renew_deadline = Duration::from_secs(3);
+    election.retry_period = Duration::from_millis(500);
+    let role = RoleCell::default();
+    let last_write = std::sync::Arc::new(std::sync::Mutex::new(None::<std::time::Instant>));
+    let task = {
+        let last_write = last_write.clone();
+        let role = role.clone();
+        tokio::spawn(redoline_operator::leader::run_elected(
+            admin.clone(),
+            election,
+            role,
+            None,
+            std::future::pending::<()>(),
+            move |_stop| async move {
+                // Ignores the stop signal, as a reconcile busy with a slow API call does.
+                loop {
+                    *last_write.lock().unwrap() = Some(std::time::Instant::now());
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+        ))
+    };
+    wait_until("the replica to lead", || {
+        let role = role.clone();
+        async move { role.get() == Role::Leader }
+    })
+    .await;
+
+    let mut lease = leases.get(LEASE).await.expect("Lease");
+    let spec = lease.spec.as_mut().expect("spec");
+    spec.holder_identity = Some("intruder".into());
+    spec.renew_time = Some(MicroTime(Timestamp::now()));
+    leases
+        .replace(LEASE, &PostParams::default(), &lease)
+        .await
+        .expect("Lease taken over");
+    let taken = std::time::Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(15), task)
+        .await
+        .expect("the leader stops after losing the Lease")
+        .expect("task");
+    assert!(matches!(ended, Err(LeaderError::Lost { .. })), "{ended:?}");
+    let last = last_write.lock().unwrap().expect("the work ran");
+    let after_loss = last.saturating_duration_since(taken);
+    eprintln!("last write {after_loss:?} after the Lease was taken");
+    // Noticed at the next renewal (one retry period), then nothing more; the rest is slack for a
+    // loaded machine. Waiting for the work (the old behaviour) took the 3 s renew deadline.
+    assert!(after_loss < Duration::from_millis(1_500), "{after_loss:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        *last_write.lock().unwrap(),
+        Some(last),
+        "a write after the end"
+    );
+}

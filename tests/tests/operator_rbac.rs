@@ -50,13 +50,24 @@ fn of_kind<T: serde::de::DeserializeOwned>(docs: &[serde_json::Value], kind: &st
     serde_json::from_value(doc.clone()).expect(kind)
 }
 
+fn named<T: serde::de::DeserializeOwned>(docs: &[serde_json::Value], kind: &str, name: &str) -> T {
+    let doc = docs
+        .iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in operator/rbac"));
+    serde_json::from_value(doc.clone()).expect(kind)
+}
+
 /// The objects of `operator/rbac/`, for a ServiceAccount in `namespace`: cluster-scoped names get
 /// the namespace as suffix so that tests do not share them.
 struct Rbac {
     cluster_role: ClusterRole,
+    /// The cluster-scoped reads (StorageClasses), always bound cluster-wide.
+    cluster_reads: ClusterRole,
     role: Role,
     service_account: ServiceAccount,
     cluster_role_binding: ClusterRoleBinding,
+    cluster_reads_binding: ClusterRoleBinding,
     role_binding: RoleBinding,
 }
 
@@ -65,13 +76,22 @@ impl Rbac {
         let rules = documents(RULES);
         let bindings = documents(BINDINGS);
         let cluster_name = format!("redoline-operator-{namespace}");
-        let mut cluster_role: ClusterRole = of_kind(&rules, "ClusterRole");
+        let mut cluster_role: ClusterRole = named(&rules, "ClusterRole", "redoline-operator");
         cluster_role.metadata.name = Some(cluster_name.clone());
+        let reads_name = format!("{cluster_name}-cluster");
+        let mut cluster_reads: ClusterRole =
+            named(&rules, "ClusterRole", "redoline-operator-cluster");
+        cluster_reads.metadata.name = Some(reads_name.clone());
+        let mut cluster_reads_binding: ClusterRoleBinding =
+            named(&bindings, "ClusterRoleBinding", "redoline-operator-cluster");
+        cluster_reads_binding.metadata.name = Some(reads_name.clone());
+        cluster_reads_binding.role_ref.name = reads_name;
         let mut role: Role = of_kind(&rules, "Role");
         role.metadata.namespace = Some(namespace.to_owned());
         let mut service_account: ServiceAccount = of_kind(&bindings, "ServiceAccount");
         service_account.metadata.namespace = Some(namespace.to_owned());
-        let mut cluster_role_binding: ClusterRoleBinding = of_kind(&bindings, "ClusterRoleBinding");
+        let mut cluster_role_binding: ClusterRoleBinding =
+            named(&bindings, "ClusterRoleBinding", "redoline-operator");
         cluster_role_binding.metadata.name = Some(cluster_name.clone());
         cluster_role_binding.role_ref.name = cluster_name;
         let mut role_binding: RoleBinding = of_kind(&bindings, "RoleBinding");
@@ -79,6 +99,7 @@ impl Rbac {
         for subject in cluster_role_binding
             .subjects
             .iter_mut()
+            .chain(cluster_reads_binding.subjects.iter_mut())
             .chain(role_binding.subjects.iter_mut())
             .flatten()
         {
@@ -87,9 +108,11 @@ impl Rbac {
         }
         Rbac {
             cluster_role,
+            cluster_reads,
             role,
             service_account,
             cluster_role_binding,
+            cluster_reads_binding,
             role_binding,
         }
     }
@@ -123,6 +146,7 @@ impl Rbac {
                 .unwrap_or_else(|e| panic!("applying: {e:#}"));
         }
         ssa(Api::all(admin.clone()), &self.cluster_role).await;
+        ssa(Api::all(admin.clone()), &self.cluster_reads).await;
         ssa(Api::namespaced(admin.clone(), namespace), &self.role).await;
         ssa(
             Api::namespaced(admin.clone(), namespace),
@@ -130,6 +154,7 @@ impl Rbac {
         )
         .await;
         ssa(Api::all(admin.clone()), &self.cluster_role_binding).await;
+        ssa(Api::all(admin.clone()), &self.cluster_reads_binding).await;
         ssa(
             Api::namespaced(admin.clone(), namespace),
             &self.role_binding,
@@ -138,13 +163,15 @@ impl Rbac {
     }
 
     async fn delete(&self, admin: &Client) {
-        let name = self.cluster_role.metadata.name.clone().expect("name");
-        let _ = Api::<ClusterRoleBinding>::all(admin.clone())
-            .delete(&name, &DeleteParams::default())
-            .await;
-        let _ = Api::<ClusterRole>::all(admin.clone())
-            .delete(&name, &DeleteParams::default())
-            .await;
+        for role in [&self.cluster_role, &self.cluster_reads] {
+            let name = role.metadata.name.clone().expect("name");
+            let _ = Api::<ClusterRoleBinding>::all(admin.clone())
+                .delete(&name, &DeleteParams::default())
+                .await;
+            let _ = Api::<ClusterRole>::all(admin.clone())
+                .delete(&name, &DeleteParams::default())
+                .await;
+        }
     }
 }
 

@@ -695,3 +695,100 @@ async fn a_missing_secret_stalls_until_it_is_created() {
     h.stateful_set_where("created", |_| true).await;
     h.finish().await;
 }
+
+/// A refusal that lasts (here a ValidatingAdmissionPolicy that forbids the StatefulSet, as a
+/// policy engine or webhook would) is said in the status: after a few failed reconciles, Stalled
+/// True with the refusal, for the current generation, so the object never keeps a stale
+/// `observedGeneration` and GitOps tools report the failure. It clears once the refusal ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lasting_refusal_is_stalled_in_the_status_for_the_current_generation() {
+    use k8s_openapi::api::admissionregistration::v1::{
+        ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    };
+    let h = Harness::start("operator-reconcile-refused", 1).await;
+    let name = format!("freeze-{}", h.ns.name);
+    let policies: kube::Api<ValidatingAdmissionPolicy> = kube::Api::all(h.client.clone());
+    let bindings: kube::Api<ValidatingAdmissionPolicyBinding> = kube::Api::all(h.client.clone());
+    let policy: ValidatingAdmissionPolicy = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{
+                "apiGroups": ["apps"], "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"], "resources": ["statefulsets"]}]},
+            "validations": [{"expression": "false", "reason": "Forbidden",
+                             "message": "statefulsets are frozen in this namespace"}]
+        }
+    }))
+    .unwrap();
+    let binding: ValidatingAdmissionPolicyBinding = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {
+                "kubernetes.io/metadata.name": h.ns.name}}}
+        }
+    }))
+    .unwrap();
+    policies
+        .create(&Default::default(), &policy)
+        .await
+        .expect("policy");
+    bindings
+        .create(&Default::default(), &binding)
+        .await
+        .expect("binding");
+    // The policy takes effect once the apiserver's policy cache has it: probe with a dry run.
+    let probe: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "probe"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+            "metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    }))
+    .unwrap();
+    let statefulsets = h.api::<StatefulSet>();
+    operator::eventually("the policy in force", WAIT, POLL, || async {
+        let dry = kube::api::PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        statefulsets.create(&dry, &probe).await.err().map(|_| ())
+    })
+    .await
+    .expect("the policy never applied");
+
+    h.create_sample_secrets().await;
+    h.create_sample().await;
+    let capture = h
+        .wait_current("Stalled by the refusal", |c| {
+            has_condition(c, "Stalled", "True", "ApplyFailed")
+        })
+        .await;
+    let message = &condition(&capture, "Stalled").unwrap().message;
+    assert!(message.contains("frozen in this namespace"), "{message}");
+    assert!(has_condition(&capture, "Ready", "False", "ApplyFailed"));
+    assert!(has_condition(
+        &capture,
+        "Reconciling",
+        "False",
+        "ApplyFailed"
+    ));
+
+    // The refusal ends: the next reconcile creates the StatefulSet and the stall clears.
+    bindings
+        .delete(&name, &Default::default())
+        .await
+        .expect("binding deleted");
+    policies
+        .delete(&name, &Default::default())
+        .await
+        .expect("policy deleted");
+    h.stateful_set_where("created once the policy is gone", |_| true)
+        .await;
+    h.wait_current("the stall to clear", |c| {
+        has_condition(c, "Stalled", "False", "NoStop")
+    })
+    .await;
+    h.finish().await;
+}

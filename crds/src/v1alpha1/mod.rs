@@ -40,7 +40,8 @@ pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
     namespaced,
     status = "OracleCaptureStatus",
     printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status","description":"Whether the capture is streaming"}"#,
-    printcolumn = r#"{"name":"Stop","type":"string","jsonPath":".status.lastStop.code","description":"The latest typed stop (see docs/runbook.md)"}"#,
+    printcolumn = r#"{"name":"Reason","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].reason","description":"Why the capture is or is not Ready"}"#,
+    printcolumn = r#"{"name":"Stop","type":"string","jsonPath":".status.activeStop","description":"The typed stop in force (see docs/runbook.md)"}"#,
     printcolumn = r#"{"name":"Lag","type":"number","jsonPath":".status.lagSeconds","description":"Seconds behind the database"}"#,
     printcolumn = r#"{"name":"Commit SCN","type":"integer","jsonPath":".status.position.commitScn","description":"Commit SCN of the last emitted transaction"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#

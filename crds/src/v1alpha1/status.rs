@@ -55,6 +55,12 @@ pub struct OracleCaptureStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_stop: Option<LastStop>,
 
+    /// The code of the typed stop in force (the one `Stalled` reports), absent once the capture
+    /// streams again; `lastStop` keeps the latest one after that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = crate::STOP_CODE_PATTERN))]
+    pub active_stop: Option<String>,
+
     /// Progress of the initial snapshot, present only while the capture takes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotProgress>,
@@ -107,7 +113,7 @@ pub struct Position {
 #[serde(rename_all = "camelCase")]
 pub struct LastStop {
     /// The stop code, such as `CDC-4001`; see docs/runbook.md.
-    #[schemars(regex(pattern = r"^CDC-[0-9]{4}$"))]
+    #[schemars(regex(pattern = crate::STOP_CODE_PATTERN))]
     pub code: String,
     /// The stop's CamelCase reason, such as `SpillCapacityExceeded`.
     pub reason: String,

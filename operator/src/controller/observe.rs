@@ -1,5 +1,5 @@
-//! Reading the world for one OracleCapture: the Secrets it references, its StatefulSet and pod,
-//! and the capture's own `/status` endpoint.
+//! Reading the world for one OracleCapture: its StatefulSet and pod, and the capture's own
+//! `/status` endpoint (the Secrets it references: [`super::secrets`]).
 //!
 //! Everything here only reads, and the Kubernetes objects come from the watch caches
 //! ([`Caches`], set up by [`watch`]), so observing costs no API call. What it returns is plain
@@ -15,7 +15,6 @@ use futures::stream::{BoxStream, Stream};
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
-use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use kube::api::PartialObjectMeta;
@@ -23,93 +22,27 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use redoline_crds::OracleCapture;
-use redoline_crds::v1alpha1::OracleCaptureSpec;
-use sha2::{Digest, Sha256};
 
 use crate::status::{CaptureReport, ContainerState, PodObservation, WorkloadObservation};
-
-/// Condition reason: a referenced Secret does not exist.
-pub const SECRET_NOT_FOUND: &str = "SecretNotFound";
-/// Condition reason: a referenced Secret lacks a key the capture reads.
-pub const SECRET_KEY_MISSING: &str = "SecretKeyMissing";
 
 /// The largest `/status` answer read; the real one is a few hundred bytes.
 const MAX_STATUS_BYTES: usize = 64 * 1024;
 /// Longest life of a poll's connection task, even if the capture never closes the socket.
 const POLL_CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
 
-/// What the referenced Secrets look like right now.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SecretCheck {
-    /// The first problem found, as (condition reason, message); the message names every problem
-    /// and the spec field that references the Secret.
-    pub problem: Option<(String, String)>,
-    /// SHA-256 over each referenced Secret's name, uid and resourceVersion. It changes whenever a
-    /// Secret is replaced or edited, without putting anything derived from the secret material on
-    /// the pod template.
-    pub digest: String,
-}
-
-/// One Secret the spec names, and the keys the capture needs from it.
-struct SecretReference<'a> {
-    field: &'static str,
-    name: &'a str,
-    /// (key, the spec field naming the key)
-    keys: Vec<(&'a str, &'static str)>,
-}
-
-fn references(spec: &OracleCaptureSpec) -> Vec<SecretReference<'_>> {
-    let credentials = &spec.database.credentials_secret;
-    let mut references = vec![SecretReference {
-        field: "spec.database.credentialsSecret",
-        name: &credentials.name,
-        keys: vec![
-            (
-                &credentials.username_key,
-                "spec.database.credentialsSecret.usernameKey",
-            ),
-            (
-                &credentials.password_key,
-                "spec.database.credentialsSecret.passwordKey",
-            ),
-        ],
-    }];
-    if let Some(wallet) = &spec.database.wallet_secret {
-        references.push(SecretReference {
-            field: "spec.database.walletSecret",
-            name: &wallet.name,
-            keys: Vec::new(),
-        });
-    }
-    if let Some(kafka) = &spec.kafka.config_secret {
-        references.push(SecretReference {
-            field: "spec.kafka.configSecret",
-            name: &kafka.name,
-            keys: Vec::new(),
-        });
-    }
-    references
-}
-
-/// Whether the Secret named `secret` is one the spec references (used to map Secret watch events
-/// to the captures that read them).
-pub fn references_secret(spec: &OracleCaptureSpec, secret: &str) -> bool {
-    references(spec).iter().any(|r| r.name == secret)
-}
-
 /// The caches the reconciler reads instead of asking the API server: one reflector per watched
 /// kind, fed by the same watches that trigger reconciles, so reading them costs no API call.
 ///
 /// To keep the operator small with many captures, what is cached is trimmed to what the
 /// reconciler reads: no `managedFields` anywhere, no pod template spec in StatefulSets, no pod
-/// spec in Pods, and Secrets keep their key names but not their values (the values are never
-/// needed, and not holding them keeps credentials out of the operator's memory). ConfigMaps,
-/// Services and ServiceAccounts are watched as metadata only.
+/// spec in Pods. Secrets are watched as metadata only (their values never reach the cache), and
+/// ConfigMaps, Services and ServiceAccounts are kept as metadata only.
 #[derive(Clone)]
 pub struct Caches {
     pub stateful_sets: Store<StatefulSet>,
     pub pods: Store<Pod>,
-    pub secrets: Store<Secret>,
+    /// Metadata only: [`super::secrets`] reads a referenced Secret when its version moves.
+    pub secrets: Store<PartialObjectMeta<Secret>>,
     pub config_maps: Store<PartialObjectMeta<ConfigMap>>,
     pub services: Store<PartialObjectMeta<Service>>,
     pub service_accounts: Store<PartialObjectMeta<ServiceAccount>>,
@@ -133,7 +66,7 @@ pub type Feed<K> = BoxStream<'static, Result<K, watcher::Error>>;
 pub struct Feeds {
     pub stateful_sets: Feed<StatefulSet>,
     pub pods: Feed<Pod>,
-    pub secrets: Feed<Secret>,
+    pub secrets: Feed<PartialObjectMeta<Secret>>,
     pub config_maps: Feed<PartialObjectMeta<ConfigMap>>,
     pub services: Feed<PartialObjectMeta<Service>>,
     pub service_accounts: Feed<PartialObjectMeta<ServiceAccount>>,
@@ -187,12 +120,13 @@ pub fn watch(client: &Client, namespace: Option<&str>) -> (Caches, Feeds) {
         ),
         trim_pod,
     );
+    // Metadata only: no Secret value crosses the wire or sits in the cache.
     let (secrets, secret_feed) = cached(
         watcher(
-            super::api(client, namespace),
+            super::api::<PartialObjectMeta<Secret>>(client, namespace),
             watcher::Config::default().any_semantic(),
         ),
-        trim_secret,
+        trim_meta,
     );
     let (config_maps, config_map_feed) =
         cached(watcher(super::api(client, namespace), owned()), trim_meta);
@@ -282,112 +216,6 @@ fn trim_pod(pod: &mut Pod) {
     pod.spec = None;
 }
 
-fn trim_secret(secret: &mut Secret) {
-    trim_meta(secret);
-    // Only which keys exist is read; string_data is write-only and never comes back anyway.
-    if let Some(data) = secret.data.as_mut() {
-        for value in data.values_mut() {
-            *value = ByteString(Vec::new());
-        }
-    }
-    secret.string_data = None;
-}
-
-/// Whether a Secret the spec references is missing from the cache but exists on the API server:
-/// the Secret's watch event can arrive after the OracleCapture's, and reporting SecretNotFound
-/// then would be a false alarm (a Warning Event a person would chase). Asked as a metadata-only
-/// list by name, which the operator's `list` permission allows and which carries no secret data.
-/// A failed lookup counts as "not there", so a real absence is still reported.
-pub async fn secret_cache_behind(
-    client: &Client,
-    namespace: &str,
-    spec: &OracleCaptureSpec,
-    secrets: &Store<Secret>,
-) -> bool {
-    let api: kube::Api<Secret> = kube::Api::namespaced(client.clone(), namespace);
-    for reference in references(spec) {
-        if secrets
-            .get(&ObjectRef::new(reference.name).within(namespace))
-            .is_some()
-        {
-            continue;
-        }
-        let by_name =
-            kube::api::ListParams::default().fields(&format!("metadata.name={}", reference.name));
-        match api.list_metadata(&by_name).await {
-            Ok(found) if !found.items.is_empty() => return true,
-            Ok(_) => {}
-            Err(error) => {
-                tracing::debug!(namespace, secret = reference.name, %error, "Secret lookup failed");
-            }
-        }
-    }
-    false
-}
-
-/// Checks every Secret the spec references, and the keys the capture needs, in the Secret cache.
-pub fn check_secrets(
-    secrets: &Store<Secret>,
-    namespace: &str,
-    spec: &OracleCaptureSpec,
-) -> SecretCheck {
-    let mut problems: Vec<(&'static str, String)> = Vec::new();
-    let mut digest = Sha256::new();
-    for reference in references(spec) {
-        let Some(secret) = secrets.get(&ObjectRef::new(reference.name).within(namespace)) else {
-            problems.push((
-                SECRET_NOT_FOUND,
-                format!(
-                    "Secret {:?} named by {} does not exist",
-                    reference.name, reference.field
-                ),
-            ));
-            continue;
-        };
-        digest.update(format!(
-            "{}\t{}\t{}\t{}\n",
-            reference.field,
-            reference.name,
-            secret.metadata.uid.as_deref().unwrap_or(""),
-            secret.metadata.resource_version.as_deref().unwrap_or("")
-        ));
-        let has = |key: &str| {
-            secret.data.as_ref().is_some_and(|d| d.contains_key(key))
-                || secret
-                    .string_data
-                    .as_ref()
-                    .is_some_and(|d| d.contains_key(key))
-        };
-        for (key, key_field) in &reference.keys {
-            if !has(key) {
-                problems.push((
-                    SECRET_KEY_MISSING,
-                    format!(
-                        "Secret {:?} named by {} has no key {key:?} (set by {key_field})",
-                        reference.name, reference.field
-                    ),
-                ));
-            }
-        }
-    }
-    let problem = problems.first().map(|(reason, _)| {
-        let message = problems
-            .iter()
-            .map(|(_, message)| message.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
-        ((*reason).to_owned(), message)
-    });
-    SecretCheck {
-        problem,
-        digest: hex(&digest.finalize()),
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The StatefulSet's rollout state from the cache, `None` while it does not exist.
 pub fn workload(
     stateful_sets: &Store<StatefulSet>,
@@ -401,18 +229,28 @@ pub fn workload(
 
 /// The capture pod (the StatefulSet's only ordinal) and its IP from the cache, `None` while there
 /// is no pod.
-pub fn pod(
-    pods: &Store<Pod>,
-    namespace: &str,
-    workload_name: &str,
-) -> Option<(PodObservation, Option<IpAddr>)> {
+pub fn pod(pods: &Store<Pod>, namespace: &str, workload_name: &str) -> Option<CapturePod> {
     let pod = pods.get(&ObjectRef::new(&format!("{workload_name}-0")).within(namespace))?;
     let ip = pod
         .status
         .as_ref()
         .and_then(|s| s.pod_ip.as_deref())
         .and_then(|ip| ip.parse().ok());
-    Some((PodObservation::from_pod(&pod), ip))
+    Some(CapturePod {
+        observation: PodObservation::from_pod(&pod),
+        ip,
+        uid: pod.metadata.uid.clone().unwrap_or_default(),
+    })
+}
+
+/// The capture pod as a reconcile sees it.
+#[derive(Clone, Debug)]
+pub struct CapturePod {
+    pub observation: PodObservation,
+    /// Where its `/status` answers, once it has an address.
+    pub ip: Option<IpAddr>,
+    /// Tells a new pod of the StatefulSet from the one before.
+    pub uid: String,
 }
 
 /// Whether the capture container runs, so that `/status` can answer.
@@ -490,48 +328,6 @@ async fn poll_status_unbounded(address: SocketAddr) -> Result<CaptureReport, Pol
 mod tests {
     use super::*;
     use crate::build::fixtures;
-
-    #[test]
-    fn every_referenced_secret_is_known() {
-        let spec = fixtures::sample().spec;
-        assert!(references_secret(&spec, "orders-db-cdc"));
-        assert!(references_secret(&spec, "orders-kafka-client"));
-        assert!(!references_secret(&spec, "someone-else"));
-        let fields: Vec<_> = references(&spec).iter().map(|r| r.field).collect();
-        assert_eq!(
-            fields,
-            ["spec.database.credentialsSecret", "spec.kafka.configSecret"]
-        );
-    }
-
-    #[test]
-    fn cached_secrets_keep_their_keys_but_not_their_values() {
-        let secret: Secret = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "orders-db-cdc", "namespace": "sales", "uid": "u1",
-                         "resourceVersion": "7",
-                         "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
-            "data": {"username": "dXNlcg==", "password": "c2VjcmV0"},
-        }))
-        .unwrap();
-        let mut trimmed = secret.clone();
-        trim_secret(&mut trimmed);
-        assert!(trimmed.metadata.managed_fields.is_none());
-        let data = trimmed.data.as_ref().unwrap();
-        assert!(data.values().all(|v| v.0.is_empty()));
-
-        let (store, mut writer) = reflector::store::<Secret>();
-        writer.apply_watcher_event(&watcher::Event::Apply(trimmed));
-        let mut spec = fixtures::sample().spec;
-        spec.kafka.config_secret = None;
-        let check = check_secrets(&store, "sales", &spec);
-        assert_eq!(check.problem, None);
-        // The digest is made of identities and versions only, so trimming does not change it.
-        let (full, mut full_writer) = reflector::store::<Secret>();
-        full_writer.apply_watcher_event(&watcher::Event::Apply(secret));
-        assert_eq!(check_secrets(&full, "sales", &spec).digest, check.digest);
-        let elsewhere = check_secrets(&store, "hr", &spec);
-        assert_eq!(elsewhere.problem.unwrap().0, SECRET_NOT_FOUND);
-    }
 
     #[test]
     fn cached_pods_and_stateful_sets_lose_their_specs() {

@@ -16,6 +16,7 @@
 //! value changes. [`Transition`]s say which changes deserve an Event.
 
 mod observation;
+mod polls;
 mod termination;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
@@ -27,6 +28,7 @@ pub use observation::{
     CaptureReport, ContainerObservation, ContainerState, Observation, PodObservation, Terminated,
     WorkloadObservation,
 };
+pub use polls::{KEPT_FOR_FAILED_POLLS, StatusPolls, Unanswered};
 pub use termination::{FailedCheck, StopReport};
 
 /// A change worth an Event.
@@ -66,11 +68,18 @@ pub fn compute(
     let pod = observation.pod.as_ref();
     let doctor_stop = pod.and_then(|p| p.doctor.stop());
     let capture_stop = pod.and_then(|p| p.capture.stop());
+    // The pod is ready only while the capture streams (its readiness probe is `/readyz`), so
+    // without a `/status` report the readiness decides: an unreachable `/status` must not keep a
+    // streaming capture not-Ready.
     let streaming = pod.is_some_and(|p| p.capture.is_running_ready())
         && observation
             .capture
             .as_ref()
-            .is_some_and(|c| c.state == "streaming");
+            .is_none_or(|c| c.state == "streaming");
+    let unanswered_note = |message: String| match &observation.status_unanswered {
+        Some(unanswered) => format!("{message}; {}", unanswered.note()),
+        None => message,
+    };
     let snapshotting = observation
         .capture
         .as_ref()
@@ -113,14 +122,15 @@ pub fn compute(
         .workload
         .as_ref()
         .map(WorkloadObservation::rolling_out);
-    // kstatus reads Reconciling before Stalled: a rollout blocked on the user must not look like
-    // progress, or GitOps tools wait for their timeout instead of reporting the failure.
+    // kstatus and Flux read Reconciling before Stalled: a rollout blocked on a stop or on the
+    // user must not look like progress, or GitOps tools wait for their timeout instead of
+    // reporting the failure.
     let reconciling = match rolling_out {
-        _ if observation.configuration_problem.is_some() => condition(
+        Some(true) | None if stalled.status == TRUE => condition(
             ct::RECONCILING,
             FALSE,
             "Blocked",
-            "the rollout waits until the configuration problem in Stalled is fixed".into(),
+            "the rollout waits until the problem in Stalled is fixed".into(),
         ),
         None => condition(
             ct::RECONCILING,
@@ -146,6 +156,15 @@ pub fn compute(
             "Suspended",
             "spec.suspend is true: the capture is scaled to zero".into(),
         )
+    } else if streaming && observation.capture.is_none() {
+        condition(
+            ct::READY,
+            TRUE,
+            "Streaming",
+            unanswered_note(
+                "the capture pod is ready, which it is only while streaming".to_owned(),
+            ),
+        )
     } else if streaming {
         condition(
             ct::READY,
@@ -165,7 +184,7 @@ pub fn compute(
             ct::READY,
             FALSE,
             "Starting",
-            "waiting for the capture pod to stream".into(),
+            unanswered_note("waiting for the capture pod to stream".to_owned()),
         )
     };
 
@@ -189,7 +208,7 @@ pub fn compute(
                 ct::LAG_WITHIN_SLA,
                 UNKNOWN,
                 "LagUnknown",
-                "no lag is known yet".into(),
+                unanswered_note("no lag is known yet".to_owned()),
             ),
         });
 
@@ -236,6 +255,12 @@ pub fn compute(
         .filter(|_| phase == Phase::Snapshotting)
         .and_then(|c| c.snapshot.clone());
 
+    // Only a stop in force: `lastStop` keeps the latest one after recovery.
+    let active_stop = match (&observation.configuration_problem, &stop) {
+        (None, Some(stop)) => Some(stop.code.clone()),
+        _ => None,
+    };
+
     let mut conditions = vec![ready, prerequisites, stalled, reconciling];
     conditions.extend(lag);
     let status = OracleCaptureStatus {
@@ -245,10 +270,53 @@ pub fn compute(
         position,
         lag_seconds,
         last_stop,
+        active_stop,
         snapshot,
     };
     let transitions = transitions(previous, &status);
     (status, transitions)
+}
+
+/// The status of a capture whose reconciles keep failing (an API call refused for good: a
+/// lasting 403, a rejecting webhook, a status the CRD refuses): the stored status with `Ready`
+/// False, `Stalled` True and `Reconciling` False, each with the failure's `reason`, its message
+/// and the generation it was for, so that the object does not keep a stale `observedGeneration`
+/// and GitOps tools report the failure. The other fields stay as stored: they were accepted.
+pub fn failing(
+    stored: Option<&OracleCaptureStatus>,
+    generation: Option<i64>,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) -> OracleCaptureStatus {
+    let mut status = stored.cloned().unwrap_or_default();
+    let set = |status: &mut OracleCaptureStatus, type_: &str, value: &str, message: String| {
+        let last = status
+            .condition(type_)
+            .filter(|c| c.status == value)
+            .map(|c| c.last_transition_time.clone());
+        let condition = Condition {
+            type_: type_.to_owned(),
+            status: value.to_owned(),
+            reason: reason.to_owned(),
+            message,
+            last_transition_time: last.unwrap_or_else(|| now.clone()),
+            observed_generation: generation,
+        };
+        match status.conditions.iter_mut().find(|c| c.type_ == type_) {
+            Some(existing) => *existing = condition,
+            None => status.conditions.push(condition),
+        }
+    };
+    let message = format!(
+        "reconciling keeps failing: {message}; the operator retries with backoff (see its Events)"
+    );
+    set(&mut status, ct::READY, FALSE, message.clone());
+    set(&mut status, ct::STALLED, TRUE, message.clone());
+    set(&mut status, ct::RECONCILING, FALSE, message);
+    status.observed_generation = generation;
+    status.phase = Some(Phase::Stalled);
+    status
 }
 
 /// Events for conditions that changed status since `previous`.
@@ -302,10 +370,15 @@ fn transitions(
             _ => {}
         }
     }
-    let was_reconciling = previous.is_some_and(|p| p.condition(ct::RECONCILING).is_some());
-    if was_reconciling
-        && changed(ct::RECONCILING).is_some_and(|c| c.status == FALSE && c.reason == "RolledOut")
-    {
+    // A rollout finished: Reconciling went from True, or from Blocked (a rollout held by a stop),
+    // to RolledOut.
+    let was_rolling_out = previous
+        .and_then(|p| p.condition(ct::RECONCILING))
+        .is_some_and(|c| c.status == TRUE || c.reason == "Blocked");
+    let rolled_out = status
+        .condition(ct::RECONCILING)
+        .is_some_and(|c| c.status == FALSE && c.reason == "RolledOut");
+    if was_rolling_out && rolled_out {
         push(false, "RolledOut", "the capture pod runs the current spec");
     }
     events

@@ -21,8 +21,11 @@ pub struct Observation {
     pub workload: Option<WorkloadObservation>,
     /// `None` while there is no capture pod.
     pub pod: Option<PodObservation>,
-    /// The capture's latest `/status` answer, when it answered.
+    /// The capture's latest `/status` answer, kept for a few failed polls
+    /// ([`super::StatusPolls`]).
     pub capture: Option<CaptureReport>,
+    /// `/status` has not answered for several polls in a row.
+    pub status_unanswered: Option<super::Unanswered>,
     /// A problem the user must fix before the capture can run (reason, message), such as a missing
     /// Secret or key.
     pub configuration_problem: Option<(String, String)>,

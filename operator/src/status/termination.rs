@@ -5,7 +5,7 @@
 //! Kubernetes hands the operator whatever the file held, so anything else (an empty message, a
 //! truncated or foreign text) is kept as an unreadable report rather than trusted or dropped.
 
-use redoline_crds::StopCode;
+use redoline_crds::{StopCode, is_condition_reason, is_stop_code_shaped};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -48,12 +48,14 @@ impl StopReport {
     /// Reads a termination message; `None` when it is not a stop report.
     pub fn parse(text: &str) -> Option<Self> {
         let wire: Wire = serde_json::from_str(text.trim()).ok()?;
-        if !wire.code.starts_with("CDC-") {
+        // The status takes only what the CRD and the condition schema accept: one bad field
+        // would make the apiserver refuse the whole status.
+        if !is_stop_code_shaped(&wire.code) {
             return None;
         }
         let reason = match wire.code.parse::<StopCode>() {
             Ok(code) => code.reason().to_owned(),
-            Err(_) if !wire.reason.is_empty() => wire.reason,
+            Err(_) if is_condition_reason(&wire.reason) => wire.reason,
             Err(_) => "UnknownStop".to_owned(),
         };
         Some(Self {
@@ -178,5 +180,18 @@ mod tests {
         assert_eq!(StopReport::parse(""), None);
         assert_eq!(StopReport::parse("panicked at src/main.rs"), None);
         assert_eq!(StopReport::parse(r#"{"code":"E42"}"#), None);
+    }
+
+    #[test]
+    fn only_what_the_crd_accepts_reaches_the_status() {
+        // The CRD requires ^CDC-[0-9]{4}$: a code of another shape would fail the status write.
+        for code in ["CDC-", "CDC-12345", "CDC-ABCD", "CDC-1001 "] {
+            let text = format!(r#"{{"code":"{code}","reason":"X","message":"m"}}"#);
+            assert_eq!(StopReport::parse(&text), None, "{code:?}");
+        }
+        // A reason the condition schema refuses gives way to UnknownStop.
+        let stop = StopReport::parse(r#"{"code":"CDC-8001","reason":"spill full!","message":"m"}"#)
+            .unwrap();
+        assert_eq!(stop.reason, "UnknownStop");
     }
 }

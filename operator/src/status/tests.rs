@@ -217,12 +217,16 @@ fn a_different_stop_while_stalled_is_a_new_event() {
 
 #[test]
 fn a_stop_clears_only_when_a_new_pod_streams_and_last_stop_stays() {
+    // Restarted after the stop: running, ready only once it streams again.
     let restarted = |capture: Option<CaptureReport>| {
         let mut observation = streaming(1.0);
-        observation.capture = capture;
         if let Some(pod) = observation.pod.as_mut() {
             pod.capture.last_terminated = Some(stopped(RELEASED_STOP));
+            pod.capture.state = ContainerState::Running {
+                ready: capture.is_some(),
+            };
         }
+        observation.capture = capture;
         observation
     };
     let (stalled, _) = compute(&restarted(None), None, &t0());
@@ -237,6 +241,9 @@ fn a_stop_clears_only_when_a_new_pod_streams_and_last_stop_stays() {
     assert_eq!(cond(&cleared, ct::STALLED).status, "False");
     assert_eq!(cond(&cleared, ct::READY).status, "True");
     assert_eq!(cleared.last_stop.as_ref().unwrap().code, "CDC-7001");
+    // The Stop column shows only a stop in force.
+    assert_eq!(stalled.active_stop.as_deref(), Some("CDC-7001"));
+    assert_eq!(cleared.active_stop, None);
     assert!(events.iter().all(|e| !e.warning), "{events:?}");
 }
 
@@ -418,4 +425,120 @@ fn snapshot_progress_is_shown_only_while_snapshotting() {
             .get("snapshot")
             .is_none()
     );
+}
+
+#[test]
+fn an_unanswered_status_falls_back_to_the_pods_readiness() {
+    let (answered, _) = compute(&streaming(1.0), None, &t0());
+    let mut unanswered = streaming(1.0);
+    unanswered.capture = None;
+    unanswered.status_unanswered = Some(Unanswered {
+        polls: 3,
+        error: "10.0.0.7:8080: no answer within 3s".into(),
+    });
+    let (status, events) = compute(&unanswered, Some(&answered), &t1());
+    let ready = cond(&status, ct::READY);
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", "Streaming")
+    );
+    assert!(
+        ready
+            .message
+            .contains("has not answered the last 3 polls (10.0.0.7:8080: no answer"),
+        "{}",
+        ready.message
+    );
+    // Ready holds: no transition time moves, no Event from the status module.
+    assert_eq!(ready.last_transition_time, t0());
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(lag.status, "Unknown");
+    assert!(lag.message.contains("NetworkPolicy"), "{}", lag.message);
+    assert_eq!(status.lag_seconds, None);
+    assert_eq!(status.phase, Some(Phase::Streaming));
+    assert!(events.is_empty(), "{events:?}");
+
+    // Not ready and no answer: still starting, and the message says why nothing is known.
+    if let Some(pod) = unanswered.pod.as_mut() {
+        pod.capture.state = ContainerState::Running { ready: false };
+    }
+    let (starting, _) = compute(&unanswered, None, &t1());
+    let ready = cond(&starting, ct::READY);
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "Starting")
+    );
+    assert!(
+        ready.message.contains("has not answered"),
+        "{}",
+        ready.message
+    );
+}
+
+#[test]
+fn a_stop_during_a_rollout_blocks_reconciling_so_gitops_tools_report_the_failure() {
+    let mut observation = streaming(1.0);
+    observation.generation = Some(2);
+    observation.capture = None;
+    if let Some(w) = observation.workload.as_mut() {
+        w.generation = Some(2);
+        w.update_revision = Some("r2".into());
+    }
+    if let Some(pod) = observation.pod.as_mut() {
+        pod.capture.state = ContainerState::Terminated(stopped(SPILL_STOP));
+    }
+    let (status, _) = compute(&observation, None, &t0());
+    assert_eq!(cond(&status, ct::STALLED).status, "True");
+    let reconciling = cond(&status, ct::RECONCILING);
+    assert_eq!(
+        (reconciling.status.as_str(), reconciling.reason.as_str()),
+        ("False", "Blocked")
+    );
+    assert_eq!(status.active_stop.as_deref(), Some("CDC-4001"));
+}
+
+#[test]
+fn lasting_reconcile_failures_stall_with_the_current_generation() {
+    let (stored, _) = compute(&streaming(1.0), None, &t0());
+    let status = failing(
+        Some(&stored),
+        Some(2),
+        "ApplyFailed",
+        "applying the StatefulSet: admission webhook denied the request",
+        &t1(),
+    );
+    assert_eq!(status.observed_generation, Some(2));
+    assert_eq!(status.phase, Some(Phase::Stalled));
+    for (type_, value) in [
+        (ct::READY, "False"),
+        (ct::STALLED, "True"),
+        (ct::RECONCILING, "False"),
+    ] {
+        let c = cond(&status, type_);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            (value, "ApplyFailed"),
+            "{type_}"
+        );
+        assert_eq!(c.observed_generation, Some(2), "{type_}");
+        assert!(
+            c.message.contains("admission webhook denied"),
+            "{}",
+            c.message
+        );
+    }
+    // Reconciling was False already: its transition time stays.
+    assert_eq!(cond(&status, ct::RECONCILING).last_transition_time, t0());
+    assert_eq!(cond(&status, ct::READY).last_transition_time, t1());
+    // What was accepted before stays.
+    assert_eq!(status.position, stored.position);
+    assert_eq!(
+        cond(&status, ct::PREREQUISITES_MET),
+        cond(&stored, ct::PREREQUISITES_MET)
+    );
+
+    // The first status of an object that never got one.
+    let first = failing(None, Some(1), "ResizeFailed", "forbidden", &t1());
+    assert_eq!(first.conditions.len(), 3);
+    assert_eq!(first.observed_generation, Some(1));
 }

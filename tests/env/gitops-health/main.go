@@ -7,10 +7,13 @@
 //   - the Flux healthCheckExprs for OracleCapture, with cel-go and the environment options of
 //     fluxcd/pkg/runtime/cel (parse only, no type check; optional types, ext strings/sets/encoders),
 //     evaluated in Flux's order: observedGeneration check, then inProgress, failed, current, else
-//     InProgress.
+//     InProgress;
+//   - kstatus (sigs.k8s.io/cli-utils pkg/kstatus/status.Compute), what Flux without
+//     healthCheckExprs, kpt and `kubectl apply --prune`-style tools use for custom resources.
 //
 // Usage: gitops-health LUA_SCRIPT FLUX_KUSTOMIZATION_YAML OBJECT.json...
-// Prints one JSON line per object: {"file","argocd":{"status","message"},"flux":"Current|InProgress|Failed"}
+// Prints one JSON line per object:
+// {"file","argocd":{"status","message"},"flux":"Current|InProgress|Failed","kstatus":{"status","message"}}
 // with "argocdError"/"fluxError" instead when a check fails to run (a Flux expression error makes
 // Flux keep polling, i.e. the resource stays in progress until the health timeout).
 package main
@@ -27,6 +30,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 	lua "github.com/yuin/gopher-lua"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 )
 
@@ -35,12 +40,19 @@ type argoResult struct {
 	Message string `json:"message"`
 }
 
+type kstatusResult struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
 type result struct {
-	File      string      `json:"file"`
-	Argo      *argoResult `json:"argocd,omitempty"`
-	ArgoError string      `json:"argocdError,omitempty"`
-	Flux      string      `json:"flux,omitempty"`
-	FluxError string      `json:"fluxError,omitempty"`
+	File         string         `json:"file"`
+	Argo         *argoResult    `json:"argocd,omitempty"`
+	ArgoError    string         `json:"argocdError,omitempty"`
+	Flux         string         `json:"flux,omitempty"`
+	FluxError    string         `json:"fluxError,omitempty"`
+	Kstatus      *kstatusResult `json:"kstatus,omitempty"`
+	KstatusError string         `json:"kstatusError,omitempty"`
 }
 
 func main() {
@@ -69,6 +81,11 @@ func main() {
 			r.FluxError = err.Error()
 		} else {
 			r.Flux = f
+		}
+		if k, err := status.Compute(&unstructured.Unstructured{Object: obj}); err != nil {
+			r.KstatusError = err.Error()
+		} else {
+			r.Kstatus = &kstatusResult{Status: k.Status.String(), Message: k.Message}
 		}
 		check(out.Encode(r))
 	}
