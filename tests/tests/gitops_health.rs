@@ -57,6 +57,26 @@ fn harness() -> PathBuf {
     PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
 }
 
+/// The verdicts of Argo CD, Flux and kstatus on each object file, one JSON object each.
+fn run_harness(files: &[PathBuf]) -> Vec<Value> {
+    let output = Command::new(harness())
+        .arg(repo().join("docs/gitops/argocd-health.lua"))
+        .arg(repo().join("docs/gitops/flux-kustomization.yaml"))
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "harness failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn argocd_and_flux_health_for_every_case() {
     let cases = cases();
@@ -67,22 +87,7 @@ fn argocd_and_flux_health_for_every_case() {
         std::fs::write(&path, serde_json::to_vec(&case.object).unwrap()).unwrap();
         files.push(path);
     }
-    let output = Command::new(harness())
-        .arg(repo().join("docs/gitops/argocd-health.lua"))
-        .arg(repo().join("docs/gitops/flux-kustomization.yaml"))
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "harness failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let results: Vec<Value> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let results = run_harness(&files);
     assert_eq!(results.len(), cases.len());
 
     let mut failures = Vec::new();
@@ -411,22 +416,7 @@ fn the_statuses_the_operator_writes_read_right_in_argocd_flux_and_kstatus() {
         std::fs::write(&path, serde_json::to_vec(&capture).unwrap()).unwrap();
         files.push(path);
     }
-    let output = Command::new(harness())
-        .arg(repo().join("docs/gitops/argocd-health.lua"))
-        .arg(repo().join("docs/gitops/flux-kustomization.yaml"))
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "harness failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let results: Vec<Value> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let results = run_harness(&files);
     assert_eq!(results.len(), states.len());
     let mut failures = Vec::new();
     for (state, result) in states.iter().zip(&results) {

@@ -119,6 +119,37 @@ impl Helm {
         self.cmd().args(args).output().unwrap()
     }
 
+    /// `helm install` of the chart as `release` into `namespace`, with `extra` arguments; panics
+    /// with helm's message when it fails. Its output (the NOTES).
+    fn install(&self, release: &str, namespace: &str, kubeconfig: &str, extra: &[&str]) -> Output {
+        let chart = chart();
+        let mut args = vec![
+            "install",
+            release,
+            chart.to_str().unwrap(),
+            "--namespace",
+            namespace,
+            "--kubeconfig",
+            kubeconfig,
+        ];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        assert!(out.status.success(), "helm install:\n{}", stderr(&out));
+        out
+    }
+
+    fn uninstall(&self, release: &str, namespace: &str, kubeconfig: &str) {
+        let out = self.run(&[
+            "uninstall",
+            release,
+            "--namespace",
+            namespace,
+            "--kubeconfig",
+            kubeconfig,
+        ]);
+        assert!(out.status.success(), "helm uninstall:\n{}", stderr(&out));
+    }
+
     /// `helm template` of the chart; panics with helm's message when it fails.
     fn template(&self, namespace: &str, extra: &[&str]) -> String {
         let chart = chart();
@@ -731,19 +762,9 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         .unwrap();
 
     let helm = Helm::new();
-    let chart = chart();
     let kubeconfig = env.kubeconfig_path().to_str().unwrap().to_owned();
     let release = "redoline";
-    let out = helm.run(&[
-        "install",
-        release,
-        chart.to_str().unwrap(),
-        "--namespace",
-        &ns.name,
-        "--kubeconfig",
-        &kubeconfig,
-    ]);
-    assert!(out.status.success(), "helm install:\n{}", stderr(&out));
+    let out = helm.install(release, &ns.name, &kubeconfig, &[]);
     let notes = String::from_utf8_lossy(&out.stdout);
     assert!(
         notes.contains("redoline-operator") && notes.contains(&ns.name),
@@ -828,15 +849,7 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 
-    let out = helm.run(&[
-        "uninstall",
-        release,
-        "--namespace",
-        &ns.name,
-        "--kubeconfig",
-        &kubeconfig,
-    ]);
-    assert!(out.status.success(), "helm uninstall:\n{}", stderr(&out));
+    helm.uninstall(release, &ns.name, &kubeconfig);
     assert!(
         Api::<ClusterRole>::all(client.clone())
             .get_opt(cluster_name)
@@ -897,18 +910,7 @@ async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_names
     let kubeconfig = env.kubeconfig_path().to_str().unwrap().to_owned();
     let release = "redoline";
     let watch_list = format!("watchNamespaces={{{}}}", watched.name);
-    let out = helm.run(&[
-        "install",
-        release,
-        chart().to_str().unwrap(),
-        "--namespace",
-        &ns.name,
-        "--kubeconfig",
-        &kubeconfig,
-        "--set",
-        &watch_list,
-    ]);
-    assert!(out.status.success(), "helm install:\n{}", stderr(&out));
+    helm.install(release, &ns.name, &kubeconfig, &["--set", &watch_list]);
     let account = format!("system:serviceaccount:{}:{release}", ns.name);
     let account = account.as_str();
     let sales = Some(watched.name.as_str());
@@ -961,15 +963,7 @@ async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_names
         );
     }
 
-    let out = helm.run(&[
-        "uninstall",
-        release,
-        "--namespace",
-        &ns.name,
-        "--kubeconfig",
-        &kubeconfig,
-    ]);
-    assert!(out.status.success(), "helm uninstall:\n{}", stderr(&out));
+    helm.uninstall(release, &ns.name, &kubeconfig);
     ns.delete().await;
     watched.delete().await;
     other.delete().await;

@@ -96,6 +96,18 @@ fn sample(text: &str, series: &str) -> f64 {
         .map_or(0.0, |value| value.trim().parse().expect("a number"))
 }
 
+/// Someone else takes the Lease, as a replica that believes it expired would.
+async fn take_lease(leases: &Api<Lease>) {
+    let mut lease = leases.get(LEASE).await.expect("Lease");
+    let spec = lease.spec.as_mut().expect("spec");
+    spec.holder_identity = Some("intruder".into());
+    spec.renew_time = Some(MicroTime(Timestamp::now()));
+    leases
+        .replace(LEASE, &PostParams::default(), &lease)
+        .await
+        .expect("Lease taken over");
+}
+
 async fn holder(leases: &Api<Lease>) -> Option<String> {
     leases
         .get_opt(LEASE)
@@ -223,14 +235,7 @@ async fn only_the_lease_holder_reconciles_and_a_standby_takes_over() {
     assert_eq!(instances[leader_index].reconciles(), dead_reconciles);
 
     // (3) Someone else takes the Lease: the leader stops its controller and reports the loss.
-    let mut lease = leases.get(LEASE).await.expect("Lease");
-    let spec = lease.spec.as_mut().expect("spec");
-    spec.holder_identity = Some("intruder".into());
-    spec.renew_time = Some(MicroTime(Timestamp::now()));
-    leases
-        .replace(LEASE, &PostParams::default(), &lease)
-        .await
-        .expect("Lease taken over");
+    take_lease(leases).await;
     let successor = &mut instances[standby_index];
     let ended = tokio::time::timeout(Duration::from_secs(15), &mut successor.task)
         .await
@@ -306,14 +311,7 @@ async fn a_leader_that_loses_the_lease_stops_writing_at_once() {
     })
     .await;
 
-    let mut lease = leases.get(LEASE).await.expect("Lease");
-    let spec = lease.spec.as_mut().expect("spec");
-    spec.holder_identity = Some("intruder".into());
-    spec.renew_time = Some(MicroTime(Timestamp::now()));
-    leases
-        .replace(LEASE, &PostParams::default(), &lease)
-        .await
-        .expect("Lease taken over");
+    take_lease(&leases).await;
     let taken = std::time::Instant::now();
     let ended = tokio::time::timeout(Duration::from_secs(15), task)
         .await
