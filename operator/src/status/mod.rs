@@ -51,18 +51,7 @@ pub fn compute(
 ) -> (OracleCaptureStatus, Vec<Transition>) {
     let generation = observation.generation;
     let condition = |type_: &str, status: &str, reason: &str, message: String| {
-        let last = previous
-            .and_then(|p| p.condition(type_))
-            .filter(|c| c.status == status)
-            .map(|c| c.last_transition_time.clone());
-        Condition {
-            type_: type_.to_owned(),
-            status: status.to_owned(),
-            reason: reason.to_owned(),
-            message,
-            last_transition_time: last.unwrap_or_else(|| now.clone()),
-            observed_generation: generation,
-        }
+        condition_now(previous, type_, status, reason, message, generation, now)
     };
 
     let pod = observation.pod.as_ref();
@@ -290,33 +279,56 @@ pub fn failing(
     now: &Time,
 ) -> OracleCaptureStatus {
     let mut status = stored.cloned().unwrap_or_default();
-    let set = |status: &mut OracleCaptureStatus, type_: &str, value: &str, message: String| {
-        let last = status
-            .condition(type_)
-            .filter(|c| c.status == value)
-            .map(|c| c.last_transition_time.clone());
-        let condition = Condition {
-            type_: type_.to_owned(),
-            status: value.to_owned(),
-            reason: reason.to_owned(),
-            message,
-            last_transition_time: last.unwrap_or_else(|| now.clone()),
-            observed_generation: generation,
-        };
+    let message = format!(
+        "reconciling keeps failing: {message}; the operator retries with backoff (see its Events)"
+    );
+    for (type_, value) in [
+        (ct::READY, FALSE),
+        (ct::STALLED, TRUE),
+        (ct::RECONCILING, FALSE),
+    ] {
+        let condition = condition_now(
+            Some(&status),
+            type_,
+            value,
+            reason,
+            message.clone(),
+            generation,
+            now,
+        );
         match status.conditions.iter_mut().find(|c| c.type_ == type_) {
             Some(existing) => *existing = condition,
             None => status.conditions.push(condition),
         }
-    };
-    let message = format!(
-        "reconciling keeps failing: {message}; the operator retries with backoff (see its Events)"
-    );
-    set(&mut status, ct::READY, FALSE, message.clone());
-    set(&mut status, ct::STALLED, TRUE, message.clone());
-    set(&mut status, ct::RECONCILING, FALSE, message);
+    }
     status.observed_generation = generation;
     status.phase = Some(Phase::Stalled);
     status
+}
+
+/// Condition `type_` as it is now. Its `lastTransitionTime` stays that of `previous` while the
+/// status value is unchanged.
+fn condition_now(
+    previous: Option<&OracleCaptureStatus>,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: String,
+    generation: Option<i64>,
+    now: &Time,
+) -> Condition {
+    let last = previous
+        .and_then(|p| p.condition(type_))
+        .filter(|c| c.status == status)
+        .map(|c| c.last_transition_time.clone());
+    Condition {
+        type_: type_.to_owned(),
+        status: status.to_owned(),
+        reason: reason.to_owned(),
+        message,
+        last_transition_time: last.unwrap_or_else(|| now.clone()),
+        observed_generation: generation,
+    }
 }
 
 /// Events for conditions that changed status since `previous`.
