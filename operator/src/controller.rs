@@ -48,7 +48,7 @@ pub mod observe;
 pub mod resize;
 pub mod secrets;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -674,21 +674,102 @@ fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
     memory.written.insert(uid, status);
     let live = context.captures.state();
     if memory.written.len() > live.len() + 64 {
-        let uids: std::collections::HashSet<&str> = live
+        memory.keep_only(&live);
+        drop(memory);
+        let referenced = referenced_secrets(&live);
+        context
+            .secret_facts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|namespace, name| referenced.contains(&(namespace, name)));
+    }
+}
+
+impl Memory {
+    /// Forgets every capture not in `live`.
+    fn keep_only(&mut self, live: &[Arc<OracleCapture>]) {
+        let uids: HashSet<&str> = live
             .iter()
             .filter_map(|c| c.metadata.uid.as_deref())
             .collect();
-        memory.written.retain(|uid, _| uids.contains(uid.as_str()));
-        memory.applied.retain(|uid, _| uids.contains(uid.as_str()));
-        memory.resizing.retain(|uid, _| uids.contains(uid.as_str()));
+        let keys: HashSet<String> = live.iter().map(|c| object_key(c)).collect();
+        self.written.retain(|uid, _| uids.contains(uid.as_str()));
+        self.applied.retain(|uid, _| uids.contains(uid.as_str()));
+        self.resizing.retain(|uid, _| uids.contains(uid.as_str()));
+        self.polls.retain(|uid, _| uids.contains(uid.as_str()));
+        self.failures.retain(|key, _| keys.contains(key));
     }
+}
+
+/// The (namespace, name) of every Secret a capture in `live` references.
+fn referenced_secrets(live: &[Arc<OracleCapture>]) -> HashSet<(&str, &str)> {
+    live.iter()
+        .flat_map(|c| {
+            let namespace = c.metadata.namespace.as_deref().unwrap_or_default();
+            secrets::referenced_names(&c.spec)
+                .into_iter()
+                .map(move |name| (namespace, name))
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::fixtures;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use kube::runtime::watcher;
+
+    fn capture(namespace: &str, name: &str, uid: &str) -> Arc<OracleCapture> {
+        let mut capture = fixtures::sample();
+        capture.metadata.namespace = Some(namespace.into());
+        capture.metadata.name = Some(name.into());
+        capture.metadata.uid = Some(uid.into());
+        Arc::new(capture)
+    }
+
+    #[test]
+    fn a_deleted_capture_is_forgotten_everywhere() {
+        let kept = capture("sales", "orders", "uid-kept");
+        let gone = capture("hr", "payroll", "uid-gone");
+        let mut memory = Memory::default();
+        for c in [&kept, &gone] {
+            let uid = c.metadata.uid.clone().unwrap();
+            memory
+                .written
+                .insert(uid.clone(), OracleCaptureStatus::default());
+            memory
+                .applied
+                .insert(uid.clone(), apply::AppliedChildren::default());
+            memory.polls.insert(uid.clone(), StatusPolls::default());
+            memory
+                .resizing
+                .insert(uid, resize::Pending::new(Vec::new()));
+            memory.failures.insert(object_key(c), 2);
+        }
+        memory.keep_only(std::slice::from_ref(&kept));
+        let only_kept = vec!["uid-kept".to_owned()];
+        let uids = |keys: Vec<&String>| keys.into_iter().cloned().collect::<Vec<_>>();
+        assert_eq!(uids(memory.written.keys().collect()), only_kept);
+        assert_eq!(uids(memory.applied.keys().collect()), only_kept);
+        assert_eq!(uids(memory.polls.keys().collect()), only_kept);
+        assert_eq!(uids(memory.resizing.keys().collect()), only_kept);
+        assert_eq!(
+            uids(memory.failures.keys().collect()),
+            vec!["sales/orders".to_owned()]
+        );
+
+        let referenced = referenced_secrets(std::slice::from_ref(&kept));
+        let names = secrets::referenced_names(&kept.spec);
+        assert!(!names.is_empty());
+        for name in names {
+            assert!(referenced.contains(&("sales", name)));
+            assert!(
+                !referenced.contains(&("hr", name)),
+                "only the live capture's namespace"
+            );
+        }
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {

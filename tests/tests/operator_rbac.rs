@@ -8,6 +8,7 @@
 //!   Event is published for a broken Secret, and no reconcile fails.
 //! * With one verb taken away (`patch` on StatefulSets) the same reconcile fails with a forbidden
 //!   error, so the test would notice a rule that is missing.
+//! * A spill recreation works without `delete` on claims: they go with their StatefulSet.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -16,10 +17,12 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, PersistentVolumeClaim, Secret, Service, ServiceAccount,
+};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use redoline_crds::OracleCapture;
 use redoline_operator::leader::{LeaderError, LeaderSettings, RoleCell};
 use redoline_operator::metrics::{Metrics, Registry};
@@ -388,6 +391,81 @@ async fn without_patch_on_statefulsets_the_reconcile_is_forbidden() {
             .await
             .unwrap()
             .is_none()
+    );
+    finish(setup, running).await;
+}
+
+/// A spill recreation under exactly the RBAC rules, which grant no `delete` on claims: the
+/// operator deletes the StatefulSet, the claim goes with it (the StatefulSet owns it), and the
+/// new StatefulSet's pod gets a new claim of the new size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spill_recreation_needs_no_delete_on_claims() {
+    const CLAIM: &str = "spill-orders-capture-0";
+    let setup = setup("operator-rbac-resize", |rbac| rbac).await;
+    let ns = setup.ns.name.clone();
+    let admin = setup.admin.clone();
+    let running = start(&setup);
+    create_sample(&setup).await;
+
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(admin.clone(), &ns);
+    let claims = &claims;
+    let old_claim = wait_for("the spill claim, owned by its StatefulSet", || async move {
+        let claim = claims.get_opt(CLAIM).await.expect("get")?;
+        let owned = claim
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.kind == "StatefulSet" && o.controller == Some(true));
+        owned.then_some(claim)
+    })
+    .await;
+    let sets: Api<StatefulSet> = Api::namespaced(admin.clone(), &ns);
+    let old_set = sets.get("orders-capture").await.expect("StatefulSet");
+
+    let captures: Api<OracleCapture> = Api::namespaced(admin.clone(), &ns);
+    captures
+        .patch(
+            NAME,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"buffer": {"spill": {"size": "30Gi"}}}})),
+        )
+        .await
+        .expect("spill size patched");
+    let names = (&admin, ns.as_str());
+    let event = wait_for("a SpillVolumeRecreated Event", || async move {
+        event_with_reason(names.0, names.1, "SpillVolumeRecreated")
+            .await
+            .expect("events")
+    })
+    .await;
+    let note = event.note.unwrap_or_default();
+    assert!(note.contains(CLAIM), "{note}");
+    let old_uid = &old_claim.metadata.uid;
+    let new_claim = wait_for("a new claim of 30Gi", || async move {
+        let claim = claims.get_opt(CLAIM).await.expect("get")?;
+        let size = claim
+            .spec
+            .as_ref()?
+            .resources
+            .as_ref()?
+            .requests
+            .as_ref()?
+            .get("storage")?
+            .0
+            .clone();
+        let bytes = redoline_crds::ByteQuantity::quantity(&size).bytes().ok()?;
+        (&claim.metadata.uid != old_uid && bytes == 30 << 30).then_some(claim)
+    })
+    .await;
+    assert!(new_claim.metadata.deletion_timestamp.is_none());
+    let new_set = sets.get("orders-capture").await.expect("StatefulSet");
+    assert_ne!(new_set.metadata.uid, old_set.metadata.uid);
+
+    let text = running.metrics.render().expect("render");
+    assert!(
+        !text.contains("redoline_operator_reconcile_errors_total{"),
+        "a reconcile failed under the RBAC rules:\n{text}"
     );
     finish(setup, running).await;
 }

@@ -6,9 +6,10 @@
 //!   will create, and kube-controller-manager's PV controller binds them. The claim keeps its uid
 //!   and gets the new request; the StatefulSet is deleted with `propagationPolicy: Orphan` and
 //!   its successor takes the pod over.
+//!   The new StatefulSet adopts the claim, so shrinking it afterwards recreates it.
 //! - recreation: a StorageClass without `allowVolumeExpansion`, and an expandable class whose claim
-//!   is not Bound (the API server only lets bound claims grow). The claim is deleted and comes back
-//!   with a new uid and the new size.
+//!   is not Bound (the API server only lets bound claims grow). The claim goes with its StatefulSet
+//!   (the operator does not delete claims) and comes back with a new uid and the new size.
 //!
 //! Every wait is bounded by [`WAIT`].
 
@@ -281,6 +282,30 @@ async fn a_bound_claim_on_an_expandable_class_is_expanded_in_place() {
         })
     })
     .await;
+    h.settled(generation).await;
+
+    // The new StatefulSet adopts the claim too, so a later recreation (a smaller size cannot be
+    // expanded) deletes it with the StatefulSet.
+    let new_uid = new_sts.metadata.uid.clone();
+    let adopted = h
+        .claim_where("the claim owned by the new StatefulSet", |c| {
+            c.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && Some(&o.uid) == new_uid.as_ref())
+        })
+        .await;
+    assert_eq!(adopted.metadata.uid, bound.metadata.uid);
+    let generation = h.set_spill_size("22Gi").await;
+    let event = h.event(SPILL_VOLUME_RECREATED).await;
+    let note = event.note.unwrap_or_default();
+    assert!(note.contains("shrinks"), "{note}");
+    h.claim_where("a new claim of the smaller size", |c| {
+        c.metadata.uid != bound.metadata.uid && requested(c) == Some(22 * GI)
+    })
+    .await;
+    h.stateful_set_with_spill(22 * GI).await;
     h.settled(generation).await;
     h.finish().await;
 }

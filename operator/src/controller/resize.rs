@@ -10,10 +10,17 @@
 //!   reconcile applies the StatefulSet with the new template, which adopts the pod and the claims.
 //!   The volume grows online where the storage driver can do that.
 //! - **Recreate** otherwise (a smaller size, a class that cannot expand or does not exist, a class
-//!   change, a claim not yet bound): the StatefulSet is deleted with its pod (foreground) and its
-//!   spill claims are deleted; once both are gone the next reconcile creates the StatefulSet, and
-//!   its pod gets a new claim of the new size. Spill holds no durable state: the capture re-mines
-//!   what was spilled from its bookmark.
+//!   change, a claim not yet bound): the StatefulSet is deleted in the foreground, and the garbage
+//!   collector deletes its pod and then its spill claims; once they are gone the next reconcile
+//!   creates the StatefulSet, and its pod gets a new claim of the new size. Spill holds no durable
+//!   state: the capture re-mines what was spilled from its bookmark.
+//!
+//! The operator never deletes a claim itself, so it needs no `delete` on PersistentVolumeClaims:
+//! the StatefulSet's `persistentVolumeClaimRetentionPolicy` (`whenDeleted: Delete`) makes the
+//! StatefulSet controller the claims' owner, and they go with it (with the OracleCapture too).
+//! A claim not owned yet (just after an expansion replaced the StatefulSet, before the new one
+//! adopted it) would survive the deletion, so a recreation waits until every claim is owned, and
+//! warns once ([`SPILL_CLAIM_NOT_OWNED`]) should that take longer than [`RESIZE_PATIENCE`].
 //!
 //! Why a claim that is not `Bound` is recreated: the API server allows `resources.requests` of a
 //! claim to change only once it is bound ("spec is immutable after creation except
@@ -41,6 +48,8 @@ use crate::status::Transition;
 pub const SPILL_VOLUME_EXPANDED: &str = "SpillVolumeExpanded";
 /// Event reason: the StatefulSet and its spill claims were deleted and are created anew.
 pub const SPILL_VOLUME_RECREATED: &str = "SpillVolumeRecreated";
+/// Event reason (Warning): a recreation waits for the StatefulSet to own its spill claims.
+pub const SPILL_CLAIM_NOT_OWNED: &str = "SpillClaimNotOwned";
 /// How soon a reconcile looks again while a resize waits for deletions.
 pub const RESIZE_POLL: Duration = Duration::from_secs(1);
 /// A resize started longer ago than this is started afresh if the old StatefulSet is still
@@ -89,6 +98,8 @@ pub struct Claim {
     pub name: String,
     pub bound: bool,
     pub storage_class: Option<String>,
+    /// The StatefulSet is the claim's controlling owner, so the claim is deleted with it.
+    pub owned: bool,
 }
 
 /// How a resize is done.
@@ -164,9 +175,26 @@ fn size(bytes: Option<u64>) -> String {
 /// A resize under way: what the next reconciles wait for.
 #[derive(Clone, Debug)]
 pub struct Pending {
-    /// Spill claims deleted by a recreation, which must be gone before the new StatefulSet.
+    /// Spill claims deleted with the StatefulSet by a recreation, which must be gone before the
+    /// new StatefulSet.
     pub claims: Vec<String>,
+    /// A recreation not started yet: these claims are not owned by the StatefulSet, so deleting
+    /// it now would leave them behind.
+    pub unowned: Vec<String>,
     pub since: Instant,
+    /// The [`SPILL_CLAIM_NOT_OWNED`] warning was published.
+    pub warned: bool,
+}
+
+impl Pending {
+    pub(crate) fn new(claims: Vec<String>) -> Self {
+        Self {
+            claims,
+            unowned: Vec::new(),
+            since: Instant::now(),
+            warned: false,
+        }
+    }
 }
 
 /// What the reconcile does with the StatefulSet this time.
@@ -197,13 +225,15 @@ pub async fn step(
     match existing {
         // Being deleted (by a resize, or by someone): nothing can be applied until it is gone.
         Some(sts) if sts.metadata.deletion_timestamp.is_some() => Ok(hold(pending)),
-        Some(sts) if needed(sts, desired) => {
-            // The cache may not have seen the deletion of a resize just started.
-            if let Some(p) = pending.filter(|p| p.since.elapsed() < RESIZE_PATIENCE) {
-                return Ok(hold(Some(p)));
+        Some(sts) if needed(sts, desired) => match pending {
+            // Still waiting for the claims' owner: look again.
+            Some(p) if !p.unowned.is_empty() => {
+                start(client, namespace, sts, desired, Some(p)).await
             }
-            start(client, namespace, sts, desired).await
-        }
+            // The cache may not have seen the deletion of a resize just started.
+            Some(p) if p.since.elapsed() < RESIZE_PATIENCE => Ok(hold(Some(p))),
+            _ => start(client, namespace, sts, desired, None).await,
+        },
         Some(_) => Ok(Step {
             apply: true,
             pending: None,
@@ -232,12 +262,14 @@ pub async fn step(
     }
 }
 
-/// Starts a resize: expansion where possible, recreation otherwise.
+/// Starts a resize: expansion where possible, recreation otherwise. `waiting`: a recreation
+/// that was held back for unowned claims.
 async fn start(
     client: &Client,
     namespace: &str,
     existing: &StatefulSet,
     desired: &StatefulSet,
+    waiting: Option<Pending>,
 ) -> Result<Step, kube::Error> {
     let name = existing.metadata.name.clone().unwrap_or_default();
     let old = SpillTemplate::of(existing).unwrap_or(SpillTemplate {
@@ -270,10 +302,7 @@ async fn start(
                 delete_stateful_set(client, namespace, &name, PropagationPolicy::Orphan).await?;
                 return Ok(Step {
                     apply: false,
-                    pending: Some(Pending {
-                        claims: Vec::new(),
-                        since: Instant::now(),
-                    }),
+                    pending: Some(Pending::new(Vec::new())),
                     event: Some(Transition {
                         warning: false,
                         reason: SPILL_VOLUME_EXPANDED.into(),
@@ -294,25 +323,23 @@ async fn start(
             Err(error) => return Err(error),
         },
     };
-    delete_stateful_set(client, namespace, &name, PropagationPolicy::Foreground).await?;
-    for claim in &claim_names {
-        match claims_api.delete(claim, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => return Err(error),
-        }
+    let unowned: Vec<String> = claims
+        .iter()
+        .filter(|c| !c.owned)
+        .map(|c| c.name.clone())
+        .collect();
+    if !unowned.is_empty() {
+        return Ok(await_owner(namespace, &name, unowned, waiting));
     }
+    delete_stateful_set(client, namespace, &name, PropagationPolicy::Foreground).await?;
     let claims_note = if claim_names.is_empty() {
         "no spill claim existed".to_owned()
     } else {
-        format!("spill claim(s) {} deleted", claim_names.join(", "))
+        format!("its spill claim(s) {}", claim_names.join(", "))
     };
     Ok(Step {
         apply: false,
-        pending: Some(Pending {
-            claims: claim_names,
-            since: Instant::now(),
-        }),
+        pending: Some(Pending::new(claim_names)),
         event: Some(Transition {
             warning: false,
             reason: SPILL_VOLUME_RECREATED.into(),
@@ -324,6 +351,39 @@ async fn start(
             ),
         }),
     })
+}
+
+/// Holds a recreation until the StatefulSet controller owns the claims; warns once when that
+/// takes longer than [`RESIZE_PATIENCE`].
+fn await_owner(
+    namespace: &str,
+    name: &str,
+    unowned: Vec<String>,
+    waiting: Option<Pending>,
+) -> Step {
+    let mut pending = waiting.unwrap_or_else(|| Pending::new(Vec::new()));
+    let event = (!pending.warned && pending.since.elapsed() >= RESIZE_PATIENCE).then(|| {
+        pending.warned = true;
+        Transition {
+            warning: true,
+            reason: SPILL_CLAIM_NOT_OWNED.into(),
+            note: format!(
+                "the spill resize waits: claim(s) {} are not owned by StatefulSet {name}, so \
+                 deleting it would leave them behind. Its persistentVolumeClaimRetentionPolicy \
+                 (whenDeleted: Delete) makes the StatefulSet controller set that owner; if it \
+                 does not, delete the claims (kubectl delete pvc -n {namespace} {}) and the \
+                 resize goes on",
+                unowned.join(", "),
+                unowned.join(" ")
+            ),
+        }
+    });
+    pending.unowned = unowned;
+    Step {
+        apply: false,
+        pending: Some(pending),
+        event,
+    }
 }
 
 /// The spill claims of the StatefulSet's pods: `spill-<statefulset>-<ordinal>`.
@@ -345,6 +405,7 @@ async fn spill_claims(
         })
         .unwrap_or_default();
     let prefix = format!("{SPILL_VOLUME}-{name}-");
+    let set_uid = sts.metadata.uid.as_deref();
     let list = claims
         .list(&ListParams::default().labels(&selector))
         .await?;
@@ -356,10 +417,15 @@ async fn spill_claims(
             let claim_name = c.metadata.name.clone()?;
             let ordinal = claim_name.strip_prefix(&prefix)?;
             ordinal.parse::<u32>().ok()?;
+            let owned =
+                c.metadata.owner_references.iter().flatten().any(|owner| {
+                    owner.controller == Some(true) && Some(owner.uid.as_str()) == set_uid
+                });
             Some(Claim {
                 bound: c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound"),
                 storage_class: c.spec.as_ref().and_then(|s| s.storage_class_name.clone()),
                 name: claim_name,
+                owned,
             })
         })
         .collect())
@@ -419,6 +485,7 @@ mod tests {
             name: "spill-orders-capture-0".into(),
             bound,
             storage_class: class.map(str::to_owned),
+            owned: true,
         }
     }
 
@@ -473,6 +540,38 @@ mod tests {
             |_| Some(true),
         );
         assert!(why(classless).contains("has no StorageClass"));
+    }
+
+    #[test]
+    fn a_recreation_waits_for_owned_claims_and_warns_once_when_that_lasts() {
+        let unowned = vec!["spill-orders-capture-0".to_owned()];
+        let first = await_owner("sales", "orders-capture", unowned.clone(), None);
+        assert!(!first.apply);
+        assert!(first.event.is_none(), "no warning at once");
+        let pending = first.pending.expect("held");
+        assert_eq!(pending.unowned, unowned);
+        assert!(pending.claims.is_empty(), "nothing deleted yet");
+
+        let long_ago = Pending {
+            since: Instant::now()
+                .checked_sub(RESIZE_PATIENCE + Duration::from_secs(1))
+                .expect("the clock reaches back"),
+            ..pending
+        };
+        let lasting = await_owner("sales", "orders-capture", unowned.clone(), Some(long_ago));
+        let warning = lasting.event.expect("a warning after the patience");
+        assert!(warning.warning);
+        assert_eq!(warning.reason, SPILL_CLAIM_NOT_OWNED);
+        assert!(
+            warning
+                .note
+                .contains("kubectl delete pvc -n sales spill-orders-capture-0"),
+            "{}",
+            warning.note
+        );
+        let again = await_owner("sales", "orders-capture", unowned, lasting.pending);
+        assert!(again.event.is_none(), "warned once");
+        assert!(again.pending.is_some_and(|p| p.warned));
     }
 
     #[test]

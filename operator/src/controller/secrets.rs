@@ -230,6 +230,13 @@ impl SecretFactsCache {
         Ok(())
     }
 
+    /// Keeps the facts of the Secrets `keep(namespace, name)` still wants (no capture referencing
+    /// the others is left).
+    pub fn retain(&mut self, keep: impl Fn(&str, &str) -> bool) {
+        self.facts
+            .retain(|(namespace, name), _| keep(namespace, name));
+    }
+
     /// What is known of Secret `name` in `namespace`.
     pub fn get(&self, namespace: &str, name: &str) -> Option<SecretFacts> {
         self.facts
