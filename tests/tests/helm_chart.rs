@@ -14,6 +14,8 @@
 //! * `helm install` into a fresh namespace that enforces the "restricted" Pod Security Standard
 //!   creates the operator Deployment (whose pod the admission lets through), its ServiceAccount,
 //!   the ClusterRole with its binding and the leader-election Role with its binding;
+//! * its NetworkPolicy is accepted and selects the capture pod the operator's StatefulSet makes,
+//!   and a capture whose `/status` the operator cannot reach stays Ready from its pod's readiness;
 //! * `values.schema.json` refuses values of the wrong type, and the chart refuses several replicas
 //!   without leader election.
 //!
@@ -37,6 +39,10 @@ use redoline_tests::metric_names::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+/// Upper bound of each wait on the apiserver or the operator.
+const WAIT: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_millis(250);
 
 /// The alerts issue 10 asks for, plus two about the operator itself.
 const ALERTS: [&str; 7] = [
@@ -462,6 +468,150 @@ fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
         "{}",
         stderr(&out)
     );
+}
+
+/// The chart's NetworkPolicy on the real apiserver, around a capture the operator made: it is
+/// accepted, it selects the capture pod the StatefulSet controller created, and a capture whose
+/// `/status` never answers (what the operator sees when a policy, a mesh or its place outside the
+/// pod network keeps it out; the test control plane has no network plugin, so a port that accepts
+/// connections and never replies stands in) is Ready from its pod's readiness, says why in the
+/// condition message and a `StatusUnanswered` Warning, and `kubectl wait` succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    use redoline_tests::operator::{self, NAME};
+
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let h = operator::Harness::start("helm-netpol", |settings| {
+        settings.status_poll_interval = Duration::from_millis(500);
+        settings.status_port = port;
+        settings.status_timeout = Duration::from_millis(500);
+    })
+    .await
+    .expect("controller");
+    let ns = h.ns.name.clone();
+
+    let rendered = Helm::new().template(
+        "redoline-system",
+        &[
+            "--set",
+            "networkPolicy.enabled=true",
+            "--set",
+            &format!("watchNamespaces={{{ns}}}"),
+        ],
+    );
+    let docs = documents(&rendered);
+    let policy: NetworkPolicy =
+        serde_json::from_value(one_of_kind(&docs, "NetworkPolicy").clone()).unwrap();
+    let policies: Api<NetworkPolicy> = h.api();
+    let policy = operator::apply(&policies, FIELD_MANAGER, &policy)
+        .await
+        .expect("the apiserver accepts the chart's NetworkPolicy");
+
+    operator::create_sample_secrets(&h.client, &ns)
+        .await
+        .unwrap();
+    h.create_sample().await.unwrap();
+    let pods: Api<Pod> = h.api();
+    let selector = policy
+        .spec
+        .as_ref()
+        .and_then(|s| s.pod_selector.as_ref())
+        .and_then(|s| s.match_labels.as_ref())
+        .expect("a label selector")
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let pods = &pods;
+    let selector = &selector;
+    let selected = operator::eventually("the capture pod", WAIT, POLL, || async move {
+        let list = pods
+            .list(&ListParams::default().labels(selector))
+            .await
+            .ok()?;
+        (!list.items.is_empty()).then_some(list.items)
+    })
+    .await
+    .unwrap();
+    let names: Vec<_> = selected
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        ["orders-capture-0"],
+        "the policy selects the capture pod"
+    );
+
+    // Ready and running, as the kubelet would write it once /readyz passes.
+    let container = |name: &str, state: Value, ready: bool| {
+        json!({"name": name, "image": "ghcr.io/redoline/redoline-capture:0.1.0", "imageID": "",
+               "ready": ready, "restartCount": 0, "state": state})
+    };
+    let doctor = json!({"terminated": {"exitCode": 0, "reason": "Completed", "message": "",
+        "startedAt": "2026-11-29T10:00:00Z", "finishedAt": "2026-11-29T10:00:05Z"}});
+    let running = json!({"running": {"startedAt": "2026-11-29T10:00:06Z"}});
+    pods.patch_status(
+        "orders-capture-0",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {
+            "phase": "Running",
+            "podIP": "127.0.0.1",
+            "podIPs": [{"ip": "127.0.0.1"}],
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "initContainerStatuses": [container("doctor", doctor, false)],
+            "containerStatuses": [container("capture", running, true)],
+        }})),
+    )
+    .await
+    .expect("pod status");
+
+    let captures = &h.captures;
+    let capture = operator::eventually("Ready from the pod", WAIT, POLL, || async move {
+        let capture = captures.get(NAME).await.ok()?;
+        let status = capture.status.as_ref()?;
+        let ready = status.condition("Ready")?;
+        (status.observed_generation == capture.metadata.generation
+            && ready.status == "True"
+            && ready.message.contains("has not answered"))
+        .then_some(capture)
+    })
+    .await
+    .unwrap();
+    let status = capture.status.as_ref().unwrap();
+    let ready = status.condition("Ready").unwrap();
+    assert_eq!(ready.reason, "Streaming", "{ready:?}");
+    assert!(ready.message.contains("NetworkPolicy"), "{}", ready.message);
+    assert_eq!(status.lag_seconds, None, "no lag is made up");
+    let lag = status.condition("LagWithinSLA").unwrap();
+    assert_eq!(lag.status, "Unknown");
+    let harness = &h;
+    let warning = operator::eventually("a StatusUnanswered Event", WAIT, POLL, || async move {
+        harness.event_with_reason("StatusUnanswered").await.ok()?
+    })
+    .await
+    .unwrap();
+    assert_eq!(warning.type_.as_deref(), Some("Warning"));
+
+    let env = KubeEnv::shared().unwrap();
+    let mut kubectl = env.kubectl();
+    kubectl.args([
+        "wait",
+        "--for=condition=Ready",
+        "--timeout=30s",
+        "-n",
+        &ns,
+        "oraclecapture/orders",
+    ]);
+    let out = tokio::task::spawn_blocking(move || kubectl.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success(), "kubectl wait: {}", stderr(&out));
+    drop(silent);
+    h.finish().await.unwrap();
 }
 
 // --- ServiceMonitor and PrometheusRule, structurally ------------------------------------------
