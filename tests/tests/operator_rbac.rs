@@ -8,7 +8,8 @@
 //!   Event is published for a broken Secret, and no reconcile fails.
 //! * With one verb taken away (`patch` on StatefulSets) the same reconcile fails with a forbidden
 //!   error, so the test would notice a rule that is missing.
-//! * A spill recreation works without `delete` on claims: they go with their StatefulSet.
+//! * In the namespace-scoped install (the ClusterRole bound by a RoleBinding), a spill recreation
+//!   works, without `delete` on claims: they go with their StatefulSet.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -70,6 +71,8 @@ struct Rbac {
     role: Role,
     service_account: ServiceAccount,
     cluster_role_binding: ClusterRoleBinding,
+    /// The namespace-scoped install binds the ClusterRole with this RoleBinding instead.
+    scoped_binding: Option<RoleBinding>,
     cluster_reads_binding: ClusterRoleBinding,
     role_binding: RoleBinding,
 }
@@ -115,9 +118,25 @@ impl Rbac {
             role,
             service_account,
             cluster_role_binding,
+            scoped_binding: None,
             cluster_reads_binding,
             role_binding,
         }
+    }
+
+    /// The namespace-scoped install (the chart's `watchNamespaces`): the ClusterRole is bound in
+    /// `namespace` only; the cluster-scoped reads keep their ClusterRoleBinding.
+    fn namespace_scoped(mut self, namespace: &str) -> Rbac {
+        self.scoped_binding = Some(RoleBinding {
+            metadata: kube::api::ObjectMeta {
+                name: Some("redoline-operator-watched".into()),
+                namespace: Some(namespace.to_owned()),
+                ..Default::default()
+            },
+            role_ref: self.cluster_role_binding.role_ref.clone(),
+            subjects: self.cluster_role_binding.subjects.clone(),
+        });
+        self
     }
 
     /// Takes `verb` away from the ClusterRole's rule for `resource`.
@@ -156,7 +175,10 @@ impl Rbac {
             &self.service_account,
         )
         .await;
-        ssa(Api::all(admin.clone()), &self.cluster_role_binding).await;
+        match &self.scoped_binding {
+            Some(binding) => ssa(Api::namespaced(admin.clone(), namespace), binding).await,
+            None => ssa(Api::all(admin.clone()), &self.cluster_role_binding).await,
+        }
         ssa(Api::all(admin.clone()), &self.cluster_reads_binding).await;
         ssa(
             Api::namespaced(admin.clone(), namespace),
@@ -395,13 +417,18 @@ async fn without_patch_on_statefulsets_the_reconcile_is_forbidden() {
     finish(setup, running).await;
 }
 
-/// A spill recreation under exactly the RBAC rules, which grant no `delete` on claims: the
-/// operator deletes the StatefulSet, the claim goes with it (the StatefulSet owns it), and the
-/// new StatefulSet's pod gets a new claim of the new size.
+/// A spill recreation under exactly the RBAC rules of the namespace-scoped install, which grant
+/// no `delete` on claims and reach StorageClasses only through the cluster-scoped reads' binding:
+/// the operator deletes the StatefulSet, the claim goes with it (the StatefulSet owns it), and
+/// the new StatefulSet's pod gets a new claim of the new size.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_spill_recreation_needs_no_delete_on_claims() {
+async fn a_spill_recreation_in_the_namespace_scoped_install_needs_no_delete_on_claims() {
     const CLAIM: &str = "spill-orders-capture-0";
-    let setup = setup("operator-rbac-resize", |rbac| rbac).await;
+    let setup = setup("operator-rbac-resize", |rbac| {
+        let namespace = rbac.role.metadata.namespace.clone().unwrap_or_default();
+        rbac.namespace_scoped(&namespace)
+    })
+    .await;
     let ns = setup.ns.name.clone();
     let admin = setup.admin.clone();
     let running = start(&setup);
