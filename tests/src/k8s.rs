@@ -187,6 +187,25 @@ impl KubeEnv {
         cmd
     }
 
+    /// `kubectl wait --for=condition=Ready` on the OracleCapture `name` in `namespace`, as a GitOps
+    /// pipeline runs it (30 s at most); fails with kubectl's message unless it passes.
+    pub async fn kubectl_wait_ready(&self, namespace: &str, name: &str) -> anyhow::Result<()> {
+        let mut kubectl = self.kubectl();
+        kubectl.args([
+            "wait",
+            "--for=condition=Ready",
+            "--timeout=30s",
+            "-n",
+            namespace,
+        ]);
+        kubectl.arg(format!("oraclecapture/{name}"));
+        let output = tokio::task::spawn_blocking(move || kubectl.output()).await??;
+        if !output.status.success() {
+            bail!("kubectl wait: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        Ok(())
+    }
+
     /// A fresh namespace for one test, named after it, once its default ServiceAccount exists (Pods
     /// are refused before that).
     pub async fn namespace(&self, test: &str) -> anyhow::Result<TestNamespace> {

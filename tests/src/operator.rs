@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
-use redoline_crds::OracleCapture;
+use redoline_crds::{ByteQuantity, OracleCapture};
 use redoline_operator::build::OperatorSettings;
 use redoline_operator::controller::{self, ControllerSettings, WatchScope};
 use redoline_operator::leader::{self, LeaderError, LeaderSettings, RoleCell};
@@ -337,4 +337,17 @@ async fn sample_events(client: &Client, namespace: &str) -> anyhow::Result<Vec<E
         .into_iter()
         .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NAME))
         .collect())
+}
+
+/// The storage a claim requests, in bytes (the apiserver may write the quantity in another form).
+pub fn requested_storage(claim: &PersistentVolumeClaim) -> Option<u64> {
+    let quantity = claim
+        .spec
+        .as_ref()?
+        .resources
+        .as_ref()?
+        .requests
+        .as_ref()?
+        .get("storage")?;
+    ByteQuantity::quantity(&quantity.0).bytes().ok()
 }

@@ -595,21 +595,11 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
     .unwrap();
     assert_eq!(warning.type_.as_deref(), Some("Warning"));
 
-    let env = KubeEnv::shared().unwrap();
-    let mut kubectl = env.kubectl();
-    kubectl.args([
-        "wait",
-        "--for=condition=Ready",
-        "--timeout=30s",
-        "-n",
-        &ns,
-        "oraclecapture/orders",
-    ]);
-    let out = tokio::task::spawn_blocking(move || kubectl.output())
-        .await
+    KubeEnv::shared()
         .unwrap()
+        .kubectl_wait_ready(&ns, NAME)
+        .await
         .unwrap();
-    assert!(out.status.success(), "kubectl wait: {}", stderr(&out));
     drop(silent);
     h.finish().await.unwrap();
 }

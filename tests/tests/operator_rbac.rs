@@ -471,17 +471,7 @@ async fn a_spill_recreation_in_the_namespace_scoped_install_needs_no_delete_on_c
     let old_uid = &old_claim.metadata.uid;
     let new_claim = wait_for("a new claim of 30Gi", || async move {
         let claim = claims.get_opt(CLAIM).await.expect("get")?;
-        let size = claim
-            .spec
-            .as_ref()?
-            .resources
-            .as_ref()?
-            .requests
-            .as_ref()?
-            .get("storage")?
-            .0
-            .clone();
-        let bytes = redoline_crds::ByteQuantity::quantity(&size).bytes().ok()?;
+        let bytes = operator::requested_storage(&claim)?;
         (&claim.metadata.uid != old_uid && bytes == 30 << 30).then_some(claim)
     })
     .await;

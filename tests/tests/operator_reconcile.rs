@@ -584,25 +584,11 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
     ));
 
     // What a GitOps pipeline runs: kubectl wait sees Ready at the current generation.
-    let env = KubeEnv::shared().unwrap();
-    let mut kubectl = env.kubectl();
-    kubectl.args([
-        "wait",
-        "--for=condition=Ready",
-        "--timeout=30s",
-        "-n",
-        &h.ns.name,
-        "oraclecapture/orders",
-    ]);
-    let output = tokio::task::spawn_blocking(move || kubectl.output())
-        .await
+    KubeEnv::shared()
         .unwrap()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl wait: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .kubectl_wait_ready(&h.ns.name, NAME)
+        .await
+        .unwrap();
 
     // Breach: lag above the SLA.
     *body.lock().unwrap() = report(500.0);

@@ -24,7 +24,6 @@ use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use redoline_crds::ByteQuantity;
 use redoline_operator::controller::resize::{
     SPILL_VOLUME_EXPANDED, SPILL_VOLUME_RECREATED, SpillTemplate,
 };
@@ -221,18 +220,6 @@ impl Harness {
     }
 }
 
-fn requested(claim: &PersistentVolumeClaim) -> Option<u64> {
-    let quantity = claim
-        .spec
-        .as_ref()?
-        .resources
-        .as_ref()?
-        .requests
-        .as_ref()?
-        .get("storage")?;
-    ByteQuantity::quantity(&quantity.0).bytes().ok()
-}
-
 fn phase(claim: &PersistentVolumeClaim) -> &str {
     claim
         .status
@@ -263,7 +250,9 @@ async fn a_bound_claim_on_an_expandable_class_is_expanded_in_place() {
 
     // The same claim, asking for the new size.
     let expanded = h
-        .claim_where("the claim's new request", |c| requested(c) == Some(30 * GI))
+        .claim_where("the claim's new request", |c| {
+            operator::requested_storage(c) == Some(30 * GI)
+        })
         .await;
     assert_eq!(expanded.metadata.uid, bound.metadata.uid);
     // A new StatefulSet with the new template, owning the pod that never stopped.
@@ -302,7 +291,7 @@ async fn a_bound_claim_on_an_expandable_class_is_expanded_in_place() {
     let note = event.note.unwrap_or_default();
     assert!(note.contains("shrinks"), "{note}");
     h.claim_where("a new claim of the smaller size", |c| {
-        c.metadata.uid != bound.metadata.uid && requested(c) == Some(22 * GI)
+        c.metadata.uid != bound.metadata.uid && operator::requested_storage(c) == Some(22 * GI)
     })
     .await;
     h.stateful_set_with_spill(22 * GI).await;
@@ -351,7 +340,7 @@ async fn recreated(test: &str, expandable: bool, why: &str) {
     // A new claim (kube-controller-manager makes it for the new pod) of the new size.
     let after = h
         .claim_where("a new claim of the new size", |c| {
-            c.metadata.uid != before.metadata.uid && requested(c) == Some(30 * GI)
+            c.metadata.uid != before.metadata.uid && operator::requested_storage(c) == Some(30 * GI)
         })
         .await;
     assert!(after.metadata.deletion_timestamp.is_none());
