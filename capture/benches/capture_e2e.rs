@@ -20,10 +20,11 @@
 //!
 //! With `REDOLINE_KAFKA_BOOTSTRAP` set (a broker: `tests/env/kafka.sh start DIR PORT CTRL_PORT`),
 //! the same runs also go to Kafka (`exactlyOnce: true`, a fresh `topicPrefix` per round so no
-//! bookmark is resumed), compact and debezium, with `mining.batchSize: 0` (pages aggregated up to
-//! 100,000 changes) and `batchSize: 1000` (a page, so a Kafka transaction, per database
-//! transaction; `REDOLINE_BENCH_E2E_KAFKA_PAGE_TRANSACTIONS` transactions, default 2,000, since
-//! each is a broker round trip). After each round the data topic is read back with a
+//! bookmark is resumed), compact and debezium, with the default `kafka.transactions` (many
+//! database transactions per Kafka transaction: 100 ms, 100,000 records, 16 MiB) and with
+//! `maxRecords: 1` (a Kafka transaction per database transaction;
+//! `REDOLINE_BENCH_E2E_KAFKA_PAGE_TRANSACTIONS` transactions, default 2,000, since each is a
+//! broker round trip). After each round the data topic is read back with a
 //! `read_committed` consumer and its records counted: the figure printed is what a consumer sees,
 //! not what the capture meant to write. Target: 100,000 events per second to Kafka, capture alone.
 //!
@@ -185,41 +186,43 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let cases = [
-        (0u64, "scenario.jsonl", transactions, load, events),
         (
-            1000,
+            "default",
+            "",
+            "the default kafka.transactions, many database transactions per Kafka transaction",
+            "scenario.jsonl",
+            transactions,
+            load,
+            events,
+        ),
+        (
+            "single",
+            ", transactions: {maxRecords: 1}",
+            "kafka.transactions.maxRecords: 1, a Kafka transaction per database transaction",
             "scenario-page.jsonl",
             page_transactions,
             small_load,
             small_events,
         ),
     ];
-    for (batch_size, file, transactions, load, events) in cases {
+    for (case, kafka_fields, label, file, transactions, load, events) in cases {
         println!(
-            "  batchSize {batch_size} ({}): {transactions} transactions, {events} events, load (simulator only) {:.3} s",
-            if batch_size == 0 {
-                "aggregated pages"
-            } else {
-                "a page per transaction"
-            },
+            "  {label}: {transactions} transactions, {events} events, load (simulator only) {:.3} s",
             load.as_secs_f64()
         );
         for format in ["compact", "debezium"] {
             let mut results = Vec::new();
             for round in 0..rounds {
                 let prefix = format!(
-                    "bench-e2e-{}-{stamp:x}-{format}-b{batch_size}-r{round}",
+                    "bench-e2e-{}-{stamp:x}-{format}-{case}-r{round}",
                     std::process::id()
                 );
-                let config_path = dir.join(format!("kafka-{format}-{batch_size}.yaml"));
+                let config_path = dir.join(format!("kafka-{format}-{case}.yaml"));
                 let sink = format!(
-                    "kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}, exactlyOnce: true}}"
+                    "kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}, exactlyOnce: true{kafka_fields}}}"
                 );
-                std::fs::write(
-                    &config_path,
-                    config_with(dir, file, format, &sink, batch_size),
-                )
-                .expect("the config is written");
+                std::fs::write(&config_path, config_with(dir, file, format, &sink, 1000))
+                    .expect("the config is written");
                 let cpu_before = support::cpu_seconds();
                 let started = Instant::now();
                 match run::run(&config_path, true) {

@@ -16,16 +16,14 @@ use prometheus::Registry;
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
-use redoline_capture::engine::output::page_due;
 use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
-use redoline_capture::sink::page::AGGREGATE_MAX_RECORDS;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{
-    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PagePolicy,
-    SinkMetrics, SinkOptions, SinkStatus, TopicNames,
+    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageFill,
+    PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames,
 };
-use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
+use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec, KafkaTransactionsSpec};
 
 const EVENT_BYTES: usize = 1024;
 /// Each measurement stops after this many events or this long, whichever comes first.
@@ -50,6 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         topic_prefix: run.clone(),
         config_secret: None,
         exactly_once: true,
+        transactions: KafkaTransactionsSpec::default(),
     };
     let topics = TopicNames::new(&spec, &JournalSpec::default());
     let options = SinkOptions::new(
@@ -95,27 +94,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             result.mib_per_second(),
             100.0 * result.rate() / plain.rate(),
             result.events,
-            result.events / transaction_events,
+            result.pages,
             result.elapsed
         );
     }
-    let result = aggregated(&sink, &data, &value, 100)?;
-    println!(
-        "  {:>6} events/transaction, aggregated into pages of up to {AGGREGATE_MAX_RECORDS} records \
-         (batchSize: 0): {:>9.0} events/s  {:>7.1} MiB/s  {:>5.1}% of plain  ({} events in {:.2?})",
-        100,
-        result.rate(),
-        result.mib_per_second(),
-        100.0 * result.rate() / plain.rate(),
-        result.events,
-        result.elapsed
-    );
+    for transaction_events in [1, 10, 100] {
+        let result = aggregated(&sink, &data, &value, transaction_events)?;
+        println!(
+            "  {transaction_events:>6} events/transaction, pages bounded by the default \
+             spec.kafka.transactions (100 ms, 100,000 records, 16 MiB): {:>9.0} events/s  \
+             {:>7.1} MiB/s  {:>5.1}% of plain  ({} events in {} Kafka transactions, {:.2?})",
+            result.rate(),
+            result.mib_per_second(),
+            100.0 * result.rate() / plain.rate(),
+            result.events,
+            result.pages,
+            result.elapsed
+        );
+    }
     Ok(())
 }
 
 struct Measured {
     events: usize,
     elapsed: Duration,
+    /// Kafka transactions committed.
+    pages: usize,
 }
 
 impl Measured {
@@ -162,11 +166,12 @@ fn exactly_once(
     Ok(Measured {
         events,
         elapsed: started.elapsed(),
+        pages: n as usize,
     })
 }
 
-/// Oracle transactions of `transaction_events` events with `batchSize: 0`, paged as the engine
-/// pages them (`page_due`): one Kafka transaction per page of up to 100,000 records.
+/// Oracle transactions of `transaction_events` events, paged as the engine pages them for Kafka
+/// (`PagePolicy::due` with the default `spec.kafka.transactions`).
 fn aggregated(
     sink: &KafkaSink,
     topic: &str,
@@ -174,29 +179,42 @@ fn aggregated(
     transaction_events: usize,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
     let records = records(topic, value, transaction_events);
-    let policy = PagePolicy::from_batch_size(0);
+    let policy = PagePolicy::for_kafka(&KafkaTransactionsSpec::default()).ok_or("bounds")?;
     let mut bookmark = Bookmark::initial(1, 1, None, 1);
     let started = Instant::now();
     let mut events = 0;
+    let mut pages = 0;
     let mut page = Page::default();
-    let mut page_records = 0u64;
+    let mut fill = PageFill::default();
+    let mut page_started = None;
     for n in 0..u32::try_from(MAX_EVENTS / transaction_events)? {
+        if started.elapsed() >= MAX_TIME {
+            break;
+        }
+        let began = Instant::now();
         for record in &records {
             sink.produce(&mut page, record)?;
         }
-        page_records += records.len() as u64;
+        let opened = *page_started.get_or_insert(began);
+        fill.records += records.len() as u64;
+        fill.bytes = page.totals().1;
+        fill.age = Some(opened.elapsed());
         bookmark.record_commit(u64::from(n) + 2, Xid::from_parts(2, 2, n))?;
-        if page_due(policy, records.len() as u64, page_records) {
+        if policy.due(records.len() as u64, fill) {
             events += sink.commit_page(&mut page, &bookmark)?.records - 1;
-            page_records = 0;
+            pages += 1;
+            fill = PageFill::default();
+            page_started = None;
         }
     }
-    if page_records > 0 {
+    if fill.records > 0 {
         events += sink.commit_page(&mut page, &bookmark)?.records - 1;
+        pages += 1;
     }
     Ok(Measured {
         events,
         elapsed: started.elapsed(),
+        pages,
     })
 }
 
@@ -231,5 +249,6 @@ fn plain_producer(
     Ok(Measured {
         events,
         elapsed: started.elapsed(),
+        pages: 0,
     })
 }

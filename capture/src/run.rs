@@ -441,6 +441,7 @@ fn open_kafka(
         topic_prefix: kafka.topic_prefix.clone(),
         config_secret: None,
         exactly_once: kafka.exactly_once,
+        transactions: kafka.transactions.clone(),
     };
     let mut settings = KafkaClientSettings::new(&spec);
     for (name, value) in

@@ -63,3 +63,52 @@ fn begin_and_end_records_reach_the_transaction_topic() {
         [(first, 1), (first, 2), (first, 3), (second, 1), (second, 2)]
     );
 }
+
+/// By default one Kafka transaction carries many database transactions (`kafka.transactions`:
+/// 100 ms, 100,000 records, 16 MiB), each whole and in commit order, and the bookmark of each page
+/// is its last transaction's; `maxRecords: 1` gives back one Kafka transaction per database
+/// transaction. Pages are counted by their bookmarks (one record per page on
+/// `<prefix>.redoline.offsets`).
+#[test]
+fn many_database_transactions_share_a_kafka_transaction_by_default() {
+    const TRANSACTIONS: u64 = 300;
+    let bootstrap = bootstrap();
+    let mut scenario = String::from(TABLES);
+    for n in 0..TRANSACTIONS {
+        let tx = format!("t{n}");
+        scenario.push_str(&insert(&tx, 2 * n + 1, "first"));
+        scenario.push_str(&insert(&tx, 2 * n + 2, "second"));
+        scenario.push_str(&format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n"));
+    }
+    let run = |kafka: &str| {
+        let prefix = kafka_support::unique_prefix("pages");
+        let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
+        capture.write_config_with("capture.yaml", &bootstrap, &prefix, 0, kafka, "");
+        // A name of its own: the transactional id follows the capture's name, and the other test
+        // of this file runs at the same time.
+        let path = capture.path("capture.yaml");
+        let config = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, config.replacen("name: test\n", "name: pages\n", 1)).unwrap();
+        let (status, stderr) = capture.run("capture.yaml");
+        assert_eq!(status, 0, "{stderr}");
+        let data = read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"));
+        let expected: Vec<u64> = (1..=2 * TRANSACTIONS).collect();
+        assert_eq!(
+            kafka_support::ids(&data),
+            expected,
+            "every row once, in commit order"
+        );
+        let bookmarks = read_values(&bootstrap, &format!("{prefix}.redoline.offsets"));
+        let last = bookmarks.last().expect("a bookmark");
+        let last_commit = data.last().unwrap()["commit_scn"].as_u64().unwrap();
+        assert_eq!(last["commit_scn"].as_u64(), Some(last_commit), "{last}");
+        bookmarks.len() as u64
+    };
+    let shared = run("");
+    let one_each = run(", transactions: {maxRecords: 1}");
+    eprintln!(
+        "{TRANSACTIONS} database transactions: {shared} pages by default, {one_each} with maxRecords: 1"
+    );
+    assert!(one_each >= TRANSACTIONS, "{one_each} pages");
+    assert!(shared * 10 <= TRANSACTIONS, "{shared} pages");
+}

@@ -46,6 +46,7 @@ pub fn kafka_spec(env: &KafkaEnv, prefix: &str) -> KafkaSpec {
         topic_prefix: prefix.to_owned(),
         config_secret: None,
         exactly_once: true,
+        transactions: Default::default(),
     }
 }
 

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use redoline_crds::ByteQuantity;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{
-    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, HeartbeatSpec, JournalSpec, MiningSpec,
-    SlaSpec, SnapshotSpec, StartPosition, TableName, TransactionsSpec, default_max_connections,
-    default_port, default_spill_max_bytes,
+    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, HeartbeatSpec, JournalSpec,
+    KafkaTransactionsSpec, MiningSpec, SlaSpec, SnapshotSpec, StartPosition, TableName,
+    TransactionsSpec, default_max_connections, default_port, default_spill_max_bytes,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -130,6 +130,9 @@ pub struct KafkaConfig {
     pub topic_prefix: String,
     #[serde(default = "default_true")]
     pub exactly_once: bool,
+    /// How many database transactions one Kafka transaction carries.
+    #[serde(default)]
+    pub transactions: KafkaTransactionsSpec,
 }
 
 fn default_true() -> bool {

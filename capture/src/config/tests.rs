@@ -119,6 +119,13 @@ fn the_crd_rules_are_mirrored() {
         (MINIMAL.replace("file: {path: out.jsonl}", ""), "kafka"),
         (
             MINIMAL.replace(
+                "file: {path: out.jsonl}",
+                "kafka: {bootstrapServers: b:9092, topicPrefix: x, transactions: {maxBytes: 2Gi}}",
+            ),
+            "kafka.transactions.maxBytes",
+        ),
+        (
+            MINIMAL.replace(
                 "{simulator: {scenario: scenario.jsonl}}",
                 "{serviceName: ORCL}",
             ),

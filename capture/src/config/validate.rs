@@ -138,6 +138,13 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             "must be between 1Ki and 16Mi",
         ));
     }
+    if let Some(kafka) = &config.kafka {
+        let field = "kafka.transactions.maxBytes";
+        let bytes = size(field, &kafka.transactions.max_bytes)?;
+        if !(1 << 10..=1 << 30).contains(&bytes) {
+            return Err(ConfigError::new(field, "must be between 1Ki and 1Gi"));
+        }
+    }
     for (index, table) in config.tables.iter().enumerate() {
         if split_table_name(&table.0).is_none() {
             return Err(ConfigError::new(

@@ -56,7 +56,7 @@ use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
 use self::dictionary::{CapturedTables, TableListing};
 use self::journaling::Journaling;
-use self::output::{Output, RecordEncoder, page_due};
+use self::output::{Output, RecordEncoder};
 use self::snapshot::SnapshotPhase;
 use crate::assemble::csf::ContinuationJoiner;
 use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
@@ -71,7 +71,7 @@ use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory, TableChange};
 use crate::sink::journal::{Journal, RebuiltTransaction};
-use crate::sink::{Bookmark, PagePolicy, SinkError};
+use crate::sink::{Bookmark, PageFill, PagePolicy, SinkError};
 use crate::source::window::{Plan, WindowPlanner};
 use crate::source::{
     DatabaseCatalog, LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource,
@@ -201,6 +201,8 @@ struct Pipeline {
     /// Receipts of transactions in the page not committed yet (their spill files stay).
     pending: Vec<ReleaseReceipt>,
     page_records: u64,
+    /// When the first transaction with records joined the page (the time bound counts from it).
+    page_started: Option<Instant>,
     /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
     /// that SCN.
     latest_scn: u64,
@@ -401,13 +403,19 @@ impl<S: OracleSource> Engine<S> {
             None
         };
         metrics.restart_scn.set(to_gauge(bookmark.restart_scn));
+        let page_policy = match &config.kafka {
+            Some(kafka) => PagePolicy::for_kafka(&kafka.transactions).ok_or_else(|| {
+                EngineError::Failed("kafka.transactions.maxBytes cannot be read".into())
+            })?,
+            None => PagePolicy::from_batch_size(config.mining.batch_size),
+        };
         let mut pipeline = Pipeline {
             tables,
             buffer,
             sink,
             encoder,
             filters,
-            page_policy: PagePolicy::from_batch_size(config.mining.batch_size),
+            page_policy,
             journaling,
             board: board.clone(),
             mined_frontier: bookmark.restart_scn,
@@ -417,6 +425,7 @@ impl<S: OracleSource> Engine<S> {
             time_zone: options.time_zone.clone(),
             pending: Vec::new(),
             page_records: 0,
+            page_started: None,
             latest_scn: 0,
             latest_rows: HashSet::new(),
             replayed: None,
@@ -813,6 +822,10 @@ impl Pipeline {
             Pushed::RolledBack => self.metrics.transaction_rolled_back(),
             Pushed::Buffered | Pushed::Ignored => {}
         }
+        // The time bound also holds while the window streams rows of transactions still open.
+        if !self.tables.has_stale() && self.page_policy.overdue(self.page_started, Instant::now()) {
+            self.commit_page()?;
+        }
         if self.stop.load(Ordering::Relaxed) {
             self.stopped_at_scn = Some(self.latest_scn);
             return Ok(ControlFlow::Break(()));
@@ -823,6 +836,7 @@ impl Pipeline {
     /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and
     /// written to the page.
     fn emit(&mut self, mut transaction: CommittedTransaction) -> Result<(), EngineError> {
+        let began = Instant::now();
         let commit = transaction.commit_row().clone();
         // A journaled transaction's chunks go with the page that makes it visible (or, emitted
         // before a crash, with the next page).
@@ -914,6 +928,9 @@ impl Pipeline {
         let receipt = transaction.finish()?;
         self.pending.push(receipt);
         self.page_records += written;
+        if written > 0 {
+            self.page_started.get_or_insert(began);
+        }
         self.metrics.transaction_committed();
         self.bookmark
             .record_commit(commit.scn, commit.xid)
@@ -921,7 +938,12 @@ impl Pipeline {
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
         // write) moves the bookmark with the next page instead of costing a page of its own. A
         // DDL's page waits for its schema change records (`after_ddl`).
-        if !self.tables.has_stale() && page_due(self.page_policy, written, self.page_records) {
+        let fill = PageFill {
+            records: self.page_records,
+            bytes: self.sink.page_bytes(),
+            age: self.page_started.map(|started| started.elapsed()),
+        };
+        if !self.tables.has_stale() && self.page_policy.due(written, fill) {
             self.commit_page()?;
         }
         Ok(())
@@ -1034,6 +1056,7 @@ impl Pipeline {
         }
         self.publish_status(Timestamp::now());
         self.page_records = 0;
+        self.page_started = None;
         Ok(())
     }
 

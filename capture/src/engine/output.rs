@@ -50,8 +50,7 @@ use crate::event::{ChangeEvent, Operation, compact};
 use crate::filter::Filters;
 use crate::schema_history::TableChange;
 use crate::sink::file::FileSink;
-use crate::sink::page::AGGREGATE_MAX_RECORDS;
-use crate::sink::{Bookmark, KafkaSink, Page, PagePolicy};
+use crate::sink::{Bookmark, KafkaSink, Page};
 
 /// The configured event format, producing records.
 #[derive(Debug)]
@@ -281,6 +280,15 @@ impl Output {
         }
     }
 
+    /// Key and value bytes given to the open page (Kafka; the file sink's pages have no byte
+    /// bound).
+    pub fn page_bytes(&self) -> u64 {
+        match self {
+            Self::File(_) => 0,
+            Self::Kafka(kafka) => kafka.page.totals().1,
+        }
+    }
+
     /// Commits the page with `bookmark`; returns once it is durable and visible, the signal to
     /// release the page's spill files.
     pub fn commit(&mut self, bookmark: &Bookmark) -> Result<(), EngineError> {
@@ -300,34 +308,5 @@ impl Output {
             }
         }
         Ok(())
-    }
-}
-
-/// Whether a page holding `records` records must be committed now (`mining.batchSize`): after
-/// every transaction that wrote something, or once an aggregated page is full.
-pub fn page_due(policy: PagePolicy, transaction_records: u64, page_records: u64) -> bool {
-    match policy {
-        PagePolicy::PerTransaction => transaction_records > 0,
-        PagePolicy::Aggregate { max_records } => {
-            page_records >= u64::try_from(max_records).unwrap_or(AGGREGATE_MAX_RECORDS as u64)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pages_follow_the_batch_size() {
-        let per = PagePolicy::from_batch_size(1);
-        assert!(page_due(per, 1, 1));
-        assert!(
-            !page_due(per, 0, 5),
-            "a transaction that wrote nothing rides along"
-        );
-        let aggregate = PagePolicy::from_batch_size(0);
-        assert!(!page_due(aggregate, 10, 99_999));
-        assert!(page_due(aggregate, 10, 100_000));
     }
 }

@@ -51,7 +51,7 @@ pub use config::KafkaClientSettings;
 pub use error::SinkError;
 pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions};
 pub use metrics::SinkMetrics;
-pub use page::{Page, PagePolicy};
+pub use page::{Page, PageFill, PagePolicy};
 pub use retry::{ProducerState, RetryPolicy, SinkStatus};
 pub use topics::TopicNames;
 

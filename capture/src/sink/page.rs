@@ -1,14 +1,23 @@
-//! Pages: how committed transactions are grouped into Kafka transactions (`mining.batchSize`).
+//! Pages: how committed transactions are grouped, each page with one bookmark at its end.
 //!
-//! A page is what one Kafka transaction carries, with one bookmark at its end. Seed 001's
-//! `batch_size`:
+//! With Kafka a page is one Kafka transaction, and its bounds come from
+//! `spec.kafka.transactions` ([`PagePolicy::for_kafka`]): a page is committed once it has been open
+//! `maxDelayMillis` (100 ms), or holds `maxRecords` (100,000) records or `maxBytes` (16 MiB) of
+//! keys and values, whichever comes first, and at the end of every mining window. Committing a
+//! Kafka transaction costs milliseconds whatever it holds, so carrying many small database
+//! transactions in one is what lets the capture keep up with a busy OLTP database; the price is
+//! up to `maxDelayMillis` of added latency. Exactly once is unchanged: the page's data, journal
+//! records and bookmark are in one Kafka transaction, and the bookmark is the last page
+//! transaction's.
+//!
+//! With the file sink, seed 001's `mining.batchSize` ([`PagePolicy::from_batch_size`]):
 //! - `0`: transactions are aggregated into pages of up to [`AGGREGATE_MAX_RECORDS`] records; the
 //!   engine commits the page at least at the end of every window and idle cycle, so a quiet
 //!   database never holds events back.
 //! - any other value: one page per transaction.
 //!
 //! A transaction is never split across pages: a page boundary inside one would make part of it
-//! visible on its own. So a single transaction larger than the limit is a page of its own.
+//! visible on its own. So a single transaction larger than a bound is a page of its own.
 //! Journal records (chunks, tombstones of rolled back transactions) are not transactions; they
 //! ride with the next page, or the next flush.
 //!
@@ -21,32 +30,94 @@
 //! is that a page whose Kafka transaction must be aborted cannot be sent again from memory: the
 //! capture starts again from the stored bookmark and mines it again (`SinkError::PageAborted`).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use redoline_crds::v1alpha1::KafkaTransactionsSpec;
 
 use crate::event::debezium::Record;
 
-/// The most records an aggregated page holds (`batchSize: 0`), unless one transaction is larger.
-pub const AGGREGATE_MAX_RECORDS: usize = 100_000;
+/// The most records an aggregated file page holds (`batchSize: 0`), unless one transaction is
+/// larger.
+pub const AGGREGATE_MAX_RECORDS: u64 = 100_000;
 
 /// How transactions are grouped into pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PagePolicy {
     /// A page per transaction.
     PerTransaction,
-    /// Transactions aggregated into pages of up to `max_records` records.
-    Aggregate { max_records: usize },
+    /// Transactions aggregated into a page until one of its bounds is reached.
+    Aggregate(PageBounds),
+}
+
+/// When an aggregated page is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageBounds {
+    pub max_records: u64,
+    pub max_bytes: u64,
+    /// How long a page with records may stay open.
+    pub max_delay: Duration,
+}
+
+/// What the page holds so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageFill {
+    pub records: u64,
+    pub bytes: u64,
+    /// Since the first transaction with records joined the page (`None`: none did).
+    pub age: Option<Duration>,
 }
 
 impl PagePolicy {
-    /// `mining.batchSize`: 0 aggregates, anything else is a page per transaction.
+    /// The file sink's `mining.batchSize`: 0 aggregates, anything else is a page per transaction.
     pub fn from_batch_size(batch_size: u64) -> Self {
         if batch_size == 0 {
-            PagePolicy::Aggregate {
+            PagePolicy::Aggregate(PageBounds {
                 max_records: AGGREGATE_MAX_RECORDS,
-            }
+                max_bytes: u64::MAX,
+                max_delay: Duration::MAX,
+            })
         } else {
             PagePolicy::PerTransaction
         }
+    }
+
+    /// The Kafka sink's `spec.kafka.transactions`. `None` when `maxBytes` cannot be read (the
+    /// config check refuses such a value before a run starts).
+    pub fn for_kafka(spec: &KafkaTransactionsSpec) -> Option<Self> {
+        Some(PagePolicy::Aggregate(PageBounds {
+            max_records: spec.max_records.max(1),
+            max_bytes: spec.max_bytes.bytes().ok()?,
+            max_delay: Duration::from_millis(spec.max_delay_millis),
+        }))
+    }
+
+    /// Whether the page must be committed now, right after a transaction that wrote
+    /// `transaction_records` records. A transaction that wrote nothing (one that touched no
+    /// captured table, such as the flush write) rides with the next page.
+    pub fn due(&self, transaction_records: u64, page: PageFill) -> bool {
+        match self {
+            PagePolicy::PerTransaction => transaction_records > 0,
+            PagePolicy::Aggregate(bounds) => page.records > 0 && bounds.reached(page),
+        }
+    }
+
+    /// Whether a page begun at `started` has been open too long, checked between rows: the time
+    /// bound holds while a window streams rows of transactions still open.
+    pub fn overdue(&self, started: Option<Instant>, now: Instant) -> bool {
+        match (self, started) {
+            (PagePolicy::Aggregate(bounds), Some(started)) => {
+                now.saturating_duration_since(started) >= bounds.max_delay
+            }
+            _ => false,
+        }
+    }
+}
+
+impl PageBounds {
+    fn reached(&self, page: PageFill) -> bool {
+        page.records >= self.max_records
+            || page.bytes >= self.max_bytes
+            || page.age.is_some_and(|age| age >= self.max_delay)
     }
 }
 
@@ -147,16 +218,88 @@ mod tests {
 
     #[test]
     fn batch_size_zero_aggregates_and_anything_else_pages_per_transaction() {
-        assert_eq!(
-            PagePolicy::from_batch_size(0),
-            PagePolicy::Aggregate {
-                max_records: 100_000
+        let aggregate = PagePolicy::from_batch_size(0);
+        let fill = |records| PageFill {
+            records,
+            bytes: 1 << 40,
+            age: Some(Duration::from_secs(3600)),
+        };
+        assert!(!aggregate.due(10, fill(99_999)), "only the record bound");
+        assert!(aggregate.due(10, fill(100_000)));
+        let per = PagePolicy::from_batch_size(1000);
+        assert!(per.due(1, fill(1)));
+        assert!(
+            !per.due(0, fill(5)),
+            "a transaction that wrote nothing rides along"
+        );
+        assert!(!per.overdue(Some(Instant::now()), Instant::now()));
+    }
+
+    #[test]
+    fn a_kafka_page_is_due_at_its_first_bound() {
+        let spec = KafkaTransactionsSpec::default();
+        let policy = PagePolicy::for_kafka(&spec).unwrap();
+        let small = PageFill {
+            records: 10,
+            bytes: 4096,
+            age: Some(Duration::from_millis(5)),
+        };
+        assert!(!policy.due(10, small));
+        assert!(policy.due(
+            10,
+            PageFill {
+                records: 100_000,
+                ..small
             }
+        ));
+        assert!(policy.due(
+            10,
+            PageFill {
+                bytes: 16 << 20,
+                ..small
+            }
+        ));
+        assert!(policy.due(
+            10,
+            PageFill {
+                age: Some(Duration::from_millis(100)),
+                ..small
+            }
+        ));
+        assert!(
+            !policy.due(
+                0,
+                PageFill {
+                    records: 0,
+                    bytes: 0,
+                    age: None
+                }
+            ),
+            "an empty page waits for records"
         );
-        assert_eq!(
-            PagePolicy::from_batch_size(1000),
-            PagePolicy::PerTransaction
-        );
+        let started = Instant::now();
+        assert!(!policy.overdue(Some(started), started + Duration::from_millis(99)));
+        assert!(policy.overdue(Some(started), started + Duration::from_millis(100)));
+        assert!(!policy.overdue(None, started + Duration::from_secs(1)));
+
+        // One Kafka transaction per database transaction, if a user wants that back.
+        let one = PagePolicy::for_kafka(&KafkaTransactionsSpec {
+            max_records: 1,
+            ..spec.clone()
+        })
+        .unwrap();
+        assert!(one.due(
+            1,
+            PageFill {
+                records: 1,
+                ..small
+            }
+        ));
+        let unreadable = KafkaTransactionsSpec {
+            max_bytes: redoline_crds::ByteQuantity::quantity("lots"),
+            ..spec
+        };
+        assert_eq!(PagePolicy::for_kafka(&unreadable), None);
     }
 
     #[test]

@@ -325,6 +325,63 @@ pub struct KafkaSpec {
     /// transaction appears exactly once to read_committed consumers.
     #[serde(default = "default_true")]
     pub exactly_once: bool,
+
+    /// How many committed database transactions one Kafka transaction carries.
+    #[serde(default)]
+    pub transactions: KafkaTransactionsSpec,
+}
+
+/// Bounds of one Kafka transaction (a page, with its bookmark at the end). Database transactions
+/// are never split: one larger than a bound is a Kafka transaction of its own. A Kafka
+/// transaction is committed as soon as any bound is reached, and at the end of every mining
+/// window; `maxRecords: 1` (or `maxDelayMillis: 0`) gives one Kafka transaction per database
+/// transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KafkaTransactionsSpec {
+    /// Commit once the Kafka transaction has been open this long: the latency it may add.
+    #[serde(default = "default_kafka_max_delay_millis")]
+    #[schemars(range(max = 60_000))]
+    pub max_delay_millis: u64,
+    /// Commit once the Kafka transaction holds this many records.
+    #[serde(default = "default_kafka_max_records")]
+    #[schemars(range(min = 1, max = 10_000_000))]
+    pub max_records: u64,
+    /// Commit once the Kafka transaction holds this many key and value bytes.
+    #[serde(default = "default_kafka_max_bytes")]
+    #[schemars(extend("x-kubernetes-validations" = kafka_bytes_rules()))]
+    pub max_bytes: ByteQuantity,
+}
+
+impl Default for KafkaTransactionsSpec {
+    fn default() -> Self {
+        Self {
+            max_delay_millis: default_kafka_max_delay_millis(),
+            max_records: default_kafka_max_records(),
+            max_bytes: default_kafka_max_bytes(),
+        }
+    }
+}
+
+fn default_kafka_max_delay_millis() -> u64 {
+    100
+}
+fn default_kafka_max_records() -> u64 {
+    100_000
+}
+fn default_kafka_max_bytes() -> ByteQuantity {
+    ByteQuantity::quantity("16Mi")
+}
+
+fn kafka_bytes_rules() -> serde_json::Value {
+    let mut rules = quantity_rules("spec.kafka.transactions.maxBytes");
+    if let Some(list) = rules.as_array_mut() {
+        list.push(serde_json::json!({
+            "rule": bounded_size_rule("SIZE.compareTo(quantity('1Ki')) >= 0 && SIZE.compareTo(quantity('1Gi')) <= 0"),
+            "message": "spec.kafka.transactions.maxBytes must be between 1Ki and 1Gi",
+        }));
+    }
+    rules
 }
 
 /// The event format.
@@ -822,8 +879,8 @@ pub struct MiningSpec {
     #[schemars(range(min = 1, max = 3600))]
     pub poll_interval_seconds: u64,
 
-    /// Changes per page: 0 aggregates transactions into pages of up to 100,000 changes, otherwise
-    /// one page per transaction.
+    /// File sink only: changes per page: 0 aggregates transactions into pages of up to 100,000
+    /// changes, otherwise one page per transaction. Kafka pages follow `spec.kafka.transactions`.
     #[serde(default = "default_batch_size")]
     #[schemars(range(max = 100_000))]
     pub batch_size: u64,
