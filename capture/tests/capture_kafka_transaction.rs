@@ -2,7 +2,9 @@
 //! Transaction metadata on Kafka: with `format.transactionMetadata`, each captured transaction's
 //! BEGIN and END records reach `<prefix>.transaction` (committed with its data, so a
 //! `read_committed` consumer sees them), and the data events carry the matching `transaction`
-//! block.
+//! block. And the pages: by default many database transactions share a Kafka transaction
+//! (`kafka.transactions`), `maxRecords: 1` gives one each, and the time bound commits a page
+//! even while a window streams rows of a transaction still open.
 
 mod kafka_support;
 
@@ -111,4 +113,49 @@ fn many_database_transactions_share_a_kafka_transaction_by_default() {
     );
     assert!(one_each >= TRANSACTIONS, "{one_each} pages");
     assert!(shared * 10 <= TRANSACTIONS, "{shared} pages");
+}
+
+/// The time bound holds while a window streams: a page holding a committed transaction is
+/// committed once `maxDelayMillis` has passed even when the rows that follow belong to a
+/// transaction still open (here 50,000 rows, far longer to mine than 20 ms). So a bookmark at the
+/// first transaction's commit exists before the large one commits; without the check between
+/// rows both would share one page, committed at the large one's COMMIT.
+#[test]
+fn the_time_bound_commits_a_page_while_an_open_transaction_streams() {
+    let bootstrap = bootstrap();
+    let mut scenario = String::from(TABLES);
+    scenario.push_str(&insert("small", 1, "first"));
+    scenario.push_str("{\"tx\":\"small\",\"commit\":true}\n");
+    for id in 2..50_002 {
+        scenario.push_str(&insert("large", id, "x"));
+    }
+    scenario.push_str("{\"tx\":\"large\",\"commit\":true}\n");
+    let prefix = kafka_support::unique_prefix("timebound");
+    let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
+    let kafka = ", transactions: {maxDelayMillis: 20}";
+    capture.write_config_with("capture.yaml", &bootstrap, &prefix, 0, kafka, "");
+    let path = capture.path("capture.yaml");
+    let config = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        config.replacen("name: test\n", "name: timebound\n", 1),
+    )
+    .unwrap();
+    let (status, stderr) = capture.run("capture.yaml");
+    assert_eq!(status, 0, "{stderr}");
+
+    let data = read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"));
+    assert_eq!(data.len(), 50_001);
+    let small_commit = data[0]["commit_scn"].as_u64().unwrap();
+    let large_commit = data[1]["commit_scn"].as_u64().unwrap();
+    let bookmarks = read_values(&bootstrap, &format!("{prefix}.redoline.offsets"));
+    let commits: Vec<u64> = bookmarks
+        .iter()
+        .filter_map(|b| b["commit_scn"].as_u64())
+        .collect();
+    assert!(
+        commits.contains(&small_commit),
+        "no page ended at the small transaction's commit {small_commit}: {commits:?}"
+    );
+    assert_eq!(commits.last(), Some(&large_commit), "{commits:?}");
 }
