@@ -1,0 +1,206 @@
+//! Commit-to-visible latency with the default settings (issue 17): how long after a database
+//! transaction commits its change is readable by a `read_committed` Kafka consumer.
+//!
+//! ```sh
+//! REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:9092 cargo bench -p redoline-capture --bench latency
+//! ```
+//!
+//! A writer appends one-row transactions to a simulator scenario that the capture follows
+//! (`simulator: {follow: true}`), at a steady `REDOLINE_BENCH_LATENCY_TPS` transactions per second
+//! (default 2,000) for `REDOLINE_BENCH_LATENCY_SECONDS` (default 20), noting when each COMMIT line
+//! was written. The capture binary runs with the default configuration otherwise (Debezium format
+//! with schemas, `kafka.transactions` defaults, `mining.pollIntervalSeconds: 1`). A consumer notes
+//! when each row's record arrives. `REDOLINE_BENCH_LATENCY_KAFKA_FIELDS` adds fields to `kafka:`
+//! for a comparison (`", transactions: {maxRecords: 1}"`: a Kafka transaction per database
+//! transaction). The first 3 seconds are warm-up and left out. Printed: p50,
+//! p99 and the maximum; target p99 ≤ 500 ms. Printed, never asserted.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
+const WARM_UP: Duration = Duration::from_secs(3);
+const TARGET_P99: Duration = Duration::from_millis(500);
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn config(dir: &Path, bootstrap: &str, prefix: &str, kafka_fields: &str) -> String {
+    format!(
+        "name: latency-bench\n\
+         database: {{simulator: {{scenario: {}, follow: true}}}}\n\
+         tables: [BENCH.L]\n\
+         kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}{kafka_fields}}}\n\
+         snapshot: {{mode: never}}\n\
+         startPosition: {{type: earliest}}\n\
+         buffer: {{spill: {{dir: {}}}}}\n\
+         http: {{port: 0}}\n",
+        dir.join("scenario.jsonl").display(),
+        dir.join("spill").display()
+    )
+}
+
+/// The row id in a Debezium key (`{"schema":...,"payload":{"ID":n}}` or `{"ID":n}`).
+fn key_id(key: &[u8]) -> Option<u64> {
+    let key: serde_json::Value = serde_json::from_slice(key).ok()?;
+    let payload = key.get("payload").unwrap_or(&key);
+    payload.get("ID")?.as_u64()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let Ok(bootstrap) = std::env::var("REDOLINE_KAFKA_BOOTSTRAP") else {
+        println!("latency: skipped (REDOLINE_KAFKA_BOOTSTRAP unset)");
+        return Ok(());
+    };
+    let rate = env_number("REDOLINE_BENCH_LATENCY_TPS", 2_000).max(1);
+    let seconds = env_number("REDOLINE_BENCH_LATENCY_SECONDS", 20).max(4);
+    let dir = tempfile::tempdir()?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let prefix = format!("bench-latency-{}-{stamp:x}", std::process::id());
+    let scenario_path = dir.path().join("scenario.jsonl");
+    std::fs::write(
+        &scenario_path,
+        "{\"table\":\"BENCH.L\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true},{\"name\":\"NOTE\",\"type\":\"VARCHAR2(100)\"}],\"logging\":\"all\"}\n",
+    )?;
+    let config_path = dir.path().join("capture.yaml");
+    let kafka_fields = std::env::var("REDOLINE_BENCH_LATENCY_KAFKA_FIELDS").unwrap_or_default();
+    std::fs::write(
+        &config_path,
+        config(dir.path(), &bootstrap, &prefix, &kafka_fields),
+    )?;
+    let mut capture = Command::new(BINARY)
+        .args(["run", "--config"])
+        .arg(&config_path)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("group.id", format!("{prefix}-reader"))
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .set("topic.metadata.refresh.interval.ms", "200")
+        .create()?;
+    let topic = format!("{prefix}.BENCH.L");
+    let mut partitions = TopicPartitionList::new();
+    partitions.add_partition_offset(&topic, 0, Offset::Beginning)?;
+
+    // The writer: steady transactions, each COMMIT's write time noted.
+    let written: Arc<Mutex<HashMap<u64, Instant>>> = Arc::default();
+    let started = Instant::now();
+    let total = rate * seconds;
+    let writer = {
+        let written = Arc::clone(&written);
+        let path = scenario_path.clone();
+        std::thread::spawn(move || -> std::io::Result<()> {
+            let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+            let mut next = 0u64;
+            while next < total {
+                let due = (started.elapsed().as_secs_f64() * rate as f64) as u64;
+                let mut lines = String::new();
+                let mut ids = Vec::new();
+                while next < due.min(total) {
+                    next += 1;
+                    lines.push_str(&format!(
+                        "{{\"tx\":\"t{next}\",\"insert\":\"BENCH.L\",\"values\":{{\"ID\":{next},\"NOTE\":\"n\"}}}}\n{{\"tx\":\"t{next}\",\"commit\":true}}\n"
+                    ));
+                    ids.push(next);
+                }
+                if !lines.is_empty() {
+                    file.write_all(lines.as_bytes())?;
+                    let now = Instant::now();
+                    let mut written = written.lock().unwrap_or_else(|e| e.into_inner());
+                    for id in ids {
+                        written.insert(id, now);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Ok(())
+        })
+    };
+
+    // The reader, on this thread, until every row arrived (or a minute after the writer's end).
+    let mut seen: HashMap<u64, Instant> = HashMap::new();
+    let mut assigned = false;
+    let deadline = started + Duration::from_secs(seconds + 60);
+    while (seen.len() as u64) < total && Instant::now() < deadline {
+        if !assigned {
+            let metadata = consumer.fetch_metadata(Some(&topic), Duration::from_secs(2));
+            let exists = metadata.is_ok_and(|m| {
+                m.topics()
+                    .iter()
+                    .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty())
+            });
+            if exists {
+                consumer.assign(&partitions)?;
+                assigned = true;
+            } else {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            continue;
+        }
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100))
+            && message.payload().is_some()
+            && let Some(id) = message.key().and_then(key_id)
+        {
+            seen.entry(id).or_insert_with(Instant::now);
+        }
+    }
+    let _ = writer.join();
+    let _ = Command::new("kill")
+        .args(["-TERM", &capture.id().to_string()])
+        .status();
+    let _ = capture.wait();
+
+    let written = written.lock().unwrap_or_else(|e| e.into_inner());
+    let mut latencies: Vec<Duration> = written
+        .iter()
+        .filter(|(_, at)| at.duration_since(started) >= WARM_UP)
+        .filter_map(|(id, at)| seen.get(id).map(|got| got.saturating_duration_since(*at)))
+        .collect();
+    latencies.sort();
+    let missing = total - seen.len() as u64;
+    let p99 = percentile(&latencies, 0.99);
+    println!(
+        "commit to visible (read_committed), {rate} transactions/s of one row for {seconds} s, default settings{kafka_fields}, Debezium with schemas: \
+         p50 {:.0} ms  p99 {:.0} ms  max {:.0} ms  ({} measured after {} s of warm-up, {missing} never seen)  target p99 {} ms {}",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        p99.as_secs_f64() * 1e3,
+        latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        latencies.len(),
+        WARM_UP.as_secs(),
+        TARGET_P99.as_millis(),
+        if missing == 0 && p99 <= TARGET_P99 {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+    Ok(())
+}
