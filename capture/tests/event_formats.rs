@@ -952,3 +952,39 @@ fn logminer_corpus_statements_type_exactly() {
     );
     assert_eq!(json, r#""2021-09-14T07:36:49""P5Y0M0DT0H0M0S""#);
 }
+
+/// Oracle names often hold `$` and `#`, which Kafka topic names cannot: Debezium names the key,
+/// value and envelope schemas after the sanitised topic name, and so does redoline (issue 18).
+#[test]
+fn schema_names_follow_the_sanitised_topic_name() {
+    let table = Arc::new(
+        TableSchema::new(
+            "C##APP",
+            "ORDERS$HIST",
+            vec![Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1)],
+        )
+        .unwrap(),
+    );
+    let event = ChangeEvent {
+        op: Operation::Create,
+        table: Arc::clone(&table),
+        before: None,
+        after: Some(row(&table, &[("ID", lit("7"))])),
+        source: source(2_146_950, 1),
+    };
+    let mut encoder = DebeziumEncoder::new(base_options());
+    let records = encoder.encode(&event, processed_at()).unwrap();
+    let record = &records[0];
+    assert_eq!(record.topic, "server1.C__APP.ORDERS_HIST");
+    let key: serde_json::Value = serde_json::from_str(record.key.as_deref().unwrap()).unwrap();
+    assert_eq!(key["schema"]["name"], "server1.C__APP.ORDERS_HIST.Key");
+    let value: serde_json::Value = serde_json::from_str(record.value.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        value["schema"]["name"],
+        "server1.C__APP.ORDERS_HIST.Envelope"
+    );
+    let fields = value["schema"]["fields"].as_array().unwrap();
+    for image in &fields[..2] {
+        assert_eq!(image["name"], "server1.C__APP.ORDERS_HIST.Value", "{image}");
+    }
+}

@@ -272,7 +272,11 @@ pub fn key_schema(
         return None;
     }
     let mut out = String::with_capacity(256);
-    let name = format!("{prefix}.{}.{}.Key", table.schema(), table.table());
+    // Debezium names schemas after the topic, so they are as sanitised as the topic name.
+    let name = format!(
+        "{}.Key",
+        super::topic_name(prefix, table.schema(), table.table())
+    );
     let columns = key
         .iter()
         .filter_map(|&i| Some((table.columns().get(i)?, *kinds.get(i)?, &[][..])));
@@ -291,7 +295,7 @@ pub fn envelope_schema(
     parameters: &[Vec<(&'static str, String)>],
     prefix: &str,
 ) -> String {
-    let base = format!("{prefix}.{}.{}", table.schema(), table.table());
+    let base = super::topic_name(prefix, table.schema(), table.table());
     let value_name = format!("{base}.Value");
     let mut out = String::with_capacity(4096);
     out.push_str("{\"type\":\"struct\",\"fields\":[");
