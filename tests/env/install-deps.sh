@@ -12,6 +12,9 @@ command -v python3 >/dev/null || need+=(python3)
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v curl >/dev/null || need+=(curl)
+# PostgreSQL (server and psql) for the Debezium JDBC sink pipeline test (tests/env/postgres.sh).
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+command -v psql >/dev/null || need+=(postgresql-client)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 # librdkafka is built with OpenSSL (TLS and SASL/SCRAM to Kafka).
 dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)

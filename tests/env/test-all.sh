@@ -2,8 +2,9 @@
 # The whole test suite, as `make test` and CI run it:
 #   1. provision the tools (cached under ~/.cache/redoline, keyed by version),
 #   2. format and lint checks,
-#   3. one Kafka broker and one Kubernetes control plane for the whole run, shared by every test
-#      binary through REDOLINE_KAFKA_BOOTSTRAP and REDOLINE_KUBECONFIG (each test still gets its
+#   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane for the whole run,
+#      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
+#      REDOLINE_KUBECONFIG (each test still gets its
 #      own topic prefix or namespace), stopped again when this script exits,
 #   4. every test of the workspace,
 #   5. a bounded fuzz run of the SQL_REDO parsers and spill frames (FUZZ_SECONDS per target, default 30).
@@ -21,6 +22,8 @@ bash tests/env/build-helm.sh
 # The chart tests (tests/tests/helm_chart.rs) take helm from here; they fail if it is missing.
 REDOLINE_HELM=$(bash tests/env/build-helm.sh path)
 export REDOLINE_HELM
+step "provision: Kafka Connect and Debezium's JDBC sink (pipeline test)"
+bash tests/env/jdbc-pipeline/run.sh fetch
 step "provision: GitOps health harness (gopher-lua, cel-go)"
 bash tests/env/gitops-health/build.sh >/dev/null
 
@@ -36,6 +39,7 @@ cleanup() {
   status=$?
   bash tests/env/kafka.sh stop "$run_dir/kafka" || true
   bash tests/env/k8s.sh stop "$run_dir/k8s" || true
+  bash tests/env/postgres.sh stop "$run_dir/postgres" || true
   if [ $status -eq 0 ]; then rm -rf "$run_dir"; else echo "test environment logs kept in $run_dir"; fi
   exit $status
 }
@@ -44,14 +48,20 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 kafka_port=$(free_port)
 kafka_controller_port=$(free_port)
+postgres_port=$(free_port)
+# PostgreSQL runs as the postgres user when this script runs as root: it must reach its directory.
+chmod 755 "$run_dir"
 
-step "start: Kafka on 127.0.0.1:$kafka_port and the control plane"
+step "start: Kafka on 127.0.0.1:$kafka_port, PostgreSQL on 127.0.0.1:$postgres_port and the control plane"
 bash tests/env/kafka.sh start "$run_dir/kafka" "$kafka_port" "$kafka_controller_port" $$
 bash tests/env/k8s.sh start "$run_dir/k8s" $$
+bash tests/env/postgres.sh start "$run_dir/postgres" "$postgres_port" $$
 bash tests/env/kafka.sh wait "$run_dir/kafka" "$kafka_port" 120
 bash tests/env/k8s.sh wait "$run_dir/k8s" 180
+bash tests/env/postgres.sh wait "$run_dir/postgres" "$postgres_port" 60
 export REDOLINE_KAFKA_BOOTSTRAP="127.0.0.1:$kafka_port"
 export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
+export REDOLINE_POSTGRES_URL="postgresql://postgres@127.0.0.1:$postgres_port/postgres"
 
 step "test: workspace"
 # Every test binary runs even when one fails, so one run shows every failure.

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds (once, cached) and runs Kafka Connect standalone with Debezium's JDBC sink connector.
+#
+#   run.sh fetch
+#       Resolve the worker (runtime/pom.xml: connect-runtime, connect-json, a log4j2 backend) and
+#       the connector plugin (plugin/pom.xml: debezium-connector-jdbc and the PostgreSQL driver)
+#       into $REDOLINE_CACHE/jdbc-pipeline-<digest of this directory's build files>: runtime/ is
+#       the worker's class path, plugins/debezium-connector-jdbc/ the plugin, as a Debezium user
+#       unpacks it into the worker's plugin.path (Connect loads it in a class loader of its own).
+#   run.sh path
+#       Prints the plugin directory to put into plugin.path (fetching first when needed).
+#   run.sh connect WORKER.properties CONNECTOR.properties...
+#       Runs org.apache.kafka.connect.cli.ConnectStandalone in the foreground (exec: the caller's
+#       child is the JVM), logging to stdout.
+#
+# Maven resolves everything from Maven Central (settings.xml maps the Confluent repository named
+# by Debezium's poms to Central). Environment: REDOLINE_CACHE (default ~/.cache/redoline), JAVA,
+# CONNECT_HEAP_OPTS (default -Xms128m -Xmx512m).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+digest=$(cd "$HERE" && cat runtime/pom.xml plugin/pom.xml settings.xml | sha256sum | cut -c1-16)
+BUILD="$CACHE/jdbc-pipeline-$digest"
+PLUGIN="$BUILD/plugins/debezium-connector-jdbc"
+JAVA="${JAVA:-java}"
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+resolve() {
+  local pom="$1" out="$2"
+  if ! mvn -B -q -s "$HERE/settings.xml" -f "$pom" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$out" >>"$BUILD/mvn.log" 2>&1; then
+    tail -n 40 "$BUILD/mvn.log" >&2
+    die "the Maven resolution of $pom failed (log: $BUILD/mvn.log)"
+  fi
+}
+
+cmd_fetch() {
+  [ -f "$BUILD/.complete" ] && return 0
+  command -v mvn >/dev/null || die "Maven (mvn) is needed to resolve Kafka Connect and the JDBC sink"
+  mkdir -p "$BUILD"
+  # Two test binaries may fetch at once: one does the work, the other waits and finds it done.
+  exec 9>"$BUILD/.lock"
+  flock 9
+  if [ ! -f "$BUILD/.complete" ]; then
+    rm -rf "$BUILD/project" "$BUILD/runtime" "$BUILD/plugins" "$BUILD/mvn.log"
+    mkdir -p "$BUILD/project"
+    cp -r "$HERE/runtime" "$HERE/plugin" "$BUILD/project/"
+    resolve "$BUILD/project/runtime/pom.xml" "$BUILD/runtime"
+    # Kafka's own jars (the connector's pom brings connect-api and kafka-clients of the Kafka it
+    # was built with) stay out of the plugin: the worker provides them, as in Debezium's archive.
+    resolve "$BUILD/project/plugin/pom.xml" "$PLUGIN"
+    rm -f "$PLUGIN"/connect-api-*.jar "$PLUGIN"/kafka-clients-*.jar
+    # Jackson too: the worker has it (connect-runtime 4.1.2: 2.19) with a Jackson module
+    # registered as a service, which a second Jackson in the plugin's loader refuses ("not a
+    # subtype") when Hibernate lists the modules. Debezium's archive leaves it to the worker.
+    rm -f "$PLUGIN"/jackson-*.jar
+    [ -f "$BUILD/runtime/connect-runtime-4.1.2.jar" ] || die "connect-runtime is not in $BUILD/runtime"
+    ls "$PLUGIN"/debezium-connector-jdbc-*.jar >/dev/null 2>&1 || die "the JDBC sink is not in $PLUGIN"
+    touch "$BUILD/.complete"
+  fi
+  exec 9>&-
+}
+
+case "${1:-}" in
+  fetch) cmd_fetch ;;
+  path) cmd_fetch; echo "$BUILD/plugins" ;;
+  connect)
+    shift
+    [ $# -ge 2 ] || die "usage: run.sh connect WORKER.properties CONNECTOR.properties..."
+    cmd_fetch
+    command -v "$JAVA" >/dev/null || die "java not found (set JAVA)"
+    # shellcheck disable=SC2206 # word splitting of option strings is intended
+    exec "$JAVA" -Djava.awt.headless=true -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      ${CONNECT_HEAP_OPTS:--Xms128m -Xmx512m} \
+      -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
+      -cp "$BUILD/runtime/*" org.apache.kafka.connect.cli.ConnectStandalone "$@"
+    ;;
+  *) die "usage: run.sh fetch | path | connect WORKER.properties CONNECTOR.properties..." ;;
+esac

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# A throw-away PostgreSQL server (Debian's `postgresql` package) for the redoline tests: the
+# database the Debezium JDBC sink writes into (tests/tests/debezium_jdbc_pipeline.rs).
+#
+#   postgres.sh start DATA_DIR PORT [OWNER_PID]
+#       Initialise DATA_DIR/data once (initdb, superuser `postgres`, trust authentication, UTF-8)
+#       and start the server in the background on 127.0.0.1:PORT, its socket in DATA_DIR. The log
+#       is DATA_DIR/postgres.log. With OWNER_PID, a watchdog stops the server once that process
+#       has exited. Starting a server that already runs from DATA_DIR does nothing.
+#   postgres.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]
+#       Wait until the server accepts connections on PORT (pg_isready). Fails with the tail of its
+#       log when it dies or the timeout (default 60 s) passes.
+#   postgres.sh stop DATA_DIR
+#       Fast shutdown (pg_ctl -m fast), immediate after POSTGRES_STOP_GRACE seconds (default 20).
+#       Idempotent.
+#
+# The server is reached as postgresql://postgres@127.0.0.1:PORT/postgres. initdb and postgres
+# refuse to run as root: as root the server runs as Debian's `postgres` user (runuser), which then
+# owns DATA_DIR/data. Environment: PG_BIN (default: the newest /usr/lib/postgresql/<ver>/bin).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+
+die() { echo "postgres.sh: $*" >&2; exit 1; }
+log() { echo "postgres.sh: $*" >&2; }
+
+pg_bin() {
+  if [ -n "${PG_BIN:-}" ]; then echo "$PG_BIN"; return; fi
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] && [ -x "$dir/postgres" ] || die "no PostgreSQL server under /usr/lib/postgresql (apt-get install postgresql)"
+  echo "$dir"
+}
+
+# Runs a command as the server's user: ourselves, or `postgres` when we are root.
+as_server_user() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+check_port() {
+  if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
+}
+
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+# The postmaster's pid, when it runs from DATA_DIR/data.
+server_pid() {
+  local dir="$1" pid
+  [ -f "$dir/data/postmaster.pid" ] || return 1
+  pid="$(head -n 1 "$dir/data/postmaster.pid")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/data" || return 1
+  echo "$pid"
+}
+
+log_tail() {
+  local dir="$1"
+  if [ -f "$dir/postgres.log" ]; then
+    echo "----- last lines of $dir/postgres.log -----"
+    tail -n "${2:-40}" "$dir/postgres.log"
+    echo "-----"
+  else
+    echo "(no $dir/postgres.log)"
+  fi
+}
+
+cmd_start() {
+  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh start DATA_DIR PORT [OWNER_PID]"; fi
+  local dir port owner="${3:-}" bin pid
+  dir="$(abs_dir "$1")"; port="$2"
+  check_port "$port"
+  if [ -n "$owner" ]; then
+    [[ "$owner" =~ ^[0-9]+$ ]] || die "bad OWNER_PID: $owner"
+    kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
+  fi
+  if pid="$(server_pid "$dir")"; then
+    log "server already running from $dir (pid $pid)"
+    return 0
+  fi
+  bin="$(pg_bin)"
+  if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || die "running as root needs the postgres user (Debian's postgresql package creates it)"
+    chown postgres "$dir"
+    # A parent directory of mode 0700 (mktemp -d) hides DATA_DIR from that user.
+    runuser -u postgres -- test -w "$dir" \
+      || die "the postgres user cannot reach $dir: give its parent directories search permission (chmod o+x)"
+  fi
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    rm -rf "$dir/data"
+    if ! as_server_user "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 \
+        --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1; then
+      cat "$dir/initdb.log" >&2
+      die "initdb of $dir/data failed"
+    fi
+  fi
+  : > "$dir/postgres.log"
+  [ "$(id -u)" -ne 0 ] || chown postgres "$dir/postgres.log"
+  # A test database: no durability needed, and few connections (one sink task per mode).
+  as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=50" \
+    >/dev/null || { log_tail "$dir" >&2; die "the server of $dir did not start"; }
+  pid="$(server_pid "$dir")" || { log_tail "$dir" >&2; die "the server of $dir exited at once"; }
+  log "server started from $dir (pid $pid, 127.0.0.1:$port)"
+
+  if [ -n "$owner" ]; then
+    # shellcheck disable=SC2016 # the variables belong to the inner shell
+    setsid bash -c '
+      owner=$1 self=$2 dir=$3
+      echo $$ > "$dir/watchdog.pid"
+      while kill -0 "$owner" 2>/dev/null; do sleep 1; done
+      echo "owner $owner exited: stopping the server"
+      "$self" stop "$dir" || true
+    ' watchdog "$owner" "$SELF" "$dir" </dev/null >>"$dir/watchdog.log" 2>&1 &
+    log "watchdog: stops the server when pid $owner exits"
+  fi
+}
+
+cmd_wait() {
+  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
+  local dir="$1" port="$2" timeout="${3:-60}" bin
+  check_port "$port"
+  [ -d "$dir" ] || die "no such data directory: $dir"
+  dir="$(cd "$dir" && pwd)"
+  bin="$(pg_bin)"
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    if ! server_pid "$dir" >/dev/null; then
+      log_tail "$dir" >&2
+      die "the server of $dir is not running (see the log above)"
+    fi
+    if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres; then
+      log "server of $dir is ready on 127.0.0.1:$port"
+      return 0
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail "$dir" >&2
+      die "the server of $dir was not ready on 127.0.0.1:$port within ${timeout}s"
+    fi
+    sleep 0.2
+  done
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || die "usage: postgres.sh stop DATA_DIR"
+  local dir="$1" grace="${POSTGRES_STOP_GRACE:-20}" bin
+  [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
+  dir="$(cd "$dir" && pwd)"
+  if [ -f "$dir/watchdog.pid" ]; then
+    local wpid
+    wpid="$(cat "$dir/watchdog.pid")"
+    if [ -n "$wpid" ] && [ "$wpid" != "$PPID" ] && [ "$wpid" != "$$" ] && kill -0 "$wpid" 2>/dev/null \
+        && tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -q '^bash -c'; then
+      kill "$wpid" 2>/dev/null || true
+    fi
+    rm -f "$dir/watchdog.pid"
+  fi
+  if ! server_pid "$dir" >/dev/null; then
+    log "server of $dir is not running"
+    return 0
+  fi
+  bin="$(pg_bin)"
+  if ! as_server_user "$bin/pg_ctl" -D "$dir/data" -m fast -w -t "$grace" stop >/dev/null 2>&1; then
+    log "server of $dir still running after ${grace}s: immediate shutdown"
+    as_server_user "$bin/pg_ctl" -D "$dir/data" -m immediate -w -t 10 stop >/dev/null 2>&1 || true
+  fi
+  if server_pid "$dir" >/dev/null; then die "the server of $dir survived its shutdown"; fi
+  log "server of $dir stopped"
+}
+
+case "${1:-}" in
+  start) shift; cmd_start "$@" ;;
+  wait) shift; cmd_wait "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  *) die "usage: postgres.sh start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
+esac
