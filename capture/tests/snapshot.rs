@@ -450,9 +450,13 @@ fn when_needed_snapshots_again_once_the_bookmarks_redo_is_gone() {
     );
 }
 
-#[test]
-fn markers_and_source_fields_follow_debezium() {
-    let capture = capture(&big_tables(3), "{mode: initial, fetchSize: 2}", "");
+/// The `source` blocks of a Debezium-format snapshot of `scenario`, `fetch_size` rows a batch.
+fn snapshot_sources(scenario: &str, fetch_size: u32) -> Vec<Value> {
+    let capture = capture(
+        scenario,
+        &format!("{{mode: initial, fetchSize: {fetch_size}}}"),
+        "",
+    );
     let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
     std::fs::write(
         capture.path("capture.yaml"),
@@ -461,7 +465,7 @@ fn markers_and_source_fields_follow_debezium() {
     .unwrap();
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
-    let sources: Vec<Value> = capture
+    capture
         .events()
         .iter()
         .map(|line| {
@@ -473,11 +477,20 @@ fn markers_and_source_fields_follow_debezium() {
                 .cloned()
                 .unwrap()
         })
-        .collect();
-    let markers: Vec<&str> = sources
+        .collect()
+}
+
+fn markers(sources: &[Value]) -> Vec<&str> {
+    sources
         .iter()
         .map(|s| s["snapshot"].as_str().unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn markers_and_source_fields_follow_debezium() {
+    let sources = snapshot_sources(&big_tables(3), 2);
+    let markers = markers(&sources);
     assert_eq!(
         markers,
         [
@@ -495,6 +508,23 @@ fn markers_and_source_fields_follow_debezium() {
             .iter()
             .all(|s| &s["scn"] == scn && s["commit_scn"].is_null() && s["txId"].is_null())
     );
+}
+
+/// Debezium marks the snapshot's final record `last` even when the tables after its table are
+/// empty; here ITEMS, the last table, has no row.
+#[test]
+fn the_last_row_is_marked_last_when_the_tables_after_it_are_empty() {
+    let mut orders_only = String::from(ORDERS);
+    for id in 1..=3 {
+        orders_only.push_str(&insert("load", "ORDERS", id, id));
+    }
+    orders_only.push_str(&commit("load"));
+    // Three rows read two at a time, and three rows read in one batch.
+    for fetch_size in [2, 3, 10] {
+        let sources = snapshot_sources(&orders_only, fetch_size);
+        let expected = ["first", "true", "last"];
+        assert_eq!(markers(&sources), expected, "fetchSize {fetch_size}");
+    }
 }
 
 #[test]

@@ -254,12 +254,20 @@ impl<S: OracleSource> Engine<S> {
                 BatchEnd::TableDone
             };
             let first_batch = table.rows == 0 && table.after_row_id.is_none();
-            let read_at = Timestamp::now();
             let count = batch.len();
+            // The tables after this one that turn out empty: this batch's last row is then the
+            // snapshot's last, and is marked `last` as Debezium marks the final record whatever
+            // table it comes from.
+            let empty_after = if end == BatchEnd::TableDone && count > 0 {
+                self.empty_tables_after(&state, &tables, index)
+            } else {
+                None
+            };
+            let read_at = Timestamp::now();
             for (position, row) in batch.iter().enumerate() {
                 let place = RowPlace {
                     first_table: index == 0,
-                    last_table: index == last_table,
+                    last_table: index == last_table || empty_after.is_some(),
                     first_in_table: first_batch && position == 0,
                     last_in_table: end == BatchEnd::TableDone && position + 1 == count,
                 };
@@ -281,6 +289,9 @@ impl<S: OracleSource> Engine<S> {
             }
             let last_row_id = batch.last().map(|row| row.row_id.clone());
             state.record_batch(index, count as u64, last_row_id, end);
+            for empty in empty_after.into_iter().flatten() {
+                state.record_batch(empty, 0, None, BatchEnd::TableDone);
+            }
             self.pipeline.bookmark.snapshot = Some(state.clone());
             self.pipeline.sink.commit(&self.pipeline.bookmark)?;
             // A committed batch is progress: it resets the restart budget as a window does.
@@ -293,6 +304,37 @@ impl<S: OracleSource> Engine<S> {
             "the snapshot is complete"
         );
         Ok(None)
+    }
+
+    /// The indexes of the tables after `index`, when every one of them has no row at its
+    /// snapshot SCN; `None` as soon as one has a row (or cannot be read now: the main loop
+    /// reads it again and handles the error).
+    fn empty_tables_after(
+        &mut self,
+        state: &SnapshotState,
+        tables: &[SnapshotTable],
+        index: usize,
+    ) -> Option<Vec<usize>> {
+        let mut empty = Vec::new();
+        let later_tables = tables.iter().zip(&state.tables).enumerate().skip(index + 1);
+        for (later, (SnapshotTable { schema, condition }, table)) in later_tables {
+            let probe = self.source.flashback_batch(
+                schema,
+                table.scn,
+                table.after_row_id.as_deref(),
+                condition.as_deref(),
+                1,
+            );
+            match probe {
+                Ok(rows) if rows.is_empty() => empty.push(later),
+                Ok(_) => return None,
+                Err(error) => {
+                    tracing::debug!(%error, table = %table.table, "the look-ahead read failed");
+                    return None;
+                }
+            }
+        }
+        Some(empty)
     }
 
     /// The schema and `selectOverrides` condition of every table of the snapshot, by index.
