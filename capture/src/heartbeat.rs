@@ -67,13 +67,13 @@ pub fn heartbeat_record(
         key.push_str(concat!(
             "{\"schema\":{\"type\":\"struct\",\"fields\":[",
             "{\"type\":\"string\",\"optional\":false,\"field\":\"serverName\"}],",
-            "\"optional\":false,\"name\":\"io.debezium.connector.common.ServerNameKey\"},",
+            "\"optional\":false,\"name\":\"io.debezium.connector.common.ServerNameKey\",\"version\":1},",
             "\"payload\":"
         ));
         value.push_str(concat!(
             "{\"schema\":{\"type\":\"struct\",\"fields\":[",
             "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"}],",
-            "\"optional\":false,\"name\":\"io.debezium.connector.common.Heartbeat\"},",
+            "\"optional\":false,\"name\":\"io.debezium.connector.common.Heartbeat\",\"version\":1},",
             "\"payload\":"
         ));
     }

@@ -19,7 +19,9 @@ use redoline_capture::event::debezium::{
     BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, IntervalHandling, Record,
     SkippedOperations, TimePrecision,
 };
-use redoline_capture::event::{ChangeEvent, Operation, SnapshotMarker, SourceInfo, Xid, compact};
+use redoline_capture::event::{
+    ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionStart, Xid, compact,
+};
 use redoline_capture::heartbeat::{heartbeat_record, heartbeat_topic};
 use redoline_capture::redo::ast::RawValue;
 use redoline_capture::schema_history::{ChangeKind, TableChange};
@@ -239,6 +241,11 @@ fn source(scn: u64, ssn: u64) -> SourceInfo {
         row_id: Some("AAAR9JAAHAAAACFAAB".to_owned()),
         change_time: Some("2024-01-02T03:04:05Z".parse().unwrap()),
         commit_time: Some("2024-01-02T03:04:06Z".parse().unwrap()),
+        transaction_start: Some(TransactionStart {
+            scn: 2_146_940,
+            time: Some("2024-01-02T03:04:01Z".parse().unwrap()),
+        }),
+        transaction_sequence: Some(ssn),
         snapshot: SnapshotMarker::False,
     }
 }
@@ -527,6 +534,88 @@ fn debezium_schema_change_and_heartbeat_golden() {
     check_golden("debezium_schema_change.jsonl", &out);
 }
 
+/// An `EMPTY_CLOB()` / `EMPTY_BLOB()` that no piece filled is null in a nullable column and
+/// empty in a NOT NULL one, as Debezium's converters write it.
+#[test]
+fn empty_lobs_are_null_when_the_column_is_nullable() {
+    let table = Arc::new(
+        TableSchema::new(
+            "APP",
+            "DOCS",
+            vec![
+                Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+                Column::new("NOTE", OracleType::parse("CLOB").unwrap()),
+                Column::new("BODY", OracleType::parse("CLOB").unwrap()).nullable(false),
+                Column::new("PICTURE", OracleType::parse("BLOB").unwrap()),
+                Column::new("SCAN", OracleType::parse("BLOB").unwrap()).nullable(false),
+            ],
+        )
+        .unwrap(),
+    );
+    let event = ChangeEvent {
+        op: Operation::Create,
+        table: Arc::clone(&table),
+        before: None,
+        after: Some(row(
+            &table,
+            &[
+                ("ID", lit("1")),
+                ("NOTE", call("EMPTY_CLOB", &[])),
+                ("BODY", call("EMPTY_CLOB", &[])),
+                ("PICTURE", call("EMPTY_BLOB", &[])),
+                ("SCAN", call("EMPTY_BLOB", &[])),
+            ],
+        )),
+        source: source(2_146_950, 1),
+    };
+    let mut encoder = DebeziumEncoder::new(DebeziumOptions {
+        schemas_enabled: false,
+        binary_handling: BinaryHandling::Base64,
+        ..base_options()
+    });
+    let records = encoder.encode(&event, processed_at()).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_str(records[0].value.as_deref().unwrap()).unwrap();
+    let after = &value["after"];
+    assert!(
+        after["NOTE"].is_null() && after["PICTURE"].is_null(),
+        "{after}"
+    );
+    assert_eq!(after["BODY"], "");
+    assert_eq!(after["SCAN"], "");
+}
+
+/// Debezium's schema versions: the envelope is version 2 (`Envelope.SCHEMA_VERSION`), the source
+/// block and the heartbeat key and value version 1.
+#[test]
+fn schemas_carry_debeziums_versions() {
+    let mut encoder = DebeziumEncoder::new(base_options());
+    let records = encoder.encode(&events()[1], processed_at()).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_str(records[0].value.as_deref().unwrap()).unwrap();
+    assert_eq!(value["schema"]["name"], "server1.APP.ALL_TYPES.Envelope");
+    assert_eq!(value["schema"]["version"], 2);
+    let source = &value["schema"]["fields"][2];
+    assert_eq!(source["field"], "source");
+    assert_eq!(source["version"], 1);
+    let payload = &value["payload"]["source"];
+    assert_eq!(payload["start_scn"], "2146940");
+    assert_eq!(payload["start_ts_ms"], 1_704_164_641_000_i64);
+    assert!(payload["txSeq"].is_i64());
+    assert!(payload["lcr_position"].is_null() && payload["redo_sql"].is_null());
+
+    let heartbeat = heartbeat_record(
+        "__debezium-heartbeat.server1",
+        "server1",
+        true,
+        processed_at(),
+    );
+    for json in [heartbeat.key.as_deref(), heartbeat.value.as_deref()] {
+        let json: serde_json::Value = serde_json::from_str(json.unwrap()).unwrap();
+        assert_eq!(json["schema"]["version"], 1, "{json}");
+    }
+}
+
 /// BEGIN and END records of the transaction metadata topic, enveloped: BEGIN before the
 /// transaction's first data event, END with the counts of the envelopes written (a key change
 /// counts twice, tombstones and the skipped truncate not at all).
@@ -642,6 +731,7 @@ fn skipped_operations_drop_envelopes_by_op_letter() {
             "tombstone",
             "c",
             "d",
+            "tombstone",
             "t"
         ]
     );
@@ -658,7 +748,8 @@ fn skipped_operations_drop_envelopes_by_op_letter() {
             "d",
             "tombstone",
             "c",
-            "d"
+            "d",
+            "tombstone"
         ]
     );
     assert_eq!(
@@ -675,7 +766,16 @@ fn skipped_operations_drop_envelopes_by_op_letter() {
             update: true,
             ..none
         }),
-        ["r", "d", "tombstone", "d", "tombstone", "d", "t"]
+        [
+            "r",
+            "d",
+            "tombstone",
+            "d",
+            "tombstone",
+            "d",
+            "tombstone",
+            "t"
+        ]
     );
 }
 
@@ -704,14 +804,37 @@ fn a_key_change_is_delete_tombstone_create() {
     assert_ne!(records[0].key, records[2].key);
 }
 
+/// Debezium's dispatcher follows every delete with a tombstone, whatever the key: a table
+/// without a key gets a record with a null key and a null value.
 #[test]
-fn a_table_without_key_has_null_keys_and_no_tombstones() {
-    let mut encoder = DebeziumEncoder::new(base_options());
+fn a_delete_from_a_table_without_key_is_followed_by_a_null_key_tombstone() {
     let events = events();
+    assert_eq!(events[7].op, Operation::Delete);
+    let mut encoder = DebeziumEncoder::new(base_options());
     let records = encoder.encode(&events[7], processed_at()).unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].key, None);
+    assert!(
+        records[0]
+            .value
+            .as_deref()
+            .unwrap()
+            .contains("\"op\":\"d\"")
+    );
+    assert_eq!(records[1].key, None);
+    assert_eq!(records[1].value, None);
+    for record in &records {
+        assert_eq!(record.topic, "server1.APP.AUDIT_LOG");
+    }
+    let mut without_tombstones = DebeziumEncoder::new(DebeziumOptions {
+        tombstones_on_delete: false,
+        ..base_options()
+    });
+    let records = without_tombstones
+        .encode(&events[7], processed_at())
+        .unwrap();
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].key, None);
-    assert_eq!(records[0].topic, "server1.APP.AUDIT_LOG");
 }
 
 #[test]
@@ -837,7 +960,7 @@ proptest! {
         prop_assert_eq!(&decoded, &expected);
         prop_assert_eq!(OracleNumber::parse(&decoded).unwrap(), number.clone());
 
-        let unscaled = from_twos_complement(&number.unscaled_bytes(number.scale()));
+        let unscaled = from_twos_complement(&number.unscaled_bytes(i32::try_from(number.scale()).unwrap()));
         let digits = number.significant_digits();
         let magnitude: i128 = if digits.is_empty() { 0 } else { digits.parse().unwrap() };
         prop_assert_eq!(unscaled, if number.is_negative() { -magnitude } else { magnitude });

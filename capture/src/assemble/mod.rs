@@ -37,7 +37,7 @@ use redoline_crds::v1alpha1::OnUnsupported;
 use self::known_lobs::KnownLobs;
 use self::lob::{LobBuilder, LobError, LobFlavor};
 use crate::dictionary::{LobKind, TableSchema};
-use crate::event::{ChangeEvent, Operation, SourceInfo, Xid};
+use crate::event::{ChangeEvent, Operation, SourceInfo, TransactionStart, Xid};
 use crate::redo::ast::DmlStatement;
 use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
@@ -146,6 +146,8 @@ pub struct TransactionAssembler<'l, L: TableLookup> {
     lob: Option<ActiveLob>,
     /// LOB values emitted so far, for pieces that continue them after other changes.
     known_lobs: KnownLobs,
+    /// The transaction's first emitted change, for every event's `transaction_start`.
+    start: Option<TransactionStart>,
     stats: AssembleStats,
 }
 
@@ -174,6 +176,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             held: None,
             lob: None,
             known_lobs: KnownLobs::default(),
+            start: None,
             stats: AssembleStats::default(),
         }
     }
@@ -575,9 +578,15 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         Ok(())
     }
 
-    fn emit_event(&mut self, event: ChangeEvent, emit: &mut dyn FnMut(ChangeEvent)) {
+    fn emit_event(&mut self, mut event: ChangeEvent, emit: &mut dyn FnMut(ChangeEvent)) {
         self.note_lobs(&event);
         self.stats.events += 1;
+        let start = *self.start.get_or_insert(TransactionStart {
+            scn: event.source.scn,
+            time: event.source.change_time,
+        });
+        event.source.transaction_start = Some(start);
+        event.source.transaction_sequence = Some(self.stats.events);
         emit(event);
     }
 
@@ -618,6 +627,8 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                 .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
                 .map(|zoned| zoned.timestamp()),
             commit_time: self.commit.commit_time,
+            transaction_start: None,
+            transaction_sequence: None,
             snapshot: Default::default(),
         }
     }

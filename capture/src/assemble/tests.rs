@@ -136,8 +136,26 @@ fn row_changes_become_events_in_redo_order() {
         ),
         row(OperationCode::Commit, "AAAAAAAAAAAAAAAAAA", "commit;"),
     ];
+    // START at SCN 100, the changes at 101, 102 and 103.
+    let rows = rows
+        .into_iter()
+        .zip(100..)
+        .map(|(row, scn)| LogMinerRow { scn, ..row })
+        .collect();
     let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
     assert_eq!(stats.unwrap().events, 3);
+    // Debezium's `txSeq` counts the transaction's changes from 1; its `start_scn` is the first
+    // change's SCN (not the START row's).
+    let sequences: Vec<_> = events
+        .iter()
+        .map(|e| e.source.transaction_sequence)
+        .collect();
+    assert_eq!(sequences, [Some(1), Some(2), Some(3)]);
+    for event in &events {
+        let start = event.source.transaction_start.unwrap();
+        assert_eq!(start.scn, 101);
+        assert_eq!(start.time, events[0].source.change_time);
+    }
     let ops: Vec<_> = events.iter().map(|e| e.op.clone()).collect();
     assert_eq!(
         ops,

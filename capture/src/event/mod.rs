@@ -139,7 +139,19 @@ pub struct SourceInfo {
     pub change_time: Option<jiff::Timestamp>,
     /// When its transaction committed (`COMMIT_TIMESTAMP`).
     pub commit_time: Option<jiff::Timestamp>,
+    /// Where its transaction began: the SCN and time of the transaction's first change, as
+    /// Debezium's `start_scn` / `start_ts_ms` take them (none for snapshot reads and DDL).
+    pub transaction_start: Option<TransactionStart>,
+    /// The change's 1-based place among its transaction's changes (Debezium's `txSeq`).
+    pub transaction_sequence: Option<u64>,
     pub snapshot: SnapshotMarker,
+}
+
+/// The first change of a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransactionStart {
+    pub scn: u64,
+    pub time: Option<jiff::Timestamp>,
 }
 
 /// A data event's place in its transaction (Debezium's `transaction` block), counted by the

@@ -76,6 +76,27 @@ impl TableChange {
     }
 }
 
+/// A `tableChanges` entry of a schema change event, as Debezium's Connect serializer writes it
+/// ([`structure::ConnectTableStructure`]).
+#[derive(Debug, Serialize)]
+pub struct ConnectTableChange<'a> {
+    #[serde(rename = "type")]
+    kind: ChangeKind,
+    id: &'a str,
+    table: structure::ConnectTableStructure<'a>,
+}
+
+impl TableChange {
+    /// The form schema change events carry.
+    pub fn connect_form(&self) -> ConnectTableChange<'_> {
+        ConnectTableChange {
+            kind: self.kind,
+            id: &self.id,
+            table: self.table.connect_form(),
+        }
+    }
+}
+
 /// Debezium's table identifier, `"DB"."SCHEMA"."TABLE"`.
 pub fn table_id(database: &str, owner: &str, table: &str) -> String {
     format!("\"{database}\".\"{owner}\".\"{table}\"")

@@ -60,6 +60,71 @@ pub struct ColumnStructure {
     pub enum_values: Option<Vec<String>>,
 }
 
+/// The structure as Debezium's Connect serializer writes it into schema change events: the
+/// history's form without `attributes` and `hasDefaultValue`, which only Debezium's JSON
+/// history document carries (`ConnectTableChangeSerializer` beside `JsonTableChangeSerializer`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectTableStructure<'a> {
+    default_charset_name: Option<&'a str>,
+    primary_key_column_names: &'a [String],
+    columns: Vec<ConnectColumnStructure<'a>>,
+    comment: Option<&'a str>,
+}
+
+/// A column of [`ConnectTableStructure`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConnectColumnStructure<'a> {
+    name: &'a str,
+    jdbc_type: i32,
+    native_type: Option<i32>,
+    type_name: &'a str,
+    type_expression: &'a str,
+    charset_name: Option<&'a str>,
+    length: Option<i32>,
+    scale: Option<i32>,
+    position: i32,
+    optional: bool,
+    auto_incremented: bool,
+    generated: bool,
+    comment: Option<&'a str>,
+    default_value_expression: Option<&'a str>,
+    enum_values: Option<&'a [String]>,
+}
+
+impl TableStructure {
+    /// The form schema change events carry ([`ConnectTableStructure`]).
+    pub fn connect_form(&self) -> ConnectTableStructure<'_> {
+        ConnectTableStructure {
+            default_charset_name: self.default_charset_name.as_deref(),
+            primary_key_column_names: &self.primary_key_column_names,
+            columns: self
+                .columns
+                .iter()
+                .map(|c| ConnectColumnStructure {
+                    name: &c.name,
+                    jdbc_type: c.jdbc_type,
+                    native_type: c.native_type,
+                    type_name: &c.type_name,
+                    type_expression: &c.type_expression,
+                    charset_name: c.charset_name.as_deref(),
+                    length: c.length,
+                    scale: c.scale,
+                    position: c.position,
+                    optional: c.optional,
+                    auto_incremented: c.auto_incremented,
+                    generated: c.generated,
+                    comment: c.comment.as_deref(),
+                    default_value_expression: c.default_value_expression.as_deref(),
+                    enum_values: c.enum_values.as_deref(),
+                })
+                .collect(),
+            comment: self.comment.as_deref(),
+        }
+    }
+}
+
 /// A structure that cannot be turned back into a table.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StructureError {

@@ -237,11 +237,12 @@ impl OracleNumber {
     /// The unscaled value at `scale` as big-endian two's-complement bytes in the shortest form,
     /// as Java's `BigInteger.toByteArray` writes them and Kafka Connect's `Decimal` reads them.
     /// `scale` is at least [`Self::scale`] for an exact result (typing checks the column's scale);
-    /// fraction digits beyond a smaller `scale` are dropped.
-    pub fn unscaled_bytes(&self, scale: u32) -> Vec<u8> {
+    /// fraction digits beyond a smaller `scale` are dropped. A negative `scale` counts in powers
+    /// of ten (`12300` at scale -2 is `123`), as NUMBER(p,-2) columns hold them.
+    pub fn unscaled_bytes(&self, scale: i32) -> Vec<u8> {
         let keep = self.digits.len() as i64 - (i64::from(self.scale) - i64::from(scale)).max(0);
         let kept = &self.digits[..usize::try_from(keep.max(0)).unwrap_or(0)];
-        let padding = scale.saturating_sub(self.scale);
+        let padding = u32::try_from(i64::from(scale) - i64::from(self.scale)).unwrap_or(0);
         // Base-256 magnitude, little-endian while building.
         let mut magnitude: Vec<u8> = Vec::with_capacity(kept.len() / 2 + 2);
         let mut push_digit = |d: u8| {
@@ -397,6 +398,10 @@ mod tests {
         assert_eq!(n("-256").unscaled_bytes(0), [0xff, 0x00]);
         assert_eq!(n("10.5").unscaled_bytes(2), [0x04, 0x1a]); // 1050
         assert_eq!(n("65535").unscaled_bytes(0), [0x00, 0xff, 0xff]);
+        // Negative scales: NUMBER(p,-2) values count hundreds.
+        assert_eq!(n("12300").unscaled_bytes(-2), [0x7b]);
+        assert_eq!(n("-500").unscaled_bytes(-2), [0xfb]);
+        assert_eq!(n("0").unscaled_bytes(-2), [0x00]);
     }
 
     #[test]

@@ -400,6 +400,11 @@ pub struct FormatSpec {
     /// `double` or `string`.
     #[serde(default)]
     pub decimal_handling_mode: DecimalHandlingMode,
+    /// With `debezium`, Debezium's `legacy.decimal.handling.strategy`: under `double` or `string`,
+    /// keep NUMBER(p,0) columns with p < 19 as integers, as Debezium before 2.7 wrote them.
+    /// Default false: they follow the decimal mode, as Debezium 2.7 and later write them.
+    #[serde(default)]
+    pub legacy_decimal_handling_strategy: bool,
     /// With `debezium`, Debezium's `time.precision.mode`: `adaptive` or `connect`.
     #[serde(default)]
     pub time_precision_mode: TimePrecisionMode,
@@ -650,6 +655,7 @@ impl Default for FormatSpec {
             type_: FormatType::default(),
             schemas: true,
             decimal_handling_mode: DecimalHandlingMode::default(),
+            legacy_decimal_handling_strategy: false,
             time_precision_mode: TimePrecisionMode::default(),
             binary_handling_mode: BinaryHandlingMode::default(),
             interval_handling_mode: IntervalHandlingMode::default(),

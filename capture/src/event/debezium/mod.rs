@@ -8,7 +8,7 @@
 //! |---|---|
 //! | create / read | value with `op` `c` / `r` |
 //! | update | value with `op` `u`; when the key changed: delete (old key), tombstone, create (new key) |
-//! | delete | value with `op` `d`, then a tombstone (same key, null value) when the table has a key, unless `tombstones_on_delete` is off |
+//! | delete | value with `op` `d`, then a tombstone (same key, null value; a null key too for a table without a key), unless `tombstones_on_delete` is off |
 //! | truncate | value with `op` `t` and a null key, unless `skipped_operations` holds `t` (Debezium skips `t` by default) |
 //! | DDL | none here: the engine writes the schema change event to `<prefix>` once the table's new structure is read ([`schema_change`]) |
 //!
@@ -105,11 +105,15 @@ pub struct DebeziumOptions {
     pub topic_prefix: String,
     /// `source.db`: the database (or PDB) name, from the connection; empty by default.
     pub database_name: String,
-    /// `source.version`.
+    /// `source.version`: redoline's version and the Debezium release whose records these
+    /// match ([`source_version`]).
     pub connector_version: String,
     /// Wrap keys and values in `{"schema","payload"}` (`schemas.enable`). Default true.
     pub schemas_enabled: bool,
     pub decimal_handling: DecimalHandling,
+    /// `legacy.decimal.handling.strategy`: NUMBER(p,0) stays an integer under `double` and
+    /// `string`, as before Debezium 2.7. Default false.
+    pub legacy_decimal_handling: bool,
     pub time_precision: TimePrecision,
     pub binary_handling: BinaryHandling,
     pub interval_handling: IntervalHandling,
@@ -133,9 +137,10 @@ impl Default for DebeziumOptions {
         Self {
             topic_prefix: "redoline".to_owned(),
             database_name: String::new(),
-            connector_version: crate::VERSION.to_owned(),
+            connector_version: source_version(),
             schemas_enabled: true,
             decimal_handling: DecimalHandling::default(),
+            legacy_decimal_handling: false,
             time_precision: TimePrecision::default(),
             binary_handling: BinaryHandling::default(),
             interval_handling: IntervalHandling::default(),
@@ -147,6 +152,19 @@ impl Default for DebeziumOptions {
             unavailable_value_placeholder: "__debezium_unavailable_value".to_owned(),
         }
     }
+}
+
+/// The Debezium release whose Oracle connector records the `debezium` format matches, field for
+/// field: the one its tests compare with.
+pub const DEBEZIUM_COMPATIBLE_RELEASE: &str = "3.6";
+
+/// `source.version`: says what wrote the record and what it is compatible with, since consumers
+/// that log or branch on it would otherwise take redoline's version for Debezium's.
+pub fn source_version() -> String {
+    format!(
+        "redoline-{} (Debezium {DEBEZIUM_COMPATIBLE_RELEASE} compatible)",
+        crate::VERSION
+    )
 }
 
 impl DebeziumOptions {
@@ -162,6 +180,7 @@ impl DebeziumOptions {
                 DecimalHandlingMode::Double => DecimalHandling::Double,
                 DecimalHandlingMode::String => DecimalHandling::String,
             },
+            legacy_decimal_handling: format.legacy_decimal_handling_strategy,
             time_precision: match format.time_precision_mode {
                 TimePrecisionMode::Adaptive => TimePrecision::Adaptive,
                 TimePrecisionMode::Connect => TimePrecision::Connect,
@@ -446,8 +465,9 @@ impl DebeziumEncoder {
                     processed_at,
                 )?),
             });
-            // The delete's tombstone, for log compaction, when the table has a key.
-            if part.op == EnvelopeOp::Delete && self.options.tombstones_on_delete && key.is_some() {
+            // The delete's tombstone, for log compaction. A table without a key gets one too,
+            // with a null key, as Debezium's dispatcher sends it whatever the key.
+            if part.op == EnvelopeOp::Delete && self.options.tombstones_on_delete {
                 records.push(Record {
                     topic: plan.topic.clone(),
                     key,
@@ -742,6 +762,7 @@ mod tests {
             time_precision_mode: TimePrecisionMode::Connect,
             binary_handling_mode: BinaryHandlingMode::Base64UrlSafe,
             interval_handling_mode: IntervalHandlingMode::String,
+            legacy_decimal_handling_strategy: true,
             number_one_as_boolean: true,
             tombstones_on_delete: false,
             schemas: false,
@@ -755,8 +776,13 @@ mod tests {
         assert_eq!(options.time_precision, TimePrecision::Connect);
         assert_eq!(options.binary_handling, BinaryHandling::Base64UrlSafe);
         assert_eq!(options.interval_handling, IntervalHandling::String);
+        assert_eq!(
+            options.connector_version,
+            format!("redoline-{} (Debezium 3.6 compatible)", crate::VERSION)
+        );
         assert!(
             options.number_one_as_boolean
+                && options.legacy_decimal_handling
                 && !options.tombstones_on_delete
                 && !options.schemas_enabled
                 && !options.include_schema_changes

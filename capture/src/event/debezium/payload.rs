@@ -161,6 +161,8 @@ pub(super) fn write_source(
         "commit_scn",
         source.commit_scn.map(|s| s.to_string()).as_deref(),
     );
+    // XStream's position: never set by a LogMiner capture, as in Debezium's LogMiner adapter.
+    out.push_str(",\"lcr_position\":null");
     optional_string(out, "rs_id", source.rs_id.as_deref());
     out.push(',');
     json::key(out, "ssn");
@@ -169,11 +171,29 @@ pub(super) fn write_source(
     json::key(out, "redo_thread");
     json::integer(out, source.redo_thread);
     optional_string(out, "user_name", source.user_name.as_deref());
+    // Debezium fills it only with `log.mining.include.redo.sql`, which redoline does not offer.
+    out.push_str(",\"redo_sql\":null");
     optional_string(out, "row_id", source.row_id.as_deref());
+    let optional_millis = |out: &mut String, name: &str, time: Option<jiff::Timestamp>| {
+        out.push(',');
+        json::key(out, name);
+        match time {
+            Some(t) => json::integer(out, t.as_nanosecond().div_euclid(1_000_000)),
+            None => out.push_str("null"),
+        }
+    };
+    optional_millis(out, "commit_ts_ms", source.commit_time);
+    let start = source.transaction_start;
+    optional_string(
+        out,
+        "start_scn",
+        start.map(|start| start.scn.to_string()).as_deref(),
+    );
+    optional_millis(out, "start_ts_ms", start.and_then(|start| start.time));
     out.push(',');
-    json::key(out, "commit_ts_ms");
-    match source.commit_time {
-        Some(t) => json::integer(out, t.as_nanosecond().div_euclid(1_000_000)),
+    json::key(out, "txSeq");
+    match source.transaction_sequence {
+        Some(sequence) => json::integer(out, sequence),
         None => out.push_str("null"),
     }
     out.push('}');
@@ -290,8 +310,10 @@ fn write_field(
             out.push_str("{\"scale\":");
             json::integer(out, n.scale());
             out.push_str(",\"value\":\"");
-            base64::engine::general_purpose::STANDARD
-                .encode_string(n.unscaled_bytes(n.scale()), out);
+            base64::engine::general_purpose::STANDARD.encode_string(
+                n.unscaled_bytes(i32::try_from(n.scale()).unwrap_or(i32::MAX)),
+                out,
+            );
             out.push_str("\"}");
         }
         (FieldKind::NumberAsDouble, Value::Number(n)) => json::f64_number(out, n.to_f64()),
@@ -305,6 +327,12 @@ fn write_field(
         (FieldKind::String | FieldKind::Xml, Value::Text(t) | Value::Xml(t)) => {
             json::string(out, t)
         }
+        // An EMPTY_CLOB() / EMPTY_BLOB() no piece filled: null in a nullable column, empty in
+        // a NOT NULL one, as Debezium's converters write it.
+        (
+            FieldKind::String | FieldKind::Binary(_),
+            Value::LobPlaceholder(LobKind::Clob | LobKind::NClob | LobKind::Blob),
+        ) if column.nullable => out.push_str("null"),
         (FieldKind::String, Value::LobPlaceholder(LobKind::Clob | LobKind::NClob)) => {
             json::string(out, "")
         }

@@ -4,11 +4,12 @@
 //!
 //! | Oracle type | option | Connect type | logical name |
 //! |---|---|---|---|
-//! | NUMBER(p,s), s ≤ 0, p − s < 3 / 5 / 10 / 19 | any | int8 / int16 / int32 / int64 | |
+//! | NUMBER(p,s), s < 0, p − s < 3 / 5 / 10 / 19 | any | int8 / int16 / int32 / int64 | |
+//! | NUMBER(p,0), p < 3 / 5 / 10 / 19 | precise, or legacy strategy | int8 / int16 / int32 / int64 | |
 //! | NUMBER(1) | `number_one_as_boolean` | boolean (value > 0) | |
-//! | NUMBER(p,s) otherwise, INTEGER | precise | bytes, scale max(s,0) | `org.apache.kafka.connect.data.Decimal` |
+//! | NUMBER(p,s) otherwise, INTEGER | precise | bytes, scale s (negative too) | `org.apache.kafka.connect.data.Decimal` |
 //! | NUMBER, FLOAT(b) (no fixed scale) | precise | struct {scale int32, value bytes} | `io.debezium.data.VariableScaleDecimal` |
-//! | any of the three above | double / string | float64 / string | |
+//! | any NUMBER or FLOAT not above, NUMBER(p,0) included | double / string | float64 / string | |
 //! | BINARY_FLOAT / BINARY_DOUBLE | | float32 / float64 | |
 //! | CHAR, NCHAR, VARCHAR2, NVARCHAR2, CLOB, NCLOB, LONG, ROWID, UROWID | | string | |
 //! | XMLTYPE | | string | `io.debezium.data.Xml` |
@@ -22,8 +23,7 @@
 //! One deliberate difference from seed 004's `connect` table, which lists DATE as
 //! `org.apache.kafka.connect.data.Date` (days): an Oracle DATE carries a time of day, and the
 //! connector itself reads DATE columns as JDBC timestamps, so DATE is a `Timestamp` in both modes
-//! and no time of day is dropped. Negative scales are encoded at scale 0 (the unscaled value is
-//! the integer itself). Field `optional` follows the column's nullability, as Debezium does.
+//! and no time of day is dropped. Field `optional` follows the column's nullability, as Debezium does.
 
 use super::{BinaryHandling, DebeziumOptions, DecimalHandling, IntervalHandling, TimePrecision};
 use crate::dictionary::{Column, MAX_NUMBER_PRECISION, OracleType, TableSchema};
@@ -37,9 +37,10 @@ pub enum FieldKind {
     Int32,
     Int64,
     Boolean,
-    /// Connect `Decimal` at a fixed scale.
+    /// Connect `Decimal` at the column's scale, negative ones included (NUMBER(p,-2) counts
+    /// hundreds), as Debezium writes it.
     Decimal {
-        scale: u32,
+        scale: i32,
         precision: u8,
     },
     VariableScaleDecimal,
@@ -81,7 +82,12 @@ impl FieldKind {
                 scale: Some(scale),
             } => {
                 let precision = precision.unwrap_or(MAX_NUMBER_PRECISION);
-                if *scale <= 0 {
+                // Debezium 2.7 (DBZ-7882) writes zero-scale numbers as the other decimal modes ask
+                // (float64 or string) instead of as integers; the legacy strategy keeps integers.
+                let integer_as_decimal_mode = *scale == 0
+                    && options.decimal_handling != DecimalHandling::Precise
+                    && !options.legacy_decimal_handling;
+                if *scale <= 0 && !integer_as_decimal_mode {
                     let width = i16::from(precision) - i16::from(*scale);
                     match width {
                         ..3 => return Self::Int8,
@@ -91,11 +97,15 @@ impl FieldKind {
                         _ => {}
                     }
                 }
-                let scale = u32::try_from(*scale).unwrap_or(0);
                 match options.decimal_handling {
-                    DecimalHandling::Precise => Self::Decimal { scale, precision },
+                    DecimalHandling::Precise => Self::Decimal {
+                        scale: i32::from(*scale),
+                        precision,
+                    },
                     DecimalHandling::Double => Self::NumberAsDouble,
-                    DecimalHandling::String => Self::NumberAsString { scale },
+                    DecimalHandling::String => Self::NumberAsString {
+                        scale: u32::try_from(*scale).unwrap_or(0),
+                    },
                 }
             }
             T::Number { scale: None, .. } | T::Float { .. } => match options.decimal_handling {
@@ -323,7 +333,8 @@ pub fn envelope_schema(
     );
     json::key(&mut out, "name");
     json::string(&mut out, &format!("{base}.Envelope"));
-    out.push('}');
+    // Debezium's envelope schema version (`Envelope.SCHEMA_VERSION`).
+    out.push_str(",\"version\":2}");
     out
 }
 
@@ -346,13 +357,18 @@ pub const SOURCE_SCHEMA: &str = concat!(
     "{\"type\":\"string\",\"optional\":true,\"field\":\"txId\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"scn\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"commit_scn\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"lcr_position\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"rs_id\"},",
     "{\"type\":\"int64\",\"optional\":true,\"field\":\"ssn\"},",
     "{\"type\":\"int32\",\"optional\":true,\"field\":\"redo_thread\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"user_name\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"redo_sql\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"row_id\"},",
-    "{\"type\":\"int64\",\"optional\":true,\"field\":\"commit_ts_ms\"}",
-    "],\"optional\":false,\"name\":\"io.debezium.connector.oracle.Source\",\"field\":\"source\"}"
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"commit_ts_ms\"},",
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"start_scn\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"start_ts_ms\"},",
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"txSeq\"}",
+    "],\"optional\":false,\"name\":\"io.debezium.connector.oracle.Source\",\"version\":1,\"field\":\"source\"}"
 );
 
 /// Debezium's `transaction` block (`event.block`).
@@ -367,7 +383,7 @@ pub const TRANSACTION_SCHEMA: &str = concat!(
 /// Key of the transaction metadata topic.
 pub const TRANSACTION_KEY_SCHEMA: &str = concat!(
     "{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"id\"}],",
-    "\"optional\":false,\"name\":\"io.debezium.connector.common.TransactionMetadataKey\"}"
+    "\"optional\":false,\"name\":\"io.debezium.connector.common.TransactionMetadataKey\",\"version\":1}"
 );
 
 /// Value of the transaction metadata topic (`BEGIN` and `END`).
@@ -379,9 +395,9 @@ pub const TRANSACTION_VALUE_SCHEMA: &str = concat!(
     "{\"type\":\"array\",\"items\":{\"type\":\"struct\",\"fields\":[",
     "{\"type\":\"string\",\"optional\":false,\"field\":\"data_collection\"},",
     "{\"type\":\"int64\",\"optional\":false,\"field\":\"event_count\"}",
-    "],\"optional\":false},\"optional\":true,\"field\":\"data_collections\"},",
+    "],\"optional\":true,\"name\":\"event.collection\",\"version\":1},\"optional\":true,\"field\":\"data_collections\"},",
     "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"}",
-    "],\"optional\":false,\"name\":\"io.debezium.connector.common.TransactionMetadataValue\"}"
+    "],\"optional\":false,\"name\":\"io.debezium.connector.common.TransactionMetadataValue\",\"version\":1}"
 );
 
 #[cfg(test)]
@@ -431,6 +447,126 @@ mod tests {
             FieldKind::of(&OracleType::parse("NUMBER(1)").unwrap(), &boolean),
             FieldKind::Boolean
         );
+    }
+
+    #[test]
+    fn negative_scales_stay_negative_in_connect_decimals() {
+        // Width p - s of 19 or more: a Decimal counting in powers of ten, as Debezium writes it.
+        assert_eq!(
+            kind("NUMBER(20,-2)"),
+            FieldKind::Decimal {
+                scale: -2,
+                precision: 20
+            }
+        );
+    }
+
+    #[test]
+    fn zero_scale_numbers_follow_the_decimal_mode_unless_legacy() {
+        let with = |decimal_handling, legacy_decimal_handling| DebeziumOptions {
+            decimal_handling,
+            legacy_decimal_handling,
+            ..DebeziumOptions::default()
+        };
+        let of = |t: &str, options: &DebeziumOptions| {
+            FieldKind::of(&OracleType::parse(t).unwrap(), options)
+        };
+        let double = with(DecimalHandling::Double, false);
+        let string = with(DecimalHandling::String, false);
+        for t in [
+            "NUMBER(1)",
+            "NUMBER(9)",
+            "NUMBER(18)",
+            "NUMBER(10,0)",
+            "INTEGER",
+        ] {
+            assert_eq!(of(t, &double), FieldKind::NumberAsDouble, "{t}");
+            assert_eq!(
+                of(t, &string),
+                FieldKind::NumberAsString { scale: 0 },
+                "{t}"
+            );
+        }
+        // Negative scales are not zero scales: Debezium keeps its integer widths for them.
+        assert_eq!(of("NUMBER(3,-2)", &double), FieldKind::Int32);
+        assert_eq!(
+            of("NUMBER(20,-2)", &string),
+            FieldKind::NumberAsString { scale: 0 }
+        );
+        // The legacy strategy: integers, as before Debezium 2.7.
+        let legacy = with(DecimalHandling::String, true);
+        assert_eq!(of("NUMBER(9)", &legacy), FieldKind::Int32);
+        assert_eq!(
+            of("NUMBER(19)", &legacy),
+            FieldKind::NumberAsString { scale: 0 }
+        );
+        // The boolean converter wins over the decimal mode.
+        let boolean = DebeziumOptions {
+            number_one_as_boolean: true,
+            ..string
+        };
+        assert_eq!(of("NUMBER(1)", &boolean), FieldKind::Boolean);
+    }
+
+    /// The fields, their order and the schema versions of Debezium 3.6's Oracle source block
+    /// (`OracleSourceInfoStructMaker`, `SchemaFactory`): Java consumers read fields by name,
+    /// and `source.get("start_scn")` throws on a field the schema lacks.
+    #[test]
+    fn the_source_schema_has_debeziums_fields_and_version() {
+        let source: serde_json::Value = serde_json::from_str(SOURCE_SCHEMA).unwrap();
+        let fields: Vec<(&str, &str, bool)> = source["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["field"].as_str().unwrap(),
+                    f["type"].as_str().unwrap(),
+                    f["optional"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        let expected = [
+            ("version", "string", false),
+            ("connector", "string", false),
+            ("name", "string", false),
+            ("ts_ms", "int64", false),
+            ("snapshot", "string", true),
+            ("db", "string", false),
+            ("sequence", "string", true),
+            ("ts_us", "int64", true),
+            ("ts_ns", "int64", true),
+            ("schema", "string", false),
+            ("table", "string", false),
+            ("txId", "string", true),
+            ("scn", "string", true),
+            ("commit_scn", "string", true),
+            ("lcr_position", "string", true),
+            ("rs_id", "string", true),
+            ("ssn", "int64", true),
+            ("redo_thread", "int32", true),
+            ("user_name", "string", true),
+            ("redo_sql", "string", true),
+            ("row_id", "string", true),
+            ("commit_ts_ms", "int64", true),
+            ("start_scn", "string", true),
+            ("start_ts_ms", "int64", true),
+            ("txSeq", "int64", true),
+        ];
+        assert_eq!(fields, expected);
+        assert_eq!(source["name"], "io.debezium.connector.oracle.Source");
+        assert_eq!(source["version"], 1);
+
+        let value: serde_json::Value = serde_json::from_str(TRANSACTION_VALUE_SCHEMA).unwrap();
+        assert_eq!(value["version"], 1);
+        let collections = &value["fields"][3];
+        assert_eq!(collections["field"], "data_collections");
+        assert_eq!(collections["optional"], true);
+        assert_eq!(collections["items"]["name"], "event.collection");
+        assert_eq!(collections["items"]["version"], 1);
+        assert_eq!(collections["items"]["optional"], true);
+        let key: serde_json::Value = serde_json::from_str(TRANSACTION_KEY_SCHEMA).unwrap();
+        assert_eq!(key["version"], 1);
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn schema_change_record(
     json::key(&mut value, "tableChanges");
     // Strings, integers, booleans and lists only: serialising cannot fail.
     value.push('[');
-    value.push_str(&serde_json::to_string(change).unwrap_or_default());
+    value.push_str(&serde_json::to_string(&change.connect_form()).unwrap_or_default());
     value.push_str("]}");
     if options.schemas_enabled {
         value.push('}');
@@ -98,7 +98,6 @@ const COLUMN_SCHEMA: &str = concat!(
     "{\"type\":\"boolean\",\"optional\":true,\"field\":\"autoIncremented\"},",
     "{\"type\":\"boolean\",\"optional\":true,\"field\":\"generated\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"comment\"},",
-    "{\"type\":\"boolean\",\"optional\":true,\"field\":\"hasDefaultValue\"},",
     "{\"type\":\"string\",\"optional\":true,\"field\":\"defaultValueExpression\"},",
     "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":false},\"optional\":true,\"field\":\"enumValues\"}",
     "],\"optional\":false,\"name\":\"io.debezium.connector.schema.Column\",\"version\":1}"
@@ -125,12 +124,7 @@ fn value_schema() -> String {
     out.push_str(COLUMN_SCHEMA);
     out.push_str(concat!(
         ",\"optional\":false,\"field\":\"columns\"},",
-        "{\"type\":\"string\",\"optional\":true,\"field\":\"comment\"},",
-        "{\"type\":\"array\",\"items\":{\"type\":\"struct\",\"fields\":[",
-        "{\"type\":\"string\",\"optional\":false,\"field\":\"name\"},",
-        "{\"type\":\"string\",\"optional\":true,\"field\":\"value\"}",
-        "],\"optional\":false,\"name\":\"io.debezium.connector.schema.Attribute\",\"version\":1},",
-        "\"optional\":true,\"field\":\"attributes\"}",
+        "{\"type\":\"string\",\"optional\":true,\"field\":\"comment\"}",
         "],\"optional\":true,\"name\":\"io.debezium.connector.schema.Table\",\"version\":1,\"field\":\"table\"}",
         "],\"optional\":false,\"name\":\"io.debezium.connector.schema.Change\",\"version\":1},",
         "\"optional\":false,\"field\":\"tableChanges\"}",
@@ -181,6 +175,8 @@ mod tests {
                 row_id: None,
                 change_time: None,
                 commit_time: None,
+                transaction_start: None,
+                transaction_sequence: None,
                 snapshot: SnapshotMarker::False,
             },
         };
@@ -283,5 +279,36 @@ mod tests {
         let mut table_fields = fields(table_schema);
         table_fields.sort();
         assert_eq!(table_keys, table_fields);
+        // Debezium 3.6's Connect form (SchemaFactory): no `attributes`, no `hasDefaultValue`;
+        // those belong to its JSON history document only.
+        assert_eq!(
+            fields(table_schema),
+            [
+                "defaultCharsetName",
+                "primaryKeyColumnNames",
+                "columns",
+                "comment"
+            ]
+        );
+        assert_eq!(
+            fields(column_schema),
+            [
+                "name",
+                "jdbcType",
+                "nativeType",
+                "typeName",
+                "typeExpression",
+                "charsetName",
+                "length",
+                "scale",
+                "position",
+                "optional",
+                "autoIncremented",
+                "generated",
+                "comment",
+                "defaultValueExpression",
+                "enumValues"
+            ]
+        );
     }
 }
