@@ -90,7 +90,11 @@ pub fn epoch_nanoseconds(
     date_time: civil::DateTime,
     offset: Offset,
 ) -> Result<i128, TemporalError> {
-    instant(date_time, offset).map(jiff::Timestamp::as_nanosecond)
+    // Civil arithmetic, not a `jiff::Timestamp`: a Timestamp ends a day before 9999-12-31
+    // 23:59:59 (jiff keeps room for offsets), and Oracle's largest DATE is a common "end of
+    // time" value that must encode.
+    let since_epoch = date_time.duration_since(civil::DateTime::constant(1970, 1, 1, 0, 0, 0, 0));
+    Ok(since_epoch.as_nanos() - i128::from(offset.seconds()) * 1_000_000_000)
 }
 
 /// The UTC instant of a wall-clock reading at `offset`.
@@ -289,6 +293,26 @@ mod tests {
         assert_eq!(
             epoch_nanoseconds(dt, offset.unwrap()).unwrap(),
             1_707_904_682_202_590_000
+        );
+    }
+
+    /// The whole range of Oracle's DATE encodes, its last second included.
+    #[test]
+    fn epoch_counts_cover_oracles_date_range() {
+        let (last, _) = read_date_time("9999-12-31 23:59:59", &DATE_FORMAT).unwrap();
+        assert_eq!(
+            epoch_nanoseconds(last, Offset::UTC).unwrap(),
+            253_402_300_799_000_000_000
+        );
+        let (first, _) = read_date_time("0001-01-01 00:00:00", &DATE_FORMAT).unwrap();
+        assert_eq!(
+            epoch_nanoseconds(first, Offset::UTC).unwrap(),
+            -62_135_596_800_000_000_000
+        );
+        let (epoch, _) = read_date_time("1970-01-01 01:00:00", &DATE_FORMAT).unwrap();
+        assert_eq!(
+            epoch_nanoseconds(epoch, Offset::from_seconds(3600).unwrap()).unwrap(),
+            0
         );
     }
 
