@@ -1,7 +1,8 @@
 //! Consumer-side check of the `debezium` format: Kafka Connect's own `JsonConverter`
 //! (`schemas.enable=true`) reads redoline's schema-enveloped keys and values back without error,
 //! and Decimal / Timestamp fields come back as `BigDecimal` / `java.util.Date` with the exact
-//! values.
+//! values. Debezium's own `ExtractNewRecordState` SMT (defaults, and deletes rewritten with every
+//! Oracle source field added) and its `VariableScaleDecimal` decoder process every record.
 //!
 //! The records are the capture's golden Debezium fixtures (`capture/tests/fixtures/events/`),
 //! which `capture/tests/event_formats.rs` proves are byte for byte what the encoder writes for a
@@ -67,6 +68,13 @@ fn json_converter_reads_every_enveloped_record_back() {
         "timestamp c TS3=1631605006478",
         "timestamp c TS9=1631605006123",
         "timestamp r TS6=-1",
+        // Debezium's ExtractNewRecordState reads the Oracle source fields by name.
+        "flattened u __source_txSeq=2",
+        "flattened c __source_start_scn=2146940",
+        "flattened c __source_start_ts_ms=1704164641000",
+        "flattened d __op=d",
+        "flattened r __source_snapshot=last",
+        "flattened c __source_lcr_position=null",
     ] {
         assert!(
             output.lines().any(|l| l.trim() == line),

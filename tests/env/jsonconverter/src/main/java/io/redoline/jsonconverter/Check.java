@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +17,9 @@ import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.source.SourceRecord;
+import io.debezium.data.VariableScaleDecimal;
+import io.debezium.transforms.ExtractNewRecordState;
 
 /**
  * Reads redoline's Debezium-format records back with Kafka Connect's JsonConverter
@@ -33,6 +35,13 @@ import org.apache.kafka.connect.json.JsonConverter;
  * the run (exit 1). For each value it prints the decoded numbers and times, one per line:
  * {@code decimal <op> <field>=<plain>}, {@code variable <op> <field>=<plain>},
  * {@code timestamp <op> <field>=<epoch ms>}, then {@code checked <n> records}.
+ *
+ * <p>Every data record (and every tombstone) also goes through Debezium's own
+ * {@code ExtractNewRecordState} SMT twice: with its defaults, and with deletes rewritten and
+ * {@code add.fields} naming every Oracle source field, which the SMT reads from the source struct
+ * by name (a field the schema lacks fails the run). The second prints
+ * {@code flattened <op> <field>=<value>} for the added fields. {@code VariableScaleDecimal} values
+ * are decoded with Debezium's own {@code VariableScaleDecimal.toLogical}.
  */
 public final class Check {
   private Check() {}
@@ -46,6 +55,12 @@ public final class Check {
     keys.configure(Map.of("schemas.enable", "true"), true);
     JsonConverter values = new JsonConverter();
     values.configure(Map.of("schemas.enable", "true"), false);
+    ExtractNewRecordState<SourceRecord> unwrap = new ExtractNewRecordState<>();
+    unwrap.configure(Map.of());
+    ExtractNewRecordState<SourceRecord> unwrapWithSource = new ExtractNewRecordState<>();
+    unwrapWithSource.configure(Map.of(
+        "delete.tombstone.handling.mode", "rewrite",
+        "add.fields", String.join(",", ADDED_FIELDS)));
     JsonFactory factory = new JsonFactory();
     List<String> lines = Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8);
     int checked = 0;
@@ -78,6 +93,22 @@ public final class Check {
       expect(topic != null, lineNumber, "a topic");
       SchemaAndValue keyData = keys.toConnectData(topic, bytes(key));
       SchemaAndValue valueData = values.toConnectData(topic, bytes(value));
+      boolean dataTopic = topic.split("\\.").length == 3 && !topic.endsWith(".transaction");
+      if (dataTopic) {
+        SourceRecord record = new SourceRecord(null, null, topic, 0,
+            keyData.schema(), keyData.value(), valueData.schema(), valueData.value());
+        unwrap.apply(record);
+        SourceRecord flat = unwrapWithSource.apply(record);
+        if (flat != null && flat.value() instanceof Struct row) {
+          row.validate();
+          String op = row.schema().field("__op") != null ? row.getString("__op") : "?";
+          for (String added : ADDED_FIELDS) {
+            String name = "__" + added.replace('.', '_');
+            expect(row.schema().field(name) != null, lineNumber, "the added field " + name);
+            System.out.println("flattened " + op + " " + name + "=" + row.get(name));
+          }
+        }
+      }
       if (key != null) {
         expect(keyData.value() instanceof Struct, lineNumber, "a struct key");
         ((Struct) keyData.value()).validate();
@@ -144,14 +175,21 @@ public final class Check {
           System.out.println("timestamp " + op + " " + field.name() + "=" + ((Date) v).getTime());
         }
         case "io.debezium.data.VariableScaleDecimal" -> {
-          Struct s = (Struct) v;
-          BigDecimal d = new BigDecimal(new BigInteger(s.getBytes("value")), s.getInt32("scale"));
+          BigDecimal d = VariableScaleDecimal.toLogical((Struct) v).getDecimalValue()
+              .orElseThrow(() -> new IllegalStateException("line " + lineNumber + ": no value"));
           System.out.println("variable " + op + " " + field.name() + "=" + d.toPlainString());
         }
         default -> { }
       }
     }
   }
+
+  /** Every Oracle source field Debezium 3.6 writes, as ExtractNewRecordState names them. */
+  private static final List<String> ADDED_FIELDS = List.of(
+      "op", "source.ts_ms", "source.snapshot", "source.scn", "source.commit_scn",
+      "source.txId", "source.txSeq", "source.start_scn", "source.start_ts_ms",
+      "source.commit_ts_ms", "source.lcr_position", "source.redo_sql", "source.rs_id",
+      "source.ssn", "source.redo_thread", "source.user_name", "source.row_id");
 
   private static byte[] bytes(String text) {
     return text == null ? null : text.getBytes(StandardCharsets.UTF_8);
