@@ -88,9 +88,7 @@ fn many_database_transactions_share_a_kafka_transaction_by_default() {
         capture.write_config_with("capture.yaml", &bootstrap, &prefix, 0, kafka, "");
         // A name of its own: the transactional id follows the capture's name, and the other test
         // of this file runs at the same time.
-        let path = capture.path("capture.yaml");
-        let config = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, config.replacen("name: test\n", "name: pages\n", 1)).unwrap();
+        capture.rename("pages");
         let (status, stderr) = capture.run("capture.yaml");
         assert_eq!(status, 0, "{stderr}");
         let data = read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"));
@@ -134,13 +132,7 @@ fn the_time_bound_commits_a_page_while_an_open_transaction_streams() {
     let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
     let kafka = ", transactions: {maxDelayMillis: 20}";
     capture.write_config_with("capture.yaml", &bootstrap, &prefix, 0, kafka, "");
-    let path = capture.path("capture.yaml");
-    let config = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        config.replacen("name: test\n", "name: timebound\n", 1),
-    )
-    .unwrap();
+    capture.rename("timebound");
     let (status, stderr) = capture.run("capture.yaml");
     assert_eq!(status, 0, "{stderr}");
 

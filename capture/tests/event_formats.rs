@@ -779,28 +779,24 @@ fn skipped_operations_drop_envelopes_by_op_letter() {
     );
 }
 
+/// Whether `record` is an envelope with op `op`.
+fn has_op(record: &Record, op: &str) -> bool {
+    record
+        .value
+        .as_deref()
+        .is_some_and(|v| v.contains(&format!("\"op\":\"{op}\"")))
+}
+
 #[test]
 fn a_key_change_is_delete_tombstone_create() {
     let mut encoder = DebeziumEncoder::new(base_options());
     let events = events();
     let records = encoder.encode(&events[3], processed_at()).unwrap();
     assert_eq!(records.len(), 3);
-    assert!(
-        records[0]
-            .value
-            .as_deref()
-            .unwrap()
-            .contains("\"op\":\"d\"")
-    );
+    assert!(has_op(&records[0], "d"));
     assert_eq!(records[1].value, None);
     assert_eq!(records[0].key, records[1].key);
-    assert!(
-        records[2]
-            .value
-            .as_deref()
-            .unwrap()
-            .contains("\"op\":\"c\"")
-    );
+    assert!(has_op(&records[2], "c"));
     assert_ne!(records[0].key, records[2].key);
 }
 
@@ -814,13 +810,7 @@ fn a_delete_from_a_table_without_key_is_followed_by_a_null_key_tombstone() {
     let records = encoder.encode(&events[7], processed_at()).unwrap();
     assert_eq!(records.len(), 2);
     assert_eq!(records[0].key, None);
-    assert!(
-        records[0]
-            .value
-            .as_deref()
-            .unwrap()
-            .contains("\"op\":\"d\"")
-    );
+    assert!(has_op(&records[0], "d"));
     assert_eq!(records[1].key, None);
     assert_eq!(records[1].value, None);
     for record in &records {

@@ -94,6 +94,18 @@ impl Capture {
         self.dir.path().join(name)
     }
 
+    /// Renames the capture in `capture.yaml`: its transactional id follows the name, so tests
+    /// of one binary that run at the same time need names of their own.
+    pub fn rename(&self, name: &str) {
+        let path = self.path("capture.yaml");
+        let config = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            config.replacen("name: test\n", &format!("name: {name}\n"), 1),
+        )
+        .unwrap();
+    }
+
     /// `run --config <config>`; with `exit_at_end`, the run ends once caught up.
     pub fn command(&self, config: &str, exit_at_end: bool, log: &str) -> Command {
         let mut command = Command::new(BINARY);
