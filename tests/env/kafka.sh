@@ -31,6 +31,8 @@ LIBS="$HOME_DIR/libs"
 MARKER="$HOME_DIR/.complete"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+# shellcheck source=watchdog.sh
+. "$HERE/watchdog.sh"
 TEMPLATES="$HERE/kafka"
 JAVA="${JAVA:-java}"
 
@@ -198,18 +200,9 @@ cmd_start() {
   if [ -n "$owner" ]; then
     # The watchdog: once the owner is gone, stop the broker (and remove its data if asked).
     # Its own pid is kept so `stop` can end it too.
-    local remove="${KAFKA_REMOVE_DATA_ON_EXIT:-0}"
-    # shellcheck disable=SC2016 # the variables belong to the inner shell
-    setsid bash -c '
-      owner=$1 self=$2 dir=$3 remove=$4
-      echo $$ > "$dir/watchdog.pid"
-      # Even a broker that died first keeps its directory (and log) until the owner is gone.
-      while kill -0 "$owner" 2>/dev/null; do sleep 1; done
-      echo "owner $owner exited: stopping the broker"
-      "$self" stop "$dir" || true
-      if [ "$remove" = 1 ] && [ -f "$dir/server.properties" ]; then rm -rf "$dir"; fi
-    ' watchdog "$owner" "$SELF" "$dir" "$remove" \
-      </dev/null >>"$dir/watchdog.log" 2>&1 &
+    local marker=""
+    [ "${KAFKA_REMOVE_DATA_ON_EXIT:-0}" != 1 ] || marker=server.properties
+    start_watchdog "$owner" "$SELF" "$dir" "$marker"
     log "watchdog: stops the broker when pid $owner exits"
   fi
 }
@@ -251,16 +244,7 @@ cmd_stop() {
   local dir="$1" grace="${KAFKA_STOP_GRACE:-20}" pid
   [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
   dir="$(cd "$dir" && pwd)"
-  # End the watchdog first, unless we are it.
-  if [ -f "$dir/watchdog.pid" ]; then
-    local wpid
-    wpid="$(cat "$dir/watchdog.pid")"
-    if [ -n "$wpid" ] && [ "$wpid" != "$PPID" ] && [ "$wpid" != "$$" ] && kill -0 "$wpid" 2>/dev/null \
-        && tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -q '^bash -c'; then
-      kill "$wpid" 2>/dev/null || true
-    fi
-    rm -f "$dir/watchdog.pid"
-  fi
+  end_watchdog "$dir"
   if ! pid="$(broker_pid "$dir")"; then
     rm -f "$dir/broker.pid"
     log "broker of $dir is not running"

@@ -21,6 +21,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+# shellcheck source=watchdog.sh
+. "$HERE/watchdog.sh"
 
 die() { echo "postgres.sh: $*" >&2; exit 1; }
 log() { echo "postgres.sh: $*" >&2; }
@@ -108,14 +110,7 @@ cmd_start() {
   log "server started from $dir (pid $pid, 127.0.0.1:$port)"
 
   if [ -n "$owner" ]; then
-    # shellcheck disable=SC2016 # the variables belong to the inner shell
-    setsid bash -c '
-      owner=$1 self=$2 dir=$3
-      echo $$ > "$dir/watchdog.pid"
-      while kill -0 "$owner" 2>/dev/null; do sleep 1; done
-      echo "owner $owner exited: stopping the server"
-      "$self" stop "$dir" || true
-    ' watchdog "$owner" "$SELF" "$dir" </dev/null >>"$dir/watchdog.log" 2>&1 &
+    start_watchdog "$owner" "$SELF" "$dir"
     log "watchdog: stops the server when pid $owner exits"
   fi
 }
@@ -150,15 +145,7 @@ cmd_stop() {
   local dir="$1" grace="${POSTGRES_STOP_GRACE:-20}" bin
   [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
   dir="$(cd "$dir" && pwd)"
-  if [ -f "$dir/watchdog.pid" ]; then
-    local wpid
-    wpid="$(cat "$dir/watchdog.pid")"
-    if [ -n "$wpid" ] && [ "$wpid" != "$PPID" ] && [ "$wpid" != "$$" ] && kill -0 "$wpid" 2>/dev/null \
-        && tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -q '^bash -c'; then
-      kill "$wpid" 2>/dev/null || true
-    fi
-    rm -f "$dir/watchdog.pid"
-  fi
+  end_watchdog "$dir"
   if ! server_pid "$dir" >/dev/null; then
     log "server of $dir is not running"
     return 0
