@@ -38,6 +38,7 @@ use crate::sink::{
     CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkMetrics,
     SinkOptions, SinkStatus, TopicNames,
 };
+use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::simulator::Simulator;
 use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
@@ -207,8 +208,15 @@ fn connect(config: &CaptureConfig) -> Result<OracleClient, EngineError> {
         pdb: database.pdb.clone(),
         flush_table: config.mining.flush_table.clone(),
     };
-    // A transient connection failure is retried by `run_with` like any other.
-    OracleClient::connect(options).map_err(EngineError::from)
+    // A transient connection failure is retried by `run_with` like any other; a refused login
+    // is a stop, and is not tried again with the same credentials at the next start.
+    let guard = LoginGuard::new(
+        &config.spill_dir(),
+        &options.username,
+        &options.password,
+        &options.connect_string,
+    );
+    guard.login(|| OracleClient::connect(options))
 }
 
 /// Runs the capture on sources made by `open_source`, once per attempt: at start and after each

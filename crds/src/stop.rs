@@ -44,6 +44,7 @@ macro_rules! stop_codes {
 stop_codes! {
     InvalidConfiguration = "CDC-1001", "The configuration is invalid; the message names the field.";
     PrerequisitesNotMet = "CDC-1002", "A database prerequisite checked by `doctor` is not met; the message carries the statements that fix it.";
+    DatabaseLoginRefused = "CDC-1003", "The database refused the capture user's login (wrong credentials, locked or expired account, no CREATE SESSION); the capture does not try the same credentials again.";
     RedoMissing = "CDC-2001", "Redo needed to resume is no longer available; the message names the missing SCN range.";
     DictionaryMismatch = "CDC-2002", "Redo written before a DDL cannot be rendered with the current dictionary.";
     IncarnationMismatch = "CDC-2003", "The bookmark belongs to another database or PDB incarnation.";
@@ -143,7 +144,7 @@ mod tests {
         assert_eq!(StopCode::ReleasedTransactionCommitted.code(), "CDC-7001");
         assert_eq!(StopCode::DatabaseUnavailable.code(), "CDC-2005");
         assert_eq!(StopCode::KafkaUnavailable.code(), "CDC-5003");
-        assert_eq!(StopCode::ALL.len(), 20);
+        assert_eq!(StopCode::ALL.len(), 21);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! on the `oracle` crate ([`oracle`]) and the simulator ([`simulator`]). Calls are blocking:
 //! the `oracle` crate is synchronous, and the capture runs mining on a thread of its own.
 
+pub mod login_guard;
 pub mod logs;
 pub mod oracle;
 pub mod row;
@@ -235,6 +236,10 @@ pub enum SourceError {
     /// The database refused the heartbeat action query (`spec.heartbeat.actionQuery`).
     #[error("the heartbeat action query failed: {message}")]
     ActionQueryRefused { message: String },
+    /// The database refused the login (ORA-01017, 28000, 28001, 01045): a typed stop, since
+    /// each retry with the same credentials is one more failed login toward a locked account.
+    #[error("the database refused the login ({code}): {message}")]
+    LoginRefused { code: String, message: String },
     /// Any other database error, with its code (`ORA-01031`) when there is one.
     #[error("{call} failed: {message}")]
     Database {
@@ -300,6 +305,21 @@ impl SourceError {
                      the right to run it"
                 ),
             )),
+            Self::LoginRefused { code, .. } => Some(
+                Stop::new(
+                    StopCode::DatabaseLoginRefused,
+                    format!(
+                        "{self}. Check the username and password in the Secret that \
+                         spec.database.credentialsSecret names; a locked account needs \
+                         `ALTER USER <user> ACCOUNT UNLOCK`, an expired password `ALTER USER \
+                         <user> IDENTIFIED BY <new password>`, a missing privilege `GRANT CREATE \
+                         SESSION TO <user>`. The capture does not log in again with the same \
+                         credentials: change the Secret (or delete the marker file named in \
+                         the log) to try again"
+                    ),
+                )
+                .with_detail("oracleError", code.clone()),
+            ),
             Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. } => None,
             Self::SnapshotTooOld { .. } | Self::Malformed { .. } | Self::Database { .. } => None,
         }

@@ -32,10 +32,20 @@ const DPI_CALL_TIMEOUT: i32 = 1067;
 const DPI_DISCONNECTED: [i32; 2] = [1010, 1080];
 /// ORA-03156: OCI call timed out.
 const ORA_CALL_TIMEOUT: i32 = 3156;
-/// Connection lost or refused, instance down or starting, listener problems.
-const ORA_UNAVAILABLE: [i32; 14] = [
-    1033, 1034, 1089, 1090, 1092, 3113, 3114, 3135, 12170, 12514, 12528, 12537, 12541, 12547,
+/// Connection lost or refused, instance down or starting, listener problems; a session killed
+/// (00028), logged off (01012), idle too long (02396) or ended by an internal error (00603); the
+/// listener out of handlers (12516, 12519, 12520); the instance out of memory (04030, 04031);
+/// LogMiner unable to open or read a log it was given, as while a log is being archived (01284,
+/// 01343). Debezium retries the same set (`OracleErrorHandler`, `LogMinerSessionContext`).
+const ORA_UNAVAILABLE: [i32; 26] = [
+    28, 603, 1012, 1033, 1034, 1089, 1090, 1092, 1284, 1343, 2396, 3113, 3114, 3135, 4030, 4031,
+    12170, 12514, 12516, 12519, 12520, 12528, 12537, 12541, 12547, 12571,
 ];
+/// The login itself refused: invalid username or password (01017), account locked (28000),
+/// password expired (28001), no CREATE SESSION (01045). Retrying the same credentials cannot
+/// succeed, and every failed attempt counts toward the profile's `FAILED_LOGIN_ATTEMPTS`, after
+/// which Oracle locks the account: these are typed stops at once (CDC-1003).
+const ORA_LOGIN_REFUSED: [i32; 4] = [1017, 1045, 28000, 28001];
 /// ORA-00310: an online log was reused by a log switch while it was mined.
 pub const ORA_LOG_SWITCHED: i32 = 310;
 /// ORA-01291: missing log file (LogMiner has no log for part of the window).
@@ -78,6 +88,10 @@ pub fn classify(call: &'static str, failure: &Failure, timeout_seconds: u64) -> 
             message: failure.message.clone(),
         },
         Some(ORA_LOG_SWITCHED) => SourceError::LogSwitched {
+            message: failure.message.clone(),
+        },
+        Some(code) if ORA_LOGIN_REFUSED.contains(&code) => SourceError::LoginRefused {
+            code: format!("ORA-{code:05}"),
             message: failure.message.clone(),
         },
         code => SourceError::Database {
@@ -205,6 +219,39 @@ mod tests {
                 seconds: 12
             }
         );
+    }
+
+    #[test]
+    fn a_refused_login_is_a_typed_stop_never_a_retry() {
+        for (code, message) in [
+            (1017, "ORA-01017: invalid username/password; logon denied"),
+            (28000, "ORA-28000: The account is locked."),
+            (28001, "ORA-28001: the password has expired"),
+            (
+                1045,
+                "ORA-01045: user REDOLINE lacks CREATE SESSION privilege; logon denied",
+            ),
+        ] {
+            let error = classify("connect", &failure(Some(code), None, message), 30);
+            assert!(!error.is_transient(), "{error}");
+            let stop = error.stop().unwrap();
+            assert_eq!(stop.code, redoline_crds::StopCode::DatabaseLoginRefused);
+            assert!(
+                stop.message.contains(message) && stop.message.contains("credentialsSecret"),
+                "{}",
+                stop.message
+            );
+        }
+    }
+
+    #[test]
+    fn sessions_ended_by_the_database_and_busy_listeners_are_retried() {
+        for code in [
+            28, 603, 1012, 1284, 1343, 2396, 4030, 4031, 12516, 12519, 12520,
+        ] {
+            let error = classify("query", &failure(Some(code), None, "ORA-"), 30);
+            assert!(error.is_transient(), "ORA-{code:05}: {error}");
+        }
     }
 
     #[test]
