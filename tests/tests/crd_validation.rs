@@ -400,6 +400,11 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "spec.transactions.maxStagedRecordsTotal",
         ),
         (
+            "one database session",
+            with(minimal_spec(), "database.maxConnections", json!(1)),
+            "spec.database.maxConnections",
+        ),
+        (
             "SLA of zero seconds",
             with(minimal_spec(), "sla", json!({"maxLagSeconds": 0})),
             "spec.sla.maxLagSeconds",

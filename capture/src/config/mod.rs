@@ -100,8 +100,10 @@ pub struct DatabaseConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub pdb: Option<String>,
+    /// At least 2: the LogMiner session holds one for the whole window, and a pool without
+    /// waiting (as the client builds it) fails every other call with ORA-24418.
     #[serde(default = "default_max_connections")]
-    #[schemars(range(min = 1, max = 16))]
+    #[schemars(range(min = 2, max = 16))]
     pub max_connections: u32,
     /// The Oracle simulator instead of a database (tests, demo).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -76,6 +76,9 @@ fn wrong_types_and_ranges_name_the_field() {
     assert!(e.message.contains("1000"), "{e}");
     let e = error(&with("transactions: {orphanAction: shrug}"));
     assert_eq!(e.field, "transactions.orphanAction");
+    // One session cannot mine and read the dictionary at once.
+    let e = error(&MINIMAL.replace("database: {", "database: {maxConnections: 1, "));
+    assert_eq!(e.field, "database.maxConnections");
 }
 
 #[test]

@@ -178,9 +178,10 @@ pub struct DatabaseSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wallet_secret: Option<SecretRef>,
 
-    /// Pooled database sessions.
+    /// Pooled database sessions, at least 2: the LogMiner session holds one for the whole
+    /// mining window while the dictionary, flush and snapshot calls need another.
     #[serde(default = "default_max_connections")]
-    #[schemars(range(min = 1, max = 16))]
+    #[schemars(range(min = 2, max = 16))]
     pub max_connections: u32,
 }
 

@@ -171,7 +171,9 @@ impl OracleClient {
             options.connect_string.as_str(),
         )
         .min_connections(1)
-        .max_connections(options.max_connections.max(1))
+        // The config refuses fewer than 2 (the mining session keeps one); a caller that passes
+        // less still gets a pool that can serve a second call.
+        .max_connections(options.max_connections.max(2))
         .build()
         .map_err(|error| classify("connect", &Failure::from(&error), timeout))?;
         let client = Self {
@@ -720,7 +722,7 @@ mod tests {
             username: "cdc".to_owned(),
             password: "x".to_owned(),
             connect_string: "127.0.0.1:9/NOPE".to_owned(),
-            max_connections: 1,
+            max_connections: 2,
             statement_timeout: Some(Duration::from_secs(2)),
             pdb: None,
             flush_table: "LOG_MINING_FLUSH".to_owned(),
