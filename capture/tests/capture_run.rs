@@ -331,6 +331,37 @@ fn doctor_prints_fixes_and_writes_cdc_1002() {
     );
 }
 
+/// Seed 001: a capture user who cannot read V$PDB_INCARNATION skips the PDB incarnation check
+/// with a warning; neither `doctor` nor `run` fails on it.
+#[test]
+fn an_unreadable_pdb_incarnation_skips_the_check_with_a_warning() {
+    let mut scenario = String::from(TABLES);
+    scenario.push_str(
+        "{\"database\":{\"pdb\":\"ORCLPDB1\",\"ungranted_views\":[\"V$PDB_INCARNATION\"]}}\n",
+    );
+    scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
+    let run = new_run(&scenario, "");
+    let config = std::fs::read_to_string(run.path("capture.yaml"))
+        .unwrap()
+        .replace("database: {", "database: {pdb: ORCLPDB1, ");
+    std::fs::write(run.path("capture.yaml"), config).unwrap();
+
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("GRANT SELECT ON V_$PDB_INCARNATION"),
+        "{text}"
+    );
+
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("V$PDB_INCARNATION cannot be read"),
+        "{stderr}"
+    );
+    assert_eq!(emitted(&run.events()), [("ORDERS".to_owned(), 1)]);
+}
+
 const DOCS: &str = r#"{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"}],"logging":"all"}
 "#;
 

@@ -155,6 +155,16 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
                 ),
                 "SELECT NAME FROM V$CONTAINERS;".to_owned(),
             ),
+            // Seed 001: a user who cannot read it skips the check, with a warning.
+            Err(error) if error.is_not_granted() => Check::pass(
+                "PDB incarnation visible",
+                format!(
+                    "not readable ({}): the capture runs without checking its bookmark against \
+                     the PDB's incarnation; GRANT SELECT ON V_$PDB_INCARNATION TO {} to check it",
+                    error_text(&error),
+                    quoted(&request.user)
+                ),
+            ),
             Err(error) => Check::fail(
                 "PDB incarnation visible",
                 error_text(&error),

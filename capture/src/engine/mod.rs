@@ -114,6 +114,28 @@ impl From<Stop> for EngineError {
     }
 }
 
+/// The PDB's incarnation SCN for the bookmark's check; `None` (the check skipped, with a
+/// warning, as seed 001 says) when the capture user may not read V$PDB_INCARNATION.
+fn readable_pdb_incarnation<S: DatabaseCatalog>(
+    source: &mut S,
+    pdb: &str,
+) -> Result<Option<u64>, SourceError> {
+    match source.pdb_incarnation(pdb) {
+        Ok(incarnation) => Ok(incarnation.map(|i| i.incarnation_scn)),
+        Err(error) if error.is_not_granted() => {
+            tracing::warn!(
+                pdb,
+                %error,
+                "V$PDB_INCARNATION cannot be read: the bookmark is not checked against the PDB's \
+                 incarnation, so a flashback or point-in-time recovery of the PDB would go \
+                 unnoticed; grant SELECT ON V_$PDB_INCARNATION to the capture user"
+            );
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
+}
+
 impl From<SourceError> for EngineError {
     fn from(error: SourceError) -> Self {
         match error.stop() {
@@ -315,7 +337,7 @@ impl<S: OracleSource> Engine<S> {
             }
         }
         let pdb_incarnation = match &config.database.pdb {
-            Some(pdb) => source.pdb_incarnation(pdb)?.map(|i| i.incarnation_scn),
+            Some(pdb) => readable_pdb_incarnation(&mut source, pdb)?,
             None => None,
         };
         let resumed = stored_bookmark.is_some();

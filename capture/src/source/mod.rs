@@ -266,6 +266,12 @@ impl SourceError {
         }
     }
 
+    /// Whether the database refused to show a view or table to the capture user (ORA-00942,
+    /// ORA-01031): a missing grant, not a fault.
+    pub fn is_not_granted(&self) -> bool {
+        matches!(self, Self::Database { code: Some(code), .. } if code == "ORA-00942" || code == "ORA-01031")
+    }
+
     /// The typed stop for an error that needs an operator; `None` for transient errors, which
     /// the caller retries within its budget.
     pub fn stop(&self) -> Option<Stop> {

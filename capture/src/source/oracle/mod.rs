@@ -239,6 +239,14 @@ impl OracleClient {
         let session = self.session(call)?;
         match query_cells(&session, sql, &[]) {
             Err(error) if error.oci_code() == Some(ORA_NO_SUCH_TABLE) => {
+                // Seed 001: the local view serves, with a warning, since on RAC it sees only the
+                // connected instance's transactions and sessions.
+                tracing::warn!(
+                    call,
+                    "the GV$ view is not granted: reading the V$ view of the connected instance \
+                     only; on RAC, grant SELECT on the GV_$ views so transactions of the other \
+                     instances are seen"
+                );
                 query_cells(&session, fallback, &[]).map_err(|error| self.fail(call, &error))
             }
             other => other.map_err(|error| self.fail(call, &error)),

@@ -333,6 +333,7 @@ impl Simulator {
             online_log_groups,
             log_switch_records,
             scn_time_retention_seconds,
+            ungranted_views,
         } = settings;
         if let Some(scn) = scn {
             if scn < self.catalog.scn {
@@ -420,6 +421,9 @@ impl Simulator {
         }
         if let Some(seconds) = scn_time_retention_seconds {
             self.catalog.scn_time_retention_seconds = seconds;
+        }
+        if let Some(views) = ungranted_views {
+            self.catalog.ungranted_views = views.into_iter().collect();
         }
         Ok(())
     }

@@ -619,6 +619,8 @@ pub(crate) struct Catalog {
     /// Undo generated below this SCN is overwritten (`{"undo_lost": true}`): a flashback read
     /// as of an earlier SCN that needs undo fails with ORA-01555.
     pub undo_kept_from_scn: u64,
+    /// Views the capture user may not read (`{"database":{"ungranted_views":[..]}}`).
+    pub ungranted_views: BTreeSet<String>,
 }
 
 /// The first SCN of a new simulator and its clock.
@@ -668,6 +670,7 @@ impl Catalog {
             scn_times: vec![(FIRST_SCN, FIRST_TIME)],
             scn_time_retention_seconds: 5 * 86_400,
             undo_kept_from_scn: 0,
+            ungranted_views: BTreeSet::new(),
         }
     }
 

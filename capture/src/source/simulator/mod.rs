@@ -271,6 +271,13 @@ impl DatabaseCatalog for Simulator {
 
     fn pdb_incarnation(&mut self, pdb: &str) -> Result<Option<PdbIncarnation>, SourceError> {
         let catalog = &self.catalog;
+        if catalog.ungranted_views.contains("V$PDB_INCARNATION") {
+            return Err(SourceError::Database {
+                call: "read PDB incarnation",
+                code: Some("ORA-00942".to_owned()),
+                message: "ORA-00942: table or view does not exist".to_owned(),
+            });
+        }
         Ok(catalog
             .pdb
             .as_deref()

@@ -90,6 +90,9 @@ pub struct DatabaseSettings {
     pub online_log_groups: Option<usize>,
     pub log_switch_records: Option<u64>,
     pub scn_time_retention_seconds: Option<i64>,
+    /// Views the capture user is not granted (`V$PDB_INCARNATION`): reading them fails with
+    /// ORA-00942, as for a user granted views one by one who misses one.
+    pub ungranted_views: Option<Vec<String>>,
 }
 
 /// One scenario step.
@@ -571,6 +574,18 @@ impl<'a> Fields<'a> {
                     settings.scn_time_retention_seconds = Some(
                         i64::try_from(number()?).map_err(|_| self.error(&field, "too large"))?,
                     );
+                }
+                "ungranted_views" => {
+                    let views = value
+                        .as_array()
+                        .and_then(|views| {
+                            views
+                                .iter()
+                                .map(|v| v.as_str().map(str::to_ascii_uppercase))
+                                .collect::<Option<Vec<_>>>()
+                        })
+                        .ok_or_else(|| self.error(&field, "expected a list of view names"))?;
+                    settings.ungranted_views = Some(views);
                 }
                 _ => return Err(self.error(&field, "unknown database setting")),
             }
