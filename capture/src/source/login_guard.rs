@@ -207,6 +207,20 @@ mod tests {
     use super::*;
     use redoline_crds::StopCode;
 
+    fn invalid_password() -> SourceError {
+        SourceError::LoginRefused {
+            code: "ORA-01017".into(),
+            message: "ORA-01017: invalid username/password; logon denied".into(),
+        }
+    }
+
+    fn locked() -> SourceError {
+        SourceError::LoginRefused {
+            code: "ORA-28000".into(),
+            message: "ORA-28000: The account is locked.".into(),
+        }
+    }
+
     /// A database account whose profile locks it after `limit` failed logins in a row, as
     /// Oracle's `FAILED_LOGIN_ATTEMPTS` does: ORA-01017 until then, ORA-28000 after.
     struct Account {
@@ -218,17 +232,11 @@ mod tests {
     impl Account {
         fn login(&mut self, password: &str) -> Result<&'static str, SourceError> {
             if self.failed >= self.limit {
-                return Err(SourceError::LoginRefused {
-                    code: "ORA-28000".into(),
-                    message: "ORA-28000: The account is locked.".into(),
-                });
+                return Err(locked());
             }
             if password != self.password {
                 self.failed += 1;
-                return Err(SourceError::LoginRefused {
-                    code: "ORA-01017".into(),
-                    message: "ORA-01017: invalid username/password; logon denied".into(),
-                });
+                return Err(invalid_password());
             }
             self.failed = 0;
             Ok("session")
@@ -280,12 +288,7 @@ mod tests {
     fn the_marker_names_no_secret_and_deleting_it_tries_again() {
         let dir = tempfile::tempdir().unwrap();
         let guard = LoginGuard::new(dir.path(), "REDOLINE", "s3cret-pw", "db:1521/ORCLPDB1");
-        let refused = || -> Result<&'static str, SourceError> {
-            Err(SourceError::LoginRefused {
-                code: "ORA-01017".into(),
-                message: "ORA-01017: invalid username/password; logon denied".into(),
-            })
-        };
+        let refused = || -> Result<&'static str, SourceError> { Err(invalid_password()) };
         assert!(guard.login(refused).is_err());
         let marker = std::fs::read_to_string(dir.path().join(MARKER_FILE)).unwrap();
         assert!(!marker.contains("s3cret-pw"), "{marker}");
@@ -300,12 +303,7 @@ mod tests {
     fn the_same_credentials_are_tried_again_an_hour_after_the_refusal() {
         let dir = tempfile::tempdir().unwrap();
         let guard = LoginGuard::new(dir.path(), "REDOLINE", "pw", "db:1521/ORCLPDB1");
-        let refused = || -> Result<&'static str, SourceError> {
-            Err(SourceError::LoginRefused {
-                code: "ORA-28000".into(),
-                message: "ORA-28000: The account is locked.".into(),
-            })
-        };
+        let refused = || -> Result<&'static str, SourceError> { Err(locked()) };
         assert!(guard.login(refused).is_err());
         let mut tried = false;
         let _ = guard.login(|| {

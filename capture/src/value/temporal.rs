@@ -86,15 +86,13 @@ fn civil_from_fields(fields: &DateTimeFields) -> Result<civil::DateTime, Tempora
 }
 
 /// Nanoseconds since 1970-01-01T00:00:00Z of a wall-clock reading at `offset`.
-pub fn epoch_nanoseconds(
-    date_time: civil::DateTime,
-    offset: Offset,
-) -> Result<i128, TemporalError> {
+/// Every civil date-time has one (unlike a `jiff::Timestamp`), so this cannot fail.
+pub fn epoch_nanoseconds(date_time: civil::DateTime, offset: Offset) -> i128 {
     // Civil arithmetic, not a `jiff::Timestamp`: a Timestamp ends a day before 9999-12-31
     // 23:59:59 (jiff keeps room for offsets), and Oracle's largest DATE is a common "end of
     // time" value that must encode.
     let since_epoch = date_time.duration_since(civil::DateTime::constant(1970, 1, 1, 0, 0, 0, 0));
-    Ok(since_epoch.as_nanos() - i128::from(offset.seconds()) * 1_000_000_000)
+    since_epoch.as_nanos() - i128::from(offset.seconds()) * 1_000_000_000
 }
 
 /// The UTC instant of a wall-clock reading at `offset`.
@@ -291,7 +289,7 @@ mod tests {
             read_date_time("2024-02-14 10:58:02.202590 +01:00", &TIMESTAMP_TZ_FORMAT).unwrap();
         assert_eq!(offset, Some(Offset::from_seconds(3600).unwrap()));
         assert_eq!(
-            epoch_nanoseconds(dt, offset.unwrap()).unwrap(),
+            epoch_nanoseconds(dt, offset.unwrap()),
             1_707_904_682_202_590_000
         );
     }
@@ -301,17 +299,17 @@ mod tests {
     fn epoch_counts_cover_oracles_date_range() {
         let (last, _) = read_date_time("9999-12-31 23:59:59", &DATE_FORMAT).unwrap();
         assert_eq!(
-            epoch_nanoseconds(last, Offset::UTC).unwrap(),
+            epoch_nanoseconds(last, Offset::UTC),
             253_402_300_799_000_000_000
         );
         let (first, _) = read_date_time("0001-01-01 00:00:00", &DATE_FORMAT).unwrap();
         assert_eq!(
-            epoch_nanoseconds(first, Offset::UTC).unwrap(),
+            epoch_nanoseconds(first, Offset::UTC),
             -62_135_596_800_000_000_000
         );
         let (epoch, _) = read_date_time("1970-01-01 01:00:00", &DATE_FORMAT).unwrap();
         assert_eq!(
-            epoch_nanoseconds(epoch, Offset::from_seconds(3600).unwrap()).unwrap(),
+            epoch_nanoseconds(epoch, Offset::from_seconds(3600).unwrap()),
             0
         );
     }

@@ -346,8 +346,7 @@ fn write_field(
             | FieldKind::TimestampNanos,
             Value::Date(local) | Value::Timestamp(local),
         ) => {
-            let nanos = temporal::epoch_nanoseconds(*local, jiff::tz::Offset::UTC)
-                .map_err(|e| unrepresentable(e.to_string()))?;
+            let nanos = temporal::epoch_nanoseconds(*local, jiff::tz::Offset::UTC);
             let count = match kind {
                 FieldKind::TimestampMicros => nanos.div_euclid(1_000),
                 FieldKind::TimestampNanos => nanos,

@@ -36,7 +36,8 @@ const ORA_CALL_TIMEOUT: i32 = 3156;
 /// (00028), logged off (01012), idle too long (02396) or ended by an internal error (00603); the
 /// listener out of handlers (12516, 12519, 12520); the instance out of memory (04030, 04031);
 /// LogMiner unable to open or read a log it was given, as while a log is being archived (01284,
-/// 01343). Debezium retries the same set (`OracleErrorHandler`, `LogMinerSessionContext`).
+/// 01343). Debezium's `OracleErrorHandler` retries 01089, 01284, 01343, 03135 and 04030 of these;
+/// the others are sessions and listeners Oracle documents as ended or busy, not as failed calls.
 const ORA_UNAVAILABLE: [i32; 26] = [
     28, 603, 1012, 1033, 1034, 1089, 1090, 1092, 1284, 1343, 2396, 3113, 3114, 3135, 4030, 4031,
     12170, 12514, 12516, 12519, 12520, 12528, 12537, 12541, 12547, 12571,
