@@ -230,6 +230,16 @@ pub enum SourceError {
     /// A table named in the config does not exist or is not visible to the capture user.
     #[error("table {owner}.{table} does not exist or is not visible to the capture user")]
     NoSuchTable { owner: String, table: String },
+    /// The PDB named in the config is not a container of the database.
+    #[error("the database has no PDB named {pdb}: {known}")]
+    NoSuchPdb { pdb: String, known: String },
+    /// The capture user lacks a privilege a call needs; `fix` is the statement that grants it.
+    #[error("{what} was refused: {message}")]
+    NotGranted {
+        what: String,
+        message: String,
+        fix: String,
+    },
     /// A row or value that does not have the expected shape.
     #[error("unexpected value in {what}: {message}")]
     Malformed { what: String, message: String },
@@ -304,6 +314,22 @@ impl SourceError {
                 StopCode::InvalidConfiguration,
                 format!("{self}; fix spec.tables or grant SELECT on the table"),
             )),
+            Self::NoSuchPdb { .. } => Some(Stop::new(
+                StopCode::InvalidConfiguration,
+                format!(
+                    "spec.database.pdb: {self}. Name one of them; an unquoted name is folded to \
+                     upper case, as Oracle does, and a quoted one (\"MyPdb\") is kept as written"
+                ),
+            )),
+            Self::NotGranted { fix, .. } => Some(
+                Stop::new(
+                    StopCode::PrerequisitesNotMet,
+                    format!(
+                        "{self}. Run as a DBA: {fix} (`redoline-capture doctor` checks every grant)"
+                    ),
+                )
+                .with_detail("fix", fix.clone()),
+            ),
             Self::ActionQueryRefused { .. } => Some(Stop::new(
                 StopCode::InvalidConfiguration,
                 format!(

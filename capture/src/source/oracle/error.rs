@@ -55,6 +55,8 @@ pub const ORA_MISSING_LOGFILE: i32 = 1291;
 pub const ORA_NO_LOGMINER_SESSION: i32 = 1307;
 /// ORA-00942: table or view does not exist (GV$ not granted, flush table missing).
 pub const ORA_NO_SUCH_TABLE: i32 = 942;
+/// ORA-01031: insufficient privileges (a container switch without SET CONTAINER).
+pub const ORA_INSUFFICIENT_PRIVILEGES: i32 = 1031;
 /// ORA-08181: not a valid SCN (outside SCN_TO_TIMESTAMP's mapping).
 pub const ORA_INVALID_SCN: i32 = 8181;
 /// ORA-01555: snapshot too old (flashback past the undo retention).

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use jiff::civil;
 
+use super::session::Cell;
 use super::sql::CONTENTS_COLUMNS;
 use crate::dictionary::{Column, OracleType};
 use crate::event::Xid;
@@ -386,13 +387,13 @@ pub fn log_group(cells: &mut Cells) -> Result<LogGroup, SourceError> {
 /// One column of a flashback row, fetched as [`super::sql::flashback_expression`] renders it,
 /// typed by the same code that types SQL_REDO values (so a snapshot row and a streamed row of the
 /// same data are equal). BLOBs arrive as bytes, everything else as text.
-pub fn flashback_value(fetched: FlashbackCell, column: &Column) -> Result<Value, SourceError> {
+pub fn flashback_value(fetched: Cell, column: &Column) -> Result<Value, SourceError> {
     let text = match fetched {
-        FlashbackCell::Null => return Ok(Value::Null),
-        FlashbackCell::Bytes(bytes) => {
+        Cell::Null => return Ok(Value::Null),
+        Cell::Bytes(bytes) => {
             return typed(&call("HEXTORAW", encode_hex(&bytes)), column).map_err(invalid);
         }
-        FlashbackCell::Text(text) => text,
+        Cell::Text(text) => text,
     };
     use OracleType as T;
     let raw = match &column.data_type {
@@ -413,14 +414,6 @@ pub fn flashback_value(fetched: FlashbackCell, column: &Column) -> Result<Value,
         _ => RawValue::Text(Cow::Owned(text)),
     };
     typed(&raw, column).map_err(invalid)
-}
-
-/// A flashback column as fetched.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FlashbackCell {
-    Null,
-    Text(String),
-    Bytes(Vec<u8>),
 }
 
 fn call(name: &'static str, text: String) -> RawValue<'static> {
@@ -746,7 +739,7 @@ mod tests {
     #[test]
     fn flashback_cells_type_like_redo_values() {
         let column = |declaration: &str| Column::new("C", OracleType::parse(declaration).unwrap());
-        let text = |t: &str| FlashbackCell::Text(t.to_owned());
+        let text = |t: &str| Cell::Text(t.to_owned());
         let cases = [
             (column("NUMBER(10,2)"), text("-.5"), "-0.5"),
             (
@@ -760,11 +753,7 @@ mod tests {
                 "2024-01-02T03:04:05.12",
             ),
             (column("RAW(4)"), text("CAFE"), "cafe"),
-            (
-                column("BLOB"),
-                FlashbackCell::Bytes(vec![0xca, 0xfe]),
-                "cafe",
-            ),
+            (column("BLOB"), Cell::Bytes(vec![0xca, 0xfe]), "cafe"),
             (column("VARCHAR2(10)"), text("it's"), "it's"),
         ];
         for (column, cell, expected) in cases {
@@ -777,7 +766,7 @@ mod tests {
             );
         }
         assert_eq!(
-            flashback_value(FlashbackCell::Null, &column("DATE")).unwrap(),
+            flashback_value(Cell::Null, &column("DATE")).unwrap(),
             Value::Null
         );
         assert!(flashback_value(text("12.345"), &column("NUMBER(10,2)")).is_err());

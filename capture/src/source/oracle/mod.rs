@@ -1,11 +1,15 @@
 //! The real Oracle boundary, on the `oracle` crate (ODPI-C over Oracle Instant Client).
 //!
-//! - **Sessions** come from one pool of at most `maxConnections`. Every session gets the call
-//!   timeout `statementTimeoutSeconds` (per round trip, so a long fetch is fine while each array
-//!   fetch answers in time). The LogMiner session is held across windows on a connection of its
-//!   own, with the fixed NLS settings of [`crate::value::nls`] applied when it is acquired so
-//!   SQL_REDO literals render the same way every time. Catalog queries format dates explicitly
-//!   and need no NLS.
+//! - **Sessions** come from one pool of at most `maxConnections` ([`session`]). Every session
+//!   gets the call timeout `statementTimeoutSeconds` (per round trip, so a long fetch is fine
+//!   while each array fetch answers in time) and, before its first use, the fixed NLS settings of
+//!   [`crate::value::nls`], so SQL_REDO literals and flashback values render one way whatever
+//!   the client's locale. The LogMiner session is held across windows.
+//! - **Containers.** Connected to `CDB$ROOT` with a PDB named, mining and the instance-wide views
+//!   stay in the root, and every call about the PDB's objects (dictionary, flashback reads, the
+//!   flush table, the heartbeat action) runs on a session switched to the PDB ([`Place`],
+//!   [`topology`]). Pooled sessions keep their container, so every session is set up for the
+//!   place it is taken for, remembered by an OCI session tag.
 //! - **Mining mode.** On a non-CDB, or connected to `CDB$ROOT`, the client registers the window's
 //!   logs with `ADD_LOGFILE` and filters rows by `SRC_CON_NAME` when a PDB is named. Connected to
 //!   a PDB on 21c or later, it mines inside the PDB: `START_LOGMNR` finds the logs itself and
@@ -16,12 +20,19 @@
 //! - **Errors** are classified once ([`error::classify`]); DPI-1047 (no client library) becomes
 //!   CDC-2004 with install guidance through [`SourceError::stop`].
 //!
-//! All SQL lives in [`sql`], all row mapping in [`mapping`]; both are unit-tested without a
-//! server. This module is the thin part that needs one.
+//! All SQL lives in [`sql`], all row mapping in [`mapping`]. The client's own decisions run over
+//! the [`SessionPool`] seam, which the tests fill with a model of Oracle's SQL surface (a CDB
+//! whose root does not see PDB objects, sessions that keep their container and NLS settings), so
+//! everything but the ODPI-C calls in [`session`] is tested without a server.
 
 pub mod error;
+#[cfg(test)]
+mod fake;
 pub mod mapping;
+pub mod session;
 pub mod sql;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 use std::ops::ControlFlow;
@@ -29,15 +40,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::civil;
-use oracle::pool::{Pool, PoolBuilder};
-use oracle::sql_type::ToSql;
-use oracle::{Connection, Row};
+use oracle::pool::PoolBuilder;
 
 use self::error::{
-    Failure, ORA_INVALID_SCN, ORA_MISSING_LOGFILE, ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE,
-    ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
+    Failure, ORA_INSUFFICIENT_PRIVILEGES, ORA_INVALID_SCN, ORA_MISSING_LOGFILE,
+    ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE, ORA_SNAPSHOT_TOO_OLD, action_query_failure,
+    classify,
 };
-use self::mapping::{CellReader, FlashbackCell, SharedNames};
+use self::mapping::{CellReader, SharedNames};
+pub use self::session::{
+    Bind, Cell, Fetch, OraclePool, ROOT_CONTAINER, SessionPool, SessionSetup, SqlSession,
+};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoLogKind, RedoMiner, RedoThread,
@@ -139,30 +152,139 @@ pub fn mining_mode(
     })
 }
 
-/// The real Oracle boundary.
-pub struct OracleClient {
-    pool: Pool,
+/// Where a call runs in a CDB: the root (mining, redo logs, instance-wide views) or the captured
+/// PDB (its dictionary, its data, the flush table, the heartbeat action).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Root,
+    Pdb,
+}
+
+/// The database's layout as found at connect: the mining mode and how sessions are set up for
+/// each [`Place`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    pub mode: MiningMode,
+    pub root: SessionSetup,
+    pub pdb: SessionSetup,
+}
+
+impl Topology {
+    fn setup(&self, place: Place) -> &SessionSetup {
+        match place {
+            Place::Root => &self.root,
+            Place::Pdb => &self.pdb,
+        }
+    }
+}
+
+/// The layout from what the connect-time query found: the release, whether the database is a
+/// CDB, the container the session connected to, the PDB named in the config, and the
+/// containers `V$CONTAINERS` lists with their open mode.
+///
+/// Connected to `CDB$ROOT` with a PDB named, mining stays in the root (19c cannot mine inside a
+/// PDB) while every call about the PDB's objects switches its session to the PDB: in the root,
+/// `ALL_TABLES` and friends do not show PDB objects, and a flashback read or the flush table would
+/// name tables that do not exist there (Debezium: `OracleConnection.setSessionToPdb` and
+/// `resetSessionToCdb`).
+pub fn topology(
+    version: &str,
+    cdb: bool,
+    session_container: &str,
+    pdb: Option<&str>,
+    containers: &[(String, String)],
+) -> Result<Topology, SourceError> {
+    let mode = mining_mode(version, cdb, session_container, pdb)?;
+    let plain = SessionSetup { container: None };
+    match (&mode, pdb) {
+        (MiningMode::Classic { container: Some(_) }, Some(pdb)) => {
+            let Some((_, open_mode)) = containers.iter().find(|(name, _)| name == pdb) else {
+                let known: Vec<&str> = containers
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .filter(|name| *name != ROOT_CONTAINER && *name != "PDB$SEED")
+                    .collect();
+                return Err(SourceError::NoSuchPdb {
+                    pdb: pdb.to_owned(),
+                    known: format!("V$CONTAINERS lists {}", known.join(", ")),
+                });
+            };
+            if open_mode == "MOUNTED" {
+                return Err(SourceError::Unavailable {
+                    message: format!(
+                        "PDB {pdb} is not open (OPEN_MODE MOUNTED): open it with ALTER \
+                         PLUGGABLE DATABASE {pdb} OPEN"
+                    ),
+                });
+            }
+            Ok(Topology {
+                mode,
+                root: SessionSetup {
+                    container: Some(ROOT_CONTAINER.to_owned()),
+                },
+                pdb: SessionSetup {
+                    container: Some(pdb.to_owned()),
+                },
+            })
+        }
+        (MiningMode::PerPdb, Some(pdb)) if pdb != session_container => {
+            Err(SourceError::NoSuchPdb {
+                pdb: pdb.to_owned(),
+                known: format!(
+                    "the service connects to PDB {session_container}; leave database.pdb \
+                     unset or name that one"
+                ),
+            })
+        }
+        _ => Ok(Topology {
+            mode,
+            root: plain.clone(),
+            pdb: plain,
+        }),
+    }
+}
+
+/// The real Oracle boundary over a pool of sessions ([`OraclePool`] in production).
+pub struct OracleClient<P: SessionPool = OraclePool> {
+    pool: P,
     options: ConnectOptions,
-    /// The LogMiner session, held across windows.
-    mining: Option<Connection>,
-    mode: Option<MiningMode>,
+    topology: Topology,
+    /// The main session: in the root, held across windows; LogMiner runs on it.
+    main: Option<P::Session>,
     window: Option<MiningWindow>,
     names: SharedNames,
 }
 
-impl fmt::Debug for OracleClient {
+impl<P: SessionPool> fmt::Debug for OracleClient<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OracleClient")
             .field("options", &self.options)
-            .field("mode", &self.mode)
+            .field("topology", &self.topology)
             .field("window", &self.window)
             .finish_non_exhaustive()
     }
 }
 
-impl OracleClient {
-    /// Builds the pool and opens one session, so a missing client library, a bad password or an
-    /// unreachable listener shows at start.
+/// A query's rows as text cells.
+type TextRows = Vec<Vec<Option<String>>>;
+
+fn query_text<S: SqlSession>(
+    session: &mut S,
+    sql: &str,
+    binds: &[Bind<'_>],
+) -> Result<TextRows, Failure> {
+    let mut rows = Vec::new();
+    session.query(sql, binds, Fetch::default(), &mut |cells| {
+        rows.push(cells.into_iter().map(Cell::into_text).collect());
+        ControlFlow::Continue(())
+    })?;
+    Ok(rows)
+}
+
+impl OracleClient<OraclePool> {
+    /// Builds the pool, opens one session, and reads the database's layout, so a missing client
+    /// library, a bad password, an unreachable listener or a PDB name that matches no container
+    /// shows at start.
     pub fn connect(options: ConnectOptions) -> Result<Self, SourceError> {
         let timeout = timeout_seconds(&options);
         let pool = PoolBuilder::new(
@@ -176,51 +298,154 @@ impl OracleClient {
         .max_connections(options.max_connections.max(2))
         .build()
         .map_err(|error| classify("connect", &Failure::from(&error), timeout))?;
-        let client = Self {
+        let call_timeout = options.statement_timeout;
+        Self::over(OraclePool { pool, call_timeout }, options)
+    }
+}
+
+impl<P: SessionPool> OracleClient<P> {
+    /// The client over `pool`: reads the layout on a session of the fresh pool, still where it
+    /// connected ([`sql::TOPOLOGY`], [`sql::CONTAINERS`]).
+    pub fn over(pool: P, options: ConnectOptions) -> Result<Self, SourceError> {
+        let timeout = timeout_seconds(&options);
+        let fail = |call, failure: Failure| classify(call, &failure, timeout);
+        let mut session = pool.get("").map_err(|failure| fail("connect", failure))?;
+        let mut layout = query_text(&mut session, sql::TOPOLOGY, &[])
+            .map_err(|failure| fail("read database layout", failure))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| SourceError::Malformed {
+                what: "read database layout".to_owned(),
+                message: "the query returned no row".to_owned(),
+            })?;
+        let mut r = CellReader::new("V$DATABASE", &["CON_NAME", "VERSION", "CDB"], &mut layout);
+        let session_container = r.required_text(0)?;
+        let version = r.required_text(1)?;
+        let cdb = r.text(2)?.as_deref() == Some("YES");
+        let containers = if cdb && options.pdb.is_some() {
+            let mut rows = query_text(&mut session, sql::CONTAINERS, &[])
+                .map_err(|failure| fail("read V$CONTAINERS", failure))?;
+            let mut containers = Vec::with_capacity(rows.len());
+            for row in &mut rows {
+                let mut r = CellReader::new("V$CONTAINERS", &["NAME", "OPEN_MODE"], row);
+                containers.push((r.required_text(0)?, r.required_text(1)?));
+            }
+            containers
+        } else {
+            Vec::new()
+        };
+        drop(session);
+        let topology = topology(
+            &version,
+            cdb,
+            &session_container,
+            options.pdb.as_deref(),
+            &containers,
+        )?;
+        let mut client = Self {
             pool,
             options,
-            mining: None,
-            mode: None,
+            topology,
+            main: None,
             window: None,
             names: SharedNames::default(),
         };
-        let session = client.session("connect")?;
-        session
-            .ping()
-            .map_err(|error| client.fail("connect", &error))?;
+        // The main session first, so it is never one taken over from PDB work.
+        client.main_session("connect")?;
         Ok(client)
     }
 
-    fn fail(&self, call: &'static str, error: &oracle::Error) -> SourceError {
-        classify(call, &Failure::from(error), timeout_seconds(&self.options))
+    /// The layout found at connect.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
     }
 
-    fn session(&self, call: &'static str) -> Result<Connection, SourceError> {
-        let connection = self.pool.get().map_err(|error| self.fail(call, &error))?;
-        connection
-            .set_call_timeout(self.options.statement_timeout)
-            .map_err(|error| self.fail(call, &error))?;
-        Ok(connection)
+    fn fail(&self, call: &'static str, failure: &Failure) -> SourceError {
+        classify(call, failure, timeout_seconds(&self.options))
     }
 
-    /// Runs a small catalog query and returns its rows as text cells.
-    fn rows(
+    /// A session set up for `place`: one the pool kept with that setup's tag, or another one
+    /// set up now (container, then NLS) and released under the tag.
+    fn session(&self, call: &'static str, place: Place) -> Result<P::Session, SourceError> {
+        let setup = self.topology.setup(place);
+        let tag = setup.tag();
+        let mut session = self
+            .pool
+            .get(&tag)
+            .map_err(|failure| self.fail(call, &failure))?;
+        if !session.tag_found() {
+            for statement in setup.statements() {
+                session
+                    .execute(&statement, &[])
+                    .map_err(|failure| self.setup_failure(call, setup, &failure))?;
+            }
+            session.retag_on_release(tag);
+        }
+        Ok(session)
+    }
+
+    /// A failed session setup. A refused container switch is a missing grant (ORA-01031), the
+    /// prerequisite stop naming the grant; the rest are classified as usual.
+    fn setup_failure(
         &self,
         call: &'static str,
+        setup: &SessionSetup,
+        failure: &Failure,
+    ) -> SourceError {
+        match (&setup.container, failure.ora) {
+            (Some(container), Some(ORA_INSUFFICIENT_PRIVILEGES)) => SourceError::NotGranted {
+                what: format!("switching the session to container {container}"),
+                message: failure.message.clone(),
+                fix: format!(
+                    "GRANT SET CONTAINER TO {} CONTAINER=ALL;",
+                    self.options.username
+                ),
+            },
+            _ => self.fail(call, failure),
+        }
+    }
+
+    /// Runs `work` on a session for `place`. Root work runs on the held main session, where
+    /// LogMiner runs too, so a pool of two sessions serves both places without switching a
+    /// session back and forth; PDB work runs on a pooled session set up for the PDB. A transient
+    /// failure on the main session drops it, so the next call starts on a fresh one.
+    fn on_session<T>(
+        &mut self,
+        call: &'static str,
+        place: Place,
+        work: impl FnOnce(&mut P::Session) -> Result<T, Failure>,
+    ) -> Result<T, SourceError> {
+        let result = match place {
+            Place::Root => work(self.main_session(call)?),
+            Place::Pdb => work(&mut self.session(call, Place::Pdb)?),
+        };
+        result.map_err(|failure| {
+            let error = self.fail(call, &failure);
+            if place == Place::Root && error.is_transient() {
+                self.forget_main_session();
+            }
+            error
+        })
+    }
+
+    /// Runs a small query and returns its rows as text cells.
+    fn rows(
+        &mut self,
+        call: &'static str,
+        place: Place,
         sql: &str,
-        params: &[&dyn ToSql],
-    ) -> Result<Vec<Vec<Option<String>>>, SourceError> {
-        let session = self.session(call)?;
-        query_cells(&session, sql, params).map_err(|error| self.fail(call, &error))
+        binds: &[Bind<'_>],
+    ) -> Result<TextRows, SourceError> {
+        self.on_session(call, place, |session| query_text(session, sql, binds))
     }
 
     fn first_row(
-        &self,
+        &mut self,
         call: &'static str,
         sql: &str,
-        params: &[&dyn ToSql],
+        binds: &[Bind<'_>],
     ) -> Result<Vec<Option<String>>, SourceError> {
-        self.rows(call, sql, params)?
+        self.rows(call, Place::Root, sql, binds)?
             .into_iter()
             .next()
             .ok_or_else(|| SourceError::Malformed {
@@ -231,72 +456,42 @@ impl OracleClient {
 
     /// Rows of `sql`, or of `fallback` when the first view is not granted (ORA-00942).
     fn rows_or_local(
-        &self,
+        &mut self,
         call: &'static str,
         sql: &str,
         fallback: &str,
-    ) -> Result<Vec<Vec<Option<String>>>, SourceError> {
-        let session = self.session(call)?;
-        match query_cells(&session, sql, &[]) {
-            Err(error) if error.oci_code() == Some(ORA_NO_SUCH_TABLE) => {
-                // Seed 001: the local view serves, with a warning, since on RAC it sees only the
-                // connected instance's transactions and sessions.
-                tracing::warn!(
-                    call,
-                    "the GV$ view is not granted: reading the V$ view of the connected instance \
-                     only; on RAC, grant SELECT on the GV_$ views so transactions of the other \
-                     instances are seen"
-                );
-                query_cells(&session, fallback, &[]).map_err(|error| self.fail(call, &error))
+    ) -> Result<TextRows, SourceError> {
+        self.on_session(call, Place::Root, |session| {
+            match query_text(session, sql, &[]) {
+                Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
+                    // Seed 001: the local view serves, with a warning, since on RAC it sees only
+                    // the connected instance's transactions and sessions.
+                    tracing::warn!(
+                        call,
+                        "the GV$ view is not granted: reading the V$ view of the connected \
+                         instance only; on RAC, grant SELECT on the GV_$ views so transactions \
+                         of the other instances are seen"
+                    );
+                    query_text(session, fallback, &[])
+                }
+                other => other,
             }
-            other => other.map_err(|error| self.fail(call, &error)),
-        }
+        })
     }
 
-    fn mining_session(&mut self) -> Result<&Connection, SourceError> {
-        if self.mining.is_none() {
-            let session = self.session("start LogMiner")?;
-            for statement in crate::value::nls::ALTER_SESSION_STATEMENTS {
-                session
-                    .execute(statement, &[])
-                    .map_err(|error| self.fail("set session NLS", &error))?;
-            }
-            self.mining = Some(session);
+    /// The main session: in the root, held across windows, where LogMiner runs.
+    fn main_session(&mut self, call: &'static str) -> Result<&mut P::Session, SourceError> {
+        if self.main.is_none() {
+            self.main = Some(self.session(call, Place::Root)?);
         }
-        self.mining
-            .as_ref()
-            .ok_or_else(|| SourceError::Unavailable {
-                message: "the LogMiner session was lost".to_owned(),
-            })
+        self.main.as_mut().ok_or_else(|| SourceError::Unavailable {
+            message: "the main session was lost".to_owned(),
+        })
     }
 
-    fn mode(&mut self) -> Result<MiningMode, SourceError> {
-        if let Some(mode) = &self.mode {
-            return Ok(mode.clone());
-        }
-        let info = self.database()?;
-        let mut container = self.first_row(
-            "read session container",
-            "SELECT SYS_CONTEXT('USERENV', 'CON_NAME') FROM DUAL",
-            &[],
-        )?;
-        let session_container = container
-            .get_mut(0)
-            .and_then(Option::take)
-            .unwrap_or_default();
-        let mode = mining_mode(
-            &info.version,
-            info.cdb,
-            &session_container,
-            self.options.pdb.as_deref(),
-        )?;
-        self.mode = Some(mode.clone());
-        Ok(mode)
-    }
-
-    /// Drops the LogMiner session after a failure, so the next window starts on a fresh one.
-    fn forget_mining_session(&mut self) {
-        self.mining = None;
+    /// Drops the main session after a failure, so the next call starts on a fresh one.
+    fn forget_main_session(&mut self) {
+        self.main = None;
         self.window = None;
     }
 }
@@ -305,22 +500,7 @@ fn timeout_seconds(options: &ConnectOptions) -> u64 {
     options.statement_timeout.map_or(0, |d| d.as_secs())
 }
 
-fn row_cells(row: &Row) -> Result<Vec<Option<String>>, oracle::Error> {
-    (0..row.sql_values().len())
-        .map(|index| row.get::<usize, Option<String>>(index))
-        .collect()
-}
-
-fn query_cells(
-    session: &Connection,
-    sql: &str,
-    params: &[&dyn ToSql],
-) -> Result<Vec<Vec<Option<String>>>, oracle::Error> {
-    let rows = session.query(sql, params)?;
-    rows.map(|row| row_cells(&row?)).collect()
-}
-
-impl DatabaseCatalog for OracleClient {
+impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
     fn database(&mut self) -> Result<DatabaseInfo, SourceError> {
         mapping::database(&mut self.first_row("read V$DATABASE", sql::DATABASE, &[])?)
     }
@@ -331,7 +511,12 @@ impl DatabaseCatalog for OracleClient {
     }
 
     fn pdb_incarnation(&mut self, pdb: &str) -> Result<Option<PdbIncarnation>, SourceError> {
-        let rows = self.rows("read PDB incarnation", sql::PDB_INCARNATION, &[&pdb])?;
+        let rows = self.rows(
+            "read PDB incarnation",
+            Place::Root,
+            sql::PDB_INCARNATION,
+            &[Bind::Text(pdb)],
+        )?;
         let Some(mut row) = rows.into_iter().next() else {
             return Ok(None);
         };
@@ -352,7 +537,7 @@ impl DatabaseCatalog for OracleClient {
     }
 
     fn threads(&mut self) -> Result<Vec<RedoThread>, SourceError> {
-        self.rows("read V$THREAD", sql::THREADS, &[])?
+        self.rows("read V$THREAD", Place::Root, sql::THREADS, &[])?
             .iter_mut()
             .map(|row| mapping::thread(row))
             .collect()
@@ -377,19 +562,22 @@ impl DatabaseCatalog for OracleClient {
     }
 
     fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError> {
-        let session = self.session("SCN_TO_TIMESTAMP")?;
-        match query_cells(&session, sql::SCN_TO_TIMESTAMP, &[&scn]) {
-            Err(error) if error.oci_code() == Some(ORA_INVALID_SCN) => Ok(None),
-            Err(error) => Err(self.fail("SCN_TO_TIMESTAMP", &error)),
-            Ok(mut rows) => match rows.first_mut() {
-                Some(row) => CellReader::new("DUAL", &["SCN_TO_TIMESTAMP"], row).date(0),
-                None => Ok(None),
+        let mut rows = self.on_session(
+            "SCN_TO_TIMESTAMP",
+            Place::Root,
+            |session| match query_text(session, sql::SCN_TO_TIMESTAMP, &[Bind::Number(scn)]) {
+                Err(failure) if failure.ora == Some(ORA_INVALID_SCN) => Ok(None),
+                other => other.map(Some),
             },
+        )?;
+        match rows.as_deref_mut().and_then(<[_]>::first_mut) {
+            Some(row) => CellReader::new("DUAL", &["SCN_TO_TIMESTAMP"], row).date(0),
+            None => Ok(None),
         }
     }
 
     fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {
-        let mut rows = self.rows("list tables", sql::LIST_TABLES, &[])?;
+        let mut rows = self.rows("list tables", Place::Pdb, sql::LIST_TABLES, &[])?;
         let mut names = Vec::with_capacity(rows.len());
         for row in &mut rows {
             let mut r = CellReader::new("ALL_TABLES", &["OWNER", "TABLE_NAME"], row);
@@ -399,15 +587,22 @@ impl DatabaseCatalog for OracleClient {
     }
 
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
-        let params: [&dyn ToSql; 2] = [&owner, &table];
-        let column_rows = self.rows("read table columns", sql::TABLE_COLUMNS, &params)?;
+        let binds = [Bind::Text(owner), Bind::Text(table)];
+        // One session for the three dictionary queries, in the PDB.
+        let (column_rows, mut key_rows, mut log_group_rows) =
+            self.on_session("read table dictionary", Place::Pdb, |session| {
+                Ok((
+                    query_text(session, sql::TABLE_COLUMNS, &binds)?,
+                    query_text(session, sql::PRIMARY_KEY, &binds)?,
+                    query_text(session, sql::LOG_GROUPS, &binds)?,
+                ))
+            })?;
         if column_rows.is_empty() {
             return Err(SourceError::NoSuchTable {
                 owner: owner.to_owned(),
                 table: table.to_owned(),
             });
         }
-        let mut key_rows = self.rows("read primary key", sql::PRIMARY_KEY, &params)?;
         let mut key = Vec::with_capacity(key_rows.len());
         for row in &mut key_rows {
             let mut r = CellReader::new("ALL_CONS_COLUMNS", &["COLUMN_NAME", "POSITION"], row);
@@ -428,8 +623,7 @@ impl DatabaseCatalog for OracleClient {
                 what: format!("dictionary of {owner}.{table}"),
                 message: error.to_string(),
             })?;
-        let log_groups = self
-            .rows("read log groups", sql::LOG_GROUPS, &params)?
+        let log_groups = log_group_rows
             .iter_mut()
             .map(|row| mapping::log_group(row))
             .collect::<Result<_, _>>()?;
@@ -440,8 +634,13 @@ impl DatabaseCatalog for OracleClient {
     }
 
     fn row_estimate(&mut self, owner: &str, table: &str) -> Result<Option<u64>, SourceError> {
-        let params: [&dyn ToSql; 2] = [&owner, &table];
-        let mut rows = self.rows("read table statistics", sql::ROW_ESTIMATE, &params)?;
+        let binds = [Bind::Text(owner), Bind::Text(table)];
+        let mut rows = self.rows(
+            "read table statistics",
+            Place::Pdb,
+            sql::ROW_ESTIMATE,
+            &binds,
+        )?;
         match rows.first_mut() {
             Some(row) => CellReader::new("ALL_TABLES", &["NUM_ROWS"], row).number(0),
             None => Ok(None),
@@ -449,26 +648,40 @@ impl DatabaseCatalog for OracleClient {
     }
 
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
-        let first_column = |rows: Vec<Vec<Option<String>>>| {
+        let first_column = |rows: TextRows| {
             rows.into_iter()
                 .filter_map(|mut row| row.get_mut(0).and_then(Option::take))
                 .collect()
         };
+        // In the root, where LogMiner runs: a common user's grants for the PDB's work are given
+        // with CONTAINER=ALL, which doctor's statements say.
         Ok(SessionPrivileges {
-            privileges: first_column(self.rows("read privileges", sql::SESSION_PRIVILEGES, &[])?),
-            roles: first_column(self.rows("read roles", sql::SESSION_ROLES, &[])?),
+            privileges: first_column(self.rows(
+                "read privileges",
+                Place::Root,
+                sql::SESSION_PRIVILEGES,
+                &[],
+            )?),
+            roles: first_column(self.rows("read roles", Place::Root, sql::SESSION_ROLES, &[])?),
         })
     }
 }
 
-impl RedoMiner for OracleClient {
+impl<P: SessionPool> RedoMiner for OracleClient<P> {
     fn redo_logs(&mut self, from_scn: u64) -> Result<Vec<RedoLog>, SourceError> {
-        let mut logs = Vec::new();
-        for (sql, kind) in [
-            (sql::ONLINE_LOGS, RedoLogKind::Online),
-            (sql::ARCHIVED_LOGS, RedoLogKind::Archived),
+        let (online, archived) = self.on_session("list redo logs", Place::Root, |session| {
+            let from = [Bind::Number(from_scn)];
+            Ok((
+                query_text(session, sql::ONLINE_LOGS, &from)?,
+                query_text(session, sql::ARCHIVED_LOGS, &from)?,
+            ))
+        })?;
+        let mut logs = Vec::with_capacity(online.len() + archived.len());
+        for (rows, kind) in [
+            (online, RedoLogKind::Online),
+            (archived, RedoLogKind::Archived),
         ] {
-            for mut row in self.rows("list redo logs", sql, &[&from_scn])? {
+            for mut row in rows {
                 logs.push(mapping::redo_log(&mut row, kind)?);
             }
         }
@@ -482,41 +695,53 @@ impl RedoMiner for OracleClient {
                 message: format!("{:?} is not a table name", self.options.flush_table),
             }
         })?;
-        let session = self.session("flush redo")?;
-        let update = sql::flush_update(&table);
-        match session.execute(&update, &[]) {
-            Err(error) if error.oci_code() == Some(ORA_NO_SUCH_TABLE) => {
-                for statement in sql::flush_create(&table) {
-                    session
-                        .execute(&statement, &[])
-                        .map_err(|error| self.fail("create flush table", &error))?;
-                }
+        let mut session = self.session("flush redo", Place::Pdb)?;
+        let fail = |call, failure: Failure| self.fail(call, &failure);
+        let repair = match session.execute(&sql::flush_update(&table), &[]) {
+            Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
+                session
+                    .execute(&sql::flush_create(&table), &[])
+                    .map_err(|failure| fail("create flush table", failure))?;
+                vec![sql::flush_insert(&table)]
             }
-            other => {
-                other.map_err(|error| self.fail("flush redo", &error))?;
+            Err(failure) => return Err(fail("flush redo", failure)),
+            Ok(1) => Vec::new(),
+            // An UPDATE of no row writes no redo, so the flush would do nothing.
+            Ok(0) => vec![sql::flush_insert(&table)],
+            // Several rows flush too, but each window would update them all: keep one.
+            Ok(rows) => {
+                tracing::warn!(
+                    rows,
+                    table,
+                    "the flush table holds several rows: keeping one"
+                );
+                vec![sql::flush_delete(&table), sql::flush_insert(&table)]
             }
+        };
+        for statement in &repair {
+            session
+                .execute(statement, &[])
+                .map_err(|failure| fail("repair flush table", failure))?;
         }
         session
             .commit()
-            .map_err(|error| self.fail("flush redo", &error))
+            .map_err(|failure| fail("flush redo", failure))
     }
 
     fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
         let statement = sql::action_statement(sql);
-        let session = self.session("heartbeat action query")?;
-        session
-            .execute(statement, &[])
-            .map_err(|error| action_query_failure(self.fail("heartbeat action query", &error)))?;
-        session
-            .commit()
-            .map_err(|error| action_query_failure(self.fail("heartbeat action query", &error)))
+        let mut session = self.session("heartbeat action query", Place::Pdb)?;
+        let fail =
+            |failure: Failure| action_query_failure(self.fail("heartbeat action query", &failure));
+        session.execute(statement, &[]).map_err(fail)?;
+        session.commit().map_err(fail)
     }
 
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
-        let mode = self.mode()?;
-        let session = self.mining_session()?;
+        let classic = matches!(self.topology.mode, MiningMode::Classic { .. });
+        let session = self.main_session("start LogMiner")?;
         let result = (|| {
-            if let MiningMode::Classic { .. } = mode {
+            if classic {
                 for (index, log) in window.logs.iter().enumerate() {
                     let statement = if index == 0 {
                         sql::ADD_FIRST_LOGFILE
@@ -524,30 +749,33 @@ impl RedoMiner for OracleClient {
                         sql::ADD_LOGFILE
                     };
                     session
-                        .execute(statement, &[&log.name])
-                        .map_err(|error| (error, "register log"))?;
+                        .execute(statement, &[Bind::Text(&log.name)])
+                        .map_err(|failure| (failure, "register log"))?;
                 }
             }
             session
-                .execute(sql::START_LOGMNR, &[&window.start_scn, &window.end_scn])
-                .map_err(|error| (error, "start LogMiner"))?;
-            Ok::<(), (oracle::Error, &'static str)>(())
+                .execute(
+                    sql::START_LOGMNR,
+                    &[Bind::Number(window.start_scn), Bind::Number(window.end_scn)],
+                )
+                .map_err(|failure| (failure, "start LogMiner"))?;
+            Ok::<(), (Failure, &'static str)>(())
         })();
         match result {
             Ok(()) => {
                 self.window = Some(window.clone());
                 Ok(())
             }
-            Err((error, call)) => {
-                self.forget_mining_session();
-                if error.oci_code() == Some(ORA_MISSING_LOGFILE) {
+            Err((failure, call)) => {
+                self.forget_main_session();
+                if failure.ora == Some(ORA_MISSING_LOGFILE) {
                     return Err(SourceError::RedoMissing {
                         thread: window.logs.first().map_or(1, |log| log.thread),
                         from_scn: window.start_scn,
                         to_scn: window.end_scn,
                     });
                 }
-                Err(self.fail(call, &error))
+                Err(self.fail(call, &failure))
             }
         }
     }
@@ -563,60 +791,72 @@ impl RedoMiner for OracleClient {
                 message: "no LogMiner session: start_mining must come first".to_owned(),
             });
         };
-        let container = match self.mode()? {
-            MiningMode::Classic { container } => container,
+        let container = match &self.topology.mode {
+            MiningMode::Classic { container } => container.clone(),
             MiningMode::PerPdb => None,
         };
         let (query, binds) = sql::contents_query(&window.tables, container.as_deref());
-        let mut params: Vec<&dyn ToSql> = vec![&window.start_scn, &window.end_scn];
-        params.extend(binds.iter().map(|bind| bind as &dyn ToSql));
-        let fetched = (|| {
-            let session = self.mining_session().map_err(Err)?;
-            let mut statement = session
-                .statement(&query)
-                .fetch_array_size(CONTENTS_FETCH_ROWS)
-                .build()
-                .map_err(Ok)?;
-            let rows = statement.query(&params).map_err(Ok)?;
-            let mut visited = 0u64;
-            for row in rows {
-                let mut cells = row_cells(&row.map_err(Ok)?).map_err(Ok)?;
-                let row = mapping::contents_row(&mut cells, &mut self.names).map_err(Err)?;
-                visited += 1;
-                if visit(row).is_break() {
-                    break;
+        let mut params = vec![Bind::Number(window.start_scn), Bind::Number(window.end_scn)];
+        params.extend(binds.iter().map(|bind| Bind::Text(bind)));
+        let mut names = std::mem::take(&mut self.names);
+        let mut visited = 0u64;
+        let mut mapping_error = None;
+        let fetch = Fetch {
+            array_rows: CONTENTS_FETCH_ROWS,
+            byte_columns: &[],
+        };
+        let fetched = match self.main_session("read V$LOGMNR_CONTENTS") {
+            Ok(session) => session.query(&query, &params, fetch, &mut |cells| {
+                let mut text: Vec<Option<String>> =
+                    cells.into_iter().map(Cell::into_text).collect();
+                match mapping::contents_row(&mut text, &mut names) {
+                    Ok(row) => {
+                        visited += 1;
+                        visit(row)
+                    }
+                    Err(error) => {
+                        mapping_error = Some(error);
+                        ControlFlow::Break(())
+                    }
                 }
+            }),
+            Err(error) => {
+                self.names = names;
+                return Err(error);
             }
-            Ok::<u64, Result<oracle::Error, SourceError>>(visited)
-        })();
+        };
+        self.names = names;
         match fetched {
-            Ok(visited) => Ok(visited),
-            Err(Ok(error)) => {
-                self.forget_mining_session();
-                Err(self.fail("read V$LOGMNR_CONTENTS", &error))
+            Err(failure) => {
+                let error = self.fail("read V$LOGMNR_CONTENTS", &failure);
+                self.forget_main_session();
+                Err(error)
             }
-            Err(Err(error)) => Err(error),
+            Ok(()) => match mapping_error {
+                Some(error) => Err(error),
+                None => Ok(visited),
+            },
         }
     }
 
     fn end_mining(&mut self) -> Result<(), SourceError> {
         self.window = None;
-        let Some(session) = self.mining.as_ref() else {
+        let Some(session) = self.main.as_mut() else {
             return Ok(());
         };
         match session.execute(sql::END_LOGMNR, &[]) {
             Ok(_) => Ok(()),
-            Err(error) if error.oci_code() == Some(ORA_NO_LOGMINER_SESSION) => Ok(()),
-            Err(error) => {
-                let failure = self.fail("end LogMiner", &error);
-                self.forget_mining_session();
-                Err(failure)
+            Err(failure) if failure.ora == Some(ORA_NO_LOGMINER_SESSION) => Ok(()),
+            Err(failure) => {
+                let error = self.fail("end LogMiner", &failure);
+                self.forget_main_session();
+                Err(error)
             }
         }
     }
 }
 
-impl FlashbackReader for OracleClient {
+impl<P: SessionPool> FlashbackReader for OracleClient<P> {
     fn flashback_batch(
         &mut self,
         table: &TableSchema,
@@ -633,123 +873,67 @@ impl FlashbackReader for OracleClient {
                 }
             })?;
         let limit = max_rows as u64;
-        let params: Vec<&dyn ToSql> = match &after_row_id {
-            Some(after) => vec![&scn, after, &limit],
-            None => vec![&scn, &limit],
+        let binds: Vec<Bind<'_>> = match after_row_id {
+            Some(after) => vec![Bind::Number(scn), Bind::Text(after), Bind::Number(limit)],
+            None => vec![Bind::Number(scn), Bind::Number(limit)],
         };
-        let session = self.session("flashback read")?;
-        let fail = |error: oracle::Error| {
-            if error.oci_code() == Some(ORA_SNAPSHOT_TOO_OLD) {
-                SourceError::SnapshotTooOld {
-                    scn,
-                    message: error.to_string(),
-                }
-            } else {
-                self.fail("flashback read", &error)
-            }
+        // Column 0 is the ROWID; BLOB columns come as bytes.
+        let byte_columns: Vec<usize> = table
+            .columns()
+            .iter()
+            .enumerate()
+            .filter(|(_, column)| column.data_type.lob_kind() == Some(LobKind::Blob))
+            .map(|(index, _)| index + 1)
+            .collect();
+        let fetch = Fetch {
+            array_rows: FLASHBACK_FETCH_ROWS.min(max_rows.max(1) as u32),
+            byte_columns: &byte_columns,
         };
-        let mut statement = session
-            .statement(&query)
-            .fetch_array_size(FLASHBACK_FETCH_ROWS.min(max_rows.max(1) as u32))
-            .build()
-            .map_err(fail)?;
-        let rows = statement.query(&params).map_err(fail)?;
+        let mut session = self.session("flashback read", Place::Pdb)?;
         let mut batch = Vec::with_capacity(max_rows.min(FLASHBACK_FETCH_ROWS as usize));
-        for row in rows {
-            let row = row.map_err(fail)?;
-            let row_id: String = row.get(0).map_err(fail)?;
-            let mut values = ValueRow::absent(table.columns().len());
-            for (index, column) in table.columns().iter().enumerate() {
-                let cell = if column.data_type.lob_kind() == Some(LobKind::Blob) {
-                    row.get::<usize, Option<Vec<u8>>>(index + 1)
-                        .map_err(fail)?
-                        .map_or(FlashbackCell::Null, FlashbackCell::Bytes)
-                } else {
-                    row.get::<usize, Option<String>>(index + 1)
-                        .map_err(fail)?
-                        .map_or(FlashbackCell::Null, FlashbackCell::Text)
-                };
-                values.set(index, mapping::flashback_value(cell, column)?);
+        let mut mapping_error = None;
+        let fetched = session.query(&query, &binds, fetch, &mut |cells| match flashback_row(
+            table, cells,
+        ) {
+            Ok(row) => {
+                batch.push(row);
+                ControlFlow::Continue(())
             }
-            batch.push(FlashbackRow { row_id, values });
+            Err(error) => {
+                mapping_error = Some(error);
+                ControlFlow::Break(())
+            }
+        });
+        match fetched {
+            Err(failure) if failure.ora == Some(ORA_SNAPSHOT_TOO_OLD) => {
+                Err(SourceError::SnapshotTooOld {
+                    scn,
+                    message: failure.message,
+                })
+            }
+            Err(failure) => Err(self.fail("flashback read", &failure)),
+            Ok(()) => match mapping_error {
+                Some(error) => Err(error),
+                None => Ok(batch),
+            },
         }
-        Ok(batch)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mining_mode_follows_release_and_container() {
-        assert_eq!(
-            mining_mode("19.0.0.0.0", false, "ORCL", None).unwrap(),
-            MiningMode::Classic { container: None }
-        );
-        assert_eq!(
-            mining_mode("19.0.0.0.0", true, "CDB$ROOT", Some("PDB1")).unwrap(),
-            MiningMode::Classic {
-                container: Some("PDB1".to_owned())
-            }
-        );
-        assert_eq!(
-            mining_mode("21.0.0.0.0", true, "PDB1", None).unwrap(),
-            MiningMode::PerPdb
-        );
-        let refused = mining_mode("19.0.0.0.0", true, "PDB1", None).unwrap_err();
-        assert!(refused.to_string().contains("CDB$ROOT"), "{refused}");
-        assert!(mining_mode("nineteen", true, "PDB1", None).is_err());
+/// One fetched flashback row: its ROWID, then the values in column order.
+fn flashback_row(table: &TableSchema, cells: Vec<Cell>) -> Result<FlashbackRow, SourceError> {
+    let mut cells = cells.into_iter();
+    let row_id = cells
+        .next()
+        .and_then(Cell::into_text)
+        .ok_or_else(|| SourceError::Malformed {
+            what: table.qualified_name(),
+            message: "a flashback row without its ROWID".to_owned(),
+        })?;
+    let mut values = ValueRow::absent(table.columns().len());
+    for (index, column) in table.columns().iter().enumerate() {
+        let cell = cells.next().unwrap_or(Cell::Null);
+        values.set(index, mapping::flashback_value(cell, column)?);
     }
-
-    #[test]
-    fn connect_strings_and_secrets() {
-        assert_eq!(
-            ez_connect("db.example", 1521, "ORCLPDB1"),
-            "db.example:1521/ORCLPDB1"
-        );
-        assert_eq!(ez_connect("fd00::1", 1521, "X"), "[fd00::1]:1521/X");
-        let options = ConnectOptions {
-            username: "C##CDC".to_owned(),
-            password: "s3cret-value".to_owned(),
-            connect_string: "db:1521/ORCL".to_owned(),
-            max_connections: 2,
-            statement_timeout: Some(Duration::from_secs(30)),
-            pdb: None,
-            flush_table: "LOG_MINING_FLUSH".to_owned(),
-        };
-        assert!(!format!("{options:?}").contains("s3cret"));
-    }
-
-    /// Without Oracle Instant Client on the machine, connecting is the typed stop CDC-2004,
-    /// never a panic. (Where a client library is installed the connect fails differently, on
-    /// the unreachable address; both are typed.)
-    #[test]
-    fn connecting_without_a_client_library_or_server_is_typed() {
-        let options = ConnectOptions {
-            username: "cdc".to_owned(),
-            password: "x".to_owned(),
-            connect_string: "127.0.0.1:9/NOPE".to_owned(),
-            max_connections: 2,
-            statement_timeout: Some(Duration::from_secs(2)),
-            pdb: None,
-            flush_table: "LOG_MINING_FLUSH".to_owned(),
-        };
-        let error = OracleClient::connect(options).unwrap_err();
-        if std::env::var_os("ORACLE_HOME").is_none() && !client_library_present() {
-            assert!(
-                matches!(error, SourceError::ClientMissing { .. }),
-                "{error}"
-            );
-            assert_eq!(error.stop().unwrap().code.code(), "CDC-2004");
-        }
-    }
-
-    fn client_library_present() -> bool {
-        std::env::var("LD_LIBRARY_PATH")
-            .unwrap_or_default()
-            .split(':')
-            .chain(["/usr/lib", "/usr/lib64", "/usr/lib/x86_64-linux-gnu"])
-            .any(|dir| std::path::Path::new(dir).join("libclntsh.so").exists())
-    }
+    Ok(FlashbackRow { row_id, values })
 }

@@ -25,6 +25,17 @@ pub const DATABASE: &str = "SELECT D.DBID, D.NAME, I.VERSION, D.LOG_MODE, \
      D.RESETLOGS_CHANGE#, TO_CHAR(D.RESETLOGS_TIME, 'YYYY-MM-DD HH24:MI:SS'), D.CDB \
      FROM V$DATABASE D, V$INSTANCE I";
 
+/// What the client learns at connect, on a session still in the container it connected to:
+/// that container (`CDB$ROOT`, a PDB's name, or the database name on a non-CDB), the release,
+/// and whether the database is a CDB.
+pub const TOPOLOGY: &str = "SELECT SYS_CONTEXT('USERENV', 'CON_NAME'), I.VERSION, D.CDB \
+     FROM V$DATABASE D, V$INSTANCE I";
+
+/// The containers of a CDB with their open mode, read from the root when a PDB is named: the
+/// name must match one of them exactly (the config folds an unquoted name to upper case, as
+/// Oracle does), and a PDB that is only MOUNTED cannot be read.
+pub const CONTAINERS: &str = "SELECT NAME, OPEN_MODE FROM V$CONTAINERS ORDER BY CON_ID";
+
 /// The current SCN alone: the cheapest call of the mining loop, made once per window.
 pub const CURRENT_SCN: &str = "SELECT CURRENT_SCN FROM V$DATABASE";
 
@@ -230,12 +241,22 @@ pub fn action_statement(query: &str) -> &str {
     }
 }
 
-/// Creates the flush table when it is missing (ORA-00942 on the update).
-pub fn flush_create(table: &str) -> [String; 2] {
-    [
-        format!("CREATE TABLE {table} (LAST_SCN NUMBER(19,0) NOT NULL)"),
-        format!("INSERT INTO {table} (LAST_SCN) VALUES (0)"),
-    ]
+/// Creates the flush table when it is missing (ORA-00942 on the update); [`flush_insert`] then
+/// gives it its row.
+pub fn flush_create(table: &str) -> String {
+    format!("CREATE TABLE {table} (LAST_SCN NUMBER(19,0) NOT NULL)")
+}
+
+/// The flush table's one row. The flush needs exactly one: an UPDATE that changes no row writes
+/// no redo and so makes LGWR write nothing (Debezium's `CommitLogWriterFlushStrategy` inserts
+/// one into an empty table for the same reason).
+pub fn flush_insert(table: &str) -> String {
+    format!("INSERT INTO {table} (LAST_SCN) VALUES (0)")
+}
+
+/// Clears a flush table that holds several rows, before [`flush_insert`] gives it one again.
+pub fn flush_delete(table: &str) -> String {
+    format!("DELETE FROM {table}")
 }
 
 /// `"NAME"` for an identifier from the dictionary; `None` when it holds a double quote, which no

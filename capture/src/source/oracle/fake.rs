@@ -1,0 +1,595 @@
+//! A model of Oracle's SQL surface, for the client's tests: what a database answers to each
+//! statement the client sends, in the container the session is in.
+//!
+//! It models the parts of Oracle the client's own decisions depend on, including the
+//! inconvenient ones:
+//! - a CDB's root does not see a PDB's tables (`ALL_TAB_COLS` and friends return nothing there, a
+//!   flashback read or the flush table is ORA-00942), and LogMiner cannot start inside a PDB on
+//!   19c (ORA-65040);
+//! - `ALTER SESSION SET CONTAINER` needs the SET CONTAINER privilege (ORA-01031) and an existing
+//!   container (ORA-65011), and pooled sessions keep their container and NLS settings;
+//! - a client whose locale's decimal character is a comma renders `TO_CHAR(n, 'TM9')` with a
+//!   comma until the session sets `NLS_NUMERIC_CHARACTERS`;
+//! - an UPDATE of no row writes no redo.
+//!
+//! A statement it does not model is ORA-00900, so a new statement in the client fails its tests
+//! until the model says what Oracle does with it.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::error::Failure;
+use super::session::{Bind, Cell, Fetch, ROOT_CONTAINER, SessionPool, SqlSession};
+use super::sql;
+
+/// A column of a modelled table: name, `DATA_TYPE`, precision, scale.
+#[derive(Clone, Debug)]
+pub struct FakeColumn {
+    pub name: &'static str,
+    pub data_type: &'static str,
+    pub precision: Option<u32>,
+    pub scale: Option<i32>,
+}
+
+/// A table with its key and rows (numbers as exact decimal text, `None` for NULL).
+#[derive(Clone, Debug)]
+pub struct FakeTable {
+    pub owner: &'static str,
+    pub name: &'static str,
+    pub columns: Vec<FakeColumn>,
+    pub key: Vec<&'static str>,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+/// A container: the root or a PDB.
+#[derive(Clone, Debug)]
+pub struct FakeContainer {
+    pub name: String,
+    pub con_id: u32,
+    pub open_mode: &'static str,
+    pub tables: Vec<FakeTable>,
+    /// The flush table's rows; `None` while it does not exist.
+    pub flush_rows: Option<u64>,
+}
+
+impl FakeContainer {
+    pub fn new(name: &str, con_id: u32) -> Self {
+        Self {
+            name: name.to_owned(),
+            con_id,
+            open_mode: "READ WRITE",
+            tables: Vec::new(),
+            flush_rows: None,
+        }
+    }
+
+    fn table(&self, owner: &str, name: &str) -> Option<&FakeTable> {
+        self.tables
+            .iter()
+            .find(|table| table.owner == owner && table.name == name)
+    }
+}
+
+/// One statement as the database saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issued {
+    pub session: u32,
+    pub container: String,
+    pub sql: String,
+}
+
+/// The database's state, shared by the pool and its sessions.
+#[derive(Debug)]
+pub struct FakeDatabase {
+    pub version: &'static str,
+    pub cdb: bool,
+    /// The container a new session starts in (what the service name connects to).
+    pub connect_container: String,
+    /// The root first, then the PDBs (a non-CDB has one container, named as the database).
+    pub containers: Vec<FakeContainer>,
+    pub privileges: BTreeSet<String>,
+    /// The client's locale has a comma as decimal character (`NLS_LANG=GERMAN_GERMANY...`).
+    pub decimal_comma_client: bool,
+    pub max_sessions: usize,
+    /// Committed updates that wrote redo (changed at least one row), per container.
+    pub redo_writing_flushes: Vec<(String, u64)>,
+    pub issued: Vec<Issued>,
+    idle: Vec<SessionState>,
+    open_sessions: usize,
+    next_session: u32,
+}
+
+impl FakeDatabase {
+    /// A 19c CDB entered at the root, with one PDB.
+    pub fn cdb(pdb: FakeContainer) -> Self {
+        let mut root = FakeContainer::new(ROOT_CONTAINER, 1);
+        root.open_mode = "READ WRITE";
+        let mut seed = FakeContainer::new("PDB$SEED", 2);
+        seed.open_mode = "READ ONLY";
+        Self::new(true, ROOT_CONTAINER, vec![root, seed, pdb])
+    }
+
+    /// A non-CDB named `ORCL` holding `tables`.
+    pub fn non_cdb(tables: Vec<FakeTable>) -> Self {
+        let mut database = FakeContainer::new("ORCL", 0);
+        database.tables = tables;
+        database.flush_rows = Some(1);
+        Self::new(false, "ORCL", vec![database])
+    }
+
+    fn new(cdb: bool, connect_container: &str, containers: Vec<FakeContainer>) -> Self {
+        Self {
+            version: "19.0.0.0.0",
+            cdb,
+            connect_container: connect_container.to_owned(),
+            containers,
+            privileges: [
+                "CREATE SESSION",
+                "SET CONTAINER",
+                "LOGMINING",
+                "SELECT ANY TRANSACTION",
+                "FLASHBACK ANY TABLE",
+                "CREATE TABLE",
+            ]
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+            decimal_comma_client: false,
+            max_sessions: 4,
+            redo_writing_flushes: Vec::new(),
+            issued: Vec::new(),
+            idle: Vec::new(),
+            open_sessions: 0,
+            next_session: 1,
+        }
+    }
+
+    pub fn container(&self, name: &str) -> Option<&FakeContainer> {
+        self.containers.iter().find(|c| c.name == name)
+    }
+
+    fn container_mut(&mut self, name: &str) -> Option<&mut FakeContainer> {
+        self.containers.iter_mut().find(|c| c.name == name)
+    }
+
+    /// The containers statements matching `sql_start` ran in.
+    pub fn containers_of(&self, sql_start: &str) -> BTreeSet<String> {
+        self.issued
+            .iter()
+            .filter(|issued| issued.sql.starts_with(sql_start))
+            .map(|issued| issued.container.clone())
+            .collect()
+    }
+}
+
+/// The pool: hands out sessions of the shared database.
+#[derive(Clone, Debug)]
+pub struct FakeOracle(pub Arc<Mutex<FakeDatabase>>);
+
+impl FakeOracle {
+    pub fn new(database: FakeDatabase) -> Self {
+        Self(Arc::new(Mutex::new(database)))
+    }
+
+    pub fn state(&self) -> MutexGuard<'_, FakeDatabase> {
+        match self.0.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct SessionState {
+    id: u32,
+    container: String,
+    nls: bool,
+    tag: String,
+    mining: bool,
+}
+
+/// A session of [`FakeOracle`].
+#[derive(Debug)]
+pub struct FakeSession {
+    oracle: FakeOracle,
+    state: SessionState,
+    tag_found: bool,
+    retag: Option<String>,
+}
+
+impl Drop for FakeSession {
+    fn drop(&mut self) {
+        let mut database = self.oracle.state();
+        // As OCI: a retagged session is pooled under its new tag, one handed out set up goes
+        // back as it is, any other is closed.
+        match self.retag.take() {
+            Some(tag) => {
+                self.state.tag = tag;
+                database.idle.push(self.state.clone());
+            }
+            None if self.tag_found => database.idle.push(self.state.clone()),
+            None => database.open_sessions -= 1,
+        }
+    }
+}
+
+impl SessionPool for FakeOracle {
+    type Session = FakeSession;
+
+    fn get(&self, tag: &str) -> Result<FakeSession, Failure> {
+        let mut database = self.state();
+        let position = database
+            .idle
+            .iter()
+            .position(|session| session.tag == tag)
+            .or(if database.idle.is_empty() {
+                None
+            } else {
+                Some(0)
+            });
+        let (state, tag_found) = match position {
+            Some(index) => {
+                let state = database.idle.remove(index);
+                let found = state.tag == tag && !tag.is_empty();
+                (state, found)
+            }
+            None if database.open_sessions < database.max_sessions => {
+                database.open_sessions += 1;
+                let id = database.next_session;
+                database.next_session += 1;
+                let state = SessionState {
+                    id,
+                    container: database.connect_container.clone(),
+                    nls: false,
+                    tag: String::new(),
+                    mining: false,
+                };
+                (state, false)
+            }
+            None => return Err(failure(24418, "cannot open further sessions")),
+        };
+        drop(database);
+        Ok(FakeSession {
+            oracle: self.clone(),
+            state,
+            tag_found,
+            retag: None,
+        })
+    }
+}
+
+fn failure(ora: i32, message: &str) -> Failure {
+    Failure {
+        ora: Some(ora),
+        dpi: None,
+        message: format!("ORA-{ora:05}: {message}"),
+    }
+}
+
+fn text(value: impl ToString) -> Cell {
+    Cell::Text(value.to_string())
+}
+
+fn bind_text<'a>(binds: &[Bind<'a>], index: usize) -> &'a str {
+    match binds.get(index) {
+        Some(Bind::Text(text)) => text,
+        _ => "",
+    }
+}
+
+impl FakeSession {
+    fn record(&self, database: &mut FakeDatabase, sql: &str) {
+        database.issued.push(Issued {
+            session: self.state.id,
+            container: self.state.container.clone(),
+            sql: sql.to_owned(),
+        });
+    }
+
+    fn in_root(&self, database: &FakeDatabase) -> bool {
+        !database.cdb || self.state.container == ROOT_CONTAINER
+    }
+
+    /// LogMiner runs in the root of a CDB only before 21c.
+    fn logminer_allowed(&self, database: &FakeDatabase) -> Result<(), Failure> {
+        let release: u32 = (database.version.split('.').next())
+            .and_then(|major| major.parse().ok())
+            .unwrap_or(0);
+        if self.in_root(database) || release >= 21 {
+            Ok(())
+        } else {
+            Err(failure(
+                65040,
+                "operation not allowed from within a pluggable database",
+            ))
+        }
+    }
+
+    fn rows(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<Vec<Vec<Cell>>, Failure> {
+        let mut database = self.oracle.state();
+        self.record(&mut database, sql);
+        let container = database
+            .container(&self.state.container)
+            .cloned()
+            .ok_or_else(|| failure(65011, "pluggable database does not exist"))?;
+        let rows = match sql {
+            sql::TOPOLOGY => vec![vec![
+                text(&self.state.container),
+                text(database.version),
+                text(if database.cdb { "YES" } else { "NO" }),
+            ]],
+            sql::CONTAINERS => database
+                .containers
+                .iter()
+                // In a PDB the view shows that PDB only.
+                .filter(|c| self.in_root(&database) || c.name == self.state.container)
+                .map(|c| vec![text(&c.name), text(c.open_mode)])
+                .collect(),
+            sql::DATABASE => vec![vec![
+                text(1_234_567),
+                text("ORCL"),
+                text(database.version),
+                text("ARCHIVELOG"),
+                text("YES"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+                text(5_000),
+                text(1),
+                text("2024-01-01 00:00:00"),
+                text(if database.cdb { "YES" } else { "NO" }),
+            ]],
+            sql::CURRENT_SCN => vec![vec![text(5_000)]],
+            sql::THREADS => vec![vec![
+                text(1),
+                text("OPEN"),
+                text("PUBLIC"),
+                text(4_000),
+                text(7),
+                text(1),
+                text(4_990),
+            ]],
+            sql::ONLINE_LOGS => vec![vec![
+                text("/u01/oradata/ORCL/redo01.log"),
+                text(1),
+                text(7),
+                text(3_000),
+                text("18446744073709551615"),
+                text("CURRENT"),
+            ]],
+            sql::ARCHIVED_LOGS => Vec::new(),
+            sql::PDB_INCARNATION => database
+                .containers
+                .iter()
+                .filter(|c| c.name == bind_text(binds, 0) && c.name != ROOT_CONTAINER)
+                .filter(|c| self.in_root(&database) || c.name == self.state.container)
+                .map(|c| vec![text(c.con_id), text(1), text(0), text(1)])
+                .collect(),
+            sql::OPEN_TRANSACTIONS | sql::SESSIONS => Vec::new(),
+            sql::SESSION_PRIVILEGES => database.privileges.iter().map(|p| vec![text(p)]).collect(),
+            sql::SESSION_ROLES => ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"]
+                .iter()
+                .map(|role| vec![text(role)])
+                .collect(),
+            sql::SCN_TO_TIMESTAMP => vec![vec![text("2024-01-01 00:00:00")]],
+            sql::LIST_TABLES => container
+                .tables
+                .iter()
+                .map(|t| vec![text(t.owner), text(t.name)])
+                .collect(),
+            sql::TABLE_COLUMNS => container
+                .table(bind_text(binds, 0), bind_text(binds, 1))
+                .map(|table| {
+                    table
+                        .columns
+                        .iter()
+                        .map(|c| {
+                            let number = |n: Option<i64>| n.map_or(Cell::Null, text);
+                            vec![
+                                text(c.name),
+                                text(c.data_type),
+                                text(22),
+                                number(c.precision.map(i64::from)),
+                                number(c.scale.map(i64::from)),
+                                Cell::Null,
+                                Cell::Null,
+                                text(if table.key.contains(&c.name) {
+                                    "N"
+                                } else {
+                                    "Y"
+                                }),
+                            ]
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            sql::PRIMARY_KEY => container
+                .table(bind_text(binds, 0), bind_text(binds, 1))
+                .map(|table| {
+                    (table.key.iter().enumerate())
+                        .map(|(index, name)| vec![text(name), text(index + 1)])
+                        .collect()
+                })
+                .unwrap_or_default(),
+            sql::LOG_GROUPS => container
+                .table(bind_text(binds, 0), bind_text(binds, 1))
+                .map(|_| vec![vec![text("ALL COLUMN LOGGING"), text("ALWAYS")]])
+                .unwrap_or_default(),
+            sql::ROW_ESTIMATE => Vec::new(),
+            _ if sql.starts_with("SELECT SCN, START_SCN") => {
+                self.logminer_allowed(&database)?;
+                if !self.state.mining {
+                    return Err(failure(1306, "dbms_logmnr.start_logmnr() must be invoked"));
+                }
+                Vec::new()
+            }
+            _ if sql.starts_with("SELECT ROWIDTOCHAR(ROWID)") => {
+                self.flashback(&database, &container, sql)?
+            }
+            _ => {
+                return Err(failure(
+                    900,
+                    &format!("invalid SQL statement (not modelled): {sql}"),
+                ));
+            }
+        };
+        Ok(rows)
+    }
+
+    /// `SELECT ROWIDTOCHAR(ROWID), <expr>, ... FROM "OWNER"."TABLE" AS OF SCN ...`: every row
+    /// (the tests read small tables in one batch), numbers through `TO_CHAR(n, 'TM9')`.
+    fn flashback(
+        &self,
+        database: &FakeDatabase,
+        container: &FakeContainer,
+        sql: &str,
+    ) -> Result<Vec<Vec<Cell>>, Failure> {
+        let missing = || failure(942, "table or view does not exist");
+        let from = sql.find(" FROM \"").ok_or_else(missing)?;
+        let mut names = sql[from + 7..].split('"');
+        let owner = names.next().ok_or_else(missing)?;
+        let name = names.nth(1).ok_or_else(missing)?;
+        let table = container.table(owner, name).ok_or_else(missing)?;
+        let decimal_comma = database.decimal_comma_client && !self.state.nls;
+        Ok(table
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(index, row)| {
+                let mut cells = vec![text(format!("AAAR{index:012}"))];
+                cells.extend(row.iter().map(|value| match value {
+                    None => Cell::Null,
+                    Some(value) if decimal_comma => text(value.replace('.', ",")),
+                    Some(value) => text(value),
+                }));
+                cells
+            })
+            .collect())
+    }
+
+    fn run(&mut self, statement: &str) -> Result<u64, Failure> {
+        let mut database = self.oracle.state();
+        self.record(&mut database, statement);
+        if let Some(target) = statement.strip_prefix("ALTER SESSION SET CONTAINER = ") {
+            let target = target.trim_matches('"');
+            if !database.privileges.contains("SET CONTAINER") {
+                return Err(failure(1031, "insufficient privileges"));
+            }
+            if !database.cdb || database.container(target).is_none() {
+                return Err(failure(65011, "pluggable database does not exist"));
+            }
+            self.state.container = target.to_owned();
+            // A new container starts the session's settings afresh.
+            self.state.nls = false;
+            return Ok(0);
+        }
+        if statement.starts_with("ALTER SESSION SET NLS_NUMERIC_CHARACTERS") {
+            self.state.nls = true;
+            return Ok(0);
+        }
+        if statement.starts_with("ALTER SESSION SET ") {
+            return Ok(0);
+        }
+        match statement {
+            sql::ADD_FIRST_LOGFILE | sql::ADD_LOGFILE => {
+                self.logminer_allowed(&database)?;
+                return Ok(0);
+            }
+            sql::START_LOGMNR => {
+                self.logminer_allowed(&database)?;
+                self.state.mining = true;
+                return Ok(0);
+            }
+            sql::END_LOGMNR if self.state.mining => {
+                self.state.mining = false;
+                return Ok(0);
+            }
+            sql::END_LOGMNR => return Err(failure(1307, "no LogMiner session is active")),
+            _ => {}
+        }
+        let flush = sql::flush_table_name("LOG_MINING_FLUSH").unwrap_or_default();
+        let name = self.state.container.clone();
+        let container = database
+            .container_mut(&name)
+            .ok_or_else(|| failure(65011, "pluggable database does not exist"))?;
+        if statement == sql::flush_update(&flush) {
+            let rows = container
+                .flush_rows
+                .ok_or_else(|| failure(942, "table or view does not exist"))?;
+            if rows > 0 {
+                database.redo_writing_flushes.push((name, rows));
+            }
+            return Ok(rows);
+        }
+        if statement == sql::flush_create(&flush) {
+            if container.flush_rows.is_some() {
+                return Err(failure(955, "name is already used by an existing object"));
+            }
+            container.flush_rows = Some(0);
+            return Ok(0);
+        }
+        let exists = |container: &FakeContainer| {
+            container
+                .flush_rows
+                .ok_or_else(|| failure(942, "table or view does not exist"))
+        };
+        if statement == sql::flush_insert(&flush) {
+            let rows = exists(container)?;
+            container.flush_rows = Some(rows + 1);
+            return Ok(1);
+        }
+        if statement == sql::flush_delete(&flush) {
+            let rows = exists(container)?;
+            container.flush_rows = Some(0);
+            return Ok(rows);
+        }
+        // A heartbeat action: `UPDATE OWNER.TABLE ...` of a table of this container.
+        if let Some(rest) = statement.strip_prefix("UPDATE ") {
+            let target = rest.split_whitespace().next().unwrap_or_default();
+            let (owner, table) = target.split_once('.').unwrap_or(("", target));
+            return match container.table(owner, table) {
+                Some(table) => Ok(table.rows.len() as u64),
+                None => Err(failure(942, "table or view does not exist")),
+            };
+        }
+        Err(failure(
+            900,
+            &format!("invalid SQL statement (not modelled): {statement}"),
+        ))
+    }
+}
+
+impl SqlSession for FakeSession {
+    fn tag_found(&self) -> bool {
+        self.tag_found
+    }
+
+    fn retag_on_release(&mut self, tag: String) {
+        self.retag = Some(tag);
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        binds: &[Bind<'_>],
+        _fetch: Fetch<'_>,
+        visit: &mut dyn FnMut(Vec<Cell>) -> ControlFlow<()>,
+    ) -> Result<(), Failure> {
+        for row in self.rows(sql, binds)? {
+            if visit(row).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, sql: &str, _binds: &[Bind<'_>]) -> Result<u64, Failure> {
+        self.run(sql)
+    }
+
+    fn commit(&mut self) -> Result<(), Failure> {
+        Ok(())
+    }
+}

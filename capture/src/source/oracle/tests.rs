@@ -1,0 +1,330 @@
+use std::collections::BTreeSet;
+
+use super::*;
+
+#[test]
+fn mining_mode_follows_release_and_container() {
+    assert_eq!(
+        mining_mode("19.0.0.0.0", false, "ORCL", None).unwrap(),
+        MiningMode::Classic { container: None }
+    );
+    assert_eq!(
+        mining_mode("19.0.0.0.0", true, "CDB$ROOT", Some("PDB1")).unwrap(),
+        MiningMode::Classic {
+            container: Some("PDB1".to_owned())
+        }
+    );
+    assert_eq!(
+        mining_mode("21.0.0.0.0", true, "PDB1", None).unwrap(),
+        MiningMode::PerPdb
+    );
+    let refused = mining_mode("19.0.0.0.0", true, "PDB1", None).unwrap_err();
+    assert!(refused.to_string().contains("CDB$ROOT"), "{refused}");
+    assert!(mining_mode("nineteen", true, "PDB1", None).is_err());
+}
+
+/// Options for a client test: capture user C##CDC, flush table LOG_MINING_FLUSH.
+fn options(connect_string: &str, pdb: Option<&str>) -> ConnectOptions {
+    ConnectOptions {
+        username: "C##CDC".to_owned(),
+        password: "x".to_owned(),
+        connect_string: connect_string.to_owned(),
+        max_connections: 2,
+        statement_timeout: Some(Duration::from_secs(2)),
+        pdb: pdb.map(str::to_owned),
+        flush_table: "LOG_MINING_FLUSH".to_owned(),
+    }
+}
+
+#[test]
+fn connect_strings_and_secrets() {
+    assert_eq!(
+        ez_connect("db.example", 1521, "ORCLPDB1"),
+        "db.example:1521/ORCLPDB1"
+    );
+    assert_eq!(ez_connect("fd00::1", 1521, "X"), "[fd00::1]:1521/X");
+    let options = ConnectOptions {
+        password: "s3cret-value".to_owned(),
+        ..options("db:1521/ORCL", None)
+    };
+    assert!(!format!("{options:?}").contains("s3cret"));
+}
+
+/// Without Oracle Instant Client on the machine, connecting is the typed stop CDC-2004,
+/// never a panic. (Where a client library is installed the connect fails differently, on
+/// the unreachable address; both are typed.)
+#[test]
+fn connecting_without_a_client_library_or_server_is_typed() {
+    let error = OracleClient::connect(options("127.0.0.1:9/NOPE", None)).unwrap_err();
+    if std::env::var_os("ORACLE_HOME").is_none() && !client_library_present() {
+        assert!(
+            matches!(error, SourceError::ClientMissing { .. }),
+            "{error}"
+        );
+        assert_eq!(error.stop().unwrap().code.code(), "CDC-2004");
+    }
+}
+
+fn client_library_present() -> bool {
+    std::env::var("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .chain(["/usr/lib", "/usr/lib64", "/usr/lib/x86_64-linux-gnu"])
+        .any(|dir| std::path::Path::new(dir).join("libclntsh.so").exists())
+}
+
+mod over_the_model {
+    use super::super::fake::{FakeColumn, FakeContainer, FakeDatabase, FakeOracle, FakeTable};
+    use super::*;
+    use crate::source::{DatabaseCatalog, FlashbackReader, RedoMiner};
+    use crate::value::Value;
+
+    fn orders() -> FakeTable {
+        FakeTable {
+            owner: "APP",
+            name: "ORDERS",
+            columns: vec![
+                FakeColumn {
+                    name: "ID",
+                    data_type: "NUMBER",
+                    precision: Some(10),
+                    scale: Some(0),
+                },
+                FakeColumn {
+                    name: "AMOUNT",
+                    data_type: "NUMBER",
+                    precision: Some(10),
+                    scale: Some(2),
+                },
+            ],
+            key: vec!["ID"],
+            rows: vec![vec![Some("1".to_owned()), Some("12.5".to_owned())]],
+        }
+    }
+
+    fn pdb() -> FakeContainer {
+        let mut pdb = FakeContainer::new("ORCLPDB1", 3);
+        pdb.tables = vec![orders()];
+        pdb.flush_rows = Some(1);
+        pdb
+    }
+
+    fn options(pdb: Option<&str>) -> ConnectOptions {
+        super::options("db:1521/ORCLCDB", pdb)
+    }
+
+    fn window() -> MiningWindow {
+        MiningWindow {
+            start_scn: 4_000,
+            end_scn: 4_500,
+            logs: vec![RedoLog {
+                name: "/u01/oradata/ORCL/redo01.log".to_owned(),
+                thread: 1,
+                sequence: 7,
+                first_scn: 3_000,
+                next_scn: None,
+                kind: RedoLogKind::Online,
+            }],
+            tables: vec![("APP".to_owned(), "ORDERS".to_owned())],
+            pdb: Some("ORCLPDB1".to_owned()),
+            with_sql_undo: false,
+        }
+    }
+
+    fn mine(client: &mut OracleClient<FakeOracle>) {
+        client.start_mining(&window()).unwrap();
+        client
+            .stream_rows(&mut |_| ControlFlow::Continue(()))
+            .unwrap();
+        client.end_mining().unwrap();
+    }
+
+    /// Connected to CDB$ROOT with a PDB named, the PDB's dictionary, data, flush table and
+    /// heartbeat table are reached in the PDB, and LogMiner runs in the root, however the
+    /// pooled sessions were used before.
+    #[test]
+    fn a_root_connection_works_on_pdb_objects_in_the_pdb_and_mines_in_the_root() {
+        let oracle = FakeOracle::new(FakeDatabase::cdb(pdb()));
+        let mut client = OracleClient::over(oracle.clone(), options(Some("ORCLPDB1"))).unwrap();
+        assert_eq!(
+            client.topology().mode,
+            MiningMode::Classic {
+                container: Some("ORCLPDB1".to_owned())
+            }
+        );
+        for _ in 0..3 {
+            let table = client.table("APP", "ORDERS").unwrap();
+            assert_eq!(table.schema.key_indexes(), [0]);
+            assert_eq!(
+                client.list_tables().unwrap(),
+                [("APP".to_owned(), "ORDERS".to_owned())]
+            );
+            client.flush_redo().unwrap();
+            client
+                .heartbeat_action("UPDATE APP.ORDERS SET AMOUNT = AMOUNT")
+                .unwrap();
+            mine(&mut client);
+            let rows = client
+                .flashback_batch(&table.schema, 4_000, None, None, 10)
+                .unwrap();
+            assert_eq!(rows.len(), 1);
+            assert!(client.database().unwrap().cdb);
+            assert_eq!(
+                client.pdb_incarnation("ORCLPDB1").unwrap().unwrap().con_id,
+                3
+            );
+        }
+        let state = oracle.state();
+        let pdb_only = BTreeSet::from(["ORCLPDB1".to_owned()]);
+        let root_only = BTreeSet::from([ROOT_CONTAINER.to_owned()]);
+        assert_eq!(state.containers_of(sql::TABLE_COLUMNS), pdb_only);
+        assert_eq!(state.containers_of("SELECT ROWIDTOCHAR(ROWID)"), pdb_only);
+        assert_eq!(state.containers_of("UPDATE LOG_MINING_FLUSH"), pdb_only);
+        assert_eq!(state.containers_of("UPDATE APP.ORDERS"), pdb_only);
+        assert_eq!(state.containers_of(sql::START_LOGMNR), root_only);
+        assert_eq!(state.containers_of("SELECT SCN, START_SCN"), root_only);
+        assert_eq!(state.containers_of(sql::PDB_INCARNATION), root_only);
+        assert_eq!(state.redo_writing_flushes.len(), 3);
+        // Two sessions, each set up once: the main one in the root, one pooled in the PDB.
+        let switches: Vec<&str> = state
+            .issued
+            .iter()
+            .filter(|issued| issued.sql.starts_with("ALTER SESSION SET CONTAINER"))
+            .map(|issued| issued.sql.as_str())
+            .collect();
+        assert_eq!(
+            switches,
+            [
+                "ALTER SESSION SET CONTAINER = CDB$ROOT",
+                "ALTER SESSION SET CONTAINER = ORCLPDB1"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pdb_name_that_matches_no_container_is_a_configuration_stop_listing_the_pdbs() {
+        let oracle = FakeOracle::new(FakeDatabase::cdb(pdb()));
+        let error = OracleClient::over(oracle, options(Some("ORCLPDB2"))).unwrap_err();
+        assert!(matches!(error, SourceError::NoSuchPdb { .. }), "{error}");
+        let stop = error.stop().unwrap();
+        assert_eq!(stop.code.code(), "CDC-1001");
+        assert!(
+            stop.message.contains("spec.database.pdb"),
+            "{}",
+            stop.message
+        );
+        assert!(stop.message.contains("ORCLPDB1"), "{}", stop.message);
+        assert!(!stop.message.contains("PDB$SEED"), "{}", stop.message);
+    }
+
+    #[test]
+    fn a_mounted_pdb_is_waited_for() {
+        let mut mounted = pdb();
+        mounted.open_mode = "MOUNTED";
+        let oracle = FakeOracle::new(FakeDatabase::cdb(mounted));
+        let error = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap_err();
+        assert!(error.is_transient(), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("ALTER PLUGGABLE DATABASE ORCLPDB1 OPEN")
+        );
+    }
+
+    #[test]
+    fn a_missing_set_container_grant_is_the_prerequisite_stop_naming_the_grant() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.privileges.remove("SET CONTAINER");
+        // Refused at connect, where the main session is set up for the root.
+        let error =
+            OracleClient::over(FakeOracle::new(database), options(Some("ORCLPDB1"))).unwrap_err();
+        let stop = error.stop().unwrap();
+        assert_eq!(stop.code.code(), "CDC-1002");
+        assert!(
+            stop.message
+                .contains("GRANT SET CONTAINER TO C##CDC CONTAINER=ALL;"),
+            "{}",
+            stop.message
+        );
+    }
+
+    /// The flush needs exactly one row: none makes the UPDATE write no redo, several are
+    /// repaired to one, a missing table is created with its row.
+    #[test]
+    fn the_flush_table_is_given_exactly_one_row() {
+        for (start, redo_on_first) in [(None, false), (Some(0), false), (Some(3), true)] {
+            let mut container = pdb();
+            container.flush_rows = start;
+            let oracle = FakeOracle::new(FakeDatabase::cdb(container));
+            let mut client = OracleClient::over(oracle.clone(), options(Some("ORCLPDB1"))).unwrap();
+            client.flush_redo().unwrap();
+            assert_eq!(
+                oracle.state().container("ORCLPDB1").unwrap().flush_rows,
+                Some(1),
+                "{start:?}"
+            );
+            assert_eq!(
+                !oracle.state().redo_writing_flushes.is_empty(),
+                redo_on_first
+            );
+            client.flush_redo().unwrap();
+            let state = oracle.state();
+            assert_eq!(
+                state.redo_writing_flushes.last(),
+                Some(&("ORCLPDB1".to_owned(), 1)),
+                "the second flush writes redo: {start:?}"
+            );
+        }
+    }
+
+    /// A client whose locale writes decimals with a comma still reads `12.5`: every session,
+    /// not only the mining one, gets the fixed NLS settings.
+    #[test]
+    fn flashback_values_do_not_depend_on_the_clients_locale() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.decimal_comma_client = true;
+        let mut client =
+            OracleClient::over(FakeOracle::new(database), options(Some("ORCLPDB1"))).unwrap();
+        let table = client.table("APP", "ORDERS").unwrap();
+        let rows = client
+            .flashback_batch(&table.schema, 4_000, None, None, 10)
+            .unwrap();
+        let amount = rows[0].values.get(1).map(Value::to_string);
+        assert!(
+            amount
+                .as_deref()
+                .is_some_and(|shown| shown.contains("12.5")),
+            "{amount:?}"
+        );
+    }
+
+    #[test]
+    fn a_non_cdb_never_switches_containers() {
+        let oracle = FakeOracle::new(FakeDatabase::non_cdb(vec![orders()]));
+        let mut client = OracleClient::over(oracle.clone(), options(None)).unwrap();
+        client.table("APP", "ORDERS").unwrap();
+        client.flush_redo().unwrap();
+        mine(&mut client);
+        assert!(
+            !oracle
+                .state()
+                .issued
+                .iter()
+                .any(|issued| issued.sql.contains("SET CONTAINER"))
+        );
+    }
+
+    #[test]
+    fn a_pdb_connection_on_21c_must_not_name_another_pdb() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.version = "21.0.0.0.0";
+        database.connect_container = "ORCLPDB1".to_owned();
+        let oracle = FakeOracle::new(database);
+        let error = OracleClient::over(oracle.clone(), options(Some("SALES"))).unwrap_err();
+        assert_eq!(error.stop().unwrap().code.code(), "CDC-1001");
+        let mut client = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap();
+        assert_eq!(client.topology().mode, MiningMode::PerPdb);
+        client.table("APP", "ORDERS").unwrap();
+        mine(&mut client);
+    }
+}
