@@ -362,6 +362,38 @@ fn an_unreadable_pdb_incarnation_skips_the_check_with_a_warning() {
     assert_eq!(emitted(&run.events()), [("ORDERS".to_owned(), 1)]);
 }
 
+/// `database.pdb` is folded to upper case as Oracle folds an unquoted name, so `orclpdb1` finds
+/// PDB ORCLPDB1; a name that matches no PDB stops the run (CDC-1001 naming the field) instead of
+/// mining nothing with the incarnation check off.
+#[test]
+fn the_pdb_name_is_folded_like_oracle_and_an_unknown_pdb_stops_the_run() {
+    let mut scenario = String::from(TABLES);
+    scenario.push_str("{\"database\":{\"pdb\":\"ORCLPDB1\"}}\n");
+    scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
+    for (pdb, found) in [
+        ("orclpdb1", true),
+        ("\"orclpdb1\"", false),
+        ("SALES", false),
+    ] {
+        let run = new_run(&scenario, "");
+        let config = std::fs::read_to_string(run.path("capture.yaml"))
+            .unwrap()
+            .replace("database: {", &format!("database: {{pdb: '{pdb}', "));
+        std::fs::write(run.path("capture.yaml"), config).unwrap();
+        let (status, stderr) = run.run();
+        if found {
+            assert_eq!(status, 0, "{pdb}: {stderr}");
+            assert_eq!(emitted(&run.events()), [("ORDERS".to_owned(), 1)]);
+        } else {
+            assert_ne!(status, 0, "{pdb}: {stderr}");
+            let message = run.termination();
+            assert_eq!(message["code"], "CDC-1001", "{pdb}: {message}");
+            let text = message["message"].as_str().unwrap_or_default();
+            assert!(text.contains("spec.database.pdb"), "{pdb}: {text}");
+        }
+    }
+}
+
 const DOCS: &str = r#"{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"}],"logging":"all"}
 "#;
 

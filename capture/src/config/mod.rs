@@ -96,7 +96,8 @@ pub struct DatabaseConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 4096))]
     pub connect_string: Option<String>,
-    /// The PDB whose changes are wanted when connected to CDB$ROOT (19c classic mining).
+    /// The PDB whose changes are wanted when connected to CDB$ROOT (19c classic mining). Folded
+    /// to upper case unless double-quoted, as Oracle folds identifiers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub pdb: Option<String>,
@@ -264,9 +265,21 @@ pub fn parse(text: &str, environment: &[(String, String)]) -> Result<CaptureConf
         document = serde_json::Value::Object(serde_json::Map::new());
     }
     env::apply_overrides(&mut document, environment)?;
-    let config = deserialize(&document)?;
+    let mut config = deserialize(&document)?;
     validate::against_schema(&document)?;
     validate::rules(&config)?;
+    // Held in dictionary case from here on, as V$CONTAINERS and SRC_CON_NAME spell it.
+    if let Some(pdb) = &mut config.database.pdb {
+        *pdb = validate::dictionary_name(pdb).ok_or_else(|| {
+            ConfigError::new(
+                "database.pdb",
+                format!(
+                    "{pdb:?} is not a PDB name: an unquoted identifier (folded to upper case, \
+                     as Oracle does) or a double-quoted one"
+                ),
+            )
+        })?;
+    }
     Ok(config)
 }
 

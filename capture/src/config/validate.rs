@@ -289,6 +289,13 @@ pub fn split_table_name(text: &str) -> Option<(String, String)> {
     rest.is_empty().then_some((owner, table))
 }
 
+/// One identifier as the dictionary holds it: unquoted folded to upper case, quoted as written.
+/// `None` when the text is not exactly one identifier.
+pub fn dictionary_name(text: &str) -> Option<String> {
+    let (name, rest) = identifier(text)?;
+    rest.is_empty().then_some(name)
+}
+
 /// One identifier at the start of `text`, and what follows it.
 fn identifier(text: &str) -> Option<(String, &str)> {
     if let Some(quoted) = text.strip_prefix('"') {

@@ -52,6 +52,42 @@ const PRIVILEGES: [&str; 4] = [
 /// Roles: the V$ views and DBMS_LOGMNR.
 const ROLES: [&str; 2] = ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"];
 
+/// The views the redo log listing and window planning read.
+const LOG_VIEWS: [&str; 5] = [
+    "SELECT ON V_$LOG",
+    "SELECT ON V_$LOGFILE",
+    "SELECT ON V_$ARCHIVED_LOG",
+    "SELECT ON V_$ARCHIVE_DEST_STATUS",
+    "SELECT ON V_$THREAD",
+];
+
+impl DoctorRequest {
+    /// `GRANT <what> TO <user>;` for each, with `CONTAINER=ALL` when a PDB is named: the capture
+    /// user is then a common user (`C##...`) working in the root and in the PDB, and a grant
+    /// made in the root alone does not reach the PDB.
+    fn grants(&self, what: &[&str]) -> String {
+        let scope = if self.pdb.is_some() {
+            " CONTAINER=ALL"
+        } else {
+            ""
+        };
+        let user = quoted(&self.user);
+        what.iter()
+            .map(|what| format!("GRANT {what} TO {user}{scope};"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// For statements about the PDB's own objects, which run in the PDB: the container switch
+    /// that goes before them, or nothing outside a CDB.
+    fn in_pdb(&self) -> String {
+        self.pdb
+            .as_deref()
+            .map(|pdb| format!("ALTER SESSION SET CONTAINER = {}; ", quoted(pdb)))
+            .unwrap_or_default()
+    }
+}
+
 /// Runs every check.
 pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorRequest) -> Report {
     let mut checks = Vec::new();
@@ -104,7 +140,13 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
     });
 
     for (owner, table) in &request.tables {
-        checks.push(table_check(source, owner, table, &database.supplemental));
+        checks.push(table_check(
+            source,
+            request,
+            owner,
+            table,
+            &database.supplemental,
+        ));
     }
 
     checks.extend(privilege_checks(source, request));
@@ -117,12 +159,12 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Ok(_) => Check::fail(
             "redo logs visible",
             "V$LOG lists no log reaching the current SCN",
-            format!("GRANT SELECT ON V_$LOG TO {0}; GRANT SELECT ON V_$LOGFILE TO {0}; GRANT SELECT ON V_$ARCHIVED_LOG TO {0};", quoted(&request.user)),
+            request.grants(&LOG_VIEWS),
         ),
         Err(error) => Check::fail(
             "redo logs visible",
             error_text(&error),
-            format!("GRANT SELECT ON V_$LOG TO {0}; GRANT SELECT ON V_$LOGFILE TO {0}; GRANT SELECT ON V_$ARCHIVED_LOG TO {0};", quoted(&request.user)),
+            request.grants(&LOG_VIEWS),
         ),
     });
     checks.push(match source.open_transactions() {
@@ -133,10 +175,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Err(error) => Check::fail(
             "open transactions visible",
             error_text(&error),
-            format!(
-                "GRANT SELECT ON GV_$TRANSACTION TO {};",
-                quoted(&request.user)
-            ),
+            request.grants(&["SELECT ON GV_$TRANSACTION"]),
         ),
     });
     if let Some(pdb) = &request.pdb {
@@ -160,18 +199,15 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
                 "PDB incarnation visible",
                 format!(
                     "not readable ({}): the capture runs without checking its bookmark against \
-                     the PDB's incarnation; GRANT SELECT ON V_$PDB_INCARNATION TO {} to check it",
+                     the PDB's incarnation; {} checks it",
                     error_text(&error),
-                    quoted(&request.user)
+                    request.grants(&["SELECT ON V_$PDB_INCARNATION"])
                 ),
             ),
             Err(error) => Check::fail(
                 "PDB incarnation visible",
                 error_text(&error),
-                format!(
-                    "GRANT SELECT ON V_$PDB_INCARNATION TO {};",
-                    quoted(&request.user)
-                ),
+                request.grants(&["SELECT ON V_$PDB_INCARNATION"]),
             ),
         });
     }
@@ -188,7 +224,9 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             "flush table",
             error_text(&error),
             format!(
-                "GRANT CREATE TABLE TO {0}; ALTER USER {0} QUOTA 1M ON USERS;",
+                "{} {}ALTER USER {} QUOTA 1M ON <the user's default tablespace>;",
+                request.grants(&["CREATE TABLE"]),
+                request.in_pdb(),
                 quoted(&request.user)
             ),
         ),
@@ -198,6 +236,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
 
 fn table_check<S: DatabaseCatalog>(
     source: &mut S,
+    request: &DoctorRequest,
     owner: &str,
     table: &str,
     database: &crate::source::SupplementalLogging,
@@ -211,7 +250,11 @@ fn table_check<S: DatabaseCatalog>(
             return Check::fail(
                 name,
                 error_text(&error),
-                format!("GRANT SELECT ON {qualified} TO <capture user>;"),
+                format!(
+                    "{}GRANT SELECT ON {qualified} TO {};",
+                    request.in_pdb(),
+                    quoted(&request.user)
+                ),
             );
         }
         Err(error) => return Check::fail(name, error_text(&error), all_columns),
@@ -258,7 +301,7 @@ fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest)
             return vec![Check::fail(
                 "privileges",
                 error_text(&error),
-                format!("GRANT SELECT_CATALOG_ROLE TO {};", quoted(&request.user)),
+                request.grants(&["SELECT_CATALOG_ROLE"]),
             )];
         }
     };
@@ -270,6 +313,10 @@ fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest)
         // CREATE TABLE is only for the flush table.
         wanted.remove("CREATE TABLE");
     }
+    if request.pdb.is_some() {
+        // Dictionary, snapshot, flush and heartbeat work switch sessions to the PDB.
+        wanted.insert("SET CONTAINER");
+    }
     let mut checks = Vec::new();
     for privilege in wanted {
         checks.push(if granted.privileges.contains(privilege) {
@@ -278,7 +325,7 @@ fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest)
             Check::fail(
                 format!("privilege {privilege}"),
                 "not granted",
-                format!("GRANT {privilege} TO {};", quoted(&request.user)),
+                request.grants(&[privilege]),
             )
         });
     }
@@ -289,7 +336,7 @@ fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest)
             Check::fail(
                 format!("role {role}"),
                 "not granted",
-                format!("GRANT {role} TO {};", quoted(&request.user)),
+                request.grants(&[role]),
             )
         });
     }

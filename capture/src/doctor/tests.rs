@@ -178,3 +178,46 @@ fn read_only_mode_does_not_write_the_flush_table() {
         "CREATE TABLE is not needed read-only:\n{report}"
     );
 }
+
+/// Mining a PDB from the root: doctor wants SET CONTAINER, and every grant it prints reaches
+/// the PDB (CONTAINER=ALL for the common user; object grants run in the PDB).
+#[test]
+fn a_pdb_capture_checks_set_container_and_prints_grants_for_every_container() {
+    let mut sim = simulator(
+        "{\"database\":{\"pdb\":\"ORCLPDB1\"}}\n{\"revoke\":\"SET CONTAINER\"}\n{\"revoke\":\"LOGMINING\"}\n",
+    );
+    let mut wanted = request(&["ORDERS", "MISSING"]);
+    wanted.pdb = Some("ORCLPDB1".to_owned());
+    let report = run(&mut sim, &wanted);
+    let failures = failing(&report);
+    assert!(
+        failures.contains(&(
+            "privilege SET CONTAINER",
+            "GRANT SET CONTAINER TO C##CDC CONTAINER=ALL;"
+        )),
+        "{failures:?}"
+    );
+    assert!(
+        failures.contains(&(
+            "privilege LOGMINING",
+            "GRANT LOGMINING TO C##CDC CONTAINER=ALL;"
+        )),
+        "{failures:?}"
+    );
+    assert!(
+        failures.contains(&(
+            "table APP.MISSING",
+            "ALTER SESSION SET CONTAINER = ORCLPDB1; GRANT SELECT ON APP.MISSING TO C##CDC;"
+        )),
+        "{failures:?}"
+    );
+    // Without a PDB, neither the privilege nor the container clause.
+    let report = run(
+        &mut simulator("{\"revoke\":\"LOGMINING\"}\n"),
+        &request(&["ORDERS"]),
+    );
+    assert_eq!(
+        failing(&report),
+        [("privilege LOGMINING", "GRANT LOGMINING TO C##CDC;")]
+    );
+}

@@ -115,13 +115,19 @@ impl From<Stop> for EngineError {
 }
 
 /// The PDB's incarnation SCN for the bookmark's check; `None` (the check skipped, with a
-/// warning, as seed 001 says) when the capture user may not read V$PDB_INCARNATION.
+/// warning, as seed 001 says) when the capture user may not read V$PDB_INCARNATION, and
+/// [`SourceError::NoSuchPdb`] when the view is readable and does not know the PDB.
 fn readable_pdb_incarnation<S: DatabaseCatalog>(
     source: &mut S,
     pdb: &str,
 ) -> Result<Option<u64>, SourceError> {
     match source.pdb_incarnation(pdb) {
-        Ok(incarnation) => Ok(incarnation.map(|i| i.incarnation_scn)),
+        Ok(Some(incarnation)) => Ok(Some(incarnation.incarnation_scn)),
+        // Readable, and no such PDB: a misspelt name would otherwise mine nothing, silently.
+        Ok(None) => Err(SourceError::NoSuchPdb {
+            pdb: pdb.to_owned(),
+            known: "V$PDB_INCARNATION has no current incarnation of it".to_owned(),
+        }),
         Err(error) if error.is_not_granted() => {
             tracing::warn!(
                 pdb,

@@ -629,9 +629,11 @@ pub(crate) const FIRST_TIME: civil::DateTime = civil::date(2024, 1, 2).at(0, 0, 
 
 impl Catalog {
     pub fn new() -> Self {
-        // Seed 001's grants for a capture user (CREATE TABLE is for the flush table).
+        // Seed 001's grants for a capture user (CREATE TABLE is for the flush table), and SET
+        // CONTAINER, which a common user working in a PDB from the root needs.
         let privileges = [
             "CREATE SESSION",
+            "SET CONTAINER",
             "CREATE TABLE",
             "LOGMINING",
             "SELECT ANY TRANSACTION",
