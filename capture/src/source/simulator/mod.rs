@@ -178,10 +178,12 @@ impl Simulator {
         Ok(())
     }
 
-    /// Applies one JSON Lines step (a blank line only counts as a line).
+    /// Applies one JSON Lines step (a blank line, or a comment: a line whose first non-blank
+    /// character is `#`, only counts as a line).
     pub fn apply_line(&mut self, text: &str) -> Result<(), ScenarioError> {
         let line = self.steps + 1;
-        if text.trim().is_empty() {
+        let text_start = text.trim_start();
+        if text_start.is_empty() || text_start.starts_with('#') {
             self.steps = line;
             return Ok(());
         }

@@ -677,3 +677,25 @@ fn unsupported_and_internal_rows() {
     assert!(rows[3].xid.is_zero() && rows[4].xid.is_zero());
     assert!(!rows[0].xid.is_zero());
 }
+
+#[test]
+fn comment_lines_are_skipped_and_still_count_as_lines() {
+    let mut sim = Simulator::new();
+    for line in [
+        "# a fixture's description — reported: somewhere",
+        T,
+        "   # indented comment",
+        "",
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1}}"#,
+        r#"{"tx":"a","commit":true}"#,
+    ] {
+        sim.apply_line(line).unwrap();
+    }
+    assert_eq!(sim.committed_rows("APP", "T").unwrap().len(), 1);
+    // Line numbers count comments: the bad step is line 8.
+    sim.apply_line("# one more comment").unwrap();
+    let error = sim.apply_line(r#"{"tx":"b","commit":true}"#).unwrap_err();
+    assert_eq!(error.line, 8, "{error}");
+    // A `#` after other text is not a comment.
+    assert!(sim.apply_line(r#"{"checkpoint":true} # no"#).is_err());
+}
