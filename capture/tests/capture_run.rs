@@ -394,6 +394,31 @@ fn the_pdb_name_is_folded_like_oracle_and_an_unknown_pdb_stops_the_run() {
     }
 }
 
+/// LogMiner losing the race with the archiver (a listed online log reused before START_LOGMNR,
+/// ORA-01291) is retried with a fresh listing and captures everything; only a failure that
+/// outlasts the retries stops the run, as CDC-2001 naming a thread.
+#[test]
+fn a_lost_race_with_the_archiver_is_retried_on_a_fresh_listing() {
+    for (races, completes) in [(2, true), (9, false)] {
+        let mut scenario = String::from(TABLES);
+        scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
+        scenario.push_str(&format!("{{\"archiver_race\":{races}}}\n"));
+        let run = new_run(&scenario, "");
+        let (status, stderr) = run.run();
+        if completes {
+            assert_eq!(status, 0, "{stderr}");
+            assert!(stderr.contains("listing them again"), "{stderr}");
+            assert_eq!(emitted(&run.events()), [("ORDERS".to_owned(), 1)]);
+        } else {
+            assert_ne!(status, 0, "{stderr}");
+            let message = run.termination();
+            assert_eq!(message["code"], "CDC-2001", "{message}");
+            assert_eq!(message["details"]["thread"], 1, "{message}");
+            assert!(run.events().is_empty());
+        }
+    }
+}
+
 const DOCS: &str = r#"{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"}],"logging":"all"}
 "#;
 

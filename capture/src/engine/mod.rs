@@ -43,7 +43,7 @@ pub mod journaling;
 pub mod output;
 mod snapshot;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -139,6 +139,37 @@ fn readable_pdb_incarnation<S: DatabaseCatalog>(
             Ok(None)
         }
         Err(error) => Err(error),
+    }
+}
+
+/// Tries of a window whose listed logs LogMiner cannot use, and the pause after the first
+/// (doubling: 0.2 + 0.4 + 0.8 + 1.6 s in all, time for the archiver to finish a log).
+const LOG_RELIST_ATTEMPTS: u32 = 5;
+const LOG_RELIST_FIRST_PAUSE: Duration = Duration::from_millis(200);
+
+/// The `RedoMissing` for logs LogMiner still cannot use after the retries: the log it named, or
+/// the thread whose listed logs begin latest (the one least likely to reach the start).
+fn unusable_logs(window: &MiningWindow, log: Option<&crate::source::RedoLog>) -> SourceError {
+    if let Some(log) = log {
+        return SourceError::RedoMissing {
+            thread: log.thread,
+            from_scn: log.first_scn.max(window.start_scn),
+            to_scn: log.next_scn.unwrap_or(window.end_scn).min(window.end_scn),
+        };
+    }
+    let mut first_by_thread: BTreeMap<u16, u64> = BTreeMap::new();
+    for log in &window.logs {
+        let first = first_by_thread.entry(log.thread).or_insert(log.first_scn);
+        *first = (*first).min(log.first_scn);
+    }
+    let thread = first_by_thread
+        .iter()
+        .max_by_key(|(_, first)| **first)
+        .map_or(1, |(thread, _)| *thread);
+    SourceError::RedoMissing {
+        thread,
+        from_scn: window.start_scn,
+        to_scn: window.end_scn,
     }
 }
 
@@ -642,17 +673,7 @@ impl<S: OracleSource> Engine<S> {
         let metrics = &self.pipeline.metrics;
         metrics.window_start_scn.set(to_gauge(start_scn));
         metrics.window_end_scn.set(to_gauge(end_scn));
-        let logs = self.source.logs_covering(start_scn)?;
-        let window = MiningWindow {
-            start_scn,
-            end_scn,
-            logs: logs.logs,
-            tables: self.pipeline.tables.names(),
-            pdb: self.pipeline.config.database.pdb.clone(),
-            // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
-            with_sql_undo: false,
-        };
-        self.source.start_mining(&window)?;
+        self.start_mining_with_fresh_logs(start_scn, end_scn)?;
         let pipeline = &mut self.pipeline;
         let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
         let ended = self.source.end_mining();
@@ -688,6 +709,52 @@ impl<S: OracleSource> Engine<S> {
             .metrics
             .window_duration
             .observe(started.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    /// Lists the logs and starts LogMiner over the window. When LogMiner cannot use logs the
+    /// listing named (a log archived, reused or deleted in between: ORA-01291 at START_LOGMNR,
+    /// ORA-01284/00308 at ADD_LOGFILE), the window is tried again on a fresh listing, a few
+    /// times with a growing pause, as Debezium's log collector does. A listing that shows a gap
+    /// is `RedoMissing` at once, naming its thread; a failure that outlasts the retries is
+    /// `RedoMissing` for the log LogMiner could not use, or, when it named none, for the thread
+    /// whose listed logs begin latest.
+    fn start_mining_with_fresh_logs(
+        &mut self,
+        start_scn: u64,
+        end_scn: u64,
+    ) -> Result<(), EngineError> {
+        let mut pause = LOG_RELIST_FIRST_PAUSE;
+        for attempt in 1..=LOG_RELIST_ATTEMPTS {
+            let logs = self.source.logs_covering(start_scn)?;
+            let window = MiningWindow {
+                start_scn,
+                end_scn,
+                logs: logs.logs,
+                tables: self.pipeline.tables.names(),
+                pdb: self.pipeline.config.database.pdb.clone(),
+                // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
+                with_sql_undo: false,
+            };
+            let (log, message) = match self.source.start_mining(&window) {
+                Ok(()) => return Ok(()),
+                Err(SourceError::LogsChanged { log, message }) => (log, message),
+                Err(error) => return Err(error.into()),
+            };
+            if attempt == LOG_RELIST_ATTEMPTS {
+                return Err(unusable_logs(&window, log.as_ref()).into());
+            }
+            tracing::warn!(
+                attempt,
+                start_scn,
+                end_scn,
+                %message,
+                "LogMiner cannot use the listed logs; listing them again"
+            );
+            self.pipeline.metrics.retried("logs_changed");
+            std::thread::sleep(pause);
+            pause *= 2;
+        }
         Ok(())
     }
 

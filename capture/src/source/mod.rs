@@ -214,6 +214,17 @@ pub enum SourceError {
         from_scn: u64,
         to_scn: u64,
     },
+    /// LogMiner could not use the window's logs although the listing had them: a registered
+    /// file cannot be opened (ORA-01284, ORA-00308 at ADD_LOGFILE; `log` names it) or the
+    /// registered logs do not cover the range (ORA-01291 at START_LOGMNR). Both happen while a
+    /// log is being archived or an online log reused between the listing and the start: the
+    /// window is tried again with a fresh listing, and only a gap that persists is
+    /// [`SourceError::RedoMissing`].
+    #[error("LogMiner cannot use the listed logs: {message}")]
+    LogsChanged {
+        log: Option<RedoLog>,
+        message: String,
+    },
     /// The online log being read was reused by a log switch mid-fetch (ORA-00310): mine the
     /// window again.
     #[error("an online log was overwritten while it was mined: {message}")]
@@ -272,6 +283,7 @@ impl SourceError {
             Self::Unavailable { .. } => Some("database_unavailable"),
             Self::Timeout { .. } => Some("database_timeout"),
             Self::LogSwitched { .. } => Some("log_switched"),
+            Self::LogsChanged { .. } => Some("logs_changed"),
             _ => None,
         }
     }
@@ -353,6 +365,7 @@ impl SourceError {
                 .with_detail("oracleError", code.clone()),
             ),
             Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. } => None,
+            Self::LogsChanged { .. } => None,
             Self::SnapshotTooOld { .. } | Self::Malformed { .. } | Self::Database { .. } => None,
         }
     }

@@ -49,6 +49,10 @@ const ORA_UNAVAILABLE: [i32; 26] = [
 const ORA_LOGIN_REFUSED: [i32; 4] = [1017, 1045, 28000, 28001];
 /// ORA-00310: an online log was reused by a log switch while it was mined.
 pub const ORA_LOG_SWITCHED: i32 = 310;
+/// ORA-01284: a file LogMiner was given cannot be opened.
+pub const ORA_CANNOT_OPEN_LOG: i32 = 1284;
+/// ORA-00308: cannot open archived log.
+pub const ORA_CANNOT_OPEN_ARCHIVED_LOG: i32 = 308;
 /// ORA-01291: missing log file (LogMiner has no log for part of the window).
 pub const ORA_MISSING_LOGFILE: i32 = 1291;
 /// ORA-01307: no LogMiner session is active (ending twice).

@@ -92,6 +92,11 @@ pub struct FakeDatabase {
     /// The client's locale has a comma as decimal character (`NLS_LANG=GERMAN_GERMANY...`).
     pub decimal_comma_client: bool,
     pub max_sessions: usize,
+    /// The next this many START_LOGMNR calls find the registered logs short of the range
+    /// (ORA-01291), as when a listed online log was reused before the start.
+    pub missing_logfile_starts: u32,
+    /// Log files ADD_LOGFILE cannot open (ORA-01284): deleted or moved since the listing.
+    pub unreadable_logs: BTreeSet<String>,
     /// Committed updates that wrote redo (changed at least one row), per container.
     pub redo_writing_flushes: Vec<(String, u64)>,
     pub issued: Vec<Issued>,
@@ -137,6 +142,8 @@ impl FakeDatabase {
             .collect(),
             decimal_comma_client: false,
             max_sessions: 4,
+            missing_logfile_starts: 0,
+            unreadable_logs: BTreeSet::new(),
             redo_writing_flushes: Vec::new(),
             issued: Vec::new(),
             idle: Vec::new(),
@@ -351,15 +358,15 @@ impl FakeSession {
                 text(1),
                 text(4_990),
             ]],
-            sql::ONLINE_LOGS => vec![vec![
+            sql::REDO_LOGS => vec![vec![
                 text("/u01/oradata/ORCL/redo01.log"),
                 text(1),
                 text(7),
                 text(3_000),
                 text("18446744073709551615"),
                 text("CURRENT"),
+                text("ONLINE"),
             ]],
-            sql::ARCHIVED_LOGS => Vec::new(),
             sql::PDB_INCARNATION => database
                 .containers
                 .iter()
@@ -469,7 +476,7 @@ impl FakeSession {
             .collect())
     }
 
-    fn run(&mut self, statement: &str) -> Result<u64, Failure> {
+    fn run(&mut self, statement: &str, binds: &[Bind<'_>]) -> Result<u64, Failure> {
         let mut database = self.oracle.state();
         self.record(&mut database, statement);
         if let Some(target) = statement.strip_prefix("ALTER SESSION SET CONTAINER = ") {
@@ -495,10 +502,17 @@ impl FakeSession {
         match statement {
             sql::ADD_FIRST_LOGFILE | sql::ADD_LOGFILE => {
                 self.logminer_allowed(&database)?;
+                if database.unreadable_logs.contains(bind_text(binds, 0)) {
+                    return Err(failure(1284, "file cannot be opened"));
+                }
                 return Ok(0);
             }
             sql::START_LOGMNR => {
                 self.logminer_allowed(&database)?;
+                if database.missing_logfile_starts > 0 {
+                    database.missing_logfile_starts -= 1;
+                    return Err(failure(1291, "missing logfile"));
+                }
                 self.state.mining = true;
                 return Ok(0);
             }
@@ -570,6 +584,11 @@ impl SqlSession for FakeSession {
         self.retag = Some(tag);
     }
 
+    fn discard(&mut self) {
+        self.retag = None;
+        self.tag_found = false;
+    }
+
     fn query(
         &mut self,
         sql: &str,
@@ -585,8 +604,8 @@ impl SqlSession for FakeSession {
         Ok(())
     }
 
-    fn execute(&mut self, sql: &str, _binds: &[Bind<'_>]) -> Result<u64, Failure> {
-        self.run(sql)
+    fn execute(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<u64, Failure> {
+        self.run(sql, binds)
     }
 
     fn commit(&mut self) -> Result<(), Failure> {

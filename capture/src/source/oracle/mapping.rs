@@ -259,23 +259,24 @@ pub fn thread(cells: &mut Cells) -> Result<RedoThread, SourceError> {
     })
 }
 
-const LOG_COLUMNS: [&str; 6] = [
+const LOG_COLUMNS: [&str; 7] = [
     "MEMBER",
     "THREAD#",
     "SEQUENCE#",
     "FIRST_CHANGE#",
     "NEXT_CHANGE#",
     "STATUS",
+    "KIND",
 ];
 
-/// Maps a row of [`super::sql::ONLINE_LOGS`] (six columns) or [`super::sql::ARCHIVED_LOGS`]
-/// (five).
-pub fn redo_log(cells: &mut Cells, kind: RedoLogKind) -> Result<RedoLog, SourceError> {
-    let view = match kind {
-        RedoLogKind::Online => "V$LOG",
-        RedoLogKind::Archived => "V$ARCHIVED_LOG",
+/// Maps a row of [`super::sql::REDO_LOGS`]; the seventh column says online or archived.
+pub fn redo_log(cells: &mut Cells) -> Result<RedoLog, SourceError> {
+    let mut r = CellReader::new("V$LOG / V$ARCHIVED_LOG", &LOG_COLUMNS, cells);
+    let kind = match r.required_text(6)?.as_str() {
+        "ONLINE" => RedoLogKind::Online,
+        "ARCHIVED" => RedoLogKind::Archived,
+        other => return Err(r.malformed(6, format!("{other:?} is neither ONLINE nor ARCHIVED"))),
     };
-    let mut r = CellReader::new(view, &LOG_COLUMNS, cells);
     let name = r.required_text(0)?;
     let thread = r.required_number(1)?;
     let sequence = r.required_number(2)?;
@@ -586,20 +587,26 @@ mod tests {
             Some("1000"),
             Some("281474976710655"),
             Some("CURRENT"),
+            Some("ONLINE"),
         ]);
+        assert_eq!(redo_log(&mut row).unwrap().next_scn, None);
+        let archived = |kind| {
+            cells(&[
+                Some("/arch/1_6.arc"),
+                Some("1"),
+                Some("6"),
+                Some("500"),
+                Some("1000"),
+                None,
+                Some(kind),
+            ])
+        };
+        let log = redo_log(&mut archived("ARCHIVED")).unwrap();
         assert_eq!(
-            redo_log(&mut row, RedoLogKind::Online).unwrap().next_scn,
-            None
+            (log.sequence, log.next_scn, log.kind),
+            (6, Some(1000), RedoLogKind::Archived)
         );
-        let mut row = cells(&[
-            Some("/arch/1_6.arc"),
-            Some("1"),
-            Some("6"),
-            Some("500"),
-            Some("1000"),
-        ]);
-        let log = redo_log(&mut row, RedoLogKind::Archived).unwrap();
-        assert_eq!((log.sequence, log.next_scn), (6, Some(1000)));
+        assert!(redo_log(&mut archived("STANDBY")).is_err());
     }
 
     #[test]

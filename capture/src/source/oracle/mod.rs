@@ -43,9 +43,9 @@ use jiff::civil;
 use oracle::pool::PoolBuilder;
 
 use self::error::{
-    Failure, ORA_INSUFFICIENT_PRIVILEGES, ORA_INVALID_SCN, ORA_MISSING_LOGFILE,
-    ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE, ORA_SNAPSHOT_TOO_OLD, action_query_failure,
-    classify,
+    Failure, ORA_CANNOT_OPEN_ARCHIVED_LOG, ORA_CANNOT_OPEN_LOG, ORA_INSUFFICIENT_PRIVILEGES,
+    ORA_INVALID_SCN, ORA_MISSING_LOGFILE, ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE,
+    ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
 };
 use self::mapping::{CellReader, SharedNames};
 pub use self::session::{
@@ -53,8 +53,8 @@ pub use self::session::{
 };
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
-    MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoLogKind, RedoMiner, RedoThread,
-    SessionId, SessionPrivileges, SourceError,
+    MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
+    SessionPrivileges, SourceError,
 };
 use crate::dictionary::{Column, LobKind, TableSchema};
 use crate::value::Row as ValueRow;
@@ -489,10 +489,17 @@ impl<P: SessionPool> OracleClient<P> {
         })
     }
 
-    /// Drops the main session after a failure, so the next call starts on a fresh one.
+    /// Drops the main session after a failure, so the next call starts on a fresh one. The
+    /// session is closed rather than pooled: it may still hold a LogMiner session (and its
+    /// memory), which is ended first when the connection still answers.
     fn forget_main_session(&mut self) {
-        self.main = None;
         self.window = None;
+        if let Some(mut session) = self.main.take() {
+            if let Err(failure) = session.execute(sql::END_LOGMNR, &[]) {
+                tracing::debug!(message = %failure.message, "ending LogMiner on a failed session");
+            }
+            session.discard();
+        }
     }
 }
 
@@ -669,23 +676,13 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
 
 impl<P: SessionPool> RedoMiner for OracleClient<P> {
     fn redo_logs(&mut self, from_scn: u64) -> Result<Vec<RedoLog>, SourceError> {
-        let (online, archived) = self.on_session("list redo logs", Place::Root, |session| {
-            let from = [Bind::Number(from_scn)];
-            Ok((
-                query_text(session, sql::ONLINE_LOGS, &from)?,
-                query_text(session, sql::ARCHIVED_LOGS, &from)?,
-            ))
-        })?;
-        let mut logs = Vec::with_capacity(online.len() + archived.len());
-        for (rows, kind) in [
-            (online, RedoLogKind::Online),
-            (archived, RedoLogKind::Archived),
-        ] {
-            for mut row in rows {
-                logs.push(mapping::redo_log(&mut row, kind)?);
-            }
-        }
-        Ok(logs)
+        let mut rows = self.rows(
+            "list redo logs",
+            Place::Root,
+            sql::REDO_LOGS,
+            &[Bind::Number(from_scn), Bind::Number(from_scn)],
+        )?;
+        rows.iter_mut().map(|row| mapping::redo_log(row)).collect()
     }
 
     fn flush_redo(&mut self) -> Result<(), SourceError> {
@@ -750,7 +747,7 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
                     };
                     session
                         .execute(statement, &[Bind::Text(&log.name)])
-                        .map_err(|failure| (failure, "register log"))?;
+                        .map_err(|failure| (failure, Some(log)))?;
                 }
             }
             session
@@ -758,26 +755,35 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
                     sql::START_LOGMNR,
                     &[Bind::Number(window.start_scn), Bind::Number(window.end_scn)],
                 )
-                .map_err(|failure| (failure, "start LogMiner"))?;
-            Ok::<(), (Failure, &'static str)>(())
+                .map_err(|failure| (failure, None))?;
+            Ok::<(), (Failure, Option<&RedoLog>)>(())
         })();
-        match result {
+        let (failure, log) = match result {
             Ok(()) => {
                 self.window = Some(window.clone());
-                Ok(())
+                return Ok(());
             }
-            Err((failure, call)) => {
-                self.forget_main_session();
-                if failure.ora == Some(ORA_MISSING_LOGFILE) {
-                    return Err(SourceError::RedoMissing {
-                        thread: window.logs.first().map_or(1, |log| log.thread),
-                        from_scn: window.start_scn,
-                        to_scn: window.end_scn,
-                    });
+            Err(failed) => failed,
+        };
+        let error = match (failure.ora, log) {
+            // The file of a listed log cannot be opened: archived or deleted since the listing.
+            (Some(ORA_CANNOT_OPEN_LOG | ORA_CANNOT_OPEN_ARCHIVED_LOG), Some(log)) => {
+                SourceError::LogsChanged {
+                    log: Some(log.clone()),
+                    message: failure.message,
                 }
-                Err(self.fail(call, &failure))
             }
-        }
+            // The registered logs do not cover the range: an online log listed as holding a
+            // sequence was reused before START_LOGMNR read it.
+            (Some(ORA_MISSING_LOGFILE), None) => SourceError::LogsChanged {
+                log: None,
+                message: failure.message,
+            },
+            (_, Some(_)) => self.fail("register log", &failure),
+            (_, None) => self.fail("start LogMiner", &failure),
+        };
+        self.forget_main_session();
+        Err(error)
     }
 
     fn stream_rows(

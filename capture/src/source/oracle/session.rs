@@ -120,6 +120,8 @@ pub trait SqlSession {
     fn tag_found(&self) -> bool;
     /// After a successful setup: release the session to the pool under `tag`.
     fn retag_on_release(&mut self, tag: String);
+    /// Close the session when it is released instead of pooling it (its state is unknown).
+    fn discard(&mut self);
     /// Runs a query and hands each row to `visit`, which may stop early.
     fn query(
         &mut self,
@@ -223,6 +225,10 @@ impl SqlSession for OracleSession {
 
     fn retag_on_release(&mut self, tag: String) {
         self.release = Release::Retag(tag);
+    }
+
+    fn discard(&mut self) {
+        self.release = Release::Drop;
     }
 
     fn query(

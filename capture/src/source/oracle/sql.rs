@@ -54,23 +54,36 @@ pub const PDB_INCARNATION: &str = "SELECT P.CON_ID, P.DB_INCARNATION#, P.PDB_INC
 pub const THREADS: &str = "SELECT THREAD#, STATUS, ENABLED, CHECKPOINT_CHANGE#, SEQUENCE#, \
      ENABLE_CHANGE#, LAST_REDO_CHANGE# FROM V$THREAD";
 
-/// Online logs, one member per group (any member holds the same redo). `NEXT_CHANGE#` of the
-/// CURRENT group is a huge sentinel; the mapping reads the status instead.
-pub const ONLINE_LOGS: &str = "SELECT MIN(F.MEMBER), L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, \
-     L.NEXT_CHANGE#, L.STATUS FROM V$LOG L, V$LOGFILE F \
+/// Every log whose range reaches past the SCN, online and archived, in one statement: two
+/// separate queries can disagree while a log is being archived (one read before, one after), and
+/// an online log reused in between would be in neither. Binds: the SCN twice. The seventh column
+/// says which view a row comes from.
+///
+/// Online logs: one member per group (any member holds the same redo), leaving out members
+/// Oracle marks `INVALID` (never written or inaccessible), `STALE` (incomplete) or `DELETED`;
+/// a blank `STATUS` is a member in use. `NEXT_CHANGE#` of the CURRENT group is a huge sentinel;
+/// the mapping reads the status instead.
+///
+/// Archived logs of the current incarnation (the RESETLOGS columns keep logs of an incarnation
+/// opened out by RESETLOGS away) that are still on disk (`STATUS = 'A'`, a name), written by this
+/// database (not a standby destination), at a local destination: chosen by the destination's
+/// type, not its status, because a destination in ERROR (a full recovery area, say) still holds
+/// every log archived there before the error. `DEST_ID = 0` is a log whose destination Oracle no
+/// longer knows, as for logs restored by RMAN or registered by hand. Copies at several
+/// destinations repeat a sequence; the planner keeps one.
+pub const REDO_LOGS: &str = "SELECT MIN(F.MEMBER), L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, \
+     L.NEXT_CHANGE#, L.STATUS, 'ONLINE' FROM V$LOG L, V$LOGFILE F \
      WHERE F.GROUP# = L.GROUP# AND L.NEXT_CHANGE# > :1 \
-     GROUP BY L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, L.NEXT_CHANGE#, L.STATUS";
-
-/// Archived logs of the current incarnation that reach past the SCN, from local valid
-/// destinations. Copies at several destinations repeat a sequence; the planner keeps one.
-/// Incarnation columns keep logs of a database that was opened RESETLOGS out.
-pub const ARCHIVED_LOGS: &str = "SELECT A.NAME, A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, \
-     A.NEXT_CHANGE# FROM V$ARCHIVED_LOG A, V$DATABASE D \
+     AND NVL(F.STATUS, 'IN USE') NOT IN ('INVALID', 'STALE', 'DELETED') \
+     GROUP BY L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, L.NEXT_CHANGE#, L.STATUS \
+     UNION ALL \
+     SELECT A.NAME, A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#, NULL, 'ARCHIVED' \
+     FROM V$ARCHIVED_LOG A, V$DATABASE D \
      WHERE A.NAME IS NOT NULL AND A.ARCHIVED = 'YES' AND A.STATUS = 'A' \
-     AND A.STANDBY_DEST = 'NO' AND A.NEXT_CHANGE# > :1 \
+     AND A.STANDBY_DEST = 'NO' AND A.NEXT_CHANGE# > :2 \
      AND A.RESETLOGS_CHANGE# = D.RESETLOGS_CHANGE# AND A.RESETLOGS_TIME = D.RESETLOGS_TIME \
-     AND A.DEST_ID IN (SELECT DEST_ID FROM V$ARCHIVE_DEST_STATUS \
-     WHERE STATUS = 'VALID' AND TYPE = 'LOCAL')";
+     AND (A.DEST_ID = 0 OR A.DEST_ID IN \
+     (SELECT DEST_ID FROM V$ARCHIVE_DEST_STATUS WHERE TYPE = 'LOCAL'))";
 
 /// Open transactions on every instance. The fallback below serves users granted `V$` only.
 pub const OPEN_TRANSACTIONS: &str =
@@ -353,6 +366,18 @@ mod tests {
         let (sql, binds) = contents_query(&tables[..1], None);
         assert!(sql.ends_with("OR (SEG_OWNER = :3 AND TABLE_NAME = :4))"));
         assert_eq!(binds.len(), 2);
+    }
+
+    #[test]
+    fn the_log_listing_keeps_logs_a_failed_destination_holds_and_skips_bad_members() {
+        assert!(REDO_LOGS.contains("WHERE TYPE = 'LOCAL'"));
+        assert!(
+            !REDO_LOGS.contains("STATUS = 'VALID'"),
+            "a destination in ERROR still holds its logs"
+        );
+        assert!(REDO_LOGS.contains("A.DEST_ID = 0 OR"));
+        assert!(REDO_LOGS.contains("NOT IN ('INVALID', 'STALE', 'DELETED')"));
+        assert!(REDO_LOGS.contains(":1") && REDO_LOGS.contains(":2") && !REDO_LOGS.contains(":3"));
     }
 
     #[test]

@@ -1,5 +1,7 @@
 use std::collections::BTreeSet;
 
+use crate::source::RedoLogKind;
+
 use super::*;
 
 #[test]
@@ -326,5 +328,50 @@ mod over_the_model {
         assert_eq!(client.topology().mode, MiningMode::PerPdb);
         client.table("APP", "ORDERS").unwrap();
         mine(&mut client);
+    }
+
+    /// What LogMiner says when the listed logs changed under it becomes a retry with a fresh
+    /// listing (naming the log when one is known), never an immediate RedoMissing; the failed
+    /// session is closed, not pooled with its LogMiner session.
+    #[test]
+    fn logs_that_changed_since_the_listing_are_retried_not_declared_missing() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.missing_logfile_starts = 1;
+        database
+            .unreadable_logs
+            .insert("/u01/oradata/ORCL/gone.arc".to_owned());
+        let oracle = FakeOracle::new(database);
+        let mut client = OracleClient::over(oracle.clone(), options(Some("ORCLPDB1"))).unwrap();
+        let error = client.start_mining(&window()).unwrap_err();
+        assert!(
+            matches!(error, SourceError::LogsChanged { log: None, .. }),
+            "{error}"
+        );
+        assert_eq!(error.retry_cause(), Some("logs_changed"));
+        let mut with_gone = window();
+        with_gone.logs.insert(
+            0,
+            RedoLog {
+                name: "/u01/oradata/ORCL/gone.arc".to_owned(),
+                thread: 2,
+                sequence: 5,
+                first_scn: 2_000,
+                next_scn: Some(3_000),
+                kind: RedoLogKind::Archived,
+            },
+        );
+        match client.start_mining(&with_gone).unwrap_err() {
+            SourceError::LogsChanged { log: Some(log), .. } => assert_eq!(log.thread, 2),
+            other => panic!("{other}"),
+        }
+        // The next window starts on a fresh session and works.
+        mine(&mut client);
+        let state = oracle.state();
+        let ended = state
+            .issued
+            .iter()
+            .filter(|issued| issued.sql == sql::END_LOGMNR)
+            .count();
+        assert!(ended >= 3, "{ended}");
     }
 }

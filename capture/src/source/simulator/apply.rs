@@ -181,6 +181,10 @@ impl Simulator {
                 }
                 Ok(())
             }
+            Step::ArchiverRace(races) => {
+                self.catalog.archiver_races = races;
+                Ok(())
+            }
             Step::UndoLost => {
                 self.catalog.undo_kept_from_scn = self.catalog.scn;
                 Ok(())

@@ -621,6 +621,9 @@ pub(crate) struct Catalog {
     pub undo_kept_from_scn: u64,
     /// Views the capture user may not read (`{"database":{"ungranted_views":[..]}}`).
     pub ungranted_views: BTreeSet<String>,
+    /// START_LOGMNR calls still to fail as if an online log the listing named had been reused
+    /// before the start (the archiver race, ORA-01291).
+    pub archiver_races: u32,
 }
 
 /// The first SCN of a new simulator and its clock.
@@ -673,6 +676,7 @@ impl Catalog {
             scn_time_retention_seconds: 5 * 86_400,
             undo_kept_from_scn: 0,
             ungranted_views: BTreeSet::new(),
+            archiver_races: 0,
         }
     }
 

@@ -402,6 +402,13 @@ impl RedoMiner for Simulator {
                 ),
             });
         }
+        if self.catalog.archiver_races > 0 {
+            self.catalog.archiver_races -= 1;
+            return Err(SourceError::LogsChanged {
+                log: None,
+                message: "ORA-01291: missing logfile".to_owned(),
+            });
+        }
         let threads = self.redo.thread_views(self.catalog.scn);
         let registered: Vec<RedoLog> = if window.logs.is_empty() {
             // Per-PDB mining: START_LOGMNR finds the logs itself.
@@ -416,11 +423,12 @@ impl RedoMiner for Simulator {
                     l.name == log.name && l.thread == log.thread && l.sequence == log.sequence
                 })
             };
+            // ADD_LOGFILE of a file gone since the listing: ORA-00308, which the client reports
+            // as logs that changed, naming the log.
             if let Some(gone) = window.logs.iter().find(|log| !exists(log)) {
-                return Err(SourceError::Database {
-                    call: "DBMS_LOGMNR.ADD_LOGFILE",
-                    code: Some("ORA-00308".to_owned()),
-                    message: format!("cannot open archived log '{}'", gone.name),
+                return Err(SourceError::LogsChanged {
+                    log: Some(gone.clone()),
+                    message: format!("ORA-00308: cannot open archived log '{}'", gone.name),
                 });
             }
             plan_logs(&threads, window.logs.clone(), window.start_scn)?.logs

@@ -166,6 +166,9 @@ pub enum Step {
     Thread(u16),
     /// Writes the current thread's redo to disk (its checkpoint catches up).
     Checkpoint,
+    /// The next N START_LOGMNR calls lose the race with the archiver: an online log the listing
+    /// named is archived and reused before LogMiner starts (ORA-01291).
+    ArchiverRace(u32),
     /// The undo generated so far is overwritten (the undo tablespace cycled past its
     /// retention): flashback reads as of an earlier SCN that need it fail with ORA-01555.
     UndoLost,
@@ -398,6 +401,11 @@ impl<'a> Fields<'a> {
         } else if self.has("checkpoint") {
             self.marker("checkpoint")?;
             Step::Checkpoint
+        } else if self.has("archiver_race") {
+            match u32::try_from(self.unsigned("archiver_race")?) {
+                Ok(races) => Step::ArchiverRace(races),
+                Err(_) => return Err(self.error("archiver_race", "expected a count")),
+            }
         } else if self.has("undo_lost") {
             self.marker("undo_lost")?;
             Step::UndoLost
