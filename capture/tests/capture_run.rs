@@ -14,6 +14,13 @@ mod run_support;
 use run_support::{BINARY, Capture};
 
 /// A capture of the two tables of [`TABLES`].
+/// Replaces `from` by `to` in the run's config.
+fn edit_config(run: &Capture, from: &str, to: &str) {
+    let config = std::fs::read_to_string(run.path("capture.yaml")).unwrap();
+    assert!(config.contains(from), "{from:?} is not in the config");
+    std::fs::write(run.path("capture.yaml"), config.replace(from, to)).unwrap();
+}
+
 fn new_run(scenario: &str, extra: &str) -> Capture {
     Capture::new(&["APP.ORDERS", "APP.ITEMS"], scenario, extra)
 }
@@ -272,13 +279,11 @@ fn purged_redo_stops_with_cdc_2001_naming_the_range() {
     scenario.push_str("{\"log_switch\":true}\n{\"log_switch\":true}\n{\"log_switch\":true}\n");
     scenario.push_str("{\"archive_purge_before_scn\":1000010}\n");
     let run = new_run(&scenario, "");
-    let config = std::fs::read_to_string(run.path("capture.yaml"))
-        .unwrap()
-        .replace(
-            "startPosition: {type: earliest}",
-            "startPosition: {type: scn, scn: 1000001}",
-        );
-    std::fs::write(run.path("capture.yaml"), config).unwrap();
+    edit_config(
+        &run,
+        "startPosition: {type: earliest}",
+        "startPosition: {type: scn, scn: 1000001}",
+    );
     let (status, stderr) = run.run();
     assert_eq!(status, 3, "{stderr}");
     let message = run.termination();
@@ -341,10 +346,7 @@ fn an_unreadable_pdb_incarnation_skips_the_check_with_a_warning() {
     );
     scenario.push_str("{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n");
     let run = new_run(&scenario, "");
-    let config = std::fs::read_to_string(run.path("capture.yaml"))
-        .unwrap()
-        .replace("database: {", "database: {pdb: ORCLPDB1, ");
-    std::fs::write(run.path("capture.yaml"), config).unwrap();
+    edit_config(&run, "database: {", "database: {pdb: ORCLPDB1, ");
 
     let (status, text) = doctor(run.dir.path(), false);
     assert_eq!(status, 0, "{text}");
@@ -376,10 +378,7 @@ fn the_pdb_name_is_folded_like_oracle_and_an_unknown_pdb_stops_the_run() {
         ("SALES", false),
     ] {
         let run = new_run(&scenario, "");
-        let config = std::fs::read_to_string(run.path("capture.yaml"))
-            .unwrap()
-            .replace("database: {", &format!("database: {{pdb: '{pdb}', "));
-        std::fs::write(run.path("capture.yaml"), config).unwrap();
+        edit_config(&run, "database: {", &format!("database: {{pdb: '{pdb}', "));
         let (status, stderr) = run.run();
         if found {
             assert_eq!(status, 0, "{pdb}: {stderr}");
@@ -417,6 +416,31 @@ fn a_lost_race_with_the_archiver_is_retried_on_a_fresh_listing() {
             assert!(run.events().is_empty());
         }
     }
+}
+
+/// Starting at the current position with a transaction open since before the oldest redo still
+/// there: it cannot be captured whole, so the run stops (CDC-2001), and the log says which
+/// transaction holds the start back.
+#[test]
+fn a_transaction_older_than_the_redo_is_named_when_it_stops_the_start() {
+    let mut scenario = String::from(TABLES);
+    scenario.push_str("{\"tx\":\"old\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n");
+    scenario.push_str("{\"log_switch\":true}\n{\"log_switch\":true}\n{\"log_switch\":true}\n");
+    scenario.push_str("{\"archive_purge_before_scn\":1000100}\n");
+    scenario.push_str("{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2}}\n{\"tx\":\"b\",\"commit\":true}\n");
+    let run = new_run(&scenario, "");
+    edit_config(
+        &run,
+        "startPosition: {type: earliest}",
+        "startPosition: {type: current}",
+    );
+    let (status, stderr) = run.run();
+    assert_ne!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("began before the oldest redo still available"),
+        "{stderr}"
+    );
+    assert_eq!(run.termination()["code"], "CDC-2001");
 }
 
 const DOCS: &str = r#"{"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"BODY","type":"CLOB"}],"logging":"all"}

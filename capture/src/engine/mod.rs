@@ -536,6 +536,7 @@ impl<S: OracleSource> Engine<S> {
                     Ok(open) => {
                         let position =
                             FreshPosition::from_reads(before, &open, source.current_scn()?);
+                        warn_of_transactions_older_than_the_redo(source, &open)?;
                         (position.scn, position.restart_scn)
                     }
                     Err(error) => {
@@ -1267,6 +1268,36 @@ impl FreshPosition {
             restart_scn: oldest_start(open).unwrap_or(before).min(before),
         }
     }
+}
+
+/// A transaction open at start that began before the oldest redo still listed cannot be
+/// captured whole: mining must start at its start, whose logs are gone, so the first window
+/// stops with RedoMissing. Say which transaction it is, since it is often one left open by a
+/// forgotten session, which the DBA can end.
+fn warn_of_transactions_older_than_the_redo<S: crate::source::RedoMiner>(
+    source: &mut S,
+    open: &[OpenTransaction],
+) -> Result<(), SourceError> {
+    let Some(oldest) = open
+        .iter()
+        .filter(|t| t.start_scn > 1)
+        .min_by_key(|t| t.start_scn)
+    else {
+        return Ok(());
+    };
+    let oldest_redo = source.redo_logs(0)?.iter().map(|log| log.first_scn).min();
+    if let Some(oldest_redo) = oldest_redo.filter(|&first| oldest.start_scn < first) {
+        tracing::warn!(
+            xid = %oldest.xid,
+            instance = oldest.instance,
+            start_scn = oldest.start_scn,
+            oldest_redo_scn = oldest_redo,
+            "a transaction open now began before the oldest redo still available, so it cannot \
+             be captured whole and the capture stops (CDC-2001) at its first window; end that \
+             transaction (often a forgotten session) or restore the archived logs from its start"
+        );
+    }
+    Ok(())
 }
 
 /// The start SCN of the oldest of `open` transactions (a start SCN of 0 or 1 is unknown).

@@ -381,8 +381,8 @@ pub trait DatabaseCatalog {
     fn pdb_incarnation(&mut self, pdb: &str) -> Result<Option<PdbIncarnation>, SourceError>;
     /// `V$THREAD`: one entry per redo thread.
     fn threads(&mut self) -> Result<Vec<RedoThread>, SourceError>;
-    /// Open transactions: `GV$TRANSACTION`, falling back to `V$TRANSACTION` where GV$ is not
-    /// granted.
+    /// Open transactions of the captured database (of the named PDB only, in a CDB):
+    /// `GV$TRANSACTION`, falling back to `V$TRANSACTION` where GV$ is not granted.
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError>;
     /// Live sessions (`GV$SESSION`).
     fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError>;

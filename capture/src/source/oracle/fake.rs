@@ -51,6 +51,8 @@ pub struct FakeContainer {
     pub tables: Vec<FakeTable>,
     /// The flush table's rows; `None` while it does not exist.
     pub flush_rows: Option<u64>,
+    /// Start SCNs of the transactions open in this container.
+    pub open_transactions: Vec<u64>,
 }
 
 impl FakeContainer {
@@ -61,6 +63,7 @@ impl FakeContainer {
             open_mode: "READ WRITE",
             tables: Vec::new(),
             flush_rows: None,
+            open_transactions: Vec::new(),
         }
     }
 
@@ -331,7 +334,7 @@ impl FakeSession {
                 .iter()
                 // In a PDB the view shows that PDB only.
                 .filter(|c| self.in_root(&database) || c.name == self.state.container)
-                .map(|c| vec![text(&c.name), text(c.open_mode)])
+                .map(|c| vec![text(&c.name), text(c.open_mode), text(c.con_id)])
                 .collect(),
             sql::DATABASE => vec![vec![
                 text(1_234_567),
@@ -374,7 +377,28 @@ impl FakeSession {
                 .filter(|c| self.in_root(&database) || c.name == self.state.container)
                 .map(|c| vec![text(c.con_id), text(1), text(0), text(1)])
                 .collect(),
-            sql::OPEN_TRANSACTIONS | sql::SESSIONS => Vec::new(),
+            // From the root, every container's transactions; from a PDB, its own.
+            sql::OPEN_TRANSACTIONS | sql::OPEN_TRANSACTIONS_IN_CONTAINER => database
+                .containers
+                .iter()
+                .filter(|c| self.in_root(&database) || c.name == self.state.container)
+                .filter(|c| {
+                    sql != sql::OPEN_TRANSACTIONS_IN_CONTAINER
+                        || binds.first() == Some(&Bind::Number(u64::from(c.con_id)))
+                })
+                .flat_map(|c| {
+                    c.open_transactions.iter().enumerate().map(|(slot, start)| {
+                        vec![
+                            text(format!("0A00{slot:02X}00C2030000")),
+                            text(1),
+                            text(start),
+                            text("ACTIVE"),
+                            text(c.con_id),
+                        ]
+                    })
+                })
+                .collect(),
+            sql::SESSIONS => Vec::new(),
             sql::SESSION_PRIVILEGES => database.privileges.iter().map(|p| vec![text(p)]).collect(),
             sql::SESSION_ROLES => ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"]
                 .iter()

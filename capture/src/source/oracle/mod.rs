@@ -167,6 +167,17 @@ pub struct Topology {
     pub mode: MiningMode,
     pub root: SessionSetup,
     pub pdb: SessionSetup,
+    /// The named PDB's `CON_ID` when mining it from the root: instance-wide views read there
+    /// list every container's rows, and open transactions are narrowed to this one.
+    pub pdb_con_id: Option<u32>,
+}
+
+/// A row of `V$CONTAINERS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Container {
+    pub name: String,
+    pub open_mode: String,
+    pub con_id: u32,
 }
 
 impl Topology {
@@ -192,16 +203,16 @@ pub fn topology(
     cdb: bool,
     session_container: &str,
     pdb: Option<&str>,
-    containers: &[(String, String)],
+    containers: &[Container],
 ) -> Result<Topology, SourceError> {
     let mode = mining_mode(version, cdb, session_container, pdb)?;
     let plain = SessionSetup { container: None };
     match (&mode, pdb) {
         (MiningMode::Classic { container: Some(_) }, Some(pdb)) => {
-            let Some((_, open_mode)) = containers.iter().find(|(name, _)| name == pdb) else {
+            let Some(container) = containers.iter().find(|c| c.name == pdb) else {
                 let known: Vec<&str> = containers
                     .iter()
-                    .map(|(name, _)| name.as_str())
+                    .map(|c| c.name.as_str())
                     .filter(|name| *name != ROOT_CONTAINER && *name != "PDB$SEED")
                     .collect();
                 return Err(SourceError::NoSuchPdb {
@@ -209,7 +220,7 @@ pub fn topology(
                     known: format!("V$CONTAINERS lists {}", known.join(", ")),
                 });
             };
-            if open_mode == "MOUNTED" {
+            if container.open_mode == "MOUNTED" {
                 return Err(SourceError::Unavailable {
                     message: format!(
                         "PDB {pdb} is not open (OPEN_MODE MOUNTED): open it with ALTER \
@@ -225,6 +236,7 @@ pub fn topology(
                 pdb: SessionSetup {
                     container: Some(pdb.to_owned()),
                 },
+                pdb_con_id: Some(container.con_id),
             })
         }
         (MiningMode::PerPdb, Some(pdb)) if pdb != session_container => {
@@ -240,6 +252,7 @@ pub fn topology(
             mode,
             root: plain.clone(),
             pdb: plain,
+            pdb_con_id: None,
         }),
     }
 }
@@ -327,8 +340,12 @@ impl<P: SessionPool> OracleClient<P> {
                 .map_err(|failure| fail("read V$CONTAINERS", failure))?;
             let mut containers = Vec::with_capacity(rows.len());
             for row in &mut rows {
-                let mut r = CellReader::new("V$CONTAINERS", &["NAME", "OPEN_MODE"], row);
-                containers.push((r.required_text(0)?, r.required_text(1)?));
+                let mut r = CellReader::new("V$CONTAINERS", &["NAME", "OPEN_MODE", "CON_ID"], row);
+                containers.push(Container {
+                    name: r.required_text(0)?,
+                    open_mode: r.required_text(1)?,
+                    con_id: r.required_number(2)?,
+                });
             }
             containers
         } else {
@@ -460,9 +477,10 @@ impl<P: SessionPool> OracleClient<P> {
         call: &'static str,
         sql: &str,
         fallback: &str,
+        binds: &[Bind<'_>],
     ) -> Result<TextRows, SourceError> {
         self.on_session(call, Place::Root, |session| {
-            match query_text(session, sql, &[]) {
+            match query_text(session, sql, binds) {
                 Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
                     // Seed 001: the local view serves, with a warning, since on RAC it sees only
                     // the connected instance's transactions and sessions.
@@ -472,7 +490,7 @@ impl<P: SessionPool> OracleClient<P> {
                          instance only; on RAC, grant SELECT on the GV_$ views so transactions \
                          of the other instances are seen"
                     );
-                    query_text(session, fallback, &[])
+                    query_text(session, fallback, binds)
                 }
                 other => other,
             }
@@ -551,18 +569,27 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
     }
 
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
-        self.rows_or_local(
-            "read open transactions",
-            sql::OPEN_TRANSACTIONS,
-            sql::OPEN_TRANSACTIONS_LOCAL,
-        )?
-        .iter_mut()
-        .map(|row| mapping::open_transaction(row))
-        .collect()
+        let mut rows = match self.topology.pdb_con_id {
+            Some(con_id) => self.rows_or_local(
+                "read open transactions",
+                sql::OPEN_TRANSACTIONS_IN_CONTAINER,
+                sql::OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER,
+                &[Bind::Number(u64::from(con_id))],
+            )?,
+            None => self.rows_or_local(
+                "read open transactions",
+                sql::OPEN_TRANSACTIONS,
+                sql::OPEN_TRANSACTIONS_LOCAL,
+                &[],
+            )?,
+        };
+        rows.iter_mut()
+            .map(|row| mapping::open_transaction(row))
+            .collect()
     }
 
     fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError> {
-        self.rows_or_local("read sessions", sql::SESSIONS, sql::SESSIONS_LOCAL)?
+        self.rows_or_local("read sessions", sql::SESSIONS, sql::SESSIONS_LOCAL, &[])?
             .iter_mut()
             .map(|row| mapping::session(row))
             .collect()

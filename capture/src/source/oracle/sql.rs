@@ -34,7 +34,7 @@ pub const TOPOLOGY: &str = "SELECT SYS_CONTEXT('USERENV', 'CON_NAME'), I.VERSION
 /// The containers of a CDB with their open mode, read from the root when a PDB is named: the
 /// name must match one of them exactly (the config folds an unquoted name to upper case, as
 /// Oracle does), and a PDB that is only MOUNTED cannot be read.
-pub const CONTAINERS: &str = "SELECT NAME, OPEN_MODE FROM V$CONTAINERS ORDER BY CON_ID";
+pub const CONTAINERS: &str = "SELECT NAME, OPEN_MODE, CON_ID FROM V$CONTAINERS ORDER BY CON_ID";
 
 /// The current SCN alone: the cheapest call of the mining loop, made once per window.
 pub const CURRENT_SCN: &str = "SELECT CURRENT_SCN FROM V$DATABASE";
@@ -86,10 +86,16 @@ pub const REDO_LOGS: &str = "SELECT MIN(F.MEMBER), L.THREAD#, L.SEQUENCE#, L.FIR
      (SELECT DEST_ID FROM V$ARCHIVE_DEST_STATUS WHERE TYPE = 'LOCAL'))";
 
 /// Open transactions on every instance. The fallback below serves users granted `V$` only.
+/// Read from the root of a CDB, these views list the transactions of every container; the
+/// `_IN_CONTAINER` forms keep the captured PDB's (bound by its `CON_ID`), so a session left open
+/// in another PDB cannot hold the start position back.
 pub const OPEN_TRANSACTIONS: &str =
     "SELECT RAWTOHEX(XID), INST_ID, START_SCN, STATUS, CON_ID FROM GV$TRANSACTION";
 pub const OPEN_TRANSACTIONS_LOCAL: &str =
     "SELECT RAWTOHEX(XID), 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION";
+pub const OPEN_TRANSACTIONS_IN_CONTAINER: &str = "SELECT RAWTOHEX(XID), INST_ID, START_SCN, STATUS, CON_ID FROM GV$TRANSACTION WHERE CON_ID = :1";
+pub const OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER: &str =
+    "SELECT RAWTOHEX(XID), 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION WHERE CON_ID = :1";
 
 /// Live sessions on every instance; the orphan check asks whether a START row's session lives.
 pub const SESSIONS: &str = "SELECT INST_ID, SID, SERIAL# FROM GV$SESSION";

@@ -374,4 +374,31 @@ mod over_the_model {
             .count();
         assert!(ended >= 3, "{ended}");
     }
+
+    /// Read from the root, GV$TRANSACTION lists every container's transactions: a session left
+    /// open in another PDB or the root must not hold the start position back.
+    #[test]
+    fn open_transactions_are_the_captured_pdbs_only() {
+        let mut container = pdb();
+        container.open_transactions = vec![4_200];
+        let mut database = FakeDatabase::cdb(container);
+        database.containers[0].open_transactions = vec![10];
+        let other = FakeContainer {
+            open_transactions: vec![20],
+            ..FakeContainer::new("SALES", 4)
+        };
+        database.containers.push(other);
+        let oracle = FakeOracle::new(database);
+        let mut client = OracleClient::over(oracle.clone(), options(Some("ORCLPDB1"))).unwrap();
+        let open = client.open_transactions().unwrap();
+        assert_eq!(
+            open.iter()
+                .map(|t| (t.start_scn, t.con_id))
+                .collect::<Vec<_>>(),
+            [(4_200, Some(3))]
+        );
+        // Without a PDB named, the whole list (a non-CDB has one container anyway).
+        let mut client = OracleClient::over(oracle, options(None)).unwrap();
+        assert_eq!(client.open_transactions().unwrap().len(), 3);
+    }
 }
