@@ -45,9 +45,9 @@ pub enum Operation {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Xid(pub [u8; 8]);
 
-/// Text that is not 16 hex digits.
+/// Text that is not a transaction id (16 hex digits, or `USN.SLOT.SQN`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("transaction id {0:?} is not 16 hex digits")]
+#[error("transaction id {0:?} is neither 16 hex digits nor USN.SLOT.SQN")]
 pub struct XidError(pub String);
 
 impl Xid {

@@ -66,10 +66,7 @@ pub fn plan_logs(
     }
 
     let mut plan = LogPlan::default();
-    for thread in threads
-        .iter()
-        .filter(|thread| thread.enabled == ThreadEnabled::Public)
-    {
+    for thread in threads {
         let logs: Vec<RedoLog> = by_thread
             .remove(&thread.thread)
             .map(|sequences| sequences.into_values().collect())
@@ -80,13 +77,18 @@ pub fn plan_logs(
             from_scn,
             to_scn,
         };
+        // A PUBLIC or PRIVATE thread is the redo of an instance (an instance opened with a
+        // PRIVATE thread writes its normal redo there) and must be covered from the start. A
+        // thread disabled since still holds the redo it wrote before: its logs that reach the
+        // start are mined, and one with none left has nothing to give.
+        let enabled = thread.enabled != ThreadEnabled::Disabled;
         let Some(first) = logs.first() else {
-            if thread.open {
+            if enabled && thread.open {
                 return Err(missing(needed_from, thread.checkpoint_scn));
             }
             continue;
         };
-        if first.first_scn > needed_from {
+        if enabled && first.first_scn > needed_from {
             return Err(missing(needed_from, first.first_scn));
         }
         for pair in logs.windows(2) {
@@ -104,6 +106,50 @@ pub fn plan_logs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seed of the PRIVATE-thread fix: an instance using a PRIVATE thread writes its normal redo
+    /// there, so its logs are mined and a gap in them is missing redo; a disabled thread's logs
+    /// that reach the start are mined too, and without any it is left alone.
+    #[test]
+    fn private_threads_are_mined_and_disabled_ones_give_what_they_still_hold() {
+        let private = RedoThread {
+            enabled: ThreadEnabled::Private,
+            ..thread(2)
+        };
+        let disabled = RedoThread {
+            enabled: ThreadEnabled::Disabled,
+            open: false,
+            ..thread(3)
+        };
+        let logs = vec![
+            log(1, 4, 50, None, RedoLogKind::Online),
+            log(2, 9, 60, None, RedoLogKind::Online),
+            log(3, 2, 40, Some(90), RedoLogKind::Archived),
+        ];
+        let plan = plan_logs(&[thread(1), private.clone(), disabled.clone()], logs, 70).unwrap();
+        let mined: Vec<u16> = plan.logs.iter().map(|log| log.thread).collect();
+        assert_eq!(mined, [1, 2, 3]);
+        let gap = plan_logs(
+            &[thread(1), private, disabled],
+            vec![
+                log(1, 4, 50, None, RedoLogKind::Online),
+                log(2, 9, 80, None, RedoLogKind::Online),
+            ],
+            70,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                gap,
+                SourceError::RedoMissing {
+                    thread: 2,
+                    from_scn: 70,
+                    to_scn: 80
+                }
+            ),
+            "{gap}"
+        );
+    }
 
     fn thread(number: u16) -> RedoThread {
         RedoThread {
@@ -179,9 +225,10 @@ mod tests {
     }
 
     #[test]
-    fn every_public_thread_is_planned_and_private_ones_are_skipped() {
+    fn every_enabled_thread_is_planned_from_its_enable_scn() {
         let mut private = thread(3);
-        private.enabled = ThreadEnabled::Private;
+        private.enabled = ThreadEnabled::Disabled;
+        private.open = false;
         let mut late = thread(2);
         late.enable_scn = 500;
         let logs = vec![

@@ -94,7 +94,7 @@ pub struct PdbIncarnation {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThreadEnabled {
     Public,
-    /// Private threads are not mined.
+    /// An instance's own thread (`ENABLE PRIVATE THREAD`): mined like a public one.
     Private,
     Disabled,
 }

@@ -234,6 +234,32 @@ impl Xid {
     pub fn to_decimal_parts(&self) -> String {
         format!("{}.{}.{}", self.usn(), self.slot(), self.sequence())
     }
+
+    /// Reads `USN.SLOT.SQN`, as the client selects it from the numeric columns (`XIDUSN`,
+    /// `XIDSLT`/`XIDSLOT`, `XIDSQN`): the RAW(8) `XID` is in the platform's byte order, big-endian
+    /// on AIX, Solaris SPARC and HP-UX, so its bytes would decode to other parts there. The parts
+    /// are stored in the little-endian layout whatever the platform, which is the `RAWTOHEX(XID)`
+    /// text on Linux and Windows.
+    pub fn from_decimal_parts(text: &str) -> Result<Self, crate::event::XidError> {
+        let invalid = || crate::event::XidError(text.to_owned());
+        let mut parts = text.split('.');
+        let usn = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(invalid)?;
+        let slot = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(invalid)?;
+        let sequence = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(invalid)?;
+        match parts.next() {
+            None => Ok(Self::from_parts(usn, slot, sequence)),
+            Some(_) => Err(invalid()),
+        }
+    }
 }
 
 /// One row of `V$LOGMNR_CONTENTS`. Text columns that repeat across many rows (owner, table, user,

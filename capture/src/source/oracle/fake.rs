@@ -389,7 +389,7 @@ impl FakeSession {
                 .flat_map(|c| {
                     c.open_transactions.iter().enumerate().map(|(slot, start)| {
                         vec![
-                            text(format!("0A00{slot:02X}00C2030000")),
+                            text(format!("10.{slot}.962")),
                             text(1),
                             text(start),
                             text("ACTIVE"),

@@ -132,7 +132,8 @@ pub fn contents_row(
     let timestamp = r.date(3)?;
     let commit_timestamp = r.date(4)?;
     let xid_text = r.required_text(5)?;
-    let xid = Xid::from_hex(&xid_text).map_err(|error| r.malformed(5, error.to_string()))?;
+    let xid =
+        Xid::from_decimal_parts(&xid_text).map_err(|error| r.malformed(5, error.to_string()))?;
     let operation = OperationCode::from_code(r.required_number(6)?);
     let rollback = r.number::<u8>(7)?.unwrap_or(0) == 1;
     let row_id = Arc::from(r.text(8)?.unwrap_or_default());
@@ -297,13 +298,20 @@ pub fn redo_log(cells: &mut Cells) -> Result<RedoLog, SourceError> {
     })
 }
 
-const TRANSACTION_COLUMNS: [&str; 5] = ["XID", "INST_ID", "START_SCN", "STATUS", "CON_ID"];
+const TRANSACTION_COLUMNS: [&str; 5] = [
+    "XID (USN.SLOT.SQN)",
+    "INST_ID",
+    "START_SCN",
+    "STATUS",
+    "CON_ID",
+];
 
 /// Maps a row of [`super::sql::OPEN_TRANSACTIONS`].
 pub fn open_transaction(cells: &mut Cells) -> Result<OpenTransaction, SourceError> {
     let mut r = CellReader::new("GV$TRANSACTION", &TRANSACTION_COLUMNS, cells);
     let xid_text = r.required_text(0)?;
-    let xid = Xid::from_hex(&xid_text).map_err(|error| r.malformed(0, error.to_string()))?;
+    let xid =
+        Xid::from_decimal_parts(&xid_text).map_err(|error| r.malformed(0, error.to_string()))?;
     Ok(OpenTransaction {
         xid,
         instance: r.required_number(1)?,
@@ -447,7 +455,7 @@ mod tests {
             None,
             Some("2021-09-14 07:36:49"),
             None,
-            Some("0A000B0057030000"),
+            Some("10.11.855"),
             Some("3"),
             Some("0"),
             Some("AAAR9JAAHAAAACFAAB"),
@@ -504,13 +512,20 @@ mod tests {
 
     #[test]
     fn malformed_cells_name_view_and_column() {
+        for bad in ["0A000B0057030000", "10.11", "10.11.855.1", "70000.1.1"] {
+            let mut row = update_row();
+            row[5] = Some(bad.to_owned());
+            let error = contents_row(&mut row, &mut SharedNames::default()).unwrap_err();
+            assert!(
+                matches!(&error, SourceError::Malformed { what, .. } if what.ends_with("XIDSQN")),
+                "{bad}: {error}"
+            );
+        }
         let mut row = update_row();
-        row[5] = Some("0A000B00".to_owned());
-        let error = contents_row(&mut row, &mut SharedNames::default()).unwrap_err();
-        assert!(
-            matches!(&error, SourceError::Malformed { what, .. } if what == "V$LOGMNR_CONTENTS.RAWTOHEX(XID)"),
-            "{error}"
-        );
+        row[5] = Some("10.11.4294967295".to_owned());
+        let undo = contents_row(&mut row, &mut SharedNames::default()).unwrap();
+        assert!(undo.xid.is_sequenceless());
+        assert_eq!(undo.xid.to_upper_hex(), "0A000B00FFFFFFFF");
         let mut row = update_row();
         row[0] = None;
         let error = contents_row(&mut row, &mut SharedNames::default()).unwrap_err();

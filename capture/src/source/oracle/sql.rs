@@ -105,13 +105,18 @@ pub const SESSIONS_LOCAL: &str = "SELECT 1, SID, SERIAL# FROM V$SESSION";
 pub const SCN_TO_TIMESTAMP: &str =
     "SELECT TO_CHAR(SCN_TO_TIMESTAMP(:1), 'YYYY-MM-DD HH24:MI:SS') FROM DUAL";
 
-/// Columns in table order. `ALL_TAB_COLS` with the hidden and virtual columns left out: neither
-/// appears in SQL_REDO. `DATA_TYPE` already carries fractional precision and time-zone words
-/// (`TIMESTAMP(6) WITH TIME ZONE`).
+/// Columns in table order, from `ALL_TAB_COLS`: the columns the user defined
+/// (`USER_GENERATED = 'YES'`), INVISIBLE ones included, without virtual columns. An INVISIBLE
+/// column is hidden from `SELECT *` (`HIDDEN_COLUMN = 'YES'`, no `COLUMN_ID`) but is user data
+/// that SQL_REDO names like any other, so leaving it out made every change that sets it fail
+/// as an unknown column; it sorts after the visible ones, by `INTERNAL_COLUMN_ID`. Hidden columns
+/// Oracle makes itself (SET UNUSED, function-based index and object columns) are not
+/// user-generated, and virtual columns never appear in SQL_REDO. `DATA_TYPE` already carries
+/// fractional precision and time-zone words (`TIMESTAMP(6) WITH TIME ZONE`).
 pub const TABLE_COLUMNS: &str = "SELECT COLUMN_NAME, DATA_TYPE, DATA_LENGTH, DATA_PRECISION, \
      DATA_SCALE, CHAR_LENGTH, CHAR_USED, NULLABLE FROM ALL_TAB_COLS \
-     WHERE OWNER = :1 AND TABLE_NAME = :2 AND HIDDEN_COLUMN = 'NO' AND VIRTUAL_COLUMN = 'NO' \
-     ORDER BY COLUMN_ID";
+     WHERE OWNER = :1 AND TABLE_NAME = :2 AND USER_GENERATED = 'YES' AND VIRTUAL_COLUMN = 'NO' \
+     ORDER BY COLUMN_ID NULLS LAST, INTERNAL_COLUMN_ID";
 
 /// The tables the schema and table lists choose from: every readable table outside
 /// Oracle-maintained schemas, without temporary, nested, secondary (domain index) and IOT
@@ -157,6 +162,11 @@ pub const START_LOGMNR: &str = "BEGIN SYS.DBMS_LOGMNR.START_LOGMNR(STARTSCN => :
 /// Ends the session; ORA-01307 (none active) is not an error.
 pub const END_LOGMNR: &str = "BEGIN SYS.DBMS_LOGMNR.END_LOGMNR; END;";
 
+/// The transaction id as `USN.SLOT.SQN`, from the numeric columns: `RAWTOHEX(XID)` writes the
+/// RAW in the platform's byte order, so the same id has another text on a big-endian server
+/// (`Xid::from_decimal_parts`).
+pub const XID_PARTS: &str = "XIDUSN || '.' || XIDSLT || '.' || XIDSQN";
+
 /// The columns of the contents query, in select order; [`super::mapping`] reads them by these
 /// positions. `SQL_UNDO` is not selected: the capture never needs it, and each VARCHAR2(4000)
 /// column costs 4000 bytes per row of the fetch array.
@@ -166,7 +176,7 @@ pub const CONTENTS_COLUMNS: [&str; 23] = [
     "COMMIT_SCN",
     "TO_CHAR(TIMESTAMP, 'YYYY-MM-DD HH24:MI:SS')",
     "TO_CHAR(COMMIT_TIMESTAMP, 'YYYY-MM-DD HH24:MI:SS')",
-    "RAWTOHEX(XID)",
+    XID_PARTS,
     "OPERATION_CODE",
     "ROLLBACK",
     "ROW_ID",
@@ -384,6 +394,17 @@ mod tests {
         assert!(REDO_LOGS.contains("A.DEST_ID = 0 OR"));
         assert!(REDO_LOGS.contains("NOT IN ('INVALID', 'STALE', 'DELETED')"));
         assert!(REDO_LOGS.contains(":1") && REDO_LOGS.contains(":2") && !REDO_LOGS.contains(":3"));
+    }
+
+    #[test]
+    fn invisible_columns_are_read_and_oracles_own_hidden_ones_are_not() {
+        assert!(
+            !TABLE_COLUMNS.contains("HIDDEN_COLUMN"),
+            "INVISIBLE columns are user data"
+        );
+        assert!(TABLE_COLUMNS.contains("USER_GENERATED = 'YES'"));
+        assert!(TABLE_COLUMNS.contains("VIRTUAL_COLUMN = 'NO'"));
+        assert!(TABLE_COLUMNS.ends_with("ORDER BY COLUMN_ID NULLS LAST, INTERNAL_COLUMN_ID"));
     }
 
     #[test]
