@@ -159,8 +159,12 @@ pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
         None => {
             let credentials = secrets::database_credentials(&lookup)?;
             let user = credentials.username.clone();
-            let mut source = connect(&config).map_err(Outcome::from)?;
-            Ok(doctor_with(&mut source, &request(user)))
+            match connect(&config) {
+                Ok(mut source) => Ok(doctor_with(&mut source, &request(user))),
+                // Not reached, or not set up (a PDB not open): a report naming the fix.
+                Err(EngineError::SourceTransient(error)) => Ok(doctor::connection_failed(&error)),
+                Err(error) => Err(Outcome::from(error)),
+            }
         }
     }
 }

@@ -410,7 +410,7 @@ fn orphan_buffer(action: OrphanAction) -> (tempfile::TempDir, TransactionBuffer,
 }
 
 const SESSION: SessionId = SessionId {
-    instance: 1,
+    thread: 1,
     sid: 100,
     serial: 7,
 };
@@ -533,7 +533,7 @@ fn a_session_on_another_instance_does_not_keep_an_orphan_alive_but_one_without_s
     (anonymous.session, anonymous.serial) = (None, None);
     hold(&mut buffer, anonymous);
     let elsewhere = [SessionId {
-        instance: 2,
+        thread: 2,
         ..SESSION
     }];
     let gone: Vec<OpenTransaction> = Vec::new();

@@ -258,10 +258,11 @@ fn purged_archives_make_the_window_report_missing_redo() {
         sim.logs_covering(old_scn),
         Err(SourceError::RedoMissing { thread: 1, from_scn, to_scn }) if from_scn == old_scn && to_scn == switched_at
     ));
-    // A window planned before the purge fails when it starts (ORA-00308).
+    // A window planned before the purge fails when it starts (ORA-00308), naming the log, so
+    // the capture lists the logs again and finds the gap.
     assert!(matches!(
         sim.start_mining(&registered),
-        Err(SourceError::Database { code: Some(code), .. }) if code == "ORA-00308"
+        Err(SourceError::LogsChanged { log: Some(log), .. }) if log.sequence == 1
     ));
     // Without registered logs (per-PDB mining) START_LOGMNR reports the gap itself.
     let mut unplanned = registered.clone();

@@ -138,7 +138,7 @@ impl Transaction {
             && (self.session.is_none() || is_start)
         {
             self.session = Some(SessionId {
-                instance: row.thread,
+                thread: row.thread,
                 sid,
                 serial,
             });

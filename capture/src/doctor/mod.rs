@@ -23,7 +23,8 @@ use std::collections::BTreeSet;
 pub use report::{Check, Report};
 
 use crate::source::{
-    DatabaseCatalog, LogGroupType, LogMode, MinimalLogging, RedoMiner, SourceError,
+    DatabaseCatalog, LogGroupType, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
+    SourceError,
 };
 
 /// What doctor needs to know besides the database.
@@ -51,6 +52,8 @@ const PRIVILEGES: [&str; 4] = [
 ];
 /// Roles: the V$ views and DBMS_LOGMNR.
 const ROLES: [&str; 2] = ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"];
+/// What EXECUTE_CATALOG_ROLE is needed for, which a DBA may grant alone.
+const EXECUTE_LOGMNR: &str = "EXECUTE ON SYS.DBMS_LOGMNR";
 
 /// The views the redo log listing and window planning read.
 const LOG_VIEWS: [&str; 5] = [
@@ -109,14 +112,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             ));
             database
         }
-        Err(error) => {
-            checks.push(Check::fail(
-                "connection",
-                error_text(&error),
-                connection_fix(&error),
-            ));
-            return Report { checks };
-        }
+        Err(error) => return connection_failed(&error),
     };
 
     checks.push(match database.log_mode {
@@ -149,7 +145,8 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         ));
     }
 
-    checks.extend(privilege_checks(source, request));
+    let granted = source.privileges();
+    checks.extend(privilege_checks(&granted, request));
 
     checks.push(match source.redo_logs(database.current_scn) {
         Ok(logs) if !logs.is_empty() => Check::pass(
@@ -223,15 +220,34 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Err(error) => Check::fail(
             "flush table",
             error_text(&error),
-            format!(
-                "{} {}ALTER USER {} QUOTA 1M ON <the user's default tablespace>;",
-                request.grants(&["CREATE TABLE"]),
-                request.in_pdb(),
-                quoted(&request.user)
-            ),
+            flush_table_fix(request, granted.ok().and_then(|g| g.default_tablespace)),
         ),
     });
     Report { checks }
+}
+
+/// What lets the capture user create and fill the flush table: CREATE TABLE and a quota on its
+/// default tablespace (`USERS` when it could not be read), in the PDB when one is named.
+fn flush_table_fix(request: &DoctorRequest, tablespace: Option<String>) -> String {
+    format!(
+        "{} {}ALTER USER {} QUOTA 1M ON {};",
+        request.grants(&["CREATE TABLE"]),
+        request.in_pdb(),
+        quoted(&request.user),
+        tablespace.map_or_else(|| "USERS".to_owned(), |tablespace| quoted(&tablespace))
+    )
+}
+
+/// The report when the database cannot be reached or the connection cannot be set up (the PDB
+/// not open, say): the one failed check, with what fixes it.
+pub fn connection_failed(error: &SourceError) -> Report {
+    Report {
+        checks: vec![Check::fail(
+            "connection",
+            error_text(error),
+            connection_fix(error),
+        )],
+    }
 }
 
 fn table_check<S: DatabaseCatalog>(
@@ -294,13 +310,16 @@ fn table_check<S: DatabaseCatalog>(
     }
 }
 
-fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest) -> Vec<Check> {
-    let granted = match source.privileges() {
+fn privilege_checks(
+    granted: &Result<SessionPrivileges, SourceError>,
+    request: &DoctorRequest,
+) -> Vec<Check> {
+    let granted = match granted {
         Ok(granted) => granted,
         Err(error) => {
             return vec![Check::fail(
                 "privileges",
-                error_text(&error),
+                error_text(error),
                 request.grants(&["SELECT_CATALOG_ROLE"]),
             )];
         }
@@ -332,6 +351,12 @@ fn privilege_checks<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest)
     for role in ROLES {
         checks.push(if granted.roles.contains(role) {
             Check::pass(format!("role {role}"), "granted")
+        } else if role == "EXECUTE_CATALOG_ROLE" && granted.privileges.contains(EXECUTE_LOGMNR) {
+            // The role is for DBMS_LOGMNR; EXECUTE on the package itself serves as well.
+            Check::pass(
+                format!("role {role}"),
+                format!("not granted, but {EXECUTE_LOGMNR} is, which is what it is needed for"),
+            )
         } else {
             Check::fail(
                 format!("role {role}"),
@@ -347,6 +372,15 @@ fn connection_fix(error: &SourceError) -> String {
     match error {
         SourceError::ClientMissing { .. } => {
             "install Oracle Instant Client and add its directory to LD_LIBRARY_PATH".to_owned()
+        }
+        SourceError::PdbNotOpen { pdb } => {
+            let pdb = quoted(pdb);
+            format!(
+                "ALTER PLUGGABLE DATABASE {pdb} OPEN; ALTER PLUGGABLE DATABASE {pdb} SAVE STATE;"
+            )
+        }
+        SourceError::NoSuchPdb { .. } => {
+            "name an existing PDB in spec.database.pdb (SELECT NAME FROM V$CONTAINERS;)".to_owned()
         }
         _ => "check spec.database (host, port, serviceName) and the credentials Secret".to_owned(),
     }

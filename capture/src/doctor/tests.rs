@@ -221,3 +221,48 @@ fn a_pdb_capture_checks_set_container_and_prints_grants_for_every_container() {
         [("privilege LOGMINING", "GRANT LOGMINING TO C##CDC;")]
     );
 }
+
+/// EXECUTE on DBMS_LOGMNR granted directly serves instead of EXECUTE_CATALOG_ROLE; the flush
+/// table's quota names the user's default tablespace.
+#[test]
+fn a_direct_execute_grant_on_dbms_logmnr_passes_and_the_quota_names_the_tablespace() {
+    let mut sim = simulator(
+        "{\"revoke\":\"EXECUTE_CATALOG_ROLE\"}\n{\"grant\":\"EXECUTE ON SYS.DBMS_LOGMNR\"}\n",
+    );
+    let report = run(&mut sim, &request(&["ORDERS"]));
+    assert!(report.passed(), "{report}");
+    let mut sim = simulator("{\"revoke\":\"EXECUTE_CATALOG_ROLE\"}\n");
+    let report = run(&mut sim, &request(&["ORDERS"]));
+    assert_eq!(
+        failing(&report),
+        [(
+            "role EXECUTE_CATALOG_ROLE",
+            "GRANT EXECUTE_CATALOG_ROLE TO C##CDC;"
+        )]
+    );
+    let fix = connection_failed(&SourceError::PdbNotOpen {
+        pdb: "ORCLPDB1".to_owned(),
+    });
+    assert_eq!(
+        failing(&fix),
+        [(
+            "connection",
+            "ALTER PLUGGABLE DATABASE ORCLPDB1 OPEN; ALTER PLUGGABLE DATABASE ORCLPDB1 SAVE STATE;"
+        )]
+    );
+}
+
+#[test]
+fn the_flush_table_fix_names_the_default_tablespace() {
+    let mut wanted = request(&[]);
+    assert_eq!(
+        flush_table_fix(&wanted, Some("CDC_DATA".to_owned())),
+        "GRANT CREATE TABLE TO C##CDC; ALTER USER C##CDC QUOTA 1M ON CDC_DATA;"
+    );
+    wanted.pdb = Some("ORCLPDB1".to_owned());
+    assert_eq!(
+        flush_table_fix(&wanted, None),
+        "GRANT CREATE TABLE TO C##CDC CONTAINER=ALL; ALTER SESSION SET CONTAINER = ORCLPDB1; \
+         ALTER USER C##CDC QUOTA 1M ON USERS;"
+    );
+}

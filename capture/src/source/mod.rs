@@ -133,7 +133,10 @@ pub struct OpenTransaction {
 /// A database session (`GV$SESSION`): the identity a START row names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionId {
-    pub instance: u16,
+    /// The redo thread of the session's instance (`GV$INSTANCE.THREAD#`), which is what a
+    /// LogMiner row names (`THREAD#`). It is not `INST_ID`: thread and instance numbers agree by
+    /// custom only, and an instance can be given any thread.
+    pub thread: u16,
     /// `SID` (`SESSION#` in LogMiner rows).
     pub sid: u32,
     /// `SERIAL#`.
@@ -165,11 +168,15 @@ pub struct CatalogTable {
     pub log_groups: Vec<LogGroup>,
 }
 
-/// What the capture's database user may do (`SESSION_PRIVS`, `SESSION_ROLES`), upper case.
+/// What the capture's database user may do, upper case: system privileges (`SESSION_PRIVS`)
+/// and object privileges on the packages it calls (`EXECUTE ON SYS.DBMS_LOGMNR`, from
+/// `ALL_TAB_PRIVS`) in `privileges`, roles (`SESSION_ROLES`) in `roles`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionPrivileges {
     pub privileges: BTreeSet<String>,
     pub roles: BTreeSet<String>,
+    /// The user's default tablespace (`USER_USERS`), where the flush table is created.
+    pub default_tablespace: Option<String>,
 }
 
 /// Where and what to mine.
@@ -251,6 +258,10 @@ pub enum SourceError {
         message: String,
         fix: String,
     },
+    /// The PDB named in the config exists but is not open (`MOUNTED`): retried, since opening
+    /// it is routine work, and doctor names the statement.
+    #[error("PDB {pdb} is not open (OPEN_MODE MOUNTED)")]
+    PdbNotOpen { pdb: String },
     /// A row or value that does not have the expected shape.
     #[error("unexpected value in {what}: {message}")]
     Malformed { what: String, message: String },
@@ -280,7 +291,7 @@ impl SourceError {
     /// the others.
     pub fn retry_cause(&self) -> Option<&'static str> {
         match self {
-            Self::Unavailable { .. } => Some("database_unavailable"),
+            Self::Unavailable { .. } | Self::PdbNotOpen { .. } => Some("database_unavailable"),
             Self::Timeout { .. } => Some("database_timeout"),
             Self::LogSwitched { .. } => Some("log_switched"),
             Self::LogsChanged { .. } => Some("logs_changed"),
@@ -365,7 +376,7 @@ impl SourceError {
                 .with_detail("oracleError", code.clone()),
             ),
             Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. } => None,
-            Self::LogsChanged { .. } => None,
+            Self::LogsChanged { .. } | Self::PdbNotOpen { .. } => None,
             Self::SnapshotTooOld { .. } | Self::Malformed { .. } | Self::Database { .. } => None,
         }
     }

@@ -400,6 +400,8 @@ impl FakeSession {
                 .collect(),
             sql::SESSIONS => Vec::new(),
             sql::SESSION_PRIVILEGES => database.privileges.iter().map(|p| vec![text(p)]).collect(),
+            sql::PACKAGE_PRIVILEGES => Vec::new(),
+            sql::DEFAULT_TABLESPACE => vec![vec![text("USERS")]],
             sql::SESSION_ROLES => ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"]
                 .iter()
                 .map(|role| vec![text(role)])

@@ -321,13 +321,13 @@ pub fn open_transaction(cells: &mut Cells) -> Result<OpenTransaction, SourceErro
     })
 }
 
-const SESSION_COLUMNS: [&str; 3] = ["INST_ID", "SID", "SERIAL#"];
+const SESSION_COLUMNS: [&str; 3] = ["THREAD#", "SID", "SERIAL#"];
 
 /// Maps a row of [`super::sql::SESSIONS`].
 pub fn session(cells: &mut Cells) -> Result<SessionId, SourceError> {
     let mut r = CellReader::new("GV$SESSION", &SESSION_COLUMNS, cells);
     Ok(SessionId {
-        instance: r.required_number(0)?,
+        thread: r.required_number(0)?,
         sid: r.required_number(1)?,
         serial: r.required_number(2)?,
     })

@@ -34,6 +34,7 @@ pub mod sql;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -221,11 +222,8 @@ pub fn topology(
                 });
             };
             if container.open_mode == "MOUNTED" {
-                return Err(SourceError::Unavailable {
-                    message: format!(
-                        "PDB {pdb} is not open (OPEN_MODE MOUNTED): open it with ALTER \
-                         PLUGGABLE DATABASE {pdb} OPEN"
-                    ),
+                return Err(SourceError::PdbNotOpen {
+                    pdb: pdb.to_owned(),
                 });
             }
             Ok(Topology {
@@ -682,21 +680,37 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
     }
 
     fn privileges(&mut self) -> Result<SessionPrivileges, SourceError> {
-        let first_column = |rows: TextRows| {
+        let first_column = |rows: TextRows| -> BTreeSet<String> {
             rows.into_iter()
                 .filter_map(|mut row| row.get_mut(0).and_then(Option::take))
                 .collect()
         };
         // In the root, where LogMiner runs: a common user's grants for the PDB's work are given
         // with CONTAINER=ALL, which doctor's statements say.
+        let mut privileges: BTreeSet<String> = first_column(self.rows(
+            "read privileges",
+            Place::Root,
+            sql::SESSION_PRIVILEGES,
+            &[],
+        )?);
+        privileges.extend(first_column(self.rows(
+            "read object privileges",
+            Place::Root,
+            sql::PACKAGE_PRIVILEGES,
+            &[],
+        )?));
+        let default_tablespace = first_column(self.rows(
+            "read default tablespace",
+            Place::Pdb,
+            sql::DEFAULT_TABLESPACE,
+            &[],
+        )?)
+        .into_iter()
+        .next();
         Ok(SessionPrivileges {
-            privileges: first_column(self.rows(
-                "read privileges",
-                Place::Root,
-                sql::SESSION_PRIVILEGES,
-                &[],
-            )?),
+            privileges,
             roles: first_column(self.rows("read roles", Place::Root, sql::SESSION_ROLES, &[])?),
+            default_tablespace,
         })
     }
 }

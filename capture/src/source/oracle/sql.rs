@@ -98,8 +98,13 @@ pub const OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER: &str =
     "SELECT RAWTOHEX(XID), 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION WHERE CON_ID = :1";
 
 /// Live sessions on every instance; the orphan check asks whether a START row's session lives.
-pub const SESSIONS: &str = "SELECT INST_ID, SID, SERIAL# FROM GV$SESSION";
-pub const SESSIONS_LOCAL: &str = "SELECT 1, SID, SERIAL# FROM V$SESSION";
+/// A LogMiner row names its session by redo `THREAD#`, `SESSION#` and `SERIAL#`, so each session
+/// is given its instance's thread (`GV$INSTANCE.THREAD#`), not its `INST_ID`: the two agree only
+/// by custom. The local form reads the connected instance's thread.
+pub const SESSIONS: &str = "SELECT I.THREAD#, S.SID, S.SERIAL# FROM GV$SESSION S, GV$INSTANCE I \
+     WHERE I.INST_ID = S.INST_ID";
+pub const SESSIONS_LOCAL: &str =
+    "SELECT I.THREAD#, S.SID, S.SERIAL# FROM V$SESSION S, V$INSTANCE I";
 
 /// SCN to wall-clock time; ORA-08181 when the SCN is older than Oracle's mapping.
 pub const SCN_TO_TIMESTAMP: &str =
@@ -139,6 +144,13 @@ pub const LOG_GROUPS: &str =
 /// What the session may do; roles matter for `EXECUTE_CATALOG_ROLE` (DBMS_LOGMNR).
 pub const SESSION_PRIVILEGES: &str = "SELECT PRIVILEGE FROM SESSION_PRIVS";
 pub const SESSION_ROLES: &str = "SELECT ROLE FROM SESSION_ROLES";
+/// EXECUTE on DBMS_LOGMNR granted to the user (or PUBLIC) directly, which serves instead of
+/// EXECUTE_CATALOG_ROLE; written as doctor names it.
+pub const PACKAGE_PRIVILEGES: &str = "SELECT PRIVILEGE || ' ON ' || TABLE_SCHEMA || '.' || \
+     TABLE_NAME FROM ALL_TAB_PRIVS WHERE TABLE_SCHEMA = 'SYS' AND TABLE_NAME = 'DBMS_LOGMNR' \
+     AND GRANTEE IN (USER, 'PUBLIC')";
+/// The tablespace the flush table is created in, for doctor's quota statement.
+pub const DEFAULT_TABLESPACE: &str = "SELECT DEFAULT_TABLESPACE FROM USER_USERS";
 
 /// Registers the first log of a window. `NEW` ends any earlier LogMiner session and starts a new
 /// list, so a window never inherits the previous window's files (ORA-01289 on duplicates).

@@ -1,5 +1,3 @@
-use std::collections::BTreeSet;
-
 use crate::source::RedoLogKind;
 
 use super::*;
@@ -226,10 +224,11 @@ mod over_the_model {
         let oracle = FakeOracle::new(FakeDatabase::cdb(mounted));
         let error = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap_err();
         assert!(error.is_transient(), "{error}");
-        assert!(
-            error
-                .to_string()
-                .contains("ALTER PLUGGABLE DATABASE ORCLPDB1 OPEN")
+        assert_eq!(
+            error,
+            SourceError::PdbNotOpen {
+                pdb: "ORCLPDB1".to_owned()
+            }
         );
     }
 

@@ -362,6 +362,7 @@ impl DatabaseCatalog for Simulator {
         Ok(SessionPrivileges {
             privileges: self.catalog.privileges.clone(),
             roles: self.catalog.roles.clone(),
+            default_tablespace: Some("USERS".to_owned()),
         })
     }
 }

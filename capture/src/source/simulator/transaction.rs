@@ -44,7 +44,7 @@ impl Simulator {
             thread: self.thread,
             user,
             session: SessionId {
-                instance: self.thread,
+                thread: self.thread,
                 sid,
                 serial: 10_000 + sid.wrapping_mul(7919) % 50_000,
             },
