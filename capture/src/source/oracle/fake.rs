@@ -98,6 +98,8 @@ pub struct FakeDatabase {
     /// The next this many START_LOGMNR calls find the registered logs short of the range
     /// (ORA-01291), as when a listed online log was reused before the start.
     pub missing_logfile_starts: u32,
+    /// Statements over views the capture user was not granted (ORA-00942).
+    pub ungranted: BTreeSet<&'static str>,
     /// Log files ADD_LOGFILE cannot open (ORA-01284): deleted or moved since the listing.
     pub unreadable_logs: BTreeSet<String>,
     /// Committed updates that wrote redo (changed at least one row), per container.
@@ -146,6 +148,7 @@ impl FakeDatabase {
             decimal_comma_client: false,
             max_sessions: 4,
             missing_logfile_starts: 0,
+            ungranted: BTreeSet::new(),
             unreadable_logs: BTreeSet::new(),
             redo_writing_flushes: Vec::new(),
             issued: Vec::new(),
@@ -319,6 +322,9 @@ impl FakeSession {
     fn rows(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<Vec<Vec<Cell>>, Failure> {
         let mut database = self.oracle.state();
         self.record(&mut database, sql);
+        if database.ungranted.contains(sql) {
+            return Err(failure(942, "table or view does not exist"));
+        }
         let container = database
             .container(&self.state.container)
             .cloned()

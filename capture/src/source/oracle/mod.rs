@@ -318,8 +318,7 @@ impl<P: SessionPool> OracleClient<P> {
     /// The client over `pool`: reads the layout on a session of the fresh pool, still where it
     /// connected ([`sql::TOPOLOGY`], [`sql::CONTAINERS`]).
     pub fn over(pool: P, options: ConnectOptions) -> Result<Self, SourceError> {
-        let timeout = timeout_seconds(&options);
-        let fail = |call, failure: Failure| classify(call, &failure, timeout);
+        let fail = |call, failure: Failure| source_error(call, &failure, &options);
         let mut session = pool.get("").map_err(|failure| fail("connect", failure))?;
         let mut layout = query_text(&mut session, sql::TOPOLOGY, &[])
             .map_err(|failure| fail("read database layout", failure))?
@@ -376,7 +375,7 @@ impl<P: SessionPool> OracleClient<P> {
     }
 
     fn fail(&self, call: &'static str, failure: &Failure) -> SourceError {
-        classify(call, failure, timeout_seconds(&self.options))
+        source_error(call, failure, &self.options)
     }
 
     /// A session set up for `place`: one the pool kept with that setup's tag, or another one
@@ -516,6 +515,37 @@ impl<P: SessionPool> OracleClient<P> {
             }
             session.discard();
         }
+    }
+}
+
+/// A failed call as a [`SourceError`]. A view or package the capture user may not use
+/// (ORA-00942, ORA-01031) on a call that needs it is the prerequisite stop naming the grant,
+/// rather than an error the capture would meet again at every restart; the rest is
+/// [`classify`]'s.
+fn source_error(call: &'static str, failure: &Failure, options: &ConnectOptions) -> SourceError {
+    let refused = matches!(
+        failure.ora,
+        Some(ORA_NO_SUCH_TABLE | ORA_INSUFFICIENT_PRIVILEGES)
+    );
+    match sql::grants_for(call).filter(|_| refused) {
+        Some(grants) => {
+            // A common user (mining a PDB from the root) needs its grants in every container.
+            let scope = if options.pdb.is_some() {
+                " CONTAINER=ALL"
+            } else {
+                ""
+            };
+            SourceError::NotGranted {
+                what: call.to_owned(),
+                message: failure.message.clone(),
+                fix: grants
+                    .iter()
+                    .map(|grant| format!("GRANT {grant} TO {}{scope};", options.username))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }
+        }
+        None => classify(call, failure, timeout_seconds(options)),
     }
 }
 

@@ -367,6 +367,31 @@ pub fn flashback_query(
     Some(sql)
 }
 
+/// What a call needs granted, by the name the client gives the call: what the capture user
+/// lacks when the call fails with ORA-00942 (the view is not visible) or ORA-01031. The views are
+/// the `V_$` objects behind the `V$` synonyms, which is what a DBA grants on.
+pub fn grants_for(call: &str) -> Option<&'static [&'static str]> {
+    Some(match call {
+        "read database layout" | "read V$DATABASE" | "read current SCN" => {
+            &["SELECT ON V_$DATABASE", "SELECT ON V_$INSTANCE"]
+        }
+        "read V$CONTAINERS" => &["SELECT ON V_$CONTAINERS"],
+        "read V$THREAD" => &["SELECT ON V_$THREAD"],
+        "list redo logs" => &[
+            "SELECT ON V_$LOG",
+            "SELECT ON V_$LOGFILE",
+            "SELECT ON V_$ARCHIVED_LOG",
+            "SELECT ON V_$ARCHIVE_DEST_STATUS",
+        ],
+        "read open transactions" => &["SELECT ON GV_$TRANSACTION"],
+        "read sessions" => &["SELECT ON GV_$SESSION", "SELECT ON GV_$INSTANCE"],
+        "register log" | "start LogMiner" => &["LOGMINING", "EXECUTE ON SYS.DBMS_LOGMNR"],
+        "read V$LOGMNR_CONTENTS" => &["LOGMINING", "SELECT ON V_$LOGMNR_CONTENTS"],
+        "flashback read" => &["FLASHBACK ANY TABLE"],
+        _ => return None,
+    })
+}
+
 /// The optimizer's row count of a table (NULL without statistics).
 pub const ROW_ESTIMATE: &str =
     "SELECT NUM_ROWS FROM ALL_TABLES WHERE OWNER = :1 AND TABLE_NAME = :2";

@@ -400,4 +400,32 @@ mod over_the_model {
         let mut client = OracleClient::over(oracle, options(None)).unwrap();
         assert_eq!(client.open_transactions().unwrap().len(), 3);
     }
+
+    /// A view the capture user may not read is the prerequisite stop naming the grant (for a
+    /// common user, in every container), not an error met again at every restart.
+    #[test]
+    fn a_view_not_granted_is_the_prerequisite_stop_naming_its_grant() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.ungranted.insert(sql::THREADS);
+        let mut client =
+            OracleClient::over(FakeOracle::new(database), options(Some("ORCLPDB1"))).unwrap();
+        let stop = client.threads().unwrap_err().stop().unwrap();
+        assert_eq!(stop.code.code(), "CDC-1002");
+        assert_eq!(
+            stop.details["fix"],
+            "GRANT SELECT ON V_$THREAD TO C##CDC CONTAINER=ALL;"
+        );
+        // A view whose absence is handled stays what it was: the GV$ fallback, the skipped
+        // PDB incarnation check.
+        let mut database = FakeDatabase::cdb(pdb());
+        database.ungranted.insert(sql::PDB_INCARNATION);
+        let mut client =
+            OracleClient::over(FakeOracle::new(database), options(Some("ORCLPDB1"))).unwrap();
+        assert!(
+            client
+                .pdb_incarnation("ORCLPDB1")
+                .unwrap_err()
+                .is_not_granted()
+        );
+    }
 }
