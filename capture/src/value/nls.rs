@@ -6,9 +6,13 @@
 //!
 //! | setting | value | SQL_REDO shape |
 //! |---|---|---|
-//! | `NLS_DATE_FORMAT` | [`NLS_DATE_FORMAT`] | `TO_DATE('2024-01-02 03:04:05', 'YYYY-MM-DD HH24:MI:SS')` |
-//! | `NLS_TIMESTAMP_FORMAT` | [`NLS_TIMESTAMP_FORMAT`] | `TO_TIMESTAMP('2024-01-02 03:04:05.123000000')` |
-//! | `NLS_TIMESTAMP_TZ_FORMAT` | [`NLS_TIMESTAMP_TZ_FORMAT`] | `TO_TIMESTAMP_TZ('2024-01-02 03:04:05.123000000 +01:00')` |
+//! | `NLS_DATE_FORMAT` | [`NLS_DATE_FORMAT`] | `TO_DATE(' 2024-01-02 03:04:05', 'SYYYY-MM-DD HH24:MI:SS')` |
+//! | `NLS_TIMESTAMP_FORMAT` | [`NLS_TIMESTAMP_FORMAT`] | `TO_TIMESTAMP(' 2024-01-02 03:04:05.123000000')` |
+//! | `NLS_TIMESTAMP_TZ_FORMAT` | [`NLS_TIMESTAMP_TZ_FORMAT`] | `TO_TIMESTAMP_TZ(' 2024-01-02 03:04:05.123000000 +01:00')` |
+//!
+//! The year is `SYYYY`, signed: under `YYYY` Oracle writes 44 BC as `0044`, the same text as
+//! 44 AD, so a BC date would come out shifted by millennia without a word. `SYYYY` writes a
+//! space before an AD year and `-` before a BC one (`-0044-03-15`).
 //! | `NLS_NUMERIC_CHARACTERS` | [`NLS_NUMERIC_CHARACTERS`] | `'29669.9'` |
 //! | `TIME_ZONE` | [`SESSION_TIME_ZONE`] | WITH LOCAL TIME ZONE values rendered in UTC |
 //!
@@ -32,11 +36,11 @@ use super::number::take_sign;
 use std::sync::LazyLock;
 
 /// `NLS_DATE_FORMAT` of the mining session.
-pub const NLS_DATE_FORMAT: &str = "YYYY-MM-DD HH24:MI:SS";
+pub const NLS_DATE_FORMAT: &str = "SYYYY-MM-DD HH24:MI:SS";
 /// `NLS_TIMESTAMP_FORMAT` of the mining session (nanosecond digits, always nine).
-pub const NLS_TIMESTAMP_FORMAT: &str = "YYYY-MM-DD HH24:MI:SS.FF9";
+pub const NLS_TIMESTAMP_FORMAT: &str = "SYYYY-MM-DD HH24:MI:SS.FF9";
 /// `NLS_TIMESTAMP_TZ_FORMAT` of the mining session: a numeric offset, never a region name.
-pub const NLS_TIMESTAMP_TZ_FORMAT: &str = "YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM";
+pub const NLS_TIMESTAMP_TZ_FORMAT: &str = "SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM";
 /// `NLS_NUMERIC_CHARACTERS`: decimal separator `.`, group separator `,`.
 pub const NLS_NUMERIC_CHARACTERS: &str = ".,";
 /// The session `TIME_ZONE`, so TIMESTAMP WITH LOCAL TIME ZONE values are rendered in UTC.
@@ -44,9 +48,9 @@ pub const SESSION_TIME_ZONE: &str = "00:00";
 
 /// The statements that set the session up, in order (issued before `DBMS_LOGMNR.START_LOGMNR`).
 pub const ALTER_SESSION_STATEMENTS: [&str; 5] = [
-    "ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY-MM-DD HH24:MI:SS'",
-    "ALTER SESSION SET NLS_TIMESTAMP_FORMAT = 'YYYY-MM-DD HH24:MI:SS.FF9'",
-    "ALTER SESSION SET NLS_TIMESTAMP_TZ_FORMAT = 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM'",
+    "ALTER SESSION SET NLS_DATE_FORMAT = 'SYYYY-MM-DD HH24:MI:SS'",
+    "ALTER SESSION SET NLS_TIMESTAMP_FORMAT = 'SYYYY-MM-DD HH24:MI:SS.FF9'",
+    "ALTER SESSION SET NLS_TIMESTAMP_TZ_FORMAT = 'SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM'",
     "ALTER SESSION SET NLS_NUMERIC_CHARACTERS = '.,'",
     "ALTER SESSION SET TIME_ZONE = '00:00'",
 ];
@@ -55,6 +59,9 @@ pub const ALTER_SESSION_STATEMENTS: [&str; 5] = [
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FormatElement {
     Year,
+    /// `SYYYY`: a year with its sign, `-` before a BC year and a space (or nothing) before an
+    /// AD one. Oracle counts no year 0: `-0044` is 44 BC.
+    SignedYear,
     Month,
     MonthAbbreviation,
     MonthName,
@@ -99,6 +106,7 @@ pub enum FormatError {
 /// date-time (see [`super::temporal`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DateTimeFields {
+    /// As Oracle counts years: negative for BC (`-44` is 44 BC), no year 0.
     pub year: Option<i32>,
     pub month: Option<u8>,
     pub day: Option<u8>,
@@ -168,7 +176,7 @@ impl DateTimeFormat {
         let mut elements = Vec::new();
         // Longest names first, so `HH24` wins over `HH` and `MONTH` over `MON`/`MM`.
         const NAMED: [(&str, Option<FormatElement>); 24] = [
-            ("SYYYY", Some(FormatElement::Year)),
+            ("SYYYY", Some(FormatElement::SignedYear)),
             ("YYYY", Some(FormatElement::Year)),
             ("RRRR", Some(FormatElement::Year)),
             ("MONTH", Some(FormatElement::MonthName)),
@@ -295,6 +303,14 @@ impl DateTimeFormat {
                 }
                 FormatElement::Year => {
                     fields.year = Some(read_number(bytes, &mut at, 4, "a year")? as i32);
+                }
+                FormatElement::SignedYear => {
+                    let before_christ = bytes.get(at) == Some(&b'-');
+                    if matches!(bytes.get(at), Some(b'-' | b' ' | b'+')) {
+                        at += 1;
+                    }
+                    let year = read_number(bytes, &mut at, 4, "a year")? as i32;
+                    fields.year = Some(if before_christ { -year } else { year });
                 }
                 FormatElement::Month => {
                     fields.month = Some(read_number(bytes, &mut at, 2, "a month")? as u8);

@@ -70,11 +70,15 @@ fn civil_from_fields(fields: &DateTimeFields) -> Result<civil::DateTime, Tempora
             hour += 12;
         }
     }
-    if !(1..=9999).contains(&year) {
-        return Err(TemporalError::OutOfRange(format!("year {year}")));
-    }
+    // Oracle's DATE range is 4712 BC to 9999 AD, with no year 0; civil years are astronomical
+    // (ISO 8601), where 1 BC is year 0 and 44 BC is -43.
+    let astronomical = match year {
+        1..=9999 => year,
+        -4712..=-1 => year + 1,
+        _ => return Err(TemporalError::OutOfRange(format!("year {year}"))),
+    };
     civil::DateTime::new(
-        year as i16,
+        astronomical as i16,
         month as i8,
         day as i8,
         hour as i8,

@@ -148,6 +148,55 @@ fn binary() {
     ));
 }
 
+/// The session formats are SYYYY: a BC year keeps its sign (Oracle has no year 0, so 44 BC is
+/// astronomical year -43), an AD year comes with a leading space, and literals written under
+/// the old YYYY formats still read.
+#[test]
+fn signed_years_keep_bc_dates() {
+    let bc = ok(
+        call(
+            "TO_DATE",
+            vec![lit("-0044-03-15 12:00:00"), lit(nls::NLS_DATE_FORMAT)],
+        ),
+        "DATE",
+    );
+    assert_eq!(bc, Value::Date(civil::datetime(-43, 3, 15, 12, 0, 0, 0)));
+    let ad = ok(
+        call("TO_TIMESTAMP", vec![lit(" 2024-01-02 03:04:05.120000000")]),
+        "TIMESTAMP(3)",
+    );
+    assert_eq!(
+        ad,
+        Value::Timestamp(civil::datetime(2024, 1, 2, 3, 4, 5, 120_000_000))
+    );
+    let unsigned = ok(
+        call("TO_TIMESTAMP", vec![lit("2024-01-02 03:04:05.120000000")]),
+        "TIMESTAMP(3)",
+    );
+    assert_eq!(unsigned, ad);
+    let earliest = ok(
+        call(
+            "TO_DATE",
+            vec![lit("-4712-01-01 00:00:00"), lit("SYYYY-MM-DD HH24:MI:SS")],
+        ),
+        "DATE",
+    );
+    assert_eq!(
+        earliest,
+        Value::Date(civil::datetime(-4711, 1, 1, 0, 0, 0, 0))
+    );
+    assert!(matches!(
+        reason(
+            call(
+                "TO_DATE",
+                vec![lit("-4713-01-01 00:00:00"), lit("SYYYY-MM-DD HH24:MI:SS")]
+            ),
+            "DATE"
+        ),
+        InvalidReason::Temporal(TemporalError::OutOfRange(_))
+    ));
+}
+
 #[test]
 fn dates_and_timestamps() {
     let date = ok(

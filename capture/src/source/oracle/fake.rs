@@ -384,12 +384,15 @@ impl FakeSession {
                 .map(|c| vec![text(c.con_id), text(1), text(0), text(1)])
                 .collect(),
             // From the root, every container's transactions; from a PDB, its own.
-            sql::OPEN_TRANSACTIONS | sql::OPEN_TRANSACTIONS_IN_CONTAINER => database
+            sql::OPEN_TRANSACTIONS
+            | sql::OPEN_TRANSACTIONS_IN_CONTAINER
+            | sql::OPEN_TRANSACTIONS_LOCAL
+            | sql::OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER => database
                 .containers
                 .iter()
                 .filter(|c| self.in_root(&database) || c.name == self.state.container)
                 .filter(|c| {
-                    sql != sql::OPEN_TRANSACTIONS_IN_CONTAINER
+                    !sql.ends_with("WHERE CON_ID = :1")
                         || binds.first() == Some(&Bind::Number(u64::from(c.con_id)))
                 })
                 .flat_map(|c| {
@@ -404,7 +407,7 @@ impl FakeSession {
                     })
                 })
                 .collect(),
-            sql::SESSIONS => Vec::new(),
+            sql::SESSIONS | sql::SESSIONS_LOCAL => Vec::new(),
             sql::SESSION_PRIVILEGES => database.privileges.iter().map(|p| vec![text(p)]).collect(),
             sql::PACKAGE_PRIVILEGES => Vec::new(),
             sql::DEFAULT_TABLESPACE => vec![vec![text("USERS")]],

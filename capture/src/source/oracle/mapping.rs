@@ -410,7 +410,7 @@ pub fn flashback_value(fetched: Cell, column: &Column) -> Result<Value, SourceEr
             name: Cow::Borrowed("TO_DATE"),
             args: vec![
                 RawValue::Text(Cow::Owned(text)),
-                RawValue::Text(Cow::Borrowed(super::sql::DATE_FORMAT)),
+                RawValue::Text(Cow::Borrowed(crate::value::nls::NLS_DATE_FORMAT)),
             ],
         },
         T::Timestamp { .. } => call("TO_TIMESTAMP", text),

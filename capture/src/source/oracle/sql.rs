@@ -14,9 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::dictionary::{OracleType, TableSchema};
-
-/// The `TO_CHAR` format for DATE columns of catalog views (second precision).
-pub const DATE_FORMAT: &str = "YYYY-MM-DD HH24:MI:SS";
+use crate::value::nls;
 
 /// Identity and state of the database. `CDB` exists from 12c on, the oldest release supported.
 pub const DATABASE: &str = "SELECT D.DBID, D.NAME, I.VERSION, D.LOG_MODE, \
@@ -313,10 +311,11 @@ pub fn flashback_expression(column: &str, data_type: &OracleType) -> String {
     match data_type {
         T::Number { .. } | T::Float { .. } => format!("TO_CHAR({column}, 'TM9')"),
         T::BinaryFloat | T::BinaryDouble => format!("TO_CHAR({column})"),
-        T::Date => format!("TO_CHAR({column}, 'YYYY-MM-DD HH24:MI:SS')"),
-        T::Timestamp { .. } => format!("TO_CHAR({column}, 'YYYY-MM-DD HH24:MI:SS.FF9')"),
+        // SYYYY, as the session formats: YYYY drops the sign of a BC year.
+        T::Date => format!("TO_CHAR({column}, '{}')", nls::NLS_DATE_FORMAT),
+        T::Timestamp { .. } => format!("TO_CHAR({column}, '{}')", nls::NLS_TIMESTAMP_FORMAT),
         T::TimestampWithTimeZone { .. } | T::TimestampWithLocalTimeZone { .. } => {
-            format!("TO_CHAR({column}, 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM')")
+            format!("TO_CHAR({column}, '{}')", nls::NLS_TIMESTAMP_TZ_FORMAT)
         }
         T::IntervalYearToMonth { .. } | T::IntervalDayToSecond { .. } => {
             format!("TO_CHAR({column})")
@@ -526,7 +525,7 @@ mod tests {
         assert_eq!(
             flashback_query(&table, true, None).unwrap(),
             "SELECT ROWIDTOCHAR(ROWID), TO_CHAR(\"ID\", 'TM9'), \
-             TO_CHAR(\"AT\", 'YYYY-MM-DD HH24:MI:SS.FF9'), RAWTOHEX(\"BODY\"), \"NOTE\" \
+             TO_CHAR(\"AT\", 'SYYYY-MM-DD HH24:MI:SS.FF9'), RAWTOHEX(\"BODY\"), \"NOTE\" \
              FROM \"APP\".\"ORDERS\" AS OF SCN :1 WHERE ROWID > CHARTOROWID(:2) \
              ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
         );

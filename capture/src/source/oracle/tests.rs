@@ -396,6 +396,16 @@ mod over_the_model {
                 .collect::<Vec<_>>(),
             [(4_200, Some(3))]
         );
+        // Without GV$, the local view, narrowed the same way.
+        let mut local = FakeDatabase::cdb(pdb());
+        local.containers[2].open_transactions = vec![4_300];
+        local.containers[0].open_transactions = vec![10];
+        local.ungranted.insert(sql::OPEN_TRANSACTIONS_IN_CONTAINER);
+        let mut client =
+            OracleClient::over(FakeOracle::new(local), options(Some("ORCLPDB1"))).unwrap();
+        let open = client.open_transactions().unwrap();
+        assert_eq!(open.len(), 1);
+        assert_eq!(open[0].start_scn, 4_300);
         // Without a PDB named, the whole list (a non-CDB has one container anyway).
         let mut client = OracleClient::over(oracle, options(None)).unwrap();
         assert_eq!(client.open_transactions().unwrap().len(), 3);

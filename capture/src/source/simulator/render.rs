@@ -189,9 +189,17 @@ pub(crate) fn write_hex(out: &mut String, bytes: &[u8]) {
 
 /// `YYYY-MM-DD HH24:MI:SS[.FF9]`, digit by digit (the formatter machinery costs more than the
 /// rest of a row's rendering).
+/// A date-time as the session's `SYYYY-MM-DD HH24:MI:SS[.FF9]` formats write it: a space before
+/// an AD year, `-` before a BC one (Oracle's year: astronomical year 0 is 1 BC).
 fn write_date_time(out: &mut String, local: jiff::civil::DateTime, fraction: bool) {
-    let year = local.year().unsigned_abs();
-    push_digits(out, u32::from(year), 4);
+    let year = i32::from(local.year());
+    if year > 0 {
+        out.push(' ');
+        push_digits(out, year.unsigned_abs(), 4);
+    } else {
+        out.push('-');
+        push_digits(out, (1 - year).unsigned_abs(), 4);
+    }
     out.push('-');
     push_digits(out, local.month().unsigned_abs().into(), 2);
     out.push('-');

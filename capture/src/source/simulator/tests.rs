@@ -248,13 +248,13 @@ fn all_column_update_with_nulls_and_timestamps_corpus_7() {
     assert_eq!(
         redo(update),
         format!(
-            r#"update "C##MYUSER"."CUSTOMERS" set "CLUB_STATUS" = 'gold', "UPDATE_TS" = TO_TIMESTAMP('2021-09-14 07:36:49.000000000') where "ID" = '43' and "CLUB_STATUS" = 'silver' and "UPDATE_TS" = TO_TIMESTAMP('2021-09-14 07:36:48.000000000') and "COUNTRY" IS NULL and ROWID = '{}';"#,
+            r#"update "C##MYUSER"."CUSTOMERS" set "CLUB_STATUS" = 'gold', "UPDATE_TS" = TO_TIMESTAMP(' 2021-09-14 07:36:49.000000000') where "ID" = '43' and "CLUB_STATUS" = 'silver' and "UPDATE_TS" = TO_TIMESTAMP(' 2021-09-14 07:36:48.000000000') and "COUNTRY" IS NULL and ROWID = '{}';"#,
             update.row_id
         )
     );
     assert_eq!(
         update.sql_undo.as_deref(),
-        Some(format!(r#"update "C##MYUSER"."CUSTOMERS" set "CLUB_STATUS" = 'silver', "UPDATE_TS" = TO_TIMESTAMP('2021-09-14 07:36:48.000000000') where "ID" = '43' and "CLUB_STATUS" = 'gold' and "UPDATE_TS" = TO_TIMESTAMP('2021-09-14 07:36:49.000000000') and "COUNTRY" IS NULL and ROWID = '{}';"#, update.row_id).as_str())
+        Some(format!(r#"update "C##MYUSER"."CUSTOMERS" set "CLUB_STATUS" = 'silver', "UPDATE_TS" = TO_TIMESTAMP(' 2021-09-14 07:36:48.000000000') where "ID" = '43' and "CLUB_STATUS" = 'gold' and "UPDATE_TS" = TO_TIMESTAMP(' 2021-09-14 07:36:49.000000000') and "COUNTRY" IS NULL and ROWID = '{}';"#, update.row_id).as_str())
     );
 }
 
@@ -267,7 +267,7 @@ fn value_renderings_dates_numbers_quotes_raw_unistr_char_padding() {
     let rows = mine(&mut sim, &["HR.EMPLOYEES"]);
     assert_eq!(
         redo(&rows[1]),
-        r#"insert into "HR"."EMPLOYEES"("EMPLOYEE_ID","FIRST_NAME","HIRE_DATE","SALARY","COMMISSION_PCT","NOTE","TZ","RAWCOL","NAME_N","CODE","ASCII_N","DELTA") values ('306','Nandini',TO_DATE('2012-01-10 13:34:43', 'YYYY-MM-DD HH24:MI:SS'),'120000','.05','Bob''s dog \ rblaisdell30@rambler.ru\',TO_TIMESTAMP_TZ('2024-02-14 10:58:02.202590000 +01:00'),HEXTORAW('45465f4748'),UNISTR('\0412\044B'),'1033263000011       ','ab ','-.5');"#
+        r#"insert into "HR"."EMPLOYEES"("EMPLOYEE_ID","FIRST_NAME","HIRE_DATE","SALARY","COMMISSION_PCT","NOTE","TZ","RAWCOL","NAME_N","CODE","ASCII_N","DELTA") values ('306','Nandini',TO_DATE(' 2012-01-10 13:34:43', 'SYYYY-MM-DD HH24:MI:SS'),'120000','.05','Bob''s dog \ rblaisdell30@rambler.ru\',TO_TIMESTAMP_TZ(' 2024-02-14 10:58:02.202590000 +01:00'),HEXTORAW('45465f4748'),UNISTR('\0412\044B'),'1033263000011       ','ab ','-.5');"#
     );
 }
 
@@ -281,7 +281,7 @@ fn float_interval_local_time_zone_and_national_lob_renderings() {
     let rows = mine(&mut sim, &["APP.V"]);
     assert_eq!(
         redo(&rows[1]),
-        r#"insert into "APP"."V"("ID","F","G","I","L","N","B") values ('1','1.5','-Inf',TO_DSINTERVAL('+02 03:04:05.500000000'),TO_TIMESTAMP_TZ('2024-01-02 01:04:05.123000000 +00:00'),EMPTY_CLOB(),NULL);"#
+        r#"insert into "APP"."V"("ID","F","G","I","L","N","B") values ('1','1.5','-Inf',TO_DSINTERVAL('+02 03:04:05.500000000'),TO_TIMESTAMP_TZ(' 2024-01-02 01:04:05.123000000 +00:00'),EMPTY_CLOB(),NULL);"#
     );
     let row_id = &rows[2].row_id;
     assert_eq!(
@@ -698,4 +698,21 @@ fn comment_lines_are_skipped_and_still_count_as_lines() {
     assert_eq!(error.line, 8, "{error}");
     // A `#` after other text is not a comment.
     assert!(sim.apply_line(r#"{"checkpoint":true} # no"#).is_err());
+}
+
+/// A BC date renders as LogMiner writes it under the session's SYYYY format, and reads back.
+#[test]
+fn bc_dates_render_with_their_sign() {
+    use crate::dictionary::OracleType;
+    let date = OracleType::parse("DATE").unwrap();
+    let mut out = String::new();
+    super::render::write_value(
+        &mut out,
+        &crate::value::Value::Date(jiff::civil::datetime(-43, 3, 15, 12, 0, 0, 0)),
+        &date,
+    );
+    assert_eq!(
+        out,
+        "TO_DATE('-0044-03-15 12:00:00', 'SYYYY-MM-DD HH24:MI:SS')"
+    );
 }
