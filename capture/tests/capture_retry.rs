@@ -186,12 +186,12 @@ impl FlashbackReader for FlakySource {
         &mut self,
         table: &TableSchema,
         scn: u64,
-        after_row_id: Option<&str>,
+        after: Option<&str>,
         condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         // Mid-table (after a first batch), so a restart has a snapshot to continue.
-        if after_row_id.is_some()
+        if after.is_some()
             && self
                 .faults
                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
@@ -202,7 +202,7 @@ impl FlashbackReader for FlakySource {
             });
         }
         self.inner
-            .flashback_batch(table, scn, after_row_id, condition, max_rows)
+            .flashback_batch(table, scn, after, condition, max_rows)
     }
 }
 

@@ -290,7 +290,7 @@ proptest! {
                 .into_iter()
                 .map(|row| {
                     let values = (0..row.values.len()).map(|i| row.values.get(i).cloned().unwrap()).collect();
-                    (row.row_id, values)
+                    (row.position, values)
                 })
                 .collect();
             prop_assert_eq!(&flashback, &expected);

@@ -22,6 +22,8 @@ use std::collections::BTreeSet;
 
 pub use report::{Check, Report};
 
+use crate::source::grant::{grant_statements, sql_name};
+use crate::source::oracle::sql;
 use crate::source::{
     DatabaseCatalog, LogGroupType, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
     SourceError,
@@ -55,30 +57,20 @@ const ROLES: [&str; 2] = ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"];
 /// What EXECUTE_CATALOG_ROLE is needed for, which a DBA may grant alone.
 const EXECUTE_LOGMNR: &str = "EXECUTE ON SYS.DBMS_LOGMNR";
 
-/// The views the redo log listing and window planning read.
-const LOG_VIEWS: [&str; 5] = [
-    "SELECT ON V_$LOG",
-    "SELECT ON V_$LOGFILE",
-    "SELECT ON V_$ARCHIVED_LOG",
-    "SELECT ON V_$ARCHIVE_DEST_STATUS",
-    "SELECT ON V_$THREAD",
-];
-
 impl DoctorRequest {
     /// `GRANT <what> TO <user>;` for each, with `CONTAINER=ALL` when a PDB is named: the capture
     /// user is then a common user (`C##...`) working in the root and in the PDB, and a grant
     /// made in the root alone does not reach the PDB.
     fn grants(&self, what: &[&str]) -> String {
-        let scope = if self.pdb.is_some() {
-            " CONTAINER=ALL"
-        } else {
-            ""
-        };
-        let user = quoted(&self.user);
-        what.iter()
-            .map(|what| format!("GRANT {what} TO {user}{scope};"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        grant_statements(what, &self.user, self.pdb.is_some())
+    }
+
+    /// The grants the client names for its call `call` ([`sql::grants_for`]).
+    fn grants_for_calls(&self, calls: &[&str]) -> String {
+        let what: Vec<&str> = (calls.iter())
+            .flat_map(|call| sql::grants_for(call).unwrap_or_default().iter().copied())
+            .collect();
+        self.grants(&what)
     }
 
     /// For statements about the PDB's own objects, which run in the PDB: the container switch
@@ -86,7 +78,7 @@ impl DoctorRequest {
     fn in_pdb(&self) -> String {
         self.pdb
             .as_deref()
-            .map(|pdb| format!("ALTER SESSION SET CONTAINER = {}; ", quoted(pdb)))
+            .map(|pdb| format!("ALTER SESSION SET CONTAINER = {}; ", sql_name(pdb)))
             .unwrap_or_default()
     }
 }
@@ -156,12 +148,12 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Ok(_) => Check::fail(
             "redo logs visible",
             "V$LOG lists no log reaching the current SCN",
-            request.grants(&LOG_VIEWS),
+            request.grants_for_calls(&["list redo logs", "read V$THREAD"]),
         ),
         Err(error) => Check::fail(
             "redo logs visible",
             error_text(&error),
-            request.grants(&LOG_VIEWS),
+            request.grants_for_calls(&["list redo logs", "read V$THREAD"]),
         ),
     });
     checks.push(match source.open_transactions() {
@@ -172,7 +164,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Err(error) => Check::fail(
             "open transactions visible",
             error_text(&error),
-            request.grants(&["SELECT ON GV_$TRANSACTION"]),
+            request.grants_for_calls(&["read open transactions"]),
         ),
     });
     if let Some(pdb) = &request.pdb {
@@ -233,8 +225,8 @@ fn flush_table_fix(request: &DoctorRequest, tablespace: Option<String>) -> Strin
         "{} {}ALTER USER {} QUOTA 1M ON {};",
         request.grants(&["CREATE TABLE"]),
         request.in_pdb(),
-        quoted(&request.user),
-        tablespace.map_or_else(|| "USERS".to_owned(), |tablespace| quoted(&tablespace))
+        sql_name(&request.user),
+        tablespace.map_or_else(|| "USERS".to_owned(), |tablespace| sql_name(&tablespace))
     )
 }
 
@@ -258,7 +250,7 @@ fn table_check<S: DatabaseCatalog>(
     database: &crate::source::SupplementalLogging,
 ) -> Check {
     let name = format!("table {owner}.{table}");
-    let qualified = format!("{}.{}", quoted(owner), quoted(table));
+    let qualified = format!("{}.{}", sql_name(owner), sql_name(table));
     let all_columns = format!("ALTER TABLE {qualified} ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;");
     let catalog = match source.table(owner, table) {
         Ok(catalog) => catalog,
@@ -269,7 +261,7 @@ fn table_check<S: DatabaseCatalog>(
                 format!(
                     "{}GRANT SELECT ON {qualified} TO {};",
                     request.in_pdb(),
-                    quoted(&request.user)
+                    sql_name(&request.user)
                 ),
             );
         }
@@ -374,7 +366,7 @@ fn connection_fix(error: &SourceError) -> String {
             "install Oracle Instant Client and add its directory to LD_LIBRARY_PATH".to_owned()
         }
         SourceError::PdbNotOpen { pdb } => {
-            let pdb = quoted(pdb);
+            let pdb = sql_name(pdb);
             format!(
                 "ALTER PLUGGABLE DATABASE {pdb} OPEN; ALTER PLUGGABLE DATABASE {pdb} SAVE STATE;"
             )
@@ -388,20 +380,6 @@ fn connection_fix(error: &SourceError) -> String {
 
 fn error_text(error: &SourceError) -> String {
     error.to_string()
-}
-
-/// A user or object name as SQL writes it: plain when it is a simple upper-case identifier,
-/// double-quoted otherwise.
-fn quoted(name: &str) -> String {
-    let simple = name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, '_' | '$' | '#'));
-    if simple {
-        name.to_owned()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
 }
 
 #[cfg(test)]

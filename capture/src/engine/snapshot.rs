@@ -211,7 +211,7 @@ impl<S: OracleSource> Engine<S> {
             let batch = self.source.flashback_batch(
                 schema,
                 table.scn,
-                table.after_row_id.as_deref(),
+                table.after.as_deref(),
                 condition.as_deref(),
                 fetch_size.saturating_add(1),
             );
@@ -253,7 +253,7 @@ impl<S: OracleSource> Engine<S> {
             } else {
                 BatchEnd::TableDone
             };
-            let first_batch = table.rows == 0 && table.after_row_id.is_none();
+            let first_batch = table.rows == 0 && table.after.is_none();
             let count = batch.len();
             // The tables after this one that turn out empty: this batch's last row is then the
             // snapshot's last, and is marked `last` as Debezium marks the final record whatever
@@ -287,8 +287,8 @@ impl<S: OracleSource> Engine<S> {
                 };
                 self.write_snapshot_event(&event, read_at)?;
             }
-            let last_row_id = batch.last().map(|row| row.row_id.clone());
-            state.record_batch(index, count as u64, last_row_id, end);
+            let last_position = batch.last().map(|row| row.position.clone());
+            state.record_batch(index, count as u64, last_position, end);
             for empty in empty_after.into_iter().flatten() {
                 state.record_batch(empty, 0, None, BatchEnd::TableDone);
             }
@@ -321,7 +321,7 @@ impl<S: OracleSource> Engine<S> {
             let probe = self.source.flashback_batch(
                 schema,
                 table.scn,
-                table.after_row_id.as_deref(),
+                table.after.as_deref(),
                 condition.as_deref(),
                 1,
             );

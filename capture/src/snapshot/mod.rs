@@ -84,9 +84,16 @@ pub struct TableSnapshot {
     pub table: String,
     /// The SCN the table is read as of: S, or a later SCN after ORA-01555 restarted it.
     pub scn: u64,
-    /// The ROWID of the last row written in a committed page; the next batch reads after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after_row_id: Option<String>,
+    /// Where the last row written in a committed page stands in the table's read order (its
+    /// ROWID, or its primary key for an index-organised table); the next batch reads after it.
+    /// Serialised under the name it had when every position was a ROWID, so bookmarks written
+    /// then still resume.
+    #[serde(
+        default,
+        rename = "after_row_id",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub after: Option<String>,
     /// Rows of this table written so far (at this SCN).
     pub rows: u64,
     pub done: bool,
@@ -111,7 +118,7 @@ impl SnapshotState {
                 .map(|table| TableSnapshot {
                     table,
                     scn,
-                    after_row_id: None,
+                    after: None,
                     rows: 0,
                     done: false,
                 })
@@ -125,19 +132,19 @@ impl SnapshotState {
         self.tables.iter().position(|t| !t.done)
     }
 
-    /// Records a written batch of table `index`: `rows` rows, the last with ROWID `last_row_id`.
+    /// Records a written batch of table `index`: `rows` rows, the last at `last_position`.
     pub fn record_batch(
         &mut self,
         index: usize,
         rows: u64,
-        last_row_id: Option<String>,
+        last_position: Option<String>,
         end: BatchEnd,
     ) {
         let total = self.tables.len();
         if let Some(table) = self.tables.get_mut(index) {
             table.rows += rows;
-            if last_row_id.is_some() {
-                table.after_row_id = last_row_id;
+            if last_position.is_some() {
+                table.after = last_position;
             }
             table.done = end == BatchEnd::TableDone;
         }
@@ -148,7 +155,7 @@ impl SnapshotState {
     pub fn restart_table(&mut self, index: usize, scn: u64) {
         if let Some(table) = self.tables.get_mut(index) {
             table.scn = scn;
-            table.after_row_id = None;
+            table.after = None;
             table.rows = 0;
             table.done = false;
         }

@@ -74,7 +74,7 @@ fn batches_move_through_the_tables_and_progress_follows() {
     let mut snapshot = state();
     assert_eq!(snapshot.current(), Some(0));
     snapshot.record_batch(0, 3, Some("r3".into()), BatchEnd::More);
-    assert_eq!(snapshot.tables[0].after_row_id.as_deref(), Some("r3"));
+    assert_eq!(snapshot.tables[0].after.as_deref(), Some("r3"));
     let progress = snapshot.progress(&[Some(10), Some(5)]);
     assert_eq!(
         progress,
@@ -87,7 +87,7 @@ fn batches_move_through_the_tables_and_progress_follows() {
     );
     snapshot.record_batch(0, 0, None, BatchEnd::TableDone);
     assert_eq!(
-        snapshot.tables[0].after_row_id.as_deref(),
+        snapshot.tables[0].after.as_deref(),
         Some("r3"),
         "an empty batch keeps the position"
     );
@@ -114,10 +114,7 @@ fn a_restarted_table_covers_its_changes_up_to_its_own_scn() {
     snapshot.record_batch(0, 4, Some("r4".into()), BatchEnd::More);
     snapshot.restart_table(0, 150);
     assert_eq!(
-        (
-            snapshot.tables[0].rows,
-            snapshot.tables[0].after_row_id.as_ref()
-        ),
+        (snapshot.tables[0].rows, snapshot.tables[0].after.as_ref()),
         (0, None)
     );
     assert!(snapshot.covers("APP.A", 150));
@@ -213,7 +210,7 @@ mod model {
                 }
                 // Row ids are the row numbers, zero-padded so text order is ROWID order.
                 let first = state.tables[index]
-                    .after_row_id
+                    .after
                     .as_ref()
                     .map_or(0, |id| id.parse::<u64>().unwrap() + 1);
                 let fetched = sizes[index].saturating_sub(first).min(fetch + 1);

@@ -12,6 +12,7 @@
 //! on the `oracle` crate ([`oracle`]) and the simulator ([`simulator`]). Calls are blocking:
 //! the `oracle` crate is synchronous, and the capture runs mining on a thread of its own.
 
+pub mod grant;
 pub mod login_guard;
 pub mod logs;
 pub mod oracle;
@@ -199,10 +200,12 @@ pub struct MiningWindow {
     pub with_sql_undo: bool,
 }
 
-/// One row of a flashback read: its ROWID (the resume point) and its values in column order.
+/// One row of a flashback read: its position in the read order and its values in column order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlashbackRow {
-    pub row_id: String,
+    /// Where a later batch resumes after this row: the ROWID of a heap table's row, the primary
+    /// key of an index-organised table's row (opaque text the same reader understands).
+    pub position: String,
     pub values: Row,
 }
 
@@ -445,14 +448,15 @@ pub trait RedoMiner {
 
 /// Flashback reads for snapshots.
 pub trait FlashbackReader {
-    /// Up to `max_rows` rows of `table` as of `scn`, in ROWID order, after `after_row_id`, and
-    /// only those matching `condition` (`snapshot.selectOverrides`, a SQL condition) when given.
+    /// Up to `max_rows` rows of `table` as of `scn`, in the table's read order (ROWID, or the
+    /// primary key of an index-organised table), after the position `after` (a
+    /// [`FlashbackRow::position`] this reader returned), and only those matching `condition` (`snapshot.selectOverrides`, a SQL condition) when given.
     /// Fewer than `max_rows` means the table is read to the end.
     fn flashback_batch(
         &mut self,
         table: &TableSchema,
         scn: u64,
-        after_row_id: Option<&str>,
+        after: Option<&str>,
         condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError>;

@@ -34,7 +34,7 @@ pub mod sql;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -52,11 +52,13 @@ use self::mapping::{CellReader, SharedNames};
 pub use self::session::{
     Bind, Cell, Fetch, OraclePool, ROOT_CONTAINER, SessionPool, SessionSetup, SqlSession,
 };
+use super::grant::grant_statements;
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
     SessionPrivileges, SourceError,
 };
+use crate::config::validate;
 use crate::dictionary::{Column, LobKind, TableSchema};
 use crate::value::Row as ValueRow;
 
@@ -264,6 +266,8 @@ pub struct OracleClient<P: SessionPool = OraclePool> {
     main: Option<P::Session>,
     window: Option<MiningWindow>,
     names: SharedNames,
+    /// How each table snapshotted so far is walked, by qualified name (an IOT stays one).
+    row_orders: HashMap<String, sql::RowOrder>,
 }
 
 impl<P: SessionPool> fmt::Debug for OracleClient<P> {
@@ -363,6 +367,7 @@ impl<P: SessionPool> OracleClient<P> {
             main: None,
             window: None,
             names: SharedNames::default(),
+            row_orders: HashMap::new(),
         };
         // The main session first, so it is never one taken over from PDB work.
         client.main_session("connect")?;
@@ -410,10 +415,7 @@ impl<P: SessionPool> OracleClient<P> {
             (Some(container), Some(ORA_INSUFFICIENT_PRIVILEGES)) => SourceError::NotGranted {
                 what: format!("switching the session to container {container}"),
                 message: failure.message.clone(),
-                fix: format!(
-                    "GRANT SET CONTAINER TO {} CONTAINER=ALL;",
-                    self.options.username
-                ),
+                fix: grant_fix(&["SET CONTAINER"], &self.options),
             },
             _ => self.fail(call, failure),
         }
@@ -528,25 +530,21 @@ fn source_error(call: &'static str, failure: &Failure, options: &ConnectOptions)
         Some(ORA_NO_SUCH_TABLE | ORA_INSUFFICIENT_PRIVILEGES)
     );
     match sql::grants_for(call).filter(|_| refused) {
-        Some(grants) => {
-            // A common user (mining a PDB from the root) needs its grants in every container.
-            let scope = if options.pdb.is_some() {
-                " CONTAINER=ALL"
-            } else {
-                ""
-            };
-            SourceError::NotGranted {
-                what: call.to_owned(),
-                message: failure.message.clone(),
-                fix: grants
-                    .iter()
-                    .map(|grant| format!("GRANT {grant} TO {}{scope};", options.username))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            }
-        }
+        Some(grants) => SourceError::NotGranted {
+            what: call.to_owned(),
+            message: failure.message.clone(),
+            fix: grant_fix(grants, options),
+        },
         None => classify(call, failure, timeout_seconds(options)),
     }
+}
+
+/// The GRANT statements for the connecting user. Oracle folds an unquoted user name to upper
+/// case at login, so `c##cdc` is the user `C##CDC`; a PDB named means a common user.
+fn grant_fix(privileges: &[&str], options: &ConnectOptions) -> String {
+    let user = validate::dictionary_name(&options.username);
+    let user = user.as_deref().unwrap_or(&options.username);
+    grant_statements(privileges, user, options.pdb.is_some())
 }
 
 fn timeout_seconds(options: &ConnectOptions) -> u64 {
@@ -597,21 +595,21 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
     }
 
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
-        let mut rows = match self.topology.pdb_con_id {
-            Some(con_id) => self.rows_or_local(
-                "read open transactions",
+        // In a CDB only the captured PDB's transactions hold the start back.
+        let con_id = self
+            .topology
+            .pdb_con_id
+            .map(|con_id| [Bind::Number(u64::from(con_id))]);
+        let (statement, local, binds): (_, _, &[Bind<'_>]) = match &con_id {
+            Some(binds) => (
                 sql::OPEN_TRANSACTIONS_IN_CONTAINER,
                 sql::OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER,
-                &[Bind::Number(u64::from(con_id))],
-            )?,
-            None => self.rows_or_local(
-                "read open transactions",
-                sql::OPEN_TRANSACTIONS,
-                sql::OPEN_TRANSACTIONS_LOCAL,
-                &[],
-            )?,
+                binds,
+            ),
+            None => (sql::OPEN_TRANSACTIONS, sql::OPEN_TRANSACTIONS_LOCAL, &[]),
         };
-        rows.iter_mut()
+        self.rows_or_local("read open transactions", statement, local, binds)?
+            .iter_mut()
             .map(|row| mapping::open_transaction(row))
             .collect()
     }
@@ -933,34 +931,94 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
     }
 }
 
+impl<P: SessionPool> OracleClient<P> {
+    /// The order `table` is read in: by primary key when it is index-organised.
+    fn row_order(&mut self, table: &TableSchema) -> Result<sql::RowOrder, SourceError> {
+        let name = table.qualified_name();
+        if let Some(order) = self.row_orders.get(&name) {
+            return Ok(order.clone());
+        }
+        let binds = [Bind::Text(table.schema()), Bind::Text(table.table())];
+        let rows = self.rows(
+            "read table organization",
+            Place::Pdb,
+            sql::TABLE_ORGANIZATION,
+            &binds,
+        )?;
+        let index_organized = rows
+            .first()
+            .and_then(|row| row.first())
+            .is_some_and(|kind| kind.as_deref() == Some("IOT"));
+        let order = if index_organized {
+            let mut key: Vec<(u16, usize)> = (table.columns().iter().enumerate())
+                .filter_map(|(index, column)| column.key_position.map(|p| (p, index)))
+                .collect();
+            if key.is_empty() {
+                return Err(SourceError::Malformed {
+                    what: name,
+                    message: "an index-organised table without a primary key in the dictionary"
+                        .to_owned(),
+                });
+            }
+            key.sort_unstable();
+            sql::RowOrder::PrimaryKey(key.into_iter().map(|(_, index)| index).collect())
+        } else {
+            sql::RowOrder::RowId
+        };
+        self.row_orders.insert(name, order.clone());
+        Ok(order)
+    }
+}
+
 impl<P: SessionPool> FlashbackReader for OracleClient<P> {
     fn flashback_batch(
         &mut self,
         table: &TableSchema,
         scn: u64,
-        after_row_id: Option<&str>,
+        after: Option<&str>,
         condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
-        let query =
-            sql::flashback_query(table, after_row_id.is_some(), condition).ok_or_else(|| {
-                SourceError::Malformed {
-                    what: table.qualified_name(),
-                    message: "a name holds a double quote".to_owned(),
-                }
-            })?;
-        let limit = max_rows as u64;
-        let binds: Vec<Bind<'_>> = match after_row_id {
-            Some(after) => vec![Bind::Number(scn), Bind::Text(after), Bind::Number(limit)],
-            None => vec![Bind::Number(scn), Bind::Number(limit)],
+        let order = self.row_order(table)?;
+        let malformed = |message: String| SourceError::Malformed {
+            what: table.qualified_name(),
+            message,
         };
-        // Column 0 is the ROWID; BLOB columns come as bytes.
+        let query =
+            sql::flashback_query(table, &order, after.is_some(), condition).map_err(malformed)?;
+        // An IOT position is the last row's key values, as the select wrote them.
+        let after_key: Vec<String> = match (&order, after) {
+            (sql::RowOrder::PrimaryKey(key), Some(text)) => {
+                let values: Vec<String> = serde_json::from_str(text)
+                    .ok()
+                    .filter(|values: &Vec<String>| values.len() == key.len())
+                    .ok_or_else(|| {
+                        malformed(format!(
+                            "the snapshot position {text:?} is not a key of this \
+                             index-organised table"
+                        ))
+                    })?;
+                values
+            }
+            _ => Vec::new(),
+        };
+        let limit = max_rows as u64;
+        let mut binds = vec![Bind::Number(scn)];
+        match (&order, after) {
+            (sql::RowOrder::RowId, Some(row_id)) => binds.push(Bind::Text(row_id)),
+            (sql::RowOrder::PrimaryKey(_), Some(_)) => binds
+                .extend((query.key_binds.iter()).map(|&position| Bind::Text(&after_key[position]))),
+            (_, None) => {}
+        }
+        binds.push(Bind::Number(limit));
+        // A heap read selects the ROWID first; BLOB columns come as bytes.
+        let first_value = usize::from(order == sql::RowOrder::RowId);
         let byte_columns: Vec<usize> = table
             .columns()
             .iter()
             .enumerate()
             .filter(|(_, column)| column.data_type.lob_kind() == Some(LobKind::Blob))
-            .map(|(index, _)| index + 1)
+            .map(|(index, _)| index + first_value)
             .collect();
         let fetch = Fetch {
             array_rows: FLASHBACK_FETCH_ROWS.min(max_rows.max(1) as u32),
@@ -969,8 +1027,8 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
         let mut session = self.session("flashback read", Place::Pdb)?;
         let mut batch = Vec::with_capacity(max_rows.min(FLASHBACK_FETCH_ROWS as usize));
         let mut mapping_error = None;
-        let fetched = session.query(&query, &binds, fetch, &mut |cells| match flashback_row(
-            table, cells,
+        let fetched = session.query(&query.sql, &binds, fetch, &mut |cells| match flashback_row(
+            table, &order, cells,
         ) {
             Ok(row) => {
                 batch.push(row);
@@ -997,20 +1055,46 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
     }
 }
 
-/// One fetched flashback row: its ROWID, then the values in column order.
-fn flashback_row(table: &TableSchema, cells: Vec<Cell>) -> Result<FlashbackRow, SourceError> {
+/// One fetched flashback row: its ROWID first when the table is read by ROWID, then the values
+/// in column order; an IOT row's position is its key values as text.
+fn flashback_row(
+    table: &TableSchema,
+    order: &sql::RowOrder,
+    cells: Vec<Cell>,
+) -> Result<FlashbackRow, SourceError> {
+    let malformed = |message: &str| SourceError::Malformed {
+        what: table.qualified_name(),
+        message: message.to_owned(),
+    };
     let mut cells = cells.into_iter();
-    let row_id = cells
-        .next()
-        .and_then(Cell::into_text)
-        .ok_or_else(|| SourceError::Malformed {
-            what: table.qualified_name(),
-            message: "a flashback row without its ROWID".to_owned(),
-        })?;
+    let mut position = match order {
+        sql::RowOrder::RowId => cells
+            .next()
+            .and_then(Cell::into_text)
+            .ok_or_else(|| malformed("a flashback row without its ROWID"))?,
+        sql::RowOrder::PrimaryKey(_) => String::new(),
+    };
+    let mut key_values = Vec::new();
     let mut values = ValueRow::absent(table.columns().len());
     for (index, column) in table.columns().iter().enumerate() {
         let cell = cells.next().unwrap_or(Cell::Null);
+        if column.key_position.is_some() && matches!(order, sql::RowOrder::PrimaryKey(_)) {
+            match &cell {
+                Cell::Text(text) => key_values.push((column.key_position, text.clone())),
+                _ => {
+                    return Err(malformed(
+                        "a key column of an index-organised table is NULL",
+                    ));
+                }
+            }
+        }
         values.set(index, mapping::flashback_value(cell, column)?);
     }
-    Ok(FlashbackRow { row_id, values })
+    if let sql::RowOrder::PrimaryKey(_) = order {
+        key_values.sort_by_key(|(key_position, _)| *key_position);
+        let texts: Vec<&str> = key_values.iter().map(|(_, text)| text.as_str()).collect();
+        position = serde_json::to_string(&texts)
+            .map_err(|error| malformed(&format!("a key position cannot be written: {error}")))?;
+    }
+    Ok(FlashbackRow { position, values })
 }

@@ -328,42 +328,162 @@ pub fn flashback_expression(column: &str, data_type: &OracleType) -> String {
     }
 }
 
-/// A flashback batch: rows as of an SCN, in ROWID order after a ROWID, at most `:3` rows. ROWID
-/// order makes the read resumable from the last ROWID delivered without an offset scan. A
-/// `condition` (`snapshot.selectOverrides`: trusted operator input, validated only as naming a
-/// captured table) is added in parentheses, so its own ORs cannot widen the ROWID bound.
-/// `None` when a name cannot be quoted.
+/// Whether a table is index-organised (`IOT_TYPE = 'IOT'`), which decides its [`RowOrder`].
+pub const TABLE_ORGANIZATION: &str =
+    "SELECT IOT_TYPE FROM ALL_TABLES WHERE OWNER = :1 AND TABLE_NAME = :2";
+
+/// The order a flashback read walks a table in, so that a batch resumes after the last row
+/// delivered without an offset scan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowOrder {
+    /// A heap table: by ROWID, physical and fixed as of the read's SCN.
+    RowId,
+    /// An index-organised table, by its primary key (indexes into the columns, in key order).
+    /// Its rows have logical ROWIDs (UROWID, `*` followed by the key in base 64): CHARTOROWID
+    /// refuses them (ORA-01410) and Oracle documents no order for them, while the primary key
+    /// is the order the IOT is stored in, so a key range is also the cheapest read.
+    PrimaryKey(Vec<usize>),
+}
+
+/// A flashback batch statement and where the resume position's key values are bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlashbackQuery {
+    pub sql: String,
+    /// For [`RowOrder::PrimaryKey`] after a position: for each placeholder from `:2` on, the
+    /// index (into the key) of the value it takes. Empty otherwise.
+    pub key_binds: Vec<usize>,
+}
+
+/// A flashback batch: rows as of an SCN (`:1`), in `order` after a position when `resume`, at
+/// most the last placeholder's number of rows. A `condition` (`snapshot.selectOverrides`:
+/// trusted operator input, validated only as naming a captured table) is added in parentheses,
+/// so its own ORs cannot widen the resume bound.
+///
+/// A heap read selects the ROWID first and resumes with `ROWID > CHARTOROWID(:2)`. An IOT read
+/// selects only the columns and resumes after the last row's key, written out as the
+/// lexicographic comparison Oracle has no row-value form for:
+/// `K1 >= v1 AND (K1 > v1 OR (K1 = v1 AND K2 > v2))`, whose leading bound lets the optimiser
+/// start an index range scan. Key values are bound as the text the select wrote them in and
+/// read back with the inverse conversion ([`key_value`]). Errors name what cannot be written.
 pub fn flashback_query(
     table: &TableSchema,
-    after_row_id: bool,
+    order: &RowOrder,
+    resume: bool,
     condition: Option<&str>,
-) -> Option<String> {
-    let mut sql = String::from("SELECT ROWIDTOCHAR(ROWID)");
-    for column in table.columns() {
-        let quoted = quote_identifier(&column.name)?;
-        sql.push_str(", ");
-        sql.push_str(&flashback_expression(&quoted, &column.data_type));
+) -> Result<FlashbackQuery, String> {
+    let quoted = |name: &str| {
+        quote_identifier(name).ok_or_else(|| format!("the name {name:?} holds a double quote"))
+    };
+    let mut sql = String::from("SELECT ");
+    if *order == RowOrder::RowId {
+        sql.push_str("ROWIDTOCHAR(ROWID), ");
     }
+    let mut expressions = Vec::with_capacity(table.columns().len());
+    for column in table.columns() {
+        expressions.push(flashback_expression(
+            &quoted(&column.name)?,
+            &column.data_type,
+        ));
+    }
+    sql.push_str(&expressions.join(", "));
     let _ = write!(
         sql,
         " FROM {}.{} AS OF SCN :1",
-        quote_identifier(table.schema())?,
-        quote_identifier(table.table())?
+        quoted(table.schema())?,
+        quoted(table.table())?
     );
     let mut predicates = Vec::with_capacity(2);
     if let Some(condition) = condition {
         predicates.push(format!("({condition})"));
     }
-    if after_row_id {
-        predicates.push("ROWID > CHARTOROWID(:2)".to_owned());
-    }
+    let mut key_binds = Vec::new();
+    let mut next_placeholder = 2;
+    let ordering = match order {
+        RowOrder::RowId => {
+            if resume {
+                predicates.push("ROWID > CHARTOROWID(:2)".to_owned());
+                next_placeholder = 3;
+            }
+            "ROWID".to_owned()
+        }
+        RowOrder::PrimaryKey(key) => {
+            let mut names = Vec::with_capacity(key.len());
+            let mut conversions = Vec::with_capacity(key.len());
+            for &index in key {
+                let column = table
+                    .columns()
+                    .get(index)
+                    .ok_or_else(|| format!("key column {index} is not a column"))?;
+                names.push(quoted(&column.name)?);
+                conversions.push(key_value(&column.data_type).ok_or_else(|| {
+                    format!(
+                        "key column {} has a type ({}) a key range cannot be written for",
+                        column.name, column.data_type
+                    )
+                })?);
+            }
+            if resume && !key.is_empty() {
+                let mut bind = |position: usize| {
+                    key_binds.push(position);
+                    let placeholder = format!(":{next_placeholder}");
+                    next_placeholder += 1;
+                    conversions[position].replace('?', &placeholder)
+                };
+                let last = key.len() - 1;
+                let mut comparisons = Vec::with_capacity(2);
+                if last > 0 {
+                    let lower = bind(0);
+                    comparisons.push(format!("{} >= {lower}", names[0]));
+                }
+                let mut nested = String::new();
+                for (position, name) in names.iter().enumerate().take(last) {
+                    let above = bind(position);
+                    let equal = bind(position);
+                    let _ = write!(nested, "({name} > {above} OR ({name} = {equal} AND ");
+                }
+                let above = bind(last);
+                let _ = write!(nested, "{} > {above}", names[last]);
+                nested.push_str(&"))".repeat(last));
+                comparisons.push(nested);
+                predicates.push(comparisons.join(" AND "));
+            }
+            names.join(", ")
+        }
+    };
     if !predicates.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&predicates.join(" AND "));
     }
-    let limit = if after_row_id { ":3" } else { ":2" };
-    let _ = write!(sql, " ORDER BY ROWID FETCH FIRST {limit} ROWS ONLY");
-    Some(sql)
+    let _ = write!(
+        sql,
+        " ORDER BY {ordering} FETCH FIRST :{next_placeholder} ROWS ONLY"
+    );
+    Ok(FlashbackQuery { sql, key_binds })
+}
+
+/// How a key value bound as the text [`flashback_expression`] wrote it is read back as the
+/// column's type (`?` stands for the placeholder); `None` for types a primary key cannot have.
+/// The session's fixed NLS settings make the number and date texts unambiguous.
+fn key_value(data_type: &OracleType) -> Option<String> {
+    use OracleType as T;
+    Some(match data_type {
+        T::Number { .. } | T::Float { .. } => "TO_NUMBER(?)".to_owned(),
+        T::BinaryFloat => "TO_BINARY_FLOAT(?)".to_owned(),
+        T::BinaryDouble => "TO_BINARY_DOUBLE(?)".to_owned(),
+        T::Date => format!("TO_DATE(?, '{}')", nls::NLS_DATE_FORMAT),
+        T::Timestamp { .. } => format!("TO_TIMESTAMP(?, '{}')", nls::NLS_TIMESTAMP_FORMAT),
+        T::TimestampWithTimeZone { .. } | T::TimestampWithLocalTimeZone { .. } => {
+            format!("TO_TIMESTAMP_TZ(?, '{}')", nls::NLS_TIMESTAMP_TZ_FORMAT)
+        }
+        T::IntervalYearToMonth { .. } => "TO_YMINTERVAL(?)".to_owned(),
+        T::IntervalDayToSecond { .. } => "TO_DSINTERVAL(?)".to_owned(),
+        T::Raw { .. } => "HEXTORAW(?)".to_owned(),
+        T::RowId | T::URowId { .. } => "CHARTOROWID(?)".to_owned(),
+        T::Char { .. } | T::NChar { .. } | T::Varchar2 { .. } | T::NVarchar2 { .. } => {
+            "?".to_owned()
+        }
+        T::Long | T::Clob | T::NClob | T::Blob | T::LongRaw | T::XmlType => return None,
+    })
 }
 
 /// What a call needs granted, by the name the client gives the call: what the capture user
@@ -522,32 +642,91 @@ mod tests {
             ],
         )
         .unwrap();
+        let heap = |resume, condition| {
+            flashback_query(&table, &RowOrder::RowId, resume, condition)
+                .unwrap()
+                .sql
+        };
         assert_eq!(
-            flashback_query(&table, true, None).unwrap(),
+            heap(true, None),
             "SELECT ROWIDTOCHAR(ROWID), TO_CHAR(\"ID\", 'TM9'), \
              TO_CHAR(\"AT\", 'SYYYY-MM-DD HH24:MI:SS.FF9'), RAWTOHEX(\"BODY\"), \"NOTE\" \
              FROM \"APP\".\"ORDERS\" AS OF SCN :1 WHERE ROWID > CHARTOROWID(:2) \
              ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
         );
         assert!(
-            flashback_query(&table, false, None)
-                .unwrap()
-                .ends_with("AS OF SCN :1 ORDER BY ROWID FETCH FIRST :2 ROWS ONLY")
+            heap(false, None).ends_with("AS OF SCN :1 ORDER BY ROWID FETCH FIRST :2 ROWS ONLY")
         );
         assert!(
-            flashback_query(&table, true, Some("ID > 5 OR NOTE IS NULL"))
-                .unwrap()
-                .ends_with(
-                    "AS OF SCN :1 WHERE (ID > 5 OR NOTE IS NULL) AND ROWID > CHARTOROWID(:2) \
-                     ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
-                ),
+            heap(true, Some("ID > 5 OR NOTE IS NULL")).ends_with(
+                "AS OF SCN :1 WHERE (ID > 5 OR NOTE IS NULL) AND ROWID > CHARTOROWID(:2) \
+                 ORDER BY ROWID FETCH FIRST :3 ROWS ONLY"
+            ),
             "the condition is bracketed so its OR stays inside"
         );
         assert!(
-            flashback_query(&table, false, Some("ID > 5"))
-                .unwrap()
+            heap(false, Some("ID > 5"))
                 .ends_with("AS OF SCN :1 WHERE (ID > 5) ORDER BY ROWID FETCH FIRST :2 ROWS ONLY")
         );
         assert_eq!(quote_identifier("A\"B"), None);
+    }
+
+    /// An IOT is read in primary-key order and resumes after the last key with the
+    /// lexicographic comparison, each key value read back as its type.
+    #[test]
+    fn an_index_organised_table_is_read_in_key_order_after_the_last_key() {
+        let table = TableSchema::new(
+            "APP",
+            "LINES",
+            vec![
+                Column::new("NOTE", OracleType::parse("VARCHAR2(20)").unwrap()),
+                Column::new("ORDER_ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+                Column::new("AT", OracleType::parse("DATE").unwrap()).key(2),
+                Column::new("LINE", OracleType::parse("VARCHAR2(8)").unwrap()).key(3),
+            ],
+        )
+        .unwrap();
+        let order = RowOrder::PrimaryKey(vec![1, 2, 3]);
+        let first = flashback_query(&table, &order, false, None).unwrap();
+        assert_eq!(
+            first.sql,
+            "SELECT \"NOTE\", TO_CHAR(\"ORDER_ID\", 'TM9'), \
+             TO_CHAR(\"AT\", 'SYYYY-MM-DD HH24:MI:SS'), \"LINE\" \
+             FROM \"APP\".\"LINES\" AS OF SCN :1 \
+             ORDER BY \"ORDER_ID\", \"AT\", \"LINE\" FETCH FIRST :2 ROWS ONLY"
+        );
+        assert!(first.key_binds.is_empty());
+        let next = flashback_query(&table, &order, true, Some("NOTE IS NULL")).unwrap();
+        let date = "TO_DATE(:5, 'SYYYY-MM-DD HH24:MI:SS')";
+        let date_again = "TO_DATE(:6, 'SYYYY-MM-DD HH24:MI:SS')";
+        assert!(
+            next.sql.ends_with(&format!(
+                "AS OF SCN :1 WHERE (NOTE IS NULL) AND \"ORDER_ID\" >= TO_NUMBER(:2) AND \
+                 (\"ORDER_ID\" > TO_NUMBER(:3) OR (\"ORDER_ID\" = TO_NUMBER(:4) AND \
+                 (\"AT\" > {date} OR (\"AT\" = {date_again} AND \"LINE\" > :7)))) \
+                 ORDER BY \"ORDER_ID\", \"AT\", \"LINE\" FETCH FIRST :8 ROWS ONLY"
+            )),
+            "{}",
+            next.sql
+        );
+        assert_eq!(next.key_binds, [0, 0, 0, 1, 1, 2]);
+        let single = RowOrder::PrimaryKey(vec![1]);
+        assert!(
+            flashback_query(&table, &single, true, None)
+                .unwrap()
+                .sql
+                .ends_with(
+                    "WHERE \"ORDER_ID\" > TO_NUMBER(:2) ORDER BY \"ORDER_ID\" \
+                     FETCH FIRST :3 ROWS ONLY"
+                )
+        );
+        let lob = TableSchema::new(
+            "APP",
+            "DOCS",
+            vec![Column::new("BODY", OracleType::parse("CLOB").unwrap()).key(1)],
+        )
+        .unwrap();
+        let refused = flashback_query(&lob, &RowOrder::PrimaryKey(vec![0]), true, None);
+        assert!(refused.is_err_and(|reason| reason.contains("BODY")));
     }
 }

@@ -99,6 +99,7 @@ mod over_the_model {
             ],
             key: vec!["ID"],
             rows: vec![vec![Some("1".to_owned()), Some("12.5".to_owned())]],
+            index_organized: false,
         }
     }
 
@@ -436,6 +437,104 @@ mod over_the_model {
                 .pdb_incarnation("ORCLPDB1")
                 .unwrap_err()
                 .is_not_granted()
+        );
+    }
+
+    /// Reads `APP.LINES` to its end in batches of `size`, resuming after each batch's last
+    /// position, and gives the rows' notes in the order read.
+    fn notes_in_batches(client: &mut OracleClient<FakeOracle>, size: usize) -> Vec<String> {
+        let table = client.table("APP", "LINES").unwrap().schema;
+        let mut notes = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let batch = client
+                .flashback_batch(&table, 4_000, after.as_deref(), None, size)
+                .unwrap();
+            notes.extend(
+                batch
+                    .iter()
+                    .filter_map(|row| row.values.get(0).map(Value::to_string)),
+            );
+            match batch.last() {
+                Some(last) if batch.len() == size => after = Some(last.position.clone()),
+                _ => return notes,
+            }
+        }
+    }
+
+    /// A client over a PDB that holds `APP.LINES` besides the usual table.
+    fn client_with_lines(index_organized: bool) -> OracleClient<FakeOracle> {
+        let mut pdb = pdb();
+        pdb.tables.push(lines(index_organized));
+        OracleClient::over(
+            FakeOracle::new(FakeDatabase::cdb(pdb)),
+            options(Some("ORCLPDB1")),
+        )
+        .unwrap()
+    }
+
+    fn lines(index_organized: bool) -> FakeTable {
+        let column = |name, data_type, precision| FakeColumn {
+            name,
+            data_type,
+            precision,
+            scale: precision.map(|_| 0),
+        };
+        let row = |order: &str, line: &str, note: &str| {
+            vec![
+                Some(note.to_owned()),
+                Some(order.to_owned()),
+                Some(line.to_owned()),
+            ]
+        };
+        FakeTable {
+            owner: "APP",
+            name: "LINES",
+            columns: vec![
+                column("NOTE", "VARCHAR2", None),
+                column("ORDER_ID", "NUMBER", Some(10)),
+                column("LINE", "VARCHAR2", None),
+            ],
+            key: vec!["ORDER_ID", "LINE"],
+            // Stored out of key order, with keys whose text order is not their number order.
+            rows: vec![
+                row("10", "b", "fifth"),
+                row("9", "b", "third"),
+                row("10", "a", "fourth"),
+                row("2", "z", "first"),
+                row("9", "a", "second"),
+            ],
+            index_organized,
+        }
+    }
+
+    /// An index-organised table is read in primary-key order, batch after batch, each row once:
+    /// its logical ROWIDs cannot be resumed after (CHARTOROWID refuses them, ORA-01410), which
+    /// is how the second batch of a ROWID-ordered read failed. A heap table keeps ROWID order.
+    #[test]
+    fn tables_are_snapshotted_in_their_read_order_across_batches() {
+        let in_order = |notes: [&str; 5]| notes.map(|note| format!("{note:?}"));
+        let mut iot = client_with_lines(true);
+        let mut heap = client_with_lines(false);
+        for size in [1, 2, 3, 5, 10] {
+            assert_eq!(
+                notes_in_batches(&mut iot, size),
+                in_order(["first", "second", "third", "fourth", "fifth"]),
+                "IOT in batches of {size}"
+            );
+            assert_eq!(
+                notes_in_batches(&mut heap, size),
+                in_order(["fifth", "third", "fourth", "first", "second"]),
+                "heap table in batches of {size}"
+            );
+        }
+        let table = iot.table("APP", "LINES").unwrap().schema;
+        let first = iot.flashback_batch(&table, 4_000, None, None, 1).unwrap();
+        assert_eq!(first[0].position, r#"["2","z"]"#);
+        let foreign = iot.flashback_batch(&table, 4_000, Some("AAAR000000000001"), None, 1);
+        assert!(
+            matches!(foreign, Err(SourceError::Malformed { .. })),
+            "a ROWID is not a key position: {foreign:?}"
         );
     }
 }

@@ -519,7 +519,7 @@ impl FlashbackReader for Simulator {
         &mut self,
         table: &TableSchema,
         scn: u64,
-        after_row_id: Option<&str>,
+        after: Option<&str>,
         condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
@@ -562,7 +562,7 @@ impl FlashbackReader for Simulator {
                 code: None,
                 message: error.to_string(),
             })?;
-        let first = match after_row_id {
+        let first = match after {
             None => 0,
             Some(text) => {
                 database::row_number(text).ok_or_else(|| SourceError::Malformed {
@@ -593,7 +593,7 @@ impl FlashbackReader for Simulator {
                     return None;
                 }
                 Some(FlashbackRow {
-                    row_id: row.row_id.to_string(),
+                    position: row.row_id.to_string(),
                     values: Row::from_values(values),
                 })
             })

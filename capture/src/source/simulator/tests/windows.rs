@@ -157,7 +157,7 @@ fn flashback_reads_rows_as_of_an_scn_in_rowid_order() {
     let first = sim.flashback_batch(&schema, now, None, None, 1).unwrap();
     assert_eq!(first.len(), 1);
     let rest = sim
-        .flashback_batch(&schema, now, Some(&first[0].row_id), None, 10)
+        .flashback_batch(&schema, now, Some(&first[0].position), None, 10)
         .unwrap();
     assert_eq!(rest.len(), 1, "uncommitted changes are not visible");
     let five = Value::Number(crate::value::OracleNumber::parse("5").unwrap());
@@ -169,7 +169,7 @@ fn flashback_reads_rows_as_of_an_scn_in_rowid_order() {
     assert_eq!(all[1].values.get(1), Some(&five));
     assert!(
         all.windows(2)
-            .all(|w| database::row_number(&w[0].row_id) < database::row_number(&w[1].row_id))
+            .all(|w| database::row_number(&w[0].position) < database::row_number(&w[1].position))
     );
     assert_eq!(
         sim.flashback_batch(&schema, before_update, None, None, 10)

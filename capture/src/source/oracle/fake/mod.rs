@@ -10,7 +10,9 @@
 //!   container (ORA-65011), and pooled sessions keep their container and NLS settings;
 //! - a client whose locale's decimal character is a comma renders `TO_CHAR(n, 'TM9')` with a
 //!   comma until the session sets `NLS_NUMERIC_CHARACTERS`;
-//! - an UPDATE of no row writes no redo.
+//! - an UPDATE of no row writes no redo;
+//! - flashback reads evaluate their WHERE clause, order and row limit ([`flashback`]), and an
+//!   index-organised table's rows have logical ROWIDs that `CHARTOROWID` refuses.
 //!
 //! A statement it does not model is ORA-00900, so a new statement in the client fails its tests
 //! until the model says what Oracle does with it.
@@ -18,6 +20,8 @@
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+mod flashback;
 
 use super::error::Failure;
 use super::session::{Bind, Cell, Fetch, ROOT_CONTAINER, SessionPool, SqlSession};
@@ -40,6 +44,8 @@ pub struct FakeTable {
     pub columns: Vec<FakeColumn>,
     pub key: Vec<&'static str>,
     pub rows: Vec<Vec<Option<String>>>,
+    /// An IOT: its rows have logical ROWIDs.
+    pub index_organized: bool,
 }
 
 /// A container: the root or a PDB.
@@ -280,6 +286,16 @@ fn failure(ora: i32, message: &str) -> Failure {
     }
 }
 
+/// The table a flashback read names (`FROM "OWNER"."TABLE" AS OF`).
+fn flashback_table<'a>(container: &'a FakeContainer, sql: &str) -> Result<&'a FakeTable, Failure> {
+    let missing = || failure(942, "table or view does not exist");
+    let from = sql.find(" FROM \"").ok_or_else(missing)?;
+    let mut names = sql[from + 7..].split('"');
+    let owner = names.next().ok_or_else(missing)?;
+    let name = names.nth(1).ok_or_else(missing)?;
+    container.table(owner, name).ok_or_else(missing)
+}
+
 fn text(value: impl ToString) -> Cell {
     Cell::Text(value.to_string())
 }
@@ -467,8 +483,20 @@ impl FakeSession {
                 }
                 Vec::new()
             }
-            _ if sql.starts_with("SELECT ROWIDTOCHAR(ROWID)") => {
-                self.flashback(&database, &container, sql)?
+            sql::TABLE_ORGANIZATION => container
+                .table(bind_text(binds, 0), bind_text(binds, 1))
+                .map(|table| {
+                    vec![vec![if table.index_organized {
+                        text("IOT")
+                    } else {
+                        Cell::Null
+                    }]]
+                })
+                .unwrap_or_default(),
+            _ if sql.contains(" AS OF SCN :1") => {
+                let table = flashback_table(&container, sql)?;
+                let decimal_comma = database.decimal_comma_client && !self.state.nls;
+                flashback::read(table, sql, binds, decimal_comma)?
             }
             _ => {
                 return Err(failure(
@@ -478,37 +506,6 @@ impl FakeSession {
             }
         };
         Ok(rows)
-    }
-
-    /// `SELECT ROWIDTOCHAR(ROWID), <expr>, ... FROM "OWNER"."TABLE" AS OF SCN ...`: every row
-    /// (the tests read small tables in one batch), numbers through `TO_CHAR(n, 'TM9')`.
-    fn flashback(
-        &self,
-        database: &FakeDatabase,
-        container: &FakeContainer,
-        sql: &str,
-    ) -> Result<Vec<Vec<Cell>>, Failure> {
-        let missing = || failure(942, "table or view does not exist");
-        let from = sql.find(" FROM \"").ok_or_else(missing)?;
-        let mut names = sql[from + 7..].split('"');
-        let owner = names.next().ok_or_else(missing)?;
-        let name = names.nth(1).ok_or_else(missing)?;
-        let table = container.table(owner, name).ok_or_else(missing)?;
-        let decimal_comma = database.decimal_comma_client && !self.state.nls;
-        Ok(table
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(index, row)| {
-                let mut cells = vec![text(format!("AAAR{index:012}"))];
-                cells.extend(row.iter().map(|value| match value {
-                    None => Cell::Null,
-                    Some(value) if decimal_comma => text(value.replace('.', ",")),
-                    Some(value) => text(value),
-                }));
-                cells
-            })
-            .collect())
     }
 
     fn run(&mut self, statement: &str, binds: &[Bind<'_>]) -> Result<u64, Failure> {
