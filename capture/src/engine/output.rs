@@ -46,10 +46,10 @@ use super::EngineError;
 use crate::buffer::OpsEvent;
 use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
-use crate::event::{ChangeEvent, Operation, compact};
+use crate::event::{ChangeEvent, Operation, compact, json};
 use crate::filter::Filters;
 use crate::schema_history::TableChange;
-use crate::sink::file::FileSink;
+use crate::sink::file::{FileSink, FileSinkError};
 use crate::sink::{Bookmark, KafkaSink, Page};
 
 /// The configured event format, producing records.
@@ -128,15 +128,26 @@ impl RecordEncoder {
     }
 
     /// The file sink's line of a record (see the module docs).
-    fn line(&self, record: &Record) -> String {
+    fn append_line(&self, sink: &mut FileSink, record: &Record) -> Result<(), FileSinkError> {
         match self {
-            Self::Compact { .. } => record.value.clone().unwrap_or_default(),
-            Self::Debezium(_) => format!(
-                "{{\"topic\":{},\"key\":{},\"value\":{}}}",
-                serde_json::Value::String(record.topic.clone()),
-                record.key.as_deref().unwrap_or("null"),
-                record.value.as_deref().unwrap_or("null"),
-            ),
+            Self::Compact { .. } => {
+                sink.append_line(&[record.value.as_deref().unwrap_or_default().as_bytes()])
+            }
+            Self::Debezium(_) => {
+                let value = record.value.as_deref().unwrap_or("null").as_bytes();
+                let mut topic = String::with_capacity(record.topic.len() + 2);
+                json::string(&mut topic, &record.topic);
+                let key = record.key.as_deref().unwrap_or("null").as_bytes();
+                sink.append_line(&[
+                    b"{\"topic\":",
+                    topic.as_bytes(),
+                    b",\"key\":",
+                    key,
+                    b",\"value\":",
+                    value,
+                    b"}",
+                ])
+            }
         }
     }
 }
@@ -183,7 +194,7 @@ impl Output {
         match self {
             Self::File(sink) => {
                 for record in &records {
-                    sink.append_line(encoder.line(record).as_bytes())?;
+                    encoder.append_line(sink, record)?;
                 }
             }
             Self::Kafka(kafka) => kafka.produce(records)?,

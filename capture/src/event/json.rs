@@ -4,29 +4,35 @@
 use std::fmt::Write;
 
 /// Appends `text` as a JSON string.
+///
+/// Only ASCII bytes are ever escaped (`"`, `\` and controls), so the text is scanned as bytes,
+/// not decoded as characters, and copied in runs between escapes: in the usual text with no
+/// escape at all, one scan and one copy. Every escaped byte is ASCII, so each run ends on a
+/// character boundary.
 pub fn string(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
+    let bytes = text.as_bytes();
     let mut start = 0;
-    for (i, c) in text.char_indices() {
-        let escape = match c {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\n' => "\\n",
-            '\r' => "\\r",
-            '\t' => "\\t",
-            '\u{08}' => "\\b",
-            '\u{0c}' => "\\f",
-            c if u32::from(c) < 0x20 => "",
+    for (i, &byte) in bytes.iter().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            byte if byte < 0x20 => "",
             _ => continue,
         };
         out.push_str(&text[start..i]);
         if escape.is_empty() {
-            let _ = write!(out, "\\u{:04x}", u32::from(c));
+            let _ = write!(out, "\\u{byte:04x}");
         } else {
             out.push_str(escape);
         }
-        start = i + c.len_utf8();
+        start = i + 1;
     }
     out.push_str(&text[start..]);
     out.push('"');
@@ -65,8 +71,15 @@ pub fn f32_number(out: &mut String, value: f32) {
 }
 
 /// Appends any integer.
-pub fn integer(out: &mut String, value: impl std::fmt::Display) {
-    let _ = write!(out, "{value}");
+pub fn integer(out: &mut String, value: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(value));
+}
+
+/// Appends an integer as a JSON string (`"42"`), as Debezium writes SCNs.
+pub fn integer_string(out: &mut String, value: impl itoa::Integer) {
+    out.push('"');
+    integer(out, value);
+    out.push('"');
 }
 
 #[cfg(test)]

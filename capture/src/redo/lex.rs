@@ -223,7 +223,7 @@ impl<'a> Cursor<'a> {
             let Some(found) = self
                 .bytes
                 .get(index..)
-                .and_then(|rest| rest.iter().position(|&byte| byte == quote))
+                .and_then(|rest| memchr::memchr(quote, rest))
             else {
                 return Err(self.error_at(unterminated, open));
             };

@@ -150,16 +150,20 @@ impl FileSink {
         Ok((sink, stored.map(|stored| stored.bookmark)))
     }
 
-    /// Appends one line (without its newline) to the page being written; nothing is committed
-    /// until [`FileSink::commit`].
-    pub fn append_line(&mut self, line: &[u8]) -> Result<(), FileSinkError> {
+    /// Appends one line, given as the parts it is made of and without its newline, to the page
+    /// being written; nothing is committed until [`FileSink::commit`]. Parts, so a line is
+    /// copied once, into the write buffer, and never assembled on its own first.
+    pub fn append_line(&mut self, parts: &[&[u8]]) -> Result<(), FileSinkError> {
         let io = |source| FileSinkError::Io {
             path: self.path.clone(),
             source,
         };
-        self.pending.extend_from_slice(line);
+        let before = self.pending.len();
+        for part in parts {
+            self.pending.extend_from_slice(part);
+        }
         self.pending.push(b'\n');
-        self.page_bytes += line.len() as u64 + 1;
+        self.page_bytes += (self.pending.len() - before) as u64;
         if self.pending.len() >= WRITE_BATCH_BYTES {
             self.data.write_all(&self.pending).map_err(io)?;
             self.pending.clear();
@@ -336,10 +340,10 @@ mod tests {
         let path = dir.path().join("out.jsonl");
         let (mut sink, stored) = FileSink::open(&path).unwrap();
         assert_eq!(stored, None);
-        sink.append_line(br#"{"a":1}"#).unwrap();
-        sink.append_line(br#"{"a":2}"#).unwrap();
+        sink.append_line(&[br#"{"a":1}"#]).unwrap();
+        sink.append_line(&[br#"{"a":2}"#]).unwrap();
         sink.commit(&json!({"commit_scn": 10})).unwrap();
-        sink.append_line(br#"{"a":3}"#).unwrap();
+        sink.append_line(&[br#"{"a":3}"#]).unwrap();
         sink.commit(&json!({"commit_scn": 11})).unwrap();
         drop(sink);
         let (sink, stored) = FileSink::open(&path).unwrap();
@@ -353,7 +357,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.jsonl");
         let (mut sink, _) = FileSink::open(&path).unwrap();
-        sink.append_line(b"kept").unwrap();
+        sink.append_line(&[b"kept"]).unwrap();
         sink.commit(&json!({"commit_scn": 1})).unwrap();
         drop(sink);
         // A crash after the data but before the bookmark.
@@ -366,7 +370,7 @@ mod tests {
         let (mut sink, stored) = FileSink::open(&path).unwrap();
         assert_eq!(stored, Some(json!({"commit_scn": 1})));
         assert_eq!(lines(&path), ["kept"]);
-        sink.append_line(b"next").unwrap();
+        sink.append_line(&[b"next"]).unwrap();
         sink.commit(&json!({"commit_scn": 2})).unwrap();
         assert_eq!(lines(&path), ["kept", "next"]);
     }
@@ -376,7 +380,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.jsonl");
         let (mut sink, _) = FileSink::open(&path).unwrap();
-        sink.append_line(b"line").unwrap();
+        sink.append_line(&[b"line"]).unwrap();
         sink.commit(&json!({})).unwrap();
         drop(sink);
         std::fs::write(&path, b"").unwrap();

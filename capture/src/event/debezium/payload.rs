@@ -85,7 +85,7 @@ pub(super) fn envelope(
     out.push(',');
     json::key(&mut out, "op");
     json::string(&mut out, op.letter());
-    write_times(&mut out, processed_at, "ts");
+    write_times(&mut out, processed_at);
     out.push('}');
     if options.schemas_enabled {
         out.push('}');
@@ -93,12 +93,15 @@ pub(super) fn envelope(
     Ok(out)
 }
 
-/// Appends `,"ts_ms":..,"ts_us":..,"ts_ns":..` (with `name` as the prefix).
-fn write_times(out: &mut String, at: jiff::Timestamp, name: &str) {
+/// Appends `,"ts_ms":..,"ts_us":..,"ts_ns":..`.
+fn write_times(out: &mut String, at: jiff::Timestamp) {
     let nanos = at.as_nanosecond();
-    for (suffix, unit) in [("_ms", 1_000_000i128), ("_us", 1_000), ("_ns", 1)] {
-        out.push(',');
-        json::key(out, &format!("{name}{suffix}"));
+    for (key, unit) in [
+        (",\"ts_ms\":", 1_000_000i128),
+        (",\"ts_us\":", 1_000),
+        (",\"ts_ns\":", 1),
+    ] {
+        out.push_str(key);
         json::integer(out, nanos.div_euclid(unit));
     }
 }
@@ -155,12 +158,13 @@ pub(super) fn write_source(
     json::key(out, "table");
     json::string(out, table.table());
     optional_string(out, "txId", source.xid.map(|x| x.to_lower_hex()).as_deref());
-    optional_string(out, "scn", Some(&source.scn.to_string()));
-    optional_string(
-        out,
-        "commit_scn",
-        source.commit_scn.map(|s| s.to_string()).as_deref(),
-    );
+    out.push_str(",\"scn\":");
+    json::integer_string(out, source.scn);
+    out.push_str(",\"commit_scn\":");
+    match source.commit_scn {
+        Some(scn) => json::integer_string(out, scn),
+        None => out.push_str("null"),
+    }
     // XStream's position: never set by a LogMiner capture, as in Debezium's LogMiner adapter.
     out.push_str(",\"lcr_position\":null");
     optional_string(out, "rs_id", source.rs_id.as_deref());
@@ -184,11 +188,11 @@ pub(super) fn write_source(
     };
     optional_millis(out, "commit_ts_ms", source.commit_time);
     let start = source.transaction_start;
-    optional_string(
-        out,
-        "start_scn",
-        start.map(|start| start.scn.to_string()).as_deref(),
-    );
+    out.push_str(",\"start_scn\":");
+    match start {
+        Some(start) => json::integer_string(out, start.scn),
+        None => out.push_str("null"),
+    }
     optional_millis(out, "start_ts_ms", start.and_then(|start| start.time));
     out.push(',');
     json::key(out, "txSeq");
