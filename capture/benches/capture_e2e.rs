@@ -26,7 +26,11 @@
 //! `REDOLINE_BENCH_E2E_KAFKA_PAGE_TRANSACTIONS` transactions, default 2,000, since each is a
 //! broker round trip). After each round the data topic is read back with a
 //! `read_committed` consumer and its records counted: the figure printed is what a consumer sees,
-//! not what the capture meant to write. Target: 100,000 events per second to Kafka, capture alone.
+//! not what the capture meant to write. With the default bounds, the records of the last round are
+//! then written again by a plain producer (the same client settings, no transactions, no
+//! bookmark) to a fresh topic, and its rate is printed beside the capture's. Targets (issue 17):
+//! 100,000 events per second to Kafka, capture alone, and at least 90% of the plain producer's
+//! rate for the same records.
 //!
 //! **Memory** (issue 15), instead of the figures above when `REDOLINE_BENCH_MEMORY_SIZES` is set:
 //!
@@ -49,14 +53,20 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rdkafka::error::KafkaError;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
 use redoline_capture::run::{self, Outcome};
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::reader::read_to_end;
+use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::source::simulator::Simulator;
 
 const DEFAULT_TRANSACTIONS: u64 = 20_000;
 const TARGET_EVENTS_PER_SECOND: f64 = 200_000.0;
 const KAFKA_TARGET_EVENTS_PER_SECOND: f64 = 100_000.0;
+/// The capture's rate to Kafka against a plain producer's for the same records (issue 17).
+const PLAIN_PRODUCER_TARGET_PERCENT: f64 = 90.0;
 const DEFAULT_KAFKA_PAGE_TRANSACTIONS: u64 = 2_000;
 
 fn transactions() -> u64 {
@@ -153,17 +163,73 @@ fn load_time(path: &Path) -> Duration {
     })
 }
 
-/// Records (and tombstones among them) of `topic` as a `read_committed` consumer sees them.
-fn committed_records(bootstrap: &str, topic: &str) -> Result<(u64, u64), String> {
+/// A record read back: key and value.
+type ReadBack = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Records (and tombstones among them) of `topic` as a `read_committed` consumer sees them; the
+/// records themselves too when `keep`, for the plain producer to send again.
+fn committed_records(
+    bootstrap: &str,
+    topic: &str,
+    keep: bool,
+) -> Result<(u64, u64, Vec<ReadBack>), String> {
     let settings = KafkaClientSettings::with_bootstrap(bootstrap);
-    let (mut records, mut tombstones) = (0u64, 0u64);
+    let (mut records, mut tombstones, mut kept) = (0u64, 0u64, Vec::new());
     read_to_end(&settings, topic, Duration::from_secs(60), |record| {
         records += 1;
         tombstones += u64::from(record.value.is_none());
+        if keep {
+            kept.push((record.key, record.value));
+        }
         Ok(())
     })
     .map_err(|error| error.to_string())?;
-    Ok((records, tombstones))
+    Ok((records, tombstones, kept))
+}
+
+/// The time a plain producer (the capture's client settings, no transactions, no bookmark)
+/// takes to write `records` to a fresh topic and have every one acknowledged: the rate the
+/// broker allows for exactly these records, the yardstick of the capture's own.
+fn plain_producer_time(
+    bootstrap: &str,
+    topic: &str,
+    records: &[ReadBack],
+) -> Result<Duration, String> {
+    let settings = KafkaClientSettings::with_bootstrap(bootstrap);
+    ensure_topics(
+        &settings,
+        &[RequiredTopic::plain(topic, "bench")],
+        Duration::from_secs(30),
+    )
+    .map_err(|error| error.to_string())?;
+    let producer: ThreadedProducer<DefaultProducerContext> = settings
+        .producer_config(None)
+        .create()
+        .map_err(|error| error.to_string())?;
+    let started = Instant::now();
+    for (key, value) in records {
+        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic);
+        if let Some(key) = key {
+            record = record.key(key.as_slice());
+        }
+        if let Some(value) = value {
+            record = record.payload(value.as_slice());
+        }
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                    record = back;
+                    producer.poll(Duration::from_millis(1));
+                }
+                Err((error, _)) => return Err(error.to_string()),
+            }
+        }
+    }
+    producer
+        .flush(Duration::from_secs(120))
+        .map_err(|error| error.to_string())?;
+    Ok(started.elapsed())
 }
 
 /// The Kafka half: compact and debezium, aggregated pages and a page per transaction.
@@ -231,13 +297,23 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                 }
                 let elapsed = started.elapsed();
                 let cpu = support::cpu_seconds() - cpu_before;
-                let counted = committed_records(bootstrap, &format!("{prefix}.BENCH.T"));
+                // The default case's records are kept, for the plain producer.
+                let keep = case == "default" && round + 1 == rounds;
+                let counted = committed_records(bootstrap, &format!("{prefix}.BENCH.T"), keep);
                 results.push((elapsed, cpu, counted));
             }
+            let plain = results.last().and_then(|(_, _, counted)| match counted {
+                Ok((_, _, kept)) if !kept.is_empty() => {
+                    let topic =
+                        format!("bench-e2e-{}-{stamp:x}-{format}-plain", std::process::id());
+                    Some(plain_producer_time(bootstrap, &topic, kept))
+                }
+                _ => None,
+            });
             let Some((run_time, cpu, counted)) = results.into_iter().min_by_key(|r| r.0) else {
                 continue;
             };
-            let (records, tombstones) = match counted {
+            let (records, tombstones, _) = match counted {
                 Ok(counted) => counted,
                 Err(error) => {
                     println!("    {format:<9} the topic could not be read back: {error}");
@@ -261,6 +337,24 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                     "MISSED"
                 }
             );
+            match plain {
+                Some(Ok(plain_time)) => {
+                    let plain_rate = events as f64 / plain_time.as_secs_f64().max(1e-9);
+                    let share = 100.0 * rate / plain_rate;
+                    println!(
+                        "    {format:<9} plain producer, the same {records} records: {:>8.3} s  {plain_rate:>9.0} events/s; the capture alone reaches {share:.0}% of it  target {}% {}",
+                        plain_time.as_secs_f64(),
+                        PLAIN_PRODUCER_TARGET_PERCENT,
+                        if share >= PLAIN_PRODUCER_TARGET_PERCENT {
+                            "met"
+                        } else {
+                            "MISSED"
+                        }
+                    );
+                }
+                Some(Err(error)) => println!("    {format:<9} plain producer failed: {error}"),
+                None => {}
+            }
         }
     }
 }
