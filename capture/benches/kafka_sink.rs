@@ -157,7 +157,7 @@ fn exactly_once(
     while events < MAX_EVENTS && started.elapsed() < MAX_TIME {
         n += 1;
         for record in &records {
-            sink.produce(&mut page, record)?;
+            sink.produce(&mut page, record.clone())?;
         }
         bookmark.record_commit(u64::from(n) + 1, Xid::from_parts(1, 1, n))?;
         let receipt = sink.commit_page(&mut page, &bookmark)?;
@@ -193,7 +193,7 @@ fn aggregated(
         }
         let began = Instant::now();
         for record in &records {
-            sink.produce(&mut page, record)?;
+            sink.produce(&mut page, record.clone())?;
         }
         let opened = *page_started.get_or_insert(began);
         fill.records += records.len() as u64;

@@ -170,7 +170,7 @@ impl KafkaOutput {
     /// Gives `records` to the page's Kafka transaction, in order.
     fn produce(&mut self, records: impl IntoIterator<Item = Record>) -> Result<(), EngineError> {
         for record in records {
-            self.sink.produce(&mut self.page, &record)?;
+            self.sink.produce(&mut self.page, record)?;
         }
         Ok(())
     }

@@ -45,8 +45,13 @@ pub const RESERVED_PROPERTIES: &[&str] = &[
 const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
     // Java's default partitioner, so keys land where a Java producer would put them.
     ("partitioner", "murmur2_random"),
-    // A page ends in a flush anyway: lingering would only delay small pages.
-    ("linger.ms", "1"),
+    // Kafka's own default since 4.0: batches fill while a page streams, and a page's commit
+    // waits for at most this much of its last batch.
+    ("linger.ms", "5"),
+    // Debezium records with schemas repeat their schema in every record: lz4 shrinks a page to a
+    // fraction, which is what a broker's disk and network carry, for little CPU. Every Kafka
+    // client reads it.
+    ("compression.type", "lz4"),
     // The next transaction's AddPartitionsToTxn meets CONCURRENT_TRANSACTIONS until the broker
     // has written the previous commit's markers; librdkafka's 100 ms default backoff would cap
     // small pages at a few per second. (Retries back off exponentially from here.)

@@ -41,14 +41,13 @@
 //! From async code, call it inside `tokio::task::spawn_blocking`. The delivery reports and
 //! librdkafka's events are served by the producer's own polling thread (`ThreadedProducer`).
 
-use std::sync::Mutex;
-use std::sync::PoisonError;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rdkafka::ClientContext;
 use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::error::KafkaError;
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::producer::{DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 use redoline_crds::v1alpha1::KafkaSpec;
 
@@ -60,6 +59,7 @@ use super::metrics::SinkMetrics;
 use super::page::{Page, record_bytes};
 use super::reader::{ReadError, TopicRecord, read_to_end};
 use super::retry::{ProducerState, RetryPolicy, SinkStatus};
+use super::sender::{self, RecordSender};
 use super::topics::{TopicError, TopicNames, ensure_topics};
 use crate::event::debezium::Record;
 use crate::stop::Stop;
@@ -174,7 +174,9 @@ enum Attempt {
 
 /// The Kafka sink of one capture. See the module documentation.
 pub struct KafkaSink {
-    producer: ThreadedProducer<DeliveryContext>,
+    producer: Arc<ThreadedProducer<DeliveryContext>>,
+    /// Sends the pages' data records on a thread of its own (see `sender`).
+    sender: RecordSender,
     options: SinkOptions,
     bookmark_key: String,
     metrics: SinkMetrics,
@@ -205,13 +207,23 @@ impl KafkaSink {
             DeliveryMode::ExactlyOnce => Some(transactional_id.as_str()),
             DeliveryMode::AtLeastOnce => None,
         };
-        let producer = ThreadedProducer::from_config_and_context(
-            &options.settings.producer_config(id),
-            DeliveryContext::default(),
-        )
-        .map_err(|e| SinkError::Stop(refused_settings(&e)))?;
+        let producer = Arc::new(
+            ThreadedProducer::from_config_and_context(
+                &options.settings.producer_config(id),
+                DeliveryContext::default(),
+            )
+            .map_err(|e| SinkError::Stop(refused_settings(&e)))?,
+        );
+        let sender = RecordSender::start(Arc::clone(&producer)).map_err(|error| {
+            tracing::error!(%error, "The Kafka record sender thread could not start.");
+            SinkError::Kafka {
+                action: "start the record sender thread",
+                source: KafkaError::Global(RDKafkaErrorCode::Fail),
+            }
+        })?;
         let sink = Self {
             producer,
+            sender,
             bookmark_key: options.identity.key(),
             options,
             metrics,
@@ -322,22 +334,21 @@ impl KafkaSink {
     }
 
     /// Gives one record to `page`, beginning the page at its first record (exactly once: its
-    /// Kafka transaction). Waits while librdkafka's queue is full, which bounds what is in
-    /// flight. A failure abandons the page (see [`Self::abandon`]): its earlier records are no
-    /// longer in memory to be sent again.
-    pub fn produce(&self, page: &mut Page, record: &Record) -> Result<(), SinkError> {
+    /// Kafka transaction). The record is queued for the sender thread, which hands it to
+    /// librdkafka; both queues are bounded, and this waits while they are full. A failure
+    /// abandons the page (see [`Self::abandon`]): its earlier records are no longer in memory
+    /// to be sent again.
+    pub fn produce(&self, page: &mut Page, record: Record) -> Result<(), SinkError> {
         const ACTION: &str = "write a page";
         self.begin(page)?;
+        let bytes = record_bytes(&record);
         let sent = self
-            .send(
-                &record.topic,
-                record.key.as_deref(),
-                record.value.as_deref(),
-            )
+            .sender
+            .push(record)
             .and_then(|()| self.delivered_so_far());
         match sent {
             Ok(()) => {
-                page.sent(record_bytes(record));
+                page.sent(bytes);
                 self.metrics.held(page.held() + self.in_flight());
                 Ok(())
             }
@@ -411,7 +422,9 @@ impl KafkaSink {
         // The wait for every delivery (`drain`) comes before the commit: rust-rdkafka's commit
         // flushes in 100 ms poll steps, which would cost every small page 100 ms.
         let sent = self
-            .send_bookmark(bookmark)
+            .sender
+            .settle()
+            .and_then(|()| self.send_bookmark(bookmark))
             .and_then(|()| self.send_all(page.after_bookmark()));
         if let Err(error) = sent {
             return Err(self.abandon(page, ACTION, error));
@@ -437,6 +450,9 @@ impl KafkaSink {
     /// At least once: the records acknowledged, then the bookmark, then the tombstones.
     fn acknowledged(&self, page: &mut Page, bookmark: &str) -> Result<(), SinkError> {
         const ACTION: &str = "write a page";
+        if let Err(error) = self.sender.settle() {
+            return Err(self.abandon(page, ACTION, error));
+        }
         self.delivered(page, ACTION)?;
         if let Err(error) = self.send_bookmark(bookmark) {
             return Err(self.abandon(page, ACTION, error));
@@ -473,6 +489,8 @@ impl KafkaSink {
     /// memory, so a transient cause is [`SinkError::PageAborted`]: the capture must start again
     /// from the stored bookmark and mine the page's transactions again.
     fn abandon(&self, page: &mut Page, action: &'static str, error: KafkaError) -> SinkError {
+        // Records of the page still queued for the sender must not reach a later transaction.
+        self.sender.discard();
         *page = Page::default();
         let class = classify(&error);
         if self.options.mode == DeliveryMode::ExactlyOnce
@@ -546,25 +564,10 @@ impl KafkaSink {
         )
     }
 
-    /// Queues one record, waiting while librdkafka's queue is full.
+    /// Queues one record of the sink's own (bookmark, tombstone) in librdkafka, after the data
+    /// the sender has settled.
     fn send(&self, topic: &str, key: Option<&str>, value: Option<&str>) -> Result<(), KafkaError> {
-        let mut record: BaseRecord<'_, str, str> = BaseRecord::to(topic);
-        if let Some(key) = key {
-            record = record.key(key);
-        }
-        if let Some(value) = value {
-            record = record.payload(value);
-        }
-        loop {
-            match self.producer.send(record) {
-                Ok(()) => return Ok(()),
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
-                    record = back;
-                    self.producer.poll(Duration::from_millis(1));
-                }
-                Err((error, _)) => return Err(error),
-            }
-        }
+        sender::send(&self.producer, topic, key, value)
     }
 
     /// Turns a Kafka error of `action` into an attempt outcome (see `error::classify`).

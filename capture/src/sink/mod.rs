@@ -42,6 +42,7 @@ pub mod metrics;
 pub mod page;
 pub mod reader;
 pub mod retry;
+mod sender;
 pub mod topics;
 
 use std::fmt;

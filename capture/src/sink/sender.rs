@@ -1,0 +1,261 @@
+//! The sender: a thread that hands a page's records to librdkafka, so the capture encodes the
+//! next event while librdkafka takes in the last one.
+//!
+//! Handing a record to librdkafka (`rd_kafka_producev`) copies it, looks its topic up under the
+//! client's write lock and wakes the broker thread: several microseconds a record, as much as
+//! mining, buffering and encoding an event cost together. Done on the mining thread, the two
+//! added up; on a thread of their own they overlap, and the capture keeps pace with a plain
+//! producer (the `capture_e2e` bench measures both).
+//!
+//! **Order.** One thread sends every data record, in the order the engine queued them. Records
+//! the sink writes itself (the bookmark, the tombstones after it) come only after
+//! [`RecordSender::settle`], which returns once every queued record is in librdkafka's queue,
+//! so a page's bookmark never overtakes its data.
+//!
+//! **Memory bound.** What is queued here is bounded by [`QUEUED_BYTES`] of keys and values (one
+//! record is always let through, whatever its size), on top of librdkafka's own queue bound: the
+//! engine waits while the queue is full, as it waits while librdkafka's is.
+//!
+//! **Failures.** A record librdkafka refuses is remembered; the records after it are dropped
+//! unsent (the page cannot commit any more) and the next [`RecordSender::push`] or
+//! [`RecordSender::settle`] returns the error, so the sink abandons the page.
+//! [`RecordSender::discard`] empties the queue unsent, for a page being abandoned: none of its
+//! records may reach the next Kafka transaction.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rdkafka::error::KafkaError;
+use rdkafka::producer::{BaseRecord, ProducerContext, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
+
+use super::page::record_bytes;
+use crate::event::debezium::Record;
+
+/// Key and value bytes queued for the sender at most (a single larger record still passes).
+pub const QUEUED_BYTES: u64 = 4 << 20;
+
+/// Records queued for the sender at most, whatever their size.
+const QUEUED_RECORDS: usize = 4096;
+
+enum Job {
+    Send(Record),
+    /// Answered once every record queued before it was handled.
+    Settle(SyncSender<Option<KafkaError>>),
+}
+
+/// State the engine's thread and the sender share.
+#[derive(Default)]
+struct Shared {
+    queued_bytes: Mutex<u64>,
+    /// Signalled whenever `queued_bytes` goes down.
+    room: Condvar,
+    /// Set with `failure`, read without its lock on every push.
+    failed: AtomicBool,
+    failure: Mutex<Option<KafkaError>>,
+    /// Records are dropped unsent while set (see [`RecordSender::discard`]).
+    discarding: AtomicBool,
+}
+
+impl Shared {
+    fn queued(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.queued_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn fail(&self, error: KafkaError) {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(error);
+        self.failed.store(true, Ordering::Release);
+    }
+
+    fn failure(&self) -> Option<KafkaError> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn take_failure(&self) -> Option<KafkaError> {
+        if !self.failed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.failed.store(false, Ordering::Release);
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The sending thread of one producer. See the module documentation.
+pub struct RecordSender {
+    queue: Option<SyncSender<Job>>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for RecordSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordSender")
+            .field("queued_bytes", &*self.shared.queued())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordSender {
+    /// Starts the thread that sends through `producer`.
+    pub fn start<C>(producer: Arc<ThreadedProducer<C>>) -> std::io::Result<Self>
+    where
+        C: ProducerContext<DeliveryOpaque = ()> + 'static,
+    {
+        let (queue, jobs) = sync_channel(QUEUED_RECORDS);
+        let shared = Arc::new(Shared::default());
+        let thread = std::thread::Builder::new()
+            .name("kafka-sender".to_owned())
+            .spawn({
+                let shared = Arc::clone(&shared);
+                move || serve(&producer, &jobs, &shared)
+            })?;
+        Ok(Self {
+            queue: Some(queue),
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `record`, waiting while the queue is full. Returns the failure of an earlier
+    /// record instead, if one failed since the last [`Self::settle`] (it stays until then, so
+    /// the records queued after it stay unsent).
+    pub fn push(&self, record: Record) -> Result<(), KafkaError> {
+        if self.shared.failed.load(Ordering::Acquire) {
+            return Err(self.shared.failure().unwrap_or_else(sender_gone));
+        }
+        let bytes = record_bytes(&record);
+        {
+            let mut queued = self.shared.queued();
+            while *queued > 0 && *queued + bytes > QUEUED_BYTES {
+                queued = self
+                    .shared
+                    .room
+                    .wait(queued)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            *queued += bytes;
+        }
+        self.submit(Job::Send(record))
+    }
+
+    /// Returns once every queued record is handed to librdkafka, or the first failure among
+    /// them.
+    pub fn settle(&self) -> Result<(), KafkaError> {
+        let (reply, answer) = sync_channel(1);
+        self.submit(Job::Settle(reply))?;
+        match answer.recv() {
+            Ok(None) => Ok(()),
+            Ok(Some(failure)) => Err(failure),
+            Err(_) => Err(sender_gone()),
+        }
+    }
+
+    /// Drops every queued record unsent and forgets any failure: the page they belong to is
+    /// being abandoned.
+    pub fn discard(&self) {
+        self.shared.discarding.store(true, Ordering::Release);
+        // A sender that is gone has nothing queued any more.
+        let _ = self.settle();
+        self.shared.take_failure();
+        self.shared.discarding.store(false, Ordering::Release);
+    }
+
+    fn submit(&self, job: Job) -> Result<(), KafkaError> {
+        match &self.queue {
+            Some(queue) => queue.send(job).map_err(|_| sender_gone()),
+            None => Err(sender_gone()),
+        }
+    }
+}
+
+impl Drop for RecordSender {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread once it has handled what was queued.
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The thread's loop: until the queue is closed.
+fn serve<C>(producer: &ThreadedProducer<C>, jobs: &Receiver<Job>, shared: &Shared)
+where
+    C: ProducerContext<DeliveryOpaque = ()>,
+{
+    for job in jobs {
+        match job {
+            Job::Send(record) => {
+                let skip = shared.failed.load(Ordering::Acquire)
+                    || shared.discarding.load(Ordering::Acquire);
+                if !skip
+                    && let Err(error) = send(
+                        producer,
+                        &record.topic,
+                        record.key.as_deref(),
+                        record.value.as_deref(),
+                    )
+                {
+                    shared.fail(error);
+                }
+                let bytes = record_bytes(&record);
+                drop(record);
+                let mut queued = shared.queued();
+                *queued = queued.saturating_sub(bytes);
+                shared.room.notify_one();
+            }
+            Job::Settle(reply) => {
+                let _ = reply.send(shared.take_failure());
+            }
+        }
+    }
+}
+
+/// Hands one record to librdkafka, waiting while its queue is full.
+pub fn send<C>(
+    producer: &ThreadedProducer<C>,
+    topic: &str,
+    key: Option<&str>,
+    value: Option<&str>,
+) -> Result<(), KafkaError>
+where
+    C: ProducerContext<DeliveryOpaque = ()>,
+{
+    let mut record: BaseRecord<'_, str, str> = BaseRecord::to(topic);
+    if let Some(key) = key {
+        record = record.key(key);
+    }
+    if let Some(value) = value {
+        record = record.payload(value);
+    }
+    loop {
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                record = back;
+                producer.poll(Duration::from_millis(1));
+            }
+            Err((error, _)) => return Err(error),
+        }
+    }
+}
+
+/// The error of a sender whose thread is gone (it cannot end while the sink holds its queue, so
+/// only a panic on that thread gets here).
+fn sender_gone() -> KafkaError {
+    KafkaError::Canceled
+}
