@@ -69,6 +69,16 @@ const KAFKA_TARGET_EVENTS_PER_SECOND: f64 = 100_000.0;
 const PLAIN_PRODUCER_TARGET_PERCENT: f64 = 90.0;
 const DEFAULT_KAFKA_PAGE_TRANSACTIONS: u64 = 2_000;
 
+/// The formats measured: `REDOLINE_BENCH_E2E_FORMATS` (comma-separated), default both.
+fn formats() -> Vec<String> {
+    std::env::var("REDOLINE_BENCH_E2E_FORMATS")
+        .unwrap_or_else(|_| "compact,debezium".to_owned())
+        .split(',')
+        .map(|format| format.trim().to_owned())
+        .filter(|format| !format.is_empty())
+        .collect()
+}
+
 fn transactions() -> u64 {
     std::env::var("REDOLINE_BENCH_E2E_TRANSACTIONS")
         .ok()
@@ -242,6 +252,9 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_KAFKA_PAGE_TRANSACTIONS);
+    // Extra `kafka:` fields for the default case, to compare settings (`", compression: lz4"`).
+    let extra_fields = std::env::var("REDOLINE_BENCH_E2E_KAFKA_FIELDS").unwrap_or_default();
+    let default_fields = extra_fields.as_str();
     let (small, small_events) = scenario(page_transactions);
     std::fs::write(dir.join("scenario-page.jsonl"), &small).expect("the scenario is written");
     let small_load = load_time(&dir.join("scenario-page.jsonl"));
@@ -254,7 +267,7 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
     let cases = [
         (
             "default",
-            "",
+            default_fields,
             "the default kafka.transactions, many database transactions per Kafka transaction",
             "scenario.jsonl",
             transactions,
@@ -272,11 +285,14 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
         ),
     ];
     for (case, kafka_fields, label, file, transactions, load, events) in cases {
+        if transactions == 0 {
+            continue;
+        }
         println!(
             "  {label}: {transactions} transactions, {events} events, load (simulator only) {:.3} s",
             load.as_secs_f64()
         );
-        for format in ["compact", "debezium"] {
+        for format in formats() {
             let mut results = Vec::new();
             for round in 0..rounds {
                 let prefix = format!(
@@ -287,7 +303,7 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                 let sink = format!(
                     "kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}, exactlyOnce: true{kafka_fields}}}"
                 );
-                std::fs::write(&config_path, config_with(dir, file, format, &sink, 1000))
+                std::fs::write(&config_path, config_with(dir, file, &format, &sink, 1000))
                     .expect("the config is written");
                 let cpu_before = support::cpu_seconds();
                 let started = Instant::now();
@@ -552,9 +568,14 @@ fn main() {
     );
     let load = load_time(&dir.path().join("scenario.jsonl"));
     println!("  load (simulator only) {:>8.3} s", load.as_secs_f64());
-    for format in ["compact", "debezium"] {
+    // `REDOLINE_BENCH_E2E_FILE=0` leaves the file sink out (Kafka figures only).
+    let file_formats = match std::env::var("REDOLINE_BENCH_E2E_FILE").as_deref() {
+        Ok("0") => Vec::new(),
+        _ => formats(),
+    };
+    for format in file_formats {
         let config_path = dir.path().join(format!("{format}.yaml"));
-        std::fs::write(&config_path, config(dir.path(), format)).expect("the config is written");
+        std::fs::write(&config_path, config(dir.path(), &format)).expect("the config is written");
         let mut cpu = 0.0;
         let run_time = best(|| {
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl")));
