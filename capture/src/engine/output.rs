@@ -44,6 +44,7 @@ use redoline_crds::v1alpha1::{FormatSpec, FormatType};
 
 use super::EngineError;
 use crate::buffer::OpsEvent;
+use crate::dictionary::TableSchema;
 use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
 use crate::event::{ChangeEvent, Operation, compact, json};
@@ -55,7 +56,11 @@ use crate::sink::{Bookmark, KafkaSink, Page};
 /// The configured event format, producing records.
 #[derive(Debug)]
 pub enum RecordEncoder {
-    Compact { topic_prefix: String },
+    Compact {
+        topic_prefix: String,
+        /// The topic of the table encoded last: events come in runs of one table.
+        last_topic: Option<(Arc<TableSchema>, String)>,
+    },
     Debezium(Box<DebeziumEncoder>),
 }
 
@@ -70,6 +75,7 @@ impl RecordEncoder {
         match format.type_ {
             FormatType::Compact => Self::Compact {
                 topic_prefix: topic_prefix.to_owned(),
+                last_topic: None,
             },
             FormatType::Debezium => Self::Debezium(Box::new(DebeziumEncoder::with_filters(
                 DebeziumOptions::from_spec(format, topic_prefix, database_name),
@@ -93,11 +99,25 @@ impl RecordEncoder {
         processed_at: Timestamp,
     ) -> Result<Vec<Record>, EncodeError> {
         match self {
-            Self::Compact { topic_prefix } => Ok(vec![Record {
-                topic: topic_name(topic_prefix, event.table.schema(), event.table.table()),
-                key: compact::encode_key(event),
-                value: Some(compact::encode(event)),
-            }]),
+            Self::Compact {
+                topic_prefix,
+                last_topic,
+            } => {
+                let topic = match last_topic {
+                    Some((table, topic)) if Arc::ptr_eq(table, &event.table) => topic.clone(),
+                    _ => {
+                        let topic =
+                            topic_name(topic_prefix, event.table.schema(), event.table.table());
+                        *last_topic = Some((Arc::clone(&event.table), topic.clone()));
+                        topic
+                    }
+                };
+                Ok(vec![Record {
+                    topic,
+                    key: compact::encode_key(event),
+                    value: Some(compact::encode(event)),
+                }])
+            }
             Self::Debezium(encoder) => encoder.encode(event, processed_at),
         }
     }

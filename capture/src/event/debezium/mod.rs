@@ -321,6 +321,8 @@ pub struct DebeziumEncoder {
     options: DebeziumOptions,
     filters: Arc<Filters>,
     plans: HashMap<(String, String), Arc<TablePlan>>,
+    /// The plan used last: events come in runs of one table, and the run needs no lookup.
+    last_plan: Option<Arc<TablePlan>>,
     open: Option<OpenTransaction>,
 }
 
@@ -367,6 +369,7 @@ impl DebeziumEncoder {
             options,
             filters,
             plans: HashMap::new(),
+            last_plan: None,
             open: None,
         }
     }
@@ -541,14 +544,23 @@ impl DebeziumEncoder {
     }
 
     fn plan(&mut self, table: &Arc<TableSchema>) -> Result<Arc<TablePlan>, EncodeError> {
-        let name = (table.schema().to_owned(), table.table().to_owned());
-        if let Some(plan) = self.plans.get(&name)
-            && (Arc::ptr_eq(&plan.table, table) || *plan.table == **table)
+        if let Some(last) = &self.last_plan
+            && Arc::ptr_eq(&last.table, table)
         {
-            return Ok(Arc::clone(plan));
+            return Ok(Arc::clone(last));
         }
-        let plan = Arc::new(build_plan(table, &self.options, &self.filters)?);
-        self.plans.insert(name, Arc::clone(&plan));
+        let name = (table.schema().to_owned(), table.table().to_owned());
+        let plan = match self.plans.get(&name) {
+            Some(plan) if Arc::ptr_eq(&plan.table, table) || *plan.table == **table => {
+                Arc::clone(plan)
+            }
+            _ => {
+                let plan = Arc::new(build_plan(table, &self.options, &self.filters)?);
+                self.plans.insert(name, Arc::clone(&plan));
+                plan
+            }
+        };
+        self.last_plan = Some(Arc::clone(&plan));
         Ok(plan)
     }
 }
