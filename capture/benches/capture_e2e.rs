@@ -32,6 +32,12 @@
 //! 100,000 events per second to Kafka, capture alone, and at least 90% of the plain producer's
 //! rate for the same records.
 //!
+//! Knobs for comparisons: `REDOLINE_BENCH_E2E_FORMATS` (`compact`, `debezium` or both, the
+//! default), `REDOLINE_BENCH_E2E_FILE=0` (Kafka only), `REDOLINE_BENCH_E2E_KAFKA_ROUNDS` (default
+//! 3), `REDOLINE_BENCH_E2E_KAFKA_PAGE_TRANSACTIONS=0` (no `maxRecords: 1` case) and
+//! `REDOLINE_BENCH_E2E_KAFKA_FIELDS` (fields added to the default case's `kafka:`, e.g.
+//! `", transactions: {maxDelayMillis: 1000}"`).
+//!
 //! **Memory** (issue 15), instead of the figures above when `REDOLINE_BENCH_MEMORY_SIZES` is set:
 //!
 //! ```sh
