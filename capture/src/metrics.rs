@@ -30,6 +30,9 @@ use prometheus::{
     Registry,
 };
 
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::dictionary::TableSchema;
 use crate::event::Operation;
 use crate::snapshot::SnapshotProgress;
 
@@ -98,6 +101,26 @@ pub struct EngineMetrics {
     snapshot_tables_done: IntGauge,
     snapshot_rows_scanned: IntGauge,
     snapshot_rows_remaining: IntGauge,
+    last_table_events: LastTableEvents,
+}
+
+/// The `events_total` counters of the table an event was counted for last. Every event is
+/// counted, and `with_label_values` builds, hashes and looks up its labels under the family's lock
+/// each time; events come in runs of one table, so a run needs that once per operation.
+#[derive(Debug, Default)]
+struct LastTableEvents(Mutex<TableEvents>);
+
+#[derive(Debug, Default)]
+struct TableEvents {
+    table: Option<Arc<TableSchema>>,
+    by_operation: [Option<IntCounter>; OPERATIONS],
+}
+
+/// A clone starts with no table: the cache is the clone's own.
+impl Clone for LastTableEvents {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// Why a change was skipped under `onUnsupported: skip`.
@@ -177,6 +200,7 @@ impl EngineMetrics {
                 SNAPSHOT_ROWS_REMAINING_ESTIMATE,
                 "Rows the initial snapshot has left, from the optimizer statistics; -1 when unknown",
             )?,
+            last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
@@ -203,9 +227,28 @@ impl EngineMetrics {
     }
 
     /// Counts one emitted event.
-    pub fn event(&self, op: &Operation, table: &str) {
-        self.events
-            .with_label_values(&[operation_label(op), table])
+    pub fn event(&self, op: &Operation, table: &Arc<TableSchema>) {
+        let (index, label) = operation_label(op);
+        let mut last = self
+            .last_table_events
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !last
+            .table
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, table))
+        {
+            *last = TableEvents {
+                table: Some(Arc::clone(table)),
+                by_operation: Default::default(),
+            };
+        }
+        last.by_operation[index]
+            .get_or_insert_with(|| {
+                self.events
+                    .with_label_values(&[label, &table.qualified_name()])
+            })
             .inc();
     }
 
@@ -258,14 +301,18 @@ impl EngineMetrics {
 }
 
 /// The `op` label: the compact format's operation letters.
-fn operation_label(op: &Operation) -> &'static str {
+/// How many values the `op` label has.
+const OPERATIONS: usize = 6;
+
+/// The `op` label of an operation, and its place among the [`OPERATIONS`].
+fn operation_label(op: &Operation) -> (usize, &'static str) {
     match op {
-        Operation::Create => "c",
-        Operation::Update => "u",
-        Operation::Delete => "d",
-        Operation::Read => "r",
-        Operation::Truncate => "truncate",
-        Operation::Ddl { .. } => "ddl",
+        Operation::Create => (0, "c"),
+        Operation::Update => (1, "u"),
+        Operation::Delete => (2, "d"),
+        Operation::Read => (3, "r"),
+        Operation::Truncate => (4, "truncate"),
+        Operation::Ddl { .. } => (5, "ddl"),
     }
 }
 
@@ -278,7 +325,34 @@ mod tests {
     fn every_family_renders_under_its_name() {
         let registry = Registry::new();
         let metrics = EngineMetrics::new(&registry).unwrap();
-        metrics.event(&Operation::Create, "APP.ORDERS");
+        let orders = Arc::new(
+            TableSchema::new(
+                "APP",
+                "ORDERS",
+                vec![crate::dictionary::Column::new(
+                    "ID",
+                    crate::dictionary::OracleType::Date,
+                )],
+            )
+            .unwrap(),
+        );
+        let lines = Arc::new(
+            TableSchema::new(
+                "APP",
+                "LINES",
+                vec![crate::dictionary::Column::new(
+                    "ID",
+                    crate::dictionary::OracleType::Date,
+                )],
+            )
+            .unwrap(),
+        );
+        // Runs of one table and a switch back: each count lands under its own table.
+        metrics.event(&Operation::Create, &orders);
+        metrics.event(&Operation::Create, &orders);
+        metrics.event(&Operation::Delete, &orders);
+        metrics.event(&Operation::Create, &lines);
+        metrics.event(&Operation::Create, &orders);
         metrics.transaction_committed();
         metrics.skipped(SkipReason::PartialLob);
         metrics.roundtrip("start LogMiner");
@@ -304,7 +378,9 @@ mod tests {
                 "{name} missing:\n{text}"
             );
         }
-        assert!(text.contains(r#"redoline_capture_events_total{op="c",table="APP.ORDERS"} 1"#));
+        assert!(text.contains(r#"redoline_capture_events_total{op="c",table="APP.ORDERS"} 3"#));
+        assert!(text.contains(r#"redoline_capture_events_total{op="d",table="APP.ORDERS"} 1"#));
+        assert!(text.contains(r#"redoline_capture_events_total{op="c",table="APP.LINES"} 1"#));
         assert!(text.contains(r#"redoline_capture_last_stop{code="CDC-6002"} 1"#));
         assert!(
             !text.contains(r#"code="CDC-4001""#),

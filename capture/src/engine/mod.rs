@@ -993,7 +993,7 @@ impl Pipeline {
             {
                 return;
             }
-            metrics.event(&event.op, &event.table.qualified_name());
+            metrics.event(&event.op, &event.table);
             let appended = encoder
                 .encode(&event, now)
                 .map_err(encode_failure)

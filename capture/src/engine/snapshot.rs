@@ -385,9 +385,7 @@ impl<S: OracleSource> Engine<S> {
         processed_at: Timestamp,
     ) -> Result<(), EngineError> {
         let pipeline = &mut self.pipeline;
-        pipeline
-            .metrics
-            .event(&event.op, &event.table.qualified_name());
+        pipeline.metrics.event(&event.op, &event.table);
         let records = pipeline
             .encoder
             .encode(event, processed_at)
