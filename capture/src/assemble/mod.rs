@@ -222,11 +222,11 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             // Undo rows were applied by the buffer; one reaching here cancels nothing.
             return Ok(());
         }
-        let (Some(owner), Some(table_name)) = (row.seg_owner.clone(), row.table_name.clone())
+        let (Some(owner), Some(table_name)) = (row.seg_owner.as_deref(), row.table_name.as_deref())
         else {
             return Ok(());
         };
-        let Some(table) = self.lookup.table(&owner, &table_name) else {
+        let Some(table) = self.lookup.table(owner, table_name) else {
             return Ok(());
         };
         match row.operation {
@@ -259,9 +259,9 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         row: LogMinerRow,
         emit: &mut dyn FnMut(ChangeEvent),
     ) -> Result<(), AssembleError> {
-        let name = table.qualified_name();
+        // The table's name is only needed for an error: built then, not for every row.
         let mismatch = |message: String| AssembleError::DictionaryMismatch {
-            table: name.clone(),
+            table: table.qualified_name(),
             scn: row.scn,
             message,
         };
@@ -281,7 +281,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             Err(error) => {
                 self.release(emit)?;
                 return Err(AssembleError::Unsupported {
-                    table: name,
+                    table: table.qualified_name(),
                     scn: row.scn,
                     what: format!("SQL_REDO not understood: {error}"),
                 });
@@ -322,7 +322,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             {
                 self.release(emit)?;
                 return Err(AssembleError::Unsupported {
-                    table: name,
+                    table: table.qualified_name(),
                     scn: row.scn,
                     what: "a column of a type LogMiner cannot render (Unsupported Type)".to_owned(),
                 });

@@ -33,6 +33,17 @@ pub struct CapturedTables {
     /// The commit SCN of the transaction being assembled: which versions are in force.
     commit_scn: u64,
     stale: BTreeSet<(String, String)>,
+    /// The last answer of [`TableLookup::table`]: a transaction's rows come in runs of one
+    /// table, and each lookup otherwise builds four owned names. Cleared by every method that can
+    /// change an answer (a new commit SCN, new tables, a reload).
+    last_lookup: Option<LastLookup>,
+}
+
+#[derive(Debug)]
+struct LastLookup {
+    owner: String,
+    table: String,
+    found: Option<Arc<TableSchema>>,
 }
 
 /// A captured table a DDL changed, after [`CapturedTables::reload_stale`].
@@ -83,6 +94,7 @@ impl CapturedTables {
             history,
             commit_scn: from_scn,
             stale: BTreeSet::new(),
+            last_lookup: None,
         };
         Ok((tables, recorded))
     }
@@ -90,6 +102,7 @@ impl CapturedTables {
     /// Types the next transaction with the versions in force at its commit SCN.
     pub fn at_commit(&mut self, commit_scn: u64) {
         self.commit_scn = commit_scn;
+        self.last_lookup = None;
     }
 
     /// Captures the tables of `names` not captured yet, each with its structure in force from
@@ -101,6 +114,7 @@ impl CapturedTables {
         names: Vec<(String, String)>,
         from_scn: u64,
     ) -> Result<Vec<NewVersion>, SourceError> {
+        self.last_lookup = None;
         let mut recorded = Vec::new();
         for name in names {
             if self.names.contains(&name) {
@@ -151,6 +165,7 @@ impl CapturedTables {
         ddl_scn: u64,
         ddl: impl Fn(&str, &str) -> Option<String>,
     ) -> Result<(Vec<Reloaded>, Vec<NewVersion>), SourceError> {
+        self.last_lookup = None;
         let from_scn = ddl_scn.saturating_add(1);
         let mut reloaded = Vec::new();
         let mut recorded = Vec::new();
@@ -293,10 +308,23 @@ impl TableListing {
 
 impl TableLookup for CapturedTables {
     fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
-        if !self.names.contains(&(owner.to_owned(), table.to_owned())) {
-            return None;
+        if let Some(last) = &self.last_lookup
+            && last.owner == owner
+            && last.table == table
+        {
+            return last.found.clone();
         }
-        self.history.in_force(owner, table, self.commit_scn)
+        let found = if self.names.contains(&(owner.to_owned(), table.to_owned())) {
+            self.history.in_force(owner, table, self.commit_scn)
+        } else {
+            None
+        };
+        self.last_lookup = Some(LastLookup {
+            owner: owner.to_owned(),
+            table: table.to_owned(),
+            found: found.clone(),
+        });
+        found
     }
 
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String> {
