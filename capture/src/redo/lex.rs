@@ -32,6 +32,55 @@ fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
+/// The quoted text that opens at byte `open` of `source` (`quote` is there): its body with each
+/// doubled quote read as one, and the position after the closing quote; `None` when it never
+/// closes. Borrows when there is no doubled quote. Shared by [`Cursor`] and the fast path
+/// (`super::fast`) so that both read quotes alike.
+#[inline]
+pub(crate) fn scan_quoted(source: &str, open: usize, quote: u8) -> Option<(Cow<'_, str>, usize)> {
+    let bytes = source.as_bytes();
+    let body_start = open + 1;
+    let mut index = body_start;
+    let mut doubled = false;
+    let close = loop {
+        let at = index + find_byte(bytes.get(index..)?, quote)?;
+        if bytes.get(at + 1) == Some(&quote) {
+            doubled = true;
+            index = at + 2;
+        } else {
+            break at;
+        }
+    };
+    // Both ends are next to an ASCII quote, so on character boundaries.
+    let body = source.get(body_start..close)?;
+    if !doubled {
+        return Some((Cow::Borrowed(body), close + 1));
+    }
+    // Every quote inside the body is the first of a pair: keep it, drop its partner.
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = find_byte(rest.as_bytes(), quote) {
+        text.push_str(rest.get(..=at)?);
+        rest = rest.get(at + 2..)?;
+    }
+    text.push_str(rest);
+    Some((Cow::Owned(text), close + 1))
+}
+
+/// The first `byte` in `haystack`. Names and most values close within a few bytes, where a plain
+/// loop beats the call and dispatch of `memchr`; longer text goes to `memchr`.
+#[inline]
+pub(crate) fn find_byte(haystack: &[u8], byte: u8) -> Option<usize> {
+    const SHORT: usize = 16;
+    match haystack.split_at_checked(SHORT) {
+        None => haystack.iter().position(|&b| b == byte),
+        Some((head, tail)) => head
+            .iter()
+            .position(|&b| b == byte)
+            .or_else(|| memchr::memchr(byte, tail).map(|at| SHORT + at)),
+    }
+}
+
 impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn new(source: &'a str) -> Self {
@@ -206,8 +255,7 @@ impl<'a> Cursor<'a> {
         self.quoted(b'\'', ParseErrorKind::UnterminatedString)
     }
 
-    /// Reads from the opening `quote` (at `pos`) to its closing partner; a doubled quote inside
-    /// stands for one. Borrows when there is no doubled quote.
+    /// Reads from the opening `quote` (at `pos`) to its closing partner (see [`scan_quoted`]).
     #[inline]
     fn quoted(
         &mut self,
@@ -215,40 +263,16 @@ impl<'a> Cursor<'a> {
         unterminated: ParseErrorKind,
     ) -> Result<Cow<'a, str>, ParseError> {
         let open = self.pos;
-        let body_start = open + 1;
-        let mut owned: Option<String> = None;
-        let mut run_start = body_start;
-        let mut index = body_start;
-        loop {
-            let Some(found) = self
-                .bytes
-                .get(index..)
-                .and_then(|rest| memchr::memchr(quote, rest))
-            else {
-                return Err(self.error_at(unterminated, open));
-            };
-            let at = index + found;
-            if self.bytes.get(at + 1) == Some(&quote) {
-                // A doubled quote: keep the text so far plus one quote, go on after the pair.
-                let text = owned.get_or_insert_with(String::new);
-                text.push_str(self.slice(run_start, at + 1));
-                run_start = at + 2;
-                index = at + 2;
-                continue;
+        match scan_quoted(self.source, open, quote) {
+            Some((text, end)) => {
+                self.pos = end;
+                Ok(text)
             }
-            self.pos = at + 1;
-            let last_run = self.slice(run_start, at);
-            return Ok(match owned {
-                Some(mut text) => {
-                    text.push_str(last_run);
-                    Cow::Owned(text)
-                }
-                None => Cow::Borrowed(last_run),
-            });
+            None => Err(self.error_at(unterminated, open)),
         }
     }
 
-    /// `source[start..end]`; both ends are next to an ASCII quote, so on character boundaries.
+    /// `source[start..end]`; both ends are next to ASCII bytes, so on character boundaries.
     fn slice(&self, start: usize, end: usize) -> &'a str {
         self.source.get(start..end).unwrap_or_default()
     }

@@ -51,6 +51,7 @@ pub mod ast;
 pub mod cli;
 pub mod ddl;
 pub mod error;
+mod fast;
 mod lex;
 pub mod lob;
 pub mod parse;
