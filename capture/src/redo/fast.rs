@@ -93,15 +93,14 @@ impl<'a> Scan<'a> {
         true
     }
 
-    /// A `quote`d name or literal starting here.
-    #[inline]
+    /// A `quote`d name or literal starting here. Inlined with [`Self::value`] into each list
+    /// loop: as calls, their results went through the stack and stalled the loads after them.
+    #[inline(always)]
     fn quoted(&mut self, quote: u8) -> Option<Cow<'a, str>> {
         if self.bytes.get(self.pos) != Some(&quote) {
             return None;
         }
-        let (text, end) = scan_quoted(self.source, self.pos, quote)?;
-        self.pos = end;
-        Some(text)
+        scan_quoted(self.source, &mut self.pos, quote)
     }
 
     /// The unquoted word starting here (possibly empty).
@@ -134,7 +133,17 @@ impl<'a> Scan<'a> {
     fn insert(&mut self) -> Option<DmlStatement<'a>> {
         let table = self.table()?;
         self.token(b"(")?;
-        let mut values: Vec<ColumnValue<'a>> = Vec::with_capacity(COLUMNS_UP_FRONT);
+        // A slot for each pair of quotes before the first `)`: exact for LogMiner's names (a name
+        // holding `"` or `)` only makes it a guess), so wide inserts do not grow the vector.
+        let names = self
+            .bytes
+            .get(self.pos..)?
+            .iter()
+            .take_while(|&&byte| byte != b')')
+            .filter(|&&byte| byte == b'"')
+            .count()
+            / 2;
+        let mut values: Vec<ColumnValue<'a>> = Vec::with_capacity(names);
         loop {
             values.push((self.quoted(b'"')?, RawValue::Null));
             if !self.separator() {
@@ -220,7 +229,7 @@ impl<'a> Scan<'a> {
     /// A literal, `NULL`, or a call whose arguments are literals or `NULL`. What follows is left
     /// to the caller, which accepts only a separator or keyword LogMiner writes there (so `||`
     /// sends the statement the general way).
-    #[inline]
+    #[inline(always)]
     fn value(&mut self) -> Option<RawValue<'a>> {
         let byte = *self.bytes.get(self.pos)?;
         if byte == b'\'' {

@@ -32,31 +32,49 @@ fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
-/// The quoted text that opens at byte `open` of `source` (`quote` is there): its body with each
-/// doubled quote read as one, and the position after the closing quote; `None` when it never
-/// closes. Borrows when there is no doubled quote. Shared by [`Cursor`] and the fast path
-/// (`super::fast`) so that both read quotes alike.
-#[inline]
-pub(crate) fn scan_quoted(source: &str, open: usize, quote: u8) -> Option<(Cow<'_, str>, usize)> {
+/// The quoted text that opens at byte `*pos` of `source` (`quote` is there): its body with each
+/// doubled quote read as one; `*pos` moves past the closing quote. `None` (and `*pos` unmoved)
+/// when it never closes. Borrows when there is no doubled quote. Shared by [`Cursor`] and the fast
+/// path (`super::fast`) so that both read quotes alike. The position is updated in place rather
+/// than returned beside the text: a returned pair went through the stack and stalled the loads
+/// after it.
+#[inline(always)]
+pub(crate) fn scan_quoted<'a>(source: &'a str, pos: &mut usize, quote: u8) -> Option<Cow<'a, str>> {
     let bytes = source.as_bytes();
-    let body_start = open + 1;
-    let mut index = body_start;
-    let mut doubled = false;
+    let body_start = *pos + 1;
+    let at = body_start + find_byte(bytes.get(body_start..)?, quote)?;
+    if bytes.get(at + 1) == Some(&quote) {
+        let (text, end) = scan_doubled(source, body_start, at, quote)?;
+        *pos = end;
+        return Some(text);
+    }
+    // Both ends are next to an ASCII quote, so on character boundaries.
+    let body = source.get(body_start..at)?;
+    *pos = at + 1;
+    Some(Cow::Borrowed(body))
+}
+
+/// The rest of [`scan_quoted`] once a doubled quote is found at `first`: kept out of line so the
+/// common borrowed case stays small enough to inline.
+#[inline(never)]
+fn scan_doubled(
+    source: &str,
+    body_start: usize,
+    first: usize,
+    quote: u8,
+) -> Option<(Cow<'_, str>, usize)> {
+    let bytes = source.as_bytes();
+    let mut index = first + 2;
     let close = loop {
         let at = index + find_byte(bytes.get(index..)?, quote)?;
         if bytes.get(at + 1) == Some(&quote) {
-            doubled = true;
             index = at + 2;
         } else {
             break at;
         }
     };
-    // Both ends are next to an ASCII quote, so on character boundaries.
-    let body = source.get(body_start..close)?;
-    if !doubled {
-        return Some((Cow::Borrowed(body), close + 1));
-    }
     // Every quote inside the body is the first of a pair: keep it, drop its partner.
+    let body = source.get(body_start..close)?;
     let mut text = String::with_capacity(body.len());
     let mut rest = body;
     while let Some(at) = find_byte(rest.as_bytes(), quote) {
@@ -262,13 +280,9 @@ impl<'a> Cursor<'a> {
         quote: u8,
         unterminated: ParseErrorKind,
     ) -> Result<Cow<'a, str>, ParseError> {
-        let open = self.pos;
-        match scan_quoted(self.source, open, quote) {
-            Some((text, end)) => {
-                self.pos = end;
-                Ok(text)
-            }
-            None => Err(self.error_at(unterminated, open)),
+        match scan_quoted(self.source, &mut self.pos, quote) {
+            Some(text) => Ok(text),
+            None => Err(self.error(unterminated)),
         }
     }
 
