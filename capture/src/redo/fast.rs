@@ -20,32 +20,31 @@ use super::ast::{ColumnValue, DmlStatement, RawValue, TableRef};
 use super::lex::{is_word_byte, scan_quoted};
 use super::parse::COLUMNS_UP_FRONT;
 
-/// `sql` as a statement, when it is in the exact shape LogMiner writes.
-#[inline]
+/// `sql` as a statement, when it is in the exact shape LogMiner writes. The statement rules are
+/// inlined into this function, and it into `parse_dml`: returned from calls, the statement and
+/// its table went through the stack and stalled the loads that copied them on.
+#[inline(always)]
 pub(crate) fn parse(sql: &str) -> Option<DmlStatement<'_>> {
     let mut scan = Scan {
         source: sql,
         bytes: sql.as_bytes(),
         pos: 0,
     };
-    let statement = match sql.as_bytes().first()? {
+    match sql.as_bytes().first()? {
         b'i' => {
             scan.token(b"insert into ")?;
-            scan.insert()?
+            scan.insert()
         }
         b'u' => {
             scan.token(b"update ")?;
-            scan.update()?
+            scan.update()
         }
         b'd' => {
             scan.token(b"delete from ")?;
-            scan.delete()?
+            scan.delete()
         }
-        _ => return None,
-    };
-    // The general grammar's end: an optional `;`, then nothing (trailing trivia goes the slow way).
-    scan.eat(b';');
-    (scan.pos == scan.bytes.len()).then_some(statement)
+        _ => None,
+    }
 }
 
 struct Scan<'a> {
@@ -55,6 +54,15 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    /// The general grammar's end: an optional `;`, then nothing (trailing trivia goes the slow
+    /// way). Checked by each rule before it builds its statement, so the statement is built once,
+    /// in place.
+    #[inline(always)]
+    fn finish(&mut self) -> Option<()> {
+        self.eat(b';');
+        (self.pos == self.bytes.len()).then_some(())
+    }
+
     /// Consumes `text` if it comes next, exactly.
     #[inline]
     fn eat_bytes(&mut self, text: &[u8]) -> bool {
@@ -110,10 +118,10 @@ impl<'a> Scan<'a> {
         while self.bytes.get(self.pos).copied().is_some_and(is_word_byte) {
             self.pos += 1;
         }
-        self.source.get(start..self.pos)
+        self.source.get(start..)?.get(..self.pos - start)
     }
 
-    #[inline]
+    #[inline(always)]
     fn table(&mut self) -> Option<TableRef<'a>> {
         let first = self.quoted(b'"')?;
         Some(if self.eat(b'.') {
@@ -130,6 +138,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `TABLE("A","B") values ('1','2')` after `insert into `.
+    #[inline(always)]
     fn insert(&mut self) -> Option<DmlStatement<'a>> {
         let table = self.table()?;
         self.token(b"(")?;
@@ -159,10 +168,12 @@ impl<'a> Scan<'a> {
             *value = self.value()?;
         }
         self.token(b")")?;
+        self.finish()?;
         Some(DmlStatement::Insert { table, values })
     }
 
     /// `TABLE set "A" = '1', ... [where ...]` after `update `.
+    #[inline(always)]
     fn update(&mut self) -> Option<DmlStatement<'a>> {
         let table = self.table()?;
         self.token(b" set ")?;
@@ -176,6 +187,7 @@ impl<'a> Scan<'a> {
             }
         }
         let (where_, rowid) = self.where_clause()?;
+        self.finish()?;
         Some(DmlStatement::Update {
             table,
             set,
@@ -185,9 +197,11 @@ impl<'a> Scan<'a> {
     }
 
     /// `TABLE [where ...]` after `delete from `.
+    #[inline(always)]
     fn delete(&mut self) -> Option<DmlStatement<'a>> {
         let table = self.table()?;
         let (where_, rowid) = self.where_clause()?;
+        self.finish()?;
         Some(DmlStatement::Delete {
             table,
             where_,

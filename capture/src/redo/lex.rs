@@ -40,16 +40,18 @@ fn is_space(byte: u8) -> bool {
 /// after it.
 #[inline(always)]
 pub(crate) fn scan_quoted<'a>(source: &'a str, pos: &mut usize, quote: u8) -> Option<Cow<'a, str>> {
-    let bytes = source.as_bytes();
     let body_start = *pos + 1;
-    let at = body_start + find_byte(bytes.get(body_start..)?, quote)?;
-    if bytes.get(at + 1) == Some(&quote) {
+    // Sliced from each end in turn: `str::get` with a two-ended range was not inlined.
+    let rest = source.get(body_start..)?;
+    let length = find_byte(rest.as_bytes(), quote)?;
+    let at = body_start + length;
+    if source.as_bytes().get(at + 1) == Some(&quote) {
         let (text, end) = scan_doubled(source, body_start, at, quote)?;
         *pos = end;
         return Some(text);
     }
     // Both ends are next to an ASCII quote, so on character boundaries.
-    let body = source.get(body_start..at)?;
+    let body = rest.get(..length)?;
     *pos = at + 1;
     Some(Cow::Borrowed(body))
 }
@@ -87,7 +89,7 @@ fn scan_doubled(
 
 /// The first `byte` in `haystack`. Names and most values close within a few bytes, where a plain
 /// loop beats the call and dispatch of `memchr`; longer text goes to `memchr`.
-#[inline]
+#[inline(always)]
 pub(crate) fn find_byte(haystack: &[u8], byte: u8) -> Option<usize> {
     const SHORT: usize = 16;
     match haystack.split_at_checked(SHORT) {
