@@ -32,6 +32,75 @@ fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
+/// The quoted text that opens at byte `*pos` of `source` (`quote` is there): its body with each
+/// doubled quote read as one; `*pos` moves past the closing quote. `None` (and `*pos` unmoved)
+/// when it never closes. Borrows when there is no doubled quote. Shared by [`Cursor`] and the fast
+/// path (`super::fast`) so that both read quotes alike. The position is updated in place rather
+/// than returned beside the text: a returned pair went through the stack and stalled the loads
+/// after it.
+#[inline(always)]
+pub(crate) fn scan_quoted<'a>(source: &'a str, pos: &mut usize, quote: u8) -> Option<Cow<'a, str>> {
+    let body_start = *pos + 1;
+    // Sliced from each end in turn: `str::get` with a two-ended range was not inlined.
+    let rest = source.get(body_start..)?;
+    let length = find_byte(rest.as_bytes(), quote)?;
+    let at = body_start + length;
+    if source.as_bytes().get(at + 1) == Some(&quote) {
+        let (text, end) = scan_doubled(source, body_start, at, quote)?;
+        *pos = end;
+        return Some(text);
+    }
+    // Both ends are next to an ASCII quote, so on character boundaries.
+    let body = rest.get(..length)?;
+    *pos = at + 1;
+    Some(Cow::Borrowed(body))
+}
+
+/// The rest of [`scan_quoted`] once a doubled quote is found at `first`: kept out of line so the
+/// common borrowed case stays small enough to inline.
+#[inline(never)]
+fn scan_doubled(
+    source: &str,
+    body_start: usize,
+    first: usize,
+    quote: u8,
+) -> Option<(Cow<'_, str>, usize)> {
+    let bytes = source.as_bytes();
+    let mut index = first + 2;
+    let close = loop {
+        let at = index + find_byte(bytes.get(index..)?, quote)?;
+        if bytes.get(at + 1) == Some(&quote) {
+            index = at + 2;
+        } else {
+            break at;
+        }
+    };
+    // Every quote inside the body is the first of a pair: keep it, drop its partner.
+    let body = source.get(body_start..close)?;
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = find_byte(rest.as_bytes(), quote) {
+        text.push_str(rest.get(..=at)?);
+        rest = rest.get(at + 2..)?;
+    }
+    text.push_str(rest);
+    Some((Cow::Owned(text), close + 1))
+}
+
+/// The first `byte` in `haystack`. Names and most values close within a few bytes, where a plain
+/// loop beats the call and dispatch of `memchr`; longer text goes to `memchr`.
+#[inline(always)]
+pub(crate) fn find_byte(haystack: &[u8], byte: u8) -> Option<usize> {
+    const SHORT: usize = 16;
+    match haystack.split_at_checked(SHORT) {
+        None => haystack.iter().position(|&b| b == byte),
+        Some((head, tail)) => head
+            .iter()
+            .position(|&b| b == byte)
+            .or_else(|| memchr::memchr(byte, tail).map(|at| SHORT + at)),
+    }
+}
+
 impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn new(source: &'a str) -> Self {
@@ -206,49 +275,20 @@ impl<'a> Cursor<'a> {
         self.quoted(b'\'', ParseErrorKind::UnterminatedString)
     }
 
-    /// Reads from the opening `quote` (at `pos`) to its closing partner; a doubled quote inside
-    /// stands for one. Borrows when there is no doubled quote.
+    /// Reads from the opening `quote` (at `pos`) to its closing partner (see [`scan_quoted`]).
     #[inline]
     fn quoted(
         &mut self,
         quote: u8,
         unterminated: ParseErrorKind,
     ) -> Result<Cow<'a, str>, ParseError> {
-        let open = self.pos;
-        let body_start = open + 1;
-        let mut owned: Option<String> = None;
-        let mut run_start = body_start;
-        let mut index = body_start;
-        loop {
-            let Some(found) = self
-                .bytes
-                .get(index..)
-                .and_then(|rest| memchr::memchr(quote, rest))
-            else {
-                return Err(self.error_at(unterminated, open));
-            };
-            let at = index + found;
-            if self.bytes.get(at + 1) == Some(&quote) {
-                // A doubled quote: keep the text so far plus one quote, go on after the pair.
-                let text = owned.get_or_insert_with(String::new);
-                text.push_str(self.slice(run_start, at + 1));
-                run_start = at + 2;
-                index = at + 2;
-                continue;
-            }
-            self.pos = at + 1;
-            let last_run = self.slice(run_start, at);
-            return Ok(match owned {
-                Some(mut text) => {
-                    text.push_str(last_run);
-                    Cow::Owned(text)
-                }
-                None => Cow::Borrowed(last_run),
-            });
+        match scan_quoted(self.source, &mut self.pos, quote) {
+            Some(text) => Ok(text),
+            None => Err(self.error(unterminated)),
         }
     }
 
-    /// `source[start..end]`; both ends are next to an ASCII quote, so on character boundaries.
+    /// `source[start..end]`; both ends are next to ASCII bytes, so on character boundaries.
     fn slice(&self, start: usize, end: usize) -> &'a str {
         self.source.get(start..end).unwrap_or_default()
     }

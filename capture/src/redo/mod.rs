@@ -38,6 +38,10 @@
 //! of XML DOC rows), Debezium's "relaxed quote" repair of unescaped apostrophes, text after the
 //! statement.
 //!
+//! Text in the exact spelling LogMiner writes (lower-case keywords, single spaces, literals, `NULL`
+//! and one-level calls such as `TO_DATE('..', '..')`) is read by a fast path that gives up on
+//! anything else; the general grammar then reads the statement, so both give the same result.
+//!
 //! LOB statements ([`lob::parse_lob`]) and DDL heads ([`ddl::parse_ddl`]) have their grammars in
 //! their modules.
 //!
@@ -51,6 +55,7 @@ pub mod ast;
 pub mod cli;
 pub mod ddl;
 pub mod error;
+mod fast;
 mod lex;
 pub mod lob;
 pub mod parse;

@@ -15,12 +15,22 @@ pub const MAX_CALL_DEPTH: usize = 32;
 
 /// Column slots reserved before a column or value list is read (8 slots stay under 1 KiB, the
 /// size glibc serves from its per-thread cache).
-const COLUMNS_UP_FRONT: usize = 8;
+pub(crate) const COLUMNS_UP_FRONT: usize = 8;
 
 /// Parses one SQL_REDO DML statement (see the grammar in [`crate::redo`]).
 ///
-/// Borrows from `sql` wherever it can; never panics.
+/// Borrows from `sql` wherever it can; never panics. Text in the exact shape LogMiner writes takes
+/// a fast path (module `fast`) to the same result.
 pub fn parse_dml(sql: &str) -> Result<DmlStatement<'_>, ParseError> {
+    match super::fast::parse(sql) {
+        Some(statement) => Ok(statement),
+        None => parse_general(sql),
+    }
+}
+
+/// [`parse_dml`] by the general grammar alone (kept out of `parse_dml`, which inlines the fast path).
+#[inline(never)]
+pub(crate) fn parse_general(sql: &str) -> Result<DmlStatement<'_>, ParseError> {
     let mut cursor = Cursor::new(sql);
     let statement = if cursor.eat_keyword("insert")? {
         insert(&mut cursor)?
