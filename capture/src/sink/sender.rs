@@ -12,9 +12,14 @@
 //! [`RecordSender::settle`], which returns once every queued record is in librdkafka's queue,
 //! so a page's bookmark never overtakes its data.
 //!
-//! **Memory bound.** What is queued here is bounded by [`QUEUED_BYTES`] of keys and values (one
-//! record is always let through, whatever its size), on top of librdkafka's own queue bound: the
-//! engine waits while the queue is full, as it waits while librdkafka's is.
+//! **Batches.** Records go to the thread in batches of up to [`BATCH_RECORDS`] records or
+//! [`BATCH_BYTES`]: a hand-over per record would wake the thread, and switch to it, per record,
+//! which cost as much as the sending saved. A batch not full yet goes at [`RecordSender::settle`].
+//!
+//! **Memory bound.** What waits here is bounded by the open batch plus [`QUEUED_BYTES`] of keys
+//! and values handed over (one batch is always let through, whatever its size), on top of
+//! librdkafka's own queue bound: the engine waits while the queue is full, as it waits while
+//! librdkafka's is.
 //!
 //! **Failures.** A record librdkafka refuses is remembered; the records after it are dropped
 //! unsent (the page cannot commit any more) and the next [`RecordSender::push`] or
@@ -38,11 +43,24 @@ use crate::event::debezium::Record;
 /// Key and value bytes queued for the sender at most (a single larger record still passes).
 pub const QUEUED_BYTES: u64 = 4 << 20;
 
-/// Records queued for the sender at most, whatever their size.
-const QUEUED_RECORDS: usize = 4096;
+/// Records of a batch at most.
+pub const BATCH_RECORDS: usize = 256;
+
+/// Key and value bytes of a batch at most (a batch holds at least one record, whatever its size).
+pub const BATCH_BYTES: u64 = 256 << 10;
+
+/// Batches handed over at most, whatever their size.
+const QUEUED_BATCHES: usize = 64;
+
+/// Records bound for the thread, and their key and value bytes.
+#[derive(Default)]
+struct Batch {
+    records: Vec<Record>,
+    bytes: u64,
+}
 
 enum Job {
-    Send(Record),
+    Send(Batch),
     /// Answered once every record queued before it was handled.
     Settle(SyncSender<Option<KafkaError>>),
 }
@@ -97,6 +115,8 @@ impl Shared {
 /// The sending thread of one producer. See the module documentation.
 pub struct RecordSender {
     queue: Option<SyncSender<Job>>,
+    /// The batch being filled.
+    open: Mutex<Batch>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -115,7 +135,7 @@ impl RecordSender {
     where
         C: ProducerContext<DeliveryOpaque = ()> + 'static,
     {
-        let (queue, jobs) = sync_channel(QUEUED_RECORDS);
+        let (queue, jobs) = sync_channel(QUEUED_BATCHES);
         let shared = Arc::new(Shared::default());
         let thread = std::thread::Builder::new()
             .name("kafka-sender".to_owned())
@@ -125,6 +145,7 @@ impl RecordSender {
             })?;
         Ok(Self {
             queue: Some(queue),
+            open: Mutex::new(Batch::default()),
             shared,
             thread: Some(thread),
         })
@@ -137,24 +158,46 @@ impl RecordSender {
         if self.shared.failed.load(Ordering::Acquire) {
             return Err(self.shared.failure().unwrap_or_else(sender_gone));
         }
-        let bytes = record_bytes(&record);
+        let full = {
+            let mut open = self.open_batch();
+            open.bytes += record_bytes(&record);
+            open.records.push(record);
+            if open.records.len() < BATCH_RECORDS && open.bytes < BATCH_BYTES {
+                return Ok(());
+            }
+            std::mem::take(&mut *open)
+        };
+        self.hand_over(full)
+    }
+
+    /// Hands `batch` to the thread, waiting while what it was handed is over [`QUEUED_BYTES`].
+    fn hand_over(&self, batch: Batch) -> Result<(), KafkaError> {
+        if batch.records.is_empty() {
+            return Ok(());
+        }
         {
             let mut queued = self.shared.queued();
-            while *queued > 0 && *queued + bytes > QUEUED_BYTES {
+            while *queued > 0 && *queued + batch.bytes > QUEUED_BYTES {
                 queued = self
                     .shared
                     .room
                     .wait(queued)
                     .unwrap_or_else(PoisonError::into_inner);
             }
-            *queued += bytes;
+            *queued += batch.bytes;
         }
-        self.submit(Job::Send(record))
+        self.submit(Job::Send(batch))
+    }
+
+    fn open_batch(&self) -> std::sync::MutexGuard<'_, Batch> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Returns once every queued record is handed to librdkafka, or the first failure among
     /// them.
     pub fn settle(&self) -> Result<(), KafkaError> {
+        let open = std::mem::take(&mut *self.open_batch());
+        self.hand_over(open)?;
         let (reply, answer) = sync_channel(1);
         self.submit(Job::Settle(reply))?;
         match answer.recv() {
@@ -167,6 +210,7 @@ impl RecordSender {
     /// Drops every queued record unsent and forgets any failure: the page they belong to is
     /// being abandoned.
     pub fn discard(&self) {
+        *self.open_batch() = Batch::default();
         self.shared.discarding.store(true, Ordering::Release);
         // A sender that is gone has nothing queued any more.
         let _ = self.settle();
@@ -199,21 +243,23 @@ where
 {
     for job in jobs {
         match job {
-            Job::Send(record) => {
-                let skip = shared.failed.load(Ordering::Acquire)
-                    || shared.discarding.load(Ordering::Acquire);
-                if !skip
-                    && let Err(error) = send(
-                        producer,
-                        &record.topic,
-                        record.key.as_deref(),
-                        record.value.as_deref(),
-                    )
-                {
-                    shared.fail(error);
+            Job::Send(batch) => {
+                for record in &batch.records {
+                    let skip = shared.failed.load(Ordering::Acquire)
+                        || shared.discarding.load(Ordering::Acquire);
+                    if !skip
+                        && let Err(error) = send(
+                            producer,
+                            &record.topic,
+                            record.key.as_deref(),
+                            record.value.as_deref(),
+                        )
+                    {
+                        shared.fail(error);
+                    }
                 }
-                let bytes = record_bytes(&record);
-                drop(record);
+                let bytes = batch.bytes;
+                drop(batch);
                 let mut queued = shared.queued();
                 *queued = queued.saturating_sub(bytes);
                 shared.room.notify_one();
