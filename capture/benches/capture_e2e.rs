@@ -63,13 +63,11 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rdkafka::error::KafkaError;
-use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
 use redoline_capture::run::{self, Outcome};
-use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::reader::read_to_end;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::{KafkaClientSettings, send_waiting};
 use redoline_capture::source::simulator::Simulator;
 
 const DEFAULT_TRANSACTIONS: u64 = 20_000;
@@ -228,23 +226,8 @@ fn plain_producer_time(
         .map_err(|error| error.to_string())?;
     let started = Instant::now();
     for (key, value) in records {
-        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic);
-        if let Some(key) = key {
-            record = record.key(key.as_slice());
-        }
-        if let Some(value) = value {
-            record = record.payload(value.as_slice());
-        }
-        loop {
-            match producer.send(record) {
-                Ok(()) => break,
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
-                    record = back;
-                    producer.poll(Duration::from_millis(1));
-                }
-                Err((error, _)) => return Err(error.to_string()),
-            }
-        }
+        send_waiting(&producer, topic, key.as_deref(), value.as_deref())
+            .map_err(|error| error.to_string())?;
     }
     producer
         .flush(Duration::from_secs(120))

@@ -13,15 +13,13 @@
 use std::time::{Duration, Instant};
 
 use prometheus::Registry;
-use rdkafka::error::KafkaError;
-use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
 use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{
     Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageFill,
-    PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames,
+    PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames, send_waiting,
 };
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec, KafkaTransactionsSpec};
 
@@ -232,17 +230,7 @@ fn plain_producer(
         if started.elapsed() >= MAX_TIME {
             break;
         }
-        let mut record = BaseRecord::to(topic).key(key).payload(value);
-        loop {
-            match producer.send(record) {
-                Ok(()) => break,
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
-                    record = back;
-                    producer.poll(Duration::from_millis(1));
-                }
-                Err((e, _)) => return Err(e.into()),
-            }
-        }
+        send_waiting(&producer, topic, Some(key.as_str()), Some(value))?;
         events += 1;
     }
     producer.flush(Duration::from_secs(60))?;

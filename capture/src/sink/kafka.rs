@@ -567,7 +567,7 @@ impl KafkaSink {
     /// Queues one record of the sink's own (bookmark, tombstone) in librdkafka, after the data
     /// the sender has settled.
     fn send(&self, topic: &str, key: Option<&str>, value: Option<&str>) -> Result<(), KafkaError> {
-        sender::send(&self.producer, topic, key, value)
+        sender::send_waiting(&self.producer, topic, key, value)
     }
 
     /// Turns a Kafka error of `action` into an attempt outcome (see `error::classify`).

@@ -54,6 +54,7 @@ pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions};
 pub use metrics::SinkMetrics;
 pub use page::{Page, PageFill, PagePolicy};
 pub use retry::{ProducerState, RetryPolicy, SinkStatus};
+pub use sender::send_waiting;
 pub use topics::TopicNames;
 
 /// Which capture this is: the `OracleCapture`'s namespace and name. It keys the bookmark and

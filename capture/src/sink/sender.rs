@@ -34,6 +34,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rdkafka::error::KafkaError;
+use rdkafka::message::ToBytes;
 use rdkafka::producer::{BaseRecord, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 
@@ -248,7 +249,7 @@ where
                     let skip = shared.failed.load(Ordering::Acquire)
                         || shared.discarding.load(Ordering::Acquire);
                     if !skip
-                        && let Err(error) = send(
+                        && let Err(error) = send_waiting(
                             producer,
                             &record.topic,
                             record.key.as_deref(),
@@ -271,17 +272,20 @@ where
     }
 }
 
-/// Hands one record to librdkafka, waiting while its queue is full.
-pub fn send<C>(
+/// Hands one record to librdkafka, waiting while its queue is full (also what the benches'
+/// plain producers do).
+pub fn send_waiting<C, K, V>(
     producer: &ThreadedProducer<C>,
     topic: &str,
-    key: Option<&str>,
-    value: Option<&str>,
+    key: Option<&K>,
+    value: Option<&V>,
 ) -> Result<(), KafkaError>
 where
     C: ProducerContext<DeliveryOpaque = ()>,
+    K: ToBytes + ?Sized,
+    V: ToBytes + ?Sized,
 {
-    let mut record: BaseRecord<'_, str, str> = BaseRecord::to(topic);
+    let mut record: BaseRecord<'_, K, V> = BaseRecord::to(topic);
     if let Some(key) = key {
         record = record.key(key);
     }
