@@ -325,28 +325,11 @@ mod tests {
     fn every_family_renders_under_its_name() {
         let registry = Registry::new();
         let metrics = EngineMetrics::new(&registry).unwrap();
-        let orders = Arc::new(
-            TableSchema::new(
-                "APP",
-                "ORDERS",
-                vec![crate::dictionary::Column::new(
-                    "ID",
-                    crate::dictionary::OracleType::Date,
-                )],
-            )
-            .unwrap(),
-        );
-        let lines = Arc::new(
-            TableSchema::new(
-                "APP",
-                "LINES",
-                vec![crate::dictionary::Column::new(
-                    "ID",
-                    crate::dictionary::OracleType::Date,
-                )],
-            )
-            .unwrap(),
-        );
+        let table = |name: &str| {
+            let id = crate::dictionary::Column::new("ID", crate::dictionary::OracleType::Date);
+            Arc::new(TableSchema::new("APP", name, vec![id]).unwrap())
+        };
+        let (orders, lines) = (table("ORDERS"), table("LINES"));
         // Runs of one table and a switch back: each count lands under its own table.
         metrics.event(&Operation::Create, &orders);
         metrics.event(&Operation::Create, &orders);
