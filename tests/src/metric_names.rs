@@ -37,6 +37,7 @@ pub fn operator_families() -> anyhow::Result<BTreeMap<String, String>> {
 /// Each labelled family gets one series first so that it shows up.
 pub fn capture_families() -> anyhow::Result<BTreeMap<String, String>> {
     use redoline_capture::buffer::BufferMetrics;
+    use redoline_capture::dictionary::{Column, OracleType, TableSchema};
     use redoline_capture::event::Operation;
     use redoline_capture::metrics::{EngineMetrics, SkipReason};
     use redoline_capture::sink::SinkMetrics;
@@ -45,7 +46,9 @@ pub fn capture_families() -> anyhow::Result<BTreeMap<String, String>> {
     let engine = EngineMetrics::new(&registry).context("creating the engine metrics")?;
     BufferMetrics::new(&registry).context("creating the buffer metrics")?;
     SinkMetrics::new(&registry).context("creating the sink metrics")?;
-    engine.event(&Operation::Create, "APP.ORDERS");
+    let orders = TableSchema::new("APP", "ORDERS", vec![Column::new("ID", OracleType::Date)])
+        .context("building a table")?;
+    engine.event(&Operation::Create, &std::sync::Arc::new(orders));
     engine.skipped(SkipReason::Unsupported);
     engine.roundtrip("start LogMiner");
     engine.stopped("CDC-4001");

@@ -111,7 +111,7 @@ pub fn write_page(
 ) -> Result<Committed, SinkError> {
     let mut page = Page::default();
     for record in records {
-        sink.produce(&mut page, record)?;
+        sink.produce(&mut page, record.clone())?;
     }
     page.push_after_bookmark(after_bookmark);
     sink.commit_page(&mut page, bookmark)
