@@ -179,11 +179,16 @@ impl RecordSender {
         {
             let mut queued = self.shared.queued();
             while *queued > 0 && *queued + batch.bytes > QUEUED_BYTES {
+                // A thread that is gone would never make room.
+                if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+                    return Err(sender_gone());
+                }
                 queued = self
                     .shared
                     .room
-                    .wait(queued)
-                    .unwrap_or_else(PoisonError::into_inner);
+                    .wait_timeout(queued, Duration::from_millis(100))
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
             }
             *queued += batch.bytes;
         }
@@ -308,4 +313,108 @@ where
 /// only a panic on that thread gets here).
 fn sender_gone() -> KafkaError {
     KafkaError::Canceled
+}
+
+#[cfg(test)]
+mod tests {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::producer::{DefaultProducerContext, Producer};
+
+    use super::*;
+
+    /// A producer with no broker behind it: librdkafka queues records locally, and refuses at
+    /// once one larger than `message.max.bytes`.
+    fn offline_producer() -> Arc<ThreadedProducer<DefaultProducerContext>> {
+        let producer = ClientConfig::new()
+            .set("bootstrap.servers", "127.0.0.1:1")
+            .set("message.max.bytes", "2000")
+            .create()
+            .unwrap();
+        Arc::new(producer)
+    }
+
+    fn record(value_bytes: usize) -> Record {
+        Record {
+            topic: "t".to_owned(),
+            key: Some("k".to_owned()),
+            value: Some("v".repeat(value_bytes)),
+        }
+    }
+
+    #[test]
+    fn settled_records_are_all_in_librdkafka_in_batches_or_not() {
+        let producer = offline_producer();
+        let sender = RecordSender::start(Arc::clone(&producer)).unwrap();
+        for _ in 0..BATCH_RECORDS + 10 {
+            sender.push(record(10)).unwrap();
+        }
+        sender.settle().unwrap();
+        assert_eq!(producer.in_flight_count(), (BATCH_RECORDS + 10) as i32);
+        assert_eq!(*sender.shared.queued(), 0, "nothing is left queued");
+    }
+
+    #[test]
+    fn a_refused_record_fails_the_page_and_holds_back_the_records_behind_it() {
+        let producer = offline_producer();
+        let sender = RecordSender::start(Arc::clone(&producer)).unwrap();
+        sender.push(record(10)).unwrap();
+        sender.push(record(5000)).unwrap();
+        sender.push(record(10)).unwrap();
+        let failure = sender.settle().unwrap_err();
+        assert!(
+            matches!(
+                failure,
+                KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge)
+            ),
+            "{failure:?}"
+        );
+        assert_eq!(producer.in_flight_count(), 1, "only the record before it");
+        // Settled: the next page starts clean.
+        sender.push(record(10)).unwrap();
+        sender.settle().unwrap();
+        assert_eq!(producer.in_flight_count(), 2);
+    }
+
+    #[test]
+    fn a_failure_is_reported_by_the_next_push_and_discard_drops_what_is_queued() {
+        let producer = offline_producer();
+        let sender = RecordSender::start(Arc::clone(&producer)).unwrap();
+        sender.push(record(5000)).unwrap();
+        // The refused record is handed over at settle; a push after it sees the failure.
+        assert!(sender.settle().is_err());
+        for _ in 0..10 {
+            sender.push(record(10)).unwrap();
+        }
+        sender.discard();
+        sender.settle().unwrap();
+        assert_eq!(
+            producer.in_flight_count(),
+            0,
+            "a discarded batch never reaches librdkafka"
+        );
+        assert_eq!(*sender.shared.queued(), 0);
+    }
+
+    #[test]
+    fn a_push_after_a_failure_returns_it_until_the_page_is_settled() {
+        let producer = offline_producer();
+        let sender = RecordSender::start(Arc::clone(&producer)).unwrap();
+        // A full batch is handed over at once; its refused record fails the page.
+        sender.push(record(5000)).unwrap();
+        for _ in 1..BATCH_RECORDS {
+            sender.push(record(1)).unwrap();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let failed = loop {
+            if let Err(error) = sender.push(record(1)) {
+                break error;
+            }
+            assert!(std::time::Instant::now() < deadline, "no failure seen");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert!(matches!(failed, KafkaError::MessageProduction(_)));
+        assert!(sender.push(record(1)).is_err(), "it stays until settled");
+        assert!(sender.settle().is_err());
+        sender.push(record(1)).unwrap();
+    }
 }
