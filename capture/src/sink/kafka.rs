@@ -1,10 +1,11 @@
 //! The Kafka sink: one producer per capture, writing pages.
 //!
-//! **Pages stream.** A page is begun at its first record: [`KafkaSink::produce`] gives each record
-//! to librdkafka as the engine encodes it (a spilled transaction's records as they are read back
-//! from its spill file), waiting while librdkafka's queue is full, and [`KafkaSink::commit_page`]
-//! closes the page with its bookmark. The sink keeps no record of the page (see [`Page`]): what is
-//! in flight is bounded by `queue.buffering.max.messages` and `queue.buffering.max.kbytes`.
+//! **Pages stream.** A page is begun at its first record: [`KafkaSink::produce`] passes each record
+//! on as the engine encodes it (a spilled transaction's records as they are read back from its
+//! spill file), through the sender thread (`sender`) to librdkafka, waiting while either queue is
+//! full, and [`KafkaSink::commit_page`] settles the sender and closes the page with its bookmark.
+//! The sink keeps no record of the page (see [`Page`]): what is in flight is bounded by the
+//! sender's queue and by `queue.buffering.max.messages` and `queue.buffering.max.kbytes`.
 //!
 //! **Exactly once** (`kafka.exactlyOnce: true`, the default): a transactional, idempotent
 //! producer with `transactional.id` = [`CaptureIdentity::transactional_id`]
