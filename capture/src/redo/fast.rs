@@ -13,6 +13,11 @@
 //! numbers, aliases, errors) it returns `None` and `parse_dml` runs the general grammar, so a
 //! statement parses to the same [`DmlStatement`] either way (property-tested below).
 //! Quotes are read by the same [`scan_quoted`] as the general grammar's.
+//!
+//! The shape is LogMiner's as documented in `DBMS_LOGMNR`'s examples (lower-case keywords, quoted
+//! owner and table, `"C" = 'v'` pairs joined by ` and `, `IS NULL`, a trailing `ROWID` predicate)
+//! and as Debezium's `LogMinerDmlParser` expects it, whose own fast scan assumes the same
+//! spelling; anything LogMiner writes differently still parses, by the general grammar.
 
 use std::borrow::Cow;
 
