@@ -35,8 +35,8 @@ use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
 };
 use crate::sink::{
-    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkMetrics,
-    SinkOptions, SinkStatus, TopicNames,
+    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkError,
+    SinkMetrics, SinkOptions, SinkStatus, TopicNames,
 };
 use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
@@ -470,18 +470,22 @@ fn open_kafka(
     let journal_settings = JournalSettings::from_spec(&config.journal, &topics.journal)?;
     let options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
     let sink = KafkaSink::open(options, metrics, status)?;
-    let bookmark = sink.read_bookmark()?;
-    let history_topic = sink.options().topics.schema_history.clone();
-    let schema_history =
-        sink.read_topic(&history_topic, SchemaHistory::default, |history, record| {
-            let at = RecordLocation {
-                topic: history_topic.clone(),
-                partition: record.partition,
-                offset: record.offset,
-            };
-            history.load(record.key.as_deref(), record.value.as_deref(), &at)
-        })?;
-    let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
+    // The schema history is read beside the bookmark and the journal (which needs the bookmark):
+    // each read is a client's round trips to the broker, and a start-up waits for all three.
+    let (read_back, schema_history) = std::thread::scope(|scope| {
+        let history = scope.spawn(|| read_schema_history(&sink));
+        let read_back = sink.read_bookmark().and_then(|bookmark| {
+            let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
+            Ok((bookmark, rebuilt))
+        });
+        // A panic there is this thread's, as it was when the reads ran one after the other.
+        let schema_history = history
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (read_back, schema_history)
+    });
+    let (bookmark, rebuilt) = read_back?;
+    let schema_history = schema_history?;
     let mut output = Output::kafka(sink);
     output.push_records(rebuilt.stale)?;
     let stored = bookmark
@@ -494,6 +498,19 @@ fn open_kafka(
         schema_history,
         journal: rebuilt.journal,
         rebuilt: rebuilt.transactions,
+    })
+}
+
+/// The schema history topic, read to its end.
+fn read_schema_history(sink: &KafkaSink) -> Result<SchemaHistory, SinkError> {
+    let topic = &sink.options().topics.schema_history;
+    sink.read_topic(topic, SchemaHistory::default, |history, record| {
+        let at = RecordLocation {
+            topic: topic.clone(),
+            partition: record.partition,
+            offset: record.offset,
+        };
+        history.load(record.key.as_deref(), record.value.as_deref(), &at)
     })
 }
 

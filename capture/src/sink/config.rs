@@ -195,6 +195,15 @@ impl KafkaClientSettings {
     }
 }
 
+/// Drops a librdkafka client (a start-up's admin client or topic reader) on a thread of its own:
+/// librdkafka's destroy waits about 100 ms for the client's broker threads to end, which a
+/// start-up need not wait for. Without a thread (none could be started), it is dropped here.
+pub fn close_in_background<C: Send + 'static>(client: C) {
+    let _ = std::thread::Builder::new()
+        .name("kafka-client-close".to_owned())
+        .spawn(move || drop(client));
+}
+
 /// librdkafka refused the configuration: CDC-1001 naming the property, never its value (it may be
 /// a secret).
 pub fn refused_settings(error: &KafkaError) -> Stop {

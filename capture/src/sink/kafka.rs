@@ -60,6 +60,7 @@ use super::metrics::SinkMetrics;
 use super::page::{Page, record_bytes};
 use super::reader::{ReadError, TopicRecord, read_to_end};
 use super::retry::{ProducerState, RetryPolicy, SinkStatus};
+use super::sender::LIBRDKAFKA_WAIT_STEP;
 use super::sender::{self, RecordSender};
 use super::topics::{TopicError, TopicNames, ensure_topics};
 use crate::event::debezium::Record;
@@ -535,14 +536,15 @@ impl KafkaSink {
 
     /// Waits until librdkafka has no record queued or in flight and every delivery report is
     /// served. `Producer::flush` of rust-rdkafka 0.39 polls in steps of 100 ms whenever a record
-    /// is still out, which would cost every page 100 ms; this waits in 1 ms steps instead.
+    /// is still out, which would cost every page 100 ms; this looks in short steps instead,
+    /// sleeping between looks (see `LIBRDKAFKA_WAIT_STEP`).
     fn drain(&self) -> Result<(), KafkaError> {
         let deadline = Instant::now() + self.options.call_timeout;
         while self.producer.in_flight_count() > 0 {
             if Instant::now() >= deadline {
                 return Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut));
             }
-            self.producer.poll(Duration::from_millis(1));
+            std::thread::sleep(LIBRDKAFKA_WAIT_STEP);
         }
         Ok(())
     }

@@ -9,12 +9,12 @@
 
 use std::time::{Duration, Instant};
 
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
-use rdkafka::{Offset, TopicPartitionList};
+use rdkafka::{ClientContext, Offset, TopicPartitionList};
 
-use super::config::KafkaClientSettings;
+use super::config::{KafkaClientSettings, close_in_background};
 use crate::stop::Stop;
 
 /// One record as read back (key and value as bytes; `None` is a Kafka null).
@@ -51,6 +51,30 @@ pub enum ReadError {
     Refused(Stop),
 }
 
+/// The reader's client context: the end of a partition is what the reader waits for, and comes
+/// through librdkafka's error callback too; rust-rdkafka's default context logs it as an error
+/// on every start.
+#[derive(Debug)]
+struct ReaderContext;
+
+impl ClientContext for ReaderContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        match error {
+            KafkaError::PartitionEOF(_)
+            | KafkaError::Global(rdkafka::types::RDKafkaErrorCode::PartitionEOF) => {
+                tracing::debug!(reason, "Read back to a partition's end.")
+            }
+            error => {
+                tracing::warn!(%error, reason, "Kafka client error while reading a topic back.")
+            }
+        }
+    }
+}
+
+impl ConsumerContext for ReaderContext {}
+
+type Reader = BaseConsumer<ReaderContext>;
+
 /// Reads `topic` to its end, handing every record to `visit` in partition offset order.
 pub fn read_to_end(
     settings: &KafkaClientSettings,
@@ -65,10 +89,28 @@ pub fn read_to_end(
             source,
         }
     };
-    let consumer: BaseConsumer = settings
+    let consumer: Reader = settings
         .reader_config(&format!("redoline-reader-{topic}"))
-        .create()
+        .create_with_context(ReaderContext)
         .map_err(failed("creating a consumer"))?;
+    let read = read_with(&consumer, topic, timeout, &mut visit);
+    close_in_background(consumer);
+    read
+}
+
+fn read_with(
+    consumer: &Reader,
+    topic: &str,
+    timeout: Duration,
+    visit: &mut impl FnMut(TopicRecord) -> Result<(), Stop>,
+) -> Result<(), ReadError> {
+    let failed = |action| {
+        move |source| ReadError::Kafka {
+            topic: topic.to_owned(),
+            action,
+            source,
+        }
+    };
     let metadata = consumer
         .fetch_metadata(Some(topic), timeout)
         .map_err(failed("fetching metadata"))?;

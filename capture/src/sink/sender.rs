@@ -53,6 +53,13 @@ pub const BATCH_BYTES: u64 = 256 << 10;
 /// Batches handed over at most, whatever their size.
 const QUEUED_BATCHES: usize = 64;
 
+/// How long a thread waiting on librdkafka (for room in its queue, or for every record to be
+/// delivered) sleeps between looks. The producer's own polling thread serves the delivery
+/// reports that make the room; polling from the waiting thread as well would spin, because
+/// rust-rdkafka rounds what is left of a short poll down to a zero wait, and the spin takes the
+/// core from librdkafka and, on a small node, from the broker it is waiting for.
+pub(super) const LIBRDKAFKA_WAIT_STEP: Duration = Duration::from_micros(200);
+
 /// Records bound for the thread, and their key and value bytes.
 #[derive(Default)]
 struct Batch {
@@ -302,7 +309,8 @@ where
             Ok(()) => return Ok(()),
             Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                 record = back;
-                producer.poll(Duration::from_millis(1));
+                // The producer's own thread serves delivery reports; see `LIBRDKAFKA_WAIT_STEP`.
+                std::thread::sleep(LIBRDKAFKA_WAIT_STEP);
             }
             Err((error, _)) => return Err(error),
         }

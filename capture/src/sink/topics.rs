@@ -27,7 +27,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
 
-use super::config::KafkaClientSettings;
+use super::config::{KafkaClientSettings, close_in_background};
 use crate::stop::Stop;
 
 /// The names of the topics the sink writes besides the data topics.
@@ -123,19 +123,32 @@ pub fn ensure_topics(
     topics: &[RequiredTopic<'_>],
     timeout: Duration,
 ) -> Result<(), TopicError> {
-    let admin_error = |action, topic: &str| {
-        let topic = topic.to_owned();
-        move |source| TopicError::Admin {
-            action,
-            topic,
-            source,
-        }
-    };
     let first = topics.first().map_or("", |t| t.name);
-    let admin: AdminClient<DefaultClientContext> = settings
-        .client_config()
-        .create()
-        .map_err(admin_error("creating an admin client", first))?;
+    let admin: AdminClient<DefaultClientContext> =
+        settings
+            .client_config()
+            .create()
+            .map_err(|source| TopicError::Admin {
+                action: "creating an admin client",
+                topic: first.to_owned(),
+                source,
+            })?;
+    let ensured = create_or_check(&admin, topics, timeout);
+    close_in_background(admin);
+    ensured
+}
+
+fn create_or_check(
+    admin: &AdminClient<DefaultClientContext>,
+    topics: &[RequiredTopic<'_>],
+    timeout: Duration,
+) -> Result<(), TopicError> {
+    let first = topics.first().map_or("", |t| t.name);
+    let create_failed = |source| TopicError::Admin {
+        action: "CreateTopics",
+        topic: first.to_owned(),
+        source,
+    };
     let options = AdminOptions::new()
         .request_timeout(Some(timeout))
         .operation_timeout(Some(timeout));
@@ -154,8 +167,7 @@ pub fn ensure_topics(
             }
         })
         .collect();
-    let results = block_on(admin.create_topics(&new_topics, &options))
-        .map_err(admin_error("CreateTopics", first))?;
+    let results = block_on(admin.create_topics(&new_topics, &options)).map_err(create_failed)?;
     for (topic, result) in topics.iter().zip(results) {
         match result {
             Ok(_) => tracing::info!(
@@ -165,7 +177,7 @@ pub fn ensure_topics(
             ),
             Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {
                 if topic.compacted {
-                    check_compacted(&admin, &options, topic)?;
+                    check_compacted(admin, &options, topic)?;
                 }
             }
             Err((_, code)) => {
