@@ -82,13 +82,7 @@ pub fn read_to_end(
     timeout: Duration,
     mut visit: impl FnMut(TopicRecord) -> Result<(), Stop>,
 ) -> Result<(), ReadError> {
-    let failed = |action| {
-        move |source| ReadError::Kafka {
-            topic: topic.to_owned(),
-            action,
-            source,
-        }
-    };
+    let failed = |action| failed(topic, action);
     let consumer: Reader = settings
         .reader_config(&format!("redoline-reader-{topic}"))
         .create_with_context(ReaderContext)
@@ -98,19 +92,23 @@ pub fn read_to_end(
     read
 }
 
+/// A broker fault while `action` on `topic`.
+fn failed(topic: &str, action: &'static str) -> impl FnOnce(KafkaError) -> ReadError {
+    let topic = topic.to_owned();
+    move |source| ReadError::Kafka {
+        topic,
+        action,
+        source,
+    }
+}
+
 fn read_with(
     consumer: &Reader,
     topic: &str,
     timeout: Duration,
     visit: &mut impl FnMut(TopicRecord) -> Result<(), Stop>,
 ) -> Result<(), ReadError> {
-    let failed = |action| {
-        move |source| ReadError::Kafka {
-            topic: topic.to_owned(),
-            action,
-            source,
-        }
-    };
+    let failed = |action| failed(topic, action);
     let metadata = consumer
         .fetch_metadata(Some(topic), timeout)
         .map_err(failed("fetching metadata"))?;
