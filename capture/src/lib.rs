@@ -42,5 +42,6 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 // The mining thread allocates and frees many small, short-lived values per row (column strings,
 // typed values, records); glibc's allocator spent a fifth of a Debezium run in malloc/free and
 // consolidation.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
