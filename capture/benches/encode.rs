@@ -11,7 +11,13 @@
 //! `TO_DATE(..)`, `TO_TIMESTAMP(..)` (TIMESTAMP(6)), BINARY_DOUBLE and RAW via `HEXTORAW`.
 //! Formats: `compact`, `debezium` without envelope, `debezium` with the `schema`/`payload`
 //! envelope, and the latter with connector options (transaction metadata, a hashed column, a
-//! left-out column, source type parameters). Figures are printed, never asserted.
+//! left-out column, source type parameters). The last row writes the enveloped records through
+//! the file sink (`{"topic","key","value"}` lines, to a file in the temporary directory that is
+//! removed afterwards), a synced page with its bookmark every 10 events (`file/10`: a page per
+//! 10-change transaction, the default `mining.batchSize`) or every 100,000 (`file/100k`:
+//! `batchSize: 0`): the issue 17 target "Debezium encoder to the file sink ≥ 300,000 events/s"
+//! without the simulator and mining.
+//! Figures are printed, never asserted.
 
 use std::borrow::Cow;
 use std::hint::black_box;
@@ -24,11 +30,16 @@ use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, Xid, compact};
 use redoline_capture::filter::Filters;
 use redoline_capture::redo::ast::{ColumnValue, DmlStatement, RawValue};
 use redoline_capture::redo::parse_dml;
+use redoline_capture::sink::file::{FileSink, bookmark_path};
 use redoline_capture::value::typed_row;
 use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec, HashAlgorithm, HashMask};
 
 const WARM_UP: Duration = Duration::from_millis(300);
 const MEASURE: Duration = Duration::from_millis(1500);
+/// Events per committed (synced) page of the file sink rows: 10 is a page per 10-change
+/// transaction (`mining.batchSize` other than 0, the default), 100,000 an aggregated page
+/// (`batchSize: 0`, as in `capture_e2e`).
+const FILE_PAGE_EVENTS: [usize; 2] = [10, 100_000];
 
 const TYPES: [&str; 7] = [
     "NUMBER(10)",
@@ -135,7 +146,7 @@ fn main() {
         .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     let xid = Xid::from_hex("07000C00F3010000").ok();
     println!(
-        "{:<40} {:>8} {:>14} {:>12}",
+        "{:<44} {:>8} {:>14} {:>12}",
         "format", "columns", "events/s", "µs/event"
     );
     for columns in [5usize, 20] {
@@ -206,6 +217,50 @@ fn main() {
                 .sum(),
             Err(e) => panic_free_exit(&e.to_string()),
         };
+        // The enveloped records as the file sink's lines, committed (synced, with a bookmark)
+        // every `page_events` events like pages of the capture.
+        let mut to_file = |page_events: usize| {
+            let path = std::env::temp_dir().join(format!(
+                "redoline-encode-bench-{}-{columns}-{page_events}.jsonl",
+                std::process::id()
+            ));
+            let mut sink = match FileSink::open(&path) {
+                Ok((sink, _)) => sink,
+                Err(e) => panic_free_exit(&e.to_string()),
+            };
+            let mut encoder = DebeziumEncoder::new(DebeziumOptions::default());
+            let mut events = 0usize;
+            let rate = measure(|| {
+                let records = match encoder.encode(&event_of(parse_and_type()), now) {
+                    Ok(records) => records,
+                    Err(e) => panic_free_exit(&e.to_string()),
+                };
+                for record in &records {
+                    let appended = sink.append_record_line(
+                        &record.topic,
+                        record.key.as_deref(),
+                        record.value.as_deref(),
+                    );
+                    if let Err(e) = appended {
+                        panic_free_exit(&e.to_string());
+                    }
+                }
+                events += 1;
+                if events.is_multiple_of(page_events)
+                    && let Err(e) = sink.commit(&serde_json::json!({ "events": events }))
+                {
+                    panic_free_exit(&e.to_string());
+                }
+                records.len()
+            });
+            drop(sink);
+            for path in [path.clone(), bookmark_path(&path)] {
+                // Best effort: a leftover file in the temporary directory is harmless.
+                let _ = std::fs::remove_file(path);
+            }
+            rate
+        };
+        let file_rates = FILE_PAGE_EVENTS.map(&mut to_file);
         let results = [
             (
                 "typing only",
@@ -231,10 +286,12 @@ fn main() {
                 "parse + type + debezium (env., options)",
                 measure(|| debezium(&mut optioned)),
             ),
+            ("parse + type + debezium (env.) → file/10", file_rates[0]),
+            ("parse + type + debezium (env.) → file/100k", file_rates[1]),
         ];
         for (name, per_second) in results {
             println!(
-                "{name:<40} {columns:>8} {per_second:>14.0} {:>12.2}",
+                "{name:<44} {columns:>8} {per_second:>14.0} {:>12.2}",
                 1e6 / per_second
             );
         }

@@ -47,7 +47,7 @@ use crate::buffer::OpsEvent;
 use crate::dictionary::TableSchema;
 use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
-use crate::event::{ChangeEvent, Operation, compact, json};
+use crate::event::{ChangeEvent, Operation, compact};
 use crate::filter::Filters;
 use crate::schema_history::TableChange;
 use crate::sink::file::{FileSink, FileSinkError};
@@ -153,21 +153,11 @@ impl RecordEncoder {
             Self::Compact { .. } => {
                 sink.append_line(&[record.value.as_deref().unwrap_or_default().as_bytes()])
             }
-            Self::Debezium(_) => {
-                let value = record.value.as_deref().unwrap_or("null").as_bytes();
-                let mut topic = String::with_capacity(record.topic.len() + 2);
-                json::string(&mut topic, &record.topic);
-                let key = record.key.as_deref().unwrap_or("null").as_bytes();
-                sink.append_line(&[
-                    b"{\"topic\":",
-                    topic.as_bytes(),
-                    b",\"key\":",
-                    key,
-                    b",\"value\":",
-                    value,
-                    b"}",
-                ])
-            }
+            Self::Debezium(_) => sink.append_record_line(
+                &record.topic,
+                record.key.as_deref(),
+                record.value.as_deref(),
+            ),
         }
     }
 }

@@ -27,6 +27,7 @@ use redoline_crds::StopCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::json;
 use crate::stop::Stop;
 
 /// What the bookmark file holds.
@@ -169,6 +170,27 @@ impl FileSink {
             self.pending.clear();
         }
         Ok(())
+    }
+
+    /// Appends the line of one keyed record, `{"topic":…,"key":…,"value":…}`, with `key` and
+    /// `value` already JSON (`None`: `null`), as [`FileSink::append_line`] does.
+    pub fn append_record_line(
+        &mut self,
+        topic: &str,
+        key: Option<&str>,
+        value: Option<&str>,
+    ) -> Result<(), FileSinkError> {
+        let mut quoted_topic = String::with_capacity(topic.len() + 2);
+        json::string(&mut quoted_topic, topic);
+        self.append_line(&[
+            b"{\"topic\":",
+            quoted_topic.as_bytes(),
+            b",\"key\":",
+            key.unwrap_or("null").as_bytes(),
+            b",\"value\":",
+            value.unwrap_or("null").as_bytes(),
+            b"}",
+        ])
     }
 
     /// Commits the page: the lines are synced, then the bookmark replaces the stored one.
