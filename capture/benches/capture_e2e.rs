@@ -64,7 +64,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
-use redoline_capture::run::{self, Outcome};
+use redoline_capture::run;
 use redoline_capture::sink::reader::read_to_end;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{KafkaClientSettings, send_waiting};
@@ -301,8 +301,8 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                 .expect("the config is written");
                 let started = Instant::now();
                 match run::run(&config_path, true) {
-                    Outcome::Done => {}
-                    other => panic!("the Kafka run failed: {other:?}"),
+                    Ok(()) => {}
+                    Err(error) => panic!("the Kafka run failed: {error}"),
                 }
                 started.elapsed()
             };
@@ -475,8 +475,8 @@ fn write_memory_scenario(path: &Path, bytes: u64, one_transaction: bool) -> u64 
 /// In a child process: runs `config` to the end and prints the peak RSS.
 fn memory_child(config: &Path) {
     match run::run(config, true) {
-        Outcome::Done => {}
-        other => panic!("the memory run failed: {other:?}"),
+        Ok(()) => {}
+        Err(error) => panic!("the memory run failed: {error}"),
     }
     println!(
         "peak_rss_bytes={}",
@@ -628,8 +628,8 @@ fn main() {
             let cpu_before = support::cpu_seconds();
             let started = Instant::now();
             match run::run(&config_path, true) {
-                Outcome::Done => {}
-                other => panic!("the run failed: {other:?}"),
+                Ok(()) => {}
+                Err(error) => panic!("the run failed: {error}"),
             }
             let elapsed = started.elapsed();
             cpu = support::cpu_seconds() - cpu_before;

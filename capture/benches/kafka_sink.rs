@@ -177,7 +177,7 @@ fn aggregated(
     transaction_events: usize,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
     let records = records(topic, value, transaction_events);
-    let policy = PagePolicy::for_kafka(&KafkaTransactionsSpec::default()).ok_or("bounds")?;
+    let policy = PagePolicy::for_kafka(&KafkaTransactionsSpec::default())?;
     let mut bookmark = Bookmark::initial(1, 1, None, 1);
     let started = Instant::now();
     let mut events = 0;

@@ -25,7 +25,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use redoline_capture::run::{self, Outcome};
+use redoline_capture::run;
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::reader::read_to_end;
 use redoline_capture::source::simulator::Simulator;
@@ -129,8 +129,8 @@ fn main() {
             .expect("the config is written");
             let started = Instant::now();
             match run::run(&config_path, true) {
-                Outcome::Done => {}
-                other => panic!("the run failed: {other:?}"),
+                Ok(()) => {}
+                Err(error) => panic!("the run failed: {error}"),
             }
             started.elapsed()
         });
@@ -171,8 +171,8 @@ fn main() {
             .expect("the config is written");
             let started = Instant::now();
             match run::run(&config_path, true) {
-                Outcome::Done => {}
-                other => panic!("the Kafka run failed: {other:?}"),
+                Ok(()) => {}
+                Err(error) => panic!("the Kafka run failed: {error}"),
             }
             prefixes.push(prefix);
             started.elapsed()

@@ -17,6 +17,7 @@ pub mod config;
 pub mod dictionary;
 pub mod doctor;
 pub mod engine;
+pub mod error;
 pub mod event;
 pub mod exit;
 pub mod filter;

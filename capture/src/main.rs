@@ -2,7 +2,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use redoline_capture::cli::{Cli, Command, RedoCommand};
-use redoline_capture::run::{self, Outcome};
+use redoline_capture::error::{CaptureError, Disposition};
+use redoline_capture::run;
 use redoline_capture::{VERSION, exit};
 
 fn main() -> ExitCode {
@@ -16,7 +17,7 @@ fn main() -> ExitCode {
         Command::Doctor { config, json } => {
             let report = match run::doctor(&config) {
                 Ok(report) => report,
-                Err(outcome) => return finish(outcome),
+                Err(error) => return finish(Err(error)),
             };
             if json {
                 println!("{}", report.to_json());
@@ -24,7 +25,7 @@ fn main() -> ExitCode {
                 println!("{report}");
             }
             return match report.stop() {
-                Some(stop) => finish(Outcome::Stopped(Box::new(stop))),
+                Some(stop) => finish(Err(stop.into())),
                 None => ExitCode::from(exit::OK),
             };
         }
@@ -49,10 +50,13 @@ fn main() -> ExitCode {
 }
 
 /// The exit status of a command; a typed stop also writes the termination message.
-fn finish(outcome: Outcome) -> ExitCode {
-    match outcome {
-        Outcome::Done => ExitCode::from(exit::OK),
-        Outcome::Stopped(stop) => {
+fn finish(result: Result<(), CaptureError>) -> ExitCode {
+    let error = match result {
+        Ok(()) => return ExitCode::from(exit::OK),
+        Err(error) => error,
+    };
+    match error.disposition() {
+        Disposition::Stop(stop) => {
             eprintln!("{stop}");
             let path = redoline_capture::stop::termination_log_path();
             if let Err(error) = stop.write_termination_log(&path, jiff::Timestamp::now()) {
@@ -63,8 +67,10 @@ fn finish(outcome: Outcome) -> ExitCode {
             }
             ExitCode::from(exit::STOPPED)
         }
-        Outcome::Failed(message) => {
-            eprintln!("redoline-capture: {message}");
+        // A transient fault outside the run's retries (there are none today) fails the process
+        // like any other: Kubernetes starts it again.
+        Disposition::Retry { .. } | Disposition::Restart => {
+            eprintln!("redoline-capture: {error}");
             ExitCode::from(exit::INTERNAL_ERROR)
         }
     }

@@ -8,7 +8,8 @@
 //! sink's last committed bookmark after a pause that doubles from [`DATABASE_RETRY`]'s initial
 //! backoff up to its cap. Faults count as one outage until a mining window completes; an outage
 //! longer than the budget ends the run with CDC-2005 (`DatabaseUnavailable`) for the database,
-//! CDC-5003 (`KafkaUnavailable`) for Kafka, naming the last error ([`TransientFault::exhausted`]).
+//! CDC-5003 (`KafkaUnavailable`) for Kafka, naming the last error ([`Outage::exhausted`]). Which
+//! errors are transient, and whose outage they are, is [`crate::error::CaptureError::disposition`].
 //!
 //! The policy is the sink's [`RetryPolicy`] (same doubling, same budget rule); [`RestartBudget`]
 //! adds the outage bookkeeping and takes the time as an argument, so it is tested without
@@ -18,7 +19,13 @@ use std::time::{Duration, Instant};
 
 use redoline_crds::StopCode;
 
-use crate::sink::{RetryPolicy, SinkError};
+use std::fmt::Display;
+
+use crate::error::Outage;
+use crate::sink::RetryPolicy;
+#[cfg(doc)]
+use crate::sink::SinkError;
+#[cfg(doc)]
 use crate::source::SourceError;
 use crate::stop::Stop;
 
@@ -84,35 +91,18 @@ impl RestartBudget {
     }
 }
 
-/// A fault that ends one attempt of the run, not the run.
-#[derive(Debug, thiserror::Error)]
-pub enum TransientFault {
-    #[error("transient database fault: {0}")]
-    Source(SourceError),
-    #[error("transient Kafka fault: {0}")]
-    Sink(SinkError),
-}
-
-impl TransientFault {
-    /// The `cause` label of the restart counter.
-    pub fn retry_cause(&self) -> Option<&'static str> {
+impl Outage {
+    /// The stop of an outage that spent the budget, `last` being the fault that ended it.
+    pub fn exhausted(self, last: &impl Display, elapsed: Duration, attempts: u32) -> Stop {
         match self {
-            Self::Source(error) => error.retry_cause(),
-            Self::Sink(_) => Some("kafka_page_aborted"),
-        }
-    }
-
-    /// The stop of an outage that spent the budget, this fault being the last.
-    pub fn exhausted(&self, elapsed: Duration, attempts: u32) -> Stop {
-        match self {
-            Self::Source(error) => database_unavailable(error, elapsed, attempts),
-            Self::Sink(error) => kafka_unavailable(error, elapsed, attempts),
+            Self::Database => database_unavailable(last, elapsed, attempts),
+            Self::Kafka => kafka_unavailable(last, elapsed, attempts),
         }
     }
 }
 
 /// CDC-5003 for pages aborted again and again until the budget was spent.
-fn kafka_unavailable(last: &SinkError, elapsed: Duration, attempts: u32) -> Stop {
+fn kafka_unavailable(last: &impl Display, elapsed: Duration, attempts: u32) -> Stop {
     Stop::new(
         StopCode::KafkaUnavailable,
         format!(
@@ -128,7 +118,7 @@ fn kafka_unavailable(last: &SinkError, elapsed: Duration, attempts: u32) -> Stop
 }
 
 /// CDC-2005 for an outage that spent the budget; `last` is the error that ended it.
-pub fn database_unavailable(last: &SourceError, elapsed: Duration, attempts: u32) -> Stop {
+fn database_unavailable(last: &impl Display, elapsed: Duration, attempts: u32) -> Stop {
     Stop::new(
         StopCode::DatabaseUnavailable,
         format!(
@@ -146,6 +136,9 @@ pub fn database_unavailable(last: &SourceError, elapsed: Duration, attempts: u32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{CaptureError, Disposition};
+    use crate::sink::SinkError;
+    use crate::source::SourceError;
 
     fn policy() -> RetryPolicy {
         RetryPolicy {
@@ -220,14 +213,17 @@ mod tests {
 
     #[test]
     fn an_aborted_page_is_a_kafka_fault_and_its_spent_budget_is_cdc_5003() {
-        let aborted = TransientFault::Sink(SinkError::PageAborted {
+        let aborted = CaptureError::from(SinkError::PageAborted {
             action: "commit a page",
             source: rdkafka::error::KafkaError::MessageProduction(
                 rdkafka::types::RDKafkaErrorCode::MessageTimedOut,
             ),
         });
-        assert_eq!(aborted.retry_cause(), Some("kafka_page_aborted"));
-        let stop = aborted.exhausted(Duration::from_secs(901), 12);
+        let Disposition::Retry { cause, outage } = aborted.disposition() else {
+            panic!("an aborted page is retried");
+        };
+        assert_eq!(cause, "kafka_page_aborted");
+        let stop = outage.exhausted(&aborted, Duration::from_secs(901), 12);
         assert_eq!(stop.code, StopCode::KafkaUnavailable);
         assert!(stop.message.contains("commit a page"), "{}", stop.message);
         assert_eq!(stop.details["attempts"], 12);

@@ -24,10 +24,11 @@ use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, secrets};
 use crate::doctor::{self, DoctorRequest, Report};
 use crate::engine::output::Output;
-use crate::engine::{Engine, EngineError, Finish, RunOptions, Wiring};
+use crate::engine::{Engine, Finish, RunOptions, Wiring};
+use crate::error::{CaptureError, Disposition};
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
-use crate::restart::{self, RestartBudget, TransientFault, Verdict};
+use crate::restart::{self, RestartBudget, Verdict};
 use crate::schema_history::SchemaHistory;
 use crate::sink::bookmark::RecordLocation;
 use crate::sink::file::{FileSink, history_path, read_history_lines};
@@ -42,31 +43,6 @@ use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::simulator::Simulator;
 use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
-
-/// How a command ended, for the exit status.
-#[derive(Debug)]
-pub enum Outcome {
-    Done,
-    Stopped(Box<crate::stop::Stop>),
-    Failed(String),
-}
-
-impl From<EngineError> for Outcome {
-    fn from(error: EngineError) -> Self {
-        match error {
-            EngineError::Stop(stop) => Self::Stopped(stop),
-            EngineError::SourceTransient(error) => Self::Failed(error.to_string()),
-            EngineError::SinkTransient(error) => Self::Failed(error.to_string()),
-            EngineError::Failed(message) => Self::Failed(message),
-        }
-    }
-}
-
-impl From<ConfigError> for Outcome {
-    fn from(error: ConfigError) -> Self {
-        Self::Stopped(Box::new(error.stop()))
-    }
-}
 
 fn environment() -> Vec<(String, String)> {
     std::env::vars().collect()
@@ -101,11 +77,8 @@ impl RunSettings {
 }
 
 /// `run --config FILE`.
-pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
-    let config = match config::load(config_path, &environment()) {
-        Ok(config) => config,
-        Err(error) => return error.into(),
-    };
+pub fn run(config_path: &Path, exit_at_end: bool) -> Result<(), CaptureError> {
+    let config = config::load(config_path, &environment())?;
     let settings = RunSettings::new(exit_at_end);
     match config.database.simulator.clone() {
         // A scenario that does not load is CDC-1001 at the first attempt, never retried.
@@ -117,7 +90,7 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Outcome {
     }
 }
 
-fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, EngineError> {
+fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, CaptureError> {
     let loaded = if simulator.follow {
         Simulator::following_scenario_file(&simulator.scenario)
     } else {
@@ -131,7 +104,7 @@ fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, EngineError> 
 }
 
 /// `doctor --config FILE`.
-pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
+pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
     let config = config::load(config_path, &environment())?;
     let request = |user: String| DoctorRequest {
         user,
@@ -149,10 +122,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
         Some(simulator) => {
             let mut source =
                 Simulator::from_scenario_file(&simulator.scenario).map_err(|error| {
-                    Outcome::from(ConfigError::new(
-                        "database.simulator.scenario",
-                        error.to_string(),
-                    ))
+                    ConfigError::new("database.simulator.scenario", error.to_string())
                 })?;
             Ok(doctor_with(&mut source, &request("C##CDC".to_owned())))
         }
@@ -162,8 +132,10 @@ pub fn doctor(config_path: &Path) -> Result<Report, Outcome> {
             match connect(&config) {
                 Ok(mut source) => Ok(doctor_with(&mut source, &request(user))),
                 // Not reached, or not set up (a PDB not open): a report naming the fix.
-                Err(EngineError::SourceTransient(error)) => Ok(doctor::connection_failed(&error)),
-                Err(error) => Err(Outcome::from(error)),
+                Err(CaptureError::Source(error)) if error.is_transient() => {
+                    Ok(doctor::connection_failed(&error))
+                }
+                Err(error) => Err(error),
             }
         }
     }
@@ -173,9 +145,8 @@ fn doctor_with<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorR
     doctor::run(source, request)
 }
 
-fn connect(config: &CaptureConfig) -> Result<OracleClient, EngineError> {
-    let credentials =
-        secrets::database_credentials(&lookup).map_err(|error| EngineError::from(error.stop()))?;
+fn connect(config: &CaptureConfig) -> Result<OracleClient, CaptureError> {
+    let credentials = secrets::database_credentials(&lookup).map_err(|error| error.stop())?;
     let database = &config.database;
     let connect_string = match (
         &database.connect_string,
@@ -225,10 +196,14 @@ fn connect(config: &CaptureConfig) -> Result<OracleClient, EngineError> {
 
 /// Runs the capture on sources made by `open_source`, once per attempt: at start and after each
 /// transient database fault, until the run ends, stops, or the retry budget is spent (CDC-2005).
-pub fn run_with<S, F>(config: CaptureConfig, mut open_source: F, settings: RunSettings) -> Outcome
+pub fn run_with<S, F>(
+    config: CaptureConfig,
+    mut open_source: F,
+    settings: RunSettings,
+) -> Result<(), CaptureError>
 where
     S: OracleSource,
-    F: FnMut() -> Result<S, EngineError>,
+    F: FnMut() -> Result<S, CaptureError>,
 {
     let registry = settings.registry.clone();
     let started = Timestamp::now();
@@ -243,14 +218,8 @@ where
     );
     let board = StatusBoard::new(started, wedged_after);
     let stop = Arc::clone(&settings.stop);
-    let _runtime = match serve(&config, board.clone(), registry.clone(), Arc::clone(&stop)) {
-        Ok(runtime) => runtime,
-        Err(message) => return Outcome::Failed(message),
-    };
-    let shared = match Shared::register(&config, &registry, board) {
-        Ok(shared) => shared,
-        Err(error) => return error.into(),
-    };
+    let _runtime = serve(&config, board.clone(), registry.clone(), Arc::clone(&stop))?;
+    let shared = Shared::register(&config, &registry, board)?;
     let mut budget = RestartBudget::new(settings.database_retry);
     loop {
         let (result, windows) = attempt(&config, &mut open_source, &shared, &settings, &stop);
@@ -258,10 +227,11 @@ where
             budget.succeeded();
         }
         let error = match result {
-            Ok(_) => return Outcome::Done,
-            Err(EngineError::SourceTransient(error)) => TransientFault::Source(error),
-            Err(EngineError::SinkTransient(error)) => TransientFault::Sink(error),
-            Err(error) => return error.into(),
+            Ok(_) => return Ok(()),
+            Err(error) => error,
+        };
+        let Disposition::Retry { cause, outage } = error.disposition() else {
+            return Err(error);
         };
         match budget.failed(Instant::now()) {
             Verdict::RetryAfter { pause, attempt } => {
@@ -271,20 +241,18 @@ where
                     next_delay_seconds = pause.as_secs_f64(),
                     "starting again from the bookmark"
                 );
-                if let Some(cause) = error.retry_cause() {
-                    shared.engine_metrics.retried(cause);
-                }
+                shared.engine_metrics.retried(cause);
                 shared.board.update(Timestamp::now(), |report| {
                     report.state = CaptureState::Starting;
                 });
                 if pause_unless_stopped(pause, &stop, &shared.board) {
-                    return Outcome::Done;
+                    return Ok(());
                 }
             }
             Verdict::Exhausted { elapsed, attempts } => {
-                let stop = error.exhausted(elapsed, attempts);
+                let stop = outage.exhausted(&error, elapsed, attempts);
                 shared.engine_metrics.stopped(stop.code.code());
-                return Outcome::Stopped(Box::new(stop));
+                return Err(stop.into());
             }
         }
     }
@@ -304,19 +272,18 @@ impl Shared {
         config: &CaptureConfig,
         registry: &Registry,
         board: StatusBoard,
-    ) -> Result<Self, EngineError> {
-        let failed = |error: prometheus::Error| EngineError::Failed(error.to_string());
+    ) -> Result<Self, CaptureError> {
         let sink = match config.kafka {
             Some(_) => {
                 let status = SinkStatus::default();
                 board.attach_sink(status.clone());
-                Some((SinkMetrics::new(registry).map_err(failed)?, status))
+                Some((SinkMetrics::new(registry)?, status))
             }
             None => None,
         };
         Ok(Self {
-            engine_metrics: EngineMetrics::new(registry).map_err(failed)?,
-            buffer_metrics: BufferMetrics::new(registry).map_err(failed)?,
+            engine_metrics: EngineMetrics::new(registry)?,
+            buffer_metrics: BufferMetrics::new(registry)?,
             board,
             sink,
         })
@@ -331,12 +298,12 @@ fn attempt<S, F>(
     shared: &Shared,
     settings: &RunSettings,
     stop: &Arc<AtomicBool>,
-) -> (Result<Finish, EngineError>, u64)
+) -> (Result<Finish, CaptureError>, u64)
 where
     S: OracleSource,
-    F: FnMut() -> Result<S, EngineError>,
+    F: FnMut() -> Result<S, CaptureError>,
 {
-    let prepared = (|| -> Result<Engine<S>, EngineError> {
+    let prepared = (|| -> Result<Engine<S>, CaptureError> {
         // The source first, as before any retry existed: its settings and secrets are checked
         // before the sink connects.
         let source = open_source()?;
@@ -348,9 +315,10 @@ where
         };
         let opened = match (&config.kafka, &config.file) {
             (Some(kafka), _) => {
-                let (metrics, status) = shared.sink.clone().ok_or_else(|| {
-                    EngineError::Failed("the Kafka sink's metrics are not registered".to_owned())
-                })?;
+                let (metrics, status) = shared
+                    .sink
+                    .clone()
+                    .ok_or(CaptureError::KafkaMetricsUnregistered)?;
                 open_kafka(config, kafka, metrics, status)?
             }
             (None, Some(file)) => {
@@ -364,7 +332,7 @@ where
                     rebuilt: Vec::new(),
                 }
             }
-            (None, None) => return Err(EngineError::Failed("no sink configured".to_owned())),
+            (None, None) => return Err(CaptureError::NoSink),
         };
         let Opened {
             sink,
@@ -379,7 +347,7 @@ where
                 .cloned()
                 .map(serde_json::from_value)
                 .transpose()
-                .map_err(|e| EngineError::Failed(format!("the stored released ledger: {e}")))?
+                .map_err(CaptureError::LedgerUnreadable)?
                 .unwrap_or_default(),
             None => Default::default(),
         };
@@ -447,7 +415,7 @@ fn open_kafka(
     kafka: &crate::config::KafkaConfig,
     metrics: SinkMetrics,
     status: SinkStatus,
-) -> Result<Opened, EngineError> {
+) -> Result<Opened, CaptureError> {
     let spec = redoline_crds::v1alpha1::KafkaSpec {
         bootstrap_servers: kafka.bootstrap_servers.clone(),
         topic_prefix: kafka.topic_prefix.clone(),
@@ -456,9 +424,7 @@ fn open_kafka(
         transactions: kafka.transactions.clone(),
     };
     let mut settings = KafkaClientSettings::new(&spec);
-    for (name, value) in
-        secrets::kafka_properties(&lookup).map_err(|e| EngineError::from(e.stop()))?
-    {
+    for (name, value) in secrets::kafka_properties(&lookup).map_err(|error| error.stop())? {
         settings = settings.with_property(&name, value.expose())?;
     }
     // A config written by hand (outside the operator) has no namespace: Kubernetes' default.
@@ -491,7 +457,7 @@ fn open_kafka(
     let stored = bookmark
         .map(|bookmark| serde_json::to_value(&bookmark))
         .transpose()
-        .map_err(|e| EngineError::Failed(e.to_string()))?;
+        .map_err(CaptureError::BookmarkJson)?;
     Ok(Opened {
         sink: output,
         stored,
@@ -515,7 +481,7 @@ fn read_schema_history(sink: &KafkaSink) -> Result<SchemaHistory, SinkError> {
 }
 
 /// The file sink's schema history, from its side file (CDC-5002 when a line cannot be read).
-fn read_history_file(path: &Path) -> Result<SchemaHistory, EngineError> {
+fn read_history_file(path: &Path) -> Result<SchemaHistory, CaptureError> {
     let mut history = SchemaHistory::default();
     for (line, value) in read_history_lines(path)?.iter().enumerate() {
         let at = RecordLocation {
@@ -528,10 +494,8 @@ fn read_history_file(path: &Path) -> Result<SchemaHistory, EngineError> {
     Ok(history)
 }
 
-fn size(quantity: &redoline_crds::ByteQuantity) -> Result<u64, EngineError> {
-    quantity
-        .bytes()
-        .map_err(|error| EngineError::Failed(error.to_string()))
+fn size(quantity: &redoline_crds::ByteQuantity) -> Result<u64, CaptureError> {
+    Ok(quantity.bytes()?)
 }
 
 /// Starts the runtime for the HTTP face and SIGTERM; the runtime lives as long as the value.
@@ -540,17 +504,17 @@ fn serve(
     board: StatusBoard,
     registry: Registry,
     stop: Arc<AtomicBool>,
-) -> Result<tokio::runtime::Runtime, String> {
+) -> Result<tokio::runtime::Runtime, CaptureError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
-        .map_err(|error| format!("cannot start the runtime: {error}"))?;
+        .map_err(CaptureError::Runtime)?;
     let port = config.http.port;
     if port != 0 {
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind(("0.0.0.0", port)))
-            .map_err(|error| format!("cannot listen on port {port}: {error}"))?;
+            .map_err(|source| CaptureError::Listen { port, source })?;
         runtime.spawn(async move {
             if let Err(error) = axum::serve(listener, router(board, registry)).await {
                 tracing::error!(%error, "the HTTP server stopped");

@@ -10,7 +10,8 @@ mod kafka_support;
 use std::path::Path;
 
 use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values, unique_prefix};
-use redoline_capture::run::{Outcome, RunSettings, run_with};
+use redoline_capture::config::ConfigError;
+use redoline_capture::run::{RunSettings, run_with};
 use redoline_capture::source::simulator::Simulator;
 
 /// `queue.buffering.max.messages` of the producer defaults (sink/config.rs).
@@ -77,12 +78,13 @@ fn a_spilled_transaction_streams_through_a_bounded_producer_queue() {
     let outcome = run_with(
         config,
         || {
-            Simulator::from_scenario_file(&scenario_path)
-                .map_err(|error| redoline_capture::engine::EngineError::Failed(error.to_string()))
+            Simulator::from_scenario_file(&scenario_path).map_err(|error| {
+                ConfigError::new("database.simulator.scenario", error.to_string()).into()
+            })
         },
         settings,
     );
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
 
     assert!(
         metric(&registry, "redoline_capture_buffer_spill_write_bytes_total")

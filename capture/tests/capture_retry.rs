@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use jiff::civil;
 use prometheus::Registry;
+use redoline_capture::config::ConfigError;
 use redoline_capture::dictionary::TableSchema;
-use redoline_capture::engine::EngineError;
-use redoline_capture::run::{Outcome, RunSettings, run_with};
+use redoline_capture::error::CaptureError;
+use redoline_capture::run::{RunSettings, run_with};
 use redoline_capture::sink::RetryPolicy;
 use redoline_capture::source::simulator::Simulator;
 use redoline_capture::source::{
@@ -250,7 +251,7 @@ fn run(
     faults: u32,
     rows_before_fault: u64,
     policy: RetryPolicy,
-) -> (Outcome, Registry) {
+) -> (Result<(), CaptureError>, Registry) {
     let settings = RunSettings {
         database_retry: policy,
         ..RunSettings::new(true)
@@ -285,7 +286,7 @@ fn run_source(
     config: redoline_capture::config::CaptureConfig,
     settings: RunSettings,
     script: Script,
-) -> (Outcome, Registry) {
+) -> (Result<(), CaptureError>, Registry) {
     let Script {
         faults,
         rows_before_fault,
@@ -299,10 +300,10 @@ fn run_source(
     let faults = Arc::new(AtomicU32::new(faults));
     let registry = settings.registry.clone();
     let stop = Arc::clone(&settings.stop);
-    let open = || -> Result<FlakySource, EngineError> {
+    let open = || -> Result<FlakySource, CaptureError> {
         Ok(FlakySource {
             inner: Simulator::from_scenario_file(&scenario_path)
-                .map_err(|e| EngineError::Failed(e.to_string()))?,
+                .map_err(|e| ConfigError::new("database.simulator.scenario", e.to_string()))?,
             faults: Arc::clone(&faults),
             rows_before_fault,
             stop_after: stop_after.map(|rows| (rows, Arc::clone(&stop))),
@@ -366,7 +367,7 @@ fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
         0,
         quick(Duration::from_secs(5)),
     );
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert_eq!(retries(&registry), 0);
     let expected = events(clean.path());
     assert_eq!(expected.len(), 80, "two inserts per transaction");
@@ -381,7 +382,7 @@ fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
         50,
         quick(Duration::from_secs(5)),
     );
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert_eq!(retries(&registry), 3);
     assert_eq!(events(flaky.path()), expected);
 }
@@ -398,7 +399,7 @@ fn a_database_that_never_comes_back_is_cdc_2005_once_the_budget_is_spent() {
         0,
         quick(Duration::from_millis(200)),
     );
-    let Outcome::Stopped(stop) = outcome else {
+    let Some(stop) = outcome.as_ref().err().and_then(CaptureError::stop) else {
         panic!("expected a typed stop, got {outcome:?}");
     };
     assert_eq!(stop.code, StopCode::DatabaseUnavailable);
@@ -422,7 +423,7 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
         0,
         quick(Duration::from_secs(5)),
     );
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     let expected = events(clean.path());
     assert_eq!(expected.len(), 120, "every row once, as a snapshot read");
     assert!(expected.iter().all(|e| e["op"] == "r"));
@@ -436,7 +437,7 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
         0,
         quick(Duration::from_secs(5)),
     );
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert_eq!(retries(&registry), 4);
     assert_eq!(events(flaky.path()), expected);
 }
@@ -465,7 +466,7 @@ fn a_stop_mid_window_with_heartbeats_loses_nothing() {
         ..Script::default()
     };
     let (outcome, _) = run_source(dir.path(), config, stopped, script);
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(stop.load(Ordering::SeqCst), "the stop was requested");
     let first = events(dir.path()).len();
     assert!(
@@ -480,7 +481,7 @@ fn a_stop_mid_window_with_heartbeats_loses_nothing() {
         RunSettings::new(true),
         Script::default(),
     );
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     let ids: Vec<u64> = events(dir.path())
         .iter()
         .map(|event| event["after"]["ID"].as_u64().unwrap())
@@ -523,7 +524,7 @@ fn a_transaction_committing_while_a_fresh_position_is_read_is_never_emitted_part
             ..Script::default()
         };
         let (outcome, _) = run_source(dir.path(), config, RunSettings::new(true), script);
-        assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+        assert!(outcome.is_ok(), "{outcome:?}");
         let streamed: Vec<u64> = events(dir.path())
             .iter()
             .filter(|event| event["op"] != "r")
@@ -586,7 +587,7 @@ fn a_transaction_committing_during_a_window_is_not_released_as_an_orphan() {
     });
     let (outcome, _) = run_source(dir.path(), config, settings, script);
     watcher.join().unwrap();
-    assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     let ids: Vec<u64> = events(dir.path())
         .iter()
         .map(|event| event["after"]["ID"].as_u64().unwrap())

@@ -28,8 +28,8 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 
-use super::EngineError;
 use crate::buffer::{TransactionBuffer, TransactionKey};
+use crate::error::CaptureError;
 use crate::event::debezium::Record;
 use crate::sink::journal::{Journal, JournalMode, RebuiltTransaction, TxKey};
 use crate::source::LogMinerRow;
@@ -73,7 +73,7 @@ impl Journaling {
         buffer: &mut TransactionBuffer,
         rebuilt: Vec<RebuiltTransaction>,
         now: Timestamp,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         for transaction in rebuilt {
             let con_id = transaction.rows.first().and_then(|row| row.con_id);
             tracing::info!(
@@ -101,7 +101,7 @@ impl Journaling {
         &mut self,
         buffer: &TransactionBuffer,
         row: &LogMinerRow,
-    ) -> Result<Vec<Record>, EngineError> {
+    ) -> Result<Vec<Record>, CaptureError> {
         if self.keys.is_empty() || !row.operation.is_data_change() {
             return Ok(Vec::new());
         }
@@ -148,8 +148,8 @@ impl Journaling {
         &mut self,
         buffer: &mut TransactionBuffer,
         now: Timestamp,
-        publish: &mut dyn FnMut(Vec<Record>) -> Result<(), EngineError>,
-    ) -> Result<Vec<Record>, EngineError> {
+        publish: &mut dyn FnMut(Vec<Record>) -> Result<(), CaptureError>,
+    ) -> Result<Vec<Record>, CaptureError> {
         if self.journal.mode() == JournalMode::Off {
             return Ok(Vec::new());
         }
@@ -208,10 +208,8 @@ fn write(
     journal: &mut Journal,
     tx: &TxKey,
     rows: &[LogMinerRow],
-) -> Result<Vec<Record>, EngineError> {
-    journal
-        .write(tx, rows)
-        .map_err(|error| EngineError::Failed(error.to_string()))
+) -> Result<Vec<Record>, CaptureError> {
+    Ok(journal.write(tx, rows)?)
 }
 
 #[cfg(test)]

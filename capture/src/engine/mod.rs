@@ -59,10 +59,10 @@ use self::journaling::Journaling;
 use self::output::{Output, RecordEncoder};
 use self::snapshot::SnapshotPhase;
 use crate::assemble::csf::ContinuationJoiner;
-use crate::assemble::{AssembleError, CommitInfo, TransactionAssembler};
+use crate::assemble::{CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::{CaptureConfig, ConfigError};
-use crate::event::debezium::EncodeError;
+use crate::error::CaptureError;
 use crate::event::{ChangeEvent, Operation, Xid};
 use crate::filter::Filters;
 use crate::heartbeat::{HeartbeatClock, heartbeat_record, heartbeat_topic};
@@ -71,7 +71,7 @@ use crate::lag::LagTracker;
 use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory, TableChange};
 use crate::sink::journal::{Journal, RebuiltTransaction};
-use crate::sink::{Bookmark, PageFill, PagePolicy, SinkError};
+use crate::sink::{Bookmark, PageFill, PagePolicy};
 use crate::source::window::{Plan, WindowPlanner};
 use crate::source::{
     DatabaseCatalog, LogMinerRow, MiningWindow, OpenTransaction, OperationCode, OracleSource,
@@ -86,32 +86,6 @@ pub enum Finish {
     Stopped,
     /// `--exit-at-end`: everything committed when the run began is emitted.
     ReachedEnd,
-}
-
-/// A run that cannot go on.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// A typed stop: the operator must act.
-    #[error("{0}")]
-    Stop(Box<Stop>),
-    /// A transient source fault (lost connection, timeout, log switch): the caller starts again
-    /// from the bookmark within its retry budget ([`crate::restart`]).
-    #[error("{0}")]
-    SourceTransient(SourceError),
-    /// A transient Kafka fault aborted the page being written ([`SinkError::PageAborted`]): pages
-    /// stream, so the caller starts again from the bookmark (within the same budget) and mines
-    /// the page's transactions again.
-    #[error("{0}")]
-    SinkTransient(SinkError),
-    /// Anything else: the process fails and is restarted from the bookmark.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl From<Stop> for EngineError {
-    fn from(stop: Stop) -> Self {
-        Self::Stop(Box::new(stop))
-    }
 }
 
 /// The PDB's incarnation SCN for the bookmark's check; `None` (the check skipped, with a
@@ -170,44 +144,6 @@ fn unusable_logs(window: &MiningWindow, log: Option<&crate::source::RedoLog>) ->
         thread,
         from_scn: window.start_scn,
         to_scn: window.end_scn,
-    }
-}
-
-impl From<SourceError> for EngineError {
-    fn from(error: SourceError) -> Self {
-        match error.stop() {
-            Some(stop) => Self::Stop(Box::new(stop)),
-            None if error.is_transient() => Self::SourceTransient(error),
-            None => Self::Failed(error.to_string()),
-        }
-    }
-}
-
-impl From<crate::buffer::BufferError> for EngineError {
-    fn from(error: crate::buffer::BufferError) -> Self {
-        match error.stop() {
-            Some(stop) => Self::Stop(Box::new(stop)),
-            None => Self::Failed(error.to_string()),
-        }
-    }
-}
-
-impl From<crate::sink::file::FileSinkError> for EngineError {
-    fn from(error: crate::sink::file::FileSinkError) -> Self {
-        match error.stop() {
-            Some(stop) => Self::Stop(Box::new(stop)),
-            None => Self::Failed(error.to_string()),
-        }
-    }
-}
-
-impl From<SinkError> for EngineError {
-    fn from(error: SinkError) -> Self {
-        match error.stop() {
-            Some(stop) => Self::Stop(Box::new(stop)),
-            None if matches!(error, SinkError::PageAborted { .. }) => Self::SinkTransient(error),
-            None => Self::Failed(error.to_string()),
-        }
     }
 }
 
@@ -281,7 +217,7 @@ struct Pipeline {
     /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
     bookmark_moved: bool,
     database_name: String,
-    failure: Option<EngineError>,
+    failure: Option<CaptureError>,
     stop: Arc<AtomicBool>,
 }
 
@@ -348,7 +284,7 @@ impl<S: OracleSource> Engine<S> {
         mut source: S,
         wiring: Wiring,
         options: RunOptions,
-    ) -> Result<Self, EngineError> {
+    ) -> Result<Self, CaptureError> {
         let Wiring {
             sink,
             journal,
@@ -463,9 +399,7 @@ impl<S: OracleSource> Engine<S> {
         };
         metrics.restart_scn.set(to_gauge(bookmark.restart_scn));
         let page_policy = match &config.kafka {
-            Some(kafka) => PagePolicy::for_kafka(&kafka.transactions).ok_or_else(|| {
-                EngineError::Failed("kafka.transactions.maxBytes cannot be read".into())
-            })?,
+            Some(kafka) => PagePolicy::for_kafka(&kafka.transactions)?,
             None => PagePolicy::from_batch_size(config.mining.batch_size),
         };
         let mut pipeline = Pipeline {
@@ -526,7 +460,7 @@ impl<S: OracleSource> Engine<S> {
         source: &mut S,
         resetlogs_scn: u64,
         pdb_incarnation: Option<u64>,
-    ) -> Result<Bookmark, EngineError> {
+    ) -> Result<Bookmark, CaptureError> {
         let (anchor, restart) = match start.type_ {
             StartPositionType::Current => {
                 // Transactions open now began earlier: mine from the oldest one's start so they
@@ -551,7 +485,7 @@ impl<S: OracleSource> Engine<S> {
                     .iter()
                     .map(|log| log.first_scn)
                     .min()
-                    .ok_or_else(|| EngineError::Failed("the database lists no redo log".into()))?;
+                    .ok_or(CaptureError::NoRedoLog)?;
                 tracing::warn!(
                     oldest,
                     "starting at the oldest redo: transactions open before it are captured from there on"
@@ -570,7 +504,7 @@ impl<S: OracleSource> Engine<S> {
     }
 
     /// Runs until stopped, a typed stop, or (with `exit_at_end`) the end.
-    pub fn run(&mut self) -> Result<Finish, EngineError> {
+    pub fn run(&mut self) -> Result<Finish, CaptureError> {
         // Snapshot hook (engine/snapshot.rs): the snapshot first; `initial_only` ends there.
         let started = self
             .pipeline
@@ -604,13 +538,13 @@ impl<S: OracleSource> Engine<S> {
             report.state = CaptureState::Stopping;
             report.lag_seconds = lag;
         });
-        if let Err(EngineError::Stop(stop)) = &result {
+        if let Some(stop) = result.as_ref().err().and_then(CaptureError::stop) {
             self.pipeline.metrics.stopped(stop.code.code());
         }
         result
     }
 
-    fn mine_until_done(&mut self) -> Result<Finish, EngineError> {
+    fn mine_until_done(&mut self) -> Result<Finish, CaptureError> {
         let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds);
         loop {
             if self.options.stop.load(Ordering::Relaxed) {
@@ -669,7 +603,7 @@ impl<S: OracleSource> Engine<S> {
         }
     }
 
-    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<(), EngineError> {
+    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<(), CaptureError> {
         let started = Instant::now();
         let metrics = &self.pipeline.metrics;
         metrics.window_start_scn.set(to_gauge(start_scn));
@@ -724,7 +658,7 @@ impl<S: OracleSource> Engine<S> {
         &mut self,
         start_scn: u64,
         end_scn: u64,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         let mut pause = LOG_RELIST_FIRST_PAUSE;
         for attempt in 1..=LOG_RELIST_ATTEMPTS {
             let logs = self.source.logs_covering(start_scn)?;
@@ -760,7 +694,7 @@ impl<S: OracleSource> Engine<S> {
     }
 
     /// Between windows: orphans, maximum age, lag, and the status the operator reads.
-    fn after_window(&mut self, current_scn: u64) -> Result<(), EngineError> {
+    fn after_window(&mut self, current_scn: u64) -> Result<(), CaptureError> {
         let now = Timestamp::now();
         // First: the lag poll reads the database's clock, which transaction ages count from.
         if self.lag.due(now, false) {
@@ -815,7 +749,7 @@ impl<S: OracleSource> Engine<S> {
 
     /// Heartbeat hook: at each interval, the action query, then a heartbeat record in a page
     /// whose bookmark moves to what mining has reached when no transaction is open.
-    fn heartbeat_if_due(&mut self) -> Result<(), EngineError> {
+    fn heartbeat_if_due(&mut self) -> Result<(), CaptureError> {
         let now = Timestamp::now();
         if !self.heartbeat.due(now) {
             return Ok(());
@@ -878,7 +812,7 @@ impl Pipeline {
         }
     }
 
-    fn try_push_row(&mut self, row: LogMinerRow) -> Result<ControlFlow<()>, EngineError> {
+    fn try_push_row(&mut self, row: LogMinerRow) -> Result<ControlFlow<()>, CaptureError> {
         if row.scn != self.latest_scn {
             self.latest_scn = row.scn;
             self.latest_rows.clear();
@@ -931,7 +865,7 @@ impl Pipeline {
 
     /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and
     /// written to the page.
-    fn emit(&mut self, mut transaction: CommittedTransaction) -> Result<(), EngineError> {
+    fn emit(&mut self, mut transaction: CommittedTransaction) -> Result<(), CaptureError> {
         let began = Instant::now();
         let commit = transaction.commit_row().clone();
         // A journaled transaction's chunks go with the page that makes it visible (or, emitted
@@ -964,7 +898,7 @@ impl Pipeline {
         );
         let now = Timestamp::now();
         let mut written = 0u64;
-        let mut failure: Option<EngineError> = None;
+        let mut failure: Option<CaptureError> = None;
         let encoder = &mut self.encoder;
         let sink = &mut self.sink;
         let metrics = &self.metrics;
@@ -996,7 +930,7 @@ impl Pipeline {
             metrics.event(&event.op, &event.table);
             let appended = encoder
                 .encode(&event, now)
-                .map_err(encode_failure)
+                .map_err(CaptureError::from)
                 .and_then(|records| sink.append(encoder, records));
             match appended {
                 Ok(count) => written += count,
@@ -1005,13 +939,9 @@ impl Pipeline {
         };
         for row in transaction.by_ref() {
             let row = row?;
-            assembler
-                .push(row, &mut write)
-                .map_err(|error| assemble_stop(&error, metrics))?;
+            assembler.push(row, &mut write)?;
         }
-        let stats = assembler
-            .finish(&mut write)
-            .map_err(|error| assemble_stop(&error, metrics))?;
+        let stats = assembler.finish(&mut write)?;
         if let Some(failure) = failure {
             return Err(failure);
         }
@@ -1028,9 +958,7 @@ impl Pipeline {
             self.page_started.get_or_insert(began);
         }
         self.metrics.transaction_committed();
-        self.bookmark
-            .record_commit(commit.scn, commit.xid)
-            .map_err(|error| EngineError::Failed(error.to_string()))?;
+        self.bookmark.record_commit(commit.scn, commit.xid)?;
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
         // write) moves the bookmark with the next page instead of costing a page of its own. A
         // DDL's page waits for its schema change records (`after_ddl`).
@@ -1052,7 +980,7 @@ impl Pipeline {
         &mut self,
         source: &mut S,
         ddl_scn: u64,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         let events = std::mem::take(&mut self.ddl_events);
         let statement = |owner: &str, table: &str| {
             events.iter().find_map(|event| match &event.op {
@@ -1092,7 +1020,7 @@ impl Pipeline {
 
     /// A heartbeat record and, with no transaction open, the bookmark moved to `mined_through`
     /// (every row up to it was given to the buffer), committed as a page.
-    fn heartbeat(&mut self, mined_through: u64, now: Timestamp) -> Result<(), EngineError> {
+    fn heartbeat(&mut self, mined_through: u64, now: Timestamp) -> Result<(), CaptureError> {
         let record = heartbeat_record(
             &self.heartbeat_topic,
             &self.topic_prefix,
@@ -1109,7 +1037,7 @@ impl Pipeline {
     }
 
     /// Writes new table structures to the schema history (Kafka: into the page).
-    fn record_versions(&mut self, versions: &[NewVersion]) -> Result<(), EngineError> {
+    fn record_versions(&mut self, versions: &[NewVersion]) -> Result<(), CaptureError> {
         let now = Timestamp::now();
         for version in versions {
             let (key, value) = version.encode(&self.topic_prefix, &self.database_name, now);
@@ -1119,7 +1047,7 @@ impl Pipeline {
     }
 
     /// Commits the page (data, then bookmark) and only then deletes its spill files.
-    fn commit_page(&mut self) -> Result<(), EngineError> {
+    fn commit_page(&mut self) -> Result<(), CaptureError> {
         if self.pending.is_empty() && !self.sink.has_loose_records() && !self.bookmark_moved {
             return Ok(());
         }
@@ -1170,25 +1098,6 @@ impl Pipeline {
             report.journaled_transactions = self.journaling.journaled() as u64;
         });
     }
-}
-
-/// A configured key column the table lacks is the config's fault (CDC-1001); any other
-/// encoding failure fails the run.
-fn encode_failure(error: EncodeError) -> EngineError {
-    match error {
-        EncodeError::UnknownKeyColumn { .. } => {
-            ConfigError::new("columns.messageKeyColumns", error.to_string())
-                .stop()
-                .into()
-        }
-        other => EngineError::Failed(format!("encoding an event failed: {other}")),
-    }
-}
-
-fn assemble_stop(error: &AssembleError, metrics: &EngineMetrics) -> EngineError {
-    let stop = error.stop();
-    metrics.stopped(stop.code.code());
-    stop.into()
 }
 
 /// CDC-2001 for a MISSING_SCN row, with the range and thread in its details, as the gap found
@@ -1360,28 +1269,6 @@ mod tests {
                 restart_scn: 40
             }
         );
-    }
-
-    #[test]
-    fn an_aborted_page_restarts_the_run_and_a_refused_record_fails_it() {
-        let source = || {
-            rdkafka::error::KafkaError::MessageProduction(
-                rdkafka::types::RDKafkaErrorCode::MessageTimedOut,
-            )
-        };
-        let aborted = SinkError::PageAborted {
-            action: "write a page",
-            source: source(),
-        };
-        assert!(matches!(
-            EngineError::from(aborted),
-            EngineError::SinkTransient(_)
-        ));
-        let refused = SinkError::Kafka {
-            action: "write a page",
-            source: source(),
-        };
-        assert!(matches!(EngineError::from(refused), EngineError::Failed(_)));
     }
 
     #[test]

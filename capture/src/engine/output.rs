@@ -20,7 +20,7 @@
 //!   default) bounds what is in flight, and the producer waits while it is full. Only the
 //!   tombstones of ended journal entries wait in the [`Page`] for the bookmark (key-only, one per
 //!   journal chunk). The cost: a page whose Kafka transaction must be aborted mid-stream cannot
-//!   be sent again, so the attempt ends with `EngineError::SinkTransient` and the run starts
+//!   be sent again, so the attempt ends with a retry (`crate::error::Disposition::Retry`) and the run starts
 //!   again from the stored bookmark, mining the page's transactions again (their spill files
 //!   were never released, since the page never committed; the new attempt's buffer starts
 //!   afresh and spills them again).
@@ -42,9 +42,9 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{FormatSpec, FormatType};
 
-use super::EngineError;
 use crate::buffer::OpsEvent;
 use crate::dictionary::TableSchema;
+use crate::error::CaptureError;
 use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
 use crate::event::{ChangeEvent, Operation, compact};
@@ -178,7 +178,7 @@ pub struct KafkaOutput {
 
 impl KafkaOutput {
     /// Gives `records` to the page's Kafka transaction, in order.
-    fn produce(&mut self, records: impl IntoIterator<Item = Record>) -> Result<(), EngineError> {
+    fn produce(&mut self, records: impl IntoIterator<Item = Record>) -> Result<(), CaptureError> {
         for record in records {
             self.sink.produce(&mut self.page, record)?;
         }
@@ -199,7 +199,7 @@ impl Output {
         &mut self,
         encoder: &RecordEncoder,
         records: Vec<Record>,
-    ) -> Result<u64, EngineError> {
+    ) -> Result<u64, CaptureError> {
         let count = records.len() as u64;
         match self {
             Self::File(sink) => {
@@ -217,7 +217,7 @@ impl Output {
     pub fn push_records(
         &mut self,
         records: impl IntoIterator<Item = Record>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         match self {
             Self::File(_) => Ok(()),
             Self::Kafka(kafka) => kafka.produce(records),
@@ -231,7 +231,7 @@ impl Output {
         event: &OpsEvent,
         json: String,
         dlq: Option<String>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         let Self::Kafka(kafka) = self else {
             return Ok(());
         };
@@ -256,7 +256,7 @@ impl Output {
 
     /// A schema history record (see [`crate::schema_history`]): with Kafka into the page, before
     /// its bookmark; with the file sink appended to the history file and synced at once.
-    pub fn record_history(&mut self, key: String, value: String) -> Result<(), EngineError> {
+    pub fn record_history(&mut self, key: String, value: String) -> Result<(), CaptureError> {
         match self {
             Self::File(sink) => sink.append_history(&value)?,
             Self::Kafka(kafka) => {
@@ -278,7 +278,7 @@ impl Output {
         &mut self,
         encoder: &RecordEncoder,
         record: Record,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         match (&*self, encoder) {
             (Self::File(_), RecordEncoder::Compact { .. }) => Ok(()),
             _ => self.append(encoder, vec![record]).map(|_| ()),
@@ -312,11 +312,10 @@ impl Output {
 
     /// Commits the page with `bookmark`; returns once it is durable and visible, the signal to
     /// release the page's spill files.
-    pub fn commit(&mut self, bookmark: &Bookmark) -> Result<(), EngineError> {
+    pub fn commit(&mut self, bookmark: &Bookmark) -> Result<(), CaptureError> {
         match self {
             Self::File(sink) => {
-                let value = serde_json::to_value(bookmark)
-                    .map_err(|error| EngineError::Failed(error.to_string()))?;
+                let value = serde_json::to_value(bookmark).map_err(CaptureError::BookmarkJson)?;
                 sink.commit(&value)?;
             }
             Self::Kafka(kafka) => {

@@ -23,11 +23,12 @@ use jiff::Timestamp;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
-use super::{Engine, EngineError, Finish, FreshPosition, to_gauge};
+use super::{Engine, Finish, FreshPosition, to_gauge};
 use crate::assemble::TableLookup;
 use crate::config::CaptureConfig;
 use crate::config::validate::split_table_name;
 use crate::dictionary::TableSchema;
+use crate::error::CaptureError;
 use crate::event::{ChangeEvent, Operation, SourceInfo};
 use crate::http::CaptureState;
 use crate::sink::Bookmark;
@@ -62,7 +63,7 @@ impl<S: OracleSource> Engine<S> {
         stored: Option<Bookmark>,
         resetlogs_scn: u64,
         pdb_incarnation: Option<u64>,
-    ) -> Result<(Bookmark, SnapshotPhase), EngineError> {
+    ) -> Result<(Bookmark, SnapshotPhase), CaptureError> {
         let mode = config.snapshot.mode;
         if mode == SnapshotMode::SchemaOnly {
             tracing::warn!(
@@ -164,7 +165,7 @@ impl<S: OracleSource> Engine<S> {
     }
 
     /// Runs the snapshot phase; `Some` ends the run there (a stop request, or `initial_only`).
-    pub(super) fn before_streaming(&mut self) -> Result<Option<Finish>, EngineError> {
+    pub(super) fn before_streaming(&mut self) -> Result<Option<Finish>, CaptureError> {
         if self.snapshot_phase == SnapshotPhase::None {
             return Ok(None);
         }
@@ -178,7 +179,7 @@ impl<S: OracleSource> Engine<S> {
     }
 
     /// Reads every table not done; `Some(Stopped)` when asked to stop between batches.
-    fn read_snapshot(&mut self) -> Result<Option<Finish>, EngineError> {
+    fn read_snapshot(&mut self) -> Result<Option<Finish>, CaptureError> {
         let Some(mut state) = self.pipeline.bookmark.snapshot.clone() else {
             return Ok(None);
         };
@@ -341,7 +342,7 @@ impl<S: OracleSource> Engine<S> {
     fn snapshot_tables(
         &mut self,
         state: &SnapshotState,
-    ) -> Result<Vec<SnapshotTable>, EngineError> {
+    ) -> Result<Vec<SnapshotTable>, CaptureError> {
         let config = &self.pipeline.config;
         let conditions: Vec<(String, &String)> = config
             .snapshot
@@ -362,13 +363,8 @@ impl<S: OracleSource> Engine<S> {
                     .into_iter()
                     .find(|(owner, table)| format!("{owner}.{table}") == entry.table)
                     .and_then(|(owner, table)| self.pipeline.tables.table(&owner, &table))
-                    .ok_or_else(|| {
-                        EngineError::Failed(format!(
-                            "the snapshot in progress reads {}, which the capture no longer \
-                             selects (spec.tables, spec.filters); put it back until the snapshot \
-                             completes, or reset the bookmark to start a new snapshot",
-                            entry.table
-                        ))
+                    .ok_or_else(|| CaptureError::SnapshotTableUnselected {
+                        table: entry.table.clone(),
                     })?;
                 let condition = conditions
                     .iter()
@@ -383,13 +379,10 @@ impl<S: OracleSource> Engine<S> {
         &mut self,
         event: &ChangeEvent,
         processed_at: Timestamp,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), CaptureError> {
         let pipeline = &mut self.pipeline;
         pipeline.metrics.event(&event.op, &event.table);
-        let records = pipeline
-            .encoder
-            .encode(event, processed_at)
-            .map_err(|error| EngineError::Failed(format!("encoding an event failed: {error}")))?;
+        let records = pipeline.encoder.encode(event, processed_at)?;
         pipeline.sink.append(&pipeline.encoder, records)?;
         Ok(())
     }
@@ -418,7 +411,7 @@ impl<S: OracleSource> Engine<S> {
     /// `initial_only` after its snapshot: the run ends with `--exit-at-end`; a pod stays up,
     /// idle, until asked to stop (exiting would make the kubelet restart it, only to find the
     /// snapshot complete and idle again).
-    fn idle(&mut self) -> Result<Finish, EngineError> {
+    fn idle(&mut self) -> Result<Finish, CaptureError> {
         tracing::info!("snapshot.mode initial_only: the snapshot is complete; not streaming");
         self.board.update(Timestamp::now(), |report| {
             report.state = CaptureState::Streaming;

@@ -6,8 +6,8 @@
 //! than the broker accepts). The sink retries a transient call itself; a transient fault that
 //! outlasts the sink's retry budget is CDC-5003 (`KafkaUnavailable`). A transient fault that loses
 //! part of an open page is [`SinkError::PageAborted`]: pages stream, so the page cannot be sent
-//! again from memory; the engine starts again from the stored bookmark (`EngineError::
-//! SinkTransient`, within the restart budget of `crate::restart`). [`SinkError::stop`] says
+//! again from memory; the engine starts again from the stored bookmark (a retry, see
+//! `crate::error::CaptureError::disposition`, within the restart budget of `crate::restart`). [`SinkError::stop`] says
 //! whether an error is a typed stop.
 
 use std::time::Duration;

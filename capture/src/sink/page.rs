@@ -32,6 +32,7 @@
 
 use std::time::{Duration, Instant};
 
+use redoline_crds::quantity::QuantityError;
 use redoline_crds::v1alpha1::KafkaTransactionsSpec;
 
 use crate::event::debezium::Record;
@@ -83,10 +84,10 @@ impl PagePolicy {
 
     /// The Kafka sink's `spec.kafka.transactions`. `None` when `maxBytes` cannot be read (the
     /// config check refuses such a value before a run starts).
-    pub fn for_kafka(spec: &KafkaTransactionsSpec) -> Option<Self> {
-        Some(PagePolicy::Aggregate(PageBounds {
+    pub fn for_kafka(spec: &KafkaTransactionsSpec) -> Result<Self, QuantityError> {
+        Ok(PagePolicy::Aggregate(PageBounds {
             max_records: spec.max_records.max(1),
-            max_bytes: spec.max_bytes.bytes().ok()?,
+            max_bytes: spec.max_bytes.bytes()?,
             max_delay: Duration::from_millis(spec.max_delay_millis),
         }))
     }
@@ -299,7 +300,7 @@ mod tests {
             max_bytes: redoline_crds::ByteQuantity::quantity("lots"),
             ..spec
         };
-        assert_eq!(PagePolicy::for_kafka(&unreadable), None);
+        assert!(PagePolicy::for_kafka(&unreadable).is_err());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::SourceError;
-use crate::engine::EngineError;
+use crate::error::CaptureError;
 use crate::stop::Stop;
 
 /// The marker's file name in the spill directory.
@@ -78,9 +78,9 @@ impl LoginGuard {
     pub fn login<S>(
         &self,
         login: impl FnOnce() -> Result<S, SourceError>,
-    ) -> Result<S, EngineError> {
+    ) -> Result<S, CaptureError> {
         if let Some(stop) = self.refused_before() {
-            return Err(EngineError::Stop(Box::new(stop)));
+            return Err(CaptureError::Stop(Box::new(stop)));
         }
         match login() {
             Ok(source) => {
@@ -92,9 +92,9 @@ impl LoginGuard {
                 if let Some(stop) = &stop {
                     self.remember(stop);
                 }
-                Err(EngineError::from(error))
+                Err(CaptureError::from(error))
             }
-            Err(error) => Err(EngineError::from(error)),
+            Err(error) => Err(CaptureError::from(error)),
         }
     }
 
@@ -243,11 +243,8 @@ mod tests {
         }
     }
 
-    fn stop_code(result: Result<&'static str, EngineError>) -> Option<StopCode> {
-        match result {
-            Err(EngineError::Stop(stop)) => Some(stop.code),
-            _ => None,
-        }
+    fn stop_code(result: Result<&'static str, CaptureError>) -> Option<StopCode> {
+        result.err()?.stop().map(|stop| stop.code)
     }
 
     /// Twenty pod restarts (doctor and capture each log in) with a wrong password: one failed
@@ -330,7 +327,10 @@ mod tests {
                 message: "ORA-12541: TNS:no listener".into(),
             })
         });
-        assert!(matches!(unavailable, Err(EngineError::SourceTransient(_))));
+        assert!(matches!(
+            unavailable.map_err(|error| error.disposition()),
+            Err(crate::error::Disposition::Retry { .. })
+        ));
         assert!(!dir.path().join(MARKER_FILE).exists());
     }
 }

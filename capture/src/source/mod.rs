@@ -298,7 +298,16 @@ impl SourceError {
             Self::Timeout { .. } => Some("database_timeout"),
             Self::LogSwitched { .. } => Some("log_switched"),
             Self::LogsChanged { .. } => Some("logs_changed"),
-            _ => None,
+            Self::ClientMissing { .. }
+            | Self::RedoMissing { .. }
+            | Self::SnapshotTooOld { .. }
+            | Self::NoSuchTable { .. }
+            | Self::NoSuchPdb { .. }
+            | Self::NotGranted { .. }
+            | Self::Malformed { .. }
+            | Self::ActionQueryRefused { .. }
+            | Self::LoginRefused { .. }
+            | Self::Database { .. } => None,
         }
     }
 
