@@ -1,14 +1,18 @@
 //! `redoline-capture`: Oracle LogMiner change data capture, exactly once into Kafka.
 //!
 //! ```text
-//! Oracle rows (source) → redo parse → buffer (heap, then spill) → event encode
-//!     → sink: data + bookmark + journal in one Kafka transaction
+//! Oracle rows (source) → CSF join (source::csf) → buffer (heap, then spill; the journal)
+//!     → at COMMIT: assemble (redo parse, typing, LOBs) → filter → encode (event)
+//!     → page → sink: data + bookmark + journal in one Kafka transaction (or the file sink)
 //! ```
 //!
-//! Built so far: the command line and config, the typed stops, the Oracle boundary ([`source`]:
-//! the real client and the simulator), the transaction buffer ([`buffer`]), assembling committed
-//! transactions into events ([`assemble`]), the encoders ([`event`]), the sinks ([`sink`]: Kafka
-//! pages with bookmarks and the journal, and the file sink), doctor, lag and the HTTP face. The mining loop that joins them arrives with the capture process issue.
+//! [`engine`] is the loop that joins them (start, the mining windows, the per-row pipeline);
+//! [`run`] builds a run from the config and restarts it after transient faults. The Oracle
+//! boundary is [`source`] (the real client and the simulator); [`buffer`] holds open
+//! transactions; [`assemble`] turns a committed transaction into events; [`filter`] applies the
+//! connector filters; [`event`] encodes (Debezium or compact); [`sink`] writes pages with their
+//! bookmark. Every way a command ends early is one [`error::CaptureError`], whose
+//! `disposition()` decides between a retry, a typed stop ([`stop`]) and a restart.
 
 pub mod assemble;
 pub mod buffer;

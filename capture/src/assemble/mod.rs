@@ -23,7 +23,6 @@
 //!   padded, truncated or guessed.
 //! - Rows of tables that are not captured, and transaction control rows, produce nothing.
 
-pub mod csf;
 pub mod known_lobs;
 pub mod lob;
 

@@ -23,7 +23,8 @@ use jiff::Timestamp;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
-use super::{Engine, Finish, FreshPosition, to_gauge};
+use super::start::FreshPosition;
+use super::{Engine, Finish, to_gauge};
 use crate::assemble::TableLookup;
 use crate::config::CaptureConfig;
 use crate::config::validate::split_table_name;

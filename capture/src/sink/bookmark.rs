@@ -113,6 +113,77 @@ impl Bookmark {
         }
     }
 
+    /// The bookmark an earlier run stored, checked against the database it resumes on (its
+    /// RESETLOGS SCN and, mining a PDB, the PDB's incarnation SCN): one of another incarnation
+    /// is CDC-2003 (its SCNs mean other changes there), one that cannot be read CDC-5002. One
+    /// written without the incarnation is bound to the current one, with a warning, since a
+    /// recovery before it was recorded cannot be detected.
+    pub fn resume(
+        stored: serde_json::Value,
+        resetlogs_scn: u64,
+        pdb_incarnation_scn: Option<u64>,
+    ) -> Result<Self, Stop> {
+        let mut bookmark: Bookmark = serde_json::from_value(stored).map_err(|error| {
+            Stop::new(
+                StopCode::BookmarkUnreadable,
+                format!("the stored bookmark cannot be read: {error}"),
+            )
+        })?;
+        bookmark.bind_unrecorded_incarnation(resetlogs_scn, pdb_incarnation_scn);
+        if bookmark.resetlogs_scn != resetlogs_scn
+            || (pdb_incarnation_scn.is_some()
+                && bookmark.pdb_incarnation_scn.is_some()
+                && bookmark.pdb_incarnation_scn != pdb_incarnation_scn)
+        {
+            return Err(Stop::new(
+                StopCode::IncarnationMismatch,
+                format!(
+                    "the bookmark belongs to incarnation RESETLOGS SCN {} (PDB {:?}), the \
+                     database is at RESETLOGS SCN {} (PDB {:?}); take a new snapshot and reset \
+                     the bookmark",
+                    bookmark.resetlogs_scn,
+                    bookmark.pdb_incarnation_scn,
+                    resetlogs_scn,
+                    pdb_incarnation_scn
+                ),
+            ));
+        }
+        Ok(bookmark)
+    }
+
+    /// See [`Bookmark::resume`]: the incarnation a bookmark written without it belongs to.
+    fn bind_unrecorded_incarnation(&mut self, resetlogs_scn: u64, pdb_incarnation: Option<u64>) {
+        if self.resetlogs_scn == 0 {
+            tracing::warn!(
+                resetlogs_scn,
+                "the bookmark records no database incarnation: it is bound to the current one; \
+                 reset the bookmark if the database was recovered to a point in time since it \
+                 was written"
+            );
+            self.resetlogs_scn = resetlogs_scn;
+        }
+        if self.pdb_incarnation_scn.is_none() && pdb_incarnation.is_some() {
+            tracing::warn!(
+                pdb_incarnation_scn = pdb_incarnation,
+                "the bookmark records no PDB incarnation: it is bound to the current one; reset \
+                 the bookmark if the PDB was recovered or flashed back since it was written"
+            );
+            self.pdb_incarnation_scn = pdb_incarnation;
+        }
+    }
+
+    /// Where mining restarts once a page commits. While transactions are open, `pin` (the
+    /// first SCN of the oldest, or where its journal ends once it is journaled), so a restart
+    /// mines each from its beginning. With none open: the last commit when the page carries
+    /// transactions, and no move for a page of journal records alone.
+    pub fn move_restart(&mut self, pin: Option<u64>, page_has_transactions: bool) {
+        match pin {
+            Some(pin) => self.restart_scn = pin,
+            None if page_has_transactions => self.restart_scn = self.commit_scn,
+            None => {}
+        }
+    }
+
     /// The resume rule: whether a transaction committed at `commit_scn` was emitted already.
     pub fn already_emitted(&self, commit_scn: u64, xid: &Xid) -> bool {
         commit_scn < self.commit_scn
@@ -259,6 +330,61 @@ mod tests {
             assert!(stop.message.contains("sales.redoline.offsets/0 offset 41"), "{stop}");
             assert_eq!(stop.details["offset"], 41);
         }
+    }
+
+    #[test]
+    fn an_unrecorded_incarnation_is_bound_to_the_current_one() {
+        let unrecorded = serde_json::to_value(Bookmark::initial(10, 0, None, 0)).unwrap();
+        let bookmark = Bookmark::resume(unrecorded, 77, Some(5)).unwrap();
+        assert_eq!(
+            (bookmark.resetlogs_scn, bookmark.pdb_incarnation_scn),
+            (77, Some(5))
+        );
+        let recorded = serde_json::to_value(Bookmark::initial(10, 3, Some(4), 0)).unwrap();
+        let stop = Bookmark::resume(recorded, 77, Some(5)).unwrap_err();
+        assert_eq!(
+            stop.code,
+            StopCode::IncarnationMismatch,
+            "a recorded incarnation is kept, so the mismatch is caught"
+        );
+    }
+
+    #[test]
+    fn a_bookmark_resumes_only_on_its_own_incarnation() {
+        let stored = serde_json::to_value(Bookmark::initial(10, 3, Some(4), 2)).unwrap();
+        let resumed = Bookmark::resume(stored.clone(), 3, Some(4)).unwrap();
+        assert_eq!(resumed, Bookmark::initial(10, 3, Some(4), 2));
+        // Not mining a PDB: only the database incarnation counts.
+        assert!(Bookmark::resume(stored.clone(), 3, None).is_ok());
+        let flashed_back = Bookmark::resume(stored.clone(), 3, Some(9)).unwrap_err();
+        assert_eq!(flashed_back.code, StopCode::IncarnationMismatch);
+        let reset = Bookmark::resume(stored, 8, Some(4)).unwrap_err();
+        assert_eq!(reset.code, StopCode::IncarnationMismatch);
+        assert!(
+            reset.message.contains("RESETLOGS SCN 3"),
+            "{}",
+            reset.message
+        );
+        let unreadable = Bookmark::resume(serde_json::json!({"format": "x"}), 3, None);
+        assert_eq!(
+            unreadable.map_err(|stop| stop.code),
+            Err(StopCode::BookmarkUnreadable)
+        );
+    }
+
+    #[test]
+    fn the_restart_point_follows_the_pin_and_otherwise_the_last_commit() {
+        let mut bookmark = Bookmark::initial(100, 1, None, 0);
+        bookmark.record_commit(150, xid(1)).unwrap();
+        // A transaction still open pins the restart at its start (or its journal's end).
+        bookmark.move_restart(Some(120), true);
+        assert_eq!(bookmark.restart_scn, 120);
+        // A page of journal records alone, nothing open: the restart stays.
+        bookmark.move_restart(None, false);
+        assert_eq!(bookmark.restart_scn, 120);
+        // Transactions committed and nothing open: the restart moves to the last commit.
+        bookmark.move_restart(None, true);
+        assert_eq!(bookmark.restart_scn, 150);
     }
 
     #[test]

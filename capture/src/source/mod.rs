@@ -11,7 +11,11 @@
 //! mining loop, buffer and sink are tested without Oracle. Two implementations exist: the real one
 //! on the `oracle` crate ([`oracle`]) and the simulator ([`simulator`]). Calls are blocking:
 //! the `oracle` crate is synchronous, and the capture runs mining on a thread of its own.
+//!
+//! [`csf`] rejoins a statement LogMiner split over continuation rows (`CSF = 1`), first thing
+//! after the rows cross the boundary, so everything downstream sees one row per change.
 
+pub mod csf;
 pub mod grant;
 pub mod login_guard;
 pub mod logs;

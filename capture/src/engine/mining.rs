@@ -1,0 +1,334 @@
+//! The mining loop: a window at a time, from the SCN reached to what LGWR has written, with the
+//! work due between windows (orphans, maximum age, the journal, lag, heartbeats, `/status`).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+
+use super::{Engine, Finish, to_gauge};
+use crate::buffer::OrphanCheck;
+use crate::error::CaptureError;
+use crate::http::CaptureState;
+use crate::source::window::Plan;
+use crate::source::{MiningWindow, OracleSource, SourceError};
+
+/// Tries of a window whose listed logs LogMiner cannot use, and the pause after the first
+/// (doubling: 0.2 + 0.4 + 0.8 + 1.6 s in all, time for the archiver to finish a log).
+const LOG_RELIST_ATTEMPTS: u32 = 5;
+const LOG_RELIST_FIRST_PAUSE: Duration = Duration::from_millis(200);
+
+/// The `RedoMissing` for logs LogMiner still cannot use after the retries: the log it named, or
+/// the thread whose listed logs begin latest (the one least likely to reach the start).
+fn unusable_logs(window: &MiningWindow, log: Option<&crate::source::RedoLog>) -> SourceError {
+    if let Some(log) = log {
+        return SourceError::RedoMissing {
+            thread: log.thread,
+            from_scn: log.first_scn.max(window.start_scn),
+            to_scn: log.next_scn.unwrap_or(window.end_scn).min(window.end_scn),
+        };
+    }
+    let mut first_by_thread: BTreeMap<u16, u64> = BTreeMap::new();
+    for log in &window.logs {
+        let first = first_by_thread.entry(log.thread).or_insert(log.first_scn);
+        *first = (*first).min(log.first_scn);
+    }
+    let thread = first_by_thread
+        .iter()
+        .max_by_key(|(_, first)| **first)
+        .map_or(1, |(thread, _)| *thread);
+    SourceError::RedoMissing {
+        thread,
+        from_scn: window.start_scn,
+        to_scn: window.end_scn,
+    }
+}
+
+impl<S: OracleSource> Engine<S> {
+    /// Runs until stopped, a typed stop, or (with `exit_at_end`) the end.
+    pub fn run(&mut self) -> Result<Finish, CaptureError> {
+        // Snapshot hook (engine/snapshot.rs): the snapshot first; `initial_only` ends there.
+        let started = self
+            .pipeline
+            .commit_page()
+            .and_then(|()| self.before_streaming());
+        let result = match started {
+            Ok(Some(finish)) => Ok(finish),
+            Ok(None) => {
+                self.board.update(Timestamp::now(), |report| {
+                    report.state = CaptureState::Streaming;
+                    report.snapshot = None;
+                });
+                // The position and the transactions rebuilt from the journal, before the
+                // first window.
+                self.pipeline.publish_status(Timestamp::now());
+                self.mine_until_done()
+            }
+            Err(error) => Err(error),
+        };
+        if result.is_ok() {
+            // The lag once more at stop, so the last figure reported is the final one.
+            let now = Timestamp::now();
+            if self.lag.due(now, true)
+                && let Ok(current_scn) = self.source.current_scn()
+            {
+                self.poll_lag(now, current_scn);
+            }
+        }
+        let lag = self.lag.lag_seconds();
+        self.board.update(Timestamp::now(), |report| {
+            report.state = CaptureState::Stopping;
+            report.lag_seconds = lag;
+        });
+        if let Some(stop) = result.as_ref().err().and_then(CaptureError::stop) {
+            self.pipeline.metrics.stopped(stop.code.code());
+        }
+        result
+    }
+
+    fn mine_until_done(&mut self) -> Result<Finish, CaptureError> {
+        let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds);
+        loop {
+            if self.options.stop.load(Ordering::Relaxed) {
+                return Ok(Finish::Stopped);
+            }
+            if self.end_scn.is_some_and(|end| self.next_scn > end) {
+                self.pipeline.commit_page()?;
+                return Ok(Finish::ReachedEnd);
+            }
+            let now = Timestamp::now();
+            self.board.beat(now);
+            // The SCN first, then the flush: the flush commit makes LGWR write everything in
+            // the log buffer, so all redo at or below an SCN read before it is on disk once it
+            // returns. Redo other sessions make after the SCN read may still be in the buffer;
+            // the planner keeps the window below what LGWR has written (`LAST_REDO_CHANGE#`,
+            // read after the flush), which is also what makes `mining.readOnly` safe.
+            let current = self.source.current_scn()?;
+            if !self.pipeline.config.mining.read_only {
+                self.source.flush_redo()?;
+            }
+            if self.table_listing.due() {
+                let recorded = self.table_listing.refresh(
+                    &mut self.source,
+                    &mut self.pipeline.tables,
+                    self.next_scn,
+                )?;
+                self.pipeline.record_versions(&recorded)?;
+            }
+            let threads = self.source.threads()?;
+            let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);
+            if let Some(delay) = delay {
+                tracing::warn!("{}", delay.message());
+            }
+            match plan {
+                Plan::Idle => {
+                    self.pipeline.commit_page()?;
+                    self.after_window(current)?;
+                    self.heartbeat_if_due()?;
+                    std::thread::sleep(poll);
+                }
+                Plan::Mine { window, .. } => {
+                    let end = match self.end_scn {
+                        Some(end_scn) => window.end_scn.min(end_scn),
+                        None => window.end_scn,
+                    };
+                    self.mine_window(window.start_scn, end)?;
+                    if self.options.stop.load(Ordering::Relaxed) {
+                        // The window's pages are committed; nothing else is due before exiting.
+                        return Ok(Finish::Stopped);
+                    }
+                    self.after_window(current)?;
+                    self.heartbeat_if_due()?;
+                }
+            }
+            self.windows_completed += 1;
+        }
+    }
+
+    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<(), CaptureError> {
+        let started = Instant::now();
+        let metrics = &self.pipeline.metrics;
+        metrics.window_start_scn.set(to_gauge(start_scn));
+        metrics.window_end_scn.set(to_gauge(end_scn));
+        self.start_mining_with_fresh_logs(start_scn, end_scn)?;
+        let pipeline = &mut self.pipeline;
+        let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
+        let ended = self.source.end_mining();
+        let fetched = streamed?;
+        ended?;
+        self.pipeline.metrics.rows_fetched.inc_by(fetched);
+        if let Some(failure) = self.pipeline.failure.take() {
+            return Err(failure);
+        }
+        // Schema history hook: the DDL's structures and schema change events join its page.
+        if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
+            self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
+        }
+        self.pipeline.commit_page()?;
+        // A window cut short (a DDL to reload, or a stop request) resumes at the SCN of its last
+        // row: rows of that SCN already given to the buffer are recognised and not given twice,
+        // and nothing above it counts as mined (the orphan check and the heartbeat's idle
+        // bookmark read `next_scn`). Only a window streamed to its end moves past `end_scn`.
+        let cut_at = self
+            .pipeline
+            .ddl_commit_scn
+            .take()
+            .or(self.pipeline.stopped_at_scn.take());
+        self.next_scn = match cut_at {
+            Some(scn) => {
+                self.pipeline.replayed =
+                    Some((scn, std::mem::take(&mut self.pipeline.latest_rows)));
+                scn
+            }
+            None => end_scn + 1,
+        };
+        self.pipeline
+            .metrics
+            .window_duration
+            .observe(started.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    /// Lists the logs and starts LogMiner over the window. When LogMiner cannot use logs the
+    /// listing named (a log archived, reused or deleted in between: ORA-01291 at START_LOGMNR,
+    /// ORA-01284/00308 at ADD_LOGFILE), the window is tried again on a fresh listing, a few
+    /// times with a growing pause, as Debezium's log collector does. A listing that shows a gap
+    /// is `RedoMissing` at once, naming its thread; a failure that outlasts the retries is
+    /// `RedoMissing` for the log LogMiner could not use, or, when it named none, for the thread
+    /// whose listed logs begin latest.
+    fn start_mining_with_fresh_logs(
+        &mut self,
+        start_scn: u64,
+        end_scn: u64,
+    ) -> Result<(), CaptureError> {
+        let mut pause = LOG_RELIST_FIRST_PAUSE;
+        for attempt in 1..=LOG_RELIST_ATTEMPTS {
+            let logs = self.source.logs_covering(start_scn)?;
+            let window = MiningWindow {
+                start_scn,
+                end_scn,
+                logs: logs.logs,
+                tables: self.pipeline.tables.names(),
+                pdb: self.pipeline.config.database.pdb.clone(),
+                // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
+                with_sql_undo: false,
+            };
+            let (log, message) = match self.source.start_mining(&window) {
+                Ok(()) => return Ok(()),
+                Err(SourceError::LogsChanged { log, message }) => (log, message),
+                Err(error) => return Err(error.into()),
+            };
+            if attempt == LOG_RELIST_ATTEMPTS {
+                return Err(unusable_logs(&window, log.as_ref()).into());
+            }
+            tracing::warn!(
+                attempt,
+                start_scn,
+                end_scn,
+                %message,
+                "LogMiner cannot use the listed logs; listing them again"
+            );
+            self.pipeline.metrics.retried("logs_changed");
+            std::thread::sleep(pause);
+            pause *= 2;
+        }
+        Ok(())
+    }
+
+    /// Between windows: orphans, maximum age, lag, and the status the operator reads.
+    fn after_window(&mut self, current_scn: u64) -> Result<(), CaptureError> {
+        let now = Timestamp::now();
+        // First: the lag poll reads the database's clock, which transaction ages count from.
+        if self.lag.due(now, false) {
+            self.poll_lag(now, current_scn);
+        }
+        let buffer = &mut self.pipeline.buffer;
+        if buffer.orphan_check_due(now) {
+            let open = self.source.open_transactions()?;
+            let sessions = self.source.sessions()?;
+            // A transaction missing from the list was gone when the list was read: the SCN read
+            // after the lists is one its end (if any) lies below. The SCN read before the window
+            // is not: a transaction committing during the window would look released by mistake.
+            let listed_at_scn = self.source.current_scn()?;
+            let events = self.pipeline.buffer.check_orphans(OrphanCheck {
+                now,
+                current_scn: listed_at_scn,
+                mined_through_scn: self.next_scn.saturating_sub(1),
+                open_transactions: &open,
+                sessions: &sessions,
+            })?;
+            for event in events {
+                let json = serde_json::to_string(&event).unwrap_or_default();
+                tracing::warn!(event = %json, "transaction-orphan-released");
+                self.pipeline.sink.publish_dropped(&event, json, None)?;
+            }
+        }
+        for discarded in self.pipeline.buffer.enforce_max_age(now)? {
+            let event = serde_json::to_string(&discarded.ops_event).unwrap_or_default();
+            let dlq = serde_json::to_string(&discarded.dlq_record).unwrap_or_default();
+            tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
+            self.pipeline
+                .sink
+                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
+        }
+        let sink = &mut self.pipeline.sink;
+        let tombstones = self.pipeline.journaling.after_window(
+            &mut self.pipeline.buffer,
+            now,
+            &mut |chunks| sink.push_records(chunks),
+        )?;
+        self.pipeline.sink.push_tombstones(tombstones);
+        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
+        // rather than left open across the next window or a stop.
+        if self.pipeline.sink.has_loose_records() {
+            self.pipeline.commit_page()?;
+        }
+        let lag = self.lag.lag_seconds();
+        self.board.update(now, |report| report.lag_seconds = lag);
+        self.pipeline.publish_status(now);
+        Ok(())
+    }
+
+    /// Heartbeat hook: at each interval, the action query, then a heartbeat record in a page
+    /// whose bookmark moves to what mining has reached when no transaction is open.
+    fn heartbeat_if_due(&mut self) -> Result<(), CaptureError> {
+        let now = Timestamp::now();
+        if !self.heartbeat.due(now) {
+            return Ok(());
+        }
+        self.heartbeat.sent(now);
+        if let Some(query) = &self.pipeline.config.heartbeat.action_query {
+            self.source.heartbeat_action(query)?;
+        }
+        // Mining has given every row up to the SCN before `next_scn` to the buffer.
+        self.pipeline
+            .heartbeat(self.next_scn.saturating_sub(1), now)
+    }
+
+    /// Asks for the lag (seed 001: commit times of the current and the emitted SCN); a failure is
+    /// logged once and leaves the lag unknown, never failing the run.
+    fn poll_lag(&mut self, now: Timestamp, current_scn: u64) {
+        let emitted = self.pipeline.bookmark.commit_scn;
+        let times = self
+            .source
+            .scn_to_timestamp(current_scn)
+            .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
+        match times {
+            Ok((current, emitted)) => {
+                if let Some(database_now) = current {
+                    self.pipeline
+                        .buffer
+                        .observe_database_clock(now, database_now);
+                }
+                self.lag.record(now, current, emitted);
+            }
+            Err(error) => {
+                if self.lag.record_failure(now) {
+                    tracing::warn!(%error, "the lag query failed; lag is unknown until it works again");
+                }
+            }
+        }
+        self.pipeline.metrics.set_lag(self.lag.lag_seconds());
+    }
+}

@@ -1,0 +1,448 @@
+//! The pipeline a window's rows stream through while the source is busy: CSF join → buffer →
+//! at COMMIT assemble → filter → encode → page → sink, and the page commits with its bookmark.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use redoline_crds::StopCode;
+
+use super::dictionary::CapturedTables;
+use super::journaling::Journaling;
+use super::output::{Output, RecordEncoder};
+use super::to_gauge;
+use crate::assemble::{CommitInfo, TransactionAssembler};
+use crate::buffer::{CommittedTransaction, Pushed, ReleaseReceipt, TransactionBuffer};
+use crate::config::CaptureConfig;
+use crate::error::CaptureError;
+use crate::event::{ChangeEvent, Operation, Xid};
+use crate::filter::Filters;
+use crate::heartbeat::heartbeat_record;
+use crate::http::StatusBoard;
+use crate::metrics::{EngineMetrics, SkipReason};
+use crate::schema_history::{ChangeKind, NewVersion, TableChange};
+use crate::sink::{Bookmark, PageFill, PagePolicy};
+use crate::source::csf::ContinuationJoiner;
+use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, missing_scn_range};
+use crate::stop::Stop;
+
+/// Everything the row callback needs (the source is busy streaming while it runs).
+pub(super) struct Pipeline {
+    pub(super) config: CaptureConfig,
+    pub(super) tables: CapturedTables,
+    pub(super) buffer: TransactionBuffer,
+    pub(super) sink: Output,
+    pub(super) encoder: RecordEncoder,
+    /// Connector filters: changes by users the username lists leave out are not encoded.
+    pub(super) filters: Arc<Filters>,
+    pub(super) page_policy: PagePolicy,
+    pub(super) journaling: Journaling,
+    pub(super) board: StatusBoard,
+    /// Every row below this SCN was given to the buffer: the resume position never passes it.
+    pub(super) mined_frontier: u64,
+    pub(super) bookmark: Bookmark,
+    pub(super) joiner: ContinuationJoiner,
+    pub(super) metrics: EngineMetrics,
+    pub(super) time_zone: TimeZone,
+    /// Receipts of transactions in the page not committed yet (their spill files stay).
+    pub(super) pending: Vec<ReleaseReceipt>,
+    pub(super) page_records: u64,
+    /// When the first transaction with records joined the page (the time bound counts from it).
+    pub(super) page_started: Option<Instant>,
+    /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
+    /// that SCN.
+    pub(super) latest_scn: u64,
+    pub(super) latest_rows: HashSet<RowIdentity>,
+    /// After a restart at an SCN: the rows of that SCN already given.
+    pub(super) replayed: Option<(u64, HashSet<RowIdentity>)>,
+    /// A DDL transaction committed at this SCN; the window ends here.
+    pub(super) ddl_commit_scn: Option<u64>,
+    /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
+    /// and above it may not have been mined yet.
+    pub(super) stopped_at_scn: Option<u64>,
+    /// The DDL events of that transaction, waiting for their tables' new structure.
+    pub(super) ddl_events: Vec<ChangeEvent>,
+    /// Names the schema history, schema change and heartbeat records carry.
+    pub(super) topic_prefix: String,
+    pub(super) heartbeat_topic: String,
+    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    pub(super) bookmark_moved: bool,
+    pub(super) database_name: String,
+    pub(super) failure: Option<CaptureError>,
+    pub(super) stop: Arc<AtomicBool>,
+}
+
+/// What identifies a row within its SCN.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct RowIdentity {
+    xid: Xid,
+    rs_id: Arc<str>,
+    ssn: u64,
+    operation: u16,
+    rollback: bool,
+    csf: bool,
+    thread: u16,
+}
+
+impl RowIdentity {
+    fn of(row: &LogMinerRow) -> Self {
+        Self {
+            xid: row.xid,
+            rs_id: Arc::clone(&row.rs_id),
+            ssn: row.ssn,
+            operation: row.operation.code(),
+            rollback: row.rollback,
+            csf: row.csf,
+            thread: row.thread,
+        }
+    }
+}
+
+impl Pipeline {
+    /// One mined row; `Break` ends the window (a failure, a DDL to reload, or a stop request).
+    pub(super) fn push_row(&mut self, row: LogMinerRow) -> ControlFlow<()> {
+        match self.try_push_row(row) {
+            Ok(flow) => flow,
+            Err(error) => {
+                self.failure = Some(error);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    pub(super) fn try_push_row(
+        &mut self,
+        row: LogMinerRow,
+    ) -> Result<ControlFlow<()>, CaptureError> {
+        if row.scn != self.latest_scn {
+            self.latest_scn = row.scn;
+            self.latest_rows.clear();
+        }
+        let identity = RowIdentity::of(&row);
+        let already_given = match &self.replayed {
+            Some((scn, seen)) if row.scn == *scn => seen.contains(&identity),
+            Some((scn, _)) if row.scn > *scn => {
+                self.replayed = None;
+                false
+            }
+            _ => false,
+        };
+        // A replayed row still joins the rows given at this SCN: a second cut at the same SCN
+        // must recognise it again.
+        self.latest_rows.insert(identity);
+        if already_given {
+            return Ok(ControlFlow::Continue(()));
+        }
+        if row.operation == OperationCode::MissingScn {
+            return Err(missing_redo_stop(&row).into());
+        }
+        let Some(row) = self.joiner.push(row) else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        self.mined_frontier = self.mined_frontier.max(row.scn);
+        let chunks = self.journaling.observe(&self.buffer, &row)?;
+        self.sink.push_records(chunks)?;
+        match self.buffer.push(row, Timestamp::now())? {
+            Pushed::Committed(transaction) => {
+                self.emit(*transaction)?;
+                if self.tables.has_stale() {
+                    self.ddl_commit_scn = Some(self.latest_scn);
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+            Pushed::RolledBack => self.metrics.transaction_rolled_back(),
+            Pushed::Buffered | Pushed::Ignored => {}
+        }
+        // The time bound also holds while the window streams rows of transactions still open.
+        if !self.tables.has_stale() && self.page_policy.overdue(self.page_started, Instant::now()) {
+            self.commit_page()?;
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            self.stopped_at_scn = Some(self.latest_scn);
+            return Ok(ControlFlow::Break(()));
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and
+    /// written to the page.
+    pub(super) fn emit(
+        &mut self,
+        mut transaction: CommittedTransaction,
+    ) -> Result<(), CaptureError> {
+        let began = Instant::now();
+        let commit = transaction.commit_row().clone();
+        // A journaled transaction's chunks go with the page that makes it visible (or, emitted
+        // before a crash, with the next page).
+        let tombstones = self.journaling.ended(&transaction.key());
+        self.sink.push_tombstones(tombstones);
+        if self.bookmark.already_emitted(commit.scn, &commit.xid) {
+            for row in transaction.by_ref() {
+                row?;
+            }
+            let receipt = transaction.finish()?;
+            self.buffer.release(receipt)?;
+            return Ok(());
+        }
+        let commit_info = CommitInfo {
+            xid: commit.xid,
+            commit_scn: commit.scn,
+            commit_time: commit
+                .timestamp
+                .and_then(|time| time.to_zoned(self.time_zone.clone()).ok())
+                .map(|zoned| zoned.timestamp()),
+        };
+        let committed_at = commit_info.commit_time;
+        self.tables.at_commit(commit.scn);
+        let mut assembler = TransactionAssembler::new(
+            &mut self.tables,
+            commit_info,
+            self.config.mining.on_unsupported,
+            self.time_zone.clone(),
+        );
+        let now = Timestamp::now();
+        let mut written = 0u64;
+        let mut failure: Option<CaptureError> = None;
+        let encoder = &mut self.encoder;
+        let sink = &mut self.sink;
+        let metrics = &self.metrics;
+        // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
+        // changes committed up to that SCN (engine/snapshot.rs).
+        let snapshot_covered = self
+            .bookmark
+            .snapshot
+            .as_ref()
+            .filter(|snapshot| snapshot.covers_any(commit.scn));
+        let filters = &self.filters;
+        let ddl_events = &mut self.ddl_events;
+        let mut write = |event: crate::event::ChangeEvent| {
+            if failure.is_some() {
+                return;
+            }
+            // Whoever ran it, a DDL changes the structure: its schema change event and history
+            // record are written even when the username lists leave its own event out.
+            if matches!(event.op, Operation::Ddl { .. }) {
+                ddl_events.push(event.clone());
+            }
+            if !filters.admits_user(event.source.user_name.as_deref())
+                || snapshot_covered.is_some_and(|snapshot| {
+                    snapshot.covers(&event.table.qualified_name(), commit.scn)
+                })
+            {
+                return;
+            }
+            metrics.event(&event.op, &event.table);
+            let appended = encoder
+                .encode(&event, now)
+                .map_err(CaptureError::from)
+                .and_then(|records| sink.append(encoder, records));
+            match appended {
+                Ok(count) => written += count,
+                Err(error) => failure = Some(error),
+            }
+        };
+        for row in transaction.by_ref() {
+            let row = row?;
+            assembler.push(row, &mut write)?;
+        }
+        let stats = assembler.finish(&mut write)?;
+        if let Some(failure) = failure {
+            return Err(failure);
+        }
+        if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now)) {
+            written += self.sink.append(&self.encoder, vec![end])?;
+        }
+        for _ in 0..stats.skipped {
+            self.metrics.skipped(SkipReason::Unsupported);
+        }
+        let receipt = transaction.finish()?;
+        self.pending.push(receipt);
+        self.page_records += written;
+        if written > 0 {
+            self.page_started.get_or_insert(began);
+        }
+        self.metrics.transaction_committed();
+        self.bookmark.record_commit(commit.scn, commit.xid)?;
+        // A transaction that wrote nothing (one that touched no captured table, such as the flush
+        // write) moves the bookmark with the next page instead of costing a page of its own. A
+        // DDL's page waits for its schema change records (`after_ddl`).
+        let fill = PageFill {
+            records: self.page_records,
+            bytes: self.sink.page_bytes(),
+            age: self.page_started.map(|started| started.elapsed()),
+        };
+        if !self.tables.has_stale() && self.page_policy.due(written, fill) {
+            self.commit_page()?;
+        }
+        Ok(())
+    }
+
+    /// After a DDL transaction committed at `ddl_scn`: the changed tables' new structures (from
+    /// the history, or read from the catalog and recorded), and a schema change event per DDL
+    /// event, in the DDL transaction's page.
+    pub(super) fn after_ddl<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        ddl_scn: u64,
+    ) -> Result<(), CaptureError> {
+        let events = std::mem::take(&mut self.ddl_events);
+        let statement = |owner: &str, table: &str| {
+            events.iter().find_map(|event| match &event.op {
+                Operation::Ddl { sql }
+                    if event.table.schema() == owner && event.table.table() == table =>
+                {
+                    Some(sql.clone())
+                }
+                _ => None,
+            })
+        };
+        let (reloaded, recorded) = self.tables.reload_stale(source, ddl_scn, statement)?;
+        self.record_versions(&recorded)?;
+        let now = Timestamp::now();
+        for event in &events {
+            let Operation::Ddl { sql } = &event.op else {
+                continue;
+            };
+            let Some(reload) = reloaded.iter().find(|reload| {
+                reload.table.schema() == event.table.schema()
+                    && reload.table.table() == event.table.table()
+            }) else {
+                continue;
+            };
+            let kind = if reload.dropped {
+                ChangeKind::Drop
+            } else {
+                ChangeKind::of_ddl(sql)
+            };
+            let change = TableChange::new(kind, &self.database_name, &reload.table);
+            if let Some(record) = self.encoder.schema_change(event, &change, now) {
+                self.page_records += self.sink.append(&self.encoder, vec![record])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A heartbeat record and, with no transaction open, the bookmark moved to `mined_through`
+    /// (every row up to it was given to the buffer), committed as a page.
+    pub(super) fn heartbeat(
+        &mut self,
+        mined_through: u64,
+        now: Timestamp,
+    ) -> Result<(), CaptureError> {
+        let record = heartbeat_record(
+            &self.heartbeat_topic,
+            &self.topic_prefix,
+            self.encoder.schemas_enabled(),
+            now,
+        );
+        self.sink.push_heartbeat(&self.encoder, record)?;
+        if self.buffer.open_transactions() == 0 {
+            self.bookmark.pass_idle(mined_through);
+            self.mined_frontier = self.mined_frontier.max(mined_through);
+        }
+        self.bookmark_moved = true;
+        self.commit_page()
+    }
+
+    /// Writes new table structures to the schema history (Kafka: into the page).
+    pub(super) fn record_versions(&mut self, versions: &[NewVersion]) -> Result<(), CaptureError> {
+        let now = Timestamp::now();
+        for version in versions {
+            let (key, value) = version.encode(&self.topic_prefix, &self.database_name, now);
+            self.sink.record_history(key, value)?;
+        }
+        Ok(())
+    }
+
+    /// Commits the page (data, then bookmark) and only then deletes its spill files.
+    pub(super) fn commit_page(&mut self) -> Result<(), CaptureError> {
+        if self.pending.is_empty() && !self.sink.has_loose_records() && !self.bookmark_moved {
+            return Ok(());
+        }
+        self.bookmark_moved = false;
+        // Open transactions pin the resume position (journaled ones at their journal's end);
+        // with none open, a page of transactions moves it to the last commit, and a page of
+        // journal records alone leaves it.
+        let pin = self
+            .journaling
+            .restart_scn(&self.buffer, self.mined_frontier);
+        self.bookmark.move_restart(pin, !self.pending.is_empty());
+        // Orphan releases and discards change the ledger between commits; their ops events are
+        // in this page, so its bookmark must list them.
+        self.bookmark.released = self.buffer.ledger().clone();
+        self.sink.commit(&self.bookmark)?;
+        self.metrics
+            .commit_scn
+            .set(to_gauge(self.bookmark.commit_scn));
+        self.metrics
+            .restart_scn
+            .set(to_gauge(self.bookmark.restart_scn));
+        for receipt in self.pending.drain(..) {
+            self.buffer.release(receipt)?;
+        }
+        self.publish_status(Timestamp::now());
+        self.page_records = 0;
+        self.page_started = None;
+        Ok(())
+    }
+
+    /// Position and buffer figures for `/status`: after every window and every page, so a long
+    /// window full of pages still shows progress.
+    pub(super) fn publish_status(&self, now: Timestamp) {
+        self.board.update(now, |report| {
+            report.commit_scn = Some(self.bookmark.commit_scn);
+            report.restart_scn = Some(self.bookmark.restart_scn);
+            report.open_transactions = self.buffer.open_transactions() as u64;
+            report.buffered_events = self.buffer.buffered_events();
+            report.heap_bytes = self.buffer.heap_bytes();
+            report.spilled_transactions = self.buffer.spilled_transactions();
+            report.spilled_bytes = self.buffer.spilled_bytes();
+            report.journaled_transactions = self.journaling.journaled() as u64;
+        });
+    }
+}
+
+/// CDC-2001 for a MISSING_SCN row, with the range and thread in its details, as the gap found
+/// while planning the logs has them (`SourceError::RedoMissing`).
+fn missing_redo_stop(row: &LogMinerRow) -> Stop {
+    let stop = Stop::new(
+        StopCode::RedoMissing,
+        format!(
+            "LogMiner reports missing redo on thread {} ({}); restore the archived logs or take a \
+             new snapshot",
+            row.thread,
+            row.info.as_deref().unwrap_or("no detail")
+        ),
+    )
+    .with_detail("thread", row.thread);
+    match row.info.as_deref().and_then(missing_scn_range) {
+        Some((from_scn, to_scn)) => stop
+            .with_detail("fromScn", from_scn.to_string())
+            .with_detail("toScn", to_scn.to_string()),
+        None => stop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_scn_row_stops_with_its_range_in_the_details() {
+        let row = LogMinerRow {
+            operation: OperationCode::MissingScn,
+            thread: 2,
+            info: Some("Missing SCN 100 - 200".into()),
+            ..LogMinerRow::default()
+        };
+        let stop = missing_redo_stop(&row);
+        assert_eq!(stop.code, StopCode::RedoMissing);
+        assert_eq!(stop.details["fromScn"], "100");
+        assert_eq!(stop.details["toScn"], "200");
+        assert_eq!(stop.details["thread"], 2);
+    }
+}

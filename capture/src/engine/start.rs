@@ -1,0 +1,358 @@
+//! Starting a run: the stored bookmark checked against the database (or a fresh position
+//! anchored by `startPosition`), the captured tables and their structures, and the pipeline
+//! that mining feeds.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
+
+use super::dictionary::{CapturedTables, TableListing};
+use super::journaling::Journaling;
+use super::output::RecordEncoder;
+use super::pipeline::Pipeline;
+use super::{Engine, RunOptions, Wiring, to_gauge};
+use crate::config::{CaptureConfig, ConfigError};
+use crate::error::CaptureError;
+use crate::filter::Filters;
+use crate::heartbeat::{HeartbeatClock, heartbeat_topic};
+use crate::lag::LagTracker;
+use crate::sink::{Bookmark, PagePolicy};
+use crate::source::csf::ContinuationJoiner;
+use crate::source::window::WindowPlanner;
+use crate::source::{DatabaseCatalog, OpenTransaction, OracleSource, SourceError};
+
+impl<S: OracleSource> Engine<S> {
+    /// Prepares a run: reads the dictionary and the stored bookmark (or anchors a fresh one),
+    /// checks the incarnation, and positions mining.
+    pub fn start(
+        config: CaptureConfig,
+        mut source: S,
+        wiring: Wiring,
+        options: RunOptions,
+    ) -> Result<Self, CaptureError> {
+        let Wiring {
+            sink,
+            journal,
+            rebuilt,
+            stored_bookmark,
+            schema_history,
+            mut buffer,
+            metrics,
+            board,
+        } = wiring;
+        let database = source.database()?;
+        let filters = Arc::new(
+            Filters::new(&config.filters, &config.columns)
+                .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
+        );
+        // The captured tables: spec.tables and what the schema and table lists select.
+        let mut table_listing = TableListing::new(&filters, &config.mining.flush_table);
+        // In spec order (the snapshot reads them in this order), then the listed ones.
+        let mut table_names = config.table_names();
+        for listed in table_listing.select(&mut source)? {
+            if !table_names.contains(&listed) {
+                table_names.push(listed);
+            }
+        }
+        let pdb_incarnation = match &config.database.pdb {
+            Some(pdb) => readable_pdb_incarnation(&mut source, pdb)?,
+            None => None,
+        };
+        let resumed = stored_bookmark.is_some();
+        let stored = stored_bookmark
+            .map(|value| Bookmark::resume(value, database.resetlogs_scn, pdb_incarnation))
+            .transpose()?;
+        // Snapshot hook (engine/snapshot.rs): `snapshot.mode` and the stored bookmark decide
+        // where the run starts and whether it snapshots first.
+        let (mut bookmark, snapshot_phase) = Self::position(
+            &config,
+            &table_names,
+            &mut source,
+            stored,
+            database.resetlogs_scn,
+            pdb_incarnation,
+        )?;
+        let mut journaling = Journaling::new(journal);
+        if let Some(generation) = journaling.generation() {
+            bookmark.journal_generation = generation;
+        }
+        journaling.restore(&mut buffer, rebuilt, Timestamp::now())?;
+        tracing::info!(
+            commit_scn = bookmark.commit_scn,
+            restart_scn = bookmark.restart_scn,
+            "mining starts"
+        );
+        let next_scn = bookmark.restart_scn;
+        // Schema history hook: the structures in force from the resume position.
+        let (tables, first_versions) = CapturedTables::start(
+            &mut source,
+            &table_names,
+            schema_history,
+            bookmark.restart_scn,
+            resumed,
+        )?;
+        let topic_prefix = config
+            .kafka
+            .as_ref()
+            .map_or("redoline", |k| k.topic_prefix.as_str())
+            .to_owned();
+        let encoder = RecordEncoder::new(
+            &config.format,
+            &topic_prefix,
+            &database.name,
+            Arc::clone(&filters),
+        );
+        let end_scn = if options.exit_at_end {
+            // Everything committed before the flush write: on RAC the flush reaches only the
+            // connected instance, so its own SCN may lie above another thread's written redo.
+            let end = source.current_scn()?;
+            if !config.mining.read_only {
+                source.flush_redo()?;
+            }
+            Some(end)
+        } else {
+            None
+        };
+        metrics.restart_scn.set(to_gauge(bookmark.restart_scn));
+        let page_policy = match &config.kafka {
+            Some(kafka) => PagePolicy::for_kafka(&kafka.transactions)?,
+            None => PagePolicy::from_batch_size(config.mining.batch_size),
+        };
+        let mut pipeline = Pipeline {
+            tables,
+            buffer,
+            sink,
+            encoder,
+            filters,
+            page_policy,
+            journaling,
+            board: board.clone(),
+            mined_frontier: bookmark.restart_scn,
+            bookmark,
+            joiner: ContinuationJoiner::default(),
+            metrics,
+            time_zone: options.time_zone.clone(),
+            pending: Vec::new(),
+            page_records: 0,
+            page_started: None,
+            latest_scn: 0,
+            latest_rows: HashSet::new(),
+            replayed: None,
+            ddl_commit_scn: None,
+            stopped_at_scn: None,
+            ddl_events: Vec::new(),
+            heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
+            // A fresh position is stored before anything else happens (`run`): a restart must
+            // resume from it, not anchor again at a later SCN and miss what came in between.
+            bookmark_moved: !resumed,
+            topic_prefix,
+            database_name: database.name.clone(),
+            failure: None,
+            stop: Arc::clone(&options.stop),
+            config,
+        };
+        pipeline.record_versions(&first_versions)?;
+        let heartbeat =
+            HeartbeatClock::new(pipeline.config.heartbeat.interval_seconds, Timestamp::now());
+        Ok(Self {
+            heartbeat,
+            planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
+            source,
+            pipeline,
+            board,
+            lag: LagTracker::default(),
+            next_scn,
+            end_scn,
+            options,
+            table_listing,
+            windows_completed: 0,
+            snapshot_phase,
+        })
+    }
+
+    /// The position of a capture with no bookmark (seed 001 start positions).
+    pub(super) fn anchor(
+        start: &StartPosition,
+        source: &mut S,
+        resetlogs_scn: u64,
+        pdb_incarnation: Option<u64>,
+    ) -> Result<Bookmark, CaptureError> {
+        let (anchor, restart) = match start.type_ {
+            StartPositionType::Current => {
+                // Transactions open now began earlier: mine from the oldest one's start so they
+                // are captured whole.
+                let before = source.current_scn()?;
+                match source.open_transactions() {
+                    Ok(open) => {
+                        let position =
+                            FreshPosition::from_reads(before, &open, source.current_scn()?);
+                        warn_of_transactions_older_than_the_redo(source, &open)?;
+                        (position.scn, position.restart_scn)
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "open transactions could not be read; transactions open now may be captured only from here");
+                        (before, before)
+                    }
+                }
+            }
+            StartPositionType::Earliest => {
+                let oldest = source
+                    .redo_logs(0)?
+                    .iter()
+                    .map(|log| log.first_scn)
+                    .min()
+                    .ok_or(CaptureError::NoRedoLog)?;
+                tracing::warn!(
+                    oldest,
+                    "starting at the oldest redo: transactions open before it are captured from there on"
+                );
+                (oldest.saturating_sub(1), oldest)
+            }
+            StartPositionType::Scn => {
+                let scn = start.scn.unwrap_or(1);
+                (scn.saturating_sub(1), scn)
+            }
+        };
+        let mut bookmark =
+            Bookmark::initial(anchor.saturating_add(1), resetlogs_scn, pdb_incarnation, 0);
+        bookmark.restart_scn = restart.min(anchor.saturating_add(1));
+        Ok(bookmark)
+    }
+}
+
+/// The PDB's incarnation SCN for the bookmark's check; `None` (the check skipped, with a
+/// warning, as seed 001 says) when the capture user may not read V$PDB_INCARNATION, and
+/// [`SourceError::NoSuchPdb`] when the view is readable and does not know the PDB.
+fn readable_pdb_incarnation<S: DatabaseCatalog>(
+    source: &mut S,
+    pdb: &str,
+) -> Result<Option<u64>, SourceError> {
+    match source.pdb_incarnation(pdb) {
+        Ok(Some(incarnation)) => Ok(Some(incarnation.incarnation_scn)),
+        // Readable, and no such PDB: a misspelt name would otherwise mine nothing, silently.
+        Ok(None) => Err(SourceError::NoSuchPdb {
+            pdb: pdb.to_owned(),
+            known: "V$PDB_INCARNATION has no current incarnation of it".to_owned(),
+        }),
+        Err(error) if error.is_not_granted() => {
+            tracing::warn!(
+                pdb,
+                %error,
+                "V$PDB_INCARNATION cannot be read: the bookmark is not checked against the PDB's \
+                 incarnation, so a flashback or point-in-time recovery of the PDB would go \
+                 unnoticed; grant SELECT ON V_$PDB_INCARNATION to the capture user"
+            );
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// A position taken now (`startPosition: current`, a new snapshot): the SCN it stands at (commits
+/// at or below it are before the position) and where mining must start so that every
+/// transaction committing after it is mined from its first change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FreshPosition {
+    pub(super) scn: u64,
+    pub(super) restart_scn: u64,
+}
+
+impl FreshPosition {
+    /// Reads the current SCN, the open transactions, and the current SCN again.
+    pub(super) fn read<S: DatabaseCatalog>(source: &mut S) -> Result<Self, SourceError> {
+        let before = source.current_scn()?;
+        let open = source.open_transactions()?;
+        let after = source.current_scn()?;
+        Ok(Self::from_reads(before, &open, after))
+    }
+
+    /// `GV$TRANSACTION` is not read consistently with `V$DATABASE.CURRENT_SCN` (a fixed view has
+    /// no read consistency), so a transaction can commit between the two reads, missing from the
+    /// list yet committing after an SCN read first. Standing at `after`, read once the list was
+    /// complete, every transaction that commits later was open while the list was read: it is
+    /// either listed (mining starts at its start) or began after the list was read, so above
+    /// `before`, where mining starts at the latest.
+    fn from_reads(before: u64, open: &[OpenTransaction], after: u64) -> Self {
+        Self {
+            scn: after.max(before),
+            restart_scn: oldest_start(open).unwrap_or(before).min(before),
+        }
+    }
+}
+
+/// A transaction open at start that began before the oldest redo still listed cannot be
+/// captured whole: mining must start at its start, whose logs are gone, so the first window
+/// stops with RedoMissing. Say which transaction it is, since it is often one left open by a
+/// forgotten session, which the DBA can end.
+fn warn_of_transactions_older_than_the_redo<S: crate::source::RedoMiner>(
+    source: &mut S,
+    open: &[OpenTransaction],
+) -> Result<(), SourceError> {
+    let Some(oldest) = open
+        .iter()
+        .filter(|t| t.start_scn > 1)
+        .min_by_key(|t| t.start_scn)
+    else {
+        return Ok(());
+    };
+    let oldest_redo = source.redo_logs(0)?.iter().map(|log| log.first_scn).min();
+    if let Some(oldest_redo) = oldest_redo.filter(|&first| oldest.start_scn < first) {
+        tracing::warn!(
+            xid = %oldest.xid,
+            instance = oldest.instance,
+            start_scn = oldest.start_scn,
+            oldest_redo_scn = oldest_redo,
+            "a transaction open now began before the oldest redo still available, so it cannot \
+             be captured whole and the capture stops (CDC-2001) at its first window; end that \
+             transaction (often a forgotten session) or restore the archived logs from its start"
+        );
+    }
+    Ok(())
+}
+
+/// The start SCN of the oldest of `open` transactions (a start SCN of 0 or 1 is unknown).
+fn oldest_start(open: &[OpenTransaction]) -> Option<u64> {
+    open.iter()
+        .map(|t| t.start_scn)
+        .filter(|&scn| scn > 1)
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Xid;
+
+    fn open(start_scn: u64) -> OpenTransaction {
+        OpenTransaction {
+            xid: Xid::from_parts(1, 2, 3),
+            instance: 1,
+            start_scn,
+            status: "ACTIVE".to_owned(),
+            con_id: None,
+        }
+    }
+
+    #[test]
+    fn a_fresh_position_stands_after_the_list_and_mines_from_before_it() {
+        // Nothing open: stand at the second read, mine from the first (a transaction may have
+        // begun in between, after the list was read).
+        assert_eq!(
+            FreshPosition::from_reads(100, &[], 105),
+            FreshPosition {
+                scn: 105,
+                restart_scn: 100
+            }
+        );
+        // The oldest listed transaction's start; unknown start SCNs (0, 1) do not count.
+        assert_eq!(
+            FreshPosition::from_reads(100, &[open(1), open(40), open(70)], 105),
+            FreshPosition {
+                scn: 105,
+                restart_scn: 40
+            }
+        );
+    }
+}
