@@ -7,7 +7,7 @@
 //! without deciding its disposition does not compile.
 //!
 //! - [`Disposition::Retry`]: a transient fault of the database or of Kafka ends one attempt, not
-//!   the run; the run starts again from the bookmark within its budget ([`crate::restart`]).
+//!   the run; the run starts again from the bookmark within its budget ([`crate::outage`]).
 //! - [`Disposition::Stop`]: a typed stop (`CDC-NNNN`); the operator must act, and the stop is
 //!   written to the termination message.
 //! - [`Disposition::Restart`]: anything else (a state no operator action is documented for, or a

@@ -5,7 +5,7 @@
 //! runtime beside the mining loop, which is blocking (the `oracle` crate is synchronous).
 //!
 //! A transient database fault, or a Kafka page aborted by a transient fault, ends one attempt,
-//! not the run: after a pause ([`crate::restart`])
+//! not the run: after a pause ([`crate::outage`])
 //! the sink is opened again and its bookmark read, the source opened again (Oracle reconnects,
 //! the simulator reloads its scenario), and a fresh buffer (which clears the spill directory) and
 //! engine resume from the bookmark, so nothing is emitted twice. The HTTP server, the status
@@ -28,7 +28,7 @@ use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
-use crate::restart::{self, RestartBudget, Verdict};
+use crate::outage::{self, RestartBudget, Verdict};
 use crate::schema_history::SchemaHistory;
 use crate::sink::bookmark::RecordLocation;
 use crate::sink::file::{FileSink, history_path, read_history_lines};
@@ -57,7 +57,7 @@ fn lookup(name: &str) -> Option<String> {
 pub struct RunSettings {
     /// `--exit-at-end`.
     pub exit_at_end: bool,
-    /// Restarts after transient database faults: [`restart::DATABASE_RETRY`].
+    /// Restarts after transient database faults: [`outage::DATABASE_RETRY`].
     pub database_retry: RetryPolicy,
     /// Every metric family is registered here and served on `/metrics`.
     pub registry: Registry,
@@ -69,7 +69,7 @@ impl RunSettings {
     pub fn new(exit_at_end: bool) -> Self {
         Self {
             exit_at_end,
-            database_retry: restart::DATABASE_RETRY,
+            database_retry: outage::DATABASE_RETRY,
             registry: Registry::new(),
             stop: Arc::new(AtomicBool::new(false)),
         }

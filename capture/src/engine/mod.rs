@@ -31,7 +31,7 @@
 //!   from the DDL's commit SCN. Rows at that SCN that were already given to the buffer are
 //!   recognised and not given twice.
 //! - A transaction is typed with the table structures in force at its commit SCN (the schema
-//!   history, [`dictionary`]); a first start records every captured table's structure.
+//!   history, [`captured_tables`]); a first start records every captured table's structure.
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 //! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
 //!   what the schema and table lists select, listed again between windows by
@@ -39,7 +39,7 @@
 //!   their transactions still move the bookmark), and the END record of transaction metadata
 //!   appended after a transaction's events, in its page.
 
-pub mod dictionary;
+pub mod captured_tables;
 pub mod journaling;
 mod mining;
 pub mod output;
@@ -52,7 +52,7 @@ use std::sync::atomic::AtomicBool;
 
 use jiff::tz::TimeZone;
 
-use self::dictionary::TableListing;
+use self::captured_tables::TableListing;
 use self::output::Output;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;

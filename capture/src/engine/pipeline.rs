@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
 
-use super::dictionary::CapturedTables;
+use super::captured_tables::CapturedTables;
 use super::journaling::Journaling;
 use super::output::{Output, RecordEncoder};
 use super::to_gauge;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
-use super::dictionary::{CapturedTables, TableListing};
+use super::captured_tables::{CapturedTables, TableListing};
 use super::journaling::Journaling;
 use super::output::RecordEncoder;
 use super::pipeline::Pipeline;

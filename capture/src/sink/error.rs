@@ -7,7 +7,7 @@
 //! outlasts the sink's retry budget is CDC-5003 (`KafkaUnavailable`). A transient fault that loses
 //! part of an open page is [`SinkError::PageAborted`]: pages stream, so the page cannot be sent
 //! again from memory; the engine starts again from the stored bookmark (a retry, see
-//! `crate::error::CaptureError::disposition`, within the restart budget of `crate::restart`). [`SinkError::stop`] says
+//! `crate::error::CaptureError::disposition`, within the restart budget of `crate::outage`). [`SinkError::stop`] says
 //! whether an error is a typed stop.
 
 use std::time::Duration;

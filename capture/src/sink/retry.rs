@@ -7,7 +7,7 @@
 //! [`RetryPolicy::initial_backoff`] up to [`RetryPolicy::max_backoff`]; once a fault has lasted
 //! [`RetryPolicy::budget`] the sink gives up with `SinkError::RetriesExhausted`, the typed stop
 //! CDC-5003 (`KafkaUnavailable`). The same policy type bounds the engine's restarts after
-//! transient database faults ([`crate::restart`]).
+//! transient database faults ([`crate::outage`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Restarting the capture after transient faults, within a retry budget.
+//! Riding out an outage: restarting the run after transient faults, within a retry budget.
 //!
 //! A lost connection, a call that times out or an online log reused mid-fetch
 //! ([`SourceError::is_transient`]) is not a typed stop (contracts: transient faults are retried
