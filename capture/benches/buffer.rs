@@ -36,7 +36,7 @@ use redoline_capture::buffer::{
     BufferConfig, BufferMetrics, FrameReader, Pushed, READ_AHEAD_BYTES, ReleasedLedger,
     TransactionBuffer,
 };
-use redoline_capture::event::Xid;
+use redoline_capture::source::Xid;
 use redoline_capture::source::{LogMinerRow, OperationCode};
 use redoline_crds::v1alpha1::TransactionsSpec;
 

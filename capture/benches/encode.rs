@@ -26,11 +26,12 @@ use std::time::{Duration, Instant};
 
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::{DebeziumEncoder, DebeziumOptions};
-use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, Xid, compact};
+use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, compact};
 use redoline_capture::filter::Filters;
 use redoline_capture::redo::ast::{ColumnValue, DmlStatement, RawValue};
 use redoline_capture::redo::parse_dml;
 use redoline_capture::sink::file::{FileSink, bookmark_path};
+use redoline_capture::source::Xid;
 use redoline_capture::value::typed_row;
 use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec, HashAlgorithm, HashMask};
 

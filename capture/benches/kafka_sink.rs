@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use prometheus::Registry;
 use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
-use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{
     Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageFill,
     PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames, send_waiting,
 };
+use redoline_capture::source::Xid;
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec, KafkaTransactionsSpec};
 
 const EVENT_BYTES: usize = 1024;

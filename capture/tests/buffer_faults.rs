@@ -13,7 +13,7 @@ use buffer_support::*;
 use redoline_capture::buffer::{
     BufferError, Corruption, Pushed, SpillError, TransactionBuffer, encode_row, spill_file_name,
 };
-use redoline_capture::event::Xid;
+use redoline_capture::source::Xid;
 use redoline_crds::StopCode;
 use serde_json::{Value, json};
 

@@ -7,8 +7,8 @@ mod buffer_support;
 
 use buffer_support::*;
 use redoline_capture::buffer::{BufferError, TransactionKey};
-use redoline_capture::event::Xid;
 use redoline_capture::source::LogMinerRow;
+use redoline_capture::source::Xid;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
 
 const ROW_A: &str = "AAAR9JAAHAAAACFAAA";

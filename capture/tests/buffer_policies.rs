@@ -10,7 +10,7 @@ use redoline_capture::buffer::{
     BufferConfig, BufferMetrics, OpsEvent, OrphanCheck, Pushed, ReleaseReason, ReleasedLedger,
     TransactionBuffer, TransactionKey, spill_file_name,
 };
-use redoline_capture::event::Xid;
+use redoline_capture::source::Xid;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
 use redoline_capture::source::{OpenTransaction, OperationCode, SessionId};
 use redoline_crds::StopCode;

@@ -20,11 +20,12 @@ use redoline_capture::event::debezium::{
     SkippedOperations, TimePrecision,
 };
 use redoline_capture::event::{
-    ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionStart, Xid, compact,
+    ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionStart, compact,
 };
 use redoline_capture::heartbeat::{heartbeat_record, heartbeat_topic};
 use redoline_capture::redo::ast::RawValue;
 use redoline_capture::schema_history::{ChangeKind, TableChange};
+use redoline_capture::source::Xid;
 use redoline_capture::value::{
     InvalidReason, OracleNumber, Row, Value, ValueError, typed, typed_column_value, typed_row,
 };

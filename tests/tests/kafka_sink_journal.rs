@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
-use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::journal::{Journal, JournalSettings, Rebuilt, TxKey, read_journal};
 use redoline_capture::sink::{Bookmark, DeliveryMode, KafkaSink, SinkOptions};
+use redoline_capture::source::Xid;
 use redoline_capture::source::{LogMinerRow, OperationCode};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;

@@ -11,12 +11,12 @@ use prometheus::Registry;
 use rdkafka::admin::{AdminClient, AdminOptions, ResourceSpecifier};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use redoline_capture::event::Xid;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::{
     Bookmark, DeliveryMode, KafkaSink, ProducerState, RetryPolicy, SinkError, SinkMetrics,
     SinkStatus,
 };
+use redoline_capture::source::Xid;
 use redoline_crds::StopCode;
 use redoline_tests::kafka::KafkaEnv;
 use redoline_tests::sink::{

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::{LogMinerRow, OperationCode};
 
 /// A payload that is not a well-formed row.

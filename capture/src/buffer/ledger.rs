@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::event::Xid;
+use crate::source::Xid;
 
 /// Most entries kept: the ledger is part of every bookmark.
 pub const LEDGER_MAX_ENTRIES: usize = 4096;

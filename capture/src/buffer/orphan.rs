@@ -34,7 +34,7 @@ use jiff::Timestamp;
 use redoline_crds::v1alpha1::{MaxAgeAction, OrphanAction};
 use serde::Serialize;
 
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::{OpenTransaction, SessionId};
 
 use super::ledger::{LedgerEntry, ReleaseReason};

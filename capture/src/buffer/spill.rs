@@ -39,8 +39,8 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::event::Xid;
 use crate::source::LogMinerRow;
+use crate::source::Xid;
 
 use super::codec::{self, CodecError, RowDecoder};
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::{LogMinerRow, OperationCode, SessionId};
 
 use super::orphan::OrphanWatch;

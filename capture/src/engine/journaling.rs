@@ -222,10 +222,10 @@ mod tests {
 
     use super::*;
     use crate::buffer::{BufferConfig, BufferMetrics};
-    use crate::event::Xid;
     use crate::sink::CaptureIdentity;
     use crate::sink::journal::JournalSettings;
     use crate::source::OperationCode;
+    use crate::source::Xid;
 
     fn row(xid: Xid, scn: u64) -> LogMinerRow {
         LogMinerRow {

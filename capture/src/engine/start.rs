@@ -323,7 +323,7 @@ fn oldest_start(open: &[OpenTransaction]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Xid;
+    use crate::source::Xid;
 
     fn open(start_scn: u64) -> OpenTransaction {
         OpenTransaction {

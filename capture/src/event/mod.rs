@@ -20,10 +20,10 @@ pub mod debezium;
 pub(crate) mod json;
 pub mod mask;
 
-use std::fmt;
 use std::sync::Arc;
 
 use crate::dictionary::TableSchema;
+use crate::source::Xid;
 use crate::value::{Row, Value};
 
 /// What happened to the row or table.
@@ -39,56 +39,6 @@ pub enum Operation {
     Ddl {
         sql: String,
     },
-}
-
-/// An Oracle transaction id: the 8 bytes of `V$LOGMNR_CONTENTS.XID` (USN, slot, sequence).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Xid(pub [u8; 8]);
-
-/// Text that is not a transaction id (16 hex digits, or `USN.SLOT.SQN`).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("transaction id {0:?} is neither 16 hex digits nor USN.SLOT.SQN")]
-pub struct XidError(pub String);
-
-impl Xid {
-    /// Parses the 16 hex digits `RAWTOHEX(XID)` gives.
-    pub fn from_hex(text: &str) -> Result<Self, XidError> {
-        let bytes =
-            crate::value::binary::decode_hex(text).map_err(|_| XidError(text.to_owned()))?;
-        let array: [u8; 8] = bytes.try_into().map_err(|_| XidError(text.to_owned()))?;
-        Ok(Self(array))
-    }
-
-    /// Upper-case hex, as Oracle's `RAWTOHEX` writes it (`07000C00F3010000`).
-    pub fn to_upper_hex(&self) -> String {
-        crate::value::binary::encode_hex(&self.0).to_ascii_uppercase()
-    }
-
-    /// Lower-case hex, as Debezium's LogMiner adapter writes `txId`.
-    pub fn to_lower_hex(&self) -> String {
-        crate::value::binary::encode_hex(&self.0)
-    }
-}
-
-impl fmt::Display for Xid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_upper_hex())
-    }
-}
-
-/// Stored positions and ledgers write an XID as `RAWTOHEX` does (16 upper-case hex digits, as in
-/// seed 001's `committed_xids`); either case reads back.
-impl serde::Serialize for Xid {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_upper_hex())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Xid {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        Self::from_hex(&text).map_err(serde::de::Error::custom)
-    }
 }
 
 /// Where an event stands in a snapshot (Debezium's `source.snapshot`).

@@ -33,8 +33,8 @@ use redoline_crds::StopCode;
 use serde::{Deserialize, Serialize};
 
 use crate::buffer::ReleasedLedger;
-use crate::event::Xid;
 use crate::snapshot::SnapshotState;
+use crate::source::Xid;
 use crate::stop::Stop;
 
 /// The bookmark format this build writes, and the newest it reads.

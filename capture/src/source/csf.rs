@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::event::Xid;
 use crate::source::LogMinerRow;
+use crate::source::Xid;
 
 type ChangeKey = (Xid, Arc<str>, u64);
 

@@ -32,11 +32,10 @@ use jiff::civil;
 use redoline_crds::StopCode;
 
 use crate::dictionary::TableSchema;
-use crate::event::Xid;
 use crate::stop::Stop;
 use crate::value::Row;
 pub use logs::{LogPlan, RedoLog, RedoLogKind, plan_logs};
-pub use row::{LogMinerRow, OperationCode, RedoAddress, missing_scn_range};
+pub use row::{LogMinerRow, OperationCode, RedoAddress, Xid, XidError, missing_scn_range};
 
 /// `V$DATABASE.LOG_MODE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

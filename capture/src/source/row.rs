@@ -10,8 +10,6 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use crate::event::Xid;
-
 /// `OPERATION_CODE`: what a row records. Codes follow `logminer.md` §1.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OperationCode {
@@ -189,7 +187,55 @@ impl fmt::Display for RedoAddress {
     }
 }
 
+/// An Oracle transaction id: the 8 bytes of `V$LOGMNR_CONTENTS.XID` (USN, slot, sequence).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Xid(pub [u8; 8]);
+
+/// Text that is not a transaction id (16 hex digits, or `USN.SLOT.SQN`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("transaction id {0:?} is neither 16 hex digits nor USN.SLOT.SQN")]
+pub struct XidError(pub String);
+
+impl fmt::Display for Xid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_upper_hex())
+    }
+}
+
+/// Stored positions and ledgers write an XID as `RAWTOHEX` does (16 upper-case hex digits, as in
+/// seed 001's `committed_xids`); either case reads back.
+impl serde::Serialize for Xid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_upper_hex())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Xid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Self::from_hex(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 impl Xid {
+    /// Parses the 16 hex digits `RAWTOHEX(XID)` gives.
+    pub fn from_hex(text: &str) -> Result<Self, XidError> {
+        let bytes =
+            crate::value::binary::decode_hex(text).map_err(|_| XidError(text.to_owned()))?;
+        let array: [u8; 8] = bytes.try_into().map_err(|_| XidError(text.to_owned()))?;
+        Ok(Self(array))
+    }
+
+    /// Upper-case hex, as Oracle's `RAWTOHEX` writes it (`07000C00F3010000`).
+    pub fn to_upper_hex(&self) -> String {
+        crate::value::binary::encode_hex(&self.0).to_ascii_uppercase()
+    }
+
+    /// Lower-case hex, as Debezium's LogMiner adapter writes `txId`.
+    pub fn to_lower_hex(&self) -> String {
+        crate::value::binary::encode_hex(&self.0)
+    }
+
     /// Builds the RAW(8) from its parts, little-endian as LogMiner writes it on x86.
     pub fn from_parts(usn: u16, slot: u16, sequence: u32) -> Self {
         let mut bytes = [0u8; 8];
@@ -240,8 +286,8 @@ impl Xid {
     /// on AIX, Solaris SPARC and HP-UX, so its bytes would decode to other parts there. The parts
     /// are stored in the little-endian layout whatever the platform, which is the `RAWTOHEX(XID)`
     /// text on Linux and Windows.
-    pub fn from_decimal_parts(text: &str) -> Result<Self, crate::event::XidError> {
-        let invalid = || crate::event::XidError(text.to_owned());
+    pub fn from_decimal_parts(text: &str) -> Result<Self, XidError> {
+        let invalid = || XidError(text.to_owned());
         let mut parts = text.split('.');
         let usn = parts
             .next()

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::{LogMinerRow, OperationCode};
 
 /// The chunk value format this build writes and the newest it reads.

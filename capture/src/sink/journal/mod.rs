@@ -45,9 +45,9 @@ use std::time::Duration;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;
 
-use crate::event::Xid;
 use crate::event::debezium::Record;
 use crate::source::LogMinerRow;
+use crate::source::Xid;
 use crate::stop::Stop;
 
 use super::CaptureIdentity;

@@ -10,12 +10,12 @@ use redoline_crds::StopCode;
 
 use super::codec::{ChunkKey, ChunkValue};
 use super::{Journal, JournalSettings, TxKey};
-use crate::event::Xid;
 use crate::event::debezium::Record;
 use crate::sink::bookmark::{Bookmark, RecordLocation, unreadable};
 use crate::sink::reader::TopicRecord;
 use crate::sink::{CaptureIdentity, KafkaSink, SinkError};
 use crate::source::LogMinerRow;
+use crate::source::Xid;
 use crate::stop::Stop;
 
 /// A live chunk found in the topic.

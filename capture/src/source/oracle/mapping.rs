@@ -12,8 +12,8 @@ use jiff::civil;
 use super::session::Cell;
 use super::sql::CONTENTS_COLUMNS;
 use crate::dictionary::{Column, OracleType};
-use crate::event::Xid;
 use crate::redo::ast::RawValue;
+use crate::source::Xid;
 use crate::source::{
     LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
     RedoLog, RedoLogKind, RedoThread, SessionId, SourceError, SupplementalLogging, ThreadEnabled,

@@ -17,7 +17,7 @@ use jiff::civil;
 use super::render;
 use super::scenario::TableLogging;
 use crate::dictionary::TableSchema;
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::{MinimalLogging, SessionId, SupplementalLogging};
 use crate::value::Value;
 

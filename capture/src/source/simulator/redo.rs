@@ -31,7 +31,7 @@ use super::database::{FastSet, TableText};
 use super::dml::{logged_columns, render_update};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{
     LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled,

@@ -13,7 +13,7 @@ use super::dml::{render_insert, write_set};
 use super::redo::RowSpec;
 use super::render::write_rowid_condition;
 use super::{ScenarioError, Simulator};
-use crate::event::Xid;
+use crate::source::Xid;
 use crate::source::row::PLACEHOLDER_ROW_ID;
 use crate::source::{OperationCode, SessionId};
 
