@@ -41,34 +41,6 @@ use super::ledger::{LedgerEntry, ReleaseReason};
 use super::transaction::{Transaction, TransactionKey, TransactionSummary};
 use super::{BufferError, TransactionBuffer};
 
-/// What the orphan checks have seen of one transaction.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OrphanWatch {
-    consecutive_absences: u32,
-    first_absence_scn: Option<u64>,
-}
-
-impl OrphanWatch {
-    /// Records one check of the open-transaction list read at database SCN `current_scn`.
-    pub fn record(&mut self, present: bool, current_scn: u64) {
-        if present {
-            *self = Self::default();
-        } else {
-            self.consecutive_absences = self.consecutive_absences.saturating_add(1);
-            self.first_absence_scn.get_or_insert(current_scn);
-        }
-    }
-
-    /// Whether the transaction is an orphan (conditions 1 to 3 of the module docs).
-    pub fn is_orphan(&self, mined_through_scn: u64, session_gone: bool) -> bool {
-        self.consecutive_absences >= 2
-            && self
-                .first_absence_scn
-                .is_some_and(|scn| mined_through_scn > scn)
-            && session_gone
-    }
-}
-
 /// One orphan check's view of the database, read by the caller.
 #[derive(Clone, Copy, Debug)]
 pub struct OrphanCheck<'a> {

@@ -24,9 +24,37 @@ use serde::Serialize;
 use crate::source::Xid;
 use crate::source::{LogMinerRow, OperationCode, SessionId};
 
-use super::orphan::OrphanWatch;
 use super::spill::SpillFile;
 use super::undo;
+
+/// What the orphan checks have seen of one transaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OrphanWatch {
+    consecutive_absences: u32,
+    /// The SCN of the first check that missed it (what the released ledger records).
+    pub(super) first_absence_scn: Option<u64>,
+}
+
+impl OrphanWatch {
+    /// Records one check of the open-transaction list read at database SCN `current_scn`.
+    pub fn record(&mut self, present: bool, current_scn: u64) {
+        if present {
+            *self = Self::default();
+        } else {
+            self.consecutive_absences = self.consecutive_absences.saturating_add(1);
+            self.first_absence_scn.get_or_insert(current_scn);
+        }
+    }
+
+    /// Whether the transaction is an orphan (conditions 1 to 3 of [`super::orphan`]).
+    pub fn is_orphan(&self, mined_through_scn: u64, session_gone: bool) -> bool {
+        self.consecutive_absences >= 2
+            && self
+                .first_absence_scn
+                .is_some_and(|scn| mined_through_scn > scn)
+            && session_gone
+    }
+}
 
 /// Bytes of an `Arc<str>` allocation besides the text: the strong and weak counts.
 const ARC_HEADER: u64 = 2 * size_of::<usize>() as u64;

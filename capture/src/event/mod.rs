@@ -18,7 +18,6 @@
 pub mod compact;
 pub mod debezium;
 pub(crate) mod json;
-pub mod mask;
 
 use std::sync::Arc;
 

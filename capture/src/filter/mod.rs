@@ -3,7 +3,7 @@
 //! against the owner and `OWNER.TABLE`), the username lists (Debezium's
 //! `log.mining.username.include.list` / `exclude.list`), the column lists (`column.include.list`
 //! / `column.exclude.list`), the message key columns (`message.key.columns`), and the compiled
-//! masking rules of [`crate::event::mask`].
+//! masking rules of [`mask`].
 //!
 //! Every pattern must match the whole name, as Debezium's lists do: each is compiled as
 //! `^(?:pattern)$` with the `regex` crate (RE2 syntax, which covers POSIX extended expressions
@@ -14,12 +14,14 @@
 //! the buffer (its commit, rollback and the rows that end it keep the buffer correct), and the
 //! filtered events are simply not encoded.
 
+pub mod mask;
+
 use std::collections::HashSet;
 
 use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec};
 use regex::Regex;
 
-use crate::event::mask::ColumnRules;
+use self::mask::ColumnRules;
 
 /// A pattern or list that cannot be used; names the field to fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

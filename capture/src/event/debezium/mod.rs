@@ -23,7 +23,7 @@
 //!
 //! [`Filters`] shape values and keys: columns the column lists leave out vanish from values and
 //! value schemas (key columns stay in keys), `message.key.columns` replaces a table's key, and
-//! the column rules of [`super::mask`] mask character values in value images (the field schema
+//! the column rules of [`crate::filter::mask`] mask character values in value images (the field schema
 //! gains `"masked":"true"`) and add `__debezium.source.column.*` schema parameters.
 //!
 //! The value is the envelope `{before, after, source, transaction, op, ts_ms, ts_us, ts_ns}`;
@@ -54,10 +54,10 @@ use redoline_crds::v1alpha1::{
 };
 
 use super::json;
-use super::mask::ColumnMask;
 use super::{ChangeEvent, Operation, TransactionInfo};
 use crate::dictionary::TableSchema;
 use crate::filter::Filters;
+use crate::filter::mask::ColumnMask;
 use crate::value::Row;
 use payload::{envelope, key};
 use schema::FieldKind;

@@ -10,8 +10,8 @@
 
 use redoline_crds::v1alpha1::{ColumnsSpec, HashAlgorithm};
 
+use super::{FilterError, PatternList};
 use crate::dictionary::{Column, OracleType};
-use crate::filter::{FilterError, PatternList};
 
 /// What a masked column's values become.
 #[derive(Clone, Debug, PartialEq, Eq)]
