@@ -35,7 +35,7 @@
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 //! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
 //!   what the schema and table lists select, listed again between windows by
-//!   [`dictionary::TableListing`]), the username lists (events of other users are not encoded;
+//!   [`captured_tables::TableListing`]), the username lists (events of other users are not encoded;
 //!   their transactions still move the bookmark), and the END record of transaction metadata
 //!   appended after a transaction's events, in its page.
 

@@ -41,6 +41,7 @@ mod predicate;
 mod redo;
 mod render;
 pub mod scenario;
+mod statement;
 mod transaction;
 pub mod typed;
 mod values;

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, civil};
 
 use super::database::{FastSet, TableText};
-use super::dml::{logged_columns, render_update};
+use super::statement::{logged_columns, render_update};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
 use crate::source::Xid;

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::database::{Change, PENDING, Started, TableRow, Transaction, Undo};
-use super::dml::{render_insert, write_set};
+use super::statement::{render_insert, write_set};
 use super::redo::RowSpec;
 use super::render::write_rowid_condition;
 use super::{ScenarioError, Simulator};
