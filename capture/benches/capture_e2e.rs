@@ -65,10 +65,10 @@ use std::time::{Duration, Instant};
 
 use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
 use redoline_capture::run;
+use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::reader::read_to_end;
 use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{KafkaClientSettings, send_waiting};
-use redoline_capture::source::simulator::Simulator;
 
 const DEFAULT_TRANSACTIONS: u64 = 20_000;
 const TARGET_EVENTS_PER_SECOND: f64 = 200_000.0;

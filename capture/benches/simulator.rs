@@ -30,8 +30,8 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use jiff::civil;
-use redoline_capture::source::simulator::scenario::{Dml, Step};
-use redoline_capture::source::simulator::{Simulator, TableHandle, TypedStep};
+use redoline_capture::simulator::scenario::{Dml, Step};
+use redoline_capture::simulator::{Simulator, TableHandle, TypedStep};
 use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
 use redoline_capture::value::{OracleNumber, Value};
 use serde_json::{Value as Json, json};

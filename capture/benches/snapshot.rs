@@ -26,9 +26,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use redoline_capture::run;
+use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::reader::read_to_end;
-use redoline_capture::source::simulator::Simulator;
 
 const DEFAULT_ROWS: u64 = 200_000;
 

@@ -33,6 +33,7 @@ pub mod outage;
 pub mod redo;
 pub mod run;
 pub mod schema_history;
+pub mod simulator;
 pub mod sink;
 pub mod snapshot;
 pub mod source;

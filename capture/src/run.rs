@@ -30,6 +30,7 @@ use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
 use crate::outage::{self, RestartBudget, Verdict};
 use crate::schema_history::SchemaHistory;
+use crate::simulator::Simulator;
 use crate::sink::bookmark::RecordLocation;
 use crate::sink::file::{FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
@@ -41,7 +42,6 @@ use crate::sink::{
 };
 use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
-use crate::source::simulator::Simulator;
 use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
 
 fn environment() -> Vec<(String, String)> {

@@ -720,7 +720,7 @@ fn a_receipt_needs_every_row_read() {
 
 /// The rows the simulator mines for `scenario`, all of it.
 fn simulated_rows(scenario: &str) -> Vec<redoline_capture::source::LogMinerRow> {
-    use redoline_capture::source::simulator::Simulator;
+    use redoline_capture::simulator::Simulator;
     use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
     let mut sim = Simulator::from_reader(scenario.as_bytes()).unwrap();
     let end = sim.current_scn().unwrap();

@@ -12,7 +12,7 @@ use std::path::Path;
 use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values, unique_prefix};
 use redoline_capture::config::ConfigError;
 use redoline_capture::run::{RunSettings, run_with};
-use redoline_capture::source::simulator::Simulator;
+use redoline_capture::simulator::Simulator;
 
 /// `queue.buffering.max.messages` of the producer defaults (sink/config.rs).
 const QUEUE_MAX_MESSAGES: u64 = 20_000;

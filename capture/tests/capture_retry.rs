@@ -15,8 +15,8 @@ use redoline_capture::config::ConfigError;
 use redoline_capture::dictionary::TableSchema;
 use redoline_capture::error::CaptureError;
 use redoline_capture::run::{RunSettings, run_with};
+use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::RetryPolicy;
-use redoline_capture::source::simulator::Simulator;
 use redoline_capture::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, OperationCode, PdbIncarnation, RedoLog, RedoMiner, RedoThread,

@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use redoline_capture::event::compact::write_value;
+use redoline_capture::simulator::Simulator;
 use redoline_capture::source::DatabaseCatalog;
-use redoline_capture::source::simulator::Simulator;
 use serde_json::{Map, Value};
 
 mod run_support;

@@ -16,8 +16,8 @@ use std::ops::ControlFlow;
 use proptest::prelude::*;
 use redoline_capture::dictionary::TableSchema;
 use redoline_capture::redo::{DmlStatement, parse_dml};
+use redoline_capture::simulator::Simulator;
 use redoline_capture::source::Xid;
-use redoline_capture::source::simulator::Simulator;
 use redoline_capture::source::{
     DatabaseCatalog, FlashbackReader, LogMinerRow, MiningWindow, OperationCode, RedoMiner,
 };

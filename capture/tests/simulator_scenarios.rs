@@ -7,7 +7,7 @@
 use std::io::Cursor;
 use std::ops::ControlFlow;
 
-use redoline_capture::source::simulator::{ScenarioError, Simulator, SimulatorError};
+use redoline_capture::simulator::{ScenarioError, Simulator, SimulatorError};
 use redoline_capture::source::{
     DatabaseCatalog, LogGroupType, LogMinerRow, LogMode, MinimalLogging, MiningWindow,
     OperationCode, RedoLogKind, RedoMiner, SourceError,

@@ -32,7 +32,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use redoline_capture::source::simulator::Simulator;
+use redoline_capture::simulator::Simulator;
 use redoline_capture::value::Value;
 use redoline_tests::kafka::KafkaEnv;
 

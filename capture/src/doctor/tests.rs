@@ -1,5 +1,5 @@
 use super::*;
-use crate::source::simulator::Simulator;
+use crate::simulator::Simulator;
 
 const HEALTHY: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NOTE","type":"VARCHAR2(20)"}],"logging":"all"}
 {"table":"APP.NOKEY","columns":[{"name":"A","type":"NUMBER(10)"}],"logging":"all"}

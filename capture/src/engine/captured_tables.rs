@@ -342,7 +342,7 @@ mod tests {
 
     use super::*;
     use crate::dictionary::{Column, OracleType};
-    use crate::source::simulator::Simulator;
+    use crate::simulator::Simulator;
 
     #[test]
     fn a_listing_adds_the_tables_the_lists_select_once() {

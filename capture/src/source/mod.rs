@@ -9,7 +9,7 @@
 //!
 //! Everything crossing the boundary is plain data ([`LogMinerRow`], [`DatabaseInfo`], ...), so the
 //! mining loop, buffer and sink are tested without Oracle. Two implementations exist: the real one
-//! on the `oracle` crate ([`oracle`]) and the simulator ([`simulator`]). Calls are blocking:
+//! on the `oracle` crate ([`oracle`]) and the simulator ([`crate::simulator`]). Calls are blocking:
 //! the `oracle` crate is synchronous, and the capture runs mining on a thread of its own.
 //!
 //! [`csf`] rejoins a statement LogMiner split over continuation rows (`CSF = 1`), first thing
@@ -21,7 +21,6 @@ pub mod login_guard;
 pub mod logs;
 pub mod oracle;
 pub mod row;
-pub mod simulator;
 pub mod window;
 
 use std::collections::BTreeSet;

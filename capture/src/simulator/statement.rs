@@ -5,9 +5,7 @@
 use std::borrow::Cow;
 
 use super::database::TableText;
-use super::render::{
-    write_condition, write_rowid_condition, write_value,
-};
+use super::render::{write_condition, write_rowid_condition, write_value};
 use super::scenario::TableLogging;
 use crate::value::Value;
 

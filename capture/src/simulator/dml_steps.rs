@@ -4,7 +4,7 @@
 //! row. The where clause of an UPDATE holds the before-image columns the logging level puts in
 //! the redo ([`logged_columns`]); a DELETE always carries every column (its before image comes
 //! from undo, corpus #3); an INSERT names every column, LOB columns as `EMPTY_*()` followed by
-//! their content (`lob.rs`).
+//! their content (`lob_steps.rs`).
 //!
 //! SQL_REDO is rendered into a recycled buffer and copied into the row store; the SQL_UNDO of an
 //! INSERT or UPDATE is not rendered here: the row keeps a [`DeferredUndo`] (shared row versions)
@@ -17,10 +17,8 @@ use std::sync::Arc;
 use super::database::{
     Change, Columns, IndexKey, PENDING, TableRow, Transaction, Undo, Version, Versions,
 };
-use super::redo::DeferredUndo;
-use super::render::{
-    condition_length, rowid_condition_length, write_value,
-};
+use super::redo_log::DeferredUndo;
+use super::render::{condition_length, rowid_condition_length, write_value};
 use super::scenario::{Dml, Values};
 use super::statement::{
     logged_columns, render_insert, render_update, update_undo_length, write_update, write_where,

@@ -1,6 +1,6 @@
 //! Applying steps: the dispatch of every step, table declarations and the operational steps
-//! (threads, logs, clock, incarnations, catalog settings). DML is in `dml.rs`, transaction
-//! control in `transaction.rs`, LOB steps in `lob.rs`, DDL in `ddl.rs`.
+//! (threads, logs, clock, incarnations, catalog settings). DML is in `dml_steps.rs`, transaction
+//! control in `transaction.rs`, LOB steps in `lob_steps.rs`, DDL in `ddl_steps.rs`.
 
 use std::sync::Arc;
 

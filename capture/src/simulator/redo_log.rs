@@ -28,9 +28,9 @@ use std::sync::Arc;
 use jiff::{SignedDuration, civil};
 
 use super::database::{FastSet, TableText};
-use super::statement::{logged_columns, render_update};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
+use super::statement::{logged_columns, render_update};
 use crate::source::Xid;
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{

@@ -33,12 +33,12 @@
 mod action;
 mod apply;
 mod database;
-mod ddl;
-mod dml;
+mod ddl_steps;
+mod dml_steps;
 mod follow;
-mod lob;
+mod lob_steps;
 mod predicate;
-mod redo;
+mod redo_log;
 mod render;
 pub mod scenario;
 mod statement;
@@ -57,15 +57,15 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use super::{
+use crate::dictionary::TableSchema;
+use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
     LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
     RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, plan_logs,
 };
-use crate::dictionary::TableSchema;
 use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
-use redo::{MiningSession, Redo};
+use redo_log::{MiningSession, Redo};
 pub use scenario::{ScenarioError, Step, TableLogging};
 pub use typed::{TableHandle, TypedStep};
 
@@ -104,7 +104,7 @@ pub struct Simulator {
     steps: usize,
     /// A reused buffer for text measured, not kept.
     scratch: String,
-    /// [`PLACEHOLDER_ROW_ID`](super::row::PLACEHOLDER_ROW_ID), shared by control rows.
+    /// [`PLACEHOLDER_ROW_ID`](crate::source::row::PLACEHOLDER_ROW_ID), shared by control rows.
     placeholder: Arc<str>,
     /// The scenario file whose appended lines are applied as they come.
     follow: Option<follow::FollowedScenario>,
@@ -137,7 +137,7 @@ impl Simulator {
             thread: 1,
             steps: 0,
             scratch: String::new(),
-            placeholder: Arc::from(super::row::PLACEHOLDER_ROW_ID),
+            placeholder: Arc::from(crate::source::row::PLACEHOLDER_ROW_ID),
             follow: None,
         }
     }
@@ -449,7 +449,7 @@ impl RedoMiner for Simulator {
             registered: registered.iter().map(|l| (l.thread, l.sequence)).collect(),
             online: registered
                 .iter()
-                .filter(|l| l.kind == super::RedoLogKind::Online)
+                .filter(|l| l.kind == crate::source::RedoLogKind::Online)
                 .map(|l| (l.thread, l.sequence))
                 .collect(),
             with_sql_undo: window.with_sql_undo,

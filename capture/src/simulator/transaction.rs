@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use super::database::{Change, PENDING, Started, TableRow, Transaction, Undo};
-use super::statement::{render_insert, write_set};
-use super::redo::RowSpec;
+use super::redo_log::RowSpec;
 use super::render::write_rowid_condition;
+use super::statement::{render_insert, write_set};
 use super::{ScenarioError, Simulator};
 use crate::source::Xid;
 use crate::source::row::PLACEHOLDER_ROW_ID;
