@@ -66,8 +66,8 @@ use std::time::{Duration, Instant};
 use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
 use redoline_capture::run;
 use redoline_capture::simulator::Simulator;
-use redoline_capture::sink::reader::read_to_end;
-use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{KafkaClientSettings, send_waiting};
 
 const DEFAULT_TRANSACTIONS: u64 = 20_000;

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use redoline_capture::run;
 use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::reader::read_to_end;
+use redoline_capture::sink::kafka::reader::read_to_end;
 
 const DEFAULT_ROWS: u64 = 200_000;
 

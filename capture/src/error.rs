@@ -20,10 +20,10 @@ use crate::assemble::AssembleError;
 use crate::buffer::BufferError;
 use crate::config::ConfigError;
 use crate::event::debezium::EncodeError;
-use crate::sink::SinkError;
 use crate::sink::bookmark::CommitOutOfOrder;
 use crate::sink::file::FileSinkError;
 use crate::sink::journal;
+use crate::sink::{OutputError, SinkError};
 use crate::source::SourceError;
 use crate::stop::Stop;
 
@@ -91,6 +91,16 @@ impl From<Stop> for CaptureError {
 impl From<BufferError> for CaptureError {
     fn from(error: BufferError) -> Self {
         Self::Buffer(Box::new(error))
+    }
+}
+
+impl From<OutputError> for CaptureError {
+    fn from(error: OutputError) -> Self {
+        match error {
+            OutputError::File(error) => Self::FileSink(error),
+            OutputError::Kafka(error) => Self::Sink(error),
+            OutputError::BookmarkJson(error) => Self::BookmarkJson(error),
+        }
     }
 }
 

@@ -23,7 +23,6 @@ use prometheus::Registry;
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, secrets};
 use crate::doctor::{self, DoctorRequest, Report};
-use crate::engine::output::Output;
 use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::http::{CaptureState, StatusBoard, router};
@@ -40,6 +39,7 @@ use crate::sink::{
     CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkError,
     SinkMetrics, SinkOptions, SinkStatus, TopicNames,
 };
+use crate::sink::{FileLines, Output};
 use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
@@ -325,7 +325,7 @@ where
                 tracing::warn!("{JOURNAL_OFF_WARNING}");
                 let (sink, stored) = FileSink::open(&file.path)?;
                 Opened {
-                    sink: Output::File(sink),
+                    sink: Output::file(sink, FileLines::of(config.format.type_)),
                     stored,
                     schema_history: read_history_file(&history_path(&file.path))?,
                     journal: Journal::off(),

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values};
 use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::reader::read_to_end;
+use redoline_capture::sink::kafka::reader::read_to_end;
 use serde_json::Value;
 
 /// Live records of a compacted topic: the newest value per key (`None` for a tombstone).

@@ -14,7 +14,7 @@ use redoline_capture::config::ConfigError;
 use redoline_capture::run::{RunSettings, run_with};
 use redoline_capture::simulator::Simulator;
 
-/// `queue.buffering.max.messages` of the producer defaults (sink/config.rs).
+/// `queue.buffering.max.messages` of the producer defaults (sink/kafka/config.rs).
 const QUEUE_MAX_MESSAGES: u64 = 20_000;
 
 /// A committed transaction `t0` of ids `1..=10`, then `big` of `rows` rows with `note` (`odd`

@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use prometheus::Registry;
 use redoline_capture::event::debezium::Record;
-use redoline_capture::sink::reader::{TopicRecord, read_to_end};
-use redoline_capture::sink::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::kafka::reader::{TopicRecord, read_to_end};
+use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics};
 use redoline_capture::sink::{
     Bookmark, CaptureIdentity, Committed, DeliveryMode, KafkaClientSettings, KafkaSink, Page,
     RetryPolicy, SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames,

@@ -276,7 +276,7 @@ impl<S: OracleSource> Engine<S> {
         let tombstones = self.pipeline.journaling.after_window(
             &mut self.pipeline.buffer,
             now,
-            &mut |chunks| sink.push_records(chunks),
+            &mut |chunks| Ok(sink.push_records(chunks)?),
         )?;
         self.pipeline.sink.push_tombstones(tombstones);
         // What this added is in an open page (with Kafka, an open Kafka transaction): closed now

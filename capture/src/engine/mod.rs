@@ -12,7 +12,7 @@
 //!         → release spill
 //! ```
 //!
-//! The sink is an [`output::Output`]: the file sink or the Kafka sink, driven the same way
+//! The sink is an [`Output`]: the file sink or the Kafka sink, driven the same way
 //! (records per event, a page per transaction or aggregated by `mining.batchSize`, the bookmark
 //! last, spill files released only once the page is committed). With Kafka, the ops events and
 //! dead letters of dropped transactions ride in the next page, with the bookmark whose released
@@ -42,7 +42,6 @@
 pub mod captured_tables;
 pub mod journaling;
 mod mining;
-pub mod output;
 mod pipeline;
 mod snapshot;
 mod start;
@@ -53,7 +52,6 @@ use std::sync::atomic::AtomicBool;
 use jiff::tz::TimeZone;
 
 use self::captured_tables::TableListing;
-use self::output::Output;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;
 use crate::buffer::TransactionBuffer;
@@ -63,6 +61,7 @@ use crate::lag::LagTracker;
 use crate::metrics::EngineMetrics;
 use crate::schema_history::SchemaHistory;
 use crate::sink::Bookmark;
+use crate::sink::Output;
 use crate::sink::journal::{Journal, RebuiltTransaction};
 use crate::source::OracleSource;
 use crate::source::window::WindowPlanner;

@@ -13,18 +13,19 @@ use redoline_crds::StopCode;
 
 use super::captured_tables::CapturedTables;
 use super::journaling::Journaling;
-use super::output::{Output, RecordEncoder};
 use super::to_gauge;
 use crate::assemble::{CommitInfo, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::CaptureConfig;
 use crate::error::CaptureError;
+use crate::event::RecordEncoder;
 use crate::event::{ChangeEvent, Operation};
 use crate::filter::Filters;
 use crate::heartbeat::heartbeat_record;
 use crate::http::StatusBoard;
 use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, TableChange};
+use crate::sink::Output;
 use crate::sink::{Bookmark, PageFill, PagePolicy};
 use crate::source::Xid;
 use crate::source::csf::ContinuationJoiner;
@@ -240,7 +241,7 @@ impl Pipeline {
             let appended = encoder
                 .encode(&event, now)
                 .map_err(CaptureError::from)
-                .and_then(|records| sink.append(encoder, records));
+                .and_then(|records| Ok(sink.append(records)?));
             match appended {
                 Ok(count) => written += count,
                 Err(error) => failure = Some(error),
@@ -255,7 +256,7 @@ impl Pipeline {
             return Err(failure);
         }
         if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now)) {
-            written += self.sink.append(&self.encoder, vec![end])?;
+            written += self.sink.append(vec![end])?;
         }
         for _ in 0..stats.skipped {
             self.metrics.skipped(SkipReason::Unsupported);
@@ -321,7 +322,7 @@ impl Pipeline {
             };
             let change = TableChange::new(kind, &self.database_name, &reload.table);
             if let Some(record) = self.encoder.schema_change(event, &change, now) {
-                self.page_records += self.sink.append(&self.encoder, vec![record])?;
+                self.page_records += self.sink.append(vec![record])?;
             }
         }
         Ok(())
@@ -340,7 +341,7 @@ impl Pipeline {
             self.encoder.schemas_enabled(),
             now,
         );
-        self.sink.push_heartbeat(&self.encoder, record)?;
+        self.sink.push_heartbeat(record)?;
         if self.buffer.open_transactions() == 0 {
             self.bookmark.pass_idle(mined_through);
             self.mined_frontier = self.mined_frontier.max(mined_through);

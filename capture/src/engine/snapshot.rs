@@ -384,7 +384,7 @@ impl<S: OracleSource> Engine<S> {
         let pipeline = &mut self.pipeline;
         pipeline.metrics.event(&event.op, &event.table);
         let records = pipeline.encoder.encode(event, processed_at)?;
-        pipeline.sink.append(&pipeline.encoder, records)?;
+        pipeline.sink.append(records)?;
         Ok(())
     }
 

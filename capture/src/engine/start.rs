@@ -10,11 +10,11 @@ use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
 use super::captured_tables::{CapturedTables, TableListing};
 use super::journaling::Journaling;
-use super::output::RecordEncoder;
 use super::pipeline::Pipeline;
 use super::{Engine, RunOptions, Wiring, to_gauge};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::error::CaptureError;
+use crate::event::RecordEncoder;
 use crate::filter::Filters;
 use crate::heartbeat::{HeartbeatClock, heartbeat_topic};
 use crate::lag::LagTracker;

@@ -18,6 +18,9 @@
 pub mod compact;
 pub mod debezium;
 pub(crate) mod json;
+pub mod record_encoder;
+
+pub use record_encoder::RecordEncoder;
 
 use std::sync::Arc;
 

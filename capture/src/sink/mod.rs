@@ -26,36 +26,33 @@
 //!    tombstones for chunks of uncommitted generations (CDC-4002 on a chunk gap).
 //! 4. The first page carries those tombstones and a bookmark with the new journal generation.
 //!
-//! Pure modules: [`bookmark`], [`page`], [`journal`] (state and codec), [`retry`] (policy),
-//! [`topics`] (names). I/O at named edges: [`kafka`] (producer), [`reader`] (read a topic to its
-//! end), [`topics::ensure_topics`] (admin).
+//! The engine drives one interface, [`Output`] ([`output`]): the file sink ([`file`]) or the
+//! Kafka sink, whose modules are all under [`kafka`]. Pure modules: [`bookmark`], [`page`],
+//! [`journal`] (state and codec), [`kafka::retry`] (policy), [`kafka::topics`] (names). I/O at
+//! named edges: [`kafka`] (producer), [`kafka::reader`] (read a topic to its end),
+//! [`kafka::topics::ensure_topics`] (admin).
 //!
 //! Without Kafka (the file sink) there is no journal: see [`journal::JournalMode::Off`].
 
 pub mod bookmark;
-pub mod config;
-pub mod error;
 pub mod file;
 pub mod journal;
 pub mod kafka;
-pub mod metrics;
+pub mod output;
 pub mod page;
-pub mod reader;
-pub mod retry;
-mod sender;
-pub mod topics;
 
 use std::fmt;
 
 pub use bookmark::Bookmark;
-pub use config::KafkaClientSettings;
-pub use error::SinkError;
+pub use kafka::config::KafkaClientSettings;
+pub use kafka::error::SinkError;
+pub use kafka::metrics::SinkMetrics;
+pub use kafka::retry::{ProducerState, RetryPolicy, SinkStatus};
+pub use kafka::sender::send_waiting;
+pub use kafka::topics::TopicNames;
 pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions};
-pub use metrics::SinkMetrics;
+pub use output::{FileLines, Output, OutputError};
 pub use page::{Page, PageFill, PagePolicy};
-pub use retry::{ProducerState, RetryPolicy, SinkStatus};
-pub use sender::send_waiting;
-pub use topics::TopicNames;
 
 /// Which capture this is: the `OracleCapture`'s namespace and name. It keys the bookmark and
 /// the journal and derives the transactional id, so it must stay the same across restarts.

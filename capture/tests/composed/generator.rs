@@ -64,7 +64,7 @@ pub enum Feature {
     /// with cleanup.policy=, but it must be compacted" (an empty policy read back), a crash loop
     /// only a person ends. Found by this test (seed 143921005, SIGKILL 2,088 ms into the first
     /// run). The restart's DescribeConfigs reached a broker not showing the topic yet, read as
-    /// an empty policy; it is now retried (`sink/topics.rs`). While listed, the first run on
+    /// an empty policy; it is now retried (`sink/kafka/topics.rs`). While listed, the first run on
     /// Kafka is not interrupted.
     InterruptedFirstKafkaStart,
     /// SIGTERM while heartbeats are on (issue 15, item 1: the heartbeat passes the bookmark

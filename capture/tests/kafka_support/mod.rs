@@ -20,7 +20,7 @@ mod http_probe;
 pub use http_probe::{free_port, status};
 
 use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::reader::read_to_end;
+use redoline_capture::sink::kafka::reader::read_to_end;
 use serde_json::Value;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");

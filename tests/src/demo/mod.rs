@@ -28,7 +28,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
 use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::reader::read_to_end;
+use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_crds::OracleCapture;
 use serde_json::json;
 

@@ -12,7 +12,7 @@ use super::codec::{ChunkKey, ChunkValue};
 use super::{Journal, JournalSettings, TxKey};
 use crate::event::debezium::Record;
 use crate::sink::bookmark::{Bookmark, RecordLocation, unreadable};
-use crate::sink::reader::TopicRecord;
+use crate::sink::kafka::reader::TopicRecord;
 use crate::sink::{CaptureIdentity, KafkaSink, SinkError};
 use crate::source::LogMinerRow;
 use crate::source::Xid;

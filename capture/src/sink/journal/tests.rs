@@ -10,7 +10,7 @@ use redoline_crds::StopCode;
 use super::codec::{ChunkKey, ChunkValue};
 use super::*;
 use crate::sink::bookmark::Bookmark;
-use crate::sink::reader::TopicRecord;
+use crate::sink::kafka::reader::TopicRecord;
 use crate::source::OperationCode;
 
 const TOPIC: &str = "sales.cdc.txjournal";

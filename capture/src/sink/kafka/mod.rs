@@ -2,7 +2,7 @@
 //!
 //! **Pages stream.** A page is begun at its first record: [`KafkaSink::produce`] passes each record
 //! on as the engine encodes it (a spilled transaction's records as they are read back from its
-//! spill file), through the sender thread (`sender`) to librdkafka, waiting while either queue is
+//! spill file), through the sender thread ([`sender`]) to librdkafka, waiting while either queue is
 //! full, and [`KafkaSink::commit_page`] settles the sender and closes the page with its bookmark.
 //! The sink keeps no record of the page (see [`Page`]): what is in flight is bounded by the
 //! sender's queue and by `queue.buffering.max.messages` and `queue.buffering.max.kbytes`.
@@ -42,6 +42,14 @@
 //! From async code, call it inside `tokio::task::spawn_blocking`. The delivery reports and
 //! librdkafka's events are served by the producer's own polling thread (`ThreadedProducer`).
 
+pub mod config;
+pub mod error;
+pub mod metrics;
+pub mod reader;
+pub mod retry;
+pub(crate) mod sender;
+pub mod topics;
+
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -52,16 +60,16 @@ use rdkafka::producer::{DeliveryResult, Producer, ProducerContext, ThreadedProdu
 use rdkafka::types::RDKafkaErrorCode;
 use redoline_crds::v1alpha1::KafkaSpec;
 
+use self::config::{KafkaClientSettings, refused_settings};
+use self::error::{Class, SinkError, classify};
+use self::metrics::SinkMetrics;
+use self::reader::{ReadError, TopicRecord, read_to_end};
+use self::retry::{ProducerState, RetryPolicy, SinkStatus};
+use self::sender::{LIBRDKAFKA_WAIT_STEP, RecordSender};
+use self::topics::{TopicError, TopicNames, ensure_topics};
 use super::CaptureIdentity;
 use super::bookmark::{Bookmark, RecordLocation, unreadable};
-use super::config::{KafkaClientSettings, refused_settings};
-use super::error::{Class, SinkError, classify};
-use super::metrics::SinkMetrics;
 use super::page::{Page, record_bytes};
-use super::reader::{ReadError, TopicRecord, read_to_end};
-use super::retry::{ProducerState, RetryPolicy, SinkStatus};
-use super::sender::{self, LIBRDKAFKA_WAIT_STEP, RecordSender};
-use super::topics::{TopicError, TopicNames, ensure_topics};
 use crate::event::debezium::Record;
 use crate::stop::Stop;
 

@@ -38,8 +38,8 @@ use rdkafka::message::ToBytes;
 use rdkafka::producer::{BaseRecord, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 
-use super::page::record_bytes;
 use crate::event::debezium::Record;
+use crate::sink::page::record_bytes;
 
 /// Key and value bytes queued for the sender at most (a single larger record still passes).
 pub const QUEUED_BYTES: u64 = 4 << 20;

@@ -1,0 +1,118 @@
+//! Events to Kafka-shaped [`Record`]s, whatever the sink, in the configured format:
+//! - `debezium`: the Debezium encoder's records (a delete's tombstone included), to
+//!   `<prefix>.<SCHEMA>.<TABLE>`.
+//! - `compact`: one record per event to `<prefix>.<SCHEMA>.<TABLE>` too, its value the contracts'
+//!   compact object, its key the row's key columns (`compact::encode_key`).
+//!
+//! With `format.transactionMetadata` (Debezium's `provide.transaction.metadata`), the Debezium
+//! encoder's `BEGIN` record comes before a transaction's first data record and
+//! [`RecordEncoder::end_transaction`] gives its `END` record, so both are in the transaction's
+//! page. The compact format has none. Debezium-format captures also write a schema change event
+//! to `<prefix>` for each DDL on a captured table ([`RecordEncoder::schema_change`]).
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use redoline_crds::v1alpha1::{FormatSpec, FormatType};
+
+use crate::dictionary::TableSchema;
+use crate::event::debezium::schema_change::schema_change_record;
+use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
+use crate::event::{ChangeEvent, Operation, compact};
+use crate::filter::Filters;
+use crate::schema_history::TableChange;
+
+/// The configured event format, producing records.
+#[derive(Debug)]
+pub enum RecordEncoder {
+    Compact {
+        topic_prefix: String,
+        /// The topic of the table encoded last: events come in runs of one table.
+        last_topic: Option<(Arc<TableSchema>, String)>,
+    },
+    Debezium(Box<DebeziumEncoder>),
+}
+
+impl RecordEncoder {
+    /// `filters` shape Debezium values and keys (column lists, message key columns).
+    pub fn new(
+        format: &FormatSpec,
+        topic_prefix: &str,
+        database_name: &str,
+        filters: Arc<Filters>,
+    ) -> Self {
+        match format.type_ {
+            FormatType::Compact => Self::Compact {
+                topic_prefix: topic_prefix.to_owned(),
+                last_topic: None,
+            },
+            FormatType::Debezium => Self::Debezium(Box::new(DebeziumEncoder::with_filters(
+                DebeziumOptions::from_spec(format, topic_prefix, database_name),
+                filters,
+            ))),
+        }
+    }
+
+    /// The record that closes the transaction just encoded (Debezium's `END`), if any.
+    pub fn end_transaction(&mut self, committed_at: Timestamp) -> Option<Record> {
+        match self {
+            Self::Compact { .. } => None,
+            Self::Debezium(encoder) => encoder.end_transaction(committed_at),
+        }
+    }
+
+    /// The records of one event, in order.
+    pub fn encode(
+        &mut self,
+        event: &ChangeEvent,
+        processed_at: Timestamp,
+    ) -> Result<Vec<Record>, EncodeError> {
+        match self {
+            Self::Compact {
+                topic_prefix,
+                last_topic,
+            } => {
+                let topic = match last_topic {
+                    Some((table, topic)) if Arc::ptr_eq(table, &event.table) => topic.clone(),
+                    _ => {
+                        let topic =
+                            topic_name(topic_prefix, event.table.schema(), event.table.table());
+                        *last_topic = Some((Arc::clone(&event.table), topic.clone()));
+                        topic
+                    }
+                };
+                Ok(vec![Record {
+                    topic,
+                    key: compact::encode_key(event),
+                    value: Some(compact::encode(event)),
+                }])
+            }
+            Self::Debezium(encoder) => encoder.encode(event, processed_at),
+        }
+    }
+
+    /// The schema change record of a DDL event (Debezium's `include.schema.changes`), with the
+    /// structure the DDL made; `None` for the compact format, whose `ddl` event is its record.
+    pub fn schema_change(
+        &self,
+        event: &ChangeEvent,
+        change: &TableChange,
+        processed_at: Timestamp,
+    ) -> Option<Record> {
+        let (Self::Debezium(encoder), Operation::Ddl { sql }) = (self, &event.op) else {
+            return None;
+        };
+        let options = encoder.options();
+        options
+            .include_schema_changes
+            .then(|| schema_change_record(options, event, sql, change, processed_at))
+    }
+
+    /// Whether records carry Connect schemas (Debezium's `schemas.enable`).
+    pub fn schemas_enabled(&self) -> bool {
+        match self {
+            Self::Compact { .. } => false,
+            Self::Debezium(encoder) => encoder.options().schemas_enabled,
+        }
+    }
+}
