@@ -36,8 +36,7 @@ use redoline_capture::buffer::{
     BufferConfig, BufferMetrics, FrameReader, Pushed, READ_AHEAD_BYTES, ReleasedLedger,
     TransactionBuffer,
 };
-use redoline_capture::source::Xid;
-use redoline_capture::source::{LogMinerRow, OperationCode};
+use redoline_capture::source::{LogMinerRow, OperationCode, Xid};
 use redoline_crds::v1alpha1::TransactionsSpec;
 
 const MIB: u64 = 1 << 20;

@@ -7,9 +7,8 @@ mod buffer_support;
 
 use buffer_support::*;
 use redoline_capture::buffer::{BufferError, TransactionKey};
-use redoline_capture::source::LogMinerRow;
-use redoline_capture::source::Xid;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
+use redoline_capture::source::{LogMinerRow, Xid};
 
 const ROW_A: &str = "AAAR9JAAHAAAACFAAA";
 const ROW_B: &str = "AAAR9JAAHAAAACFAAB";

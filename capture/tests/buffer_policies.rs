@@ -10,9 +10,8 @@ use redoline_capture::buffer::{
     BufferConfig, BufferMetrics, OpsEvent, OrphanCheck, Pushed, ReleaseReason, ReleasedLedger,
     TransactionBuffer, TransactionKey, spill_file_name,
 };
-use redoline_capture::source::Xid;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
-use redoline_capture::source::{OpenTransaction, OperationCode, SessionId};
+use redoline_capture::source::{OpenTransaction, OperationCode, SessionId, Xid};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{BufferSpec, MaxAgeAction, OrphanAction, TransactionsSpec};
 use serde_json::{Value, json};

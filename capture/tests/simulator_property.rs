@@ -17,9 +17,8 @@ use proptest::prelude::*;
 use redoline_capture::dictionary::TableSchema;
 use redoline_capture::redo::{DmlStatement, parse_dml};
 use redoline_capture::simulator::Simulator;
-use redoline_capture::source::Xid;
 use redoline_capture::source::{
-    DatabaseCatalog, FlashbackReader, LogMinerRow, MiningWindow, OperationCode, RedoMiner,
+    DatabaseCatalog, FlashbackReader, LogMinerRow, MiningWindow, OperationCode, RedoMiner, Xid,
 };
 use redoline_capture::value::{Value, typed_row};
 

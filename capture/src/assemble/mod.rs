@@ -41,9 +41,8 @@ use crate::redo::ast::DmlStatement;
 use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
 use crate::redo::parse::parse_dml;
-use crate::source::Xid;
 use crate::source::row::PLACEHOLDER_ROW_ID;
-use crate::source::{LogMinerRow, OperationCode};
+use crate::source::{LogMinerRow, OperationCode, Xid};
 use crate::stop::Stop;
 use crate::value::{Row, Value, ValueError, typed_row};
 

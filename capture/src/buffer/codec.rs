@@ -23,8 +23,7 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use crate::source::Xid;
-use crate::source::{LogMinerRow, OperationCode};
+use crate::source::{LogMinerRow, OperationCode, Xid};
 
 /// A payload that is not a well-formed row.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -34,8 +34,7 @@ use jiff::Timestamp;
 use redoline_crds::v1alpha1::{MaxAgeAction, OrphanAction};
 use serde::Serialize;
 
-use crate::source::Xid;
-use crate::source::{OpenTransaction, SessionId};
+use crate::source::{OpenTransaction, SessionId, Xid};
 
 use super::ledger::{LedgerEntry, ReleaseReason};
 use super::transaction::{Transaction, TransactionKey, TransactionSummary};

@@ -39,8 +39,7 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::source::LogMinerRow;
-use crate::source::Xid;
+use crate::source::{LogMinerRow, Xid};
 
 use super::codec::{self, CodecError, RowDecoder};
 

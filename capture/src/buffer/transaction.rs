@@ -21,8 +21,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::source::Xid;
-use crate::source::{LogMinerRow, OperationCode, SessionId};
+use crate::source::{LogMinerRow, OperationCode, SessionId, Xid};
 
 use super::spill::SpillFile;
 use super::undo;

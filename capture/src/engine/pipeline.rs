@@ -27,9 +27,8 @@ use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, TableChange};
 use crate::sink::Output;
 use crate::sink::{Bookmark, PageFill, PagePolicy};
-use crate::source::Xid;
 use crate::source::csf::ContinuationJoiner;
-use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, missing_scn_range};
+use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, Xid, missing_scn_range};
 use crate::stop::Stop;
 
 /// Everything the row callback needs (the source is busy streaming while it runs).

@@ -11,9 +11,8 @@ use super::scenario::{DatabaseSettings, Step, TableLogging};
 use super::transaction::{End, unknown_transaction};
 use super::{ScenarioError, Simulator, values};
 use crate::dictionary::{Column, OracleType, TableSchema};
-use crate::source::Xid;
 use crate::source::row::PLACEHOLDER_ROW_ID;
-use crate::source::{MinimalLogging, OperationCode};
+use crate::source::{MinimalLogging, OperationCode, Xid};
 use crate::value::Value;
 
 impl Simulator {

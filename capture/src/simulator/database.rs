@@ -17,8 +17,7 @@ use jiff::civil;
 use super::render;
 use super::scenario::TableLogging;
 use crate::dictionary::TableSchema;
-use crate::source::Xid;
-use crate::source::{MinimalLogging, SessionId, SupplementalLogging};
+use crate::source::{MinimalLogging, SessionId, SupplementalLogging, Xid};
 use crate::value::Value;
 
 /// A hash map with a fast, non-keyed hasher: the simulator's keys are scenario data, not

@@ -31,10 +31,9 @@ use super::database::{FastSet, TableText};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
 use super::statement::{logged_columns, render_update};
-use crate::source::Xid;
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{
-    LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled,
+    LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled, Xid,
 };
 use crate::value::Value;
 

@@ -8,9 +8,8 @@ use super::database::FIRST_SCN;
 use super::*;
 use crate::assemble::lob::{LobBuilder, LobFlavor};
 use crate::redo::{DdlKind, LobData, LobStatement, parse_ddl, parse_dml, parse_lob};
-use crate::source::Xid;
 use crate::source::row::{DDL_ROW_ID, PLACEHOLDER_ROW_ID, SEQUENCELESS_XIDSQN};
-use crate::source::{OperationCode as Op, RedoAddress};
+use crate::source::{OperationCode as Op, RedoAddress, Xid};
 
 mod windows;
 

@@ -13,9 +13,8 @@ use super::redo_log::RowSpec;
 use super::render::write_rowid_condition;
 use super::statement::{render_insert, write_set};
 use super::{ScenarioError, Simulator};
-use crate::source::Xid;
 use crate::source::row::PLACEHOLDER_ROW_ID;
-use crate::source::{OperationCode, SessionId};
+use crate::source::{OperationCode, SessionId, Xid};
 
 impl Simulator {
     /// The transaction named `name`, removed from the map while a step works on it; a new one

@@ -9,8 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::source::LogMinerRow;
-use crate::source::Xid;
+use crate::source::{LogMinerRow, Xid};
 
 type ChangeKey = (Xid, Arc<str>, u64);
 

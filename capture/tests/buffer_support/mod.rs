@@ -10,8 +10,7 @@ use redoline_capture::buffer::{
     BufferConfig, BufferError, BufferMetrics, CommittedTransaction, Pushed, ReleasedLedger,
     TransactionBuffer,
 };
-use redoline_capture::source::Xid;
-use redoline_capture::source::{LogMinerRow, OperationCode};
+use redoline_capture::source::{LogMinerRow, OperationCode, Xid};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::TransactionsSpec;
 

@@ -27,8 +27,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::source::Xid;
-use crate::source::{LogMinerRow, OperationCode};
+use crate::source::{LogMinerRow, OperationCode, Xid};
 
 /// The chunk value format this build writes and the newest it reads.
 pub const JOURNAL_FORMAT: u32 = 1;

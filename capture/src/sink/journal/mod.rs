@@ -46,8 +46,7 @@ use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;
 
 use crate::event::debezium::Record;
-use crate::source::LogMinerRow;
-use crate::source::Xid;
+use crate::source::{LogMinerRow, Xid};
 use crate::stop::Stop;
 
 use super::CaptureIdentity;

@@ -14,8 +14,7 @@ use crate::event::debezium::Record;
 use crate::sink::bookmark::{Bookmark, RecordLocation, unreadable};
 use crate::sink::kafka::reader::TopicRecord;
 use crate::sink::{CaptureIdentity, KafkaSink, SinkError};
-use crate::source::LogMinerRow;
-use crate::source::Xid;
+use crate::source::{LogMinerRow, Xid};
 use crate::stop::Stop;
 
 /// A live chunk found in the topic.

@@ -13,10 +13,10 @@ use super::session::Cell;
 use super::sql::CONTENTS_COLUMNS;
 use crate::dictionary::{Column, OracleType};
 use crate::redo::ast::RawValue;
-use crate::source::Xid;
 use crate::source::{
     LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
     RedoLog, RedoLogKind, RedoThread, SessionId, SourceError, SupplementalLogging, ThreadEnabled,
+    Xid,
 };
 use crate::value::binary::encode_hex;
 use crate::value::{Value, typed};
