@@ -17,7 +17,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use jiff::{SignedDuration, Timestamp};
-use prometheus::{Encoder, Registry, TextEncoder};
+use prometheus::Registry;
+use redoline_crds::metrics_endpoint;
 use serde::Serialize;
 
 use crate::sink::{ProducerState, SinkStatus};
@@ -164,21 +165,7 @@ pub fn router(board: StatusBoard, registry: Registry) -> Router {
 }
 
 async fn metrics(State(shared): State<Shared>) -> Response {
-    let mut text = Vec::new();
-    match TextEncoder::new().encode(&shared.registry.gather(), &mut text) {
-        Ok(()) => (
-            [(
-                header::CONTENT_TYPE,
-                "text/plain; version=0.0.4; charset=utf-8",
-            )],
-            text,
-        )
-            .into_response(),
-        Err(error) => {
-            tracing::warn!(%error, "rendering the metrics failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, format!("{error}\n")).into_response()
-        }
-    }
+    metrics_endpoint::response(metrics_endpoint::render(&shared.registry))
 }
 
 async fn healthz(State(shared): State<Shared>) -> (StatusCode, &'static str) {

@@ -12,6 +12,8 @@
 
 #[cfg(feature = "logging")]
 pub mod logging;
+#[cfg(feature = "metrics-endpoint")]
+pub mod metrics_endpoint;
 pub mod quantity;
 pub mod reference;
 pub mod stop;

@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::routing::get;
+use redoline_crds::metrics_endpoint;
 
 use crate::leader::{Role, RoleCell};
 use crate::metrics::Metrics;
@@ -40,20 +41,7 @@ pub fn router(metrics: Arc<Metrics>, role: RoleCell) -> Router {
 }
 
 async fn serve_metrics(State(shared): State<Shared>) -> Response {
-    match shared.metrics.render() {
-        Ok(text) => (
-            [(
-                header::CONTENT_TYPE,
-                "text/plain; version=0.0.4; charset=utf-8",
-            )],
-            text,
-        )
-            .into_response(),
-        Err(error) => {
-            tracing::warn!(%error, "rendering the metrics failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, format!("{error}\n")).into_response()
-        }
-    }
+    metrics_endpoint::response(shared.metrics.render().map(String::into_bytes))
 }
 
 async fn readyz(State(shared): State<Shared>) -> (StatusCode, &'static str) {

@@ -20,8 +20,7 @@ use std::time::Duration;
 
 use kube::runtime::reflector::Store;
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    TextEncoder,
+    Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
 };
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::Phase;
@@ -212,9 +211,8 @@ impl Metrics {
     /// The registry in the Prometheus text format (what `/metrics` serves).
     pub fn render(&self) -> Result<String, prometheus::Error> {
         self.refresh_captures();
-        let mut buffer = Vec::new();
-        TextEncoder::new().encode(&self.registry.gather(), &mut buffer)?;
-        String::from_utf8(buffer).map_err(|e| prometheus::Error::Msg(e.to_string()))
+        let text = redoline_crds::metrics_endpoint::render(&self.registry)?;
+        String::from_utf8(text).map_err(|e| prometheus::Error::Msg(e.to_string()))
     }
 }
 
