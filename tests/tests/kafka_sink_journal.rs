@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::journal::{Journal, JournalSettings, Rebuilt, TxKey, read_journal};
 use redoline_capture::sink::{Bookmark, DeliveryMode, KafkaSink, SinkOptions};
-use redoline_capture::source::{LogMinerRow, OperationCode, Xid};
+use redoline_capture::source::{LogMinerRow, Xid, fixtures};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;
 use redoline_tests::kafka::KafkaEnv;
@@ -31,23 +31,8 @@ fn tx(n: u32) -> TxKey {
 
 fn rows(key: &TxKey, scns: std::ops::Range<u64>) -> Vec<LogMinerRow> {
     scns.map(|scn| LogMinerRow {
-        scn,
-        xid: key.xid,
-        operation: OperationCode::Insert,
-        row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
-        rs_id: Arc::from(" 0x000007.000228b7.0010 "),
-        seg_owner: Some(Arc::from("APP")),
-        table_name: Some(Arc::from("ORDERS")),
-        username: Some(Arc::from("APP")),
-        session: Some(1),
-        serial: Some(2),
-        thread: 1,
-        sql_redo: Some(format!(
-            "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
-        )),
-        src_con_name: Some(Arc::from("SALESPDB")),
-        con_id: Some(3),
-        ..Default::default()
+        src_con_name: key.container.as_deref().map(Arc::from),
+        ..fixtures::insert(key.xid, scn)
     })
     .collect()
 }

@@ -214,7 +214,6 @@ fn write(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use prometheus::Registry;
@@ -224,25 +223,8 @@ mod tests {
     use crate::buffer::{BufferConfig, BufferMetrics};
     use crate::sink::CaptureIdentity;
     use crate::sink::journal::JournalSettings;
-    use crate::source::OperationCode;
     use crate::source::Xid;
-
-    fn row(xid: Xid, scn: u64) -> LogMinerRow {
-        LogMinerRow {
-            scn,
-            xid,
-            operation: OperationCode::Insert,
-            row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
-            rs_id: Arc::from(format!(" 0x000007.{scn:08x}.0010 ")),
-            seg_owner: Some(Arc::from("APP")),
-            table_name: Some(Arc::from("ORDERS")),
-            thread: 1,
-            sql_redo: Some(format!(
-                "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
-            )),
-            ..Default::default()
-        }
-    }
+    use crate::source::fixtures;
 
     /// A transaction of 3,000 rows is journaled in batches (each handed to the sink before the
     /// next is read), and once journaled its rows become chunks every [`ROWS_BATCH`] rows during
@@ -272,7 +254,7 @@ mod tests {
         let xid = Xid::from_parts(1, 2, 3);
         let now = Timestamp::now();
         for scn in 100..3100 {
-            let row = row(xid, scn);
+            let row = fixtures::insert(xid, scn);
             assert!(journaling.observe(&buffer, &row).unwrap().is_empty());
             buffer.push(row, now).unwrap();
         }
@@ -293,7 +275,7 @@ mod tests {
 
         let mut written_at = Vec::new();
         for scn in 3100..5200 {
-            let row = row(xid, scn);
+            let row = fixtures::insert(xid, scn);
             if !journaling.observe(&buffer, &row).unwrap().is_empty() {
                 written_at.push(scn);
             }

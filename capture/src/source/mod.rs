@@ -16,6 +16,7 @@
 //! after the rows cross the boundary, so everything downstream sees one row per change.
 
 pub mod csf;
+pub mod fixtures;
 pub mod grant;
 pub mod login_guard;
 pub mod logs;

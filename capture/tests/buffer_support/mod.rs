@@ -1,5 +1,6 @@
 //! Rows, clocks and buffers for the transaction buffer tests.
-#![allow(dead_code)]
+// Each test binary uses part of this module.
+#![allow(dead_code, unused_imports)]
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use redoline_capture::source::{LogMinerRow, OperationCode, Xid};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::TransactionsSpec;
 
-pub const CON_ID: u32 = 3;
+pub use redoline_capture::source::fixtures::{CON_ID, row};
 
 /// The fake clock's start.
 pub fn t0() -> Timestamp {
@@ -23,27 +24,6 @@ pub fn t0() -> Timestamp {
 
 pub fn at(seconds: i64) -> Timestamp {
     t0() + jiff::SignedDuration::from_secs(seconds)
-}
-
-/// A row of transaction `xid` in container [`CON_ID`], session 100 serial 7 on thread 1.
-pub fn row(xid: Xid, operation: OperationCode, scn: u64) -> LogMinerRow {
-    LogMinerRow {
-        scn,
-        xid,
-        operation,
-        row_id: Arc::from("AAAR9JAAHAAAACFAAA"),
-        rs_id: Arc::from(format!(" 0x000007.{scn:08x}.0010 ")),
-        seg_owner: Some(Arc::from("APP")),
-        table_name: Some(Arc::from("ORDERS")),
-        username: Some(Arc::from("APP")),
-        session: Some(100),
-        serial: Some(7),
-        thread: 1,
-        sql_redo: None,
-        src_con_name: Some(Arc::from("PDB1")),
-        con_id: Some(CON_ID),
-        ..Default::default()
-    }
 }
 
 /// An INSERT at `scn` of the row `row_id` with `len` bytes of SQL_REDO.

@@ -11,7 +11,7 @@ use super::codec::{ChunkKey, ChunkValue};
 use super::*;
 use crate::sink::bookmark::Bookmark;
 use crate::sink::kafka::reader::TopicRecord;
-use crate::source::OperationCode;
+use crate::source::fixtures;
 
 const TOPIC: &str = "sales.cdc.txjournal";
 
@@ -37,23 +37,8 @@ fn tx(n: u32) -> TxKey {
 
 fn row(key: &TxKey, scn: u64) -> LogMinerRow {
     LogMinerRow {
-        scn,
-        xid: key.xid,
-        operation: OperationCode::Insert,
-        row_id: Arc::from("AAASQ2AAEAAAACFAAA"),
-        rs_id: Arc::from(" 0x000007.000228b7.0010 "),
-        seg_owner: Some(Arc::from("APP")),
-        table_name: Some(Arc::from("ORDERS")),
-        username: Some(Arc::from("APP")),
-        session: Some(1),
-        serial: Some(2),
-        thread: 1,
-        sql_redo: Some(format!(
-            "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
-        )),
         src_con_name: key.container.as_deref().map(Arc::from),
-        con_id: Some(3),
-        ..Default::default()
+        ..fixtures::insert(key.xid, scn)
     }
 }
 
