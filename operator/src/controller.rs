@@ -44,11 +44,12 @@
 //! generation, so GitOps tools see the failure instead of waiting.
 
 pub mod apply;
+mod memory;
 pub mod observe;
 pub mod resize;
 pub mod secrets;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -67,7 +68,8 @@ use redoline_crds::v1alpha1::OracleCaptureStatus;
 
 use crate::build::{BuildError, OperatorSettings, build};
 use crate::events::EventPublisher;
-use crate::status::{Observation, StatusPolls, Transition, compute, failing};
+use crate::status::{Observation, Transition, compute, failing};
+use memory::Memory;
 
 /// Label every capture pod carries; the operator watches pods by it.
 pub const CAPTURE_POD_SELECTOR: &str = "app.kubernetes.io/name=redoline-capture";
@@ -177,21 +179,6 @@ struct Context {
     memory: Mutex<Memory>,
     /// What is known of the referenced Secrets (key names and value digests, no values).
     secret_facts: Mutex<secrets::SecretFactsCache>,
-}
-
-/// Per-object state kept between reconciles (lost on restart, which only costs a status write).
-#[derive(Default)]
-struct Memory {
-    /// The last status written, by the OracleCapture's uid.
-    written: HashMap<String, OracleCaptureStatus>,
-    /// Consecutive failed reconciles, by namespace/name.
-    failures: HashMap<String, u32>,
-    /// What was last applied of each capture's children, by the OracleCapture's uid.
-    applied: HashMap<String, apply::AppliedChildren>,
-    /// Spill resizes under way, by the OracleCapture's uid.
-    resizing: HashMap<String, resize::Pending>,
-    /// The capture pod's `/status` answers, by the OracleCapture's uid.
-    polls: HashMap<String, StatusPolls>,
 }
 
 impl Context {
@@ -486,12 +473,7 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
                 resize_waiting = step.pending;
                 step.apply
             };
-            let mut applied = context
-                .memory()
-                .applied
-                .get(&uid)
-                .cloned()
-                .unwrap_or_default();
+            let mut applied = context.memory().capture(&uid).applied.clone();
             let result = apply::children(
                 client,
                 namespace,
@@ -501,7 +483,7 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
                 &mut applied,
             )
             .await;
-            context.memory().applied.insert(uid.clone(), applied);
+            context.memory().capture(&uid).applied = applied;
             match result {
                 Ok(sent) => {
                     if sent > 0 {
@@ -529,7 +511,7 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
     let running = pod
         .as_ref()
         .is_some_and(|pod| observe::capture_running(&pod.observation));
-    let mut polls = context.memory().polls.remove(&uid).unwrap_or_default();
+    let mut polls = std::mem::take(&mut context.memory().capture(&uid).polls);
     let mut unanswered_now = false;
     if let Some(pod) = pod.as_ref().filter(|_| running) {
         let poll = match pod.ip {
@@ -548,7 +530,7 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
     } else {
         (None, None)
     };
-    context.memory().polls.insert(uid.clone(), polls);
+    context.memory().capture(&uid).polls = polls;
     let mut unanswered_event = None;
     if let Some(unanswered) = status_unanswered.as_ref().filter(|_| unanswered_now) {
         tracing::warn!(
@@ -578,9 +560,9 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
     // Status and Events.
     let previous = context
         .memory()
+        .capture(&uid)
         .written
-        .get(&uid)
-        .cloned()
+        .clone()
         .or_else(|| capture.status.clone());
     let (status, mut transitions) = compute(&observation, previous.as_ref(), &now());
     transitions.extend(unanswered_event);
@@ -632,7 +614,7 @@ async fn resize_step(
         )
         .within(namespace),
     );
-    let pending = context.memory().resizing.remove(uid);
+    let pending = context.memory().capture(uid).resizing.take();
     let step = resize::step(
         &context.client,
         namespace,
@@ -657,10 +639,9 @@ async fn resize_step(
     let pending = step.pending.is_some();
     if let Some(resizing) = step.pending {
         let mut memory = context.memory();
-        memory.resizing.insert(uid.to_owned(), resizing);
-        if let Some(applied) = memory.applied.get_mut(uid) {
-            applied.forget_stateful_set();
-        }
+        let remembered = memory.capture(uid);
+        remembered.resizing = Some(resizing);
+        remembered.applied.forget_stateful_set();
     }
     Ok(ResizeDecision {
         apply: step.apply,
@@ -671,9 +652,9 @@ async fn resize_step(
 /// Records a written status, forgetting objects that are gone once the map outgrows the store.
 fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
     let mut memory = context.memory();
-    memory.written.insert(uid, status);
+    memory.capture(&uid).written = Some(status);
     let live = context.captures.state();
-    if memory.written.len() > live.len() + 64 {
+    if memory.captures.len() > live.len() + 64 {
         memory.keep_only(&live);
         drop(memory);
         let referenced = referenced_secrets(&live);
@@ -682,22 +663,6 @@ fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|namespace, name| referenced.contains(&(namespace, name)));
-    }
-}
-
-impl Memory {
-    /// Forgets every capture not in `live`.
-    fn keep_only(&mut self, live: &[Arc<OracleCapture>]) {
-        let uids: HashSet<&str> = live
-            .iter()
-            .filter_map(|c| c.metadata.uid.as_deref())
-            .collect();
-        let keys: HashSet<String> = live.iter().map(|c| object_key(c)).collect();
-        self.written.retain(|uid, _| uids.contains(uid.as_str()));
-        self.applied.retain(|uid, _| uids.contains(uid.as_str()));
-        self.resizing.retain(|uid, _| uids.contains(uid.as_str()));
-        self.polls.retain(|uid, _| uids.contains(uid.as_str()));
-        self.failures.retain(|key, _| keys.contains(key));
     }
 }
 
@@ -720,45 +685,9 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use kube::runtime::watcher;
 
-    fn capture(namespace: &str, name: &str, uid: &str) -> Arc<OracleCapture> {
-        let mut capture = fixtures::sample();
-        capture.metadata.namespace = Some(namespace.into());
-        capture.metadata.name = Some(name.into());
-        capture.metadata.uid = Some(uid.into());
-        Arc::new(capture)
-    }
-
     #[test]
-    fn a_deleted_capture_is_forgotten_everywhere() {
-        let kept = capture("sales", "orders", "uid-kept");
-        let gone = capture("hr", "payroll", "uid-gone");
-        let mut memory = Memory::default();
-        for c in [&kept, &gone] {
-            let uid = c.metadata.uid.clone().unwrap();
-            memory
-                .written
-                .insert(uid.clone(), OracleCaptureStatus::default());
-            memory
-                .applied
-                .insert(uid.clone(), apply::AppliedChildren::default());
-            memory.polls.insert(uid.clone(), StatusPolls::default());
-            memory
-                .resizing
-                .insert(uid, resize::Pending::new(Vec::new()));
-            memory.failures.insert(object_key(c), 2);
-        }
-        memory.keep_only(std::slice::from_ref(&kept));
-        let only_kept = vec!["uid-kept".to_owned()];
-        let uids = |keys: Vec<&String>| keys.into_iter().cloned().collect::<Vec<_>>();
-        assert_eq!(uids(memory.written.keys().collect()), only_kept);
-        assert_eq!(uids(memory.applied.keys().collect()), only_kept);
-        assert_eq!(uids(memory.polls.keys().collect()), only_kept);
-        assert_eq!(uids(memory.resizing.keys().collect()), only_kept);
-        assert_eq!(
-            uids(memory.failures.keys().collect()),
-            vec!["sales/orders".to_owned()]
-        );
-
+    fn only_the_secrets_of_live_captures_are_referenced() {
+        let kept = Arc::new(fixtures::sample_at("sales", "orders", "uid-kept"));
         let referenced = referenced_secrets(std::slice::from_ref(&kept));
         let names = secrets::referenced_names(&kept.spec);
         assert!(!names.is_empty());
