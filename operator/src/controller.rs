@@ -68,7 +68,7 @@ use redoline_crds::v1alpha1::OracleCaptureStatus;
 
 use crate::build::{BuildError, OperatorSettings, build};
 use crate::events::EventPublisher;
-use crate::status::{Observation, Transition, compute, failing};
+use crate::status::{ConfigurationProblem, Observation, Transition, compute, failing};
 use memory::Memory;
 
 /// Label every capture pod carries; the operator watches pods by it.
@@ -90,10 +90,6 @@ const CACHE_READY_LIMIT: Duration = Duration::from_secs(30);
 const SECRET_CACHE_WAIT: Duration = Duration::from_secs(1);
 /// Failed reconciles in a row (about 15 s with the backoff) after which the status says so.
 const STALL_AFTER_FAILURES: u32 = 5;
-/// Condition reason for a spec the builders refuse.
-pub const INVALID_SPEC: &str = "InvalidSpec";
-/// Condition reason for a child the API server refuses as invalid (HTTP 422).
-pub const APPLY_REJECTED: &str = "ApplyRejected";
 /// The Event reason when the capture's `/status` stops answering the operator's polls.
 pub const STATUS_UNANSWERED: &str = "StatusUnanswered";
 
@@ -450,11 +446,10 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
             .unwrap_or_else(PoisonError::into_inner);
         secrets::check(&capture.spec, |name| facts.get(namespace, name))
     };
-    if secrets
-        .problem
-        .as_ref()
-        .is_some_and(|(reason, _)| reason == secrets::SECRET_NOT_FOUND)
-        && secrets::metadata_cache_behind(client, namespace, &capture.spec, &caches.secrets).await
+    if matches!(
+        secrets.problem,
+        Some(ConfigurationProblem::SecretNotFound(_))
+    ) && secrets::metadata_cache_behind(client, namespace, &capture.spec, &caches.secrets).await
     {
         // The Secret's watch event is on its way and triggers the next reconcile.
         return Ok(Action::requeue(SECRET_CACHE_WAIT));
@@ -493,15 +488,16 @@ async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result
                 // The API server refused what the spec asks for: retrying the same object
                 // cannot succeed.
                 Err(refused) if refused.is_invalid() => {
-                    configuration_problem
-                        .get_or_insert_with(|| (APPLY_REJECTED.to_owned(), refused.to_string()));
+                    configuration_problem.get_or_insert_with(|| {
+                        ConfigurationProblem::ApplyRejected(refused.to_string())
+                    });
                 }
                 Err(error) => return Err(error.into()),
             }
         }
         Err(BuildError::MissingMetadata(field)) => return Err(Error::MissingMetadata(field)),
         Err(invalid @ (BuildError::SpillSize(_) | BuildError::RenderConfig(_))) => {
-            configuration_problem = Some((INVALID_SPEC.to_owned(), invalid.to_string()));
+            configuration_problem = Some(ConfigurationProblem::InvalidSpec(invalid.to_string()));
         }
     }
 

@@ -162,8 +162,8 @@ fn the_argocd_configmap_embeds_the_tested_script() {
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use redoline_operator::status::{
-    CaptureReport, ContainerObservation, ContainerState, Observation, PodObservation, Terminated,
-    Unanswered, WorkloadObservation, compute, failing,
+    CaptureReport, ConfigurationProblem, ContainerObservation, ContainerState, Observation,
+    PodObservation, Terminated, Unanswered, WorkloadObservation, compute, failing,
 };
 
 const SPILL_STOP: &str = r#"{"code":"CDC-4001","reason":"SpillCapacityExceeded","message":"spill cap of 10Gi exceeded","at":"2026-11-29T09:59:00Z"}"#;
@@ -278,8 +278,7 @@ fn operator_states() -> Vec<OperatorState> {
     });
     doctor_failed.capture = None;
     let mut secret_missing = streaming(1.0);
-    secret_missing.configuration_problem = Some((
-        "SecretNotFound".into(),
+    secret_missing.configuration_problem = Some(ConfigurationProblem::SecretNotFound(
         "Secret \"orders-db-cdc\" named by spec.database.credentialsSecret does not exist".into(),
     ));
     let mut suspended = streaming(1.0);

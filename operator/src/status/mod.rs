@@ -25,8 +25,8 @@ use redoline_crds::v1alpha1::{
 };
 
 pub use observation::{
-    CaptureReport, ContainerObservation, ContainerState, Observation, PodObservation, Terminated,
-    WorkloadObservation,
+    CaptureReport, ConfigurationProblem, ContainerObservation, ContainerState, Observation,
+    PodObservation, Terminated, WorkloadObservation,
 };
 pub use polls::{KEPT_FOR_FAILED_POLLS, StatusPolls, Unanswered};
 pub use termination::{FailedCheck, StopReport};
@@ -81,7 +81,12 @@ pub fn compute(
         doctor_stop.clone().or(capture_stop)
     };
     let stalled = match (&observation.configuration_problem, &stop) {
-        (Some((reason, message)), _) => condition(ct::STALLED, TRUE, reason, message.clone()),
+        (Some(problem), _) => condition(
+            ct::STALLED,
+            TRUE,
+            problem.reason(),
+            problem.message().to_owned(),
+        ),
         (None, Some(stop)) => condition(ct::STALLED, TRUE, &stop.reason, stop.condition_message()),
         (None, None) => condition(ct::STALLED, FALSE, "NoStop", String::new()),
     };

@@ -26,9 +26,46 @@ pub struct Observation {
     pub capture: Option<CaptureReport>,
     /// `/status` has not answered for several polls in a row.
     pub status_unanswered: Option<super::Unanswered>,
-    /// A problem the user must fix before the capture can run (reason, message), such as a missing
-    /// Secret or key.
-    pub configuration_problem: Option<(String, String)>,
+    /// A problem the user must fix before the capture can run, such as a missing Secret or key.
+    pub configuration_problem: Option<ConfigurationProblem>,
+}
+
+/// A problem the user must fix before the capture can run: retrying the same reconcile cannot
+/// fix it, so it is no error but a `Stalled` condition with [`ConfigurationProblem::reason`].
+/// Each carries the condition message, which names the spec field at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigurationProblem {
+    /// A referenced Secret does not exist.
+    SecretNotFound(String),
+    /// A referenced Secret lacks a key the capture reads.
+    SecretKeyMissing(String),
+    /// The builders refuse the spec.
+    InvalidSpec(String),
+    /// The API server refused a child as invalid (HTTP 422), such as a change to the
+    /// StatefulSet's selector.
+    ApplyRejected(String),
+}
+
+impl ConfigurationProblem {
+    /// The condition and Event reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ConfigurationProblem::SecretNotFound(_) => "SecretNotFound",
+            ConfigurationProblem::SecretKeyMissing(_) => "SecretKeyMissing",
+            ConfigurationProblem::InvalidSpec(_) => "InvalidSpec",
+            ConfigurationProblem::ApplyRejected(_) => "ApplyRejected",
+        }
+    }
+
+    /// The condition message.
+    pub fn message(&self) -> &str {
+        match self {
+            ConfigurationProblem::SecretNotFound(message)
+            | ConfigurationProblem::SecretKeyMissing(message)
+            | ConfigurationProblem::InvalidSpec(message)
+            | ConfigurationProblem::ApplyRejected(message) => message,
+        }
+    }
 }
 
 /// The StatefulSet's rollout state.

@@ -329,8 +329,7 @@ fn suspended_is_ready_with_zero_pods() {
 fn a_configuration_problem_stalls() {
     let observation = Observation {
         generation: Some(1),
-        configuration_problem: Some((
-            "SecretNotFound".into(),
+        configuration_problem: Some(ConfigurationProblem::SecretNotFound(
             "Secret orders-db-cdc (spec.database.credentialsSecret) does not exist".into(),
         )),
         ..Observation::default()
