@@ -6,7 +6,7 @@
 //!         ─▶ status::compute (pure) ─▶ apply status (only when changed) ─▶ Events
 //! ```
 //!
-//! Secrets, the StatefulSet and the pod are read from watch caches ([`observe::Caches`]) fed by
+//! Secrets, the StatefulSet and the pod are read from watch caches ([`watch::Caches`]) fed by
 //! the same watches that trigger reconciles, and a child is applied only when its desired state
 //! changed or its cached copy is not the one last applied ([`apply::AppliedChildren`]): a
 //! reconcile of an idle capture makes no API call. A new spill size replaces the StatefulSet
@@ -48,6 +48,7 @@ mod memory;
 pub mod observe;
 pub mod resize;
 pub mod secrets;
+pub mod watch;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -171,7 +172,7 @@ struct Context {
     events: EventPublisher,
     captures: Store<OracleCapture>,
     /// StatefulSets, Pods, Secrets and the other children, as the watches last saw them.
-    caches: observe::Caches,
+    caches: watch::Caches,
     memory: Mutex<Memory>,
     /// What is known of the referenced Secrets (key names and value digests, no values).
     secret_facts: Mutex<secrets::SecretFactsCache>,
@@ -230,9 +231,9 @@ async fn run_one(
     // Lists may come from the API server's watch cache (`any_semantic`): a slightly old start is
     // fine for a level-based reconciler, and it keeps restarts cheap for etcd. The children,
     // pods and Secrets are watched once each, feeding both the triggers and the caches the
-    // reconciler reads (see `observe::watch`).
-    let (caches, feeds) = observe::watch(&client, ns);
-    let (captures, capture_feed) = observe::watch_captures(&client, ns);
+    // reconciler reads (see `watch::watch`).
+    let (caches, feeds) = watch::watch(&client, ns);
+    let (captures, capture_feed) = watch::watch_captures(&client, ns);
     let controller = Controller::for_stream(capture_feed, captures.clone());
     if let Some(metrics) = &settings.metrics {
         metrics.track_captures(captures.clone());
