@@ -10,7 +10,8 @@
 //! the same watches that trigger reconciles, and a child is applied only when its desired state
 //! changed or its cached copy is not the one last applied ([`apply::AppliedChildren`]): a
 //! reconcile of an idle capture makes no API call. A new spill size replaces the StatefulSet
-//! ([`resize`]).
+//! ([`resize`]). One reconcile is a short driver over these steps, each a function failing with
+//! its own [`Error`] variant (`reconcile.rs`).
 //!
 //! # Triggers
 //! A reconcile runs when the OracleCapture changes, when an object it owns changes (StatefulSet,
@@ -46,6 +47,7 @@
 pub mod apply;
 mod memory;
 pub mod observe;
+mod reconcile;
 pub mod resize;
 pub mod secrets;
 pub mod watch;
@@ -67,9 +69,9 @@ use kube::{Api, Client, Resource, ResourceExt};
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::OracleCaptureStatus;
 
-use crate::build::{BuildError, OperatorSettings, build};
+use crate::build::OperatorSettings;
 use crate::events::EventPublisher;
-use crate::status::{ConfigurationProblem, Observation, Transition, compute, failing};
+use crate::status::failing;
 use memory::Memory;
 
 /// Label every capture pod carries; the operator watches pods by it.
@@ -137,19 +139,28 @@ impl ControllerSettings {
     }
 }
 
-/// Why a reconcile failed; the reconcile is retried with backoff.
+/// Why a reconcile failed: one variant per step of the reconcile that can fail, in their order.
+/// The reconcile is retried with backoff.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Reading the OracleCapture's identity (and the builders reading its metadata).
     #[error("the OracleCapture has no {0}")]
     MissingMetadata(&'static str),
-    #[error(transparent)]
-    Apply(#[from] apply::ApplyError),
-    #[error("resizing the spill volume: {0}")]
-    Resize(#[source] kube::Error),
+    /// Waiting for the watch caches' first lists.
     #[error("the watch caches did not fill within {CACHE_READY_LIMIT:?}; see the operator's log")]
     CachesNotReady,
+    /// Dereferencing the Secrets the spec names.
     #[error("reading a referenced Secret: {0}")]
     SecretRead(#[source] kube::Error),
+    /// Replacing the StatefulSet for a new spill size, before applying it.
+    #[error("resizing the spill volume: {0}")]
+    Resize(#[source] kube::Error),
+    /// Applying the children.
+    #[error(transparent)]
+    Apply(apply::ApplyError),
+    /// Writing the status.
+    #[error(transparent)]
+    WriteStatus(apply::ApplyError),
 }
 
 impl Error {
@@ -157,10 +168,12 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::MissingMetadata(_) => "MissingMetadata",
-            Error::Apply(_) => "ApplyFailed",
-            Error::Resize(_) => "ResizeFailed",
             Error::CachesNotReady => "CachesNotReady",
             Error::SecretRead(_) => "SecretReadFailed",
+            Error::Resize(_) => "ResizeFailed",
+            Error::Apply(_) => "ApplyFailed",
+            // A server-side apply too: the reason the docs, dashboards and alerts already name.
+            Error::WriteStatus(_) => "ApplyFailed",
         }
     }
 }
@@ -309,7 +322,7 @@ fn object_key(capture: &OracleCapture) -> String {
 
 async fn reconcile(capture: Arc<OracleCapture>, context: Arc<Context>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
-    let result = reconcile_capture(&capture, &context).await;
+    let result = reconcile::reconcile_capture(&capture, &context).await;
     if let Some(metrics) = &context.settings.metrics {
         let reason = result.as_ref().err().map(Error::reason);
         metrics.reconcile.record(started.elapsed(), reason);
@@ -402,248 +415,6 @@ fn backoff(failures: u32) -> Duration {
 fn now() -> Time {
     let now = Timestamp::now();
     Time(Timestamp::from_second(now.as_second()).unwrap_or(now))
-}
-
-async fn reconcile_capture(capture: &OracleCapture, context: &Context) -> Result<Action, Error> {
-    let name = capture
-        .metadata
-        .name
-        .as_deref()
-        .ok_or(Error::MissingMetadata("name"))?;
-    let namespace = capture
-        .metadata
-        .namespace
-        .as_deref()
-        .ok_or(Error::MissingMetadata("namespace"))?;
-    let uid = capture
-        .metadata
-        .uid
-        .clone()
-        .ok_or(Error::MissingMetadata("uid"))?;
-    let client = &context.client;
-    let settings = &context.settings;
-
-    // The caches fill from the controller's watches; a reconcile before their first list would
-    // read a missing Secret where there is one.
-    if !context.caches.ready(CACHE_READY_LIMIT).await {
-        return Err(Error::CachesNotReady);
-    }
-    let caches = &context.caches;
-
-    // Desired state, then apply.
-    secrets::SecretFactsCache::refresh(
-        &context.secret_facts,
-        client,
-        &caches.secrets,
-        namespace,
-        &capture.spec,
-    )
-    .await
-    .map_err(Error::SecretRead)?;
-    let secrets = {
-        let facts = context
-            .secret_facts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        secrets::check(&capture.spec, |name| facts.get(namespace, name))
-    };
-    if matches!(
-        secrets.problem,
-        Some(ConfigurationProblem::SecretNotFound(_))
-    ) && secrets::metadata_cache_behind(client, namespace, &capture.spec, &caches.secrets).await
-    {
-        // The Secret's watch event is on its way and triggers the next reconcile.
-        return Ok(Action::requeue(SECRET_CACHE_WAIT));
-    }
-    // The StatefulSet's name as `build` gives it; known even when the spec cannot be built.
-    let workload_name = format!("{name}-capture");
-    let mut configuration_problem = secrets.problem.clone();
-    let mut resize_waiting = false;
-    match build(capture, &settings.build) {
-        Ok(mut children) => {
-            apply::annotate_secrets(&mut children, &secrets.digest);
-            let roll_allowed = secrets.problem.is_none() || capture.spec.suspend;
-            // A new spill size cannot be applied to the StatefulSet: `resize` replaces it.
-            let with_stateful_set = roll_allowed && {
-                let step = resize_step(capture, context, &uid, &children).await?;
-                resize_waiting = step.pending;
-                step.apply
-            };
-            let mut applied = context.memory().capture(&uid).applied.clone();
-            let result = apply::children(
-                client,
-                namespace,
-                &children,
-                with_stateful_set,
-                caches,
-                &mut applied,
-            )
-            .await;
-            context.memory().capture(&uid).applied = applied;
-            match result {
-                Ok(sent) => {
-                    if sent > 0 {
-                        tracing::debug!(capture = name, namespace, sent, "children applied");
-                    }
-                }
-                // The API server refused what the spec asks for: retrying the same object
-                // cannot succeed.
-                Err(refused) if refused.is_invalid() => {
-                    configuration_problem.get_or_insert_with(|| {
-                        ConfigurationProblem::ApplyRejected(refused.to_string())
-                    });
-                }
-                Err(error) => return Err(error.into()),
-            }
-        }
-        Err(BuildError::MissingMetadata(field)) => return Err(Error::MissingMetadata(field)),
-        Err(invalid @ (BuildError::SpillSize(_) | BuildError::RenderConfig(_))) => {
-            configuration_problem = Some(ConfigurationProblem::InvalidSpec(invalid.to_string()));
-        }
-    }
-
-    // Observe, from the caches; only the capture's own `/status` is asked.
-    let workload = observe::workload(&caches.stateful_sets, namespace, &workload_name);
-    let pod = observe::pod(&caches.pods, namespace, &workload_name);
-    let running = pod
-        .as_ref()
-        .is_some_and(|pod| observe::capture_running(&pod.observation));
-    let mut polls = std::mem::take(&mut context.memory().capture(&uid).polls);
-    let mut unanswered_now = false;
-    if let Some(pod) = pod.as_ref().filter(|_| running) {
-        let poll = match pod.ip {
-            Some(ip) => observe::poll_status(ip, settings.status_port, settings.status_timeout)
-                .await
-                .map_err(|error| format!("{ip}:{}: {error}", settings.status_port)),
-            None => Err("the pod has no IP address yet".to_owned()),
-        };
-        if let Err(error) = &poll {
-            tracing::debug!(capture = name, namespace, %error, "no /status answer");
-        }
-        unanswered_now = polls.record(&pod.uid, poll);
-    }
-    let (report, status_unanswered) = if running {
-        (polls.report().cloned(), polls.unanswered())
-    } else {
-        (None, None)
-    };
-    context.memory().capture(&uid).polls = polls;
-    let mut unanswered_event = None;
-    if let Some(unanswered) = status_unanswered.as_ref().filter(|_| unanswered_now) {
-        tracing::warn!(
-            capture = name,
-            namespace,
-            polls = unanswered.polls,
-            error = %unanswered.error,
-            "the capture's /status does not answer: Ready follows the pod's readiness"
-        );
-        unanswered_event = Some(Transition {
-            warning: true,
-            reason: STATUS_UNANSWERED.to_owned(),
-            note: unanswered.note(),
-        });
-    }
-    let observation = Observation {
-        generation: capture.metadata.generation,
-        suspend: capture.spec.suspend,
-        sla_max_lag_seconds: capture.spec.sla.as_ref().map(|sla| sla.max_lag_seconds),
-        workload,
-        pod: pod.map(|pod| pod.observation),
-        capture: report,
-        status_unanswered,
-        configuration_problem,
-    };
-
-    // Status and Events.
-    let previous = context
-        .memory()
-        .capture(&uid)
-        .written
-        .clone()
-        .or_else(|| capture.status.clone());
-    let (status, mut transitions) = compute(&observation, previous.as_ref(), &now());
-    transitions.extend(unanswered_event);
-    // Also written when only the stored copy differs, so a status changed by someone else is
-    // put back; the transitions come from `previous`, so that costs no repeated Event.
-    if previous.as_ref() != Some(&status) || capture.status.as_ref() != Some(&status) {
-        apply::status(&Api::namespaced(client.clone(), namespace), name, &status).await?;
-        remember(context, uid, status);
-        context
-            .events
-            .transitions(&capture.object_ref(&()), &transitions)
-            .await;
-    }
-
-    Ok(if resize_waiting {
-        Action::requeue(resize::RESIZE_POLL)
-    } else if running && !capture.spec.suspend {
-        Action::requeue(settings.status_poll_interval)
-    } else {
-        Action::requeue(RESYNC_INTERVAL)
-    })
-}
-
-/// What [`resize_step`] decided.
-struct ResizeDecision {
-    /// Apply the StatefulSet now.
-    apply: bool,
-    /// A resize is under way: look again soon.
-    pending: bool,
-}
-
-/// The spill resize part of a reconcile (see [`resize`]): starts or follows a resize, publishes
-/// its Event, and says whether the StatefulSet may be applied.
-async fn resize_step(
-    capture: &OracleCapture,
-    context: &Context,
-    uid: &str,
-    children: &crate::build::CaptureChildren,
-) -> Result<ResizeDecision, Error> {
-    let namespace = capture.metadata.namespace.as_deref().unwrap_or_default();
-    let existing = context.caches.stateful_sets.get(
-        &ObjectRef::new(
-            children
-                .stateful_set
-                .metadata
-                .name
-                .as_deref()
-                .unwrap_or_default(),
-        )
-        .within(namespace),
-    );
-    let pending = context.memory().capture(uid).resizing.take();
-    let step = resize::step(
-        &context.client,
-        namespace,
-        existing.as_deref(),
-        &children.stateful_set,
-        pending,
-    )
-    .await
-    .map_err(Error::Resize)?;
-    if let Some(event) = &step.event {
-        tracing::info!(
-            object = %object_key(capture),
-            reason = %event.reason,
-            note = %event.note,
-            "spill resize"
-        );
-        context
-            .events
-            .transitions(&capture.object_ref(&()), std::slice::from_ref(event))
-            .await;
-    }
-    let pending = step.pending.is_some();
-    if let Some(resizing) = step.pending {
-        let mut memory = context.memory();
-        let remembered = memory.capture(uid);
-        remembered.resizing = Some(resizing);
-        remembered.applied.forget_stateful_set();
-    }
-    Ok(ResizeDecision {
-        apply: step.apply,
-        pending,
-    })
 }
 
 /// Records a written status, forgetting objects that are gone once the map outgrows the store.
