@@ -367,7 +367,7 @@ pub async fn write_pod_status(
         &Patch::Merge(json!({ "status": status })),
     )
     .await
-    .with_context(|| format!("the status of pod {name} refused"))?;
+    .with_context(|| format!("writing the status of pod {name}"))?;
     Ok(())
 }
 
