@@ -161,6 +161,7 @@ fn the_argocd_configmap_embeds_the_tested_script() {
 // --- statuses the operator computes --------------------------------------------------------
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use redoline_crds::capture::CaptureState;
 use redoline_operator::status::{
     CaptureReport, ConfigurationProblem, ContainerObservation, ContainerState, Observation,
     PodObservation, Terminated, Unanswered, WorkloadObservation, compute, failing,
@@ -197,9 +198,9 @@ fn pod(capture: ContainerState) -> PodObservation {
     }
 }
 
-fn report(state: &str, lag: f64) -> CaptureReport {
+fn report(state: CaptureState, lag: f64) -> CaptureReport {
     CaptureReport {
-        state: state.into(),
+        state: Some(state),
         commit_scn: Some(5000),
         restart_scn: Some(4000),
         lag_seconds: Some(lag),
@@ -213,7 +214,7 @@ fn streaming(lag: f64) -> Observation {
         sla_max_lag_seconds: Some(120),
         workload: Some(rolled_out(1)),
         pod: Some(pod(ContainerState::Running { ready: true })),
-        capture: Some(report("streaming", lag)),
+        capture: Some(report(CaptureState::Streaming, lag)),
         ..Observation::default()
     }
 }
@@ -264,7 +265,7 @@ fn operator_states() -> Vec<OperatorState> {
     starting.capture = None;
     let mut snapshotting = streaming(1.0);
     snapshotting.pod = Some(pod(ContainerState::Running { ready: false }));
-    snapshotting.capture = Some(report("snapshotting", 0.0));
+    snapshotting.capture = Some(report(CaptureState::Snapshotting, 0.0));
     let mut spill_stop = streaming(1.0);
     spill_stop.pod = Some(pod(stopped(SPILL_STOP)));
     spill_stop.capture = None;

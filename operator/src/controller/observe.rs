@@ -156,7 +156,10 @@ mod tests {
         let report = poll_status("127.0.0.1".parse().unwrap(), port, Duration::from_secs(5))
             .await
             .unwrap();
-        assert_eq!(report.state, "streaming");
+        assert_eq!(
+            report.state,
+            Some(redoline_crds::capture::CaptureState::Streaming)
+        );
         assert_eq!(report.commit_scn, Some(42));
         assert_eq!(report.lag_seconds, Some(1.5));
         assert!(

@@ -20,6 +20,7 @@ mod polls;
 mod termination;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
     LastStop, OracleCaptureStatus, Phase, Position, condition_type as ct,
 };
@@ -64,7 +65,7 @@ pub fn compute(
         && observation
             .capture
             .as_ref()
-            .is_none_or(|c| c.state == "streaming");
+            .is_none_or(|c| c.state == Some(CaptureState::Streaming));
     let unanswered_note = |message: String| match &observation.status_unanswered {
         Some(unanswered) => format!("{message}; {}", unanswered.note()),
         None => message,
@@ -72,7 +73,7 @@ pub fn compute(
     let snapshotting = observation
         .capture
         .as_ref()
-        .is_some_and(|c| c.state == "snapshotting");
+        .is_some_and(|c| c.state == Some(CaptureState::Snapshotting));
 
     // A stop stays until a new pod streams again; a configuration problem until it is fixed.
     let stop = if observation.suspend || streaming {

@@ -4,8 +4,7 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
-use redoline_crds::v1alpha1::SnapshotProgress;
-use serde::Deserialize;
+pub use redoline_crds::capture::CaptureReport;
 
 use super::StopReport;
 use crate::build::{CAPTURE_CONTAINER, DOCTOR_CONTAINER};
@@ -98,23 +97,6 @@ impl WorkloadObservation {
             || self.updated_replicas < self.replicas
             || (self.replicas > 0 && self.current_revision != self.update_revision)
     }
-}
-
-/// The capture's `/status` answer (contracts: "Capture HTTP endpoints").
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CaptureReport {
-    pub state: String,
-    #[serde(default)]
-    pub commit_scn: Option<u64>,
-    #[serde(default)]
-    pub restart_scn: Option<u64>,
-    #[serde(default)]
-    pub lag_seconds: Option<f64>,
-    /// Snapshot progress, sent by a capture while it takes its initial snapshot (an addition to
-    /// the contract's `/status`: older captures leave it out).
-    #[serde(default)]
-    pub snapshot: Option<SnapshotProgress>,
 }
 
 /// The capture pod's two containers.
