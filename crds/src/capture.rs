@@ -1,12 +1,14 @@
 //! What the capture tells the operator, outside the Kubernetes API: the `/status` document the
-//! operator polls (contracts: "Capture HTTP endpoints"). Like [`crate::StopCode`], this is API:
-//! the capture writes these types and the operator reads them, so the JSON has one definition.
+//! operator polls and the termination message a typed stop leaves in the pod status (contracts:
+//! "Capture HTTP endpoints", "Termination message"). Like [`crate::StopCode`], these are API: the
+//! capture writes these types and the operator reads them, so the JSON has one definition.
 //!
 //! The capture writes exactly what it knows. The operator reads tolerantly, since the capture in a
 //! pod can be older or newer than the operator: members it does not read are ignored, missing
 //! optional ones are `None`, and a `state` it does not know is `None` ([`CaptureReport`]).
 
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
 use crate::v1alpha1;
 
@@ -64,6 +66,35 @@ fn known_state<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CaptureState>, 
     Ok(CaptureState::deserialize(text).ok())
 }
 
+/// The termination message of a typed stop: one JSON object of at most 4096 bytes, which the
+/// capture writes to its termination log and Kubernetes copies into the pod status. `doctor`
+/// writes the same shape with code CDC-1002 and `details.checks`.
+///
+/// `code` is text rather than a [`crate::StopCode`]: the operator keeps a code a newer capture
+/// writes when it has the code's shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TerminationMessage {
+    pub code: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    /// RFC 3339 time of the stop.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// What the stop is about, by kind: `transactions` (CDC-4001), `checks` (CDC-1002), ...
+    #[serde(default, skip_serializing_if = "is_empty")]
+    pub details: Value,
+}
+
+/// No details to write: null or an empty object.
+fn is_empty(details: &Value) -> bool {
+    details.is_null()
+        || details
+            .as_object()
+            .is_some_and(|members| members.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +107,23 @@ mod tests {
         assert_eq!(streaming.lag_seconds, Some(1.5));
         assert_eq!(read(r#"{"state":"draining"}"#).unwrap().state, None);
         assert!(read(r#"{"commitScn":1}"#).is_err());
+    }
+
+    #[test]
+    fn a_termination_message_without_details_leaves_them_out() {
+        let message = TerminationMessage {
+            code: "CDC-7001".into(),
+            reason: "ReleasedTransactionCommitted".into(),
+            message: "m".into(),
+            at: Some("2026-11-29T10:00:00Z".into()),
+            details: Value::Object(Default::default()),
+        };
+        let json = serde_json::to_string(&message).unwrap();
+        assert_eq!(
+            json,
+            r#"{"code":"CDC-7001","reason":"ReleasedTransactionCommitted","message":"m","at":"2026-11-29T10:00:00Z"}"#
+        );
+        let read: TerminationMessage = serde_json::from_str(&json).unwrap();
+        assert_eq!(read.details, Value::Null);
     }
 }

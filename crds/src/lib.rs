@@ -11,7 +11,7 @@
 //! same kind of drift test.
 //!
 //! Besides the Kubernetes API, what the capture tells the operator directly is API too: the stop
-//! codes ([`stop`]) and the `/status` document ([`capture`]).
+//! codes ([`stop`]), and the `/status` document and the termination message ([`capture`]).
 
 pub mod capture;
 #[cfg(feature = "logging")]
