@@ -21,20 +21,12 @@ use prometheus::Registry;
 use redoline_crds::metrics_endpoint;
 use serde::Serialize;
 
+pub use redoline_crds::capture::CaptureState;
+
 use crate::sink::{ProducerState, SinkStatus};
 use crate::snapshot::SnapshotProgress;
 
-/// Where the capture is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CaptureState {
-    Starting,
-    Snapshotting,
-    Streaming,
-    Stopping,
-}
-
-/// The `/status` document.
+/// The `/status` document; the operator reads it as [`redoline_crds::capture::CaptureReport`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
@@ -270,5 +262,53 @@ mod tests {
         );
         board.beat(Timestamp::now());
         assert_eq!(get_path(&router, "/healthz").await.0, StatusCode::OK);
+    }
+
+    /// The capture's `/status` read by the operator's reader, for every state and with the
+    /// snapshot's figures.
+    #[tokio::test]
+    async fn the_operator_reads_the_status_the_capture_serves() {
+        use redoline_crds::capture::CaptureReport;
+        use redoline_crds::v1alpha1;
+        let board = StatusBoard::new(Timestamp::now(), SignedDuration::from_secs(60));
+        let router = router(board.clone(), Registry::new());
+        for state in [
+            CaptureState::Starting,
+            CaptureState::Snapshotting,
+            CaptureState::Streaming,
+            CaptureState::Stopping,
+        ] {
+            board.update(Timestamp::now(), |report| {
+                report.state = state;
+                report.commit_scn = Some(5000);
+                report.restart_scn = Some(4000);
+                report.lag_seconds = Some(2.5);
+                report.snapshot = Some(SnapshotProgress {
+                    tables_total: 3,
+                    tables_done: 1,
+                    rows_scanned: 1200,
+                    rows_remaining_estimate: Some(4800),
+                });
+            });
+            let (_, served) = get_path(&router, "/status").await;
+            let read: CaptureReport = serde_json::from_str(&served).unwrap();
+            let snapshot = v1alpha1::SnapshotProgress {
+                tables_total: Some(3),
+                tables_done: Some(1),
+                rows_scanned: Some(1200),
+                rows_remaining_estimate: Some(4800),
+            };
+            assert_eq!(
+                read,
+                CaptureReport {
+                    state: Some(state),
+                    commit_scn: Some(5000),
+                    restart_scn: Some(4000),
+                    lag_seconds: Some(2.5),
+                    snapshot: Some(snapshot),
+                },
+                "{served}"
+            );
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use redoline_crds::StopCode;
-use serde::Serialize;
+use redoline_crds::capture::TerminationMessage;
 use serde_json::{Map, Value};
 
 /// Kubernetes keeps at most 4096 bytes of a container's termination message.
@@ -29,16 +29,6 @@ pub struct Stop {
     pub code: StopCode,
     pub message: String,
     pub details: Map<String, Value>,
-}
-
-#[derive(Serialize)]
-struct TerminationMessage<'a> {
-    code: &'static str,
-    reason: &'static str,
-    message: &'a str,
-    at: String,
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    details: &'a Map<String, Value>,
 }
 
 impl Stop {
@@ -94,11 +84,11 @@ pub fn termination_log_path() -> PathBuf {
 
 fn render(code: StopCode, message: &str, at: &str, details: &Map<String, Value>) -> String {
     let msg = TerminationMessage {
-        code: code.code(),
-        reason: code.reason(),
-        message,
-        at: at.to_owned(),
-        details,
+        code: code.code().to_owned(),
+        reason: code.reason().to_owned(),
+        message: message.to_owned(),
+        at: Some(at.to_owned()),
+        details: Value::Object(details.clone()),
     };
     // Serialising strings and JSON values cannot fail; fall back to the bare code if it ever did.
     serde_json::to_string(&msg).unwrap_or_else(|_| {

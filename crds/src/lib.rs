@@ -9,7 +9,11 @@
 //! crdgen`; a test fails when the committed file drifts from the types.
 //! `docs/reference.md` is generated from the same schema by [`reference`] (`make docs`), with the
 //! same kind of drift test.
+//!
+//! Besides the Kubernetes API, what the capture tells the operator directly is API too: the stop
+//! codes ([`stop`]), and the `/status` document and the termination message ([`capture`]).
 
+pub mod capture;
 #[cfg(feature = "logging")]
 pub mod logging;
 #[cfg(feature = "metrics-endpoint")]

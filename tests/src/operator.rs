@@ -12,6 +12,9 @@
 //!   fresh namespace. [`elected`] runs the controller behind leader election instead.
 //! * [`eventually`], [`wait_until`]: bounded polling; [`event_with_reason`]: an Event about the
 //!   sample.
+//! * [`write_pod_status`] with [`container_status`], [`terminated`] and [`ready_pod_status`]:
+//!   the capture pod's status as the kubelet writes it, for tests that stand in for the kubelet
+//!   (no kubelet runs in the test control plane).
 //!
 //! Everything returns [`anyhow::Result`]; the tests decide what a failure means.
 
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
@@ -350,4 +353,62 @@ pub fn requested_storage(claim: &PersistentVolumeClaim) -> Option<u64> {
         .as_ref()?
         .get("storage")?;
     ByteQuantity::quantity(&quantity.0).bytes().ok()
+}
+
+/// Writes the status of pod `name`, as the kubelet would.
+pub async fn write_pod_status(
+    pods: &Api<Pod>,
+    name: &str,
+    status: serde_json::Value,
+) -> anyhow::Result<()> {
+    pods.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .with_context(|| format!("writing the status of pod {name}"))?;
+    Ok(())
+}
+
+/// A container's status in a capture pod, running [`CAPTURE_IMAGE`]; `state` is one of the
+/// kubelet's (`{"waiting": ...}`, `{"running": ...}`, [`terminated`]).
+pub fn container_status(name: &str, state: serde_json::Value, ready: bool) -> serde_json::Value {
+    json!({
+        "name": name,
+        "image": CAPTURE_IMAGE,
+        "imageID": "",
+        "ready": ready,
+        "restartCount": 0,
+        "state": state,
+    })
+}
+
+/// The state of a container that ended with `exit_code`, leaving `message` as its termination
+/// message.
+pub fn terminated(exit_code: i32, message: &str) -> serde_json::Value {
+    json!({"terminated": {
+        "exitCode": exit_code,
+        "reason": if exit_code == 0 { "Completed" } else { "Error" },
+        "message": message,
+        "startedAt": "2026-11-29T10:00:00Z",
+        "finishedAt": "2026-11-29T10:00:05Z",
+    }})
+}
+
+/// The status of a capture pod at `ip` whose doctor passed and whose capture runs and is ready
+/// (its `/readyz` passes, so it streams).
+pub fn ready_pod_status(ip: &str) -> serde_json::Value {
+    json!({
+        "phase": "Running",
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "initContainerStatuses": [container_status("doctor", terminated(0, ""), false)],
+        "containerStatuses": [container_status(
+            "capture",
+            json!({"running": {"startedAt": "2026-11-29T10:00:06Z"}}),
+            true,
+        )],
+    })
 }

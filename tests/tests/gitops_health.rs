@@ -161,9 +161,10 @@ fn the_argocd_configmap_embeds_the_tested_script() {
 // --- statuses the operator computes --------------------------------------------------------
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use redoline_crds::capture::CaptureState;
 use redoline_operator::status::{
-    CaptureReport, ContainerObservation, ContainerState, Observation, PodObservation, Terminated,
-    Unanswered, WorkloadObservation, compute, failing,
+    CaptureReport, ConfigurationProblem, ContainerObservation, ContainerState, Observation,
+    PodObservation, Terminated, Unanswered, WorkloadObservation, compute, failing,
 };
 
 const SPILL_STOP: &str = r#"{"code":"CDC-4001","reason":"SpillCapacityExceeded","message":"spill cap of 10Gi exceeded","at":"2026-11-29T09:59:00Z"}"#;
@@ -197,9 +198,9 @@ fn pod(capture: ContainerState) -> PodObservation {
     }
 }
 
-fn report(state: &str, lag: f64) -> CaptureReport {
+fn report(state: CaptureState, lag: f64) -> CaptureReport {
     CaptureReport {
-        state: state.into(),
+        state: Some(state),
         commit_scn: Some(5000),
         restart_scn: Some(4000),
         lag_seconds: Some(lag),
@@ -213,7 +214,7 @@ fn streaming(lag: f64) -> Observation {
         sla_max_lag_seconds: Some(120),
         workload: Some(rolled_out(1)),
         pod: Some(pod(ContainerState::Running { ready: true })),
-        capture: Some(report("streaming", lag)),
+        capture: Some(report(CaptureState::Streaming, lag)),
         ..Observation::default()
     }
 }
@@ -264,7 +265,7 @@ fn operator_states() -> Vec<OperatorState> {
     starting.capture = None;
     let mut snapshotting = streaming(1.0);
     snapshotting.pod = Some(pod(ContainerState::Running { ready: false }));
-    snapshotting.capture = Some(report("snapshotting", 0.0));
+    snapshotting.capture = Some(report(CaptureState::Snapshotting, 0.0));
     let mut spill_stop = streaming(1.0);
     spill_stop.pod = Some(pod(stopped(SPILL_STOP)));
     spill_stop.capture = None;
@@ -278,8 +279,7 @@ fn operator_states() -> Vec<OperatorState> {
     });
     doctor_failed.capture = None;
     let mut secret_missing = streaming(1.0);
-    secret_missing.configuration_problem = Some((
-        "SecretNotFound".into(),
+    secret_missing.configuration_problem = Some(ConfigurationProblem::SecretNotFound(
         "Secret \"orders-db-cdc\" named by spec.database.credentialsSecret does not exist".into(),
     ));
     let mut suspended = streaming(1.0);

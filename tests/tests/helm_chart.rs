@@ -479,7 +479,7 @@ fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
     use k8s_openapi::api::networking::v1::NetworkPolicy;
-    use redoline_tests::operator::{self, NAME};
+    use redoline_tests::operator::{self, NAME, ready_pod_status};
 
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
@@ -546,27 +546,9 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
     );
 
     // Ready and running, as the kubelet would write it once /readyz passes.
-    let container = |name: &str, state: Value, ready: bool| {
-        json!({"name": name, "image": "ghcr.io/redoline/redoline-capture:0.1.0", "imageID": "",
-               "ready": ready, "restartCount": 0, "state": state})
-    };
-    let doctor = json!({"terminated": {"exitCode": 0, "reason": "Completed", "message": "",
-        "startedAt": "2026-11-29T10:00:00Z", "finishedAt": "2026-11-29T10:00:05Z"}});
-    let running = json!({"running": {"startedAt": "2026-11-29T10:00:06Z"}});
-    pods.patch_status(
-        "orders-capture-0",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {
-            "phase": "Running",
-            "podIP": "127.0.0.1",
-            "podIPs": [{"ip": "127.0.0.1"}],
-            "conditions": [{"type": "Ready", "status": "True"}],
-            "initContainerStatuses": [container("doctor", doctor, false)],
-            "containerStatuses": [container("capture", running, true)],
-        }})),
-    )
-    .await
-    .expect("pod status");
+    operator::write_pod_status(pods, "orders-capture-0", ready_pod_status("127.0.0.1"))
+        .await
+        .expect("pod status");
 
     let captures = &h.captures;
     let capture = operator::eventually("Ready from the pod", WAIT, POLL, || async move {

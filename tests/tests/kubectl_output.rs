@@ -32,10 +32,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::ListParams;
 use redoline_crds::OracleCapture;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::operator::{self, Harness};
+use redoline_tests::operator::{self, Harness, container_status, ready_pod_status, terminated};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -47,7 +47,6 @@ const BLESS_ENV: &str = "REDOLINE_BLESS";
 const SAMPLE_NAMESPACE: &str = "sales";
 /// The operator replica recorded in Events (`reportingInstance`), fixed so runs do not differ.
 const INSTANCE: &str = "redoline-operator-7c9d4b6f8-x2l5q";
-const IMAGE: &str = "ghcr.io/redoline/redoline-capture:0.1.0";
 
 /// A doctor report as `redoline-capture doctor` writes it (failing checks first), with the checks
 /// and fix statements of `capture/src/doctor/mod.rs`.
@@ -86,23 +85,26 @@ async fn kubectl_get_and_describe_read_well_and_match_the_docs() {
 
     // orders: streaming within the SLA.
     servers.set(1, streaming(5_118_204, 5_117_950, 4.5));
-    s.write_pod_status("orders", running_on(1)).await;
+    s.write_pod_status("orders", ready_pod_status("127.0.0.1"))
+        .await;
     // invoices: streaming, 500 s behind (SLA 120 s).
     servers.set(2, streaming(5_116_880, 5_116_002, 500.0));
-    s.write_pod_status("invoices", running_on(2)).await;
+    s.write_pod_status("invoices", ready_pod_status("127.0.0.2"))
+        .await;
     // payments: the doctor found three prerequisites missing.
     s.write_pod_status(
         "payments",
         json!({
             "phase": "Pending",
-            "initContainerStatuses": [container("doctor", terminated(1, DOCTOR_REPORT), false)],
-            "containerStatuses": [container("capture", json!({"waiting": {"reason": "PodInitializing"}}), false)],
+            "initContainerStatuses": [container_status("doctor", terminated(1, DOCTOR_REPORT), false)],
+            "containerStatuses": [container_status("capture", json!({"waiting": {"reason": "PodInitializing"}}), false)],
         }),
     )
     .await;
     // shipments: streamed, then stopped with CDC-4001 (the position stays in the status).
     servers.set(3, streaming(5_090_311, 5_089_977, 1.2));
-    s.write_pod_status("shipments", running_on(3)).await;
+    s.write_pod_status("shipments", ready_pod_status("127.0.0.3"))
+        .await;
     s.wait_for("shipments", "Ready=True", |c| {
         has_condition(c, "Ready", "True", "Streaming")
     })
@@ -113,8 +115,8 @@ async fn kubectl_get_and_describe_read_well_and_match_the_docs() {
             "phase": "Running",
             "podIP": "127.0.0.3",
             "podIPs": [{"ip": "127.0.0.3"}],
-            "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
-            "containerStatuses": [container("capture", terminated(3, SPILL_STOP), false)],
+            "initContainerStatuses": [container_status("doctor", terminated(0, ""), false)],
+            "containerStatuses": [container_status("capture", terminated(3, SPILL_STOP), false)],
         }),
     )
     .await;
@@ -655,15 +657,10 @@ impl Samples<'_> {
 
     /// Writes a capture pod's status, as the kubelet would.
     async fn write_pod_status(&self, name: &str, status: serde_json::Value) {
-        self.h
-            .api::<Pod>()
-            .patch_status(
-                &format!("{name}-capture-0"),
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
-            )
+        let pod = format!("{name}-capture-0");
+        operator::write_pod_status(&self.h.api::<Pod>(), &pod, status)
             .await
-            .unwrap_or_else(|e| panic!("pod status refused: {e}"));
+            .unwrap_or_else(|e| panic!("{e:#}"));
     }
 
     /// Polls the OracleCapture until its status describes its generation and `accept` holds.
@@ -741,40 +738,6 @@ fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &st
         .as_ref()
         .and_then(|s| s.condition(type_))
         .is_some_and(|c| c.status == status && c.reason == reason)
-}
-
-fn container(name: &str, state: serde_json::Value, ready: bool) -> serde_json::Value {
-    json!({
-        "name": name,
-        "image": IMAGE,
-        "imageID": "",
-        "ready": ready,
-        "restartCount": 0,
-        "state": state,
-    })
-}
-
-fn terminated(exit_code: i32, message: &str) -> serde_json::Value {
-    json!({"terminated": {
-        "exitCode": exit_code,
-        "reason": if exit_code == 0 { "Completed" } else { "Error" },
-        "message": message,
-        "startedAt": "2026-11-29T09:12:00Z",
-        "finishedAt": "2026-11-29T09:12:05Z",
-    }})
-}
-
-/// A running, ready capture on 127.0.0.`host`.
-fn running_on(host: u8) -> serde_json::Value {
-    let ip = format!("127.0.0.{host}");
-    json!({
-        "phase": "Running",
-        "podIP": ip,
-        "podIPs": [{"ip": ip}],
-        "conditions": [{"type": "Ready", "status": "True"}],
-        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
-        "containerStatuses": [container("capture", json!({"running": {"startedAt": "2026-11-29T09:12:06Z"}}), true)],
-    })
 }
 
 /// The capture's `/status` answer while streaming.

@@ -29,7 +29,7 @@ use redoline_operator::build::CONFIG_HASH_ANNOTATION;
 use redoline_operator::controller;
 use redoline_operator::controller::apply::SECRETS_HASH_ANNOTATION;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::operator::{self, NAME};
+use redoline_tests::operator::{self, NAME, container_status, ready_pod_status, terminated};
 use serde_json::json;
 
 const POD: &str = "orders-capture-0";
@@ -102,14 +102,9 @@ impl Harness {
 
     /// Writes the capture pod's status, as the kubelet would.
     async fn write_pod_status(&self, status: serde_json::Value) {
-        self.api::<Pod>()
-            .patch_status(
-                POD,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
-            )
+        operator::write_pod_status(&self.api::<Pod>(), POD, status)
             .await
-            .unwrap_or_else(|e| panic!("pod status refused: {e}"));
+            .unwrap_or_else(|e| panic!("{e:#}"));
     }
 
     /// Polls the OracleCapture until `accept` holds; on timeout, fails showing its last status.
@@ -222,27 +217,6 @@ fn template_annotation(sts: &StatefulSet, key: &str) -> String {
         .and_then(|a| a.get(key))
         .cloned()
         .unwrap_or_default()
-}
-
-fn container(name: &str, state: serde_json::Value, ready: bool) -> serde_json::Value {
-    json!({
-        "name": name,
-        "image": "ghcr.io/redoline/redoline-capture:0.1.0",
-        "imageID": "",
-        "ready": ready,
-        "restartCount": 0,
-        "state": state,
-    })
-}
-
-fn terminated(exit_code: i32, message: &str) -> serde_json::Value {
-    json!({"terminated": {
-        "exitCode": exit_code,
-        "reason": if exit_code == 0 { "Completed" } else { "Error" },
-        "message": message,
-        "startedAt": "2026-11-29T10:00:00Z",
-        "finishedAt": "2026-11-29T10:00:05Z",
-    }})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -362,8 +336,8 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     // (c) The doctor init container failed with a CDC-1002 report.
     h.write_pod_status(json!({
         "phase": "Pending",
-        "initContainerStatuses": [container("doctor", terminated(1, DOCTOR_REPORT), false)],
-        "containerStatuses": [container("capture", json!({"waiting": {"reason": "PodInitializing"}}), false)],
+        "initContainerStatuses": [container_status("doctor", terminated(1, DOCTOR_REPORT), false)],
+        "containerStatuses": [container_status("capture", json!({"waiting": {"reason": "PodInitializing"}}), false)],
     }))
     .await;
     let capture = h
@@ -409,8 +383,8 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     // (d) The doctor passed after a fix; the capture stopped with CDC-4001.
     h.write_pod_status(json!({
         "phase": "Running",
-        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
-        "containerStatuses": [container("capture", terminated(1, SPILL_STOP), false)],
+        "initContainerStatuses": [container_status("doctor", terminated(0, ""), false)],
+        "containerStatuses": [container_status("capture", terminated(1, SPILL_STOP), false)],
     }))
     .await;
     let capture = h
@@ -456,7 +430,7 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     // of a container waiting to restart. A different stop is a new Event.
     h.write_pod_status(json!({
         "phase": "Running",
-        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
+        "initContainerStatuses": [container_status("doctor", terminated(0, ""), false)],
         "containerStatuses": [{
             "name": "capture",
             "image": "ghcr.io/redoline/redoline-capture:0.1.0",
@@ -532,14 +506,7 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
     h.wait_for_pod().await;
 
     // (e) A running, ready capture on loopback that streams within the SLA (120 s).
-    h.write_pod_status(json!({
-        "phase": "Running",
-        "podIP": "127.0.0.1",
-        "podIPs": [{"ip": "127.0.0.1"}],
-        "initContainerStatuses": [container("doctor", terminated(0, ""), false)],
-        "containerStatuses": [container("capture", json!({"running": {"startedAt": "2026-11-29T10:00:06Z"}}), true)],
-    }))
-    .await;
+    h.write_pod_status(ready_pod_status("127.0.0.1")).await;
 
     // First the initial snapshot: its progress shows in status.snapshot.
     let streaming_report = body.lock().unwrap().clone();

@@ -8,6 +8,7 @@
 //! transactions committed after S (the bookmark's `commit_scn`), and for a table read at a later
 //! SCN only its changes committed after that SCN ([`SnapshotState::covers`]).
 
+pub use redoline_crds::capture::SnapshotProgress;
 use redoline_crds::v1alpha1::SnapshotMode;
 use serde::{Deserialize, Serialize};
 
@@ -193,18 +194,6 @@ impl SnapshotState {
             rows_remaining_estimate: remaining,
         }
     }
-}
-
-/// The `snapshot` object of `/status` (the operator copies it into `status.snapshot`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SnapshotProgress {
-    pub tables_total: u64,
-    pub tables_done: u64,
-    pub rows_scanned: u64,
-    /// Unknown (absent) when a table not done has no statistics.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rows_remaining_estimate: Option<u64>,
 }
 
 /// Where a snapshot row stands, for its marker.

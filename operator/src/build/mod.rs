@@ -157,6 +157,15 @@ pub(crate) mod fixtures {
         capture
     }
 
+    /// The sample as capture `name` with `uid` in `namespace`.
+    pub fn sample_at(namespace: &str, name: &str, uid: &str) -> OracleCapture {
+        let mut capture = sample();
+        capture.metadata.namespace = Some(namespace.into());
+        capture.metadata.name = Some(name.into());
+        capture.metadata.uid = Some(uid.into());
+        capture
+    }
+
     pub fn settings() -> super::OperatorSettings {
         super::OperatorSettings {
             default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),

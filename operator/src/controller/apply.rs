@@ -25,7 +25,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use super::observe::Caches;
+use super::watch::Caches;
 use crate::build::CaptureChildren;
 
 /// The field manager of everything the operator writes.

@@ -17,17 +17,14 @@ use kube::{Api, Client};
 use redoline_crds::v1alpha1::OracleCaptureSpec;
 use sha2::{Digest, Sha256};
 
-/// Condition reason: a referenced Secret does not exist.
-pub const SECRET_NOT_FOUND: &str = "SecretNotFound";
-/// Condition reason: a referenced Secret lacks a key the capture reads.
-pub const SECRET_KEY_MISSING: &str = "SecretKeyMissing";
+use crate::status::ConfigurationProblem;
 
 /// What the referenced Secrets look like right now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SecretCheck {
-    /// The first problem found, as (condition reason, message); the message names every problem
-    /// and the spec field that references the Secret.
-    pub problem: Option<(String, String)>,
+    /// The first problem found, with a message naming every problem and the spec field that
+    /// references the Secret.
+    pub problem: Option<ConfigurationProblem>,
     /// SHA-256 over the value digests of what the capture reads: the credentials' two keys, every
     /// key of a wallet or Kafka configuration Secret (mounted whole).
     pub digest: String,
@@ -121,15 +118,18 @@ pub fn references_secret(spec: &OracleCaptureSpec, secret: &str) -> bool {
     references(spec).iter().any(|r| r.name == secret)
 }
 
+/// Which problem a Secret has; the first one found is reported with every problem's message.
+type ProblemKind = fn(String) -> ConfigurationProblem;
+
 /// Checks every Secret the spec references and the keys the capture needs; `facts` gives what is
 /// known of a Secret by name (`None`: it does not exist).
 pub fn check(spec: &OracleCaptureSpec, facts: impl Fn(&str) -> Option<SecretFacts>) -> SecretCheck {
-    let mut problems: Vec<(&'static str, String)> = Vec::new();
+    let mut problems: Vec<(ProblemKind, String)> = Vec::new();
     let mut digest = Sha256::new();
     for reference in references(spec) {
         let Some(secret) = facts(reference.name) else {
             problems.push((
-                SECRET_NOT_FOUND,
+                ConfigurationProblem::SecretNotFound,
                 format!(
                     "Secret {:?} named by {} does not exist",
                     reference.name, reference.field
@@ -159,7 +159,7 @@ pub fn check(spec: &OracleCaptureSpec, facts: impl Fn(&str) -> Option<SecretFact
         for (key, key_field) in &reference.keys {
             if !secret.keys.contains_key(*key) {
                 problems.push((
-                    SECRET_KEY_MISSING,
+                    ConfigurationProblem::SecretKeyMissing,
                     format!(
                         "Secret {:?} named by {} has no key {key:?} (set by {key_field})",
                         reference.name, reference.field
@@ -168,13 +168,13 @@ pub fn check(spec: &OracleCaptureSpec, facts: impl Fn(&str) -> Option<SecretFact
             }
         }
     }
-    let problem = problems.first().map(|(reason, _)| {
+    let problem = problems.first().map(|(first, _)| {
         let message = problems
             .iter()
             .map(|(_, message)| message.as_str())
             .collect::<Vec<_>>()
             .join("; ");
-        ((*reason).to_owned(), message)
+        first(message)
     });
     SecretCheck {
         problem,
@@ -367,8 +367,9 @@ mod tests {
         let check = check(&spec, |name| {
             (name == "orders-db-cdc").then(|| facts.clone())
         });
-        let (reason, message) = check.problem.unwrap();
-        assert_eq!(reason, SECRET_KEY_MISSING);
+        let problem = check.problem.unwrap();
+        assert_eq!(problem.reason(), "SecretKeyMissing");
+        let message = problem.message();
         assert!(
             message.contains(
                 "has no key \"password\" (set by spec.database.credentialsSecret.passwordKey)"

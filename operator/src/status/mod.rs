@@ -20,13 +20,14 @@ mod polls;
 mod termination;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
     LastStop, OracleCaptureStatus, Phase, Position, condition_type as ct,
 };
 
 pub use observation::{
-    CaptureReport, ContainerObservation, ContainerState, Observation, PodObservation, Terminated,
-    WorkloadObservation,
+    CaptureReport, ConfigurationProblem, ContainerObservation, ContainerState, Observation,
+    PodObservation, Terminated, WorkloadObservation,
 };
 pub use polls::{KEPT_FOR_FAILED_POLLS, StatusPolls, Unanswered};
 pub use termination::{FailedCheck, StopReport};
@@ -64,7 +65,7 @@ pub fn compute(
         && observation
             .capture
             .as_ref()
-            .is_none_or(|c| c.state == "streaming");
+            .is_none_or(|c| c.state == Some(CaptureState::Streaming));
     let unanswered_note = |message: String| match &observation.status_unanswered {
         Some(unanswered) => format!("{message}; {}", unanswered.note()),
         None => message,
@@ -72,7 +73,7 @@ pub fn compute(
     let snapshotting = observation
         .capture
         .as_ref()
-        .is_some_and(|c| c.state == "snapshotting");
+        .is_some_and(|c| c.state == Some(CaptureState::Snapshotting));
 
     // A stop stays until a new pod streams again; a configuration problem until it is fixed.
     let stop = if observation.suspend || streaming {
@@ -81,7 +82,12 @@ pub fn compute(
         doctor_stop.clone().or(capture_stop)
     };
     let stalled = match (&observation.configuration_problem, &stop) {
-        (Some((reason, message)), _) => condition(ct::STALLED, TRUE, reason, message.clone()),
+        (Some(problem), _) => condition(
+            ct::STALLED,
+            TRUE,
+            problem.reason(),
+            problem.message().to_owned(),
+        ),
         (None, Some(stop)) => condition(ct::STALLED, TRUE, &stop.reason, stop.condition_message()),
         (None, None) => condition(ct::STALLED, FALSE, "NoStop", String::new()),
     };

@@ -4,8 +4,7 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
-use redoline_crds::v1alpha1::SnapshotProgress;
-use serde::Deserialize;
+pub use redoline_crds::capture::CaptureReport;
 
 use super::StopReport;
 use crate::build::{CAPTURE_CONTAINER, DOCTOR_CONTAINER};
@@ -26,9 +25,46 @@ pub struct Observation {
     pub capture: Option<CaptureReport>,
     /// `/status` has not answered for several polls in a row.
     pub status_unanswered: Option<super::Unanswered>,
-    /// A problem the user must fix before the capture can run (reason, message), such as a missing
-    /// Secret or key.
-    pub configuration_problem: Option<(String, String)>,
+    /// A problem the user must fix before the capture can run, such as a missing Secret or key.
+    pub configuration_problem: Option<ConfigurationProblem>,
+}
+
+/// A problem the user must fix before the capture can run: retrying the same reconcile cannot
+/// fix it, so it is no error but a `Stalled` condition with [`ConfigurationProblem::reason`].
+/// Each carries the condition message, which names the spec field at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigurationProblem {
+    /// A referenced Secret does not exist.
+    SecretNotFound(String),
+    /// A referenced Secret lacks a key the capture reads.
+    SecretKeyMissing(String),
+    /// The builders refuse the spec.
+    InvalidSpec(String),
+    /// The API server refused a child as invalid (HTTP 422), such as a change to the
+    /// StatefulSet's selector.
+    ApplyRejected(String),
+}
+
+impl ConfigurationProblem {
+    /// The condition and Event reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ConfigurationProblem::SecretNotFound(_) => "SecretNotFound",
+            ConfigurationProblem::SecretKeyMissing(_) => "SecretKeyMissing",
+            ConfigurationProblem::InvalidSpec(_) => "InvalidSpec",
+            ConfigurationProblem::ApplyRejected(_) => "ApplyRejected",
+        }
+    }
+
+    /// The condition message.
+    pub fn message(&self) -> &str {
+        match self {
+            ConfigurationProblem::SecretNotFound(message)
+            | ConfigurationProblem::SecretKeyMissing(message)
+            | ConfigurationProblem::InvalidSpec(message)
+            | ConfigurationProblem::ApplyRejected(message) => message,
+        }
+    }
 }
 
 /// The StatefulSet's rollout state.
@@ -61,23 +97,6 @@ impl WorkloadObservation {
             || self.updated_replicas < self.replicas
             || (self.replicas > 0 && self.current_revision != self.update_revision)
     }
-}
-
-/// The capture's `/status` answer (contracts: "Capture HTTP endpoints").
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CaptureReport {
-    pub state: String,
-    #[serde(default)]
-    pub commit_scn: Option<u64>,
-    #[serde(default)]
-    pub restart_scn: Option<u64>,
-    #[serde(default)]
-    pub lag_seconds: Option<f64>,
-    /// Snapshot progress, sent by a capture while it takes its initial snapshot (an addition to
-    /// the contract's `/status`: older captures leave it out).
-    #[serde(default)]
-    pub snapshot: Option<SnapshotProgress>,
 }
 
 /// The capture pod's two containers.

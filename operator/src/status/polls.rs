@@ -82,10 +82,11 @@ impl StatusPolls {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redoline_crds::capture::CaptureState;
 
-    fn report(state: &str) -> CaptureReport {
+    fn report(state: CaptureState) -> CaptureReport {
         CaptureReport {
-            state: state.into(),
+            state: Some(state),
             lag_seconds: Some(1.5),
             ..CaptureReport::default()
         }
@@ -94,10 +95,10 @@ mod tests {
     #[test]
     fn a_report_stands_in_for_a_few_failed_polls_then_the_operator_warns_once() {
         let mut polls = StatusPolls::default();
-        assert!(!polls.record("pod-1", Ok(report("streaming"))));
+        assert!(!polls.record("pod-1", Ok(report(CaptureState::Streaming))));
         for _ in 1..KEPT_FOR_FAILED_POLLS {
             assert!(!polls.record("pod-1", Err("no answer within 3s".into())));
-            assert_eq!(polls.report(), Some(&report("streaming")));
+            assert_eq!(polls.report(), Some(&report(CaptureState::Streaming)));
             assert_eq!(polls.unanswered(), None);
         }
         assert!(polls.record("pod-1", Err("no answer within 3s".into())));
@@ -116,7 +117,7 @@ mod tests {
             Some("connecting: refused".into())
         );
         // An answer ends it.
-        assert!(!polls.record("pod-1", Ok(report("streaming"))));
+        assert!(!polls.record("pod-1", Ok(report(CaptureState::Streaming))));
         assert_eq!(polls.unanswered(), None);
         assert!(polls.report().is_some());
     }
@@ -124,7 +125,7 @@ mod tests {
     #[test]
     fn a_new_pod_does_not_inherit_the_old_pods_report() {
         let mut polls = StatusPolls::default();
-        polls.record("pod-1", Ok(report("streaming")));
+        polls.record("pod-1", Ok(report(CaptureState::Streaming)));
         polls.record("pod-2", Err("connecting: refused".into()));
         assert_eq!(polls.report(), None);
         assert_eq!(polls.unanswered(), None);

@@ -5,6 +5,7 @@
 //! Kubernetes hands the operator whatever the file held, so anything else (an empty message, a
 //! truncated or foreign text) is kept as an unreadable report rather than trusted or dropped.
 
+use redoline_crds::capture::TerminationMessage;
 use redoline_crds::{StopCode, is_condition_reason, is_stop_code_shaped};
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,19 +22,6 @@ pub struct StopReport {
     pub details: Value,
 }
 
-#[derive(Deserialize)]
-struct Wire {
-    code: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    message: String,
-    #[serde(default)]
-    at: Option<String>,
-    #[serde(default)]
-    details: Value,
-}
-
 /// A failing prerequisite from a CDC-1002 report.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct FailedCheck {
@@ -47,7 +35,7 @@ pub struct FailedCheck {
 impl StopReport {
     /// Reads a termination message; `None` when it is not a stop report.
     pub fn parse(text: &str) -> Option<Self> {
-        let wire: Wire = serde_json::from_str(text.trim()).ok()?;
+        let wire: TerminationMessage = serde_json::from_str(text.trim()).ok()?;
         // The status takes only what the CRD and the condition schema accept: one bad field
         // would make the apiserver refuse the whole status.
         if !is_stop_code_shaped(&wire.code) {

@@ -1,4 +1,5 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{OracleCaptureStatus, Phase, condition_type as ct};
 use serde_json::json;
 
@@ -57,7 +58,7 @@ fn streaming(lag: f64) -> Observation {
             },
         }),
         capture: Some(CaptureReport {
-            state: "streaming".into(),
+            state: Some(CaptureState::Streaming),
             commit_scn: Some(5000),
             restart_scn: Some(4000),
             lag_seconds: Some(lag),
@@ -329,8 +330,7 @@ fn suspended_is_ready_with_zero_pods() {
 fn a_configuration_problem_stalls() {
     let observation = Observation {
         generation: Some(1),
-        configuration_problem: Some((
-            "SecretNotFound".into(),
+        configuration_problem: Some(ConfigurationProblem::SecretNotFound(
             "Secret orders-db-cdc (spec.database.credentialsSecret) does not exist".into(),
         )),
         ..Observation::default()

@@ -21,13 +21,14 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret};
 use kube::Api;
-use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
 use redoline_operator::build::{CAPTURE_CONTAINER, CONFIG_FILE, DOCTOR_CONTAINER, SPILL_VOLUME};
+
+use crate::operator::write_pod_status;
 
 /// The pod's address as the kubelet reports it: the processes run on this machine.
 const POD_IP: &str = "127.0.0.1";
@@ -100,7 +101,7 @@ impl Kubelet {
             .find(|c| c.name == CAPTURE_CONTAINER)
             .context("the pod has no capture container")?;
 
-        patch_status(
+        write_pod_status(
             &pods,
             name,
             json!({"phase": "Pending", "podIP": POD_IP, "podIPs": [{"ip": POD_IP}],
@@ -115,7 +116,7 @@ impl Kubelet {
             exit_code: status.code().unwrap_or(-1),
             message: read_message(&doctor_log),
         };
-        patch_status(
+        write_pod_status(
             &pods,
             name,
             json!({"initContainerStatuses": [terminated(DOCTOR_CONTAINER, &doctor_end)]}),
@@ -131,7 +132,7 @@ impl Kubelet {
 
         let termination_log = self.work_dir.join("capture.termination-log");
         let child = self.spawn(capture, &mounts, &termination_log, "capture")?;
-        patch_status(
+        write_pod_status(
             &pods,
             name,
             json!({"phase": "Running",
@@ -315,7 +316,7 @@ impl PodRun {
     pub async fn kill(self) {
         self.probe.abort();
         let _ = self.capture.lock().await.kill().await;
-        let _ = patch_status(
+        let _ = write_pod_status(
             &self.pods,
             &self.name,
             json!({"phase": "Succeeded", "conditions": [{"type": "Ready", "status": "False"}]}),
@@ -348,7 +349,7 @@ async fn probe_readiness(
             state["state"] = json!({"waiting": {"reason": "CrashLoopBackOff",
                 "message": "back-off restarting failed container capture"}});
             state["restartCount"] = json!(1);
-            let _ = patch_status(
+            let _ = write_pod_status(
                 &pods,
                 &name,
                 json!({"conditions": [{"type": "Ready", "status": "False"}],
@@ -361,7 +362,7 @@ async fn probe_readiness(
         if now_ready != ready {
             ready = now_ready;
             let status = if ready { "True" } else { "False" };
-            let _ = patch_status(
+            let _ = write_pod_status(
                 &pods,
                 &name,
                 json!({"conditions": [{"type": "Ready", "status": status}],
@@ -421,15 +422,4 @@ fn terminated(name: &str, end: &Terminated) -> Value {
     }
     json!({"name": name, "image": "redoline-capture", "imageID": "", "ready": false,
         "restartCount": 0, "state": {"terminated": state}})
-}
-
-async fn patch_status(pods: &Api<Pod>, name: &str, status: Value) -> anyhow::Result<()> {
-    pods.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": status})),
-    )
-    .await
-    .with_context(|| format!("writing the status of pod {name}"))?;
-    Ok(())
 }

@@ -1,0 +1,129 @@
+//! What the capture tells the operator, outside the Kubernetes API: the `/status` document the
+//! operator polls and the termination message a typed stop leaves in the pod status (contracts:
+//! "Capture HTTP endpoints", "Termination message"). Like [`crate::StopCode`], these are API: the
+//! capture writes these types and the operator reads them, so the JSON has one definition.
+//!
+//! The capture writes exactly what it knows. The operator reads tolerantly, since the capture in a
+//! pod can be older or newer than the operator: members it does not read are ignored, missing
+//! optional ones are `None`, and a `state` it does not know is `None` ([`CaptureReport`]).
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::v1alpha1;
+
+/// Where the capture is in its life: `state` in `/status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaptureState {
+    Starting,
+    Snapshotting,
+    Streaming,
+    Stopping,
+}
+
+/// The `snapshot` member of `/status` as the capture writes it, while it takes its initial
+/// snapshot. The operator reads it as [`v1alpha1::SnapshotProgress`] (every figure optional) and
+/// copies it into `status.snapshot`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotProgress {
+    pub tables_total: u64,
+    pub tables_done: u64,
+    pub rows_scanned: u64,
+    /// Unknown (absent) when a table not done has no statistics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_remaining_estimate: Option<u64>,
+}
+
+/// The capture's `/status` document as the operator reads it: the state, the position, the lag and
+/// the snapshot progress. The capture writes more (buffer figures, the Kafka producer's state);
+/// see its `http::StatusReport`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureReport {
+    /// `None` for a state this operator does not know (a newer capture): neither streaming nor
+    /// snapshotting. The member itself is required.
+    #[serde(deserialize_with = "known_state")]
+    pub state: Option<CaptureState>,
+    #[serde(default)]
+    pub commit_scn: Option<u64>,
+    #[serde(default)]
+    pub restart_scn: Option<u64>,
+    #[serde(default)]
+    pub lag_seconds: Option<f64>,
+    /// Sent while the capture takes its initial snapshot (an addition to the contract's
+    /// `/status`: older captures leave it out).
+    #[serde(default)]
+    pub snapshot: Option<v1alpha1::SnapshotProgress>,
+}
+
+/// Reads `state` as text first, so that a state this version does not know is `None` rather than
+/// an answer the operator cannot read at all.
+fn known_state<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CaptureState>, D::Error> {
+    let state = String::deserialize(d)?;
+    let text = serde::de::value::StrDeserializer::<D::Error>::new(&state);
+    Ok(CaptureState::deserialize(text).ok())
+}
+
+/// The termination message of a typed stop: one JSON object of at most 4096 bytes, which the
+/// capture writes to its termination log and Kubernetes copies into the pod status. `doctor`
+/// writes the same shape with code CDC-1002 and `details.checks`.
+///
+/// `code` is text rather than a [`crate::StopCode`]: the operator keeps a code a newer capture
+/// writes when it has the code's shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TerminationMessage {
+    pub code: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    /// RFC 3339 time of the stop.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// What the stop is about, by kind: `transactions` (CDC-4001), `checks` (CDC-1002), ...
+    #[serde(default, skip_serializing_if = "is_empty")]
+    pub details: Value,
+}
+
+/// No details to write: null or an empty object.
+fn is_empty(details: &Value) -> bool {
+    details.is_null()
+        || details
+            .as_object()
+            .is_some_and(|members| members.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_state_is_none_and_a_missing_one_is_refused() {
+        let read = |json: &str| serde_json::from_str::<CaptureReport>(json);
+        let streaming = read(r#"{"state":"streaming","lagSeconds":1.5}"#).unwrap();
+        assert_eq!(streaming.state, Some(CaptureState::Streaming));
+        assert_eq!(streaming.lag_seconds, Some(1.5));
+        assert_eq!(read(r#"{"state":"draining"}"#).unwrap().state, None);
+        assert!(read(r#"{"commitScn":1}"#).is_err());
+    }
+
+    #[test]
+    fn a_termination_message_without_details_leaves_them_out() {
+        let message = TerminationMessage {
+            code: "CDC-7001".into(),
+            reason: "ReleasedTransactionCommitted".into(),
+            message: "m".into(),
+            at: Some("2026-11-29T10:00:00Z".into()),
+            details: Value::Object(Default::default()),
+        };
+        let json = serde_json::to_string(&message).unwrap();
+        assert_eq!(
+            json,
+            r#"{"code":"CDC-7001","reason":"ReleasedTransactionCommitted","message":"m","at":"2026-11-29T10:00:00Z"}"#
+        );
+        let read: TerminationMessage = serde_json::from_str(&json).unwrap();
+        assert_eq!(read.details, Value::Null);
+    }
+}
