@@ -20,6 +20,8 @@ pub mod engine;
 pub mod event;
 pub mod exit;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod heartbeat;
 pub mod http;
 pub mod lag;
