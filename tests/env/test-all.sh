@@ -6,8 +6,8 @@
 #      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
 #      REDOLINE_KUBECONFIG (each test still gets its
 #      own topic prefix or namespace), stopped again when this script exits,
-#   4. every test of the workspace,
-#   5. a bounded fuzz run of the SQL_REDO parsers and spill frames (FUZZ_SECONDS per target, default 30).
+#   4. every test of the workspace (capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds
+#      and mutations of them; the libFuzzer run is `make fuzz`, which CI runs after this).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -66,8 +66,4 @@ export REDOLINE_POSTGRES_URL="postgresql://postgres@127.0.0.1:$postgres_port/pos
 step "test: workspace"
 # Every test binary runs even when one fails, so one run shows every failure.
 cargo test --workspace --locked --no-fail-fast
-
-# Bounded fuzzing of the SQL_REDO parsers and spill frames (libFuzzer via cargo-fuzz, nightly): a crash fails the run.
-step "fuzz: SQL_REDO parsers and spill frames, ${FUZZ_SECONDS:=30}s per target"
-FUZZ_SECONDS=$FUZZ_SECONDS bash tests/env/fuzz.sh
 step "done"
