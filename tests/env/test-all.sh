@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it:
-#   1. provision the tools (cached under ~/.cache/redoline, keyed by version),
+#   1. provision the tools (cached under ~/.cache/redoline, keyed by version; the Maven fetches
+#      overlap the Go builds),
 #   2. format and lint checks,
 #   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane for the whole run,
 #      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
@@ -13,19 +14,30 @@ cd "$(dirname "$0")/../.."
 
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 
+# The Maven fetches mostly wait on the network (cold: ~1.5 min, a fifth of it CPU), so they run
+# alongside the Go builds, in their own process group so that a failed build stops them too.
+fetch_log=$(mktemp "${TMPDIR:-/tmp}/redoline-fetch.XXXXXX")
+setsid -w bash -c 'bash tests/env/kafka.sh fetch && bash tests/env/jdbc-pipeline/run.sh fetch' \
+  >"$fetch_log" 2>&1 </dev/null &
+fetch_pid=$!
+trap 'kill -- -$fetch_pid 2>/dev/null || true; rm -f "$fetch_log"' EXIT
+
 step "provision: Kubernetes control plane binaries"
 bash tests/env/build-k8s.sh
-step "provision: Kafka jars"
-bash tests/env/kafka.sh fetch
 step "provision: helm (chart checks)"
 bash tests/env/build-helm.sh
 # The chart tests (tests/tests/helm_chart.rs) take helm from here; they fail if it is missing.
 REDOLINE_HELM=$(bash tests/env/build-helm.sh path)
 export REDOLINE_HELM
-step "provision: Kafka Connect and Debezium's JDBC sink (pipeline test)"
-bash tests/env/jdbc-pipeline/run.sh fetch
 step "provision: GitOps health harness (gopher-lua, cel-go)"
 bash tests/env/gitops-health/build.sh >/dev/null
+step "provision: Kafka jars, Kafka Connect and Debezium's JDBC sink (pipeline test)"
+fetch_status=0
+wait "$fetch_pid" || fetch_status=$?
+cat "$fetch_log"
+rm -f "$fetch_log"
+trap - EXIT
+[ "$fetch_status" = 0 ] || { echo "test-all: fetching the Maven artifacts failed"; exit 1; }
 
 step "check: cargo fmt"
 cargo fmt --all -- --check
