@@ -1,10 +1,15 @@
 # The commands a newcomer needs. See README.md.
-.PHONY: test demo demo-local crds docs env
+.PHONY: test fuzz demo demo-local crds docs env
 
 ## Run every test: provisions Kafka and a Kubernetes control plane locally (cached), then
-## fmt, clippy and all tests against them.
+## fmt, clippy and all tests against them (the fuzz targets replay their corpus and mutations).
 test:
 	bash tests/env/test-all.sh
+
+## Coverage-guided fuzzing of the fuzz targets with libFuzzer (nightly, cargo-fuzz; cached), for
+## FUZZ_SECONDS per target (30 here; CI runs it after `make test`). A crash fails it.
+fuzz:
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-30} bash tests/env/fuzz.sh
 
 ## The demo: a local Kafka and Kubernetes control plane, the operator and a capture on the
 ## embedded Oracle simulator with a live workload (no Oracle needed).

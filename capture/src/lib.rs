@@ -25,6 +25,8 @@ pub mod error;
 pub mod event;
 pub mod exit;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod heartbeat;
 pub mod http;
 pub mod lag;

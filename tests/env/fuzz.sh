@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the SQL_REDO parsers and spill frames (capture/fuzz, cargo-fuzz + libFuzzer) for a bounded time.
+# `make fuzz` runs it (CI: after `make test`, which replays the seeds through the same target bodies,
+# redoline_capture::fuzz, without libFuzzer).
 #
 #   tests/env/fuzz.sh                 # every target, FUZZ_SECONDS (default 60) each
 #   FUZZ_SECONDS=300 tests/env/fuzz.sh parse_dml

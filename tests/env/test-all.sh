@@ -1,31 +1,43 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it:
-#   1. provision the tools (cached under ~/.cache/redoline, keyed by version),
+#   1. provision the tools (cached under ~/.cache/redoline, keyed by version; the Maven fetches
+#      overlap the Go builds),
 #   2. format and lint checks,
 #   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane for the whole run,
 #      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
 #      REDOLINE_KUBECONFIG (each test still gets its
 #      own topic prefix or namespace), stopped again when this script exits,
-#   4. every test of the workspace,
-#   5. a bounded fuzz run of the SQL_REDO parsers and spill frames (FUZZ_SECONDS per target, default 30).
+#   4. every test of the workspace (capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds
+#      and mutations of them; the libFuzzer run is `make fuzz`, which CI runs after this).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 
+# The Maven fetches mostly wait on the network (cold: ~1.5 min, a fifth of it CPU), so they run
+# alongside the Go builds, in their own process group so that a failed build stops them too.
+fetch_log=$(mktemp "${TMPDIR:-/tmp}/redoline-fetch.XXXXXX")
+setsid -w bash -c 'bash tests/env/kafka.sh fetch && bash tests/env/jdbc-pipeline/run.sh fetch' \
+  >"$fetch_log" 2>&1 </dev/null &
+fetch_pid=$!
+trap 'kill -- -$fetch_pid 2>/dev/null || true; rm -f "$fetch_log"' EXIT
+
 step "provision: Kubernetes control plane binaries"
 bash tests/env/build-k8s.sh
-step "provision: Kafka jars"
-bash tests/env/kafka.sh fetch
 step "provision: helm (chart checks)"
 bash tests/env/build-helm.sh
 # The chart tests (tests/tests/helm_chart.rs) take helm from here; they fail if it is missing.
 REDOLINE_HELM=$(bash tests/env/build-helm.sh path)
 export REDOLINE_HELM
-step "provision: Kafka Connect and Debezium's JDBC sink (pipeline test)"
-bash tests/env/jdbc-pipeline/run.sh fetch
 step "provision: GitOps health harness (gopher-lua, cel-go)"
 bash tests/env/gitops-health/build.sh >/dev/null
+step "provision: Kafka jars, Kafka Connect and Debezium's JDBC sink (pipeline test)"
+fetch_status=0
+wait "$fetch_pid" || fetch_status=$?
+cat "$fetch_log"
+rm -f "$fetch_log"
+trap - EXIT
+[ "$fetch_status" = 0 ] || { echo "test-all: fetching the Maven artifacts failed"; exit 1; }
 
 step "check: cargo fmt"
 cargo fmt --all -- --check
@@ -66,8 +78,4 @@ export REDOLINE_POSTGRES_URL="postgresql://postgres@127.0.0.1:$postgres_port/pos
 step "test: workspace"
 # Every test binary runs even when one fails, so one run shows every failure.
 cargo test --workspace --locked --no-fail-fast
-
-# Bounded fuzzing of the SQL_REDO parsers and spill frames (libFuzzer via cargo-fuzz, nightly): a crash fails the run.
-step "fuzz: SQL_REDO parsers and spill frames, ${FUZZ_SECONDS:=30}s per target"
-FUZZ_SECONDS=$FUZZ_SECONDS bash tests/env/fuzz.sh
 step "done"
