@@ -7,8 +7,9 @@
 #      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
 #      REDOLINE_KUBECONFIG (each test still gets its
 #      own topic prefix or namespace), stopped again when this script exits,
-#   4. every test of the workspace (capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds
-#      and mutations of them; the libFuzzer run is `make fuzz`, which CI runs after this).
+#   4. every test of the workspace with cargo-nextest, test binaries side by side (.config/nextest.toml;
+#      capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds and mutations of them; the
+#      libFuzzer run is `make fuzz`, which CI runs after this), then the doc tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,6 +25,10 @@ trap 'kill -- -$fetch_pid 2>/dev/null || true; rm -f "$fetch_log"' EXIT
 
 step "provision: Kubernetes control plane binaries"
 bash tests/env/build-k8s.sh
+step "provision: cargo-nextest (the test runner)"
+bash tests/env/build-nextest.sh
+PATH="$(bash tests/env/build-nextest.sh path):$PATH"
+export PATH
 step "provision: helm (chart checks)"
 bash tests/env/build-helm.sh
 # The chart tests (tests/tests/helm_chart.rs) take helm from here; they fail if it is missing.
@@ -76,6 +81,10 @@ export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
 export REDOLINE_POSTGRES_URL="postgresql://postgres@127.0.0.1:$postgres_port/postgres"
 
 step "test: workspace"
-# Every test binary runs even when one fails, so one run shows every failure.
-cargo test --workspace --locked --no-fail-fast
+# Every test runs even when one fails (nextest.toml: no fail-fast), so one run shows every failure;
+# the doc tests run after, which nextest does not run.
+tests_status=0
+cargo nextest run --workspace --locked --no-fail-fast || tests_status=$?
+cargo test --workspace --locked --doc || tests_status=$?
+[ "$tests_status" = 0 ]
 step "done"
