@@ -62,7 +62,7 @@ fn a_second_instance_fences_the_first_which_stops_with_cdc_5001() {
         message["details"]["transactionalId"]
             .as_str()
             .unwrap()
-            .ends_with("kafka-tests/test"),
+            .ends_with(&format!("{prefix}/test")),
         "{message}"
     );
 

@@ -35,9 +35,7 @@ fn a_snapshot_killed_repeatedly_delivers_every_row_once() {
             text.replace(
                 "snapshot: {mode: never}",
                 "snapshot: {mode: initial, fetchSize: 100}",
-            )
-            // An identity (so a transactional id) of its own: others share the broker.
-            .replace("namespace: kafka-tests", &format!("namespace: {prefix}")),
+            ),
         )
         .unwrap();
     }

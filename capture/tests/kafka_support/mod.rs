@@ -76,7 +76,7 @@ impl Capture {
             self.path(file),
             format!(
                 "name: test\n\
-                 namespace: kafka-tests\n\
+                 namespace: {prefix}\n\
                  database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
                  tables: [APP.ITEMS]\n\
                  kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}{kafka}}}\n\
