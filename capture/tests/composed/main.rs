@@ -15,6 +15,7 @@
 //! - `REDOLINE_COMPOSED_REPAIRED=UndoneLobInsert,...` (or `all`): generate features of
 //!   [`UNDER_REPAIR`] anyway, to check a fix before taking it off the list.
 //! - `REDOLINE_COMPOSED_KEEP=1`: keep each run's directory (scenario, config, stderr).
+//! - `REDOLINE_COMPOSED_PARALLEL=N`: workloads run at once (default [`DEFAULT_PARALLEL`]).
 
 mod generator;
 mod model;
@@ -39,8 +40,10 @@ use runner::{Outcome, Settings, Sink};
 const UNDER_REPAIR: &[Feature] = &[];
 
 const DEFAULT_WORKLOADS: u64 = 40;
-/// Workloads run at once (each one its sinks one after the other).
-const PARALLEL: usize = 2;
+/// Workloads run at once (each one its sinks one after the other). A workload mostly waits (on
+/// its interruption delays, the log switches of a run going to its end, the broker), so four
+/// at once keep two cores busy without starving the capture's timing.
+const DEFAULT_PARALLEL: u64 = 4;
 
 /// [`UNDER_REPAIR`] without what `REDOLINE_COMPOSED_REPAIRED` names.
 fn under_repair() -> Vec<Feature> {
@@ -92,7 +95,7 @@ fn every_workload_reaches_both_sinks_exactly_once_whole_and_in_commit_order() {
     let failures = Mutex::new(Vec::<String>::new());
     let totals = Mutex::new(Totals::default());
     std::thread::scope(|scope| {
-        for _ in 0..PARALLEL {
+        for _ in 0..env_number("REDOLINE_COMPOSED_PARALLEL").unwrap_or(DEFAULT_PARALLEL) {
             scope.spawn(|| {
                 loop {
                     let Some(seed) = queue.lock().unwrap().next() else {
