@@ -31,8 +31,10 @@ LIBS="$HOME_DIR/libs"
 MARKER="$HOME_DIR/.complete"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
-# shellcheck source=watchdog.sh
-. "$HERE/watchdog.sh"
+SERVICE=broker
+SERVICE_LOG=broker.log
+# shellcheck source=lib/service.sh
+. "$HERE/lib/service.sh"
 TEMPLATES="$HERE/kafka"
 JAVA="${JAVA:-java}"
 
@@ -91,24 +93,13 @@ cmd_fetch() {
 
 # The pid in DATA_DIR/broker.pid if that process is alive and really is this directory's broker
 # (a stale pid file whose number now belongs to something else must never be signalled).
-broker_pid() {
+service_pid() {
   local dir="$1" pid
   [ -f "$dir/broker.pid" ] || return 1
   pid="$(cat "$dir/broker.pid")"
   [ -n "$pid" ] && alive "$pid" || return 1
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/server.properties" || return 1
   echo "$pid"
-}
-
-log_tail() {
-  local dir="$1"
-  if [ -f "$dir/broker.log" ]; then
-    echo "----- last lines of $dir/broker.log -----"
-    tail -n "${2:-40}" "$dir/broker.log"
-    echo "-----"
-  else
-    echo "(no $dir/broker.log)"
-  fi
 }
 
 # Alive and not a zombie waiting for a parent that never reaps it.
@@ -120,12 +111,6 @@ alive() {
 }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
-check_port() {
-  if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
-}
 
 # --- start ------------------------------------------------------------------------------------
 
@@ -147,11 +132,8 @@ cmd_start() {
   dir="$(abs_dir "$1")"; port="$2"; cport="$3"
   check_port "$port"; check_port "$cport"
   [ "$port" != "$cport" ] || die "PORT and CONTROLLER_PORT must differ"
-  if [ -n "$owner" ]; then
-    [[ "$owner" =~ ^[0-9]+$ ]] || die "bad OWNER_PID: $owner"
-    kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
-  fi
-  if pid="$(broker_pid "$dir")"; then
+  [ -z "$owner" ] || check_owner "$owner"
+  if pid="$(service_pid "$dir")"; then
     log "broker already running from $dir (pid $pid)"
     return 0
   fi
@@ -211,31 +193,11 @@ cmd_start() {
 
 cmd_wait() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  local dir="$1" port="$2" timeout="${3:-120}"
-  check_port "$port"
-  [ -d "$dir" ] || die "no such data directory: $dir"
-  dir="$(cd "$dir" && pwd)"
-  local deadline=$((SECONDS + timeout))
-  while :; do
-    if ! broker_pid "$dir" >/dev/null; then
-      log_tail "$dir" >&2
-      if grep -q "Address already in use" "$dir/broker.log" 2>/dev/null; then
-        die "the broker of $dir exited: a port was taken (Address already in use)"
-      fi
-      die "the broker of $dir is not running (see the log above)"
-    fi
-    # KafkaRaftServer logs this once the broker and controller have both finished starting.
-    if grep -q "Kafka Server started" "$dir/broker.log" 2>/dev/null && port_open "$port"; then
-      log "broker of $dir is ready on 127.0.0.1:$port"
-      return 0
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir" >&2
-      die "the broker of $dir was not ready on 127.0.0.1:$port within ${timeout}s"
-    fi
-    sleep 0.2
-  done
+  wait_ready "$1" "$2" "${3:-120}" broker_ready
 }
+
+# KafkaRaftServer logs this once the broker and controller have both finished starting.
+broker_ready() { grep -q "Kafka Server started" "$1/broker.log" 2>/dev/null && port_open "$2"; }
 
 # --- stop -------------------------------------------------------------------------------------
 
@@ -245,7 +207,7 @@ cmd_stop() {
   [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
   dir="$(cd "$dir" && pwd)"
   end_watchdog "$dir"
-  if ! pid="$(broker_pid "$dir")"; then
+  if ! pid="$(service_pid "$dir")"; then
     rm -f "$dir/broker.pid"
     log "broker of $dir is not running"
     return 0
