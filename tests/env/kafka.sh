@@ -25,12 +25,13 @@ set -euo pipefail
 KAFKA_VERSION="${KAFKA_VERSION:-4.1.2}"
 # The log4j-core version kafka-server $KAFKA_VERSION depends on; the slf4j binding must match it.
 LOG4J_VERSION="${LOG4J_VERSION:-2.25.3}"
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+# shellcheck source=lib/cache.sh
+. "$HERE/lib/cache.sh"
 HOME_DIR="$CACHE/kafka-$KAFKA_VERSION"
 LIBS="$HOME_DIR/libs"
 MARKER="$HOME_DIR/.complete"
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 SERVICE=broker
 SERVICE_LOG=broker.log
 # shellcheck source=lib/service.sh
@@ -60,16 +61,11 @@ cmd_fetch() {
     log "kafka $KAFKA_VERSION: cached in $LIBS"
     return 0
   fi
+  build_once "$HOME_DIR" fetched fetch_libs
+}
+
+fetch_libs() {
   command -v mvn >/dev/null || die "fetch needs Maven (mvn) on PATH"
-  mkdir -p "$HOME_DIR"
-  # Two test binaries may fetch at once: one does the work, the other waits and finds it done.
-  exec 9>"$HOME_DIR/.lock"
-  flock 9
-  if fetched; then
-    exec 9>&-
-    log "kafka $KAFKA_VERSION: cached in $LIBS"
-    return 0
-  fi
   log "kafka $KAFKA_VERSION: resolving with Maven into $LIBS"
   local work="$HOME_DIR/maven"
   rm -rf "$work" "$LIBS.partial"
@@ -85,7 +81,6 @@ cmd_fetch() {
   rm -rf "$LIBS"
   mv "$LIBS.partial" "$LIBS"
   pom_digest > "$MARKER"
-  exec 9>&-
   log "kafka $KAFKA_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars in $LIBS"
 }
 
