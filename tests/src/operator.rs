@@ -14,13 +14,16 @@
 //!   sample.
 //! * [`write_pod_status`] with [`container_status`], [`terminated`] and [`ready_pod_status`]:
 //!   the capture pod's status as the kubelet writes it, for tests that stand in for the kubelet
-//!   (no kubelet runs in the test control plane).
+//!   (no kubelet runs in the test control plane); [`serve_status`]: a stand-in for the capture's
+//!   `/status`, which the operator polls.
 //!
 //! Everything returns [`anyhow::Result`]; the tests decide what a failure means.
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -411,4 +414,22 @@ pub fn ready_pod_status(ip: &str) -> serde_json::Value {
             true,
         )],
     })
+}
+
+/// A stand-in for a capture's `/status`: on a thread of its own, answers every request on
+/// `listener` with the JSON in `body` at that moment.
+pub fn serve_status(listener: TcpListener, body: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 2048];
+            let _ = stream.read(&mut request);
+            let body = body.lock().map(|b| b.clone()).unwrap_or_default();
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
 }

@@ -24,7 +24,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -775,7 +774,7 @@ impl StatusServers {
             let Ok(others) = others else { continue };
             let bodies: [Arc<Mutex<String>>; 3] = Default::default();
             for (listener, body) in std::iter::once(first).chain(others).zip(bodies.iter()) {
-                serve(listener, body.clone());
+                operator::serve_status(listener, body.clone());
             }
             return StatusServers { port, bodies };
         }
@@ -786,20 +785,4 @@ impl StatusServers {
     fn set(&self, host: u8, body: String) {
         *self.bodies[usize::from(host) - 1].lock().unwrap() = body;
     }
-}
-
-fn serve(listener: TcpListener, body: Arc<Mutex<String>>) {
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0u8; 2048];
-            let _ = stream.read(&mut request);
-            let body = body.lock().unwrap().clone();
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
 }
