@@ -198,9 +198,8 @@ broker_ready() { grep -q "Kafka Server started" "$1/broker.log" 2>/dev/null && p
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: kafka.sh stop DATA_DIR"
-  local dir="$1" grace="${KAFKA_STOP_GRACE:-20}" pid
-  [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
-  dir="$(cd "$dir" && pwd)"
+  local dir grace="${KAFKA_STOP_GRACE:-20}" pid
+  dir="$(stopping_dir "$1")" || return 0
   end_watchdog "$dir"
   if ! pid="$(service_pid "$dir")"; then
     rm -f "$dir/broker.pid"

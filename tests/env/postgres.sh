@@ -108,9 +108,8 @@ server_ready() { "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$2" -U postgres; }
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: postgres.sh stop DATA_DIR"
-  local dir="$1" grace="${POSTGRES_STOP_GRACE:-20}" bin
-  [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
-  dir="$(cd "$dir" && pwd)"
+  local dir grace="${POSTGRES_STOP_GRACE:-20}" bin
+  dir="$(stopping_dir "$1")" || return 0
   end_watchdog "$dir"
   if ! service_pid "$dir" >/dev/null; then
     log "server of $dir is not running"

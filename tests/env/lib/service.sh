@@ -12,6 +12,9 @@
 #   wait_ready DIR PORT TIMEOUT_SECONDS READY
 #       Polls until `READY DIR PORT` succeeds (DIR absolute); fails with the log's tail when the
 #       service is not running or TIMEOUT_SECONDS pass first.
+#   stopping_dir DIR
+#       Prints DIR's absolute path for `stop`; logs that there is nothing to stop and fails when
+#       DIR does not exist.
 #   start_watchdog OWNER_PID SCRIPT DIR [REMOVE_MARKER]
 #       In the background: once OWNER_PID has exited, run `SCRIPT stop DIR`; with REMOVE_MARKER
 #       (a file name), then delete DIR if that file is in it (so only a directory the service
@@ -65,6 +68,11 @@ wait_ready() {
     fi
     sleep 0.2
   done
+}
+
+stopping_dir() {
+  [ -d "$1" ] || { log "no data directory $1: nothing to stop"; return 1; }
+  (cd "$1" && pwd)
 }
 
 start_watchdog() {
