@@ -10,8 +10,10 @@
 //! * [`Controller`] and [`Harness`]: the controller spawned on the test's runtime, stopped through
 //!   its shutdown signal and joined with a bound; [`Harness`] adds the admin client, the CRD and a
 //!   fresh namespace. [`elected`] runs the controller behind leader election instead.
-//! * [`eventually`], [`wait_until`]: bounded polling; [`event_with_reason`]: an Event about the
+//! * [`eventually`], [`wait_until`]: bounded polling; [`wait_for_capture`]: polling an
+//!   OracleCapture, failing with its last status; [`event_with_reason`]: an Event about the
 //!   sample.
+//! * [`has_condition`], [`observes_its_generation`]: what the tests read in a status.
 //! * [`write_pod_status`] with [`container_status`], [`terminated`] and [`ready_pod_status`]:
 //!   the capture pod's status as the kubelet writes it, for tests that stand in for the kubelet
 //!   (no kubelet runs in the test control plane); [`serve_status`]: a stand-in for the capture's
@@ -311,6 +313,53 @@ where
         tokio::time::sleep(every).await;
     }
     Ok(started.elapsed())
+}
+
+/// Polls OracleCapture `name` every `every` until `accept` holds and returns it; once `within`
+/// has passed, fails naming `what` and showing the last status it read.
+pub async fn wait_for_capture(
+    captures: &Api<OracleCapture>,
+    name: &str,
+    what: &str,
+    within: Duration,
+    every: Duration,
+    accept: impl Fn(&OracleCapture) -> bool,
+) -> anyhow::Result<OracleCapture> {
+    let last = Mutex::new(None);
+    let (last, accept) = (&last, &accept);
+    let found = eventually(what, within, every, || async move {
+        let capture = captures.get(name).await.ok()?;
+        if accept(&capture) {
+            return Some(capture);
+        }
+        if let Ok(mut last) = last.lock() {
+            *last = capture.status;
+        }
+        None
+    })
+    .await;
+    found.map_err(|e| {
+        let status = last
+            .lock()
+            .ok()
+            .and_then(|last| serde_json::to_string_pretty(&*last).ok())
+            .unwrap_or_default();
+        anyhow::anyhow!("{e}; status: {status}")
+    })
+}
+
+/// Whether the status describes the OracleCapture's current generation (kstatus' rule).
+pub fn observes_its_generation(capture: &OracleCapture) -> bool {
+    capture.status.as_ref().and_then(|s| s.observed_generation) == capture.metadata.generation
+}
+
+/// Whether condition `type_` of the status has `status` and `reason`.
+pub fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
+    capture
+        .status
+        .as_ref()
+        .and_then(|s| s.condition(type_))
+        .is_some_and(|c| c.status == status && c.reason == reason)
 }
 
 /// An Event in `namespace` about the sample OracleCapture ([`NAME`]) with this reason, if any.

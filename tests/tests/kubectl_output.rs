@@ -34,7 +34,10 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::ListParams;
 use redoline_crds::OracleCapture;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::operator::{self, Harness, container_status, ready_pod_status, terminated};
+use redoline_tests::operator::{
+    self, Harness, container_status, has_condition, observes_its_generation, ready_pod_status,
+    terminated,
+};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -669,25 +672,12 @@ impl Samples<'_> {
         what: &str,
         accept: impl Fn(&OracleCapture) -> bool,
     ) -> OracleCapture {
-        let last = Mutex::new(None);
-        let (last, accept, captures) = (&last, &accept, &self.h.captures);
-        operator::eventually(&format!("{name}: {what}"), WAIT, POLL, || async move {
-            let capture = captures.get(name).await.expect("OracleCapture");
-            let current = capture.status.as_ref().and_then(|s| s.observed_generation)
-                == capture.metadata.generation;
-            if current && accept(&capture) {
-                return Some(capture);
-            }
-            *last.lock().unwrap() = capture.status;
-            None
+        let what = format!("{name}: {what}");
+        operator::wait_for_capture(&self.h.captures, name, &what, WAIT, POLL, |c| {
+            observes_its_generation(c) && accept(c)
         })
         .await
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}; status: {}",
-                serde_json::to_string_pretty(&*last.lock().unwrap()).unwrap()
-            )
-        })
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Waits until Events with each of `reasons` exist about capture `name`.
@@ -729,14 +719,6 @@ impl Samples<'_> {
         );
         stdout.replace(&self.h.ns.name, SAMPLE_NAMESPACE)
     }
-}
-
-fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
-    capture
-        .status
-        .as_ref()
-        .and_then(|s| s.condition(type_))
-        .is_some_and(|c| c.status == status && c.reason == reason)
 }
 
 /// The capture's `/status` answer while streaming.

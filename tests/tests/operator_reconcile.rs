@@ -29,7 +29,10 @@ use redoline_operator::build::CONFIG_HASH_ANNOTATION;
 use redoline_operator::controller;
 use redoline_operator::controller::apply::SECRETS_HASH_ANNOTATION;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::operator::{self, NAME, container_status, ready_pod_status, terminated};
+use redoline_tests::operator::{
+    self, NAME, container_status, has_condition, observes_its_generation, ready_pod_status,
+    terminated,
+};
 use serde_json::json;
 
 const POD: &str = "orders-capture-0";
@@ -107,36 +110,17 @@ impl Harness {
             .unwrap_or_else(|e| panic!("{e:#}"));
     }
 
-    /// Polls the OracleCapture until `accept` holds; on timeout, fails showing its last status.
-    async fn wait_for(&self, what: &str, accept: impl Fn(&OracleCapture) -> bool) -> OracleCapture {
-        let last = Mutex::new(None);
-        let (last, accept, captures) = (&last, &accept, &self.captures);
-        operator::eventually(what, WAIT, POLL, || async move {
-            let capture = captures.get(NAME).await.expect("OracleCapture");
-            if accept(&capture) {
-                return Some(capture);
-            }
-            *last.lock().unwrap() = capture.status;
-            None
-        })
-        .await
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}; status: {}",
-                serde_json::to_string_pretty(&*last.lock().unwrap()).unwrap()
-            )
-        })
-    }
-
     /// Waits until the status describes the current generation and `accept` holds.
     async fn wait_current(
         &self,
         what: &str,
         accept: impl Fn(&OracleCapture) -> bool,
     ) -> OracleCapture {
-        let capture = self
-            .wait_for(what, |c| observed_current(c) && accept(c))
-            .await;
+        let capture = operator::wait_for_capture(&self.captures, NAME, what, WAIT, POLL, |c| {
+            observes_its_generation(c) && accept(c)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_kstatus_generations(&capture);
         capture
     }
@@ -200,10 +184,6 @@ fn condition<'a>(capture: &'a OracleCapture, type_: &str) -> Option<&'a Conditio
     capture.status.as_ref()?.condition(type_)
 }
 
-fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
-    condition(capture, type_).is_some_and(|c| c.status == status && c.reason == reason)
-}
-
 /// The message of condition `type_`, which must be there.
 fn message_of<'a>(capture: &'a OracleCapture, type_: &str) -> &'a str {
     &condition(capture, type_)
@@ -218,10 +198,6 @@ fn last_stop_of(capture: &OracleCapture) -> LastStop {
         .as_ref()
         .and_then(|s| s.last_stop.clone())
         .expect("lastStop")
-}
-
-fn observed_current(capture: &OracleCapture) -> bool {
-    capture.status.as_ref().and_then(|s| s.observed_generation) == capture.metadata.generation
 }
 
 /// `kubectl wait` reads each condition's own observedGeneration first: all must be current.
