@@ -257,6 +257,24 @@ impl Harness {
         create_sample(&self.client, &self.ns.name).await
     }
 
+    /// Merge-patches the sample's spec with `spec` (a JSON object) and returns the generation
+    /// that makes.
+    pub async fn patch_spec(&self, spec: serde_json::Value) -> anyhow::Result<i64> {
+        let patched = self
+            .captures
+            .patch(
+                NAME,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "spec": spec })),
+            )
+            .await
+            .context("patching the spec")?;
+        patched
+            .metadata
+            .generation
+            .context("the patched OracleCapture has no generation")
+    }
+
     /// An Event about the sample with this reason, if there is one yet.
     pub async fn event_with_reason(&self, reason: &str) -> anyhow::Result<Option<Event>> {
         event_with_reason(&self.client, &self.ns.name, reason).await

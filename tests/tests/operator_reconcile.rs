@@ -91,16 +91,19 @@ impl Harness {
     }
 
     async fn patch_spec(&self, spec: serde_json::Value) -> i64 {
-        let patched = self
-            .captures
+        self.0.patch_spec(spec).await.expect("spec patched")
+    }
+
+    /// Sets the database password in the credentials Secret.
+    async fn set_password(&self, password: &str) {
+        self.api::<Secret>()
             .patch(
-                NAME,
+                "orders-db-cdc",
                 &PatchParams::default(),
-                &Patch::Merge(json!({ "spec": spec })),
+                &Patch::Merge(json!({"stringData": {"password": password}})),
             )
             .await
-            .expect("spec patched");
-        patched.metadata.generation.expect("generation")
+            .expect("Secret patched");
     }
 
     /// Writes the capture pod's status, as the kubelet would.
@@ -280,14 +283,7 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
 
     // A changed credential rolls the pod too (the Secret watch triggers the reconcile).
     let secrets_hash = template_annotation(&rolled, SECRETS_HASH_ANNOTATION);
-    h.api::<Secret>()
-        .patch(
-            "orders-db-cdc",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"stringData": {"password": "rotated"}})),
-        )
-        .await
-        .expect("Secret patched");
+    h.set_password("rotated").await;
     h.stateful_set_where("the new secrets hash", |s| {
         template_annotation(s, SECRETS_HASH_ANNOTATION) != secrets_hash
     })
@@ -576,14 +572,7 @@ async fn a_missing_secret_stalls_until_it_is_created() {
     );
 
     // Fixed: the stall clears and the StatefulSet is created.
-    h.api::<Secret>()
-        .patch(
-            "orders-db-cdc",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"stringData": {"password": "secret"}})),
-        )
-        .await
-        .expect("Secret patched");
+    h.set_password("secret").await;
     h.wait_condition("Stalled", "False", "NoStop").await;
     h.stateful_set_where("created", |_| true).await;
     h.finish().await;
