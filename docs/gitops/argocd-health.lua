@@ -11,7 +11,10 @@
 --   5. LagWithinSLA=False                                                  -> Degraded
 --   6. Ready=True                                                          -> Healthy
 --   7. otherwise (starting, snapshotting)                                  -> Progressing
-local hs = {}
+-- The health Argo CD shows.
+local function health(status, message)
+  return { status = status, message = message }
+end
 
 local function condition(conditions, type)
   if conditions == nil then
@@ -42,52 +45,37 @@ end
 local status = obj.status
 local generation = obj.metadata and obj.metadata.generation
 if status == nil or status.observedGeneration == nil then
-  hs.status = "Progressing"
-  hs.message = "Waiting for redoline-operator to report a status"
-  return hs
+  return health("Progressing", "Waiting for redoline-operator to report a status")
 end
 if generation ~= nil and status.observedGeneration < generation then
-  hs.status = "Progressing"
-  hs.message = "Waiting for redoline-operator to observe generation " .. tostring(generation)
-  return hs
+  local message = "Waiting for redoline-operator to observe generation " .. tostring(generation)
+  return health("Progressing", message)
 end
 
 local conditions = status.conditions
 local stalled = condition(conditions, "Stalled")
 if is(stalled, "True") then
-  hs.status = "Degraded"
   -- The operator starts the message with the stop code (CDC-NNNN) for a typed stop.
-  hs.message = text(stalled, "Stalled")
-  return hs
+  return health("Degraded", text(stalled, "Stalled"))
 end
 
 if obj.spec ~= nil and obj.spec.suspend == true then
-  hs.status = "Suspended"
-  hs.message = "spec.suspend is true: the capture is scaled to zero"
-  return hs
+  return health("Suspended", "spec.suspend is true: the capture is scaled to zero")
 end
 
 local reconciling = condition(conditions, "Reconciling")
 if is(reconciling, "True") then
-  hs.status = "Progressing"
-  hs.message = text(reconciling, "Rolling out the capture")
-  return hs
+  return health("Progressing", text(reconciling, "Rolling out the capture"))
 end
 
 local lag = condition(conditions, "LagWithinSLA")
 if is(lag, "False") then
-  hs.status = "Degraded"
-  hs.message = text(lag, "The lag exceeds spec.sla.maxLagSeconds")
-  return hs
+  return health("Degraded", text(lag, "The lag exceeds spec.sla.maxLagSeconds"))
 end
 
 local ready = condition(conditions, "Ready")
 if is(ready, "True") then
-  hs.status = "Healthy"
-  hs.message = text(ready, "Streaming")
-  return hs
+  return health("Healthy", text(ready, "Streaming"))
 end
 
-hs.status = "Progressing"
-hs.message = text(ready, "Waiting for the capture to stream")
-return hs
+return health("Progressing", text(ready, "Waiting for the capture to stream"))

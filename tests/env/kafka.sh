@@ -25,14 +25,17 @@ set -euo pipefail
 KAFKA_VERSION="${KAFKA_VERSION:-4.1.2}"
 # The log4j-core version kafka-server $KAFKA_VERSION depends on; the slf4j binding must match it.
 LOG4J_VERSION="${LOG4J_VERSION:-2.25.3}"
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+# shellcheck source=lib/cache.sh
+. "$HERE/lib/cache.sh"
 HOME_DIR="$CACHE/kafka-$KAFKA_VERSION"
 LIBS="$HOME_DIR/libs"
 MARKER="$HOME_DIR/.complete"
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
-# shellcheck source=watchdog.sh
-. "$HERE/watchdog.sh"
+SERVICE=broker
+SERVICE_LOG=broker.log
+# shellcheck source=lib/service.sh
+. "$HERE/lib/service.sh"
 TEMPLATES="$HERE/kafka"
 JAVA="${JAVA:-java}"
 
@@ -58,16 +61,11 @@ cmd_fetch() {
     log "kafka $KAFKA_VERSION: cached in $LIBS"
     return 0
   fi
+  build_once "$HOME_DIR" fetched fetch_libs
+}
+
+fetch_libs() {
   command -v mvn >/dev/null || die "fetch needs Maven (mvn) on PATH"
-  mkdir -p "$HOME_DIR"
-  # Two test binaries may fetch at once: one does the work, the other waits and finds it done.
-  exec 9>"$HOME_DIR/.lock"
-  flock 9
-  if fetched; then
-    exec 9>&-
-    log "kafka $KAFKA_VERSION: cached in $LIBS"
-    return 0
-  fi
   log "kafka $KAFKA_VERSION: resolving with Maven into $LIBS"
   local work="$HOME_DIR/maven"
   rm -rf "$work" "$LIBS.partial"
@@ -83,7 +81,6 @@ cmd_fetch() {
   rm -rf "$LIBS"
   mv "$LIBS.partial" "$LIBS"
   pom_digest > "$MARKER"
-  exec 9>&-
   log "kafka $KAFKA_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars in $LIBS"
 }
 
@@ -91,24 +88,13 @@ cmd_fetch() {
 
 # The pid in DATA_DIR/broker.pid if that process is alive and really is this directory's broker
 # (a stale pid file whose number now belongs to something else must never be signalled).
-broker_pid() {
+service_pid() {
   local dir="$1" pid
   [ -f "$dir/broker.pid" ] || return 1
   pid="$(cat "$dir/broker.pid")"
   [ -n "$pid" ] && alive "$pid" || return 1
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/server.properties" || return 1
   echo "$pid"
-}
-
-log_tail() {
-  local dir="$1"
-  if [ -f "$dir/broker.log" ]; then
-    echo "----- last lines of $dir/broker.log -----"
-    tail -n "${2:-40}" "$dir/broker.log"
-    echo "-----"
-  else
-    echo "(no $dir/broker.log)"
-  fi
 }
 
 # Alive and not a zombie waiting for a parent that never reaps it.
@@ -120,12 +106,6 @@ alive() {
 }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
-check_port() {
-  if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
-}
 
 # --- start ------------------------------------------------------------------------------------
 
@@ -147,11 +127,8 @@ cmd_start() {
   dir="$(abs_dir "$1")"; port="$2"; cport="$3"
   check_port "$port"; check_port "$cport"
   [ "$port" != "$cport" ] || die "PORT and CONTROLLER_PORT must differ"
-  if [ -n "$owner" ]; then
-    [[ "$owner" =~ ^[0-9]+$ ]] || die "bad OWNER_PID: $owner"
-    kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
-  fi
-  if pid="$(broker_pid "$dir")"; then
+  [ -z "$owner" ] || check_owner "$owner"
+  if pid="$(service_pid "$dir")"; then
     log "broker already running from $dir (pid $pid)"
     return 0
   fi
@@ -211,41 +188,20 @@ cmd_start() {
 
 cmd_wait() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  local dir="$1" port="$2" timeout="${3:-120}"
-  check_port "$port"
-  [ -d "$dir" ] || die "no such data directory: $dir"
-  dir="$(cd "$dir" && pwd)"
-  local deadline=$((SECONDS + timeout))
-  while :; do
-    if ! broker_pid "$dir" >/dev/null; then
-      log_tail "$dir" >&2
-      if grep -q "Address already in use" "$dir/broker.log" 2>/dev/null; then
-        die "the broker of $dir exited: a port was taken (Address already in use)"
-      fi
-      die "the broker of $dir is not running (see the log above)"
-    fi
-    # KafkaRaftServer logs this once the broker and controller have both finished starting.
-    if grep -q "Kafka Server started" "$dir/broker.log" 2>/dev/null && port_open "$port"; then
-      log "broker of $dir is ready on 127.0.0.1:$port"
-      return 0
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir" >&2
-      die "the broker of $dir was not ready on 127.0.0.1:$port within ${timeout}s"
-    fi
-    sleep 0.2
-  done
+  wait_ready "$1" "$2" "${3:-120}" broker_ready
 }
+
+# KafkaRaftServer logs this once the broker and controller have both finished starting.
+broker_ready() { grep -q "Kafka Server started" "$1/broker.log" 2>/dev/null && port_open "$2"; }
 
 # --- stop -------------------------------------------------------------------------------------
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: kafka.sh stop DATA_DIR"
-  local dir="$1" grace="${KAFKA_STOP_GRACE:-20}" pid
-  [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
-  dir="$(cd "$dir" && pwd)"
+  local dir grace="${KAFKA_STOP_GRACE:-20}" pid
+  dir="$(stopping_dir "$1")" || return 0
   end_watchdog "$dir"
-  if ! pid="$(broker_pid "$dir")"; then
+  if ! pid="$(service_pid "$dir")"; then
     rm -f "$dir/broker.pid"
     log "broker of $dir is not running"
     return 0

@@ -21,8 +21,10 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
-# shellcheck source=watchdog.sh
-. "$HERE/watchdog.sh"
+SERVICE=server
+SERVICE_LOG=postgres.log
+# shellcheck source=lib/service.sh
+. "$HERE/lib/service.sh"
 
 die() { echo "postgres.sh: $*" >&2; exit 1; }
 log() { echo "postgres.sh: $*" >&2; }
@@ -44,14 +46,8 @@ as_server_user() {
   fi
 }
 
-check_port() {
-  if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
-}
-
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
 # The postmaster's pid, when it runs from DATA_DIR/data.
-server_pid() {
+service_pid() {
   local dir="$1" pid
   [ -f "$dir/data/postmaster.pid" ] || return 1
   pid="$(head -n 1 "$dir/data/postmaster.pid")"
@@ -60,27 +56,13 @@ server_pid() {
   echo "$pid"
 }
 
-log_tail() {
-  local dir="$1"
-  if [ -f "$dir/postgres.log" ]; then
-    echo "----- last lines of $dir/postgres.log -----"
-    tail -n "${2:-40}" "$dir/postgres.log"
-    echo "-----"
-  else
-    echo "(no $dir/postgres.log)"
-  fi
-}
-
 cmd_start() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh start DATA_DIR PORT [OWNER_PID]"; fi
   local dir port owner="${3:-}" bin pid
   dir="$(abs_dir "$1")"; port="$2"
   check_port "$port"
-  if [ -n "$owner" ]; then
-    [[ "$owner" =~ ^[0-9]+$ ]] || die "bad OWNER_PID: $owner"
-    kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
-  fi
-  if pid="$(server_pid "$dir")"; then
+  [ -z "$owner" ] || check_owner "$owner"
+  if pid="$(service_pid "$dir")"; then
     log "server already running from $dir (pid $pid)"
     return 0
   fi
@@ -106,7 +88,7 @@ cmd_start() {
   as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=50" \
     >/dev/null || { log_tail "$dir" >&2; die "the server of $dir did not start"; }
-  pid="$(server_pid "$dir")" || { log_tail "$dir" >&2; die "the server of $dir exited at once"; }
+  pid="$(service_pid "$dir")" || { log_tail "$dir" >&2; die "the server of $dir exited at once"; }
   log "server started from $dir (pid $pid, 127.0.0.1:$port)"
 
   if [ -n "$owner" ]; then
@@ -117,36 +99,19 @@ cmd_start() {
 
 cmd_wait() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  local dir="$1" port="$2" timeout="${3:-60}" bin
-  check_port "$port"
-  [ -d "$dir" ] || die "no such data directory: $dir"
-  dir="$(cd "$dir" && pwd)"
-  bin="$(pg_bin)"
-  local deadline=$((SECONDS + timeout))
-  while :; do
-    if ! server_pid "$dir" >/dev/null; then
-      log_tail "$dir" >&2
-      die "the server of $dir is not running (see the log above)"
-    fi
-    if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres; then
-      log "server of $dir is ready on 127.0.0.1:$port"
-      return 0
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir" >&2
-      die "the server of $dir was not ready on 127.0.0.1:$port within ${timeout}s"
-    fi
-    sleep 0.2
-  done
+  # Found once, before polling: pg_bin reads PG_BIN first.
+  PG_BIN="$(pg_bin)"
+  wait_ready "$1" "$2" "${3:-60}" server_ready
 }
+
+server_ready() { "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$2" -U postgres; }
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: postgres.sh stop DATA_DIR"
-  local dir="$1" grace="${POSTGRES_STOP_GRACE:-20}" bin
-  [ -d "$dir" ] || { log "no data directory $dir: nothing to stop"; return 0; }
-  dir="$(cd "$dir" && pwd)"
+  local dir grace="${POSTGRES_STOP_GRACE:-20}" bin
+  dir="$(stopping_dir "$1")" || return 0
   end_watchdog "$dir"
-  if ! server_pid "$dir" >/dev/null; then
+  if ! service_pid "$dir" >/dev/null; then
     log "server of $dir is not running"
     return 0
   fi
@@ -155,7 +120,7 @@ cmd_stop() {
     log "server of $dir still running after ${grace}s: immediate shutdown"
     as_server_user "$bin/pg_ctl" -D "$dir/data" -m immediate -w -t 10 stop >/dev/null 2>&1 || true
   fi
-  if server_pid "$dir" >/dev/null; then die "the server of $dir survived its shutdown"; fi
+  if service_pid "$dir" >/dev/null; then die "the server of $dir survived its shutdown"; fi
   log "server of $dir stopped"
 }
 

@@ -19,18 +19,7 @@ pub fn operator_families() -> anyhow::Result<BTreeMap<String, String>> {
         .reconcile
         .record(Duration::from_millis(1), Some("ApplyFailed"));
     let text = metrics.render().context("rendering the operator metrics")?;
-    let families: BTreeMap<String, String> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("# TYPE "))
-        .filter_map(|line| line.split_once(' '))
-        .map(|(name, kind)| (name.to_owned(), kind.to_owned()))
-        .collect();
-    for name in ALL {
-        if !families.contains_key(name) {
-            bail!("{name} is in metrics::ALL but not rendered");
-        }
-    }
-    Ok(families)
+    families_of(&text, &ALL, "metrics::ALL")
 }
 
 /// The capture's metric families (engine, buffer and Kafka sink), as its `/metrics` renders them.
@@ -58,15 +47,29 @@ pub fn capture_families() -> anyhow::Result<BTreeMap<String, String>> {
         .encode(&registry.gather(), &mut text)
         .context("rendering the capture metrics")?;
     let text = String::from_utf8(text).context("the capture metrics are not UTF-8")?;
+    families_of(
+        &text,
+        &redoline_capture::metrics::ALL,
+        "the capture's metrics::ALL",
+    )
+}
+
+/// The families (`name` -> type) declared by the `# TYPE` lines of a Prometheus text exposition,
+/// failing when a name of `all` (the list named `all_name`) is not among them.
+fn families_of(
+    text: &str,
+    all: &[&str],
+    all_name: &str,
+) -> anyhow::Result<BTreeMap<String, String>> {
     let families: BTreeMap<String, String> = text
         .lines()
         .filter_map(|line| line.strip_prefix("# TYPE "))
         .filter_map(|line| line.split_once(' '))
         .map(|(name, kind)| (name.to_owned(), kind.to_owned()))
         .collect();
-    for name in redoline_capture::metrics::ALL {
-        if !families.contains_key(name) {
-            bail!("{name} is in the capture's metrics::ALL but not rendered");
+    for name in all {
+        if !families.contains_key(*name) {
+            bail!("{name} is in {all_name} but not rendered");
         }
     }
     Ok(families)

@@ -10,17 +10,22 @@
 //! * [`Controller`] and [`Harness`]: the controller spawned on the test's runtime, stopped through
 //!   its shutdown signal and joined with a bound; [`Harness`] adds the admin client, the CRD and a
 //!   fresh namespace. [`elected`] runs the controller behind leader election instead.
-//! * [`eventually`], [`wait_until`]: bounded polling; [`event_with_reason`]: an Event about the
+//! * [`eventually`], [`wait_until`]: bounded polling; [`wait_for_capture`]: polling an
+//!   OracleCapture, failing with its last status; [`event_with_reason`]: an Event about the
 //!   sample.
+//! * [`has_condition`], [`observes_its_generation`]: what the tests read in a status.
 //! * [`write_pod_status`] with [`container_status`], [`terminated`] and [`ready_pod_status`]:
 //!   the capture pod's status as the kubelet writes it, for tests that stand in for the kubelet
-//!   (no kubelet runs in the test control plane).
+//!   (no kubelet runs in the test control plane); [`serve_status`]: a stand-in for the capture's
+//!   `/status`, which the operator polls.
 //!
 //! Everything returns [`anyhow::Result`]; the tests decide what a failure means.
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -252,6 +257,24 @@ impl Harness {
         create_sample(&self.client, &self.ns.name).await
     }
 
+    /// Merge-patches the sample's spec with `spec` (a JSON object) and returns the generation
+    /// that makes.
+    pub async fn patch_spec(&self, spec: serde_json::Value) -> anyhow::Result<i64> {
+        let patched = self
+            .captures
+            .patch(
+                NAME,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "spec": spec })),
+            )
+            .await
+            .context("patching the spec")?;
+        patched
+            .metadata
+            .generation
+            .context("the patched OracleCapture has no generation")
+    }
+
     /// An Event about the sample with this reason, if there is one yet.
     pub async fn event_with_reason(&self, reason: &str) -> anyhow::Result<Option<Event>> {
         event_with_reason(&self.client, &self.ns.name, reason).await
@@ -308,6 +331,53 @@ where
         tokio::time::sleep(every).await;
     }
     Ok(started.elapsed())
+}
+
+/// Polls OracleCapture `name` every `every` until `accept` holds and returns it; once `within`
+/// has passed, fails naming `what` and showing the last status it read.
+pub async fn wait_for_capture(
+    captures: &Api<OracleCapture>,
+    name: &str,
+    what: &str,
+    within: Duration,
+    every: Duration,
+    accept: impl Fn(&OracleCapture) -> bool,
+) -> anyhow::Result<OracleCapture> {
+    let last = Mutex::new(None);
+    let (last, accept) = (&last, &accept);
+    let found = eventually(what, within, every, || async move {
+        let capture = captures.get(name).await.ok()?;
+        if accept(&capture) {
+            return Some(capture);
+        }
+        if let Ok(mut last) = last.lock() {
+            *last = capture.status;
+        }
+        None
+    })
+    .await;
+    found.map_err(|e| {
+        let status = last
+            .lock()
+            .ok()
+            .and_then(|last| serde_json::to_string_pretty(&*last).ok())
+            .unwrap_or_default();
+        anyhow::anyhow!("{e}; status: {status}")
+    })
+}
+
+/// Whether the status describes the OracleCapture's current generation (kstatus' rule).
+pub fn observes_its_generation(capture: &OracleCapture) -> bool {
+    capture.status.as_ref().and_then(|s| s.observed_generation) == capture.metadata.generation
+}
+
+/// Whether condition `type_` of the status has `status` and `reason`.
+pub fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
+    capture
+        .status
+        .as_ref()
+        .and_then(|s| s.condition(type_))
+        .is_some_and(|c| c.status == status && c.reason == reason)
 }
 
 /// An Event in `namespace` about the sample OracleCapture ([`NAME`]) with this reason, if any.
@@ -411,4 +481,22 @@ pub fn ready_pod_status(ip: &str) -> serde_json::Value {
             true,
         )],
     })
+}
+
+/// A stand-in for a capture's `/status`: on a thread of its own, answers every request on
+/// `listener` with the JSON in `body` at that moment.
+pub fn serve_status(listener: TcpListener, body: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 2048];
+            let _ = stream.read(&mut request);
+            let body = body.lock().map(|b| b.clone()).unwrap_or_default();
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
 }

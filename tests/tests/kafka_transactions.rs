@@ -153,6 +153,26 @@ fn once_each(records: &[(String, String)]) -> BTreeMap<&str, usize> {
     records.iter().map(|(_, v)| (v.as_str(), 1)).collect()
 }
 
+/// Reads `topic` with each isolation level and asserts what each sees: `read_committed` exactly
+/// the `committed` records, once each; `read_uncommitted` the `aborted` ones as well, once each.
+/// Returns both readings, committed first.
+async fn read_both_ways(
+    env: &KafkaEnv,
+    topic: &str,
+    partitions: i32,
+    aborted: &[(String, String)],
+    committed: &[(String, String)],
+) -> Result<(Vec<Seen>, Vec<Seen>)> {
+    let read_committed =
+        read_all(env, topic, partitions, "read_committed", committed.len()).await?;
+    assert_eq!(counted(&read_committed), once_each(committed));
+    let everything: Vec<_> = aborted.iter().chain(committed).cloned().collect();
+    let read_uncommitted =
+        read_all(env, topic, partitions, "read_uncommitted", everything.len()).await?;
+    assert_eq!(counted(&read_uncommitted), once_each(&everything));
+    Ok((read_committed, read_uncommitted))
+}
+
 #[tokio::test]
 async fn read_committed_sees_committed_records_once_and_no_aborted_ones() -> Result<()> {
     const PARTITIONS: i32 = 3;
@@ -181,10 +201,11 @@ async fn read_committed_sees_committed_records_once_and_no_aborted_ones() -> Res
         .commit_transaction(WAIT)
         .context("commit_transaction")?;
 
-    // Exactly the committed records, each once, with the keys they were sent with.
-    let read_committed =
-        read_all(env, &topic, PARTITIONS, "read_committed", committed.len()).await?;
-    assert_eq!(counted(&read_committed), once_each(&committed));
+    // Exactly the committed records, each once; without isolation the aborted records are there
+    // too: the abort wrote data, and it is the isolation level that hides it.
+    let (read_committed, read_uncommitted) =
+        read_both_ways(env, &topic, PARTITIONS, &aborted, &committed).await?;
+    // The committed records keep the keys they were sent with.
     let pairs: BTreeSet<(&str, &str)> = read_committed
         .iter()
         .map(|s| (s.key.as_str(), s.value.as_str()))
@@ -194,19 +215,6 @@ async fn read_committed_sees_committed_records_once_and_no_aborted_ones() -> Res
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     assert_eq!(pairs, sent);
-
-    // Without isolation the aborted records are there: the abort wrote data, and it is the
-    // isolation level that hides it.
-    let everything: Vec<_> = aborted.iter().chain(&committed).cloned().collect();
-    let read_uncommitted = read_all(
-        env,
-        &topic,
-        PARTITIONS,
-        "read_uncommitted",
-        everything.len(),
-    )
-    .await?;
-    assert_eq!(counted(&read_uncommitted), once_each(&everything));
 
     // Both consumers agree on where each committed record is, and in every partition the
     // aborted records sit before the committed ones: read_committed skipped over them.
@@ -286,30 +294,8 @@ async fn a_second_producer_with_the_same_transactional_id_fences_the_first() -> 
         .commit_transaction(WAIT)
         .context("commit_transaction (second producer)")?;
 
-    let read_committed = read_all(
-        env,
-        &topic,
-        PARTITIONS,
-        "read_committed",
-        survivor_records.len(),
-    )
-    .await?;
-    assert_eq!(counted(&read_committed), once_each(&survivor_records));
-
-    // The zombie's records did reach the log; the fencing aborted them.
-    let everything: Vec<_> = zombie_records
-        .iter()
-        .chain(&survivor_records)
-        .cloned()
-        .collect();
-    let read_uncommitted = read_all(
-        env,
-        &topic,
-        PARTITIONS,
-        "read_uncommitted",
-        everything.len(),
-    )
-    .await?;
-    assert_eq!(counted(&read_uncommitted), once_each(&everything));
+    // Only the survivor's records are committed; the zombie's did reach the log, and the fencing
+    // aborted them.
+    read_both_ways(env, &topic, PARTITIONS, &zombie_records, &survivor_records).await?;
     Ok(())
 }

@@ -24,7 +24,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -35,7 +34,10 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::ListParams;
 use redoline_crds::OracleCapture;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::operator::{self, Harness, container_status, ready_pod_status, terminated};
+use redoline_tests::operator::{
+    self, Harness, container_status, has_condition, observes_its_generation, ready_pod_status,
+    terminated,
+};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -670,25 +672,12 @@ impl Samples<'_> {
         what: &str,
         accept: impl Fn(&OracleCapture) -> bool,
     ) -> OracleCapture {
-        let last = Mutex::new(None);
-        let (last, accept, captures) = (&last, &accept, &self.h.captures);
-        operator::eventually(&format!("{name}: {what}"), WAIT, POLL, || async move {
-            let capture = captures.get(name).await.expect("OracleCapture");
-            let current = capture.status.as_ref().and_then(|s| s.observed_generation)
-                == capture.metadata.generation;
-            if current && accept(&capture) {
-                return Some(capture);
-            }
-            *last.lock().unwrap() = capture.status;
-            None
+        let what = format!("{name}: {what}");
+        operator::wait_for_capture(&self.h.captures, name, &what, WAIT, POLL, |c| {
+            observes_its_generation(c) && accept(c)
         })
         .await
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}; status: {}",
-                serde_json::to_string_pretty(&*last.lock().unwrap()).unwrap()
-            )
-        })
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Waits until Events with each of `reasons` exist about capture `name`.
@@ -732,14 +721,6 @@ impl Samples<'_> {
     }
 }
 
-fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
-    capture
-        .status
-        .as_ref()
-        .and_then(|s| s.condition(type_))
-        .is_some_and(|c| c.status == status && c.reason == reason)
-}
-
 /// The capture's `/status` answer while streaming.
 fn streaming(commit_scn: u64, restart_scn: u64, lag_seconds: f64) -> String {
     json!({
@@ -775,7 +756,7 @@ impl StatusServers {
             let Ok(others) = others else { continue };
             let bodies: [Arc<Mutex<String>>; 3] = Default::default();
             for (listener, body) in std::iter::once(first).chain(others).zip(bodies.iter()) {
-                serve(listener, body.clone());
+                operator::serve_status(listener, body.clone());
             }
             return StatusServers { port, bodies };
         }
@@ -786,20 +767,4 @@ impl StatusServers {
     fn set(&self, host: u8, body: String) {
         *self.bodies[usize::from(host) - 1].lock().unwrap() = body;
     }
-}
-
-fn serve(listener: TcpListener, body: Arc<Mutex<String>>) {
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0u8; 2048];
-            let _ = stream.read(&mut request);
-            let body = body.lock().unwrap().clone();
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
 }

@@ -129,7 +129,7 @@ where
 
 async fn observed_generation_current(captures: &Api<OracleCapture>) -> bool {
     let capture = captures.get(NAME).await.expect("OracleCapture");
-    capture.status.as_ref().and_then(|s| s.observed_generation) == capture.metadata.generation
+    operator::observes_its_generation(&capture)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

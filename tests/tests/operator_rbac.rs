@@ -21,6 +21,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     ConfigMap, PersistentVolumeClaim, Secret, Service, ServiceAccount,
 };
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -285,6 +286,16 @@ where
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Waits for an Event about the sample with this reason.
+async fn wait_for_event(setup: &Setup, reason: &str) -> Event {
+    wait_for(&format!("an Event {reason}"), || async {
+        event_with_reason(&setup.admin, &setup.ns.name, reason)
+            .await
+            .expect("events")
+    })
+    .await
+}
+
 async fn finish(setup: Setup, running: Running) {
     let _ = running.stop.send(());
     let ended = tokio::time::timeout(Duration::from_secs(30), running.task)
@@ -365,13 +376,7 @@ async fn the_operator_reconciles_under_exactly_its_rbac() {
         .replace("orders-db-cdc", &PostParams::default(), &secret)
         .await
         .expect("Secret replaced");
-    let names = (&admin, ns.as_str());
-    wait_for("a SecretKeyMissing Event", || async move {
-        event_with_reason(names.0, names.1, "SecretKeyMissing")
-            .await
-            .expect("events")
-    })
-    .await;
+    wait_for_event(&setup, "SecretKeyMissing").await;
 
     let text = running.metrics.render().expect("render");
     assert!(
@@ -392,13 +397,7 @@ async fn without_patch_on_statefulsets_the_reconcile_is_forbidden() {
     let running = start(&setup);
     create_sample(&setup).await;
 
-    let names = (&admin, ns.as_str());
-    let event = wait_for("an ApplyFailed Event", || async move {
-        event_with_reason(names.0, names.1, "ApplyFailed")
-            .await
-            .expect("events")
-    })
-    .await;
+    let event = wait_for_event(&setup, "ApplyFailed").await;
     let note = event.note.unwrap_or_default();
     assert!(note.contains("forbidden"), "{note}");
     assert!(note.contains("StatefulSet"), "{note}");
@@ -459,13 +458,7 @@ async fn a_spill_recreation_in_the_namespace_scoped_install_needs_no_delete_on_c
         )
         .await
         .expect("spill size patched");
-    let names = (&admin, ns.as_str());
-    let event = wait_for("a SpillVolumeRecreated Event", || async move {
-        event_with_reason(names.0, names.1, "SpillVolumeRecreated")
-            .await
-            .expect("events")
-    })
-    .await;
+    let event = wait_for_event(&setup, "SpillVolumeRecreated").await;
     let note = event.note.unwrap_or_default();
     assert!(note.contains(CLAIM), "{note}");
     let old_uid = &old_claim.metadata.uid;

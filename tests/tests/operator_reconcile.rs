@@ -13,7 +13,6 @@
 // Test files may panic: a failed expectation here is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
@@ -25,11 +24,15 @@ use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Patch, PatchParams};
 use redoline_crds::OracleCapture;
+use redoline_crds::v1alpha1::LastStop;
 use redoline_operator::build::CONFIG_HASH_ANNOTATION;
 use redoline_operator::controller;
 use redoline_operator::controller::apply::SECRETS_HASH_ANNOTATION;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::operator::{self, NAME, container_status, ready_pod_status, terminated};
+use redoline_tests::operator::{
+    self, NAME, container_status, has_condition, observes_its_generation, ready_pod_status,
+    terminated,
+};
 use serde_json::json;
 
 const POD: &str = "orders-capture-0";
@@ -88,16 +91,19 @@ impl Harness {
     }
 
     async fn patch_spec(&self, spec: serde_json::Value) -> i64 {
-        let patched = self
-            .captures
+        self.0.patch_spec(spec).await.expect("spec patched")
+    }
+
+    /// Sets the database password in the credentials Secret.
+    async fn set_password(&self, password: &str) {
+        self.api::<Secret>()
             .patch(
-                NAME,
+                "orders-db-cdc",
                 &PatchParams::default(),
-                &Patch::Merge(json!({ "spec": spec })),
+                &Patch::Merge(json!({"stringData": {"password": password}})),
             )
             .await
-            .expect("spec patched");
-        patched.metadata.generation.expect("generation")
+            .expect("Secret patched");
     }
 
     /// Writes the capture pod's status, as the kubelet would.
@@ -107,38 +113,28 @@ impl Harness {
             .unwrap_or_else(|e| panic!("{e:#}"));
     }
 
-    /// Polls the OracleCapture until `accept` holds; on timeout, fails showing its last status.
-    async fn wait_for(&self, what: &str, accept: impl Fn(&OracleCapture) -> bool) -> OracleCapture {
-        let last = Mutex::new(None);
-        let (last, accept, captures) = (&last, &accept, &self.captures);
-        operator::eventually(what, WAIT, POLL, || async move {
-            let capture = captures.get(NAME).await.expect("OracleCapture");
-            if accept(&capture) {
-                return Some(capture);
-            }
-            *last.lock().unwrap() = capture.status;
-            None
-        })
-        .await
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}; status: {}",
-                serde_json::to_string_pretty(&*last.lock().unwrap()).unwrap()
-            )
-        })
-    }
-
     /// Waits until the status describes the current generation and `accept` holds.
     async fn wait_current(
         &self,
         what: &str,
         accept: impl Fn(&OracleCapture) -> bool,
     ) -> OracleCapture {
-        let capture = self
-            .wait_for(what, |c| observed_current(c) && accept(c))
-            .await;
+        let capture = operator::wait_for_capture(&self.captures, NAME, what, WAIT, POLL, |c| {
+            observes_its_generation(c) && accept(c)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_kstatus_generations(&capture);
         capture
+    }
+
+    /// Waits until the status describes the current generation with condition `type_` at
+    /// `status` for `reason`.
+    async fn wait_condition(&self, type_: &str, status: &str, reason: &str) -> OracleCapture {
+        self.wait_current(&format!("{type_}={status} ({reason})"), |c| {
+            has_condition(c, type_, status, reason)
+        })
+        .await
     }
 
     /// An Event about the OracleCapture with this reason, waiting for it to appear.
@@ -191,12 +187,20 @@ fn condition<'a>(capture: &'a OracleCapture, type_: &str) -> Option<&'a Conditio
     capture.status.as_ref()?.condition(type_)
 }
 
-fn has_condition(capture: &OracleCapture, type_: &str, status: &str, reason: &str) -> bool {
-    condition(capture, type_).is_some_and(|c| c.status == status && c.reason == reason)
+/// The message of condition `type_`, which must be there.
+fn message_of<'a>(capture: &'a OracleCapture, type_: &str) -> &'a str {
+    &condition(capture, type_)
+        .unwrap_or_else(|| panic!("no condition {type_}"))
+        .message
 }
 
-fn observed_current(capture: &OracleCapture) -> bool {
-    capture.status.as_ref().and_then(|s| s.observed_generation) == capture.metadata.generation
+/// `status.lastStop`, which must be there.
+fn last_stop_of(capture: &OracleCapture) -> LastStop {
+    capture
+        .status
+        .as_ref()
+        .and_then(|s| s.last_stop.clone())
+        .expect("lastStop")
 }
 
 /// `kubectl wait` reads each condition's own observedGeneration first: all must be current.
@@ -279,14 +283,7 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
 
     // A changed credential rolls the pod too (the Secret watch triggers the reconcile).
     let secrets_hash = template_annotation(&rolled, SECRETS_HASH_ANNOTATION);
-    h.api::<Secret>()
-        .patch(
-            "orders-db-cdc",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"stringData": {"password": "rotated"}})),
-        )
-        .await
-        .expect("Secret patched");
+    h.set_password("rotated").await;
     h.stateful_set_where("the new secrets hash", |s| {
         template_annotation(s, SECRETS_HASH_ANNOTATION) != secrets_hash
     })
@@ -298,11 +295,7 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
         s.spec.as_ref().and_then(|s| s.replicas) == Some(0)
     })
     .await;
-    let suspended = h
-        .wait_current("Suspended", |c| {
-            has_condition(c, "Ready", "True", "Suspended")
-        })
-        .await;
+    let suspended = h.wait_condition("Ready", "True", "Suspended").await;
     assert_eq!(
         suspended.status.as_ref().unwrap().phase,
         Some(redoline_crds::v1alpha1::Phase::Suspended)
@@ -341,9 +334,7 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     }))
     .await;
     let capture = h
-        .wait_current("PrerequisitesMet=False", |c| {
-            has_condition(c, "PrerequisitesMet", "False", "PrerequisitesNotMet")
-        })
+        .wait_condition("PrerequisitesMet", "False", "PrerequisitesNotMet")
         .await;
     let prerequisites = condition(&capture, "PrerequisitesMet").unwrap();
     assert!(
@@ -388,9 +379,7 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     }))
     .await;
     let capture = h
-        .wait_current("Stalled=SpillCapacityExceeded", |c| {
-            has_condition(c, "Stalled", "True", "SpillCapacityExceeded")
-        })
+        .wait_condition("Stalled", "True", "SpillCapacityExceeded")
         .await;
     assert!(has_condition(
         &capture,
@@ -398,24 +387,16 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
         "True",
         "PrerequisitesMet"
     ));
-    let stalled = condition(&capture, "Stalled").unwrap();
+    let stalled = message_of(&capture, "Stalled");
     assert!(
-        stalled
-            .message
-            .starts_with("CDC-4001: spill cap of 20Gi exceeded")
+        stalled.starts_with("CDC-4001: spill cap of 20Gi exceeded"),
+        "{stalled}"
     );
     assert!(
-        stalled.message.contains("xid 0a001b00c2030000 user BATCH"),
-        "{}",
-        stalled.message
+        stalled.contains("xid 0a001b00c2030000 user BATCH"),
+        "{stalled}"
     );
-    let last_stop = capture
-        .status
-        .as_ref()
-        .unwrap()
-        .last_stop
-        .clone()
-        .expect("lastStop");
+    let last_stop = last_stop_of(&capture);
     assert_eq!(last_stop.code, "CDC-4001");
     assert_eq!(last_stop.reason, "SpillCapacityExceeded");
     assert_eq!(last_stop.at.0.to_string(), "2026-11-29T11:00:00Z");
@@ -443,26 +424,14 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     }))
     .await;
     let capture = h
-        .wait_current("Stalled=ReleasedTransactionCommitted", |c| {
-            has_condition(c, "Stalled", "True", "ReleasedTransactionCommitted")
-        })
+        .wait_condition("Stalled", "True", "ReleasedTransactionCommitted")
         .await;
-    let stalled = condition(&capture, "Stalled").unwrap();
+    let stalled = message_of(&capture, "Stalled");
     assert!(
-        stalled
-            .message
-            .starts_with("CDC-7001: COMMIT of released transaction 0a001b00c2030000"),
-        "{}",
-        stalled.message
+        stalled.starts_with("CDC-7001: COMMIT of released transaction 0a001b00c2030000"),
+        "{stalled}"
     );
-    let last_stop = capture
-        .status
-        .as_ref()
-        .unwrap()
-        .last_stop
-        .clone()
-        .expect("lastStop");
-    assert_eq!(last_stop.code, "CDC-7001");
+    assert_eq!(last_stop_of(&capture).code, "CDC-7001");
     h.event("ReleasedTransactionCommitted").await;
     h.finish().await;
 }
@@ -471,19 +440,7 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
 fn status_server(body: Arc<Mutex<String>>) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("address").port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0u8; 2048];
-            let _ = stream.read(&mut request);
-            let body = body.lock().unwrap().clone();
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
+    operator::serve_status(listener, body);
     port
 }
 
@@ -516,11 +473,7 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
                      "rowsRemainingEstimate": 4800},
     })
     .to_string();
-    let capture = h
-        .wait_current("Snapshotting", |c| {
-            has_condition(c, "Ready", "False", "Snapshotting")
-        })
-        .await;
+    let capture = h.wait_condition("Ready", "False", "Snapshotting").await;
     let snapshot = capture.status.as_ref().unwrap().snapshot.clone();
     let snapshot = snapshot.expect("status.snapshot while snapshotting");
     assert_eq!(
@@ -534,11 +487,7 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
     assert_eq!(snapshot.rows_remaining_estimate, Some(4800));
     *body.lock().unwrap() = streaming_report;
 
-    let capture = h
-        .wait_current("Ready=True", |c| {
-            has_condition(c, "Ready", "True", "Streaming")
-        })
-        .await;
+    let capture = h.wait_condition("Ready", "True", "Streaming").await;
     assert_eq!(capture.status.as_ref().unwrap().snapshot, None);
     let status = capture.status.as_ref().unwrap();
     assert_eq!(status.lag_seconds, Some(4.5));
@@ -560,9 +509,7 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
     // Breach: lag above the SLA.
     *body.lock().unwrap() = report(500.0);
     let capture = h
-        .wait_current("LagSLABreached", |c| {
-            has_condition(c, "LagWithinSLA", "False", "LagSLABreached")
-        })
+        .wait_condition("LagWithinSLA", "False", "LagSLABreached")
         .await;
     assert_eq!(capture.status.as_ref().unwrap().lag_seconds, Some(500.0));
     assert!(has_condition(&capture, "Ready", "True", "Streaming"));
@@ -571,10 +518,8 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
 
     // Recovery.
     *body.lock().unwrap() = report(2.0);
-    h.wait_current("LagWithinSLA again", |c| {
-        has_condition(c, "LagWithinSLA", "True", "LagWithinSLA")
-    })
-    .await;
+    h.wait_condition("LagWithinSLA", "True", "LagWithinSLA")
+        .await;
     let recovered = h.event("LagSLARecovered").await;
     assert_eq!(recovered.type_.as_deref(), Some("Normal"));
     h.finish().await;
@@ -588,12 +533,8 @@ async fn a_missing_secret_stalls_until_it_is_created() {
     h.create_sample().await;
 
     // (f) No credentials Secret: Stalled, and no pod is started that could not mount it.
-    let capture = h
-        .wait_current("SecretNotFound", |c| {
-            has_condition(c, "Stalled", "True", "SecretNotFound")
-        })
-        .await;
-    let message = &condition(&capture, "Stalled").unwrap().message;
+    let capture = h.wait_condition("Stalled", "True", "SecretNotFound").await;
+    let message = message_of(&capture, "Stalled");
     assert!(message.contains("\"orders-db-cdc\""), "{message}");
     assert!(
         message.contains("spec.database.credentialsSecret"),
@@ -621,11 +562,9 @@ async fn a_missing_secret_stalls_until_it_is_created() {
     // A Secret without the password key.
     h.create_secret("orders-db-cdc", &["username"]).await;
     let capture = h
-        .wait_current("SecretKeyMissing", |c| {
-            has_condition(c, "Stalled", "True", "SecretKeyMissing")
-        })
+        .wait_condition("Stalled", "True", "SecretKeyMissing")
         .await;
-    let message = &condition(&capture, "Stalled").unwrap().message;
+    let message = message_of(&capture, "Stalled");
     assert!(message.contains("\"password\""), "{message}");
     assert!(
         message.contains("spec.database.credentialsSecret.passwordKey"),
@@ -633,18 +572,8 @@ async fn a_missing_secret_stalls_until_it_is_created() {
     );
 
     // Fixed: the stall clears and the StatefulSet is created.
-    h.api::<Secret>()
-        .patch(
-            "orders-db-cdc",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"stringData": {"password": "secret"}})),
-        )
-        .await
-        .expect("Secret patched");
-    h.wait_current("the stall to clear", |c| {
-        has_condition(c, "Stalled", "False", "NoStop")
-    })
-    .await;
+    h.set_password("secret").await;
+    h.wait_condition("Stalled", "False", "NoStop").await;
     h.stateful_set_where("created", |_| true).await;
     h.finish().await;
 }
@@ -713,12 +642,8 @@ async fn a_lasting_refusal_is_stalled_in_the_status_for_the_current_generation()
 
     h.create_sample_secrets().await;
     h.create_sample().await;
-    let capture = h
-        .wait_current("Stalled by the refusal", |c| {
-            has_condition(c, "Stalled", "True", "ApplyFailed")
-        })
-        .await;
-    let message = &condition(&capture, "Stalled").unwrap().message;
+    let capture = h.wait_condition("Stalled", "True", "ApplyFailed").await;
+    let message = message_of(&capture, "Stalled");
     assert!(message.contains("frozen in this namespace"), "{message}");
     assert!(has_condition(&capture, "Ready", "False", "ApplyFailed"));
     assert!(has_condition(
@@ -739,9 +664,6 @@ async fn a_lasting_refusal_is_stalled_in_the_status_for_the_current_generation()
         .expect("policy deleted");
     h.stateful_set_where("created once the policy is gone", |_| true)
         .await;
-    h.wait_current("the stall to clear", |c| {
-        has_condition(c, "Stalled", "False", "NoStop")
-    })
-    .await;
+    h.wait_condition("Stalled", "False", "NoStop").await;
     h.finish().await;
 }

@@ -125,17 +125,10 @@ impl Harness {
     }
 
     async fn set_spill_size(&self, size: &str) -> i64 {
-        self.captures
-            .patch(
-                NAME,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"buffer": {"spill": {"size": size}}}})),
-            )
+        self.h
+            .patch_spec(json!({"buffer": {"spill": {"size": size}}}))
             .await
             .expect("spec patched")
-            .metadata
-            .generation
-            .expect("generation")
     }
 
     /// Polls `get` until it gives `Some`; on timeout fails naming `what`.

@@ -159,9 +159,9 @@ where
     })
 }
 
-/// Applies `object` unless it is unchanged since the last apply and the cached copy (`cached`:
-/// its version, `None` when the cache has none) is what that apply returned. Returns 1 when it
-/// was sent, 0 when skipped.
+/// Server-side applies `object` unless it is unchanged since the last apply and the cached copy
+/// (`cached`: its version, `None` when the cache has none) is what that apply returned. Returns 1
+/// when it was sent, 0 when skipped.
 async fn apply_if_changed<K>(
     client: &Client,
     namespace: &str,
@@ -188,7 +188,15 @@ where
     if unchanged {
         return Ok(0);
     }
-    let answer = apply(client, namespace, object).await?;
+    let name = object.meta().name.clone().unwrap_or_default();
+    let answer = Api::<K>::namespaced(client.clone(), namespace)
+        .patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(object),
+        )
+        .await
+        .map_err(|source| ApplyError { kind, name, source })?;
     applied.set(
         kind,
         Applied {
@@ -197,29 +205,6 @@ where
         },
     );
     Ok(1)
-}
-
-async fn apply<K>(client: &Client, namespace: &str, object: &K) -> Result<K, ApplyError>
-where
-    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + Serialize
-        + DeserializeOwned,
-{
-    let name = object.meta().name.clone().unwrap_or_default();
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    api.patch(
-        &name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .map_err(|source| ApplyError {
-        kind: static_kind::<K>(),
-        name,
-        source,
-    })
 }
 
 /// The kind of a k8s-openapi type, as a `'static` name for error messages.

@@ -8,22 +8,20 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
-digest=$(cd "$HERE" && cat go.mod go.sum main.go | sha256sum | cut -c1-16)
-OUT="$CACHE/gitops-health-$digest"
+# shellcheck source=../lib/cache.sh
+. "$HERE/../lib/cache.sh"
+OUT="$(cache_dir gitops-health "$HERE" go.mod go.sum main.go)"
 BIN="$OUT/bin/gitops-health"
 
-if [ ! -x "$BIN" ]; then
+built() { [ -x "$BIN" ]; }
+
+build() {
   command -v go >/dev/null || { echo "gitops-health: Go is required to build the harness" >&2; exit 1; }
+  echo "gitops-health: building into $OUT" >&2
   mkdir -p "$OUT/bin"
-  # Several test binaries may ask at once: one builds, the others wait for it.
-  exec 9>"$OUT/.lock"
-  flock 9
-  if [ ! -x "$BIN" ]; then
-    echo "gitops-health: building into $OUT" >&2
-    (cd "$HERE" && CGO_ENABLED=0 go build -trimpath -mod=readonly -o "$BIN.tmp" .) >&2
-    mv "$BIN.tmp" "$BIN"
-  fi
-  exec 9>&-
-fi
+  (cd "$HERE" && CGO_ENABLED=0 go build -trimpath -mod=readonly -o "$BIN.tmp" .) >&2
+  mv "$BIN.tmp" "$BIN"
+}
+
+build_once "$OUT" built build
 echo "$BIN"

@@ -19,9 +19,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
-digest=$(cd "$HERE" && cat runtime/pom.xml plugin/pom.xml settings.xml | sha256sum | cut -c1-16)
-BUILD="$CACHE/jdbc-pipeline-$digest"
+# shellcheck source=../lib/cache.sh
+. "$HERE/../lib/cache.sh"
+BUILD="$(cache_dir jdbc-pipeline "$HERE" runtime/pom.xml plugin/pom.xml settings.xml)"
 PLUGIN="$BUILD/plugins/debezium-connector-jdbc"
 JAVA="${JAVA:-java}"
 
@@ -36,32 +36,28 @@ resolve() {
   fi
 }
 
-cmd_fetch() {
-  [ -f "$BUILD/.complete" ] && return 0
+fetched() { [ -f "$BUILD/.complete" ]; }
+
+fetch() {
   command -v mvn >/dev/null || die "Maven (mvn) is needed to resolve Kafka Connect and the JDBC sink"
-  mkdir -p "$BUILD"
-  # Two test binaries may fetch at once: one does the work, the other waits and finds it done.
-  exec 9>"$BUILD/.lock"
-  flock 9
-  if [ ! -f "$BUILD/.complete" ]; then
-    rm -rf "$BUILD/project" "$BUILD/runtime" "$BUILD/plugins" "$BUILD/mvn.log"
-    mkdir -p "$BUILD/project"
-    cp -r "$HERE/runtime" "$HERE/plugin" "$BUILD/project/"
-    resolve "$BUILD/project/runtime/pom.xml" "$BUILD/runtime"
-    # Kafka's own jars (the connector's pom brings connect-api and kafka-clients of the Kafka it
-    # was built with) stay out of the plugin: the worker provides them, as in Debezium's archive.
-    resolve "$BUILD/project/plugin/pom.xml" "$PLUGIN"
-    rm -f "$PLUGIN"/connect-api-*.jar "$PLUGIN"/kafka-clients-*.jar
-    # Jackson too: the worker has it (connect-runtime 4.1.2: 2.19) with a Jackson module
-    # registered as a service, which a second Jackson in the plugin's loader refuses ("not a
-    # subtype") when Hibernate lists the modules. Debezium's archive leaves it to the worker.
-    rm -f "$PLUGIN"/jackson-*.jar
-    [ -f "$BUILD/runtime/connect-runtime-4.1.2.jar" ] || die "connect-runtime is not in $BUILD/runtime"
-    ls "$PLUGIN"/debezium-connector-jdbc-*.jar >/dev/null 2>&1 || die "the JDBC sink is not in $PLUGIN"
-    touch "$BUILD/.complete"
-  fi
-  exec 9>&-
+  rm -rf "$BUILD/project" "$BUILD/runtime" "$BUILD/plugins" "$BUILD/mvn.log"
+  mkdir -p "$BUILD/project"
+  cp -r "$HERE/runtime" "$HERE/plugin" "$BUILD/project/"
+  resolve "$BUILD/project/runtime/pom.xml" "$BUILD/runtime"
+  # Kafka's own jars (the connector's pom brings connect-api and kafka-clients of the Kafka it
+  # was built with) stay out of the plugin: the worker provides them, as in Debezium's archive.
+  resolve "$BUILD/project/plugin/pom.xml" "$PLUGIN"
+  rm -f "$PLUGIN"/connect-api-*.jar "$PLUGIN"/kafka-clients-*.jar
+  # Jackson too: the worker has it (connect-runtime 4.1.2: 2.19) with a Jackson module
+  # registered as a service, which a second Jackson in the plugin's loader refuses ("not a
+  # subtype") when Hibernate lists the modules. Debezium's archive leaves it to the worker.
+  rm -f "$PLUGIN"/jackson-*.jar
+  [ -f "$BUILD/runtime/connect-runtime-4.1.2.jar" ] || die "connect-runtime is not in $BUILD/runtime"
+  ls "$PLUGIN"/debezium-connector-jdbc-*.jar >/dev/null 2>&1 || die "the JDBC sink is not in $PLUGIN"
+  touch "$BUILD/.complete"
 }
+
+cmd_fetch() { build_once "$BUILD" fetched fetch; }
 
 case "${1:-}" in
   fetch) cmd_fetch ;;

@@ -10,31 +10,30 @@ set -euo pipefail
 
 [ $# -eq 1 ] || { echo "usage: check.sh RECORDS.jsonl" >&2; exit 2; }
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
-digest=$(cd "$HERE" && cat pom.xml $(find src -type f | sort) | sha256sum | cut -c1-16)
-BUILD="$CACHE/jsonconverter-$digest"
+# shellcheck source=../lib/cache.sh
+. "$HERE/../lib/cache.sh"
+# shellcheck disable=SC2046 # the source files' names have no spaces
+BUILD="$(cache_dir jsonconverter "$HERE" pom.xml $(cd "$HERE" && find src -type f | sort))"
 JAVA="${JAVA:-java}"
 
-if [ ! -f "$BUILD/.complete" ]; then
+built() { [ -f "$BUILD/.complete" ]; }
+
+build() {
   command -v mvn >/dev/null || { echo "check.sh: Maven (mvn) is needed to build the check" >&2; exit 1; }
-  mkdir -p "$BUILD"
-  exec 9>"$BUILD/.lock"
-  flock 9
-  if [ ! -f "$BUILD/.complete" ]; then
-    rm -rf "$BUILD/project"
-    mkdir -p "$BUILD/project"
-    cp -r "$HERE/pom.xml" "$HERE/src" "$BUILD/project/"
-    if ! mvn -B -q -f "$BUILD/project/pom.xml" package dependency:copy-dependencies \
-        -DincludeScope=runtime -DoutputDirectory="$BUILD/project/target/lib" \
-        >"$BUILD/mvn.log" 2>&1; then
-      tail -n 40 "$BUILD/mvn.log" >&2
-      echo "check.sh: the Maven build failed (log: $BUILD/mvn.log)" >&2
-      exit 1
-    fi
-    touch "$BUILD/.complete"
+  rm -rf "$BUILD/project"
+  mkdir -p "$BUILD/project"
+  cp -r "$HERE/pom.xml" "$HERE/src" "$BUILD/project/"
+  if ! mvn -B -q -f "$BUILD/project/pom.xml" package dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$BUILD/project/target/lib" \
+      >"$BUILD/mvn.log" 2>&1; then
+    tail -n 40 "$BUILD/mvn.log" >&2
+    echo "check.sh: the Maven build failed (log: $BUILD/mvn.log)" >&2
+    exit 1
   fi
-  exec 9>&-
-fi
+  touch "$BUILD/.complete"
+}
+
+build_once "$BUILD" built build
 
 exec "$JAVA" -cp "$BUILD/project/target/classes:$BUILD/project/target/lib/*" \
   io.redoline.jsonconverter.Check "$1"
