@@ -282,6 +282,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    use crate::source::fixtures;
+
     const ALL_CODES: [u16; 20] = [
         0, 1, 2, 3, 5, 6, 7, 9, 10, 11, 25, 29, 34, 36, 68, 70, 71, 255, 27, 65535,
     ];
@@ -457,91 +459,9 @@ mod tests {
         );
     }
 
-    /// Any row the source can produce (shared by the buffer tests).
-    fn arb_row() -> impl Strategy<Value = LogMinerRow> {
-        let text = || "\\PC{0,12}";
-        let shared = || text().prop_map(Arc::<str>::from);
-        let date_time = || {
-            (
-                1i16..=9999,
-                1i8..=12,
-                1i8..=28,
-                0i8..24,
-                0i8..60,
-                0i8..60,
-                0i32..1_000_000_000,
-            )
-                .prop_map(|(y, mo, d, h, mi, s, n)| {
-                    civil::DateTime::constant(y, mo, d, h, mi, s, n)
-                })
-        };
-        (
-            (
-                any::<u64>(),
-                proptest::option::of(any::<u64>()),
-                proptest::option::of(any::<u64>()),
-                proptest::option::of(date_time()),
-                proptest::option::of(date_time()),
-                any::<[u8; 8]>(),
-                proptest::sample::select(ALL_CODES.to_vec()),
-                any::<bool>(),
-            ),
-            (shared(), shared(), any::<u64>(), any::<bool>()),
-            (
-                proptest::option::of(shared()),
-                proptest::option::of(shared()),
-                proptest::option::of(shared()),
-                proptest::option::of(any::<u32>()),
-                proptest::option::of(any::<u32>()),
-                any::<u16>(),
-                proptest::option::of(shared()),
-                any::<u32>(),
-            ),
-            (
-                proptest::option::of(text()),
-                proptest::option::of(text()),
-                proptest::option::of(shared()),
-                proptest::option::of(any::<u32>()),
-            ),
-        )
-            .prop_map(
-                |(
-                    (scn, start_scn, commit_scn, timestamp, commit_timestamp, xid, code, rollback),
-                    (row_id, rs_id, ssn, csf),
-                    (seg_owner, table_name, username, session, serial, thread, info, status),
-                    (sql_redo, sql_undo, src_con_name, con_id),
-                )| LogMinerRow {
-                    scn,
-                    start_scn,
-                    commit_scn,
-                    timestamp,
-                    commit_timestamp,
-                    xid: Xid(xid),
-                    operation: OperationCode::from_code(code),
-                    rollback,
-                    row_id,
-                    rs_id,
-                    ssn,
-                    csf,
-                    seg_owner,
-                    table_name,
-                    username,
-                    session,
-                    serial,
-                    thread,
-                    info,
-                    status,
-                    sql_redo,
-                    sql_undo,
-                    src_con_name,
-                    con_id,
-                },
-            )
-    }
-
     proptest! {
         #[test]
-        fn any_row_round_trips(row in arb_row()) {
+        fn any_row_round_trips(row in fixtures::arbitrary::row()) {
             prop_assert_eq!(round_trip(&row), row);
         }
 

@@ -60,12 +60,7 @@ pub fn encode_into(event: &ChangeEvent, out: &mut String) {
         Operation::Truncate => "\"truncate\"",
         Operation::Ddl { .. } => "\"ddl\"",
     });
-    out.push(',');
-    json::key(out, "schema");
-    json::string(out, table.schema());
-    out.push(',');
-    json::key(out, "table");
-    json::string(out, table.table());
+    json::schema_and_table(out, table);
     out.push(',');
     json::key(out, "before");
     write_row(out, table, event.before.as_ref(), true);

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::dictionary::TableSchema;
+
 /// Appends `text` as a JSON string.
 ///
 /// Only ASCII bytes are ever escaped (`"`, `\` and controls), so the text is scanned as bytes,
@@ -42,6 +44,17 @@ pub fn string(out: &mut String, text: &str) {
 pub fn key(out: &mut String, name: &str) {
     string(out, name);
     out.push(':');
+}
+
+/// Appends `,"schema":"<owner>","table":"<table>"`: the table a change is on, as both the compact
+/// event and the Debezium source block name it.
+pub fn schema_and_table(out: &mut String, table: &TableSchema) {
+    out.push(',');
+    key(out, "schema");
+    string(out, table.schema());
+    out.push(',');
+    key(out, "table");
+    string(out, table.table());
 }
 
 /// Appends an `f64` as a JSON number in its shortest round-trip form, or the string `"NaN"`,

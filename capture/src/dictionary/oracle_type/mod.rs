@@ -453,16 +453,7 @@ impl Parser {
                     OracleType::Char { length, semantics }
                 }
             }
-            "NCHAR" => {
-                if self.eat_word("VARYING") {
-                    self.nvarchar2()?
-                } else {
-                    let length = self.optional_paren_int("length", 1, 2000)?.unwrap_or(1);
-                    OracleType::NChar {
-                        length: to_u32(length),
-                    }
-                }
-            }
+            "NCHAR" => self.nchar()?,
             "NATIONAL" => {
                 if !(self.eat_word("CHARACTER") || self.eat_word("CHAR")) {
                     return Err(OracleTypeErrorKind::Expected {
@@ -470,14 +461,7 @@ impl Parser {
                         found: self.found(),
                     });
                 }
-                if self.eat_word("VARYING") {
-                    self.nvarchar2()?
-                } else {
-                    let length = self.optional_paren_int("length", 1, 2000)?.unwrap_or(1);
-                    OracleType::NChar {
-                        length: to_u32(length),
-                    }
-                }
+                self.nchar()?
             }
             "VARCHAR2" | "VARCHAR" => self.varchar2("VARCHAR2")?,
             "NVARCHAR2" => self.nvarchar2()?,
@@ -550,6 +534,17 @@ impl Parser {
             Some((length, semantics)) => Ok(OracleType::Varchar2 { length, semantics }),
             None => Err(OracleTypeErrorKind::MissingLength(name)),
         }
+    }
+
+    /// After `NCHAR` or `NATIONAL CHARACTER`: `VARYING` makes it an NVARCHAR2.
+    fn nchar(&mut self) -> Parsed<OracleType> {
+        if self.eat_word("VARYING") {
+            return self.nvarchar2();
+        }
+        let length = self.optional_paren_int("length", 1, 2000)?.unwrap_or(1);
+        Ok(OracleType::NChar {
+            length: to_u32(length),
+        })
     }
 
     fn nvarchar2(&mut self) -> Parsed<OracleType> {

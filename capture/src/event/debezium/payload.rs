@@ -151,12 +151,7 @@ pub(super) fn write_source(
     out.push(',');
     json::key(out, "ts_ns");
     json::integer(out, nanos);
-    out.push(',');
-    json::key(out, "schema");
-    json::string(out, table.schema());
-    out.push(',');
-    json::key(out, "table");
-    json::string(out, table.table());
+    json::schema_and_table(out, table);
     optional_string(out, "txId", source.xid.map(|x| x.to_lower_hex()).as_deref());
     out.push_str(",\"scn\":");
     json::integer_string(out, source.scn);

@@ -168,59 +168,34 @@ pub struct RowJson<'a> {
 
 impl<'a> From<&'a LogMinerRow> for RowJson<'a> {
     fn from(row: &'a LogMinerRow) -> Self {
-        // Destructured without `..`: a new column must be added here too.
-        let LogMinerRow {
-            scn,
-            start_scn,
-            commit_scn,
-            timestamp,
-            commit_timestamp,
-            xid,
-            operation,
-            rollback,
-            row_id,
-            rs_id,
-            ssn,
-            csf,
-            seg_owner,
-            table_name,
-            username,
-            session,
-            serial,
-            thread,
-            info,
-            status,
-            sql_redo,
-            sql_undo,
-            src_con_name,
-            con_id,
-        } = row;
+        // This literal names every JSON field and `into_row`'s every row field, so a new column
+        // on either side does not compile until the other carries it too.
         let text = |s: &'a Option<Arc<str>>| s.as_deref().map(Cow::Borrowed);
         RowJson {
-            scn: *scn,
-            start_scn: *start_scn,
-            commit_scn: *commit_scn,
-            timestamp: timestamp.map(|t| t.to_string()),
-            commit_timestamp: commit_timestamp.map(|t| t.to_string()),
-            xid: xid.to_upper_hex(),
-            operation_code: operation.code(),
-            rollback: *rollback,
-            row_id: Cow::Borrowed(row_id),
-            rs_id: Cow::Borrowed(rs_id),
-            ssn: *ssn,
-            csf: *csf,
-            seg_owner: text(seg_owner),
-            table_name: text(table_name),
-            username: text(username),
-            session: *session,
-            serial: *serial,
-            thread: *thread,
-            info: text(info),
-            status: *status,
-            sql_redo: sql_redo.as_deref().map(Cow::Borrowed),
-            sql_undo: sql_undo.as_deref().map(Cow::Borrowed),
-            src_con_name: text(src_con_name),
-            con_id: *con_id,
+            scn: row.scn,
+            start_scn: row.start_scn,
+            commit_scn: row.commit_scn,
+            timestamp: row.timestamp.map(|t| t.to_string()),
+            commit_timestamp: row.commit_timestamp.map(|t| t.to_string()),
+            xid: row.xid.to_upper_hex(),
+            operation_code: row.operation.code(),
+            rollback: row.rollback,
+            row_id: Cow::Borrowed(&row.row_id),
+            rs_id: Cow::Borrowed(&row.rs_id),
+            ssn: row.ssn,
+            csf: row.csf,
+            seg_owner: text(&row.seg_owner),
+            table_name: text(&row.table_name),
+            username: text(&row.username),
+            session: row.session,
+            serial: row.serial,
+            thread: row.thread,
+            info: text(&row.info),
+            status: row.status,
+            sql_redo: row.sql_redo.as_deref().map(Cow::Borrowed),
+            sql_undo: row.sql_undo.as_deref().map(Cow::Borrowed),
+            src_con_name: text(&row.src_con_name),
+            con_id: row.con_id,
         }
     }
 }
@@ -228,32 +203,7 @@ impl<'a> From<&'a LogMinerRow> for RowJson<'a> {
 impl RowJson<'_> {
     /// Back to a row; an unreadable xid or timestamp is an error naming it.
     pub fn into_row(self) -> Result<LogMinerRow, String> {
-        let RowJson {
-            scn,
-            start_scn,
-            commit_scn,
-            timestamp,
-            commit_timestamp,
-            xid,
-            operation_code,
-            rollback,
-            row_id,
-            rs_id,
-            ssn,
-            csf,
-            seg_owner,
-            table_name,
-            username,
-            session,
-            serial,
-            thread,
-            info,
-            status,
-            sql_redo,
-            sql_undo,
-            src_con_name,
-            con_id,
-        } = self;
+        let scn = self.scn;
         let time = |t: Option<String>| -> Result<_, String> {
             t.map(|text| {
                 text.parse::<jiff::civil::DateTime>()
@@ -264,29 +214,29 @@ impl RowJson<'_> {
         let shared = |s: Option<Cow<'_, str>>| s.map(|s| Arc::<str>::from(s.as_ref()));
         Ok(LogMinerRow {
             scn,
-            start_scn,
-            commit_scn,
-            timestamp: time(timestamp)?,
-            commit_timestamp: time(commit_timestamp)?,
-            xid: Xid::from_hex(&xid).map_err(|e| format!("row at SCN {scn}: {e}"))?,
-            operation: OperationCode::from_code(operation_code),
-            rollback,
-            row_id: Arc::from(row_id.as_ref()),
-            rs_id: Arc::from(rs_id.as_ref()),
-            ssn,
-            csf,
-            seg_owner: shared(seg_owner),
-            table_name: shared(table_name),
-            username: shared(username),
-            session,
-            serial,
-            thread,
-            info: shared(info),
-            status,
-            sql_redo: sql_redo.map(Cow::into_owned),
-            sql_undo: sql_undo.map(Cow::into_owned),
-            src_con_name: shared(src_con_name),
-            con_id,
+            start_scn: self.start_scn,
+            commit_scn: self.commit_scn,
+            timestamp: time(self.timestamp)?,
+            commit_timestamp: time(self.commit_timestamp)?,
+            xid: Xid::from_hex(&self.xid).map_err(|e| format!("row at SCN {scn}: {e}"))?,
+            operation: OperationCode::from_code(self.operation_code),
+            rollback: self.rollback,
+            row_id: Arc::from(self.row_id.as_ref()),
+            rs_id: Arc::from(self.rs_id.as_ref()),
+            ssn: self.ssn,
+            csf: self.csf,
+            seg_owner: shared(self.seg_owner),
+            table_name: shared(self.table_name),
+            username: shared(self.username),
+            session: self.session,
+            serial: self.serial,
+            thread: self.thread,
+            info: shared(self.info),
+            status: self.status,
+            sql_redo: self.sql_redo.map(Cow::into_owned),
+            sql_undo: self.sql_undo.map(Cow::into_owned),
+            src_con_name: shared(self.src_con_name),
+            con_id: self.con_id,
         })
     }
 }
@@ -297,6 +247,8 @@ mod tests {
     use jiff::civil;
     use proptest::prelude::*;
 
+    use crate::source::fixtures;
+
     fn round_trip(row: &LogMinerRow) -> LogMinerRow {
         let text = serde_json::to_string(&RowJson::from(row)).unwrap();
         serde_json::from_str::<RowJson<'static>>(&text)
@@ -305,61 +257,9 @@ mod tests {
             .unwrap()
     }
 
-    fn arb_text() -> impl Strategy<Value = Option<Arc<str>>> {
-        proptest::option::of(".{0,12}".prop_map(Arc::from))
-    }
-
-    fn arb_time() -> impl Strategy<Value = Option<civil::DateTime>> {
-        proptest::option::of(
-            (
-                1i16..=9999,
-                1i8..=12,
-                1i8..=28,
-                0i8..24,
-                0i8..60,
-                0i8..60,
-                0i32..1_000_000_000,
-            )
-                .prop_map(|(y, mo, d, h, mi, s, ns)| {
-                    civil::DateTime::new(y, mo, d, h, mi, s, ns).unwrap()
-                }),
-        )
-    }
-
-    fn arb_operation() -> impl Strategy<Value = OperationCode> {
-        prop_oneof![
-            (0u16..=300).prop_map(OperationCode::from_code),
-            Just(OperationCode::LobErase),
-            Just(OperationCode::Other(65535)),
-        ]
-    }
-
-    prop_compose! {
-        fn arb_row()(
-            scn in any::<u64>(), start_scn in any::<Option<u64>>(), commit_scn in any::<Option<u64>>(),
-            times in (arb_time(), arb_time()), xid in any::<[u8; 8]>(), operation in arb_operation(),
-            flags in any::<(bool, bool)>(), row_id in ".{0,18}", rs_id in ".{0,26}", ssn in any::<u64>(),
-            names in (arb_text(), arb_text(), arb_text(), arb_text(), arb_text()),
-            session in any::<(Option<u32>, Option<u32>)>(), thread in any::<u16>(), status in any::<u32>(),
-            sql in (proptest::option::of(".{0,40}"), proptest::option::of(".{0,40}")),
-            con_id in any::<Option<u32>>(),
-        ) -> LogMinerRow {
-            LogMinerRow {
-                scn, start_scn, commit_scn,
-                timestamp: times.0, commit_timestamp: times.1,
-                xid: Xid(xid), operation, rollback: flags.0,
-                row_id: Arc::from(row_id), rs_id: Arc::from(rs_id), ssn, csf: flags.1,
-                seg_owner: names.0, table_name: names.1, username: names.2,
-                session: session.0, serial: session.1, thread,
-                info: names.3, status, sql_redo: sql.0, sql_undo: sql.1,
-                src_con_name: names.4, con_id,
-            }
-        }
-    }
-
     proptest! {
         #[test]
-        fn rows_round_trip_exactly(row in arb_row()) {
+        fn rows_round_trip_exactly(row in fixtures::arbitrary::row()) {
             prop_assert_eq!(round_trip(&row), row);
         }
     }

@@ -87,6 +87,12 @@ impl<'a> CellReader<'a> {
         }
     }
 
+    /// A transaction id selected as [`super::sql::XID_PARTS`] (`USN.SLOT.SQN`).
+    pub fn required_xid(&mut self, index: usize) -> Result<Xid, SourceError> {
+        let text = self.required_text(index)?;
+        Xid::from_decimal_parts(&text).map_err(|error| self.malformed(index, error.to_string()))
+    }
+
     /// `YES` / `NO`.
     pub fn yes_no(&mut self, index: usize) -> Result<bool, SourceError> {
         match self.required_text(index)?.as_str() {
@@ -126,33 +132,19 @@ pub fn contents_row(
     names: &mut SharedNames,
 ) -> Result<LogMinerRow, SourceError> {
     let mut r = CellReader::new("V$LOGMNR_CONTENTS", &CONTENTS_COLUMNS, cells);
-    let scn = r.required_number(0)?;
-    let start_scn = r.number(1)?;
-    let commit_scn = r.number(2)?;
-    let timestamp = r.date(3)?;
-    let commit_timestamp = r.date(4)?;
-    let xid_text = r.required_text(5)?;
-    let xid =
-        Xid::from_decimal_parts(&xid_text).map_err(|error| r.malformed(5, error.to_string()))?;
-    let operation = OperationCode::from_code(r.required_number(6)?);
-    let rollback = r.number::<u8>(7)?.unwrap_or(0) == 1;
-    let row_id = Arc::from(r.text(8)?.unwrap_or_default());
-    let rs_id = Arc::from(r.text(9)?.unwrap_or_default());
-    let ssn = r.number(10)?.unwrap_or(0);
-    let csf = r.number::<u8>(11)?.unwrap_or(0) == 1;
     Ok(LogMinerRow {
-        scn,
-        start_scn,
-        commit_scn,
-        timestamp,
-        commit_timestamp,
-        xid,
-        operation,
-        rollback,
-        row_id,
-        rs_id,
-        ssn,
-        csf,
+        scn: r.required_number(0)?,
+        start_scn: r.number(1)?,
+        commit_scn: r.number(2)?,
+        timestamp: r.date(3)?,
+        commit_timestamp: r.date(4)?,
+        xid: r.required_xid(5)?,
+        operation: OperationCode::from_code(r.required_number(6)?),
+        rollback: r.number::<u8>(7)?.unwrap_or(0) == 1,
+        row_id: Arc::from(r.text(8)?.unwrap_or_default()),
+        rs_id: Arc::from(r.text(9)?.unwrap_or_default()),
+        ssn: r.number(10)?.unwrap_or(0),
+        csf: r.number::<u8>(11)?.unwrap_or(0) == 1,
         seg_owner: names.get(r.text(12)?),
         table_name: names.get(r.text(13)?),
         username: names.get(r.text(14)?),
@@ -309,11 +301,8 @@ const TRANSACTION_COLUMNS: [&str; 5] = [
 /// Maps a row of [`super::sql::OPEN_TRANSACTIONS`].
 pub fn open_transaction(cells: &mut Cells) -> Result<OpenTransaction, SourceError> {
     let mut r = CellReader::new("GV$TRANSACTION", &TRANSACTION_COLUMNS, cells);
-    let xid_text = r.required_text(0)?;
-    let xid =
-        Xid::from_decimal_parts(&xid_text).map_err(|error| r.malformed(0, error.to_string()))?;
     Ok(OpenTransaction {
-        xid,
+        xid: r.required_xid(0)?,
         instance: r.required_number(1)?,
         start_scn: r.number(2)?.unwrap_or(0),
         status: r.text(3)?.unwrap_or_default(),
@@ -627,19 +616,7 @@ mod tests {
     #[test]
     fn catalog_types_become_declarations() {
         let cases: [([Option<&str>; 8], &str); 7] = [
-            (
-                [
-                    Some("ID"),
-                    Some("NUMBER"),
-                    Some("22"),
-                    Some("10"),
-                    Some("0"),
-                    Some("0"),
-                    None,
-                    Some("N"),
-                ],
-                "NUMBER(10)",
-            ),
+            (id_number_column(), "NUMBER(10)"),
             (
                 [
                     Some("N"),
@@ -727,7 +704,7 @@ mod tests {
                 "{declaration}"
             );
         }
-        let (name, _, nullable) = table_column(&mut cells(&cases_first())).unwrap();
+        let (name, _, nullable) = table_column(&mut cells(&id_number_column())).unwrap();
         assert_eq!((name.as_str(), nullable), ("ID", false));
         let mut bad = cells(&[
             Some("X"),
@@ -745,7 +722,8 @@ mod tests {
         ));
     }
 
-    fn cases_first() -> [Option<&'static str>; 8] {
+    /// The catalog row of a mandatory `ID NUMBER(10)`.
+    fn id_number_column() -> [Option<&'static str>; 8] {
         [
             Some("ID"),
             Some("NUMBER"),
