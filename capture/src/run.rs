@@ -307,12 +307,8 @@ where
         // The source first, as before any retry existed: its settings and secrets are checked
         // before the sink connects.
         let source = open_source()?;
-        let buffer_config = BufferConfig {
-            memory_max_bytes: size(&config.buffer.memory_max_bytes)?,
-            spill_dir: config.spill_dir(),
-            spill_max_bytes: size(&config.buffer.spill.max_bytes)?,
-            transactions: config.transactions.clone(),
-        };
+        let buffer_config =
+            BufferConfig::from_config(&config.buffer, &config.transactions, config.spill_dir())?;
         let opened = match (&config.kafka, &config.file) {
             (Some(kafka), _) => {
                 let (metrics, status) = shared
@@ -492,10 +488,6 @@ fn read_history_file(path: &Path) -> Result<SchemaHistory, CaptureError> {
         history.load(None, Some(value.as_bytes()), &at)?;
     }
     Ok(history)
-}
-
-fn size(quantity: &redoline_crds::ByteQuantity) -> Result<u64, CaptureError> {
-    Ok(quantity.bytes()?)
 }
 
 /// Starts the runtime for the HTTP face and SIGTERM; the runtime lives as long as the value.

@@ -10,10 +10,11 @@ use redoline_capture::buffer::{
     BufferConfig, BufferMetrics, OpsEvent, OrphanCheck, Pushed, ReleaseReason, ReleasedLedger,
     TransactionBuffer, TransactionKey, spill_file_name,
 };
+use redoline_capture::config::BufferConfig as CaptureBufferConfig;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
 use redoline_capture::source::{OpenTransaction, OperationCode, SessionId, Xid};
 use redoline_crds::StopCode;
-use redoline_crds::v1alpha1::{BufferSpec, MaxAgeAction, OrphanAction, TransactionsSpec};
+use redoline_crds::v1alpha1::{MaxAgeAction, OrphanAction, TransactionsSpec};
 use serde_json::{Value, json};
 
 const ROW_A: &str = "AAAR9JAAHAAAACFAAA";
@@ -682,11 +683,11 @@ fn files_of_an_earlier_run_are_removed_at_start_and_nothing_else() {
 }
 
 #[test]
-fn config_comes_from_the_spec_with_its_defaults() {
+fn config_comes_from_the_capture_config_with_its_defaults() {
     let dir = redoline_capture::buffer::default_spill_dir("orders");
     assert!(dir.ends_with("redoline-spill/orders"));
-    let config = BufferConfig::from_spec(
-        &BufferSpec::default(),
+    let config = BufferConfig::from_config(
+        &CaptureBufferConfig::default(),
         &TransactionsSpec::default(),
         dir.clone(),
     )
@@ -694,9 +695,9 @@ fn config_comes_from_the_spec_with_its_defaults() {
     assert_eq!(config.memory_max_bytes, 256 << 20);
     assert_eq!(config.spill_max_bytes, 10 << 30);
     assert_eq!(config.transactions.max_staged_records, 1_000_000);
-    let mut spec = BufferSpec::default();
+    let mut spec = CaptureBufferConfig::default();
     spec.spill.max_bytes = redoline_crds::ByteQuantity::quantity("lots");
-    let error = BufferConfig::from_spec(&spec, &TransactionsSpec::default(), dir).unwrap_err();
+    let error = BufferConfig::from_config(&spec, &TransactionsSpec::default(), dir).unwrap_err();
     let stop = error.stop().unwrap();
     assert_eq!(stop.code, StopCode::InvalidConfiguration);
     assert_eq!(stop.details["field"], "spec.buffer.spill.maxBytes");

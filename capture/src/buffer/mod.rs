@@ -58,7 +58,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use jiff::Timestamp;
-use redoline_crds::v1alpha1::{BufferSpec, TransactionsSpec};
+use redoline_crds::v1alpha1::TransactionsSpec;
 
 use crate::source::{LogMinerRow, OperationCode};
 
@@ -90,10 +90,10 @@ pub struct BufferConfig {
 }
 
 impl BufferConfig {
-    /// Reads `spec.buffer` and `spec.transactions`; the spill directory is the spill volume's
+    /// Reads the config's `buffer` and `transactions`; the spill directory is the spill volume's
     /// mount (or [`default_spill_dir`] locally).
-    pub fn from_spec(
-        buffer: &BufferSpec,
+    pub fn from_config(
+        buffer: &crate::config::BufferConfig,
         transactions: &TransactionsSpec,
         spill_dir: PathBuf,
     ) -> Result<Self, BufferError> {

@@ -340,7 +340,7 @@ impl CaptureConfig {
             .spill
             .dir
             .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("redoline-spill").join(&self.name))
+            .unwrap_or_else(|| crate::buffer::default_spill_dir(&self.name))
     }
 
     /// `(owner, table)` pairs as the dictionary spells them (quotes removed).
