@@ -19,39 +19,10 @@ use axum::routing::get;
 use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 use redoline_crds::metrics_endpoint;
-use serde::Serialize;
 
-pub use redoline_crds::capture::CaptureState;
+pub use redoline_crds::capture::{CaptureState, StatusReport};
 
-use crate::sink::{ProducerState, SinkStatus};
-use crate::snapshot::SnapshotProgress;
-
-/// The `/status` document; the operator reads it as [`redoline_crds::capture::CaptureReport`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusReport {
-    pub state: CaptureState,
-    pub commit_scn: Option<u64>,
-    pub restart_scn: Option<u64>,
-    pub lag_seconds: Option<f64>,
-    pub open_transactions: u64,
-    pub buffered_events: u64,
-    pub heap_bytes: u64,
-    pub spilled_transactions: u64,
-    pub spilled_bytes: u64,
-    /// Open transactions with chunks in the Kafka journal.
-    pub journaled_transactions: u64,
-    pub started_at: String,
-    pub version: &'static str,
-    /// The Kafka producer: ready, retrying a broker fault (with the action, attempt and error),
-    /// fenced or failed. Absent with the file sink.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub producer: Option<ProducerState>,
-    /// The initial snapshot's progress while it runs (tables total and done, rows scanned, rows
-    /// left by the statistics); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshot: Option<SnapshotProgress>,
-}
+use crate::sink::SinkStatus;
 
 #[derive(Debug)]
 struct Board {
@@ -190,6 +161,7 @@ mod tests {
     use axum::body::Body;
     use axum::http::Request;
     use http_body_util::BodyExt;
+    use redoline_crds::capture::SnapshotProgress;
     use tower::ServiceExt;
 
     async fn get_path(router: &Router, path: &str) -> (StatusCode, String) {

@@ -36,9 +36,75 @@ pub struct SnapshotProgress {
     pub rows_remaining_estimate: Option<u64>,
 }
 
-/// The capture's `/status` document as the operator reads it: the state, the position, the lag and
-/// the snapshot progress. The capture writes more (buffer figures, the Kafka producer's state);
-/// see its `http::StatusReport`.
+/// The capture's `/status` document as the capture writes it. The operator reads the part it needs
+/// as [`CaptureReport`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    pub state: CaptureState,
+    pub commit_scn: Option<u64>,
+    pub restart_scn: Option<u64>,
+    pub lag_seconds: Option<f64>,
+    pub open_transactions: u64,
+    pub buffered_events: u64,
+    pub heap_bytes: u64,
+    pub spilled_transactions: u64,
+    pub spilled_bytes: u64,
+    /// Open transactions with chunks in the Kafka journal.
+    pub journaled_transactions: u64,
+    pub started_at: String,
+    pub version: &'static str,
+    /// The Kafka producer: ready, retrying a broker fault (with the action, attempt and error),
+    /// fenced or failed. Absent with the file sink.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer: Option<ProducerState>,
+    /// The initial snapshot's progress while it runs (tables total and done, rows scanned, rows
+    /// left by the statistics); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotProgress>,
+}
+
+/// What the capture's Kafka producer is doing: `producer` in `/status`, and the capture's
+/// `producer_state` metric.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum ProducerState {
+    /// Connecting and initialising transactions.
+    Starting,
+    /// Writing pages.
+    Ready,
+    /// A transient fault: retrying `action` with backoff.
+    #[serde(rename_all = "camelCase")]
+    Retrying {
+        action: String,
+        attempt: u32,
+        error: String,
+    },
+    /// Another instance took over the transactional id (CDC-5001).
+    Fenced,
+    /// Gave up: retries exhausted or a fault that cannot pass.
+    Failed { error: String },
+}
+
+impl ProducerState {
+    /// Every state's label in the `producer_state` metric.
+    pub const LABELS: &'static [&'static str] =
+        &["starting", "ready", "retrying", "fenced", "failed"];
+
+    /// This state's label in the `producer_state` metric.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ProducerState::Starting => "starting",
+            ProducerState::Ready => "ready",
+            ProducerState::Retrying { .. } => "retrying",
+            ProducerState::Fenced => "fenced",
+            ProducerState::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// The capture's `/status` document as the operator reads it ([`StatusReport`] is what the
+/// capture writes): the state, the position, the lag and the snapshot progress.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureReport {

@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use serde::Serialize;
+pub use redoline_crds::capture::ProducerState;
 
 /// How transient faults are retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,44 +46,6 @@ impl RetryPolicy {
     /// Whether a fault that has lasted `elapsed` may be retried once more, pausing `pause`.
     pub fn allows(&self, elapsed: Duration, pause: Duration) -> bool {
         elapsed.saturating_add(pause) <= self.budget
-    }
-}
-
-/// What the producer is doing, for `/status` and the `producer_state` metric.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "camelCase")]
-pub enum ProducerState {
-    /// Connecting and initialising transactions.
-    Starting,
-    /// Writing pages.
-    Ready,
-    /// A transient fault: retrying `action` with backoff.
-    #[serde(rename_all = "camelCase")]
-    Retrying {
-        action: String,
-        attempt: u32,
-        error: String,
-    },
-    /// Another instance took over the transactional id (CDC-5001).
-    Fenced,
-    /// Gave up: retries exhausted or a fault that cannot pass.
-    Failed { error: String },
-}
-
-impl ProducerState {
-    /// Every state's label in the `producer_state` metric.
-    pub const LABELS: &'static [&'static str] =
-        &["starting", "ready", "retrying", "fenced", "failed"];
-
-    /// This state's label in the `producer_state` metric.
-    pub fn label(&self) -> &'static str {
-        match self {
-            ProducerState::Starting => "starting",
-            ProducerState::Ready => "ready",
-            ProducerState::Retrying { .. } => "retrying",
-            ProducerState::Fenced => "fenced",
-            ProducerState::Failed { .. } => "failed",
-        }
     }
 }
 
