@@ -718,14 +718,7 @@ fn simulated_rows(scenario: &str) -> Vec<redoline_capture::source::LogMinerRow> 
         pdb: None,
         with_sql_undo: false,
     };
-    sim.start_mining(&window).unwrap();
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        std::ops::ControlFlow::Continue(())
-    })
-    .unwrap();
-    rows
+    sim.mined_rows(&window).unwrap()
 }
 
 /// The committed rows of the one transaction of `rows`, pushed through a buffer of `memory_max`
