@@ -14,9 +14,7 @@
 
 use std::sync::Arc;
 
-use super::database::{
-    Change, Columns, IndexKey, PENDING, TableRow, Transaction, Undo, Version, Versions,
-};
+use super::database::{Change, IndexKey, PENDING, TableRow, Transaction, Undo, Version, Versions};
 use super::redo_log::DeferredUndo;
 use super::render::{condition_length, rowid_condition_length, write_value};
 use super::scenario::{Dml, Values};
@@ -430,16 +428,7 @@ impl Simulator {
                 None,
             ),
         };
-        tx.changes.push(Change {
-            table: t,
-            row: number,
-            row_id: Arc::clone(&row_id),
-            scn,
-            undo: Undo::Update {
-                columns: Columns::of(set_columns),
-                before,
-            },
-        });
+        tx.record_update(t, number, &row_id, scn, set_columns, before);
         let mut spec = self.tx_spec(tx, OperationCode::Update, row_id, Some(t));
         spec.sql_redo = Some(redo);
         spec.sql_undo = undo;
