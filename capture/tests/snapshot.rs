@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use run_support::{Capture, free_port, status};
+use run_support::{Capture, Xorshift, free_port, status};
 use serde_json::Value;
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -109,13 +109,8 @@ struct Workload {
 /// it or roll back; transactions that begin after one of those and commit before the snapshot;
 /// then more committed changes. Each open transaction works on rows of its own (row locks).
 fn workload(seed: u64) -> Workload {
-    let mut state = seed | 1;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut random = Xorshift::new(seed | 1);
+    let mut next = move |n: u64| random.next() % n;
     let mut before = String::from(ORDERS);
     let mut committed: BTreeMap<(String, u64), u64> = BTreeMap::new();
     let mut id = 0;

@@ -35,6 +35,25 @@ pub fn run_command(config: &Path, termination_log: &Path, exit_at_end: bool) -> 
     command
 }
 
+/// xorshift64: reproducible workloads without a dependency.
+#[allow(dead_code)] // not every test binary using this module generates a workload
+pub struct Xorshift(u64);
+
+#[allow(dead_code)]
+impl Xorshift {
+    /// `seed` must not be 0, which xorshift never leaves.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
 /// A config, its scenario and its output, in a directory of their own.
 pub struct Capture {
     pub dir: tempfile::TempDir,
