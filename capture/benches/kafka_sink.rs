@@ -86,11 +86,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for transaction_events in [1, 100, 10_000] {
         let result = exactly_once(&sink, &data, &value, transaction_events)?;
         println!(
-            "  {transaction_events:>6} events/transaction: {:>9.0} events/s  {:>7.1} MiB/s  \
-             {:>5.1}% of plain  ({} events, {} transactions in {:.2?})",
-            result.rate(),
-            result.mib_per_second(),
-            100.0 * result.rate() / plain.rate(),
+            "  {transaction_events:>6} events/transaction: {}  ({} events, {} transactions in {:.2?})",
+            result.against(&plain),
             result.events,
             result.pages,
             result.elapsed
@@ -100,11 +97,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let result = aggregated(&sink, &data, &value, transaction_events)?;
         println!(
             "  {transaction_events:>6} events/transaction, pages bounded by the default \
-             spec.kafka.transactions (100 ms, 100,000 records, 16 MiB): {:>9.0} events/s  \
-             {:>7.1} MiB/s  {:>5.1}% of plain  ({} events in {} Kafka transactions, {:.2?})",
-            result.rate(),
-            result.mib_per_second(),
-            100.0 * result.rate() / plain.rate(),
+             spec.kafka.transactions (100 ms, 100,000 records, 16 MiB): {}  \
+             ({} events in {} Kafka transactions, {:.2?})",
+            result.against(&plain),
             result.events,
             result.pages,
             result.elapsed
@@ -127,6 +122,16 @@ impl Measured {
 
     fn mib_per_second(&self) -> f64 {
         self.rate() * EVENT_BYTES as f64 / f64::from(1 << 20)
+    }
+
+    /// The rate, in events and MiB, and its share of the plain producer's.
+    fn against(&self, plain: &Measured) -> String {
+        format!(
+            "{:>9.0} events/s  {:>7.1} MiB/s  {:>5.1}% of plain",
+            self.rate(),
+            self.mib_per_second(),
+            100.0 * self.rate() / plain.rate()
+        )
     }
 }
 
