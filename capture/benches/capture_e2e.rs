@@ -299,12 +299,7 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                     config_with(dir, scenario, &format, &sink, 1000),
                 )
                 .expect("the config is written");
-                let started = Instant::now();
-                match run::run(&config_path, true) {
-                    Ok(()) => {}
-                    Err(error) => panic!("the Kafka run failed: {error}"),
-                }
-                started.elapsed()
+                support::timed_run(&config_path)
             };
             // A run's fixed cost (topics created, transactions initialised, the bookmark, schema
             // history and journal topics read back), the fastest of `rounds` runs of one
@@ -626,12 +621,7 @@ fn main() {
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl")));
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl.bookmark")));
             let cpu_before = support::cpu_seconds();
-            let started = Instant::now();
-            match run::run(&config_path, true) {
-                Ok(()) => {}
-                Err(error) => panic!("the run failed: {error}"),
-            }
-            let elapsed = started.elapsed();
+            let elapsed = support::timed_run(&config_path);
             cpu = support::cpu_seconds() - cpu_before;
             elapsed
         });

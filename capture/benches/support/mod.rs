@@ -1,6 +1,10 @@
-//! What several benchmarks measure about their own process, from `/proc/self`.
+//! What several benchmarks share: what they measure about their own process (from
+//! `/proc/self`) and a timed capture run.
 // Each benchmark compiles this module on its own and uses part of it.
 #![allow(dead_code)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Seconds of CPU this process has used, user plus system, all threads.
 pub fn cpu_seconds() -> f64 {
@@ -26,4 +30,13 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// Runs the capture with `config` to the end of its scenario (`run --exit-at-end`); its wall time.
+pub fn timed_run(config: &Path) -> Duration {
+    let started = Instant::now();
+    if let Err(error) = redoline_capture::run::run(config, true) {
+        panic!("the run of {} failed: {error}", config.display());
+    }
+    started.elapsed()
 }
