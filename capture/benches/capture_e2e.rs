@@ -149,22 +149,15 @@ fn config(dir: &Path, format: &str) -> String {
     )
 }
 
-/// A config reading `scenario` in `dir`, writing to `sink` (a `file:` or `kafka:` line).
+/// A config streaming `scenario` in `dir` from its oldest redo, without snapshot, to `sink` (a
+/// `file:` or `kafka:` line).
 fn config_with(dir: &Path, scenario: &str, format: &str, sink: &str, batch_size: u64) -> String {
-    format!(
-        "name: bench\n\
-         database: {{simulator: {{scenario: {}}}}}\n\
-         tables: [BENCH.T]\n\
-         {sink}\n\
-         format: {{type: {format}}}\n\
-         snapshot: {{mode: never}}\n\
+    let start = format!(
+        "snapshot: {{mode: never}}\n\
          startPosition: {{type: earliest}}\n\
-         mining: {{batchSize: {batch_size}}}\n\
-         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
-         http: {{port: 0}}\n",
-        dir.join(scenario).display(),
-        dir.join("spill").display()
-    )
+         mining: {{batchSize: {batch_size}}}\n"
+    );
+    support::bench_config(dir, scenario, format, sink, &start)
 }
 
 fn best<F: FnMut() -> Duration>(mut f: F) -> Duration {

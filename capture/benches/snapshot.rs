@@ -60,18 +60,8 @@ fn scenario(rows: u64) -> String {
 }
 
 fn config(dir: &Path, format: &str, sink: &str) -> String {
-    format!(
-        "name: bench\n\
-         database: {{simulator: {{scenario: {}}}}}\n\
-         tables: [BENCH.T]\n\
-         {sink}\n\
-         format: {{type: {format}}}\n\
-         snapshot: {{mode: initial, fetchSize: 10000}}\n\
-         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
-         http: {{port: 0}}\n",
-        dir.join("scenario.jsonl").display(),
-        dir.join("spill").display()
-    )
+    let start = "snapshot: {mode: initial, fetchSize: 10000}\n";
+    support::bench_config(dir, "scenario.jsonl", format, sink, start)
 }
 
 /// The best of three rounds of `f`, by wall time: (wall, CPU seconds).

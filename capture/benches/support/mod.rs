@@ -1,5 +1,5 @@
 //! What several benchmarks share: what they measure about their own process (from
-//! `/proc/self`) and a timed capture run.
+//! `/proc/self`), a capture config and a timed run of it.
 // Each benchmark compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
@@ -30,6 +30,24 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// A capture config for the benchmarks' `BENCH.T` table: the simulator replaying `scenario` in
+/// `dir`, `sink` (a `file:` or `kafka:` line), `format`, then the `start` lines (snapshot and
+/// start position), a 64 MiB heap budget spilling to `dir/spill`, and HTTP port 0.
+pub fn bench_config(dir: &Path, scenario: &str, format: &str, sink: &str, start: &str) -> String {
+    format!(
+        "name: bench\n\
+         database: {{simulator: {{scenario: {}}}}}\n\
+         tables: [BENCH.T]\n\
+         {sink}\n\
+         format: {{type: {format}}}\n\
+         {start}\
+         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
+         http: {{port: 0}}\n",
+        dir.join(scenario).display(),
+        dir.join("spill").display()
+    )
 }
 
 /// Runs the capture with `config` to the end of its scenario (`run --exit-at-end`); its wall time.
