@@ -1,5 +1,6 @@
 //! What several benchmarks share: what they measure about their own process (from
-//! `/proc/self`), a capture config and a timed run of it.
+//! `/proc/self`), a capture config and a timed run of it, and how a figure is judged against
+//! its target.
 // Each benchmark compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
@@ -57,4 +58,9 @@ pub fn timed_run(config: &Path) -> Duration {
         panic!("the run of {} failed: {error}", config.display());
     }
     started.elapsed()
+}
+
+/// "met" when `value` reaches `target`, else "MISSED".
+pub fn verdict(value: f64, target: f64) -> &'static str {
+    if value >= target { "met" } else { "MISSED" }
 }
