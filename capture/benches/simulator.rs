@@ -37,6 +37,7 @@ use redoline_capture::simulator::{Simulator, TableHandle, TypedStep};
 use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
 use redoline_capture::value::{OracleNumber, Value};
 use serde_json::{Value as Json, json};
+use support::Random;
 
 const TRANSACTIONS: u64 = 20_000;
 const CHANGES_PER_TRANSACTION: u64 = 10;
@@ -45,18 +46,6 @@ const ROUNDS: usize = 5;
 const TARGET_ROWS_PER_SECOND: f64 = 1_000_000.0;
 
 const TABLE: &str = r#"{"table":"BENCH.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"},{"name":"AMOUNT","type":"NUMBER(12,2)"},{"name":"CREATED","type":"DATE"},{"name":"UPDATED_AT","type":"TIMESTAMP(6)"}],"logging":"all"}"#;
-
-/// xorshift64: reproducible values without a dependency.
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound
-    }
-}
 
 fn dml(tx: &str) -> Dml {
     Dml {

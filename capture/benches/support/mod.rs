@@ -1,6 +1,6 @@
 //! What several benchmarks share: what they measure about their own process (from
-//! `/proc/self`), a capture config and a timed run of it, and how a figure is judged against
-//! its target.
+//! `/proc/self`), a capture config and a timed run of it, how a figure is judged against its
+//! target, and reproducible random values.
 // Each benchmark compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
@@ -63,4 +63,20 @@ pub fn timed_run(config: &Path) -> Duration {
 /// "met" when `value` reaches `target`, else "MISSED".
 pub fn verdict(value: f64, target: f64) -> &'static str {
     if value >= target { "met" } else { "MISSED" }
+}
+
+/// xorshift64: reproducible values without a dependency.
+pub struct Random(pub u64);
+
+impl Random {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
 }
