@@ -52,6 +52,7 @@ pub fn bench_config(dir: &Path, scenario: &str, format: &str, sink: &str, start:
 }
 
 /// Runs the capture with `config` to the end of its scenario (`run --exit-at-end`); its wall time.
+#[allow(clippy::panic)] // a failed run leaves nothing to measure
 pub fn timed_run(config: &Path) -> Duration {
     let started = Instant::now();
     if let Err(error) = redoline_capture::run::run(config, true) {
