@@ -19,7 +19,8 @@ use super::redo_log::DeferredUndo;
 use super::render::{condition_length, rowid_condition_length, write_value};
 use super::scenario::{Dml, Values};
 use super::statement::{
-    logged_columns, render_insert, render_update, update_undo_length, write_update, write_where,
+    logged_columns, render_insert, render_update_undo, update_undo_length, write_update,
+    write_where,
 };
 use super::{ScenarioError, Simulator, values};
 use crate::source::OperationCode;
@@ -417,12 +418,11 @@ impl Simulator {
                 (None, Some((deferred, length)))
             }
             None => (
-                Some(render_update(
+                Some(render_update_undo(
                     &text,
                     set_columns,
-                    &before,
                     &logged,
-                    &after,
+                    (&before, &after),
                     &row_id,
                 )),
                 None,

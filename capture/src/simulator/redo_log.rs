@@ -30,7 +30,7 @@ use jiff::{SignedDuration, civil};
 use super::database::{FastSet, TableText};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
-use super::statement::{logged_columns, render_update};
+use super::statement::{logged_columns, render_update_undo};
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{
     LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled, Xid,
@@ -121,7 +121,7 @@ impl DeferredUndo {
             } => {
                 let set: Vec<usize> = (0..64).filter(|i| set & (1 << i) != 0).collect();
                 let logged = logged_columns(text, *logging, &set);
-                render_update(text, &set, before, &logged, after, row_id)
+                render_update_undo(text, &set, &logged, (before, after), row_id)
             }
         }
     }

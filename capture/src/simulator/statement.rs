@@ -114,16 +114,16 @@ pub(super) fn update_undo_length(
     length.max(0) as usize
 }
 
-pub(super) fn render_update(
+/// An UPDATE's SQL_UNDO: its set columns back to their `before` values where they hold `after`.
+pub(super) fn render_update_undo(
     table: &TableText,
     set: &[usize],
-    new: &[Value],
     logged: &[usize],
-    old: &[Value],
+    (before, after): (&[Value], &[Value]),
     row_id: &str,
 ) -> String {
     let mut sql = String::with_capacity(96 + (set.len() + logged.len()) * 48);
-    write_update(&mut sql, table, set, new, logged, old, row_id);
+    write_update(&mut sql, table, set, before, logged, after, row_id);
     sql
 }
 
