@@ -329,7 +329,7 @@ fn small_transactions(dir: &Path) -> Result<()> {
     println!(
         "  add + commit + read   {:>10.0} events/s (best of {SMALL_ROUNDS} rounds of {SMALL_ROUND_EVENTS}; target 2,000,000: {})",
         rate,
-        if rate >= 2_000_000.0 { "met" } else { "MISSED" }
+        support::verdict(rate, 2_000_000.0)
     );
     Ok(())
 }

@@ -149,22 +149,15 @@ fn config(dir: &Path, format: &str) -> String {
     )
 }
 
-/// A config reading `scenario` in `dir`, writing to `sink` (a `file:` or `kafka:` line).
+/// A config streaming `scenario` in `dir` from its oldest redo, without snapshot, to `sink` (a
+/// `file:` or `kafka:` line).
 fn config_with(dir: &Path, scenario: &str, format: &str, sink: &str, batch_size: u64) -> String {
-    format!(
-        "name: bench\n\
-         database: {{simulator: {{scenario: {}}}}}\n\
-         tables: [BENCH.T]\n\
-         {sink}\n\
-         format: {{type: {format}}}\n\
-         snapshot: {{mode: never}}\n\
+    let start = format!(
+        "snapshot: {{mode: never}}\n\
          startPosition: {{type: earliest}}\n\
-         mining: {{batchSize: {batch_size}}}\n\
-         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
-         http: {{port: 0}}\n",
-        dir.join(scenario).display(),
-        dir.join("spill").display()
-    )
+         mining: {{batchSize: {batch_size}}}\n"
+    );
+    support::bench_config(dir, scenario, format, sink, &start)
 }
 
 fn best<F: FnMut() -> Duration>(mut f: F) -> Duration {
@@ -299,12 +292,7 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                     config_with(dir, scenario, &format, &sink, 1000),
                 )
                 .expect("the config is written");
-                let started = Instant::now();
-                match run::run(&config_path, true) {
-                    Ok(()) => {}
-                    Err(error) => panic!("the Kafka run failed: {error}"),
-                }
-                started.elapsed()
+                support::timed_run(&config_path)
             };
             // A run's fixed cost (topics created, transactions initialised, the bookmark, schema
             // history and journal topics read back), the fastest of `rounds` runs of one
@@ -355,21 +343,17 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                     continue;
                 }
             };
-            let capture_only = (run_time.saturating_sub(load)).as_secs_f64().max(1e-9);
-            let rate = events as f64 / capture_only;
+            let measured = RunRate::of(events, run_time, load, cpu);
+            let (capture_only, rate) = (measured.capture_seconds, measured.rate);
             println!(
-                "    {format:<9} {:>8.3} s  {records} records read ({tombstones} tombstones) for {events} events  capture alone {:>9.0} events/s  (with the simulator {:>9.0} events/s)  cpu {:.2} us/event incl. the simulator and librdkafka  target {} {}",
+                "    {format:<9} {:>8.3} s  {records} records read ({tombstones} tombstones) for {events} events  {} and librdkafka  target {} {}",
                 run_time.as_secs_f64(),
-                rate,
-                events as f64 / run_time.as_secs_f64(),
-                cpu / events as f64 * 1e6,
+                measured.words,
                 KAFKA_TARGET_EVENTS_PER_SECOND,
                 if records < events {
                     "MISSED (records missing)"
-                } else if rate >= KAFKA_TARGET_EVENTS_PER_SECOND {
-                    "met"
                 } else {
-                    "MISSED"
+                    support::verdict(rate, KAFKA_TARGET_EVENTS_PER_SECOND)
                 }
             );
             // A fixed cost near the whole run leaves nothing to measure a rate on.
@@ -390,11 +374,7 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                     "    {format:<9} running (a run's fixed {:.3} s subtracted): {steady_rate:>9.0} events/s  target {} {}",
                     startup.as_secs_f64(),
                     KAFKA_TARGET_EVENTS_PER_SECOND,
-                    if steady_rate >= KAFKA_TARGET_EVENTS_PER_SECOND {
-                        "met"
-                    } else {
-                        "MISSED"
-                    }
+                    support::verdict(steady_rate, KAFKA_TARGET_EVENTS_PER_SECOND)
                 );
                 steady_rate
             });
@@ -406,16 +386,40 @@ fn kafka(bootstrap: &str, dir: &Path, transactions: u64, load: Duration, events:
                         "    {format:<9} plain producer, the same {records} records: {:>8.3} s  {plain_rate:>9.0} events/s; the capture reaches {share:.0}% of it (running)  target {}% {}",
                         plain_time.as_secs_f64(),
                         PLAIN_PRODUCER_TARGET_PERCENT,
-                        if share >= PLAIN_PRODUCER_TARGET_PERCENT {
-                            "met"
-                        } else {
-                            "MISSED"
-                        }
+                        support::verdict(share, PLAIN_PRODUCER_TARGET_PERCENT)
                     );
                 }
                 Some(Err(error)) => println!("    {format:<9} plain producer failed: {error}"),
                 None => {}
             }
+        }
+    }
+}
+
+/// A run of `events` events measured against the simulator's load alone.
+struct RunRate {
+    /// The run less the load: the capture's own seconds.
+    capture_seconds: f64,
+    /// Events per second of the capture alone.
+    rate: f64,
+    /// The rates alone and with the simulator, and the CPU per event, which includes the
+    /// simulator's: the words every run's line prints.
+    words: String,
+}
+
+impl RunRate {
+    fn of(events: u64, run_time: Duration, load: Duration, cpu_seconds: f64) -> Self {
+        let capture_seconds = run_time.saturating_sub(load).as_secs_f64().max(1e-9);
+        let rate = events as f64 / capture_seconds;
+        let words = format!(
+            "capture alone {rate:>9.0} events/s  (with the simulator {:>9.0} events/s)  cpu {:.2} us/event incl. the simulator",
+            events as f64 / run_time.as_secs_f64(),
+            cpu_seconds / events as f64 * 1e6,
+        );
+        Self {
+            capture_seconds,
+            rate,
+            words,
         }
     }
 }
@@ -626,32 +630,20 @@ fn main() {
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl")));
             let _ = std::fs::remove_file(dir.path().join(format!("out-{format}.jsonl.bookmark")));
             let cpu_before = support::cpu_seconds();
-            let started = Instant::now();
-            match run::run(&config_path, true) {
-                Ok(()) => {}
-                Err(error) => panic!("the run failed: {error}"),
-            }
-            let elapsed = started.elapsed();
+            let elapsed = support::timed_run(&config_path);
             cpu = support::cpu_seconds() - cpu_before;
             elapsed
         });
         let lines = std::fs::read_to_string(dir.path().join(format!("out-{format}.jsonl")))
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        let capture_only = (run_time.saturating_sub(load)).as_secs_f64().max(1e-9);
-        let rate = events as f64 / capture_only;
+        let measured = RunRate::of(events, run_time, load, cpu);
         println!(
-            "  run {format:<9} {:>8.3} s  {lines} lines  capture alone {:>9.0} events/s  (with the simulator {:>9.0} events/s)  cpu {:.2} us/event incl. the simulator  target {} {}",
+            "  run {format:<9} {:>8.3} s  {lines} lines  {}  target {} {}",
             run_time.as_secs_f64(),
-            rate,
-            events as f64 / run_time.as_secs_f64(),
-            cpu / events as f64 * 1e6,
+            measured.words,
             TARGET_EVENTS_PER_SECOND,
-            if rate >= TARGET_EVENTS_PER_SECOND {
-                "met"
-            } else {
-                "MISSED"
-            }
+            support::verdict(measured.rate, TARGET_EVENTS_PER_SECOND)
         );
     }
     println!(

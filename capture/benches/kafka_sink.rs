@@ -23,12 +23,15 @@ use redoline_capture::sink::{
 use redoline_capture::source::Xid;
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec, KafkaTransactionsSpec};
 
+/// What a step of this benchmark fails with.
+type BenchError = Box<dyn std::error::Error>;
+
 const EVENT_BYTES: usize = 1024;
 /// Each measurement stops after this many events or this long, whichever comes first.
 const MAX_EVENTS: usize = 300_000;
 const MAX_TIME: Duration = Duration::from_secs(15);
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), BenchError> {
     let Ok(bootstrap) = std::env::var("REDOLINE_KAFKA_BOOTSTRAP") else {
         eprintln!("kafka_sink: set REDOLINE_KAFKA_BOOTSTRAP=host:port to run this benchmark");
         return Ok(());
@@ -84,27 +87,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "exactly once (KafkaSink::produce + commit_page, 1 KiB events, one bookmark per transaction):"
     );
     for transaction_events in [1, 100, 10_000] {
-        let result = exactly_once(&sink, &data, &value, transaction_events)?;
+        let result = exactly_once(&sink, &records(&data, &value, transaction_events))?;
         println!(
-            "  {transaction_events:>6} events/transaction: {:>9.0} events/s  {:>7.1} MiB/s  \
-             {:>5.1}% of plain  ({} events, {} transactions in {:.2?})",
-            result.rate(),
-            result.mib_per_second(),
-            100.0 * result.rate() / plain.rate(),
+            "  {transaction_events:>6} events/transaction: {}  ({} events, {} transactions in {:.2?})",
+            result.against(&plain),
             result.events,
             result.pages,
             result.elapsed
         );
     }
     for transaction_events in [1, 10, 100] {
-        let result = aggregated(&sink, &data, &value, transaction_events)?;
+        let result = aggregated(&sink, &records(&data, &value, transaction_events))?;
         println!(
             "  {transaction_events:>6} events/transaction, pages bounded by the default \
-             spec.kafka.transactions (100 ms, 100,000 records, 16 MiB): {:>9.0} events/s  \
-             {:>7.1} MiB/s  {:>5.1}% of plain  ({} events in {} Kafka transactions, {:.2?})",
-            result.rate(),
-            result.mib_per_second(),
-            100.0 * result.rate() / plain.rate(),
+             spec.kafka.transactions (100 ms, 100,000 records, 16 MiB): {}  \
+             ({} events in {} Kafka transactions, {:.2?})",
+            result.against(&plain),
             result.events,
             result.pages,
             result.elapsed
@@ -128,6 +126,16 @@ impl Measured {
     fn mib_per_second(&self) -> f64 {
         self.rate() * EVENT_BYTES as f64 / f64::from(1 << 20)
     }
+
+    /// The rate, in events and MiB, and its share of the plain producer's.
+    fn against(&self, plain: &Measured) -> String {
+        format!(
+            "{:>9.0} events/s  {:>7.1} MiB/s  {:>5.1}% of plain",
+            self.rate(),
+            self.mib_per_second(),
+            100.0 * self.rate() / plain.rate()
+        )
+    }
 }
 
 fn records(topic: &str, value: &str, transaction_events: usize) -> Vec<Record> {
@@ -140,13 +148,8 @@ fn records(topic: &str, value: &str, transaction_events: usize) -> Vec<Record> {
         .collect()
 }
 
-fn exactly_once(
-    sink: &KafkaSink,
-    topic: &str,
-    value: &str,
-    transaction_events: usize,
-) -> Result<Measured, Box<dyn std::error::Error>> {
-    let records = records(topic, value, transaction_events);
+/// Database transactions of `records` each, a Kafka transaction per database transaction.
+fn exactly_once(sink: &KafkaSink, records: &[Record]) -> Result<Measured, BenchError> {
     let mut bookmark = Bookmark::initial(1, 1, None, 1);
     let started = Instant::now();
     let mut events = 0;
@@ -154,7 +157,7 @@ fn exactly_once(
     let mut page = Page::default();
     while events < MAX_EVENTS && started.elapsed() < MAX_TIME {
         n += 1;
-        for record in &records {
+        for record in records {
             sink.produce(&mut page, record.clone())?;
         }
         bookmark.record_commit(u64::from(n) + 1, Xid::from_parts(1, 1, n))?;
@@ -168,15 +171,9 @@ fn exactly_once(
     })
 }
 
-/// Oracle transactions of `transaction_events` events, paged as the engine pages them for Kafka
+/// Database transactions of `records` each, paged as the engine pages them for Kafka
 /// (`PagePolicy::due` with the default `spec.kafka.transactions`).
-fn aggregated(
-    sink: &KafkaSink,
-    topic: &str,
-    value: &str,
-    transaction_events: usize,
-) -> Result<Measured, Box<dyn std::error::Error>> {
-    let records = records(topic, value, transaction_events);
+fn aggregated(sink: &KafkaSink, records: &[Record]) -> Result<Measured, BenchError> {
     let policy = PagePolicy::for_kafka(&KafkaTransactionsSpec::default())?;
     let mut bookmark = Bookmark::initial(1, 1, None, 1);
     let started = Instant::now();
@@ -185,12 +182,12 @@ fn aggregated(
     let mut page = Page::default();
     let mut fill = PageFill::default();
     let mut page_started = None;
-    for n in 0..u32::try_from(MAX_EVENTS / transaction_events)? {
+    for n in 0..u32::try_from(MAX_EVENTS / records.len())? {
         if started.elapsed() >= MAX_TIME {
             break;
         }
         let began = Instant::now();
-        for record in &records {
+        for record in records {
             sink.produce(&mut page, record.clone())?;
         }
         let opened = *page_started.get_or_insert(began);
@@ -220,7 +217,7 @@ fn plain_producer(
     settings: &KafkaClientSettings,
     topic: &str,
     value: &str,
-) -> Result<Measured, Box<dyn std::error::Error>> {
+) -> Result<Measured, BenchError> {
     let producer: ThreadedProducer<DefaultProducerContext> =
         settings.producer_config(None).create()?;
     let keys: Vec<String> = (0..MAX_EVENTS).map(|i| format!("key-{i}")).collect();

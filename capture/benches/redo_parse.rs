@@ -21,6 +21,8 @@
 //! Figures are printed, never asserted; on a shared machine they vary by up to twice between runs,
 //! on both sides, so compare the two columns of one run.
 
+mod support;
+
 use std::error::Error;
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -31,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use redoline_capture::redo::cli::render_statement;
 use redoline_capture::redo::parse_dml;
+use support::Random;
 
 const STATEMENTS_PER_GROUP: usize = 4096;
 const COLUMN_COUNTS: [usize; 4] = [1, 5, 20, 50];
@@ -38,21 +41,6 @@ const SHAPES: [&str; 3] = ["INSERT", "UPDATE", "DELETE"];
 const WARM_UP: Duration = Duration::from_millis(300);
 const ROUND: Duration = Duration::from_millis(250);
 const ROUNDS: usize = 6;
-
-/// xorshift64: reproducible values without a dependency.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
 
 /// A value for column `index` (0-based) as LogMiner would render it.
 fn value(index: usize, random: &mut Random, out: &mut String) -> Result<bool, std::fmt::Error> {

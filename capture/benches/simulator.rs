@@ -25,6 +25,8 @@
 //! the machine. Figures are printed, never asserted; the target is 1,000,000 rows/s for
 //! `generate + stream` on one core.
 
+mod support;
+
 use std::hint::black_box;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -35,6 +37,7 @@ use redoline_capture::simulator::{Simulator, TableHandle, TypedStep};
 use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
 use redoline_capture::value::{OracleNumber, Value};
 use serde_json::{Value as Json, json};
+use support::Random;
 
 const TRANSACTIONS: u64 = 20_000;
 const CHANGES_PER_TRANSACTION: u64 = 10;
@@ -43,18 +46,6 @@ const ROUNDS: usize = 5;
 const TARGET_ROWS_PER_SECOND: f64 = 1_000_000.0;
 
 const TABLE: &str = r#"{"table":"BENCH.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"},{"name":"AMOUNT","type":"NUMBER(12,2)"},{"name":"CREATED","type":"DATE"},{"name":"UPDATED_AT","type":"TIMESTAMP(6)"}],"logging":"all"}"#;
-
-/// xorshift64: reproducible values without a dependency.
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound
-    }
-}
 
 fn dml(tx: &str) -> Dml {
     Dml {
@@ -374,16 +365,9 @@ fn main() {
     println!("  generate         : {generation:>14.0} {generation_cpu:>14.0}");
     println!("  generate (JSON)  : {json_generation:>14.0} {json_generation_cpu:>14.0}");
     println!("  stream           : {streaming:>14.0} {streaming_cpu:>14.0}");
-    let verdict = |rate: f64| {
-        if rate >= TARGET_ROWS_PER_SECOND {
-            "met"
-        } else {
-            "MISSED"
-        }
-    };
     println!(
         "  target {TARGET_ROWS_PER_SECOND:.0} rows/s (generate + stream): wall {}, on-CPU {}",
-        verdict(end_to_end),
-        verdict(end_to_end_cpu)
+        support::verdict(end_to_end, TARGET_ROWS_PER_SECOND),
+        support::verdict(end_to_end_cpu, TARGET_ROWS_PER_SECOND)
     );
 }

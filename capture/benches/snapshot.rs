@@ -25,7 +25,6 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use redoline_capture::run;
 use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
@@ -61,18 +60,8 @@ fn scenario(rows: u64) -> String {
 }
 
 fn config(dir: &Path, format: &str, sink: &str) -> String {
-    format!(
-        "name: bench\n\
-         database: {{simulator: {{scenario: {}}}}}\n\
-         tables: [BENCH.T]\n\
-         {sink}\n\
-         format: {{type: {format}}}\n\
-         snapshot: {{mode: initial, fetchSize: 10000}}\n\
-         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
-         http: {{port: 0}}\n",
-        dir.join("scenario.jsonl").display(),
-        dir.join("spill").display()
-    )
+    let start = "snapshot: {mode: initial, fetchSize: 10000}\n";
+    support::bench_config(dir, "scenario.jsonl", format, sink, start)
 }
 
 /// The best of three rounds of `f`, by wall time: (wall, CPU seconds).
@@ -127,12 +116,7 @@ fn main() {
                 config(dir, format, &format!("file: {{path: {}}}", out.display())),
             )
             .expect("the config is written");
-            let started = Instant::now();
-            match run::run(&config_path, true) {
-                Ok(()) => {}
-                Err(error) => panic!("the run failed: {error}"),
-            }
-            started.elapsed()
+            support::timed_run(&config_path)
         });
         let lines = std::fs::read_to_string(&out)
             .map(|text| text.lines().count())
@@ -169,13 +153,9 @@ fn main() {
                 ),
             )
             .expect("the config is written");
-            let started = Instant::now();
-            match run::run(&config_path, true) {
-                Ok(()) => {}
-                Err(error) => panic!("the Kafka run failed: {error}"),
-            }
+            let elapsed = support::timed_run(&config_path);
             prefixes.push(prefix);
-            started.elapsed()
+            elapsed
         });
         let settings = KafkaClientSettings::with_bootstrap(&bootstrap);
         let mut records = 0u64;

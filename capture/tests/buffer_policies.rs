@@ -20,10 +20,15 @@ use serde_json::{Value, json};
 const ROW_A: &str = "AAAR9JAAHAAAACFAAA";
 const ROW_B: &str = "AAAR9JAAHAAAACFAAB";
 
-fn heap_buffer() -> (tempfile::TempDir, TransactionBuffer, BufferMetrics) {
+/// A buffer that spills what exceeds `memory_max` heap bytes.
+fn buffer_with_budget(memory_max: u64) -> (tempfile::TempDir, TransactionBuffer, BufferMetrics) {
     let dir = tempfile::tempdir().unwrap();
-    let (buffer, metrics) = buffer(config(dir.path(), 1 << 30, 1 << 30));
+    let (buffer, metrics) = buffer(config(dir.path(), memory_max, 1 << 30));
     (dir, buffer, metrics)
+}
+
+fn heap_buffer() -> (tempfile::TempDir, TransactionBuffer, BufferMetrics) {
+    buffer_with_budget(1 << 30)
 }
 
 #[test]
@@ -110,8 +115,7 @@ fn heap_bytes_count_what_the_rows_own() {
 #[test]
 fn undo_rows_cancel_the_latest_earlier_change_of_the_rowid_on_heap_and_on_disk() {
     for memory_max in [1 << 30, 0] {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut buffer, metrics) = buffer(config(dir.path(), memory_max, 1 << 30));
+        let (_dir, mut buffer, metrics) = buffer_with_budget(memory_max);
         let a = xid(1, 1);
         // Oracle's sequence for a savepoint rollback: changes, then undo rows in reverse order.
         hold(&mut buffer, change(a, 10, ROW_A, 5));
@@ -138,8 +142,7 @@ fn undo_rows_cancel_the_latest_earlier_change_of_the_rowid_on_heap_and_on_disk()
 #[test]
 fn an_undo_row_matching_nothing_is_counted_not_an_error() {
     for memory_max in [1 << 30, 0] {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut buffer, metrics) = buffer(config(dir.path(), memory_max, 1 << 30));
+        let (_dir, mut buffer, metrics) = buffer_with_budget(memory_max);
         let a = xid(1, 1);
         hold(&mut buffer, change(a, 10, ROW_A, 5));
         let _ = buffer.push(undo(a, 11, ROW_B), t0()).unwrap();
@@ -322,7 +325,9 @@ fn lob_pieces_count_as_staged_records_and_spilled_undo_rows_too() {
     assert_eq!(code(&error), StopCode::StagedRecordsExceeded);
 }
 
-fn ledger_with(xid: Xid, reason: ReleaseReason) -> ReleasedLedger {
+/// A heap buffer whose released ledger holds `xid`, released for `reason` at SCN 50.
+fn ledgered_buffer(xid: Xid, reason: ReleaseReason) -> (tempfile::TempDir, TransactionBuffer) {
+    let dir = tempfile::tempdir().unwrap();
     let mut ledger = ReleasedLedger::new();
     ledger.insert(redoline_capture::buffer::LedgerEntry {
         con_id: Some(CON_ID),
@@ -330,20 +335,16 @@ fn ledger_with(xid: Xid, reason: ReleaseReason) -> ReleasedLedger {
         reason,
         released_at_scn: 50,
     });
-    ledger
+    let metrics = BufferMetrics::new(&prometheus::Registry::new()).unwrap();
+    let config = config(dir.path(), 1 << 30, 1 << 30);
+    let buffer = TransactionBuffer::new(config, ledger, metrics).unwrap();
+    (dir, buffer)
 }
 
 #[test]
 fn a_commit_of_a_released_transaction_stops_with_cdc_7001_and_hands_out_nothing() {
-    let dir = tempfile::tempdir().unwrap();
     let a = xid(1, 1);
-    let metrics = BufferMetrics::new(&prometheus::Registry::new()).unwrap();
-    let mut buffer = TransactionBuffer::new(
-        config(dir.path(), 1 << 30, 1 << 30),
-        ledger_with(a, ReleaseReason::Discarded),
-        metrics,
-    )
-    .unwrap();
+    let (_dir, mut buffer) = ledgered_buffer(a, ReleaseReason::Discarded);
     // Rows mined after the release are not buffered.
     assert!(matches!(
         buffer.push(change(a, 60, ROW_A, 5), t0()).unwrap(),
@@ -367,15 +368,8 @@ fn a_commit_of_a_released_transaction_stops_with_cdc_7001_and_hands_out_nothing(
 
 #[test]
 fn ledger_entries_expire_when_the_undo_slot_is_reused_or_the_transaction_rolls_back() {
-    let dir = tempfile::tempdir().unwrap();
     let a = xid(1, 1);
-    let metrics = BufferMetrics::new(&prometheus::Registry::new()).unwrap();
-    let mut buffer = TransactionBuffer::new(
-        config(dir.path(), 1 << 30, 1 << 30),
-        ledger_with(a, ReleaseReason::OrphanReleased),
-        metrics,
-    )
-    .unwrap();
+    let (_dir, mut buffer) = ledgered_buffer(a, ReleaseReason::OrphanReleased);
     hold(&mut buffer, change(xid(1, 2), 60, ROW_A, 5)); // same slot, next sequence
     assert!(buffer.ledger().is_empty());
     assert!(matches!(
@@ -383,14 +377,7 @@ fn ledger_entries_expire_when_the_undo_slot_is_reused_or_the_transaction_rolls_b
         Pushed::Ignored
     ));
 
-    let dir = tempfile::tempdir().unwrap();
-    let metrics = BufferMetrics::new(&prometheus::Registry::new()).unwrap();
-    let mut buffer = TransactionBuffer::new(
-        config(dir.path(), 1 << 30, 1 << 30),
-        ledger_with(a, ReleaseReason::OrphanReleased),
-        metrics,
-    )
-    .unwrap();
+    let (_dir, mut buffer) = ledgered_buffer(a, ReleaseReason::OrphanReleased);
     assert!(matches!(
         buffer
             .push(row(a, OperationCode::Rollback, 60), t0())
@@ -732,14 +719,7 @@ fn simulated_rows(scenario: &str) -> Vec<redoline_capture::source::LogMinerRow> 
         pdb: None,
         with_sql_undo: false,
     };
-    sim.start_mining(&window).unwrap();
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        std::ops::ControlFlow::Continue(())
-    })
-    .unwrap();
-    rows
+    sim.mined_rows(&window).unwrap()
 }
 
 /// The committed rows of the one transaction of `rows`, pushed through a buffer of `memory_max`
@@ -749,8 +729,7 @@ fn committed_rows(
     rows: Vec<redoline_capture::source::LogMinerRow>,
     memory_max: u64,
 ) -> (Vec<(OperationCode, String)>, u64, bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut buffer, metrics) = buffer(config(dir.path(), memory_max, 1 << 30));
+    let (_dir, mut buffer, metrics) = buffer_with_budget(memory_max);
     let mut out = Vec::new();
     let mut spilled = false;
     for row in rows {

@@ -10,7 +10,9 @@ mod kafka_support;
 
 use std::time::{Duration, Instant};
 
-use kafka_support::{Capture, TABLES, bootstrap, free_port, ids, insert, read_values, status};
+use kafka_support::{
+    Capture, TABLES, Xorshift, bootstrap, free_port, ids, insert, read_values, status,
+};
 
 /// Transactions of the workload besides the big one.
 const TRANSACTIONS: u32 = 1200;
@@ -30,13 +32,8 @@ const START_UP_LIMIT: Duration = Duration::from_secs(30);
 fn workload() -> (String, Vec<u64>) {
     let mut lines = String::from(TABLES);
     let mut expected = Vec::new();
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut random = Xorshift::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = || random.next();
     let big_note = "b".repeat(3000);
     let mut big = Vec::new();
     let mut big_done = false;

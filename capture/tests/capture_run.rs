@@ -11,7 +11,7 @@ use serde_json::Value;
 
 mod run_support;
 
-use run_support::{BINARY, Capture};
+use run_support::{BINARY, Capture, Xorshift};
 
 /// A capture of the two tables of [`TABLES`].
 /// Replaces `from` by `to` in the run's config.
@@ -33,13 +33,8 @@ const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NU
 fn workload(transactions: u32) -> (String, Vec<(String, u64)>) {
     let mut lines = String::from(TABLES);
     let mut expected = Vec::new();
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut random = Xorshift::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = || random.next();
     let mut open: Vec<(u32, Vec<(String, u64)>)> = Vec::new();
     let mut id = 0u64;
     let mut started = 0;

@@ -273,84 +273,39 @@ fn events() -> Vec<ChangeEvent> {
         after,
         source: source(scn, order),
     };
-    let mut snapshot_read = ev(
-        Operation::Read,
-        &t,
-        None,
-        Some(row(&t, &edge)),
-        2_146_900,
-        1,
-    );
+    let insert = |table: &Arc<TableSchema>, values: &[_], scn, order| {
+        let after = Some(row(table, values));
+        ev(Operation::Create, table, None, after, scn, order)
+    };
+    let update = |table: &Arc<TableSchema>, old: &[_], new: &[_], scn, order| {
+        let (before, after) = (Some(before_image(table, old)), Some(row(table, new)));
+        ev(Operation::Update, table, before, after, scn, order)
+    };
+    let delete = |table: &Arc<TableSchema>, values: &[_], scn, order| {
+        let before = Some(before_image(table, values));
+        ev(Operation::Delete, table, before, None, scn, order)
+    };
+    let snapshot_image = Some(row(&t, &edge));
+    let mut snapshot_read = ev(Operation::Read, &t, None, snapshot_image, 2_146_900, 1);
     snapshot_read.source = SourceInfo {
         scn: 2_146_900,
         snapshot: SnapshotMarker::Last,
         change_time: Some("2024-01-02T03:00:00Z".parse().unwrap()),
         ..SourceInfo::default()
     };
+    let at = call("TO_DATE", &["2024-01-02 03:04:05", "YYYY-MM-DD HH24:MI:SS"]);
     vec![
         snapshot_read,
-        ev(
-            Operation::Create,
-            &t,
-            None,
-            Some(row(&t, &full1)),
-            2_146_947,
-            1,
-        ),
-        ev(
-            Operation::Update,
-            &t,
-            Some(before_image(&t, &full1)),
-            Some(row(&t, &updated1)),
-            2_146_948,
-            2,
-        ),
-        ev(
-            Operation::Update,
-            &t,
-            Some(before_image(&t, &updated1)),
-            Some(row(&t, &moved2)),
-            2_146_949,
-            3,
-        ),
-        ev(
-            Operation::Create,
-            &t,
-            None,
-            Some(row(&t, &edge)),
-            2_146_950,
-            4,
-        ),
-        ev(
-            Operation::Delete,
-            &t,
-            Some(before_image(&t, &edge)),
-            None,
-            2_146_950,
-            5,
-        ),
-        ev(
-            Operation::Create,
+        insert(&t, &full1, 2_146_947, 1),
+        update(&t, &full1, &updated1, 2_146_948, 2),
+        update(&t, &updated1, &moved2, 2_146_949, 3),
+        insert(&t, &edge, 2_146_950, 4),
+        delete(&t, &edge, 2_146_950, 5),
+        insert(&n, &[("MSG", lit("hello")), ("AT", at)], 2_146_950, 6),
+        // The keyless table has no LOB column: its before image is the whole row.
+        delete(
             &n,
-            None,
-            Some(row(
-                &n,
-                &[
-                    ("MSG", lit("hello")),
-                    (
-                        "AT",
-                        call("TO_DATE", &["2024-01-02 03:04:05", "YYYY-MM-DD HH24:MI:SS"]),
-                    ),
-                ],
-            )),
-            2_146_950,
-            6,
-        ),
-        ev(
-            Operation::Delete,
-            &n,
-            Some(row(&n, &[("MSG", lit("hello")), ("AT", RawValue::Null)])),
-            None,
+            &[("MSG", lit("hello")), ("AT", RawValue::Null)],
             2_146_950,
             7,
         ),
@@ -393,18 +348,23 @@ fn check_golden(name: &str, actual: &str) {
     }
 }
 
+/// Appends `record` as one Debezium fixture line (see the module documentation).
+fn push_record_line(out: &mut String, record: &Record) {
+    out.push_str("{\"topic\":");
+    out.push_str(&serde_json::to_string(&record.topic).unwrap());
+    out.push_str(",\"key\":");
+    out.push_str(record.key.as_deref().unwrap_or("null"));
+    out.push_str(",\"value\":");
+    out.push_str(record.value.as_deref().unwrap_or("null"));
+    out.push_str("}\n");
+}
+
 fn debezium_lines(options: DebeziumOptions) -> String {
     let mut encoder = DebeziumEncoder::new(options);
     let mut out = String::new();
     for event in events() {
         for record in encoder.encode(&event, processed_at()).unwrap() {
-            out.push_str("{\"topic\":");
-            out.push_str(&serde_json::to_string(&record.topic).unwrap());
-            out.push_str(",\"key\":");
-            out.push_str(record.key.as_deref().unwrap_or("null"));
-            out.push_str(",\"value\":");
-            out.push_str(record.value.as_deref().unwrap_or("null"));
-            out.push_str("}\n");
+            push_record_line(&mut out, &record);
         }
     }
     out
@@ -503,15 +463,7 @@ fn debezium_schema_change_and_heartbeat_golden() {
     let alter = "ALTER TABLE APP.ALL_TYPES ADD (PRIORITY NUMBER(1))";
     let drop = "DROP TABLE APP.NO_KEY";
     let mut out = String::new();
-    let mut write = |record: Record| {
-        out.push_str("{\"topic\":");
-        out.push_str(&serde_json::to_string(&record.topic).unwrap());
-        out.push_str(",\"key\":");
-        out.push_str(record.key.as_deref().unwrap_or("null"));
-        out.push_str(",\"value\":");
-        out.push_str(record.value.as_deref().unwrap_or("null"));
-        out.push_str("}\n");
-    };
+    let mut write = |record: Record| push_record_line(&mut out, &record);
     write(schema_change_record(
         &options,
         &ddl(alter, &t),
@@ -646,13 +598,7 @@ fn debezium_transaction_metadata_golden() {
     assert_eq!(topics.last(), Some(&"server1.transaction"));
     let mut out = String::new();
     for record in records.iter().filter(|r| r.topic == "server1.transaction") {
-        out.push_str("{\"topic\":");
-        out.push_str(&serde_json::to_string(&record.topic).unwrap());
-        out.push_str(",\"key\":");
-        out.push_str(record.key.as_deref().unwrap_or("null"));
-        out.push_str(",\"value\":");
-        out.push_str(record.value.as_deref().unwrap_or("null"));
-        out.push_str("}\n");
+        push_record_line(&mut out, record);
     }
     check_golden("debezium_transaction.jsonl", &out);
     let end: serde_json::Value =
@@ -718,66 +664,40 @@ fn skipped_operations_drop_envelopes_by_op_letter() {
         delete: false,
         truncate: false,
     };
-    assert_eq!(
-        ops(none),
-        [
-            "r",
-            "c",
-            "u",
-            "d",
-            "tombstone",
-            "c",
-            "c",
-            "d",
-            "tombstone",
-            "c",
-            "d",
-            "tombstone",
-            "t"
-        ]
-    );
-    assert_eq!(
-        ops(SkippedOperations::default()),
-        [
-            "r",
-            "c",
-            "u",
-            "d",
-            "tombstone",
-            "c",
-            "c",
-            "d",
-            "tombstone",
-            "c",
-            "d",
-            "tombstone"
-        ]
-    );
-    assert_eq!(
-        ops(SkippedOperations {
-            delete: true,
-            ..none
-        }),
-        ["r", "c", "u", "c", "c", "c", "t"],
-        "no delete, no tombstone, the create half of the key change stays"
-    );
-    assert_eq!(
-        ops(SkippedOperations {
-            create: true,
-            update: true,
-            ..none
-        }),
-        [
-            "r",
-            "d",
-            "tombstone",
-            "d",
-            "tombstone",
-            "d",
-            "tombstone",
-            "t"
-        ]
-    );
+    // (skipped, the op letters left in order, why)
+    let cases = [
+        (
+            none,
+            "r c u d tombstone c c d tombstone c d tombstone t",
+            "nothing skipped",
+        ),
+        (
+            SkippedOperations::default(),
+            "r c u d tombstone c c d tombstone c d tombstone",
+            "the default skips truncates",
+        ),
+        (
+            SkippedOperations {
+                delete: true,
+                ..none
+            },
+            "r c u c c c t",
+            "no delete, no tombstone, the create half of the key change stays",
+        ),
+        (
+            SkippedOperations {
+                create: true,
+                update: true,
+                ..none
+            },
+            "r d tombstone d tombstone d tombstone t",
+            "no create, no update, the delete half of the key change stays",
+        ),
+    ];
+    for (skipped, expected, why) in cases {
+        let expected: Vec<&str> = expected.split(' ').collect();
+        assert_eq!(ops(skipped), expected, "{why}");
+    }
 }
 
 /// Whether `record` is an envelope with op `op`.

@@ -11,7 +11,6 @@
 //! arrive sequence-less in the second.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::ControlFlow;
 
 use proptest::prelude::*;
 use redoline_capture::dictionary::TableSchema;
@@ -160,13 +159,7 @@ fn mine(sim: &mut Simulator, start: u64, end: u64) -> Vec<LogMinerRow> {
         pdb: None,
         with_sql_undo: true,
     };
-    sim.start_mining(&window).unwrap();
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        ControlFlow::Continue(())
-    })
-    .unwrap();
+    let rows = sim.mined_rows(&window).unwrap();
     sim.end_mining().unwrap();
     rows
 }

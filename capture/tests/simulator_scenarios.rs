@@ -30,16 +30,6 @@ fn window(sim: &mut Simulator, start: u64, end: u64) -> Result<MiningWindow, Sou
     })
 }
 
-fn stream(sim: &mut Simulator, window: &MiningWindow) -> Result<Vec<LogMinerRow>, SourceError> {
-    sim.start_mining(window)?;
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        ControlFlow::Continue(())
-    })?;
-    Ok(rows)
-}
-
 fn commit_steps(sim: &mut Simulator, first_id: u32, count: u32) {
     for id in first_id..first_id + count {
         sim.apply_line(&format!(
@@ -62,7 +52,7 @@ fn the_shipped_orders_scenario_runs() {
         ("SALES".to_owned(), "ORDERS".to_owned()),
         ("SALES".to_owned(), "CUSTOMERS".to_owned()),
     ];
-    let rows = stream(&mut sim, &window).unwrap();
+    let rows = sim.mined_rows(&window).unwrap();
     assert!(rows.iter().any(|r| r.operation == OperationCode::Ddl));
     assert!(rows.iter().any(|r| r.rollback));
     assert!(rows.windows(2).all(|w| w[0].scn <= w[1].scn));
@@ -274,7 +264,7 @@ fn purged_archives_make_the_window_report_missing_redo() {
     // The redo after the purge point is still minable.
     let end = sim.current_scn().unwrap();
     let later = window(&mut sim, switched_at, end).unwrap();
-    assert!(!stream(&mut sim, &later).unwrap().is_empty());
+    assert!(!sim.mined_rows(&later).unwrap().is_empty());
 }
 
 #[test]
@@ -317,7 +307,7 @@ fn resetlogs_starts_a_new_incarnation() {
     let end = sim.current_scn().unwrap();
     sim.flush_redo().unwrap();
     let current = window(&mut sim, after.resetlogs_scn, end).unwrap();
-    let rows = stream(&mut sim, &current).unwrap();
+    let rows = sim.mined_rows(&current).unwrap();
     assert_eq!(
         rows.iter()
             .filter(|r| r.operation == OperationCode::Insert)
@@ -355,14 +345,14 @@ fn a_rac_thread_checkpoint_can_trail_and_hides_its_unwritten_redo() {
     );
     let window = window(&mut sim, 1_000_000, end).unwrap();
     assert_eq!(window.logs.len(), 2, "one log per thread");
-    let before_flush = stream(&mut sim, &window).unwrap();
+    let before_flush = sim.mined_rows(&window).unwrap();
     assert!(
         before_flush.iter().all(|r| r.thread == 1),
         "thread 2's change is still in its log buffer"
     );
     // The flush write reaches only the connected instance (thread 1).
     sim.flush_redo().unwrap();
-    let after_flush = stream(&mut sim, &window).unwrap();
+    let after_flush = sim.mined_rows(&window).unwrap();
     assert!(
         after_flush.iter().all(|r| r.thread == 1),
         "the flush does not write thread 2"
@@ -379,7 +369,7 @@ fn a_rac_thread_checkpoint_can_trail_and_hides_its_unwritten_redo() {
     // A log switch on thread 2 writes its redo.
     sim.apply_line(r#"{"thread":2}"#).unwrap();
     sim.apply_line(r#"{"log_switch":true}"#).unwrap();
-    let after_switch = stream(&mut sim, &window).unwrap();
+    let after_switch = sim.mined_rows(&window).unwrap();
     let threads: Vec<u16> = after_switch.iter().map(|r| r.thread).collect();
     assert_eq!(threads, [2, 2, 1, 1, 1], "both threads merged in SCN order");
     assert!(after_switch.windows(2).all(|w| w[0].scn <= w[1].scn));
@@ -421,7 +411,7 @@ fn redo_reaches_the_online_log_only_when_lgwr_writes_the_buffer() {
     let written = last_redo(&mut sim, 1);
     assert!(written < first, "a's change is in the log buffer");
     let open = window(&mut sim, 1_000_000, first).unwrap();
-    assert!(inserted_ids(&stream(&mut sim, &open).unwrap()).is_empty());
+    assert!(inserted_ids(&sim.mined_rows(&open).unwrap()).is_empty());
 
     // Another session's commit makes LGWR write the whole buffer, a's change with it.
     sim.apply_line(r#"{"tx":"b","insert":"APP.T","values":{"ID":2,"V":1}}"#)
@@ -430,7 +420,7 @@ fn redo_reaches_the_online_log_only_when_lgwr_writes_the_buffer() {
     let commit = sim.current_scn().unwrap();
     assert_eq!(last_redo(&mut sim, 1), commit, "written up to b's commit");
     let all = window(&mut sim, 1_000_000, commit).unwrap();
-    assert_eq!(inserted_ids(&stream(&mut sim, &all).unwrap()), ["1", "2"]);
+    assert_eq!(inserted_ids(&sim.mined_rows(&all).unwrap()), ["1", "2"]);
 
     // An empty buffer hides nothing: its position is the current SCN.
     sim.apply_line(r#"{"advance_seconds":1}"#).unwrap();
@@ -443,14 +433,14 @@ fn redo_reaches_the_online_log_only_when_lgwr_writes_the_buffer() {
     sim.apply_line(r#"{"advance_seconds":2}"#).unwrap();
     assert_eq!(last_redo(&mut sim, 1), commit + 1, "2 s: still buffered");
     let window_3 = window(&mut sim, third, third).unwrap();
-    assert!(inserted_ids(&stream(&mut sim, &window_3).unwrap()).is_empty());
+    assert!(inserted_ids(&sim.mined_rows(&window_3).unwrap()).is_empty());
     sim.apply_line(r#"{"advance_seconds":1}"#).unwrap();
     assert_eq!(
         last_redo(&mut sim, 1),
         sim.current_scn().unwrap(),
         "3 s: written"
     );
-    assert_eq!(inserted_ids(&stream(&mut sim, &window_3).unwrap()), ["3"]);
+    assert_eq!(inserted_ids(&sim.mined_rows(&window_3).unwrap()), ["3"]);
 
     // A rollback writes the buffer as a commit does; a rollback to a savepoint does not.
     sim.apply_line(r#"{"tx":"a","savepoint":"s"}"#).unwrap();
@@ -465,7 +455,7 @@ fn redo_reaches_the_online_log_only_when_lgwr_writes_the_buffer() {
     assert_eq!(last_redo(&mut sim, 1), sim.current_scn().unwrap());
     let end = sim.current_scn().unwrap();
     let rest = window(&mut sim, third + 1, end).unwrap();
-    assert_eq!(inserted_ids(&stream(&mut sim, &rest).unwrap()), ["4", "5"]);
+    assert_eq!(inserted_ids(&sim.mined_rows(&rest).unwrap()), ["4", "5"]);
 }
 
 #[test]
@@ -490,7 +480,7 @@ fn the_flush_write_reaches_the_connected_instance_only() {
         "thread 2's change is still buffered"
     );
     let all = window(&mut sim, 1_000_000, flush).unwrap();
-    assert_eq!(inserted_ids(&stream(&mut sim, &all).unwrap()), ["1"]);
+    assert_eq!(inserted_ids(&sim.mined_rows(&all).unwrap()), ["1"]);
 }
 
 #[test]
@@ -529,11 +519,11 @@ fn steps_appended_while_mining_show_in_the_next_window() {
     assert_eq!(rows.len(), 1, "the visitor can stop early");
     // A switch after planning leaves the planned online log in place: the window still starts.
     sim.apply_line(r#"{"log_switch":true}"#).unwrap();
-    let seen = stream(&mut sim, &first).unwrap();
+    let seen = sim.mined_rows(&first).unwrap();
     assert_eq!(seen.len(), 3);
     let second_end = sim.current_scn().unwrap();
     let next = window(&mut sim, first_end + 1, second_end).unwrap();
-    let second = stream(&mut sim, &next).unwrap();
+    let second = sim.mined_rows(&next).unwrap();
     assert_eq!(second.len(), 3);
     sim.end_mining().unwrap();
     assert!(

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use run_support::{Capture, free_port, status};
+use run_support::{Capture, Xorshift, free_port, status};
 use serde_json::Value;
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -109,13 +109,8 @@ struct Workload {
 /// it or roll back; transactions that begin after one of those and commit before the snapshot;
 /// then more committed changes. Each open transaction works on rows of its own (row locks).
 fn workload(seed: u64) -> Workload {
-    let mut state = seed | 1;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut random = Xorshift::new(seed | 1);
+    let mut next = move |n: u64| random.next() % n;
     let mut before = String::from(ORDERS);
     let mut committed: BTreeMap<(String, u64), u64> = BTreeMap::new();
     let mut id = 0;
@@ -247,9 +242,16 @@ fn big_tables(rows: u64) -> String {
     lines
 }
 
-/// Starts the capture and SIGKILLs it once `/status` shows the snapshot past `rows` rows of its
-/// first table; returns the progress it showed.
-fn kill_mid_snapshot(capture: &Capture, port: u16, rows: u64) -> Value {
+/// A capture of the two `rows`-row tables of `big_tables`, 50 rows a snapshot batch, started and
+/// SIGKILLed once `/status` shows the snapshot past `past_rows` rows of its first table; returns
+/// it and the progress it showed.
+fn killed_mid_snapshot(rows: u64, past_rows: u64) -> (Capture, Value) {
+    let port = free_port();
+    let capture = capture(
+        &big_tables(rows),
+        "{mode: initial, fetchSize: 50}",
+        &format!("http: {{port: {port}}}\n"),
+    );
     let mut child = capture.command(true).spawn().unwrap();
     let started = Instant::now();
     loop {
@@ -259,11 +261,11 @@ fn kill_mid_snapshot(capture: &Capture, port: u16, rows: u64) -> Value {
         );
         if let Some(report) = status(port)
             && report["state"] == "snapshotting"
-            && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > rows
+            && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > past_rows
         {
             child.kill().unwrap();
             child.wait().unwrap();
-            return report["snapshot"].clone();
+            return (capture, report["snapshot"].clone());
         }
         assert!(child.try_wait().unwrap().is_none(), "the run ended first");
         std::thread::sleep(Duration::from_millis(5));
@@ -273,13 +275,7 @@ fn kill_mid_snapshot(capture: &Capture, port: u16, rows: u64) -> Value {
 #[test]
 fn a_crash_mid_snapshot_continues_from_the_last_committed_batch() {
     const ROWS: u64 = 20_000;
-    let port = free_port();
-    let capture = capture(
-        &big_tables(ROWS),
-        "{mode: initial, fetchSize: 50}",
-        &format!("http: {{port: {port}}}\n"),
-    );
-    let progress = kill_mid_snapshot(&capture, port, 500);
+    let (capture, progress) = killed_mid_snapshot(ROWS, 500);
     assert_eq!(progress["tablesTotal"], 2);
     assert_eq!(progress["tablesDone"], 0);
     assert_eq!(
@@ -301,13 +297,7 @@ fn a_crash_mid_snapshot_continues_from_the_last_committed_batch() {
 #[test]
 fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
     const ROWS: u64 = 20_000;
-    let port = free_port();
-    let capture = capture(
-        &big_tables(ROWS),
-        "{mode: initial, fetchSize: 50}",
-        &format!("http: {{port: {port}}}\n"),
-    );
-    kill_mid_snapshot(&capture, port, 500);
+    let (capture, _) = killed_mid_snapshot(ROWS, 500);
     let before = capture.committed_events().len() as u64;
     // While the capture was down: a committed update of a row already read and one not read
     // yet, then the undo of the snapshot SCN is overwritten.

@@ -1,6 +1,11 @@
-//! What several benchmarks measure about their own process, from `/proc/self`.
+//! What several benchmarks share: what they measure about their own process (from
+//! `/proc/self`), a capture config and a timed run of it, how a figure is judged against its
+//! target, and reproducible random values.
 // Each benchmark compiles this module on its own and uses part of it.
 #![allow(dead_code)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Seconds of CPU this process has used, user plus system, all threads.
 pub fn cpu_seconds() -> f64 {
@@ -26,4 +31,53 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// A capture config for the benchmarks' `BENCH.T` table: the simulator replaying `scenario` in
+/// `dir`, `sink` (a `file:` or `kafka:` line), `format`, then the `start` lines (snapshot and
+/// start position), a 64 MiB heap budget spilling to `dir/spill`, and HTTP port 0.
+pub fn bench_config(dir: &Path, scenario: &str, format: &str, sink: &str, start: &str) -> String {
+    format!(
+        "name: bench\n\
+         database: {{simulator: {{scenario: {}}}}}\n\
+         tables: [BENCH.T]\n\
+         {sink}\n\
+         format: {{type: {format}}}\n\
+         {start}\
+         buffer: {{memoryMaxBytes: 64Mi, spill: {{dir: {}, maxBytes: 1Gi}}}}\n\
+         http: {{port: 0}}\n",
+        dir.join(scenario).display(),
+        dir.join("spill").display()
+    )
+}
+
+/// Runs the capture with `config` to the end of its scenario (`run --exit-at-end`); its wall time.
+#[allow(clippy::panic)] // a failed run leaves nothing to measure
+pub fn timed_run(config: &Path) -> Duration {
+    let started = Instant::now();
+    if let Err(error) = redoline_capture::run::run(config, true) {
+        panic!("the run of {} failed: {error}", config.display());
+    }
+    started.elapsed()
+}
+
+/// "met" when `value` reaches `target`, else "MISSED".
+pub fn verdict(value: f64, target: f64) -> &'static str {
+    if value >= target { "met" } else { "MISSED" }
+}
+
+/// xorshift64: reproducible values without a dependency.
+pub struct Random(pub u64);
+
+impl Random {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
 }

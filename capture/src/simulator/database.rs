@@ -550,6 +550,31 @@ pub(crate) struct Transaction {
     pub savepoints: Vec<(String, usize)>,
 }
 
+impl Transaction {
+    /// Records an UPDATE (or a LOB change) of row `row` of table `table` at `scn`: its undo puts
+    /// back `before`'s values of `columns`.
+    pub fn record_update(
+        &mut self,
+        table: usize,
+        row: u64,
+        row_id: &Arc<str>,
+        scn: u64,
+        columns: &[usize],
+        before: Arc<[Value]>,
+    ) {
+        self.changes.push(Change {
+            table,
+            row,
+            row_id: Arc::clone(row_id),
+            scn,
+            undo: Undo::Update {
+                columns: Columns::of(columns),
+                before,
+            },
+        });
+    }
+}
+
 /// Undo segment slots: a transaction takes a free `(usn, slot)`; a later transaction reusing the
 /// slot gets the next sequence, as Oracle's transaction table does.
 #[derive(Debug)]

@@ -14,14 +14,13 @@
 
 use std::sync::Arc;
 
-use super::database::{
-    Change, Columns, IndexKey, PENDING, TableRow, Transaction, Undo, Version, Versions,
-};
+use super::database::{Change, IndexKey, PENDING, TableRow, Transaction, Undo, Version, Versions};
 use super::redo_log::DeferredUndo;
 use super::render::{condition_length, rowid_condition_length, write_value};
 use super::scenario::{Dml, Values};
 use super::statement::{
-    logged_columns, render_insert, render_update, update_undo_length, write_update, write_where,
+    logged_columns, render_insert, render_update_undo, update_undo_length, write_update,
+    write_where,
 };
 use super::{ScenarioError, Simulator, values};
 use crate::source::OperationCode;
@@ -419,27 +418,17 @@ impl Simulator {
                 (None, Some((deferred, length)))
             }
             None => (
-                Some(render_update(
+                Some(render_update_undo(
                     &text,
                     set_columns,
-                    &before,
                     &logged,
-                    &after,
+                    (&before, &after),
                     &row_id,
                 )),
                 None,
             ),
         };
-        tx.changes.push(Change {
-            table: t,
-            row: number,
-            row_id: Arc::clone(&row_id),
-            scn,
-            undo: Undo::Update {
-                columns: Columns::of(set_columns),
-                before,
-            },
-        });
+        tx.record_update(t, number, &row_id, scn, set_columns, before);
         let mut spec = self.tx_spec(tx, OperationCode::Update, row_id, Some(t));
         spec.sql_redo = Some(redo);
         spec.sql_undo = undo;

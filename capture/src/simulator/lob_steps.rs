@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::database::{Change, Columns, PENDING, Transaction, Undo, Version};
+use super::database::{PENDING, Transaction, Version};
 use super::render::{write_condition, write_hex, write_literal, write_unistr};
 use super::scenario::{Dml, LobChange, Values};
 use super::{ScenarioError, Simulator};
@@ -208,16 +208,7 @@ impl Simulator {
         });
         row.locked_by = Some(tx.id);
         let row_id = Arc::clone(&row.row_id);
-        tx.changes.push(Change {
-            table: t,
-            row: number,
-            row_id: Arc::clone(&row_id),
-            scn,
-            undo: Undo::Update {
-                columns: Columns::of(&[column]),
-                before,
-            },
-        });
+        tx.record_update(t, number, &row_id, scn, &[column], before);
         Some(row_id)
     }
 

@@ -227,6 +227,18 @@ impl Simulator {
         names
     }
 
+    /// `start_mining` of `window` and every row `stream_rows` then gives: for the tests and
+    /// benchmarks that look at the rows themselves rather than at a capture of them.
+    pub fn mined_rows(&mut self, window: &MiningWindow) -> Result<Vec<LogMinerRow>, SourceError> {
+        self.start_mining(window)?;
+        let mut rows = Vec::new();
+        self.stream_rows(&mut |row| {
+            rows.push(row);
+            ControlFlow::Continue(())
+        })?;
+        Ok(rows)
+    }
+
     fn live_table(&self, owner: &str, table: &str) -> Option<&Table> {
         self.table_index
             .get(&format!("{owner}.{table}"))

@@ -30,7 +30,7 @@ use jiff::{SignedDuration, civil};
 use super::database::{FastSet, TableText};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
-use super::statement::{logged_columns, render_update};
+use super::statement::{logged_columns, render_update_undo};
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{
     LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled, Xid,
@@ -121,7 +121,7 @@ impl DeferredUndo {
             } => {
                 let set: Vec<usize> = (0..64).filter(|i| set & (1 << i) != 0).collect();
                 let logged = logged_columns(text, *logging, &set);
-                render_update(text, &set, before, &logged, after, row_id)
+                render_update_undo(text, &set, &logged, (before, after), row_id)
             }
         }
     }
@@ -201,6 +201,21 @@ pub(crate) struct LogFile {
     /// The online group still holds this sequence.
     pub online: bool,
     pub archived: bool,
+}
+
+impl LogFile {
+    /// The log an online group starts at `first_scn`: current, open-ended, not archived yet.
+    fn current(thread: u16, sequence: u32, incarnation: u32, first_scn: u64) -> Self {
+        Self {
+            thread,
+            sequence,
+            incarnation,
+            first_scn,
+            next_scn: None,
+            online: true,
+            archived: false,
+        }
+    }
 }
 
 /// LGWR writes a log buffer whose oldest redo has waited this long (Oracle's 3-second timeout).
@@ -316,15 +331,8 @@ impl Redo {
             written_scn: scn,
             buffered_since: None,
         });
-        self.logs.push(LogFile {
-            thread: number,
-            sequence: 1,
-            incarnation: self.incarnation,
-            first_scn: scn,
-            next_scn: None,
-            online: true,
-            archived: false,
-        });
+        self.logs
+            .push(LogFile::current(number, 1, self.incarnation, scn));
         self.threads.len() - 1
     }
 
@@ -356,15 +364,8 @@ impl Redo {
                 log.online = false;
             }
         }
-        self.logs.push(LogFile {
-            thread,
-            sequence: next_sequence,
-            incarnation,
-            first_scn: scn,
-            next_scn: None,
-            online: true,
-            archived: false,
-        });
+        self.logs
+            .push(LogFile::current(thread, next_sequence, incarnation, scn));
         self.drop_lost_logs();
     }
 
@@ -395,15 +396,8 @@ impl Redo {
             thread.records_in_log = 0;
             thread.written_scn = scn;
             thread.buffered_since = None;
-            self.logs.push(LogFile {
-                thread: thread.number,
-                sequence: 1,
-                incarnation,
-                first_scn: scn,
-                next_scn: None,
-                online: true,
-                archived: false,
-            });
+            self.logs
+                .push(LogFile::current(thread.number, 1, incarnation, scn));
         }
         self.drop_lost_logs();
     }

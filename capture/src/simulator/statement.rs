@@ -34,17 +34,29 @@ pub(super) fn logged_columns<'a>(
         .collect()
 }
 
+/// `write(out, i)` for each column index `i` of `columns`, with `separator` between them.
+fn write_list(
+    out: &mut String,
+    columns: &[usize],
+    separator: &str,
+    mut write: impl FnMut(&mut String, usize),
+) {
+    for (n, &i) in columns.iter().enumerate() {
+        if n > 0 {
+            out.push_str(separator);
+        }
+        write(out, i);
+    }
+}
+
 /// ` set "A" = v, "B" = v`.
 pub(super) fn write_set(out: &mut String, table: &TableText, columns: &[usize], values: &[Value]) {
     out.push_str(" set ");
-    for (n, &i) in columns.iter().enumerate() {
-        if n > 0 {
-            out.push_str(", ");
-        }
+    write_list(out, columns, ", ", |out, i| {
         out.push_str(&table.quoted_columns[i]);
         out.push_str(" = ");
         write_value(out, &values[i], &table.schema.columns()[i].data_type);
-    }
+    });
 }
 
 /// ` where "A" = v and "B" IS NULL and ROWID = '...';`
@@ -102,16 +114,16 @@ pub(super) fn update_undo_length(
     length.max(0) as usize
 }
 
-pub(super) fn render_update(
+/// An UPDATE's SQL_UNDO: its set columns back to their `before` values where they hold `after`.
+pub(super) fn render_update_undo(
     table: &TableText,
     set: &[usize],
-    new: &[Value],
     logged: &[usize],
-    old: &[Value],
+    (before, after): (&[Value], &[Value]),
     row_id: &str,
 ) -> String {
     let mut sql = String::with_capacity(96 + (set.len() + logged.len()) * 48);
-    write_update(&mut sql, table, set, new, logged, old, row_id);
+    write_update(&mut sql, table, set, before, logged, after, row_id);
     sql
 }
 
@@ -136,19 +148,13 @@ pub(super) fn render_insert(table: &TableText, values: &[Value], columns: &[usiz
     sql.push_str("insert into ");
     sql.push_str(&table.quoted_table);
     sql.push('(');
-    for (n, &i) in columns.iter().enumerate() {
-        if n > 0 {
-            sql.push(',');
-        }
+    write_list(&mut sql, columns, ",", |sql, i| {
         sql.push_str(&table.quoted_columns[i]);
-    }
+    });
     sql.push_str(") values (");
-    for (n, &i) in columns.iter().enumerate() {
-        if n > 0 {
-            sql.push(',');
-        }
-        write_value(&mut sql, &values[i], &table.schema.columns()[i].data_type);
-    }
+    write_list(&mut sql, columns, ",", |sql, i| {
+        write_value(sql, &values[i], &table.schema.columns()[i].data_type);
+    });
     sql.push_str(");");
     sql
 }

@@ -50,12 +50,7 @@ fn mine_window(
         pdb: None,
         with_sql_undo: true,
     };
-    sim.start_mining(&window)?;
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        ControlFlow::Continue(())
-    })?;
+    let rows = sim.mined_rows(&window)?;
     sim.end_mining()?;
     assert_parses(&rows);
     Ok(rows)

@@ -189,8 +189,6 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use std::ops::ControlFlow;
-
     use super::*;
     use crate::source::{DatabaseCatalog, LogMinerRow, MiningWindow, RedoMiner};
     use crate::value::OracleNumber;
@@ -212,14 +210,7 @@ mod tests {
             pdb: None,
             with_sql_undo,
         };
-        sim.start_mining(&window).unwrap();
-        let mut rows = Vec::new();
-        sim.stream_rows(&mut |row| {
-            rows.push(row);
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-        rows
+        sim.mined_rows(&window).unwrap()
     }
 
     fn json_simulator() -> Simulator {

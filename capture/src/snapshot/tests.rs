@@ -137,41 +137,26 @@ fn the_state_round_trips_through_json() {
 
 #[test]
 fn markers_follow_debezium() {
+    use SnapshotMarker::{First, FirstInDataCollection, Last, LastInDataCollection, True};
     let place = |first_table, last_table, first_in_table, last_in_table| RowPlace {
         first_table,
         last_table,
         first_in_table,
         last_in_table,
     };
-    assert_eq!(
-        marker(place(true, false, true, false)),
-        SnapshotMarker::First
-    );
-    assert_eq!(marker(place(true, true, true, true)), SnapshotMarker::Last);
-    assert_eq!(
-        marker(place(false, true, false, true)),
-        SnapshotMarker::Last
-    );
-    assert_eq!(
-        marker(place(true, false, true, true)),
-        SnapshotMarker::First
-    );
-    assert_eq!(
-        marker(place(false, false, true, true)),
-        SnapshotMarker::LastInDataCollection
-    );
-    assert_eq!(
-        marker(place(false, false, true, false)),
-        SnapshotMarker::FirstInDataCollection
-    );
-    assert_eq!(
-        marker(place(true, false, false, true)),
-        SnapshotMarker::LastInDataCollection
-    );
-    assert_eq!(
-        marker(place(true, true, false, false)),
-        SnapshotMarker::True
-    );
+    let cases = [
+        (place(true, false, true, false), First),
+        (place(true, true, true, true), Last),
+        (place(false, true, false, true), Last),
+        (place(true, false, true, true), First),
+        (place(false, false, true, true), LastInDataCollection),
+        (place(false, false, true, false), FirstInDataCollection),
+        (place(true, false, false, true), LastInDataCollection),
+        (place(true, true, false, false), True),
+    ];
+    for (place, expected) in cases {
+        assert_eq!(marker(place), expected, "{place:?}");
+    }
 }
 
 mod model {

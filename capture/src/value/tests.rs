@@ -199,62 +199,58 @@ fn signed_years_keep_bc_dates() {
 
 #[test]
 fn dates_and_timestamps() {
-    let date = ok(
-        call(
-            "TO_DATE",
-            vec![lit("10-jan-2012 13:34:43"), lit("dd-mon-yyyy hh24:mi:ss")],
+    let date = |text: &str, format: &str| call("TO_DATE", vec![lit(text), lit(format)]);
+    let timestamp = |text: &str| call("TO_TIMESTAMP", vec![lit(text)]);
+    let timestamp_tz = |text: &str| call("TO_TIMESTAMP_TZ", vec![lit(text)]);
+    let civil = |text: &str| text.parse::<civil::DateTime>().unwrap();
+    // (text, format, the DATE's value)
+    let dates = [
+        (
+            "10-jan-2012 13:34:43",
+            "dd-mon-yyyy hh24:mi:ss",
+            "2012-01-10T13:34:43",
         ),
-        "DATE",
-    );
-    assert_eq!(
-        date,
-        Value::Date(civil::datetime(2012, 1, 10, 13, 34, 43, 0))
-    );
-    let date = ok(
-        call(
-            "TO_DATE",
-            vec![lit("2021-03-17 10:18:55"), lit("YYYY-MM-DD HH24:MI:SS")],
+        (
+            "2021-03-17 10:18:55",
+            "YYYY-MM-DD HH24:MI:SS",
+            "2021-03-17T10:18:55",
         ),
-        "DATE",
-    );
-    assert_eq!(
-        date,
-        Value::Date(civil::datetime(2021, 3, 17, 10, 18, 55, 0))
-    );
+    ];
+    for (text, format, expected) in dates {
+        assert_eq!(
+            ok(date(text, format), "DATE"),
+            Value::Date(civil(expected)),
+            "{text}"
+        );
+    }
+    // (text, column type, the TIMESTAMP's value)
+    let timestamps = [
+        (
+            "2020-02-01 00:00:00.",
+            "TIMESTAMP(0)",
+            "2020-02-01T00:00:00",
+        ),
+        (
+            "2021-09-14 07:36:46.478",
+            "TIMESTAMP(3)",
+            "2021-09-14T07:36:46.478",
+        ),
+        (
+            "2021-09-14 07:36:46.123456789",
+            "TIMESTAMP(9)",
+            "2021-09-14T07:36:46.123456789",
+        ),
+    ];
+    for (text, t, expected) in timestamps {
+        assert_eq!(
+            ok(timestamp(text), t),
+            Value::Timestamp(civil(expected)),
+            "{text}"
+        );
+    }
     assert_eq!(
         ok(
-            call("TO_TIMESTAMP", vec![lit("2020-02-01 00:00:00.")]),
-            "TIMESTAMP(0)"
-        ),
-        Value::Timestamp(civil::datetime(2020, 2, 1, 0, 0, 0, 0))
-    );
-    assert_eq!(
-        ok(
-            call("TO_TIMESTAMP", vec![lit("2021-09-14 07:36:46.478")]),
-            "TIMESTAMP(3)"
-        ),
-        Value::Timestamp(civil::datetime(2021, 9, 14, 7, 36, 46, 478_000_000))
-    );
-    assert_eq!(
-        ok(
-            call("TO_TIMESTAMP", vec![lit("2021-09-14 07:36:46.123456789")]),
-            "TIMESTAMP(9)"
-        ),
-        Value::Timestamp(civil::datetime(2021, 9, 14, 7, 36, 46, 123_456_789))
-    );
-    assert_eq!(
-        reason(
-            call("TO_TIMESTAMP", vec![lit("2021-09-14 07:36:46.1234")]),
-            "TIMESTAMP(3)"
-        ),
-        InvalidReason::FractionTooPrecise(3)
-    );
-    assert_eq!(
-        ok(
-            call(
-                "TO_TIMESTAMP_TZ",
-                vec![lit("2024-02-14 10:58:02.202590 +01:00")]
-            ),
+            timestamp_tz("2024-02-14 10:58:02.202590 +01:00"),
             "TIMESTAMP WITH TIME ZONE"
         ),
         Value::TimestampTz {
@@ -262,45 +258,38 @@ fn dates_and_timestamps() {
             offset: Offset::from_seconds(3600).unwrap()
         }
     );
-    assert_eq!(
-        ok(
-            call("TO_TIMESTAMP_TZ", vec![lit("2024-02-14 10:58:02 +01:00")]),
-            "TIMESTAMP WITH LOCAL TIME ZONE"
+    // (raw value, the instant): a reading without offset is in the session TIME_ZONE, UTC.
+    let local_time_zone = [
+        (
+            timestamp_tz("2024-02-14 10:58:02 +01:00"),
+            "2024-02-14T09:58:02Z",
         ),
-        Value::TimestampLtz("2024-02-14T09:58:02Z".parse().unwrap())
-    );
+        (timestamp("2024-02-14 10:58:02"), "2024-02-14T10:58:02Z"),
+    ];
+    for (raw, expected) in local_time_zone {
+        assert_eq!(
+            ok(raw.clone(), "TIMESTAMP WITH LOCAL TIME ZONE"),
+            Value::TimestampLtz(expected.parse().unwrap()),
+            "{raw:?}"
+        );
+    }
     assert_eq!(
-        ok(
-            call("TO_TIMESTAMP", vec![lit("2024-02-14 10:58:02")]),
-            "TIMESTAMP WITH LOCAL TIME ZONE"
-        ),
-        Value::TimestampLtz("2024-02-14T10:58:02Z".parse().unwrap())
+        reason(timestamp("2021-09-14 07:36:46.1234"), "TIMESTAMP(3)"),
+        InvalidReason::FractionTooPrecise(3)
     );
     assert!(matches!(
         reason(
-            call(
-                "TO_TIMESTAMP_TZ",
-                vec![lit("2024-02-14 10:58:02 Europe/Paris")]
-            ),
+            timestamp_tz("2024-02-14 10:58:02 Europe/Paris"),
             "TIMESTAMP WITH TIME ZONE"
         ),
         InvalidReason::Temporal(TemporalError::Literal(nls::LiteralError::TimeZoneRegion(_)))
     ));
     assert!(matches!(
-        reason(
-            call(
-                "TO_DATE",
-                vec![lit("2023-02-29 00:00:00"), lit("YYYY-MM-DD HH24:MI:SS")]
-            ),
-            "DATE"
-        ),
+        reason(date("2023-02-29 00:00:00", "YYYY-MM-DD HH24:MI:SS"), "DATE"),
         InvalidReason::Temporal(TemporalError::OutOfRange(_))
     ));
     assert!(matches!(
-        reason(
-            call("TO_DATE", vec![lit("10-JAN-12"), lit("DD-MON-RR")]),
-            "DATE"
-        ),
+        reason(date("10-JAN-12", "DD-MON-RR"), "DATE"),
         InvalidReason::Temporal(TemporalError::Format(nls::FormatError::TwoDigitYear(_)))
     ));
     assert!(matches!(

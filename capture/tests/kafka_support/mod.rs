@@ -11,19 +11,18 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-#[path = "../http_probe/mod.rs"]
-mod http_probe;
+#[path = "../run_support/mod.rs"]
+mod run_support;
+use run_support::run_command;
 #[allow(unused_imports)] // not every test binary using this module probes the HTTP face
-pub use http_probe::{free_port, status};
+pub use run_support::{Xorshift, free_port, status};
 
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
 use serde_json::Value;
-
-pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
 /// The broker's address: the one of `REDOLINE_KAFKA_BOOTSTRAP`, or a broker started for this
 /// test binary. Panics with the reason when there is none.
@@ -108,21 +107,8 @@ impl Capture {
 
     /// `run --config <config>`; with `exit_at_end`, the run ends once caught up.
     pub fn command(&self, config: &str, exit_at_end: bool, log: &str) -> Command {
-        let mut command = Command::new(BINARY);
-        command
-            .args(["run", "--config"])
-            .arg(self.path(config))
-            .env(
-                "REDOLINE_TERMINATION_LOG",
-                self.path(&format!("{log}.termination")),
-            )
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        if exit_at_end {
-            command.arg("--exit-at-end");
-        }
-        command
+        let termination_log = self.path(&format!("{log}.termination"));
+        run_command(&self.path(config), &termination_log, exit_at_end)
     }
 
     pub fn spawn(&self, config: &str, exit_at_end: bool, log: &str) -> Child {

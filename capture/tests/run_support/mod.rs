@@ -1,7 +1,7 @@
 //! A capture run on the simulator and the file sink, in a temporary directory, for the
-//! end-to-end tests of `redoline-capture run`.
+//! end-to-end tests of `redoline-capture run`; `kafka_support` runs the binary the same way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -17,6 +17,42 @@ pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
 /// The longest an `--exit-at-end` run of a test scenario may take (debug build, busy machine).
 pub const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// `redoline-capture run --config <config>`, writing its termination message to
+/// `termination_log`, stderr piped; with `exit_at_end`, the run ends once caught up.
+pub fn run_command(config: &Path, termination_log: &Path, exit_at_end: bool) -> Command {
+    let mut command = Command::new(BINARY);
+    command
+        .args(["run", "--config"])
+        .arg(config)
+        .env("REDOLINE_TERMINATION_LOG", termination_log)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if exit_at_end {
+        command.arg("--exit-at-end");
+    }
+    command
+}
+
+/// xorshift64: reproducible workloads without a dependency.
+#[allow(dead_code)] // not every test binary using this module generates a workload
+pub struct Xorshift(u64);
+
+#[allow(dead_code)]
+impl Xorshift {
+    /// `seed` must not be 0, which xorshift never leaves.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
 
 /// A config, its scenario and its output, in a directory of their own.
 pub struct Capture {
@@ -58,18 +94,11 @@ impl Capture {
     }
 
     pub fn command(&self, exit_at_end: bool) -> Command {
-        let mut command = Command::new(BINARY);
-        command
-            .args(["run", "--config"])
-            .arg(self.path("capture.yaml"))
-            .env("REDOLINE_TERMINATION_LOG", self.path("termination.log"))
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        if exit_at_end {
-            command.arg("--exit-at-end");
-        }
-        command
+        run_command(
+            &self.path("capture.yaml"),
+            &self.path("termination.log"),
+            exit_at_end,
+        )
     }
 
     /// Runs to the end of the scenario: the exit status and stderr.

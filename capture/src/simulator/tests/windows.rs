@@ -51,13 +51,7 @@ fn pdb_rows_carry_the_container_and_the_window_filters_on_it() {
         pdb: Some("ORCLPDB1".to_owned()),
         with_sql_undo: true,
     };
-    sim.start_mining(&window).unwrap();
-    let mut rows = Vec::new();
-    sim.stream_rows(&mut |row| {
-        rows.push(row);
-        ControlFlow::Continue(())
-    })
-    .unwrap();
+    let rows = sim.mined_rows(&window).unwrap();
     assert_eq!(rows.len(), 3);
     assert!(
         rows.iter()
