@@ -294,6 +294,8 @@ fn doctor(dir: &Path, json: bool) -> (i32, String) {
     command
         .args(["doctor", "--config"])
         .arg(dir.join("capture.yaml"))
+        // As run_support::run_command: the default spill directory of this test only.
+        .env("TMPDIR", dir)
         .env("REDOLINE_TERMINATION_LOG", dir.join("termination.log"));
     if json {
         command.arg("--json");

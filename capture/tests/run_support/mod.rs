@@ -20,11 +20,16 @@ pub const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// `redoline-capture run --config <config>`, writing its termination message to
 /// `termination_log`, stderr piped; with `exit_at_end`, the run ends once caught up.
+///
+/// The temporary directory is the config's directory: a capture without `buffer.spill.dir`
+/// keeps its spill files and login guard under `$TMPDIR/redoline-spill/<name>`, and captures of
+/// tests running at once (most are named `test`) must not share them.
 pub fn run_command(config: &Path, termination_log: &Path, exit_at_end: bool) -> Command {
     let mut command = Command::new(BINARY);
     command
         .args(["run", "--config"])
         .arg(config)
+        .env("TMPDIR", config.parent().unwrap_or(Path::new(".")))
         .env("REDOLINE_TERMINATION_LOG", termination_log)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
