@@ -6,6 +6,8 @@
 //!   tests of a test binary, or the one `REDOLINE_KAFKA_BOOTSTRAP` names.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run the
 //!   services.
+//! * [`usage`]: the CPU time and memory a process has used, for the benchmarks.
 
 pub mod kafka;
 pub mod process;
+pub mod usage;

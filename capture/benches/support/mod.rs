@@ -7,30 +7,16 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use redoline_testenv::usage::{self, Process};
+
 /// Seconds of CPU this process has used, user plus system, all threads.
 pub fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which may hold spaces) start after the last ')': state is
-    // field 0, utime 11, stime 12, in clock ticks (USER_HZ, 100 per second on Linux).
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
+    usage::cpu_seconds(Process::This)
 }
 
 /// The peak resident set size of this process (`VmHWM`), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some(usage::memory(Process::This).peak_kib * 1024).filter(|&bytes| bytes > 0)
 }
 
 /// A capture config for the benchmarks' `BENCH.T` table: the simulator replaying `scenario` in

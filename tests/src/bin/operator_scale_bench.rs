@@ -29,6 +29,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 use redoline_crds::OracleCapture;
+use redoline_testenv::usage::{Memory, Process, cpu_seconds, memory};
 use redoline_tests::k8s::KubeEnv;
 use redoline_tests::operator;
 /// Concurrent creations.
@@ -87,39 +88,6 @@ fn operator_binary() -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// User plus system CPU time of a process so far, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // The kernel's USER_HZ is 100 on every Linux this runs on.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// `VmHWM` and `VmRSS` of a process, in KiB.
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmHWM:"), field("VmRSS:"))
-}
-
 async fn bench(count: usize) -> anyhow::Result<()> {
     let env = KubeEnv::shared()?;
     let (client, ns) = operator::admin_and_namespace("operator-scale-bench").await?;
@@ -166,7 +134,7 @@ async fn bench(count: usize) -> anyhow::Result<()> {
     let operator = Operator(child);
     // Let it list and start its watches before the burst.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (idle_hwm, _) = memory_kib(pid);
+    let idle_hwm = memory(Process::Pid(pid)).peak_kib;
 
     let mut sample = operator::sample()?;
     sample.metadata = ObjectMeta {
@@ -229,15 +197,18 @@ async fn bench(count: usize) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     let done_reconciles = reconciles.load(Ordering::Relaxed);
-    let (hwm_at_convergence, _) = memory_kib(pid);
-    let cpu_at_convergence = cpu_seconds(pid);
+    let hwm_at_convergence = memory(Process::Pid(pid)).peak_kib;
+    let cpu_at_convergence = cpu_seconds(Process::Pid(pid));
 
     // A quiet minute afterwards: what an idle fleet costs (resyncs, pod and StatefulSet events).
     let before = reconciles.load(Ordering::Relaxed);
     let quiet = Duration::from_secs(30);
     tokio::time::sleep(quiet).await;
     let idle_reconciles = reconciles.load(Ordering::Relaxed) - before;
-    let (hwm, rss) = memory_kib(pid);
+    let Memory {
+        peak_kib: hwm,
+        resident_kib: rss,
+    } = memory(Process::Pid(pid));
     drop(operator);
     ns.delete().await;
     // Wait for the namespace controller to delete everything, so that a next run does not
