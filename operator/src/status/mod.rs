@@ -389,10 +389,12 @@ fn transitions(
         }
     }
     // A rollout finished: Reconciling went from True, or from Blocked (a rollout held by a stop),
-    // to RolledOut.
-    let was_rolling_out = previous
-        .and_then(|p| p.condition(ct::RECONCILING))
-        .is_some_and(|c| c.status == TRUE || c.reason == "Blocked");
+    // to RolledOut; or the first status finds the first rollout done already (a busy operator's
+    // first look can come after the StatefulSet controller has created the pod).
+    let was_rolling_out = previous.is_none_or(|p| {
+        p.condition(ct::RECONCILING)
+            .is_some_and(|c| c.status == TRUE || c.reason == "Blocked")
+    });
     let rolled_out = status
         .condition(ct::RECONCILING)
         .is_some_and(|c| c.status == FALSE && c.reason == "RolledOut");

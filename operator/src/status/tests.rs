@@ -153,8 +153,9 @@ fn failing_prerequisites_stall_with_the_fix_statements() {
     assert_eq!(status.last_stop.as_ref().unwrap().code, "CDC-1002");
     assert_eq!(status.phase, Some(Phase::Stalled));
     let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
-    assert_eq!(reasons, ["PrerequisitesNotMet"]);
-    assert!(events.iter().all(|e| e.warning));
+    // The pod runs the current spec: its first rollout is done, though its doctor fails.
+    assert_eq!(reasons, ["PrerequisitesNotMet", "RolledOut"]);
+    assert!(events[0].warning && !events[1].warning);
 }
 
 #[test]
@@ -282,6 +283,16 @@ fn transition_time_moves_only_on_change() {
         assert_eq!(c.last_transition_time, t0(), "{} moved", c.type_);
     }
     assert!(events.is_empty());
+}
+
+#[test]
+fn a_first_status_that_finds_the_first_rollout_done_announces_it() {
+    let (status, events) = compute(&streaming(1.0), None, &t0());
+    assert_eq!(cond(&status, ct::RECONCILING).reason, "RolledOut");
+    assert_eq!(
+        events.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>(),
+        ["PrerequisitesMet", "RolledOut"]
+    );
 }
 
 #[test]
