@@ -86,9 +86,6 @@ fn many_database_transactions_share_a_kafka_transaction_by_default() {
         let prefix = kafka_support::unique_prefix("pages");
         let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
         capture.write_config_with("capture.yaml", &bootstrap, &prefix, 0, kafka, "");
-        // A name of its own: the transactional id follows the capture's name, and the other test
-        // of this file runs at the same time.
-        capture.rename("pages");
         let (status, stderr) = capture.run("capture.yaml");
         assert_eq!(status, 0, "{stderr}");
         let data = read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"));
@@ -132,7 +129,6 @@ fn the_time_bound_commits_a_page_while_an_open_transaction_streams() {
     let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
     let kafka = ", transactions: {maxDelayMillis: 20}";
     capture.write_config_with("capture.yaml", &bootstrap, &prefix, 0, kafka, "");
-    capture.rename("timebound");
     let (status, stderr) = capture.run("capture.yaml");
     assert_eq!(status, 0, "{stderr}");
 

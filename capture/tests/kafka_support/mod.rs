@@ -71,6 +71,8 @@ impl Capture {
         kafka: &str,
         extra: &str,
     ) {
+        // The namespace is the test's unique prefix, so the transactional id is the test's own:
+        // tests running at once would fence one another's captures.
         std::fs::write(
             self.path(file),
             format!(
@@ -91,18 +93,6 @@ impl Capture {
 
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
-    }
-
-    /// Renames the capture in `capture.yaml`: its transactional id follows the name, so tests
-    /// of one binary that run at the same time need names of their own.
-    pub fn rename(&self, name: &str) {
-        let path = self.path("capture.yaml");
-        let config = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(
-            &path,
-            config.replacen("name: test\n", &format!("name: {name}\n"), 1),
-        )
-        .unwrap();
     }
 
     /// `run --config <config>`; with `exit_at_end`, the run ends once caught up.
