@@ -87,13 +87,19 @@ pub const REDO_LOGS: &str = "SELECT MIN(F.MEMBER), L.THREAD#, L.SEQUENCE#, L.FIR
 /// Read from the root of a CDB, these views list the transactions of every container; the
 /// `_IN_CONTAINER` forms keep the captured PDB's (bound by its `CON_ID`), so a session left open
 /// in another PDB cannot hold the start position back.
-pub const OPEN_TRANSACTIONS: &str =
-    "SELECT RAWTOHEX(XID), INST_ID, START_SCN, STATUS, CON_ID FROM GV$TRANSACTION";
-pub const OPEN_TRANSACTIONS_LOCAL: &str =
-    "SELECT RAWTOHEX(XID), 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION";
-pub const OPEN_TRANSACTIONS_IN_CONTAINER: &str = "SELECT RAWTOHEX(XID), INST_ID, START_SCN, STATUS, CON_ID FROM GV$TRANSACTION WHERE CON_ID = :1";
-pub const OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER: &str =
-    "SELECT RAWTOHEX(XID), 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION WHERE CON_ID = :1";
+///
+/// The id is read from the numeric columns as `USN.SLOT.SQN`, never as `RAWTOHEX(XID)`: the RAW
+/// holds the three numbers in the platform's byte order (`0A000B0057030000` on Linux x86-64),
+/// which is neither portable nor what the mapping reads.
+/// `V$TRANSACTION` names the slot column `XIDSLOT`, where LogMiner names it `XIDSLT`.
+pub const OPEN_TRANSACTIONS: &str = "SELECT XIDUSN || '.' || XIDSLOT || '.' || XIDSQN, INST_ID, \
+     START_SCN, STATUS, CON_ID FROM GV$TRANSACTION";
+pub const OPEN_TRANSACTIONS_LOCAL: &str = "SELECT XIDUSN || '.' || XIDSLOT || '.' || XIDSQN, 1, \
+     START_SCN, STATUS, CON_ID FROM V$TRANSACTION";
+pub const OPEN_TRANSACTIONS_IN_CONTAINER: &str = "SELECT XIDUSN || '.' || XIDSLOT || '.' || \
+     XIDSQN, INST_ID, START_SCN, STATUS, CON_ID FROM GV$TRANSACTION WHERE CON_ID = :1";
+pub const OPEN_TRANSACTIONS_LOCAL_IN_CONTAINER: &str = "SELECT XIDUSN || '.' || XIDSLOT || '.' \
+     || XIDSQN, 1, START_SCN, STATUS, CON_ID FROM V$TRANSACTION WHERE CON_ID = :1";
 
 /// Live sessions on every instance; the orphan check asks whether a START row's session lives.
 /// A LogMiner row names its session by redo `THREAD#`, `SESSION#` and `SERIAL#`, so each session
