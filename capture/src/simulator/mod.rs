@@ -41,6 +41,7 @@ mod predicate;
 mod redo_log;
 mod render;
 pub mod scenario;
+pub mod sql;
 mod statement;
 mod transaction;
 pub mod typed;

@@ -1,0 +1,244 @@
+//! One value of the Oracle model, typed as Oracle types it, and the conversions Oracle applies
+//! between types (SQL Language Reference 19c, "Data Type Comparison Rules" and "Implicit Data
+//! Conversion").
+
+use std::cmp::Ordering;
+
+use jiff::civil;
+
+use super::OraError;
+use crate::value::binary::encode_hex;
+
+/// A value: `NUMBER`, character data, `RAW`, `DATE` or `TIMESTAMP`. Oracle has no empty string:
+/// a zero-length character value is NULL ([`Datum::text`] folds it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Datum {
+    Null,
+    /// A `NUMBER`, as canonical decimal text (no leading `+`, no trailing fraction zeros).
+    Number(Number),
+    /// `VARCHAR2`, `CHAR`, `NVARCHAR2`.
+    Text(String),
+    /// `RAW`.
+    Raw(Vec<u8>),
+    /// `DATE`: seconds precision.
+    Date(civil::DateTime),
+    /// `TIMESTAMP`: fractional seconds.
+    Timestamp(civil::DateTime),
+}
+
+impl Datum {
+    /// Character data; the empty string is NULL, as in Oracle.
+    pub fn text(text: impl Into<String>) -> Self {
+        let text = text.into();
+        if text.is_empty() {
+            Self::Null
+        } else {
+            Self::Text(text)
+        }
+    }
+
+    pub fn number(value: impl Into<i128>) -> Self {
+        Self::Number(Number::from_integer(value.into()))
+    }
+
+    /// An optional whole number: NULL for `None`.
+    pub fn number_or_null<T: Into<i128>>(value: Option<T>) -> Self {
+        value.map_or(Self::Null, Self::number)
+    }
+
+    pub fn text_or_null(value: Option<&str>) -> Self {
+        value.map_or(Self::Null, Self::text)
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Null)
+    }
+
+    /// The value converted to character data as `TO_CHAR` without a format does it; dates use
+    /// the session's fixed NLS format (`value::nls`): every session the client opens sets it.
+    pub fn to_text(&self) -> Option<String> {
+        match self {
+            Self::Null => None,
+            Self::Number(number) => Some(number.0.clone()),
+            Self::Text(text) => Some(text.clone()),
+            Self::Raw(bytes) => Some(encode_hex(bytes).to_ascii_uppercase()),
+            Self::Date(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S").to_string()),
+            Self::Timestamp(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S%.9f").to_string()),
+        }
+    }
+
+    /// The value as a `NUMBER`: character data is converted (ORA-01722 when it is not one).
+    pub fn to_number(&self) -> Result<Option<Number>, OraError> {
+        match self {
+            Self::Null => Ok(None),
+            Self::Number(number) => Ok(Some(number.clone())),
+            Self::Text(text) => Number::parse(text)
+                .map(Some)
+                .ok_or_else(|| OraError::new(1722, "invalid number")),
+            Self::Raw(_) | Self::Date(_) | Self::Timestamp(_) => Err(OraError::new(
+                932,
+                "inconsistent datatypes: expected NUMBER",
+            )),
+        }
+    }
+
+    /// The value as a whole number (a bind, a row limit, an SCN).
+    pub fn to_u64(&self) -> Result<Option<u64>, OraError> {
+        match self.to_number()? {
+            None => Ok(None),
+            Some(number) => number
+                .0
+                .parse()
+                .map(Some)
+                .map_err(|_| OraError::new(1722, "invalid number")),
+        }
+    }
+
+    /// How Oracle compares two values: a number with character data converts the characters to
+    /// a number; `None` when either side is NULL (the comparison is unknown).
+    pub fn compare(&self, other: &Self) -> Result<Option<Ordering>, OraError> {
+        use Datum as D;
+        Ok(match (self, other) {
+            (D::Null, _) | (_, D::Null) => None,
+            (D::Number(a), D::Number(b)) => Some(a.cmp(b)),
+            (D::Number(_), D::Text(_)) | (D::Text(_), D::Number(_)) => {
+                let (Some(a), Some(b)) = (self.to_number()?, other.to_number()?) else {
+                    return Ok(None);
+                };
+                Some(a.cmp(&b))
+            }
+            (D::Text(a), D::Text(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
+            (D::Raw(a), D::Raw(b)) => Some(a.cmp(b)),
+            (D::Date(a) | D::Timestamp(a), D::Date(b) | D::Timestamp(b)) => Some(a.cmp(b)),
+            _ => {
+                return Err(OraError::new(932, "inconsistent datatypes"));
+            }
+        })
+    }
+
+    /// The order of `ORDER BY`: NULLs are placed by the caller.
+    pub fn sort_order(&self, other: &Self) -> Ordering {
+        self.compare(other)
+            .ok()
+            .flatten()
+            .unwrap_or(Ordering::Equal)
+    }
+}
+
+/// A `NUMBER` as exact decimal text: `-12.5`, `0`, `1000000`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Number(String);
+
+impl Number {
+    pub fn from_integer(value: i128) -> Self {
+        Self(value.to_string())
+    }
+
+    /// Parses decimal text as `TO_NUMBER` does (blanks around it allowed, `.5`, `+3`, `1e3` no).
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.strip_prefix('+').unwrap_or(text)),
+        };
+        let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+        if whole.is_empty() && fraction.is_empty()
+            || !whole
+                .bytes()
+                .chain(fraction.bytes())
+                .all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let whole = whole.trim_start_matches('0');
+        let fraction = fraction.trim_end_matches('0');
+        let mut canonical = String::with_capacity(whole.len() + fraction.len() + 3);
+        if whole.is_empty() && fraction.is_empty() {
+            return Some(Self("0".to_owned()));
+        }
+        if negative {
+            canonical.push('-');
+        }
+        canonical.push_str(if whole.is_empty() { "0" } else { whole });
+        if !fraction.is_empty() {
+            canonical.push('.');
+            canonical.push_str(fraction);
+        }
+        Some(Self(canonical))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Ord for Number {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let split = |n: &Number| {
+            let (negative, digits) = match n.0.strip_prefix('-') {
+                Some(rest) => (true, rest.to_owned()),
+                None => (false, n.0.clone()),
+            };
+            let (whole, fraction) = digits.split_once('.').unwrap_or((&digits, ""));
+            (negative, whole.to_owned(), fraction.to_owned())
+        };
+        let (a_negative, a_whole, a_fraction) = split(self);
+        let (b_negative, b_whole, b_fraction) = split(other);
+        let magnitude = a_whole
+            .len()
+            .cmp(&b_whole.len())
+            .then_with(|| a_whole.cmp(&b_whole))
+            .then_with(|| a_fraction.cmp(&b_fraction));
+        match (a_negative, b_negative) {
+            (false, false) => magnitude,
+            (true, true) => magnitude.reverse(),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+        }
+    }
+}
+
+impl PartialOrd for Number {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_canonical_and_ordered_by_value() {
+        let n = |text| Number::parse(text).expect(text);
+        assert_eq!(n("007.50").as_str(), "7.5");
+        assert_eq!(n("-0.0").as_str(), "0");
+        assert_eq!(n(".5").as_str(), "0.5");
+        assert!(n("10") > n("9.99"));
+        assert!(n("-10") < n("-9"));
+        assert!(n("0.05") < n("0.5"));
+        assert_eq!(Number::parse("1e3"), None);
+        assert_eq!(Number::parse("ab"), None);
+    }
+
+    #[test]
+    fn the_empty_string_is_null_and_text_compares_with_numbers_as_a_number() {
+        assert_eq!(Datum::text(""), Datum::Null);
+        assert_eq!(
+            Datum::number(10).compare(&Datum::text("9")).unwrap(),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            Datum::number(10)
+                .compare(&Datum::text("x"))
+                .unwrap_err()
+                .code,
+            1722
+        );
+        assert_eq!(Datum::Null.compare(&Datum::number(1)).unwrap(), None);
+        assert_eq!(
+            Datum::Raw(vec![0x0a, 0xff]).to_text().as_deref(),
+            Some("0AFF")
+        );
+    }
+}

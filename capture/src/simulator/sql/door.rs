@@ -1,0 +1,764 @@
+//! [`SimulatorPool`]: the client's [`SessionPool`] over a simulator. Each statement is parsed and
+//! evaluated ([`super::statement`], [`super::engine`]) against the views of [`super::views`], in
+//! the container the session is in, with what a session carries in Oracle: its container and NLS
+//! settings (kept when a pooled session is handed out again under its tag), the logs registered
+//! with `DBMS_LOGMNR.ADD_LOGFILE`, its LogMiner session, and its uncommitted flush-table change.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use jiff::civil;
+use sqlparser::ast::{
+    AssignmentTarget, FromTable, ObjectType, Statement as Sql, TableFactor, TableObject,
+};
+
+use super::datum::Datum;
+use super::engine::{Binds, Evaluator, object_name};
+use super::statement::{self, Argument, Statement};
+use super::views::ViewContext;
+use super::{Database, OraError, Relation};
+use crate::simulator::Simulator;
+use crate::source::oracle::error::Failure;
+use crate::source::oracle::session::{Bind, Cell, Fetch, ROOT_CONTAINER, SessionPool, SqlSession};
+use crate::source::{LogMinerRow, MiningWindow, RedoLog, RedoMiner, SourceError};
+
+/// The pool: sessions of one simulated database.
+#[derive(Clone, Debug)]
+pub struct SimulatorPool {
+    shared: Arc<Mutex<Shared>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    simulator: Simulator,
+    /// Where a new session starts: the root of a CDB, or the non-CDB.
+    connect_container: String,
+    idle: Vec<SessionState>,
+    next_session: u32,
+    /// The flush table per container: `(owner, name, rows)`.
+    flush_tables: BTreeMap<String, (String, String, u64)>,
+    /// The session whose LogMiner session is the simulator's (one at a time).
+    mining_session: Option<u32>,
+    /// Every statement run: `(session, container, text)`.
+    issued: Vec<(u32, String, String)>,
+}
+
+#[derive(Clone, Debug)]
+struct SessionState {
+    id: u32,
+    container: String,
+    tag: String,
+    nls: BTreeMap<String, String>,
+    /// Logs registered with ADD_LOGFILE, for the next START_LOGMNR.
+    registered: Vec<RedoLog>,
+    /// An uncommitted change of the flush table (its commit writes redo).
+    flush_pending: bool,
+}
+
+impl SimulatorPool {
+    /// A pool whose sessions connect to the CDB root (or to the non-CDB).
+    pub fn new(simulator: Simulator) -> Self {
+        let connect_container = match &simulator.catalog.pdb {
+            Some(_) => ROOT_CONTAINER.to_owned(),
+            None => simulator.catalog.name.clone(),
+        };
+        Self::connected_to(simulator, connect_container)
+    }
+
+    /// A pool whose sessions start in `container` (a service of that PDB).
+    pub fn connected_to(simulator: Simulator, container: String) -> Self {
+        Self {
+            shared: Arc::new(Mutex::new(Shared {
+                simulator,
+                connect_container: container,
+                idle: Vec::new(),
+                next_session: 1,
+                flush_tables: BTreeMap::new(),
+                mining_session: None,
+                issued: Vec::new(),
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        match self.shared.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Runs `work` on the simulator (a test applying steps between windows).
+    pub fn with_simulator<T>(&self, work: impl FnOnce(&mut Simulator) -> T) -> T {
+        work(&mut self.lock().simulator)
+    }
+
+    /// Every statement the sessions ran, in order.
+    pub fn issued(&self) -> Vec<String> {
+        self.lock()
+            .issued
+            .iter()
+            .map(|(_, _, sql)| sql.clone())
+            .collect()
+    }
+}
+
+impl SessionPool for SimulatorPool {
+    type Session = SimulatorSession;
+
+    fn get(&self, tag: &str) -> Result<SimulatorSession, Failure> {
+        let mut shared = self.lock();
+        let found = shared
+            .idle
+            .iter()
+            .position(|s| !tag.is_empty() && s.tag == tag);
+        let (state, tag_found) = match found {
+            Some(index) => (shared.idle.remove(index), true),
+            None => {
+                let id = shared.next_session;
+                shared.next_session += 1;
+                let state = SessionState {
+                    id,
+                    container: shared.connect_container.clone(),
+                    tag: String::new(),
+                    nls: BTreeMap::new(),
+                    registered: Vec::new(),
+                    flush_pending: false,
+                };
+                (state, false)
+            }
+        };
+        Ok(SimulatorSession {
+            pool: self.clone(),
+            state,
+            tag_found,
+            release: if tag_found {
+                Release::AsIs
+            } else {
+                Release::Close
+            },
+        })
+    }
+}
+
+#[derive(Debug)]
+enum Release {
+    AsIs,
+    Retag(String),
+    Close,
+}
+
+/// A session of [`SimulatorPool`].
+#[derive(Debug)]
+pub struct SimulatorSession {
+    pool: SimulatorPool,
+    state: SessionState,
+    tag_found: bool,
+    release: Release,
+}
+
+impl Drop for SimulatorSession {
+    fn drop(&mut self) {
+        let mut shared = self.pool.lock();
+        // A closed session ends its LogMiner session and loses its uncommitted change.
+        let keep = match std::mem::replace(&mut self.release, Release::Close) {
+            Release::AsIs => true,
+            Release::Retag(tag) => {
+                self.state.tag = tag;
+                true
+            }
+            Release::Close => false,
+        };
+        if keep {
+            shared.idle.push(self.state.clone());
+        } else if shared.mining_session == Some(self.state.id) {
+            shared.mining_session = None;
+            let _ = shared.simulator.end_mining();
+        }
+    }
+}
+
+fn failure(error: &OraError) -> Failure {
+    Failure {
+        ora: Some(error.code),
+        dpi: None,
+        message: error.to_string(),
+    }
+}
+
+/// A simulator error as the ORA- error Oracle raises in its place.
+fn ora_of(error: &SourceError) -> OraError {
+    let message = error.to_string();
+    let code = message
+        .find("ORA-")
+        .and_then(|at| message.get(at + 4..at + 9))
+        .and_then(|digits| digits.parse().ok());
+    match (error, code) {
+        (SourceError::RedoMissing { .. }, _) => OraError::new(1291, "missing logfile"),
+        (
+            SourceError::Database {
+                code: Some(code),
+                message,
+                ..
+            },
+            _,
+        ) => OraError::new(
+            code.trim_start_matches("ORA-").parse().unwrap_or(600),
+            message
+                .split_once(": ")
+                .map_or(message.as_str(), |(_, text)| text),
+        ),
+        (_, Some(code)) => OraError::new(
+            code,
+            message
+                .split_once(&format!("ORA-{code:05}: "))
+                .map_or(message.as_str(), |(_, t)| t),
+        ),
+        _ => OraError::new(600, &message),
+    }
+}
+
+impl SqlSession for SimulatorSession {
+    fn tag_found(&self) -> bool {
+        self.tag_found
+    }
+
+    fn retag_on_release(&mut self, tag: String) {
+        self.release = Release::Retag(tag);
+    }
+
+    fn discard(&mut self) {
+        self.release = Release::Close;
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        binds: &[Bind<'_>],
+        fetch: Fetch<'_>,
+        visit: &mut dyn FnMut(Vec<Cell>) -> ControlFlow<()>,
+    ) -> Result<(), Failure> {
+        let relation = self.run_query(sql, binds).map_err(|e| failure(&e))?;
+        for row in relation.rows {
+            let cells = row
+                .into_iter()
+                .enumerate()
+                .map(|(index, datum)| match datum {
+                    Datum::Null => Cell::Null,
+                    Datum::Raw(bytes) if fetch.byte_columns.contains(&index) => Cell::Bytes(bytes),
+                    other => other.to_text().map_or(Cell::Null, Cell::Text),
+                })
+                .collect();
+            if visit(cells).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<u64, Failure> {
+        self.run_execute(sql, binds).map_err(|e| failure(&e))
+    }
+
+    fn commit(&mut self) -> Result<(), Failure> {
+        if std::mem::take(&mut self.state.flush_pending) {
+            let mut shared = self.pool.lock();
+            shared
+                .simulator
+                .flush_redo()
+                .map_err(|error| failure(&ora_of(&error)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The binds of a statement by placeholder: OCI binds by position, in order of appearance;
+/// too few values is ORA-01008, too many ORA-01036.
+fn bind_values(sql: &str, binds: &[Bind<'_>]) -> Result<Binds, OraError> {
+    let names = statement::placeholders(sql)?;
+    if binds.len() < names.len() {
+        return Err(OraError::new(1008, "not all variables bound"));
+    }
+    if binds.len() > names.len() {
+        return Err(OraError::new(1036, "illegal variable name/number"));
+    }
+    Ok(names
+        .into_iter()
+        .zip(binds)
+        .map(|(name, bind)| {
+            let value = match bind {
+                Bind::Text(text) => Datum::text(*text),
+                Bind::Number(number) => Datum::number(*number),
+            };
+            (name, value)
+        })
+        .collect())
+}
+
+/// The database as one session sees it, for the evaluator.
+struct SessionDatabase<'a> {
+    shared: &'a mut Shared,
+    state: &'a SessionState,
+    mined: Option<Vec<LogMinerRow>>,
+}
+
+impl Database for SessionDatabase<'_> {
+    fn relation(
+        &mut self,
+        owner: Option<&str>,
+        name: &str,
+        as_of_scn: Option<u64>,
+    ) -> Result<Relation, OraError> {
+        if owner.is_none_or(|owner| owner == "SYS" || owner == "PUBLIC") && as_of_scn.is_none() {
+            if name == "V$LOGMNR_CONTENTS" && self.mined.is_none() {
+                self.mined = self.mine()?;
+            }
+            let flush = self.shared.flush_tables.get(&self.state.container);
+            let context = ViewContext {
+                container: &self.state.container,
+                flush_table: flush.map(|(o, n, rows)| (o.as_str(), n.as_str(), *rows)),
+                mined: self.mined.as_deref(),
+            };
+            match self.shared.simulator.view(name, &context) {
+                Err(error) if error.code == 942 && owner.is_none() => {}
+                other => return other,
+            }
+        }
+        let owner = owner.map_or_else(|| self.user(), str::to_owned);
+        if self.shared.simulator.live_table(&owner, name).is_some() {
+            return Err(OraError::invalid_sql(&format!(
+                "reads of table {owner}.{name}"
+            )));
+        }
+        Err(OraError::new(942, "table or view does not exist"))
+    }
+
+    fn user(&self) -> String {
+        self.shared.simulator.catalog.capture_user.to_string()
+    }
+
+    fn now(&self) -> civil::DateTime {
+        self.shared.simulator.catalog.now
+    }
+
+    fn sys_context(&self, parameter: &str) -> Result<Datum, OraError> {
+        let catalog = &self.shared.simulator.catalog;
+        Ok(match parameter {
+            "CON_NAME" => Datum::text(self.state.container.clone()),
+            "CON_ID" => Datum::text(match &catalog.pdb {
+                Some(pdb) if **pdb == *self.state.container => catalog.con_id.to_string(),
+                Some(_) => "1".to_owned(),
+                None => "0".to_owned(),
+            }),
+            "DB_NAME" => Datum::text(catalog.name.clone()),
+            "SESSION_USER" | "CURRENT_USER" | "CURRENT_SCHEMA" => {
+                Datum::text(catalog.capture_user.to_string())
+            }
+            _ => return Err(OraError::new(2003, "invalid USERENV parameter")),
+        })
+    }
+
+    fn scn_to_timestamp(&self, scn: u64) -> Result<civil::DateTime, OraError> {
+        self.shared.simulator.catalog.time_of(scn).ok_or_else(|| {
+            OraError::new(8181, "specified number is not a valid system change number")
+        })
+    }
+}
+
+impl SessionDatabase<'_> {
+    /// The rows of this session's LogMiner session, read when the query runs.
+    fn mine(&mut self) -> Result<Option<Vec<LogMinerRow>>, OraError> {
+        if self.shared.mining_session != Some(self.state.id) {
+            return Ok(None);
+        }
+        let mut rows = Vec::new();
+        self.shared
+            .simulator
+            .stream_rows(&mut |row| {
+                rows.push(row);
+                ControlFlow::Continue(())
+            })
+            .map_err(|error| ora_of(&error))?;
+        Ok(Some(rows))
+    }
+}
+
+impl SimulatorSession {
+    fn record(&self, shared: &mut Shared, sql: &str) {
+        shared
+            .issued
+            .push((self.state.id, self.state.container.clone(), sql.to_owned()));
+    }
+
+    fn run_query(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<Relation, OraError> {
+        let pool = self.pool.clone();
+        let mut shared = pool.lock();
+        self.record(&mut shared, sql);
+        let binds = bind_values(sql, binds)?;
+        let Statement::Query { query, as_of_scn } = statement::parse(sql)? else {
+            return Err(OraError::new(
+                24374,
+                "define not done before fetch or execute and fetch",
+            ));
+        };
+        let mut database = SessionDatabase {
+            shared: &mut shared,
+            state: &self.state,
+            mined: None,
+        };
+        let as_of_scn = match as_of_scn.as_deref() {
+            Some(sqlparser::ast::Expr::Value(value)) => match &value.value {
+                sqlparser::ast::Value::Placeholder(name) => {
+                    binds.get(name).map(Datum::to_u64).transpose()?.flatten()
+                }
+                sqlparser::ast::Value::Number(text, _) => text.parse().ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        Evaluator {
+            database: &mut database,
+            binds: &binds,
+            as_of_scn,
+        }
+        .query(&query)
+    }
+
+    fn run_execute(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<u64, OraError> {
+        let pool = self.pool.clone();
+        let mut shared = pool.lock();
+        self.record(&mut shared, sql);
+        let values = bind_values(sql, binds)?;
+        match statement::parse(sql)? {
+            Statement::Query { .. } => Err(OraError::invalid_sql("a query run as a statement")),
+            Statement::AlterSession { parameter, value } => self
+                .alter_session(&mut shared, &parameter, value)
+                .map(|()| 0),
+            Statement::Call { procedure, args } => self
+                .call(&mut shared, &procedure, &args, &values)
+                .map(|()| 0),
+            Statement::Sql(statement) => self.dml(&mut shared, sql, &statement, &values),
+        }
+    }
+
+    fn alter_session(
+        &mut self,
+        shared: &mut Shared,
+        parameter: &str,
+        value: String,
+    ) -> Result<(), OraError> {
+        match parameter {
+            "CONTAINER" => {
+                let catalog = &shared.simulator.catalog;
+                let Some(pdb) = catalog.pdb.as_deref() else {
+                    return Err(OraError::new(
+                        65090,
+                        "operation only allowed in a container database",
+                    ));
+                };
+                if !catalog.privileges.contains("SET CONTAINER") {
+                    return Err(OraError::new(1031, "insufficient privileges"));
+                }
+                if value != ROOT_CONTAINER && value != pdb {
+                    return Err(OraError::new(
+                        65011,
+                        &format!("Pluggable database {value} does not exist."),
+                    ));
+                }
+                // Switching container ends the session's LogMiner work there.
+                self.state.container = value;
+                self.state.nls.clear();
+                Ok(())
+            }
+            p if p.starts_with("NLS_") || p == "TIME_ZONE" || p == "CURRENT_SCHEMA" => {
+                self.state.nls.insert(p.to_owned(), value);
+                Ok(())
+            }
+            _ => Err(OraError::new(2248, "invalid option for ALTER SESSION")),
+        }
+    }
+
+    /// The DBMS_LOGMNR procedures the client calls (Database PL/SQL Packages and Types
+    /// Reference, DBMS_LOGMNR).
+    fn call(
+        &mut self,
+        shared: &mut Shared,
+        procedure: &str,
+        args: &[(String, Argument)],
+        binds: &Binds,
+    ) -> Result<(), OraError> {
+        let argument = |name: &str| -> Result<Option<Datum>, OraError> {
+            match args.iter().find(|(n, _)| n == name).map(|(_, value)| value) {
+                None => Ok(None),
+                Some(Argument::Bind(bind)) => binds
+                    .get(bind)
+                    .cloned()
+                    .map(Some)
+                    .ok_or_else(|| OraError::new(1008, "not all variables bound")),
+                Some(Argument::Number(text)) => {
+                    Ok(super::datum::Number::parse(text).map(Datum::Number))
+                }
+                Some(Argument::Text(text)) => Ok(Some(Datum::text(text.clone()))),
+                Some(Argument::Constant(name)) => Ok(Some(Datum::text(name.clone()))),
+            }
+        };
+        let unknown_argument = args.iter().find(|(name, _)| {
+            !matches!(
+                name.as_str(),
+                "LOGFILENAME" | "OPTIONS" | "STARTSCN" | "ENDSCN"
+            )
+        });
+        if let Some((name, _)) = unknown_argument {
+            return Err(OraError::new(
+                6550,
+                &format!(
+                    "PLS-00306: wrong number or types of arguments in call to {procedure}: {name}"
+                ),
+            ));
+        }
+        let options = argument("OPTIONS")?.and_then(|v| v.to_text());
+        let version_major: u32 = (shared.simulator.catalog.version.split('.').next())
+            .and_then(|major| major.parse().ok())
+            .unwrap_or(0);
+        let in_pdb =
+            shared.simulator.catalog.pdb.is_some() && self.state.container != ROOT_CONTAINER;
+        match procedure {
+            "SYS.DBMS_LOGMNR.ADD_LOGFILE" | "DBMS_LOGMNR.ADD_LOGFILE" => {
+                if in_pdb {
+                    return Err(OraError::new(
+                        65040,
+                        "operation not allowed from within a pluggable database",
+                    ));
+                }
+                let name = argument("LOGFILENAME")?
+                    .and_then(|v| v.to_text())
+                    .ok_or_else(|| OraError::new(6550, "PLS-00306: LOGFILENAME is required"))?;
+                match options.as_deref() {
+                    Some("SYS.DBMS_LOGMNR.NEW" | "DBMS_LOGMNR.NEW") => {
+                        self.state.registered.clear()
+                    }
+                    Some("SYS.DBMS_LOGMNR.ADDFILE" | "DBMS_LOGMNR.ADDFILE") | None => {}
+                    Some(other) => {
+                        return Err(OraError::new(
+                            6550,
+                            &format!("PLS-00302: component {other} must be declared"),
+                        ));
+                    }
+                }
+                if self.state.registered.iter().any(|log| log.name == name) {
+                    return Err(OraError::new(
+                        1289,
+                        &format!("cannot add duplicate logfile {name}"),
+                    ));
+                }
+                let listed = shared.simulator.redo_logs(0).map_err(|e| ora_of(&e))?;
+                let log = listed
+                    .into_iter()
+                    .find(|log| log.name == name)
+                    .ok_or_else(|| OraError::new(1284, &format!("file {name} cannot be opened")))?;
+                self.state.registered.push(log);
+                Ok(())
+            }
+            "SYS.DBMS_LOGMNR.START_LOGMNR" | "DBMS_LOGMNR.START_LOGMNR" => {
+                if in_pdb && version_major < 21 {
+                    return Err(OraError::new(
+                        65040,
+                        "operation not allowed from within a pluggable database",
+                    ));
+                }
+                match options.as_deref() {
+                    Some(
+                        "SYS.DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG"
+                        | "DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG",
+                    ) => {}
+                    other => {
+                        return Err(OraError::invalid_sql(&format!(
+                            "START_LOGMNR with OPTIONS {}",
+                            other.unwrap_or("(none)")
+                        )));
+                    }
+                }
+                let scn = |name: &str| -> Result<u64, OraError> {
+                    argument(name)?
+                        .map(|v| v.to_u64())
+                        .transpose()?
+                        .flatten()
+                        .ok_or_else(|| {
+                            OraError::invalid_sql(&format!("START_LOGMNR without {name}"))
+                        })
+                };
+                let (start_scn, end_scn) = (scn("STARTSCN")?, scn("ENDSCN")?);
+                if !in_pdb && self.state.registered.is_empty() {
+                    return Err(OraError::new(
+                        1292,
+                        "no log file has been specified for the current LogMiner session",
+                    ));
+                }
+                // LogMiner shows every table's rows; the client's query chooses. Inside a PDB
+                // (21c+) it shows that PDB's redo only.
+                let tables = shared
+                    .simulator
+                    .tables
+                    .iter()
+                    .map(|t| (t.owner.to_string(), t.name.to_string()))
+                    .collect();
+                let window = MiningWindow {
+                    start_scn,
+                    end_scn,
+                    logs: if in_pdb {
+                        Vec::new()
+                    } else {
+                        self.state.registered.clone()
+                    },
+                    tables,
+                    pdb: in_pdb.then(|| self.state.container.clone()),
+                    with_sql_undo: true,
+                };
+                shared
+                    .simulator
+                    .start_mining(&window)
+                    .map_err(|e| ora_of(&e))?;
+                shared.mining_session = Some(self.state.id);
+                Ok(())
+            }
+            "SYS.DBMS_LOGMNR.END_LOGMNR" | "DBMS_LOGMNR.END_LOGMNR" => {
+                if shared.mining_session != Some(self.state.id) {
+                    return Err(OraError::new(
+                        1307,
+                        "no LogMiner session is currently active",
+                    ));
+                }
+                shared.mining_session = None;
+                self.state.registered.clear();
+                shared.simulator.end_mining().map_err(|e| ora_of(&e))
+            }
+            _ => Err(OraError::new(
+                6550,
+                &format!("PLS-00201: identifier '{procedure}' must be declared"),
+            )),
+        }
+    }
+
+    /// DML and DDL: the flush table's statements are evaluated here; any other change is the
+    /// heartbeat action query, which the simulator runs as a transaction of its own.
+    fn dml(
+        &mut self,
+        shared: &mut Shared,
+        sql: &str,
+        statement: &Sql,
+        binds: &Binds,
+    ) -> Result<u64, OraError> {
+        let capture_user = shared.simulator.catalog.capture_user.to_string();
+        let qualify = |name: &sqlparser::ast::ObjectName| -> Result<(String, String), OraError> {
+            let (owner, table) = object_name(name)?;
+            Ok((owner.unwrap_or_else(|| capture_user.clone()), table))
+        };
+        let container = self.state.container.clone();
+        let flush = shared.flush_tables.get(&container).cloned();
+        let is_flush = |target: &(String, String)| {
+            flush
+                .as_ref()
+                .is_some_and(|(owner, name, _)| *owner == target.0 && *name == target.1)
+        };
+        match statement {
+            Sql::CreateTable(create) => {
+                let target = qualify(&create.name)?;
+                if !shared.simulator.catalog.privileges.contains("CREATE TABLE") {
+                    return Err(OraError::new(1031, "insufficient privileges"));
+                }
+                if flush.is_some() || shared.simulator.live_table(&target.0, &target.1).is_some() {
+                    return Err(OraError::new(
+                        955,
+                        "name is already used by an existing object",
+                    ));
+                }
+                shared
+                    .flush_tables
+                    .insert(container, (target.0, target.1, 0));
+                Ok(0)
+            }
+            Sql::Update(update) => {
+                let TableFactor::Table { name, .. } = &update.table.relation else {
+                    return Err(OraError::invalid_sql("this UPDATE target"));
+                };
+                let target = qualify(name)?;
+                if !is_flush(&target) {
+                    return self.action(shared, sql);
+                }
+                // The new value is evaluated, so a wrong column or view in it fails as in Oracle.
+                for assignment in &update.assignments {
+                    let AssignmentTarget::ColumnName(column) = &assignment.target else {
+                        return Err(OraError::invalid_sql("a tuple assignment"));
+                    };
+                    let column = object_name(column)?.1;
+                    if column != "LAST_SCN" {
+                        return Err(OraError::invalid_identifier(&column));
+                    }
+                    let mut database = SessionDatabase {
+                        shared,
+                        state: &self.state,
+                        mined: None,
+                    };
+                    let mut evaluator = Evaluator {
+                        database: &mut database,
+                        binds,
+                        as_of_scn: None,
+                    };
+                    evaluator.scalar(&assignment.value)?;
+                }
+                let rows = flush.map_or(0, |(_, _, rows)| rows);
+                self.state.flush_pending |= rows > 0;
+                Ok(rows)
+            }
+            Sql::Insert(insert) => {
+                let TableObject::TableName(name) = &insert.table else {
+                    return Err(OraError::invalid_sql("this INSERT target"));
+                };
+                let target = qualify(name)?;
+                if !is_flush(&target) {
+                    return self.action(shared, sql);
+                }
+                if let Some(entry) = shared.flush_tables.get_mut(&container) {
+                    entry.2 += 1;
+                }
+                self.state.flush_pending = true;
+                Ok(1)
+            }
+            Sql::Delete(delete) => {
+                let tables = match &delete.from {
+                    FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables) => {
+                        tables
+                    }
+                };
+                let Some(TableFactor::Table { name, .. }) = tables.first().map(|t| &t.relation)
+                else {
+                    return Err(OraError::invalid_sql("this DELETE target"));
+                };
+                let target = qualify(name)?;
+                if !is_flush(&target) {
+                    return self.action(shared, sql);
+                }
+                let rows = flush.map_or(0, |(_, _, rows)| rows);
+                if let Some(entry) = shared.flush_tables.get_mut(&container) {
+                    entry.2 = 0;
+                }
+                self.state.flush_pending |= rows > 0;
+                Ok(rows)
+            }
+            Sql::Drop {
+                object_type: ObjectType::Table,
+                ..
+            } => Err(OraError::invalid_sql("DROP TABLE")),
+            _ => Err(OraError::invalid_sql("this statement")),
+        }
+    }
+
+    /// The heartbeat action query, run by the simulator as a transaction of its own.
+    fn action(&mut self, shared: &mut Shared, sql: &str) -> Result<u64, OraError> {
+        match shared.simulator.heartbeat_action(sql) {
+            Ok(()) => Ok(1),
+            Err(SourceError::ActionQueryRefused { message }) => Err(OraError::new(900, &message)),
+            Err(other) => Err(ora_of(&other)),
+        }
+    }
+}

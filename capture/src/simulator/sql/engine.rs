@@ -1,0 +1,920 @@
+//! Evaluates a parsed `SELECT` against the model's relations, as Oracle evaluates it: the
+//! cartesian product of the `FROM` list filtered by `WHERE` (the client joins in `WHERE`, never
+//! with `JOIN`), `GROUP BY` with aggregates, the select list, `UNION ALL`, `ORDER BY` with
+//! Oracle's NULL placement, and `FETCH FIRST n ROWS ONLY`.
+//!
+//! Names resolve as Oracle resolves them: an unquoted identifier is upper case, a column that no
+//! relation of the `FROM` list has is ORA-00904, one that two have without a qualifier ORA-00918,
+//! a column outside an aggregate that is not grouped ORA-00979. Three-valued logic throughout:
+//! a comparison with NULL is unknown, and `WHERE` keeps only rows where the condition is true.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
+    Ident, InTarget, ObjectName, OrderByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem,
+    SetExpr, SetOperator, SetQuantifier, TableFactor, UnaryOperator, Value,
+};
+
+use super::datum::{Datum, Number};
+use super::functions;
+use super::{Database, OraError, Relation};
+
+/// Bind values by placeholder (`:1`).
+pub type Binds = HashMap<String, Datum>;
+
+/// An identifier as the dictionary stores it: unquoted names fold to upper case.
+pub fn identifier(ident: &Ident) -> String {
+    match ident.quote_style {
+        Some(_) => ident.value.clone(),
+        None => ident.value.to_uppercase(),
+    }
+}
+
+/// `(owner, name)` of a table reference.
+pub fn object_name(name: &ObjectName) -> Result<(Option<String>, String), OraError> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|part| {
+            part.as_ident()
+                .map(identifier)
+                .ok_or_else(|| OraError::invalid_sql("a table name"))
+        })
+        .collect::<Result<_, _>>()?;
+    match parts.as_slice() {
+        [table] => Ok((None, table.clone())),
+        [owner, table] => Ok((Some(owner.clone()), table.clone())),
+        _ => Err(OraError::new(942, "table or view does not exist")),
+    }
+}
+
+/// The relations of a `FROM` list, side by side: each column is found by its relation's
+/// qualifier (alias or name) and its own name.
+struct Scope {
+    sources: Vec<Source>,
+}
+
+struct Source {
+    qualifier: String,
+    columns: Vec<String>,
+    offset: usize,
+}
+
+impl Scope {
+    /// The position in a joined row of a column, `qualifier.name` or `name`.
+    fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Option<usize>, OraError> {
+        let mut found = None;
+        for source in &self.sources {
+            if qualifier.is_some_and(|q| q != source.qualifier) {
+                continue;
+            }
+            if let Some(index) = source.columns.iter().position(|c| c == name) {
+                if found.is_some() {
+                    return Err(OraError::new(918, "column ambiguously defined"));
+                }
+                found = Some(source.offset + index);
+            }
+        }
+        if found.is_none()
+            && qualifier.is_some_and(|q| !self.sources.iter().any(|s| s.qualifier == q))
+        {
+            return Err(OraError::invalid_identifier(&format!(
+                "{}.{name}",
+                qualifier.unwrap_or_default()
+            )));
+        }
+        Ok(found)
+    }
+}
+
+/// A group of a grouped query: its rows, and its `GROUP BY` expressions (as text) with their
+/// values.
+type Group<'a> = (&'a [Vec<Datum>], &'a [(String, Datum)]);
+
+/// What an expression is evaluated over: one joined row, or a group of them.
+#[derive(Clone, Copy)]
+struct Frame<'a> {
+    scope: &'a Scope,
+    row: &'a [Datum],
+    /// The group's rows and its `GROUP BY` expressions with their values, in a grouped query.
+    group: Option<Group<'a>>,
+}
+
+/// A group being collected: its key and its rows.
+type GroupRows = (Vec<(String, Datum)>, Vec<Vec<Datum>>);
+
+/// Evaluates queries for one statement.
+pub struct Evaluator<'a> {
+    pub database: &'a mut dyn Database,
+    pub binds: &'a Binds,
+    /// The row limit of `AS OF SCN` reads: the SCN of a flashback query's table.
+    pub as_of_scn: Option<u64>,
+}
+
+impl Evaluator<'_> {
+    pub fn query(&mut self, query: &Query) -> Result<Relation, OraError> {
+        if query.with.is_some() || query.limit_clause.is_some() || !query.locks.is_empty() {
+            return Err(OraError::invalid_sql("WITH, LIMIT and FOR UPDATE"));
+        }
+        let order: Vec<OrderByExpr> = match &query.order_by {
+            None => Vec::new(),
+            Some(order_by) => match &order_by.kind {
+                OrderByKind::Expressions(expressions) => expressions.clone(),
+                OrderByKind::All(_) => return Err(OraError::invalid_sql("ORDER BY ALL")),
+            },
+        };
+        let mut relation = match query.body.as_ref() {
+            SetExpr::Select(select) => self.select(select, &order)?,
+            other => {
+                let mut relation = self.set_expr(other)?;
+                sort_output(&mut relation, &order)?;
+                relation
+            }
+        };
+        if let Some(fetch) = &query.fetch {
+            if fetch.percent || fetch.with_ties {
+                return Err(OraError::invalid_sql("FETCH PERCENT or WITH TIES"));
+            }
+            let limit = match &fetch.quantity {
+                None => 1,
+                Some(quantity) => {
+                    let empty = Scope {
+                        sources: Vec::new(),
+                    };
+                    let frame = Frame {
+                        scope: &empty,
+                        row: &[],
+                        group: None,
+                    };
+                    self.eval(quantity, frame)?.to_u64()?.unwrap_or(0)
+                }
+            };
+            relation
+                .rows
+                .truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
+        Ok(relation)
+    }
+
+    /// An expression outside any query (an UPDATE's new value).
+    pub fn scalar(&mut self, expr: &Expr) -> Result<Datum, OraError> {
+        let empty = Scope {
+            sources: Vec::new(),
+        };
+        self.eval(
+            expr,
+            Frame {
+                scope: &empty,
+                row: &[],
+                group: None,
+            },
+        )
+    }
+
+    fn set_expr(&mut self, body: &SetExpr) -> Result<Relation, OraError> {
+        match body {
+            SetExpr::Select(select) => self.select(select, &[]),
+            SetExpr::Query(query) => self.query(query),
+            SetExpr::SetOperation {
+                left,
+                op: SetOperator::Union,
+                set_quantifier: SetQuantifier::All,
+                right,
+            } => {
+                let mut left = self.set_expr(left)?;
+                let right = self.set_expr(right)?;
+                if left.columns.len() != right.columns.len() {
+                    return Err(OraError::new(
+                        1789,
+                        "query block has incorrect number of result columns",
+                    ));
+                }
+                left.rows.extend(right.rows);
+                Ok(left)
+            }
+            _ => Err(OraError::invalid_sql("set operations other than UNION ALL")),
+        }
+    }
+
+    fn from(&mut self, select: &Select) -> Result<(Scope, Vec<Vec<Datum>>), OraError> {
+        let mut scope = Scope {
+            sources: Vec::new(),
+        };
+        let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
+        for table in &select.from {
+            if !table.joins.is_empty() {
+                return Err(OraError::invalid_sql("JOIN"));
+            }
+            let (relation, qualifier) = match &table.relation {
+                TableFactor::Table {
+                    name, alias, args, ..
+                } => {
+                    if args.is_some() {
+                        return Err(OraError::invalid_sql("a table function"));
+                    }
+                    let (owner, table_name) = object_name(name)?;
+                    let relation =
+                        self.database
+                            .relation(owner.as_deref(), &table_name, self.as_of_scn)?;
+                    let qualifier = alias
+                        .as_ref()
+                        .map_or(table_name, |alias| identifier(&alias.name));
+                    (relation, qualifier)
+                }
+                TableFactor::Derived {
+                    subquery, alias, ..
+                } => {
+                    let relation = self.query(subquery)?;
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|alias| identifier(&alias.name))
+                        .unwrap_or_default();
+                    (relation, qualifier)
+                }
+                _ => return Err(OraError::invalid_sql("this kind of FROM item")),
+            };
+            let offset = scope
+                .sources
+                .last()
+                .map_or(0, |s| s.offset + s.columns.len());
+            scope.sources.push(Source {
+                qualifier,
+                columns: relation.columns,
+                offset,
+            });
+            let mut joined = Vec::with_capacity(rows.len() * relation.rows.len());
+            for left in &rows {
+                for right in &relation.rows {
+                    let mut row = Vec::with_capacity(left.len() + right.len());
+                    row.extend_from_slice(left);
+                    row.extend_from_slice(right);
+                    joined.push(row);
+                }
+            }
+            rows = joined;
+        }
+        if select.from.is_empty() {
+            return Err(OraError::new(923, "FROM keyword not found where expected"));
+        }
+        Ok((scope, rows))
+    }
+
+    fn select(&mut self, select: &Select, order: &[OrderByExpr]) -> Result<Relation, OraError> {
+        if select.distinct.is_some()
+            || select.having.is_some()
+            || select.top.is_some()
+            || select.into.is_some()
+            || !select.connect_by.is_empty()
+            || !select.lateral_views.is_empty()
+            || select.qualify.is_some()
+            || !select.named_window.is_empty()
+        {
+            return Err(OraError::invalid_sql(
+                "DISTINCT, HAVING, INTO, CONNECT BY, WINDOW or QUALIFY",
+            ));
+        }
+        let (scope, rows) = self.from(select)?;
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            let keep = match &select.selection {
+                None => true,
+                Some(condition) => truth(&self.eval(
+                    condition,
+                    Frame {
+                        scope: &scope,
+                        row: &row,
+                        group: None,
+                    },
+                )?),
+            };
+            if keep {
+                kept.push(row);
+            }
+        }
+        let group_by = match &select.group_by {
+            GroupByExpr::Expressions(expressions, modifiers) if modifiers.is_empty() => {
+                expressions.clone()
+            }
+            _ => return Err(OraError::invalid_sql("GROUP BY ALL or a modifier")),
+        };
+        let projection = projection(select, &scope)?;
+        let aggregated =
+            !group_by.is_empty() || projection.iter().any(|(expr, _)| has_aggregate(expr));
+        self.resolve_names(select, &scope, &projection, &group_by, order, aggregated)?;
+        let mut output: Vec<(Vec<Datum>, Vec<Datum>)> = Vec::new();
+        if aggregated {
+            let mut groups: Vec<GroupRows> = Vec::new();
+            let mut index: HashMap<String, usize> = HashMap::new();
+            for row in kept {
+                let frame = Frame {
+                    scope: &scope,
+                    row: &row,
+                    group: None,
+                };
+                let mut key = Vec::with_capacity(group_by.len());
+                for expr in &group_by {
+                    key.push((expr.to_string(), self.eval(expr, frame)?));
+                }
+                let text = format!("{:?}", key.iter().map(|(_, v)| v).collect::<Vec<_>>());
+                match index.get(&text) {
+                    Some(&at) => groups[at].1.push(row),
+                    None => {
+                        index.insert(text, groups.len());
+                        groups.push((key, vec![row]));
+                    }
+                }
+            }
+            // An aggregate without GROUP BY has one group, even over no rows.
+            if group_by.is_empty() && groups.is_empty() {
+                groups.push((Vec::new(), Vec::new()));
+            }
+            for (key, members) in &groups {
+                let first = members.first().map(Vec::as_slice).unwrap_or(&[]);
+                let frame = Frame {
+                    scope: &scope,
+                    row: first,
+                    group: Some((members, key)),
+                };
+                output.push(self.project(&projection, order, frame)?);
+            }
+        } else {
+            for row in &kept {
+                let frame = Frame {
+                    scope: &scope,
+                    row,
+                    group: None,
+                };
+                output.push(self.project(&projection, order, frame)?);
+            }
+        }
+        if !order.is_empty() {
+            output.sort_by(|(_, a), (_, b)| compare_keys(a, b, order));
+        }
+        Ok(Relation {
+            columns: projection.into_iter().map(|(_, name)| name).collect(),
+            rows: output.into_iter().map(|(row, _)| row).collect(),
+        })
+    }
+
+    /// Oracle resolves every name when it parses a statement, whatever rows there are: each
+    /// expression is evaluated once over a row of NULLs, and only the errors of names and
+    /// shape (an unknown column or function, an ambiguous or ungrouped column, a wrong number
+    /// of arguments, an expression the model does not evaluate) are kept.
+    fn resolve_names(
+        &mut self,
+        select: &Select,
+        scope: &Scope,
+        projection: &[(Expr, String)],
+        group_by: &[Expr],
+        order: &[OrderByExpr],
+        aggregated: bool,
+    ) -> Result<(), OraError> {
+        let width = scope
+            .sources
+            .last()
+            .map_or(0, |s| s.offset + s.columns.len());
+        let nulls = vec![Datum::Null; width];
+        let row_frame = Frame {
+            scope,
+            row: &nulls,
+            group: None,
+        };
+        let keys: Vec<(String, Datum)> = group_by
+            .iter()
+            .map(|expr| (expr.to_string(), Datum::Null))
+            .collect();
+        let members = [nulls.clone()];
+        let output_frame = if aggregated {
+            Frame {
+                scope,
+                row: &nulls,
+                group: Some((&members, &keys)),
+            }
+        } else {
+            row_frame
+        };
+        let shape_only = |result: Result<Datum, OraError>| match result {
+            Err(error) if matches!(error.code, 900 | 904 | 909 | 918 | 937 | 979) => Err(error),
+            _ => Ok(()),
+        };
+        if let Some(condition) = &select.selection {
+            shape_only(self.eval(condition, row_frame))?;
+        }
+        for expr in group_by {
+            shape_only(self.eval(expr, row_frame))?;
+        }
+        for (expr, _) in projection {
+            shape_only(self.eval(expr, output_frame))?;
+        }
+        for item in order {
+            match self.eval(&item.expr, output_frame) {
+                Err(error)
+                    if error.code == 904
+                        && output_column(&item.expr, projection, &nulls).is_some() => {}
+                other => shape_only(other)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The select list's values and the `ORDER BY` keys of one row or group. An `ORDER BY`
+    /// name that is no column of the `FROM` list may name a select-list column (its alias).
+    fn project(
+        &mut self,
+        projection: &[(Expr, String)],
+        order: &[OrderByExpr],
+        frame: Frame<'_>,
+    ) -> Result<(Vec<Datum>, Vec<Datum>), OraError> {
+        let mut values = Vec::with_capacity(projection.len());
+        for (expr, _) in projection {
+            values.push(self.eval(expr, frame)?);
+        }
+        let mut keys = Vec::with_capacity(order.len());
+        for item in order {
+            let key = match self.eval(&item.expr, frame) {
+                Err(error) if error.code == 904 => output_column(&item.expr, projection, &values)
+                    .ok_or(error)?
+                    .clone(),
+                other => other?,
+            };
+            keys.push(key);
+        }
+        Ok((values, keys))
+    }
+
+    fn eval(&mut self, expr: &Expr, frame: Frame<'_>) -> Result<Datum, OraError> {
+        if let Some((_, keys)) = frame.group {
+            let text = expr.to_string();
+            if let Some((_, value)) = keys.iter().find(|(key, _)| *key == text) {
+                return Ok(value.clone());
+            }
+        }
+        match expr {
+            Expr::Identifier(ident) => self.column(None, ident, frame),
+            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [qualifier, name] => self.column(Some(&identifier(qualifier)), name, frame),
+                _ => Err(OraError::invalid_identifier(&expr.to_string())),
+            },
+            Expr::Value(value) => literal(&value.value, self.binds),
+            Expr::Nested(inner) => self.eval(inner, frame),
+            Expr::UnaryOp { op, expr } => {
+                let value = self.eval(expr, frame)?;
+                match op {
+                    UnaryOperator::Not => Ok(match tri(&value) {
+                        Some(b) => boolean(!b),
+                        None => Datum::Null,
+                    }),
+                    UnaryOperator::Minus => Ok(match value.to_number()? {
+                        None => Datum::Null,
+                        Some(n) => Datum::Number(
+                            Number::parse(&format!("-{}", n.as_str()))
+                                .unwrap_or_else(|| Number::from_integer(0)),
+                        ),
+                    }),
+                    UnaryOperator::Plus => Ok(value),
+                    _ => Err(OraError::invalid_sql("this unary operator")),
+                }
+            }
+            Expr::BinaryOp { left, op, right } => self.binary(left, op, right, frame),
+            Expr::IsNull(inner) => Ok(boolean(self.eval(inner, frame)?.is_null())),
+            Expr::IsNotNull(inner) => Ok(boolean(!self.eval(inner, frame)?.is_null())),
+            Expr::In {
+                expr,
+                target: InTarget::List(list),
+                negated,
+                ..
+            } => {
+                let value = self.eval(expr, frame)?;
+                let mut candidates = Vec::with_capacity(list.len());
+                for item in list {
+                    candidates.push(self.eval(item, frame)?);
+                }
+                membership(&value, &candidates, *negated)
+            }
+            Expr::In {
+                expr,
+                target: InTarget::Subquery(subquery),
+                negated,
+                ..
+            } => {
+                let value = self.eval(expr, frame)?;
+                let relation = self.query(subquery)?;
+                if relation.columns.len() != 1 {
+                    return Err(OraError::new(913, "too many values"));
+                }
+                let candidates: Vec<Datum> = relation
+                    .rows
+                    .into_iter()
+                    .filter_map(|row| row.into_iter().next())
+                    .collect();
+                membership(&value, &candidates, *negated)
+            }
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let value = self.eval(expr, frame)?;
+                let low = self.eval(low, frame)?;
+                let high = self.eval(high, frame)?;
+                let above = value.compare(&low)?.map(|o| o != Ordering::Less);
+                let below = value.compare(&high)?.map(|o| o != Ordering::Greater);
+                let inside = and(above, below);
+                Ok(match inside {
+                    None => Datum::Null,
+                    Some(b) => boolean(b != *negated),
+                })
+            }
+            Expr::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                let value = self.eval(expr, frame)?;
+                let pattern = self.eval(pattern, frame)?;
+                let escape = match escape_char {
+                    None => None,
+                    Some(escape) => self.eval(escape, frame)?.to_text(),
+                };
+                Ok(match (value.to_text(), pattern.to_text()) {
+                    (Some(value), Some(pattern)) => boolean(
+                        like(&value, &pattern, escape.and_then(|e| e.chars().next())) != *negated,
+                    ),
+                    _ => Datum::Null,
+                })
+            }
+            Expr::Subquery(query) => {
+                let relation = self.query(query)?;
+                match relation.rows.len() {
+                    0 => Ok(Datum::Null),
+                    1 => Ok(relation
+                        .rows
+                        .into_iter()
+                        .flatten()
+                        .next()
+                        .unwrap_or(Datum::Null)),
+                    _ => Err(OraError::new(
+                        1427,
+                        "single-row subquery returns more than one row",
+                    )),
+                }
+            }
+            Expr::Function(function) => self.function(function, frame),
+            _ => Err(OraError::invalid_sql(&format!("the expression {expr}"))),
+        }
+    }
+
+    fn column(
+        &mut self,
+        qualifier: Option<&str>,
+        ident: &Ident,
+        frame: Frame<'_>,
+    ) -> Result<Datum, OraError> {
+        let name = identifier(ident);
+        match frame.scope.column(qualifier, &name)? {
+            Some(index) => {
+                if frame.group.is_some() {
+                    // A column outside an aggregate that is not a GROUP BY expression.
+                    return Err(OraError::new(979, "not a GROUP BY expression"));
+                }
+                Ok(frame.row.get(index).cloned().unwrap_or(Datum::Null))
+            }
+            // Functions without parentheses, and pseudo-columns no view has as a column.
+            None if qualifier.is_none() && ident.quote_style.is_none() => match name.as_str() {
+                "USER" => Ok(Datum::text(self.database.user())),
+                "SYSDATE" => Ok(Datum::Date(self.database.now())),
+                "SYSTIMESTAMP" => Ok(Datum::Timestamp(self.database.now())),
+                _ => Err(OraError::invalid_identifier(&name)),
+            },
+            None => Err(OraError::invalid_identifier(&name)),
+        }
+    }
+
+    fn binary(
+        &mut self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+        frame: Frame<'_>,
+    ) -> Result<Datum, OraError> {
+        let a = self.eval(left, frame)?;
+        // AND and OR look at the right side even when the left decides, as a model of a
+        // database that may evaluate in any order: both sides must be valid.
+        let b = self.eval(right, frame)?;
+        let compared = |wanted: fn(Ordering) -> bool| -> Result<Datum, OraError> {
+            Ok(match a.compare(&b)? {
+                None => Datum::Null,
+                Some(order) => boolean(wanted(order)),
+            })
+        };
+        match op {
+            BinaryOperator::And => Ok(option_boolean(and(tri(&a), tri(&b)))),
+            BinaryOperator::Or => Ok(option_boolean(or(tri(&a), tri(&b)))),
+            BinaryOperator::Eq => compared(|o| o == Ordering::Equal),
+            BinaryOperator::NotEq => compared(|o| o != Ordering::Equal),
+            BinaryOperator::Lt => compared(|o| o == Ordering::Less),
+            BinaryOperator::LtEq => compared(|o| o != Ordering::Greater),
+            BinaryOperator::Gt => compared(|o| o == Ordering::Greater),
+            BinaryOperator::GtEq => compared(|o| o != Ordering::Less),
+            // `||` treats NULL as the empty string (SQL Language Reference, Concatenation
+            // Operator).
+            BinaryOperator::StringConcat => Ok(Datum::text(format!(
+                "{}{}",
+                a.to_text().unwrap_or_default(),
+                b.to_text().unwrap_or_default()
+            ))),
+            BinaryOperator::Plus | BinaryOperator::Minus => {
+                let (Some(x), Some(y)) = (a.to_number()?, b.to_number()?) else {
+                    return Ok(Datum::Null);
+                };
+                let parse = |n: &Number| -> Result<i128, OraError> {
+                    n.as_str()
+                        .parse()
+                        .map_err(|_| OraError::invalid_sql("arithmetic on fractions"))
+                };
+                let (x, y) = (parse(&x)?, parse(&y)?);
+                Ok(Datum::number(if *op == BinaryOperator::Plus {
+                    x + y
+                } else {
+                    x - y
+                }))
+            }
+            _ => Err(OraError::invalid_sql(&format!("the operator {op}"))),
+        }
+    }
+
+    fn function(&mut self, function: &Function, frame: Frame<'_>) -> Result<Datum, OraError> {
+        let (_, name) = object_name(&function.name)
+            .map_err(|_| OraError::invalid_identifier(&function.name.to_string()))?;
+        let args: Vec<&FunctionArg> = match &function.args {
+            FunctionArguments::None => Vec::new(),
+            FunctionArguments::List(list) => list.args.iter().collect(),
+            FunctionArguments::Subquery(_) => {
+                return Err(OraError::invalid_sql("a subquery as argument"));
+            }
+        };
+        if functions::is_aggregate(&name) {
+            let Some((members, _)) = frame.group else {
+                return Err(OraError::new(937, "not a single-group group function"));
+            };
+            let mut values = Vec::with_capacity(members.len());
+            for row in members {
+                let member = Frame {
+                    scope: frame.scope,
+                    row,
+                    group: None,
+                };
+                values.push(match args.as_slice() {
+                    [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] => Datum::number(1),
+                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(expr))] => {
+                        self.eval(expr, member)?
+                    }
+                    _ => return Err(OraError::new(909, "invalid number of arguments")),
+                });
+            }
+            return functions::aggregate(&name, values);
+        }
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            match arg {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(expr)) => {
+                    values.push(self.eval(expr, frame)?);
+                }
+                _ => return Err(OraError::invalid_sql("a named or wildcard argument")),
+            }
+        }
+        functions::scalar(&name, values, self.database)
+    }
+}
+
+/// The select list as `(expression, column name)`; `*` expands to every column in order.
+fn projection(select: &Select, scope: &Scope) -> Result<Vec<(Expr, String)>, OraError> {
+    let mut items = Vec::with_capacity(select.projection.len());
+    for item in &select.projection {
+        match item {
+            SelectItem::UnnamedExpr(expr) => {
+                let name = match expr {
+                    Expr::Identifier(ident) => identifier(ident),
+                    Expr::CompoundIdentifier(parts) => {
+                        parts.last().map(identifier).unwrap_or_default()
+                    }
+                    other => other.to_string().to_uppercase(),
+                };
+                items.push((expr.clone(), name));
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                items.push((expr.clone(), identifier(alias)));
+            }
+            SelectItem::Wildcard(_) => {
+                for source in &scope.sources {
+                    for column in &source.columns {
+                        let expr = Expr::CompoundIdentifier(vec![
+                            Ident::with_quote('"', source.qualifier.clone()),
+                            Ident::with_quote('"', column.clone()),
+                        ]);
+                        items.push((expr, column.clone()));
+                    }
+                }
+            }
+            SelectItem::QualifiedWildcard(..) | SelectItem::ExprWithAliases { .. } => {
+                return Err(OraError::invalid_sql("a qualified * or several aliases"));
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// An `ORDER BY` item that names a select-list column by alias, or by position.
+fn output_column<'v>(
+    expr: &Expr,
+    projection: &[(Expr, String)],
+    values: &'v [Datum],
+) -> Option<&'v Datum> {
+    match expr {
+        Expr::Identifier(ident) => {
+            let name = identifier(ident);
+            let index = projection.iter().position(|(_, column)| *column == name)?;
+            values.get(index)
+        }
+        Expr::Value(value) => match &value.value {
+            Value::Number(text, _) => values.get(text.parse::<usize>().ok()?.checked_sub(1)?),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `ORDER BY` of a `UNION ALL`: by output column name or position only.
+fn sort_output(relation: &mut Relation, order: &[OrderByExpr]) -> Result<(), OraError> {
+    if order.is_empty() {
+        return Ok(());
+    }
+    let projection: Vec<(Expr, String)> = relation
+        .columns
+        .iter()
+        .map(|name| (Expr::Identifier(Ident::new(name.clone())), name.clone()))
+        .collect();
+    let mut keyed = Vec::with_capacity(relation.rows.len());
+    for row in relation.rows.drain(..) {
+        let mut keys = Vec::with_capacity(order.len());
+        for item in order {
+            keys.push(
+                output_column(&item.expr, &projection, &row)
+                    .cloned()
+                    .ok_or_else(|| {
+                        OraError::new(904, "ORDER BY item must be a select-list column")
+                    })?,
+            );
+        }
+        keyed.push((row, keys));
+    }
+    keyed.sort_by(|(_, a), (_, b)| compare_keys(a, b, order));
+    relation.rows = keyed.into_iter().map(|(row, _)| row).collect();
+    Ok(())
+}
+
+/// Oracle's default: ascending with NULLs last, descending with NULLs first.
+fn compare_keys(a: &[Datum], b: &[Datum], order: &[OrderByExpr]) -> Ordering {
+    for ((x, y), item) in a.iter().zip(b).zip(order) {
+        let descending = matches!(item.options.sort, Some(OrderBySort::Desc));
+        let nulls_first = item.options.nulls_first.unwrap_or(descending);
+        let ordering = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (false, false) => {
+                let ordering = x.sort_order(y);
+                if descending {
+                    ordering.reverse()
+                } else {
+                    ordering
+                }
+            }
+        };
+        if ordering != Ordering::Equal {
+            return ordering;
+        }
+    }
+    Ordering::Equal
+}
+
+fn has_aggregate(expr: &Expr) -> bool {
+    match expr {
+        Expr::Function(function) => {
+            object_name(&function.name).is_ok_and(|(_, name)| functions::is_aggregate(&name))
+                || match &function.args {
+                    FunctionArguments::List(list) => list.args.iter().any(|arg| {
+                        matches!(arg, FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) if has_aggregate(e))
+                    }),
+                    _ => false,
+                }
+        }
+        Expr::BinaryOp { left, right, .. } => has_aggregate(left) || has_aggregate(right),
+        Expr::Nested(inner) | Expr::UnaryOp { expr: inner, .. } => has_aggregate(inner),
+        _ => false,
+    }
+}
+
+fn literal(value: &Value, binds: &Binds) -> Result<Datum, OraError> {
+    match value {
+        Value::Null => Ok(Datum::Null),
+        Value::Number(text, _) => Number::parse(text)
+            .map(Datum::Number)
+            .ok_or_else(|| OraError::new(1722, "invalid number")),
+        Value::SingleQuotedString(text) => Ok(Datum::text(text.clone())),
+        Value::Placeholder(name) => binds
+            .get(name)
+            .cloned()
+            .ok_or_else(|| OraError::new(1008, "not all variables bound")),
+        other => Err(OraError::invalid_sql(&format!("the literal {other}"))),
+    }
+}
+
+fn membership(value: &Datum, candidates: &[Datum], negated: bool) -> Result<Datum, OraError> {
+    let mut found: Option<bool> = Some(false);
+    for candidate in candidates {
+        found = or(
+            found,
+            value.compare(candidate)?.map(|o| o == Ordering::Equal),
+        );
+    }
+    Ok(match found {
+        None => Datum::Null,
+        Some(b) => boolean(b != negated),
+    })
+}
+
+/// `LIKE` with `%`, `_` and an optional escape character.
+fn like(value: &str, pattern: &str, escape: Option<char>) -> bool {
+    let value: Vec<char> = value.chars().collect();
+    let pattern: Vec<char> = pattern.chars().collect();
+    fn matches(v: &[char], p: &[char], escape: Option<char>) -> bool {
+        match p.first() {
+            None => v.is_empty(),
+            Some(&c) if Some(c) == escape => match (p.get(1), v.first()) {
+                (Some(literal), Some(first)) if literal == first => {
+                    matches(&v[1..], &p[2..], escape)
+                }
+                _ => false,
+            },
+            Some('%') => (0..=v.len()).any(|skip| matches(&v[skip..], &p[1..], escape)),
+            Some('_') => !v.is_empty() && matches(&v[1..], &p[1..], escape),
+            Some(c) => v.first() == Some(c) && matches(&v[1..], &p[1..], escape),
+        }
+    }
+    matches(&value, &pattern, escape)
+}
+
+/// Conditions are carried as values: `1` true, `0` false, NULL unknown.
+fn boolean(value: bool) -> Datum {
+    Datum::number(i128::from(value))
+}
+
+fn option_boolean(value: Option<bool>) -> Datum {
+    value.map_or(Datum::Null, boolean)
+}
+
+fn tri(value: &Datum) -> Option<bool> {
+    match value {
+        Datum::Null => None,
+        Datum::Number(n) => Some(n.as_str() != "0"),
+        _ => Some(true),
+    }
+}
+
+fn truth(value: &Datum) -> bool {
+    tri(value) == Some(true)
+}
+
+fn and(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn or(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    }
+}
