@@ -19,7 +19,11 @@
 //! - `# start: <yaml>`: the capture's `startPosition` instead of `{type: earliest}`;
 //! - `# pdb: NAME`: the capture's `database.pdb` (a CDB scenario);
 //! - `# uncaptured: OWNER.TABLE`: a declared table the capture leaves out;
-//! - `# touches: N`: the next step changes N rows (default 1) for the event count.
+//! - `# touches: N`: the next step changes N rows (default 1) for the event count;
+//! - `# event: {"op": .., "table": "OWNER.TABLE", "tx": .., "after": {..}, "before": {..}}`: one
+//!   line per change event (`i`, `u`, `d`) the run must publish, all of them, in this order; each
+//!   named field must equal the event's (`tx` is the scenario's transaction name, `after` and
+//!   `before` the whole image).
 //!
 //! A fixture named `*.jsonl.pending` is skipped: it shows a capture bug not fixed yet.
 
@@ -51,6 +55,8 @@ struct Fixture {
     start: Option<String>,
     pdb: Option<String>,
     tables: Vec<String>,
+    /// The change events the run must publish, in order (`# event:` lines).
+    events: Vec<Value>,
 }
 
 fn read_fixture(path: &Path) -> Fixture {
@@ -67,9 +73,15 @@ fn read_fixture(path: &Path) -> Fixture {
     let mut pdb = None;
     let mut uncaptured = Vec::new();
     let mut tables = Vec::new();
+    let mut events = Vec::new();
     for line in text.lines() {
         let line = line.trim_start();
-        if let Some(rest) = line.strip_prefix("# expect: stop ") {
+        if let Some(rest) = line.strip_prefix("# event: ") {
+            events.push(
+                serde_json::from_str(rest)
+                    .unwrap_or_else(|e| panic!("{name}: `# event:` is not JSON: {rest}: {e}")),
+            );
+        } else if let Some(rest) = line.strip_prefix("# expect: stop ") {
             expect_stop = Some(rest.trim().to_owned());
         } else if let Some(rest) = line.strip_prefix("# config: ") {
             config.push(rest.to_owned());
@@ -105,6 +117,7 @@ fn read_fixture(path: &Path) -> Fixture {
         start,
         pdb,
         tables,
+        events,
     }
 }
 
@@ -456,6 +469,51 @@ fn check(path: &Path) -> Vec<String> {
                 },
             )),
             _ => {}
+        }
+    }
+
+    if !fixture.events.is_empty() {
+        let published: Vec<&Value> = events
+            .iter()
+            .filter(|e| ["i", "u", "d"].contains(&e["op"].as_str().unwrap_or("")))
+            .collect();
+        let shown = |event: &Value| {
+            let tx = model
+                .transactions
+                .iter()
+                .find(|tx| event["xid"] == tx.xid.as_str())
+                .map(|tx| tx.name.as_str());
+            serde_json::json!({
+                "op": event["op"],
+                "table": format!(
+                    "{}.{}",
+                    event["schema"].as_str().unwrap_or("?"),
+                    event["table"].as_str().unwrap_or("?")
+                ),
+                "tx": tx,
+                "after": event["after"],
+                "before": event["before"],
+            })
+        };
+        let differs = published.len() != fixture.events.len()
+            || published
+                .iter()
+                .zip(&fixture.events)
+                .any(|(event, expected)| {
+                    let event = shown(event);
+                    expected
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .any(|(field, value)| &event[field] != value)
+                });
+        if differs {
+            let got: Vec<String> = published.iter().map(|e| shown(e).to_string()).collect();
+            fail(format!(
+                "the change events differ from the {} `# event:` lines; published:\n  {}",
+                fixture.events.len(),
+                got.join("\n  ")
+            ));
         }
     }
 
