@@ -21,7 +21,7 @@ use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
-use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, secrets};
+use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report};
 use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
@@ -30,6 +30,7 @@ use crate::metrics::EngineMetrics;
 use crate::outage::{self, RestartBudget, Verdict};
 use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
+use crate::simulator::sql::SimulatorPool;
 use crate::sink::bookmark::RecordLocation;
 use crate::sink::file::{FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
@@ -82,12 +83,40 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Result<(), CaptureError> {
     let settings = RunSettings::new(exit_at_end);
     match config.database.simulator.clone() {
         // A scenario that does not load is CDC-1001 at the first attempt, never retried.
-        Some(simulator) => run_with(config, || load_scenario(&simulator), settings),
+        Some(simulator) => match simulator.through {
+            SimulatorDoor::Boundary => run_with(config, || load_scenario(&simulator), settings),
+            SimulatorDoor::Sql => {
+                let database = config.clone();
+                run_with(
+                    config,
+                    || through_sql(&database, load_scenario(&simulator)?),
+                    settings,
+                )
+            }
+        },
         None => {
             let database = config.clone();
             run_with(config, || connect(&database), settings)
         }
     }
+}
+
+/// The real Oracle client over the simulator's SQL door, connected as the capture would be to
+/// a database: the simulator's capture user, the configured PDB and flush table.
+fn through_sql(
+    config: &CaptureConfig,
+    simulator: Simulator,
+) -> Result<OracleClient<SimulatorPool>, CaptureError> {
+    let options = ConnectOptions {
+        username: simulator.capture_user(),
+        password: String::new(),
+        connect_string: "simulator".to_owned(),
+        max_connections: config.database.max_connections,
+        statement_timeout: None,
+        pdb: config.database.pdb.clone(),
+        flush_table: config.mining.flush_table.clone(),
+    };
+    Ok(OracleClient::over(SimulatorPool::new(simulator), options)?)
 }
 
 fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, CaptureError> {
@@ -124,7 +153,11 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
                 Simulator::from_scenario_file(&simulator.scenario).map_err(|error| {
                     ConfigError::new("database.simulator.scenario", error.to_string())
                 })?;
-            Ok(doctor_with(&mut source, &request("C##CDC".to_owned())))
+            let request = request("C##CDC".to_owned());
+            match simulator.through {
+                SimulatorDoor::Boundary => Ok(doctor_with(&mut source, &request)),
+                SimulatorDoor::Sql => Ok(doctor_with(&mut through_sql(&config, source)?, &request)),
+            }
         }
         None => {
             let credentials = secrets::database_credentials(&lookup)?;

@@ -364,10 +364,11 @@ fn run_rac(capture: &Capture, expected_events: usize) -> (i32, String) {
     (exit.code().unwrap_or(-1), stderr)
 }
 
-/// Runs one fixture; the failures found (empty when it passes).
-fn check(path: &Path) -> Vec<String> {
+/// Runs one fixture through one door of the simulator (`boundary`, or `sql`: the real Oracle
+/// client over the simulator's model of Oracle); the failures found (empty when it passes).
+fn check(path: &Path, door: &str) -> Vec<String> {
     let fixture = read_fixture(path);
-    let name = fixture.name.clone();
+    let name = format!("{} (through {door})", fixture.name);
     let model = model(&fixture);
     let tables: Vec<&str> = fixture.tables.iter().map(String::as_str).collect();
     let capture = Capture::new(&tables, &fixture.text, &fixture.config.join("\n"));
@@ -381,6 +382,10 @@ fn check(path: &Path) -> Vec<String> {
     if let Some(pdb) = &fixture.pdb {
         config = config.replace("database: {", &format!("database: {{pdb: {pdb}, "));
     }
+    config = config.replace(
+        "{scenario: scenario.jsonl}",
+        &format!("{{scenario: scenario.jsonl, through: {door}}}"),
+    );
     std::fs::write(capture.path("capture.yaml"), config).unwrap();
     // A change event per surviving change of every committed transaction.
     let expected_events: usize = model
@@ -569,24 +574,31 @@ fn every_field_fixture_holds() {
         "the field corpus has {} fixtures, at least {MINIMUM_FIXTURES} expected",
         paths.len()
     );
-    let queue = Mutex::new(paths.clone());
+    // Every fixture through both doors: the real client must read each scenario as the
+    // simulator's own boundary does.
+    let runs: Vec<(PathBuf, &str)> = paths
+        .iter()
+        .flat_map(|path| [(path.clone(), "boundary"), (path.clone(), "sql")])
+        .collect();
+    let queue = Mutex::new(runs);
     let failures = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
                 loop {
-                    let Some(path) = queue.lock().unwrap().pop() else {
+                    let Some((path, door)) = queue.lock().unwrap().pop() else {
                         break;
                     };
-                    let found = std::panic::catch_unwind(|| check(&path)).unwrap_or_else(|panic| {
-                        let message = panic
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                            .unwrap_or_default();
-                        vec![format!("{}: {message}", path.display())]
-                    });
+                    let found =
+                        std::panic::catch_unwind(|| check(&path, door)).unwrap_or_else(|panic| {
+                            let message = panic
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                                .unwrap_or_default();
+                            vec![format!("{} (through {door}): {message}", path.display())]
+                        });
                     failures.lock().unwrap().extend(found);
                 }
             });

@@ -121,6 +121,22 @@ pub struct SimulatorConfig {
     /// database's new activity (a workload feeding the demo).
     #[serde(default)]
     pub follow: bool,
+    /// Which door of the simulator the capture goes through: `boundary` (the simulator answers
+    /// the capture's Oracle boundary directly, the fastest) or `sql` (the real Oracle client,
+    /// whose every statement the simulator's model of Oracle evaluates; see docs/simulator.md).
+    #[serde(default)]
+    pub through: SimulatorDoor,
+}
+
+/// The door a capture reaches the simulator through.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SimulatorDoor {
+    /// The simulator implements the boundary traits itself.
+    #[default]
+    Boundary,
+    /// The real Oracle client runs its SQL against the simulator's model of Oracle.
+    Sql,
 }
 
 /// The Kafka sink, as in the spec; client properties (security) come from the mounted Secret.

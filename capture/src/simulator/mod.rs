@@ -221,6 +221,11 @@ impl Simulator {
         self.live_table(owner, table).map(|t| Arc::clone(&t.schema))
     }
 
+    /// The database user the capture logs in as.
+    pub fn capture_user(&self) -> String {
+        self.catalog.capture_user.to_string()
+    }
+
     /// The scenario names of the transactions still open.
     pub fn open_transaction_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.transactions.keys().cloned().collect();

@@ -683,7 +683,7 @@ impl SimulatorSession {
                 };
                 let target = qualify(name)?;
                 if !is_flush(&target) {
-                    return self.action(shared, sql);
+                    return self.action(shared, sql, &target);
                 }
                 // The new value is evaluated, so a wrong column or view in it fails as in Oracle.
                 for assignment in &update.assignments {
@@ -716,7 +716,7 @@ impl SimulatorSession {
                 };
                 let target = qualify(name)?;
                 if !is_flush(&target) {
-                    return self.action(shared, sql);
+                    return self.action(shared, sql, &target);
                 }
                 if let Some(entry) = shared.flush_tables.get_mut(&container) {
                     entry.2 += 1;
@@ -736,7 +736,7 @@ impl SimulatorSession {
                 };
                 let target = qualify(name)?;
                 if !is_flush(&target) {
-                    return self.action(shared, sql);
+                    return self.action(shared, sql, &target);
                 }
                 let rows = flush.map_or(0, |(_, _, rows)| rows);
                 if let Some(entry) = shared.flush_tables.get_mut(&container) {
@@ -753,8 +753,18 @@ impl SimulatorSession {
         }
     }
 
-    /// The heartbeat action query, run by the simulator as a transaction of its own.
-    fn action(&mut self, shared: &mut Shared, sql: &str) -> Result<u64, OraError> {
+    /// The heartbeat action query, run by the simulator as a transaction of its own on one of
+    /// its tables; any other table does not exist (ORA-00942), as the flush table before the
+    /// client creates it.
+    fn action(
+        &mut self,
+        shared: &mut Shared,
+        sql: &str,
+        target: &(String, String),
+    ) -> Result<u64, OraError> {
+        if shared.simulator.live_table(&target.0, &target.1).is_none() {
+            return Err(OraError::new(942, "table or view does not exist"));
+        }
         match shared.simulator.heartbeat_action(sql) {
             Ok(()) => Ok(1),
             Err(SourceError::ActionQueryRefused { message }) => Err(OraError::new(900, &message)),
