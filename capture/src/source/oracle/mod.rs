@@ -46,7 +46,7 @@ use oracle::pool::PoolBuilder;
 use self::error::{
     Failure, ORA_CANNOT_OPEN_ARCHIVED_LOG, ORA_CANNOT_OPEN_LOG, ORA_INSUFFICIENT_PRIVILEGES,
     ORA_INVALID_SCN, ORA_MISSING_LOGFILE, ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE,
-    ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
+    ORA_NOT_ALLOWED_IN_PDB, ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
 };
 use self::mapping::{CellReader, SharedNames};
 pub use self::session::{
@@ -145,13 +145,11 @@ pub fn mining_mode(
     if major >= 21 {
         return Ok(MiningMode::PerPdb);
     }
-    Err(SourceError::Database {
-        call: "choose mining mode",
-        code: Some("ORA-65040".to_owned()),
-        message: format!(
-            "Oracle {version} cannot run LogMiner inside PDB {session_container}; connect to \
-             CDB$ROOT with a common user (C##...) and name the PDB, or upgrade to 21c"
-        ),
+    // Refused here, at connect, rather than left to START_LOGMNR's ORA-65040: the same refusal
+    // would come back at every restart, and doctor reports it before the capture starts.
+    Err(SourceError::MiningInPdbUnsupported {
+        version: version.to_owned(),
+        container: session_container.to_owned(),
     })
 }
 
@@ -262,6 +260,10 @@ pub struct OracleClient<P: SessionPool = OraclePool> {
     pool: P,
     options: ConnectOptions,
     topology: Topology,
+    /// The release (`V$INSTANCE.VERSION`) and the container the service connects to, as read
+    /// at connect: what a LogMiner refusal inside a PDB (ORA-65040) is reported with.
+    version: String,
+    connected_to: String,
     /// The main session: in the root, held across windows; LogMiner runs on it.
     main: Option<P::Session>,
     window: Option<MiningWindow>,
@@ -364,6 +366,8 @@ impl<P: SessionPool> OracleClient<P> {
             pool,
             options,
             topology,
+            version,
+            connected_to: session_container,
             main: None,
             window: None,
             names: SharedNames::default(),
@@ -847,6 +851,12 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
             (Some(ORA_MISSING_LOGFILE), None) => SourceError::LogsChanged {
                 log: None,
                 message: failure.message,
+            },
+            // LogMiner refused to run in this container: the configuration stop, not a restart
+            // that meets the same refusal (connect normally refuses it first, from the release).
+            (Some(ORA_NOT_ALLOWED_IN_PDB), _) => SourceError::MiningInPdbUnsupported {
+                version: self.version.clone(),
+                container: self.connected_to.clone(),
             },
             (_, Some(_)) => self.fail("register log", &failure),
             (_, None) => self.fail("start LogMiner", &failure),

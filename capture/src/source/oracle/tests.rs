@@ -330,6 +330,59 @@ mod over_the_model {
         mine(&mut client);
     }
 
+    /// A 19c service that connects to a PDB can never mine (ORA-65040): a configuration stop
+    /// naming the CDB root's service and spec.database.pdb, found at connect from the release
+    /// (LogMiner is not even tried), and doctor's report names the same fix before the capture
+    /// starts. Before, it was an untyped error: the process failed and restarted forever.
+    #[test]
+    fn a_pdb_service_before_21c_is_a_configuration_stop_naming_the_root_service() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.connect_container = "ORCLPDB1".to_owned();
+        let oracle = FakeOracle::new(database);
+        let error = OracleClient::over(oracle.clone(), options(None)).unwrap_err();
+        let stop = error.stop().expect("a typed stop, not a restart");
+        assert_eq!(stop.code.code(), "CDC-1001");
+        assert!(
+            stop.message.contains("CDB$ROOT")
+                && stop.message.contains("spec.database.pdb: ORCLPDB1")
+                && stop.message.contains("19.0.0.0.0"),
+            "{}",
+            stop.message
+        );
+        assert!(
+            !(oracle.state().issued.iter()).any(|issued| issued.sql.contains("DBMS_LOGMNR")),
+            "refused from the release, before any LogMiner call"
+        );
+        let report = crate::doctor::connection_failed(&error);
+        assert!(!report.passed());
+        let fix = report.checks[0].fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains("CDB$ROOT") && fix.contains("spec.database.pdb: ORCLPDB1"),
+            "{fix}"
+        );
+    }
+
+    /// Should START_LOGMNR itself refuse the container (ORA-65040: a release the connect-time
+    /// check let through), the refusal is the same configuration stop, not a restart.
+    #[test]
+    fn logminer_refused_inside_a_pdb_at_start_is_the_same_stop() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.version = "21.0.0.0.0";
+        database.connect_container = "ORCLPDB1".to_owned();
+        let oracle = FakeOracle::new(database);
+        let mut client = OracleClient::over(oracle.clone(), options(None)).unwrap();
+        oracle.state().version = "19.0.0.0.0";
+        let error = client.start_mining(&window()).unwrap_err();
+        assert!(!error.is_transient(), "{error}");
+        let stop = error.stop().expect("a typed stop, not a restart");
+        assert_eq!(stop.code.code(), "CDC-1001");
+        assert!(
+            stop.message.contains("spec.database.pdb: ORCLPDB1"),
+            "{}",
+            stop.message
+        );
+    }
+
     /// What LogMiner says when the listed logs changed under it becomes a retry with a fresh
     /// listing (naming the log when one is known), never an immediate RedoMissing; the failed
     /// session is closed, not pooled with its LogMiner session.
