@@ -46,13 +46,14 @@ use oracle::pool::PoolBuilder;
 use self::error::{
     Failure, ORA_CANNOT_OPEN_ARCHIVED_LOG, ORA_CANNOT_OPEN_LOG, ORA_INSUFFICIENT_PRIVILEGES,
     ORA_INVALID_SCN, ORA_MISSING_LOGFILE, ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE,
-    ORA_NOT_ALLOWED_IN_PDB, ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
+    ORA_NO_TABLESPACE_QUOTA, ORA_NOT_ALLOWED_IN_PDB, ORA_QUOTA_EXCEEDED, ORA_SNAPSHOT_TOO_OLD,
+    action_query_failure, classify,
 };
 use self::mapping::{CellReader, SharedNames};
 pub use self::session::{
     Bind, Cell, Fetch, OraclePool, ROOT_CONTAINER, SessionPool, SessionSetup, SqlSession,
 };
-use super::grant::grant_statements;
+use super::grant::{grant_statements, sql_name};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
@@ -769,9 +770,10 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
         let fail = |call, failure: Failure| self.fail(call, &failure);
         let repair = match session.execute(&sql::flush_update(&table), &[]) {
             Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
-                session
-                    .execute(&sql::flush_create(&table), &[])
-                    .map_err(|failure| fail("create flush table", failure))?;
+                if let Err(failure) = session.execute(&sql::flush_create(&table), &[]) {
+                    let call = "create flush table";
+                    return Err(self.flush_table_refused(call, &mut session, &table, failure));
+                }
                 vec![sql::flush_insert(&table)]
             }
             Err(failure) => return Err(fail("flush redo", failure)),
@@ -789,9 +791,12 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
             }
         };
         for statement in &repair {
-            session
-                .execute(statement, &[])
-                .map_err(|failure| fail("repair flush table", failure))?;
+            // With deferred segment creation (the default), CREATE TABLE takes no space: a
+            // missing quota shows at this first INSERT.
+            if let Err(failure) = session.execute(statement, &[]) {
+                let call = "repair flush table";
+                return Err(self.flush_table_refused(call, &mut session, &table, failure));
+            }
         }
         session
             .commit()
@@ -942,6 +947,73 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
 }
 
 impl<P: SessionPool> OracleClient<P> {
+    /// A failed CREATE or first INSERT of the flush table. A missing privilege (ORA-01031) or
+    /// tablespace quota (ORA-01950 none, ORA-01536 used up) is the prerequisite stop naming the
+    /// statement that fixes it: the capture would meet the same refusal at every restart. The
+    /// quota is named on the owner's default tablespace, read on the same session (in the PDB,
+    /// where the table is created); the rest is classified as usual.
+    fn flush_table_refused(
+        &self,
+        call: &'static str,
+        session: &mut P::Session,
+        table: &str,
+        failure: Failure,
+    ) -> SourceError {
+        // An `OWNER.NAME` flush table of another schema is created with CREATE ANY TABLE and
+        // takes its owner's quota.
+        let owner = table.split_once('.').map(|(owner, _)| owner);
+        let user = validate::dictionary_name(&self.options.username)
+            .unwrap_or_else(|| self.options.username.clone());
+        let other_owner = owner.filter(|owner| *owner != user);
+        let (what, fix) = match failure.ora {
+            Some(ORA_INSUFFICIENT_PRIVILEGES) => {
+                let privilege = match other_owner {
+                    Some(_) => "CREATE ANY TABLE",
+                    None => "CREATE TABLE",
+                };
+                (
+                    format!("creating the flush table {table}"),
+                    grant_fix(&[privilege], &self.options),
+                )
+            }
+            Some(code @ (ORA_NO_TABLESPACE_QUOTA | ORA_QUOTA_EXCEEDED)) => {
+                let quota_user = other_owner.unwrap_or(&user);
+                let tablespace = match other_owner {
+                    // USER_USERS names the capture user's tablespace, not the owner's.
+                    Some(_) => None,
+                    None => query_text(session, sql::DEFAULT_TABLESPACE, &[])
+                        .ok()
+                        .and_then(|rows| rows.into_iter().next())
+                        .and_then(|row| row.into_iter().next().flatten()),
+                };
+                let tablespace = tablespace
+                    .map_or_else(|| "<its default tablespace>".to_owned(), |t| sql_name(&t));
+                // None at all: a small one is plenty for one row; used up: more than before.
+                let quota = if code == ORA_NO_TABLESPACE_QUOTA {
+                    "1M"
+                } else {
+                    "UNLIMITED"
+                };
+                let in_pdb = (self.options.pdb.as_deref())
+                    .map(|pdb| format!("ALTER SESSION SET CONTAINER = {}; ", sql_name(pdb)))
+                    .unwrap_or_default();
+                (
+                    format!("writing the flush table {table}"),
+                    format!(
+                        "{in_pdb}ALTER USER {} QUOTA {quota} ON {tablespace};",
+                        sql_name(quota_user)
+                    ),
+                )
+            }
+            _ => return self.fail(call, &failure),
+        };
+        SourceError::NotGranted {
+            what,
+            message: failure.message,
+            fix,
+        }
+    }
+
     /// The order `table` is read in: by primary key when it is index-organised.
     fn row_order(&mut self, table: &TableSchema) -> Result<sql::RowOrder, SourceError> {
         let name = table.qualified_name();

@@ -279,6 +279,43 @@ mod over_the_model {
         }
     }
 
+    /// A flush table the capture user may not create (no CREATE TABLE) or fill (no quota on
+    /// its default tablespace: CREATE works with deferred segment creation, the INSERT fails)
+    /// is the CDC-1002 prerequisites stop naming the statement that fixes it, in the PDB for a
+    /// common user; before, both were untyped errors and the capture restarted forever.
+    #[test]
+    fn a_flush_table_that_cannot_be_created_or_filled_names_the_grant_or_quota() {
+        let missing_table = || {
+            let mut container = pdb();
+            container.flush_rows = None;
+            FakeDatabase::cdb(container)
+        };
+        let mut no_privilege = missing_table();
+        no_privilege.privileges.remove("CREATE TABLE");
+        let mut no_quota = missing_table();
+        no_quota.tablespace_quota = false;
+        for (database, fix) in [
+            (no_privilege, "GRANT CREATE TABLE TO C##CDC CONTAINER=ALL;"),
+            (
+                no_quota,
+                "ALTER SESSION SET CONTAINER = ORCLPDB1; ALTER USER C##CDC QUOTA 1M ON USERS;",
+            ),
+        ] {
+            let oracle = FakeOracle::new(database);
+            let mut client = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap();
+            let error = client.flush_redo().unwrap_err();
+            assert!(!error.is_transient(), "{error}");
+            let stop = error.stop().expect("a typed stop, not a restart");
+            assert_eq!(stop.code.code(), "CDC-1002", "{}", stop.message);
+            assert_eq!(stop.details["fix"], fix, "{}", stop.message);
+            assert!(
+                stop.message.contains("LOG_MINING_FLUSH"),
+                "{}",
+                stop.message
+            );
+        }
+    }
+
     /// A client whose locale writes decimals with a comma still reads `12.5`: every session,
     /// not only the mining one, gets the fixed NLS settings.
     #[test]
