@@ -60,7 +60,7 @@ use super::{
     SessionPrivileges, SourceError,
 };
 use crate::config::validate;
-use crate::dictionary::{Column, LobKind, TableSchema};
+use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
 use crate::value::Row as ValueRow;
 
 /// Rows per array fetch of the contents query. Each row reserves about 4.5 KB of fetch buffer
@@ -1093,13 +1093,17 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
             (_, None) => {}
         }
         binds.push(Bind::Number(limit));
-        // A heap read selects the ROWID first; BLOB columns come as bytes.
+        // A heap read selects the ROWID first; BLOB and LONG RAW columns come as bytes (the
+        // select names them bare, [`sql::flashback_expression`]).
         let first_value = usize::from(order == sql::RowOrder::RowId);
         let byte_columns: Vec<usize> = table
             .columns()
             .iter()
             .enumerate()
-            .filter(|(_, column)| column.data_type.lob_kind() == Some(LobKind::Blob))
+            .filter(|(_, column)| {
+                column.data_type.lob_kind() == Some(LobKind::Blob)
+                    || matches!(column.data_type, OracleType::LongRaw)
+            })
             .map(|(index, _)| index + first_value)
             .collect();
         let fetch = Fetch {

@@ -338,7 +338,12 @@ pub fn flashback_expression(column: &str, data_type: &OracleType) -> String {
         T::IntervalYearToMonth { .. } | T::IntervalDayToSecond { .. } => {
             format!("TO_CHAR({column})")
         }
-        T::Raw { .. } | T::LongRaw => format!("RAWTOHEX({column})"),
+        T::Raw { .. } => format!("RAWTOHEX({column})"),
+        // A LONG or LONG RAW column may stand in a select list only as itself: any function of
+        // it is ORA-00997 (illegal use of LONG datatype), RAWTOHEX included. LONG RAW is fetched
+        // as bytes, as BLOB is, and LONG as text (the fallback below). Neither can be a key,
+        // so the read's WHERE and ORDER BY never name one.
+        T::LongRaw => column.to_owned(),
         T::RowId | T::URowId { .. } => format!("ROWIDTOCHAR({column})"),
         T::XmlType => format!("XMLSERIALIZE(CONTENT {column} AS CLOB)"),
         // Character data and LOBs are fetched as they are (BLOBs as bytes).

@@ -316,6 +316,67 @@ mod over_the_model {
         }
     }
 
+    /// A LONG RAW column is snapshotted: selected bare and fetched as bytes, since RAWTOHEX of a
+    /// LONG RAW is ORA-00997 (illegal use of LONG datatype), which stopped the snapshot of such a
+    /// table before. A LONG column is selected bare too and read as text.
+    #[test]
+    fn long_raw_and_long_columns_are_snapshotted() {
+        let number = |name| FakeColumn {
+            name,
+            data_type: "NUMBER",
+            precision: Some(10),
+            scale: Some(0),
+        };
+        let long = |name, data_type| FakeColumn {
+            name,
+            data_type,
+            precision: None,
+            scale: None,
+        };
+        // A table holds at most one LONG or LONG RAW column: one table for each.
+        let scans = FakeTable {
+            owner: "APP",
+            name: "SCANS",
+            columns: vec![number("ID"), long("IMAGE", "LONG RAW")],
+            key: vec!["ID"],
+            rows: vec![
+                vec![Some("1".to_owned()), Some("CAFE01".to_owned())],
+                vec![Some("2".to_owned()), None],
+            ],
+            index_organized: false,
+        };
+        let notes = FakeTable {
+            owner: "APP",
+            name: "NOTES",
+            columns: vec![number("ID"), long("BODY", "LONG")],
+            key: vec!["ID"],
+            rows: vec![vec![Some("1".to_owned()), Some("a long text".to_owned())]],
+            index_organized: false,
+        };
+        let mut container = pdb();
+        container.tables.extend([scans, notes]);
+        let oracle = FakeOracle::new(FakeDatabase::cdb(container));
+        let mut client = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap();
+        let scans = client.table("APP", "SCANS").unwrap().schema;
+        let rows = client
+            .flashback_batch(&scans, 4_000, None, None, 10)
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].values.get(1),
+            Some(&Value::Bytes(vec![0xCA, 0xFE, 0x01]))
+        );
+        assert_eq!(rows[1].values.get(1), Some(&Value::Null));
+        let notes = client.table("APP", "NOTES").unwrap().schema;
+        let rows = client
+            .flashback_batch(&notes, 4_000, None, None, 10)
+            .unwrap();
+        assert_eq!(
+            rows[0].values.get(1),
+            Some(&Value::Text("a long text".to_owned()))
+        );
+    }
+
     /// A client whose locale writes decimals with a comma still reads `12.5`: every session,
     /// not only the mining one, gets the fixed NLS settings.
     #[test]

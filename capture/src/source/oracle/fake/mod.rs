@@ -300,6 +300,22 @@ fn flashback_table<'a>(container: &'a FakeContainer, sql: &str) -> Result<&'a Fa
     container.table(owner, name).ok_or_else(missing)
 }
 
+/// The bytes of a hex text, as the model stores RAW, LONG RAW and BLOB values.
+fn decode_hex(hex: &str) -> Result<Vec<u8>, Failure> {
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let bytes = hex.as_bytes();
+    if !bytes.len().is_multiple_of(2) {
+        return Err(failure(1465, "invalid hex number"));
+    }
+    bytes
+        .chunks(2)
+        .map(|pair| match (digit(pair[0]), digit(pair[1])) {
+            (Some(high), Some(low)) => Ok(high << 4 | low),
+            _ => Err(failure(1465, "invalid hex number")),
+        })
+        .collect()
+}
+
 fn text(value: impl ToString) -> Cell {
     Cell::Text(value.to_string())
 }
@@ -637,10 +653,18 @@ impl SqlSession for FakeSession {
         &mut self,
         sql: &str,
         binds: &[Bind<'_>],
-        _fetch: Fetch<'_>,
+        fetch: Fetch<'_>,
         visit: &mut dyn FnMut(Vec<Cell>) -> ControlFlow<()>,
     ) -> Result<(), Failure> {
-        for row in self.rows(sql, binds)? {
+        for mut row in self.rows(sql, binds)? {
+            // Columns asked for as bytes come as bytes: the model keeps binary values as hex.
+            for &index in fetch.byte_columns {
+                if let Some(cell) = row.get_mut(index)
+                    && let Cell::Text(hex) = cell
+                {
+                    *cell = Cell::Bytes(decode_hex(hex)?);
+                }
+            }
             if visit(row).is_break() {
                 break;
             }
