@@ -688,7 +688,8 @@ fn an_online_log_overwritten_mid_window_is_mined_again_in_place() {
 /// The pieces of a SQL_REDO longer than 4000 bytes (CSF) share SCN, RS_ID and SSN: a fetch that
 /// breaks after the first of them, and mines the SCN again, must skip that piece only. Three
 /// long values make three pieces, two of them `CSF = 1`; before, the second was taken for the
-/// first and skipped too, and the joined statement lost its middle.
+/// first and skipped too, and the joined statement lost its middle. A second overwrite while
+/// the SCN is mined again must not count the rows met twice either.
 #[test]
 fn a_log_overwritten_between_continued_pieces_joins_each_piece_once() {
     let long = |c: char| c.to_string().repeat(3_000);
@@ -724,14 +725,17 @@ fn a_log_overwritten_between_continued_pieces_joins_each_piece_once() {
     capture(clean.path(), 0, 0).unwrap();
     let expected = events(clean.path());
     assert_eq!(expected.len(), 1);
-    // START, then the INSERT's three pieces: break after the first and after the second.
-    for rows_before_fault in [2, 3] {
-        let dir = tempfile::tempdir().unwrap();
-        capture(dir.path(), 1, rows_before_fault).unwrap();
-        assert_eq!(
-            events(dir.path()),
-            expected,
-            "after {rows_before_fault} rows"
-        );
+    // START, then the INSERT's three pieces: break after the first and after the second, once
+    // or twice in the window.
+    for faults in [1, 2] {
+        for rows_before_fault in [2, 3] {
+            let dir = tempfile::tempdir().unwrap();
+            capture(dir.path(), faults, rows_before_fault).unwrap();
+            assert_eq!(
+                events(dir.path()),
+                expected,
+                "{faults} overwrite(s), each after {rows_before_fault} rows"
+            );
+        }
     }
 }

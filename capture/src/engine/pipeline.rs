@@ -187,11 +187,25 @@ impl Pipeline {
     /// resumes at that SCN, and the rows of it already given are recognised and not given
     /// twice, as after a window cut at a DDL. With no row given since `from_scn`, the window is
     /// mined again from there, keeping what an earlier cut left to recognise.
+    ///
+    /// The rows given at that SCN are the ones this fetch met there plus, when this fetch was
+    /// itself a second try at the SCN, those of the earlier fetch it had not met again yet. The
+    /// count starts afresh for the next fetch, which meets every row of the SCN again: carried
+    /// over, a row met in both fetches would count twice, and a later piece of the same
+    /// identity be skipped as if given.
     pub(super) fn resume_after_failed_fetch(&mut self, from_scn: u64) -> u64 {
         if self.latest_scn < from_scn || self.latest_rows.is_empty() {
             return from_scn;
         }
-        self.replayed = Some((self.latest_scn, self.latest_rows.clone()));
+        let mut given = std::mem::take(&mut self.latest_rows);
+        if let Some((scn, not_met)) = self.replayed.take()
+            && scn == self.latest_scn
+        {
+            for (identity, count) in not_met {
+                *given.entry(identity).or_insert(0) += count;
+            }
+        }
+        self.replayed = Some((self.latest_scn, given));
         self.latest_scn
     }
 
