@@ -164,8 +164,9 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
             let user = credentials.username.clone();
             match connect(&config) {
                 Ok(mut source) => Ok(doctor_with(&mut source, &request(user))),
-                // Not reached, or not set up (a PDB not open): a report naming the fix.
-                Err(CaptureError::Source(error)) if error.is_transient() => {
+                // Not reached, not set up (a PDB not open), or a connection LogMiner cannot run on
+                // (a PDB service before 21c): a report naming the fix.
+                Err(CaptureError::Source(error)) if doctor::reported_at_connect(&error) => {
                     Ok(doctor::connection_failed(&error))
                 }
                 Err(error) => Err(error),

@@ -66,6 +66,10 @@ struct FlakySource {
     open_reads_before: u32,
     /// How long each window's fetch takes at least.
     window_pause: Duration,
+    /// While `faults` is above zero, a window's fetch ends after `rows_before_fault` rows with
+    /// the online log it reads overwritten by log switches, so the simulator answers the rest
+    /// of the fetch with ORA-00310 (`LogSwitched`), instead of failing with `Unavailable`.
+    log_switch: bool,
 }
 
 impl FlakySource {
@@ -163,6 +167,24 @@ impl RedoMiner for FlakySource {
         }
         if self.faults.load(Ordering::SeqCst) == 0 {
             return self.inner.stream_rows(visit);
+        }
+        if self.log_switch {
+            let mut left = self.rows_before_fault;
+            self.inner.stream_rows(&mut |row| {
+                if left == 0 {
+                    return ControlFlow::Break(());
+                }
+                left -= 1;
+                visit(row)
+            })?;
+            self.faults.fetch_sub(1, Ordering::SeqCst);
+            // As many switches as online groups: the group of the log being read is reused.
+            let groups = 3;
+            self.apply(vec!["{\"log_switch\":true}".to_owned(); groups]);
+            return match self.inner.stream_rows(visit) {
+                Err(error @ SourceError::LogSwitched { .. }) => Err(error),
+                other => panic!("the simulator should refuse the overwritten log: {other:?}"),
+            };
         }
         let mut left = self.rows_before_fault;
         self.inner.stream_rows(&mut |row| {
@@ -279,6 +301,9 @@ struct Script {
     later: Vec<String>,
     open_reads_before: u32,
     window_pause: Duration,
+    log_switch: bool,
+    /// Counts the sources the run opens: one per attempt.
+    opens: Arc<AtomicU32>,
 }
 
 fn run_source(
@@ -295,12 +320,15 @@ fn run_source(
         later,
         open_reads_before,
         window_pause,
+        log_switch,
+        opens,
     } = script;
     let scenario_path = dir.join("scenario.jsonl");
     let faults = Arc::new(AtomicU32::new(faults));
     let registry = settings.registry.clone();
     let stop = Arc::clone(&settings.stop);
     let open = || -> Result<FlakySource, CaptureError> {
+        opens.fetch_add(1, Ordering::SeqCst);
         Ok(FlakySource {
             inner: Simulator::from_scenario_file(&scenario_path)
                 .map_err(|e| ConfigError::new("database.simulator.scenario", e.to_string()))?,
@@ -312,6 +340,7 @@ fn run_source(
             scn_reads_since_open: None,
             open_reads_before,
             window_pause,
+            log_switch,
         })
     };
     (run_with(config, open, settings), registry)
@@ -594,4 +623,119 @@ fn a_transaction_committing_during_a_window_is_not_released_as_an_orphan() {
         .collect();
     assert_eq!(ids.len(), 301, "the fillers and t: {ids:?}");
     assert_eq!(ids.last(), Some(&1), "t, committed last, emitted whole");
+}
+
+/// An online log overwritten while a window reads it (ORA-00310, provoked in the simulator by
+/// log switches that reuse the log's group) is mined again in the same run, from the archived
+/// copy, from the SCN of the last row given: the source is opened once (no restart from the
+/// bookmark, which dropped the buffer's open transactions and mined them again), and the output
+/// is exactly an uninterrupted run's, whatever row the fetch broke after, a row in the middle of
+/// an SCN's rows included. Before, the error went to the run, which started again.
+#[test]
+fn an_online_log_overwritten_mid_window_is_mined_again_in_place() {
+    let scenario = scenario(12);
+    let clean = tempfile::tempdir().unwrap();
+    let (outcome, _) = run(
+        clean.path(),
+        &scenario,
+        NO_SNAPSHOT,
+        0,
+        0,
+        quick(Duration::from_secs(5)),
+    );
+    assert!(outcome.is_ok(), "{outcome:?}");
+    let expected = events(clean.path());
+    assert_eq!(expected.len(), 24);
+    for rows_before_fault in [0, 1, 2, 3, 4, 5, 8, 13, 30] {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = RunSettings {
+            database_retry: quick(Duration::from_secs(5)),
+            ..RunSettings::new(true)
+        };
+        let registry = settings.registry.clone();
+        let config = write_config(dir.path(), &scenario, NO_SNAPSHOT, "");
+        let opens = Arc::new(AtomicU32::new(0));
+        let (outcome, _) = run_source(
+            dir.path(),
+            config,
+            settings,
+            Script {
+                faults: 1,
+                rows_before_fault,
+                log_switch: true,
+                opens: Arc::clone(&opens),
+                ..Script::default()
+            },
+        );
+        assert!(
+            outcome.is_ok(),
+            "after {rows_before_fault} rows: {outcome:?}"
+        );
+        assert_eq!(
+            opens.load(Ordering::SeqCst),
+            1,
+            "after {rows_before_fault} rows: mined again in place, not restarted"
+        );
+        assert_eq!(retries(&registry), 1, "after {rows_before_fault} rows");
+        assert_eq!(
+            events(dir.path()),
+            expected,
+            "after {rows_before_fault} rows"
+        );
+    }
+}
+
+/// The pieces of a SQL_REDO longer than 4000 bytes (CSF) share SCN, RS_ID and SSN: a fetch that
+/// breaks after the first of them, and mines the SCN again, must skip that piece only. Three
+/// long values make three pieces, two of them `CSF = 1`; before, the second was taken for the
+/// first and skipped too, and the joined statement lost its middle. A second overwrite while
+/// the SCN is mined again must not count the rows met twice either.
+#[test]
+fn a_log_overwritten_between_continued_pieces_joins_each_piece_once() {
+    let long = |c: char| c.to_string().repeat(3_000);
+    let scenario = format!(
+        "{{\"table\":\"APP.ORDERS\",\"columns\":[{{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}},\
+         {{\"name\":\"A\",\"type\":\"VARCHAR2(4000)\"}},{{\"name\":\"B\",\"type\":\"VARCHAR2(4000)\"}},\
+         {{\"name\":\"C\",\"type\":\"VARCHAR2(4000)\"}}],\"logging\":\"all\"}}\n\
+         {{\"tx\":\"t\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1,\"A\":\"{}\",\"B\":\"{}\",\"C\":\"{}\"}}}}\n\
+         {{\"tx\":\"t\",\"commit\":true}}\n",
+        long('a'),
+        long('b'),
+        long('c')
+    );
+    let capture = |dir: &Path, faults: u32, rows_before_fault: u64| {
+        let config = write_config(dir, &scenario, NO_SNAPSHOT, "");
+        run_source(
+            dir,
+            config,
+            RunSettings {
+                database_retry: quick(Duration::from_secs(5)),
+                ..RunSettings::new(true)
+            },
+            Script {
+                faults,
+                rows_before_fault,
+                log_switch: true,
+                ..Script::default()
+            },
+        )
+        .0
+    };
+    let clean = tempfile::tempdir().unwrap();
+    capture(clean.path(), 0, 0).unwrap();
+    let expected = events(clean.path());
+    assert_eq!(expected.len(), 1);
+    // START, then the INSERT's three pieces: break after the first and after the second, once
+    // or twice in the window.
+    for faults in [1, 2] {
+        for rows_before_fault in [2, 3] {
+            let dir = tempfile::tempdir().unwrap();
+            capture(dir.path(), faults, rows_before_fault).unwrap();
+            assert_eq!(
+                events(dir.path()),
+                expected,
+                "{faults} overwrite(s), each after {rows_before_fault} rows"
+            );
+        }
+    }
 }

@@ -540,6 +540,18 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         row: LogMinerRow,
         emit: &mut dyn FnMut(ChangeEvent),
     ) -> Result<(), AssembleError> {
+        // DDL Oracle runs on its own behalf (`INTERNAL DDL ...`, such as the rename of a table
+        // dropped into the recycle bin) is no statement anyone issued: neither an event nor a
+        // reason to read the table's structure again. The real client's query already leaves
+        // these rows out (`sql::NOT_INTERNAL_DDL`, as Debezium does, DBZ-2916); this keeps any
+        // source that does not filter (a simulator, a changed query) from emitting them.
+        if row
+            .info
+            .as_deref()
+            .is_some_and(|info| info.starts_with("INTERNAL DDL"))
+        {
+            return Ok(());
+        }
         self.release(emit)?;
         let sql = row.sql_redo.clone().unwrap_or_default();
         let issued = sql.strip_suffix(';').unwrap_or(&sql).to_owned();

@@ -383,6 +383,29 @@ fn ddl_and_truncate_are_events_and_ddl_reloads_the_table() {
     assert_eq!(lookup.refreshed, ["APP.DOCS"]);
 }
 
+/// DDL Oracle runs itself (INFO `INTERNAL DDL`, here the recycle-bin rename a DROP TABLE
+/// without PURGE makes) is neither an event nor a reload; the user's DDL next to it still is.
+#[test]
+fn internal_ddl_is_neither_an_event_nor_a_reload() {
+    let mut internal = row(
+        OperationCode::Ddl,
+        DDL_ROW_ID,
+        "ALTER TABLE \"APP\".\"DOCS\" RENAME TO \"BIN$8zXQ7mVQRnKgU0iFqMAKfw==$0\" ;",
+    );
+    internal.info = Some(Arc::from("INTERNAL DDL (PlSql=0 RecDep=0)"));
+    let mut user = row(OperationCode::Ddl, DDL_ROW_ID, "drop table DOCS;");
+    user.info = Some(Arc::from("USER DDL (PlSql=0 RecDep=0)"));
+    let (stats, events, lookup) = assemble(vec![internal, user], OnUnsupported::Fail);
+    assert_eq!(stats.unwrap().events, 1);
+    assert_eq!(
+        events[0].op,
+        Operation::Ddl {
+            sql: "drop table DOCS".to_owned()
+        }
+    );
+    assert_eq!(lookup.refreshed, ["APP.DOCS"]);
+}
+
 #[test]
 fn other_tables_and_undo_rows_produce_nothing() {
     let mut other = row(

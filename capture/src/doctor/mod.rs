@@ -230,6 +230,14 @@ fn flush_table_fix(request: &DoctorRequest, tablespace: Option<String>) -> Strin
     )
 }
 
+/// Whether a failed connect is answered with a report ([`connection_failed`]) rather than
+/// ending doctor with the error: a database not reached or a PDB not open (transient), and a
+/// connection the capture could never mine on (a PDB service before 21c), which doctor names
+/// with its fix before the capture starts and stops on it.
+pub fn reported_at_connect(error: &SourceError) -> bool {
+    error.is_transient() || matches!(error, SourceError::MiningInPdbUnsupported { .. })
+}
+
 /// The report when the database cannot be reached or the connection cannot be set up (the PDB
 /// not open, say): the one failed check, with what fixes it.
 pub fn connection_failed(error: &SourceError) -> Report {
@@ -371,6 +379,10 @@ fn connection_fix(error: &SourceError) -> String {
                 "ALTER PLUGGABLE DATABASE {pdb} OPEN; ALTER PLUGGABLE DATABASE {pdb} SAVE STATE;"
             )
         }
+        SourceError::MiningInPdbUnsupported { container, .. } => format!(
+            "connect to the CDB root's service (CDB$ROOT, not the PDB's service) as a common \
+             user (C##...) and set spec.database.pdb: {container}; or upgrade to 21c"
+        ),
         SourceError::NoSuchPdb { .. } => {
             "name an existing PDB in spec.database.pdb (SELECT NAME FROM V$CONTAINERS;)".to_owned()
         }

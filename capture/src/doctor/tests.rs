@@ -266,3 +266,30 @@ fn the_flush_table_fix_names_the_default_tablespace() {
          ALTER USER C##CDC QUOTA 1M ON USERS;"
     );
 }
+
+/// A connection LogMiner can never run on (a PDB service before 21c) is answered with a report
+/// naming the fix, like an unreachable database, so doctor says it before the capture starts;
+/// other untyped errors still end doctor.
+#[test]
+fn a_pdb_service_before_21c_is_reported_with_its_fix() {
+    let refused = SourceError::MiningInPdbUnsupported {
+        version: "19.0.0.0.0".to_owned(),
+        container: "ORCLPDB1".to_owned(),
+    };
+    assert!(reported_at_connect(&refused));
+    let report = connection_failed(&refused);
+    assert_eq!(
+        failing(&report),
+        [(
+            "connection",
+            "connect to the CDB root's service (CDB$ROOT, not the PDB's service) as a common \
+             user (C##...) and set spec.database.pdb: ORCLPDB1; or upgrade to 21c"
+        )]
+    );
+    assert_eq!(report.stop().map(|stop| stop.code.code()), Some("CDC-1002"));
+    let other = SourceError::Malformed {
+        what: "V$DATABASE".to_owned(),
+        message: "no row".to_owned(),
+    };
+    assert!(!reported_at_connect(&other));
+}

@@ -18,6 +18,11 @@ use crate::source::{MiningWindow, OracleSource, SourceError};
 /// (doubling: 0.2 + 0.4 + 0.8 + 1.6 s in all, time for the archiver to finish a log).
 const LOG_RELIST_ATTEMPTS: u32 = 5;
 const LOG_RELIST_FIRST_PAUSE: Duration = Duration::from_millis(200);
+/// Times a window is mined again in place after an online log was overwritten under its fetch
+/// (ORA-00310), before the error goes to the run, which starts again from the bookmark. One
+/// switch is routine on a busy database; several in a row mean logs are too small for the
+/// window, and a restart (with its backoff) is then the better pace.
+const LOG_SWITCH_REMINES: u32 = 3;
 
 /// The `RedoMissing` for logs LogMiner still cannot use after the retries: the log it named, or
 /// the thread whose listed logs begin latest (the one least likely to reach the start).
@@ -151,15 +156,43 @@ impl<S: OracleSource> Engine<S> {
         let metrics = &self.pipeline.metrics;
         metrics.window_start_scn.set(to_gauge(start_scn));
         metrics.window_end_scn.set(to_gauge(end_scn));
-        self.start_mining_with_fresh_logs(start_scn, end_scn)?;
-        let pipeline = &mut self.pipeline;
-        let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
-        let ended = self.source.end_mining();
-        let fetched = streamed?;
-        ended?;
-        self.pipeline.metrics.rows_fetched.inc_by(fetched);
-        if let Some(failure) = self.pipeline.failure.take() {
-            return Err(failure);
+        let mut from_scn = start_scn;
+        let mut remines = 0;
+        loop {
+            self.start_mining_with_fresh_logs(from_scn, end_scn)?;
+            let pipeline = &mut self.pipeline;
+            let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
+            let ended = self.source.end_mining();
+            if let Some(failure) = self.pipeline.failure.take() {
+                return Err(failure);
+            }
+            match streamed {
+                Ok(fetched) => {
+                    ended?;
+                    self.pipeline.metrics.rows_fetched.inc_by(fetched);
+                    break;
+                }
+                // An online log of the window was overwritten while it was read (ORA-00310): its
+                // redo is in the archived copy now, which a fresh listing names. The window is
+                // mined again in this process from the SCN of the last row given, so no row
+                // reaches the buffer twice, and the buffer's open transactions, which a restart
+                // from the bookmark would mine again from their start, are kept.
+                Err(SourceError::LogSwitched { message }) if remines < LOG_SWITCH_REMINES => {
+                    ended?;
+                    remines += 1;
+                    from_scn = self.pipeline.resume_after_failed_fetch(from_scn);
+                    tracing::warn!(
+                        attempt = remines,
+                        from_scn,
+                        end_scn,
+                        %message,
+                        "an online log was overwritten while it was mined; mining the rest of \
+                         the window again from the archived copy"
+                    );
+                    self.pipeline.metrics.retried("log_switched");
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
         // Schema history hook: the DDL's structures and schema change events join its page.
         if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {

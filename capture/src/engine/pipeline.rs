@@ -1,7 +1,7 @@
 //! The pipeline a window's rows stream through while the source is busy: CSF join → buffer →
 //! at COMMIT assemble → filter → encode → page → sink, and the page commits with its bookmark.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,9 +57,9 @@ pub(super) struct Pipeline {
     /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
     /// that SCN.
     pub(super) latest_scn: u64,
-    pub(super) latest_rows: HashSet<RowIdentity>,
-    /// After a restart at an SCN: the rows of that SCN already given.
-    pub(super) replayed: Option<(u64, HashSet<RowIdentity>)>,
+    pub(super) latest_rows: RowCounts,
+    /// After a restart at an SCN: the rows of that SCN already given, not met again yet.
+    pub(super) replayed: Option<(u64, RowCounts)>,
     /// A DDL transaction committed at this SCN; the window ends here.
     pub(super) ddl_commit_scn: Option<u64>,
     /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
@@ -76,6 +76,12 @@ pub(super) struct Pipeline {
     pub(super) failure: Option<CaptureError>,
     pub(super) stop: Arc<AtomicBool>,
 }
+
+/// How many rows of each identity were given at one SCN. Counted, not merely noted: the pieces
+/// of a SQL_REDO continued over several rows (CSF) share SCN, RS_ID and SSN, so a fetch that
+/// ended after the first of two `CSF = 1` pieces must skip one piece when the SCN is mined again
+/// and give the other, which a set would have skipped too.
+pub(super) type RowCounts = HashMap<RowIdentity, u32>;
 
 /// What identifies a row within its SCN.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -124,8 +130,14 @@ impl Pipeline {
             self.latest_rows.clear();
         }
         let identity = RowIdentity::of(&row);
-        let already_given = match &self.replayed {
-            Some((scn, seen)) if row.scn == *scn => seen.contains(&identity),
+        let already_given = match &mut self.replayed {
+            Some((scn, seen)) if row.scn == *scn => match seen.get_mut(&identity) {
+                Some(left) if *left > 0 => {
+                    *left -= 1;
+                    true
+                }
+                _ => false,
+            },
             Some((scn, _)) if row.scn > *scn => {
                 self.replayed = None;
                 false
@@ -134,7 +146,7 @@ impl Pipeline {
         };
         // A replayed row still joins the rows given at this SCN: a second cut at the same SCN
         // must recognise it again.
-        self.latest_rows.insert(identity);
+        *self.latest_rows.entry(identity).or_insert(0) += 1;
         if already_given {
             return Ok(ControlFlow::Continue(()));
         }
@@ -167,6 +179,34 @@ impl Pipeline {
             return Ok(ControlFlow::Break(()));
         }
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// Where a window whose fetch failed part-way (an online log overwritten under it,
+    /// ORA-00310) is mined again, given that mining it began at `from_scn`. Rows come in SCN
+    /// order, so every row below the SCN of the last row given is in the buffer already: mining
+    /// resumes at that SCN, and the rows of it already given are recognised and not given
+    /// twice, as after a window cut at a DDL. With no row given since `from_scn`, the window is
+    /// mined again from there, keeping what an earlier cut left to recognise.
+    ///
+    /// The rows given at that SCN are the ones this fetch met there plus, when this fetch was
+    /// itself a second try at the SCN, those of the earlier fetch it had not met again yet. The
+    /// count starts afresh for the next fetch, which meets every row of the SCN again: carried
+    /// over, a row met in both fetches would count twice, and a later piece of the same
+    /// identity be skipped as if given.
+    pub(super) fn resume_after_failed_fetch(&mut self, from_scn: u64) -> u64 {
+        if self.latest_scn < from_scn || self.latest_rows.is_empty() {
+            return from_scn;
+        }
+        let mut given = std::mem::take(&mut self.latest_rows);
+        if let Some((scn, not_met)) = self.replayed.take()
+            && scn == self.latest_scn
+        {
+            for (identity, count) in not_met {
+                *given.entry(identity).or_insert(0) += count;
+            }
+        }
+        self.replayed = Some((self.latest_scn, given));
+        self.latest_scn
     }
 
     /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and

@@ -2,7 +2,7 @@
 //! anchored by `startPosition`), the captured tables and their structures, and the pipeline
 //! that mining feeds.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -138,7 +138,7 @@ impl<S: OracleSource> Engine<S> {
             page_records: 0,
             page_started: None,
             latest_scn: 0,
-            latest_rows: HashSet::new(),
+            latest_rows: HashMap::new(),
             replayed: None,
             ddl_commit_scn: None,
             stopped_at_scn: None,

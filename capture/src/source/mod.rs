@@ -264,6 +264,14 @@ pub enum SourceError {
         message: String,
         fix: String,
     },
+    /// The service connects to a PDB of a release that cannot run LogMiner there (ORA-65040:
+    /// before 21c, `DBMS_LOGMNR` works only in `CDB$ROOT`). Retrying meets the same refusal, so
+    /// this is a configuration stop naming the service to connect to instead.
+    #[error(
+        "Oracle {version} cannot run LogMiner inside PDB {container} (ORA-65040: before 21c \
+         LogMiner runs only in CDB$ROOT)"
+    )]
+    MiningInPdbUnsupported { version: String, container: String },
     /// The PDB named in the config exists but is not open (`MOUNTED`): retried, since opening
     /// it is routine work, and doctor names the statement.
     #[error("PDB {pdb} is not open (OPEN_MODE MOUNTED)")]
@@ -306,6 +314,7 @@ impl SourceError {
             | Self::SnapshotTooOld { .. }
             | Self::NoSuchTable { .. }
             | Self::NoSuchPdb { .. }
+            | Self::MiningInPdbUnsupported { .. }
             | Self::NotGranted { .. }
             | Self::Malformed { .. }
             | Self::ActionQueryRefused { .. }
@@ -359,6 +368,18 @@ impl SourceError {
                      upper case, as Oracle does, and a quoted one (\"MyPdb\") is kept as written"
                 ),
             )),
+            Self::MiningInPdbUnsupported { container, .. } => Some(
+                Stop::new(
+                    StopCode::InvalidConfiguration,
+                    format!(
+                        "spec.database: {self}. Connect to the service of the CDB root \
+                         (spec.database.serviceName or connectString naming the CDB's service, \
+                         not the PDB's) as a common user (C##...), and set spec.database.pdb: \
+                         {container}; or upgrade the database to 21c or later"
+                    ),
+                )
+                .with_detail("pdb", container.clone()),
+            ),
             Self::NotGranted { fix, .. } => Some(
                 Stop::new(
                     StopCode::PrerequisitesNotMet,

@@ -909,12 +909,16 @@ pub struct MiningSpec {
     #[serde(default)]
     pub on_unsupported: OnUnsupported,
 
-    /// Never write to the database: the flush-table commit before each window is skipped (for a
-    /// user without write rights, or a read-only standby). Nothing is lost: every window ends
-    /// below the newest redo the log writer has written (`V$THREAD.LAST_REDO_CHANGE#`). The cost
-    /// is lag: changes wait for the log writer's own writes (a commit on the instance, its
-    /// 3-second timeout, a log switch), and the newest SCN it wrote waits for the next write, so
-    /// on a quiet database the last transaction can wait until the database writes more redo.
+    /// Never write to the database: the flush-table commit before each window is skipped, and the
+    /// capture user needs no CREATE TABLE or tablespace quota (for a user without write rights
+    /// on the primary). It does not make a standby minable: the capture lists the primary's
+    /// online logs (`V$LOG`) and its archived logs, never a standby's standby redo logs
+    /// (`V$STANDBY_LOG`), so mining a physical or logical standby is not supported yet. Nothing
+    /// is lost: every window ends below the newest redo the log writer has written
+    /// (`V$THREAD.LAST_REDO_CHANGE#`). The cost is lag: changes wait for the log writer's own
+    /// writes (a commit on the instance, its 3-second timeout, a log switch), and the newest SCN
+    /// it wrote waits for the next write, so on a quiet database the last transaction can wait
+    /// until the database writes more redo.
     #[serde(default)]
     pub read_only: bool,
 }

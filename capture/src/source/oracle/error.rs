@@ -61,6 +61,13 @@ pub const ORA_NO_LOGMINER_SESSION: i32 = 1307;
 pub const ORA_NO_SUCH_TABLE: i32 = 942;
 /// ORA-01031: insufficient privileges (a container switch without SET CONTAINER).
 pub const ORA_INSUFFICIENT_PRIVILEGES: i32 = 1031;
+/// ORA-01950: no privileges on tablespace (the user has no quota there).
+pub const ORA_NO_TABLESPACE_QUOTA: i32 = 1950;
+/// ORA-01536: space quota exceeded for tablespace.
+pub const ORA_QUOTA_EXCEEDED: i32 = 1536;
+/// ORA-65040: operation not allowed from within a pluggable database (LogMiner in a PDB before
+/// 21c).
+pub const ORA_NOT_ALLOWED_IN_PDB: i32 = 65040;
 /// ORA-08181: not a valid SCN (outside SCN_TO_TIMESTAMP's mapping).
 pub const ORA_INVALID_SCN: i32 = 8181;
 /// ORA-01555: snapshot too old (flashback past the undo retention).

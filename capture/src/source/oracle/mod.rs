@@ -46,20 +46,21 @@ use oracle::pool::PoolBuilder;
 use self::error::{
     Failure, ORA_CANNOT_OPEN_ARCHIVED_LOG, ORA_CANNOT_OPEN_LOG, ORA_INSUFFICIENT_PRIVILEGES,
     ORA_INVALID_SCN, ORA_MISSING_LOGFILE, ORA_NO_LOGMINER_SESSION, ORA_NO_SUCH_TABLE,
-    ORA_SNAPSHOT_TOO_OLD, action_query_failure, classify,
+    ORA_NO_TABLESPACE_QUOTA, ORA_NOT_ALLOWED_IN_PDB, ORA_QUOTA_EXCEEDED, ORA_SNAPSHOT_TOO_OLD,
+    action_query_failure, classify,
 };
 use self::mapping::{CellReader, SharedNames};
 pub use self::session::{
     Bind, Cell, Fetch, OraclePool, ROOT_CONTAINER, SessionPool, SessionSetup, SqlSession,
 };
-use super::grant::grant_statements;
+use super::grant::{grant_statements, sql_name};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
     SessionPrivileges, SourceError,
 };
 use crate::config::validate;
-use crate::dictionary::{Column, LobKind, TableSchema};
+use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
 use crate::value::Row as ValueRow;
 
 /// Rows per array fetch of the contents query. Each row reserves about 4.5 KB of fetch buffer
@@ -145,13 +146,11 @@ pub fn mining_mode(
     if major >= 21 {
         return Ok(MiningMode::PerPdb);
     }
-    Err(SourceError::Database {
-        call: "choose mining mode",
-        code: Some("ORA-65040".to_owned()),
-        message: format!(
-            "Oracle {version} cannot run LogMiner inside PDB {session_container}; connect to \
-             CDB$ROOT with a common user (C##...) and name the PDB, or upgrade to 21c"
-        ),
+    // Refused here, at connect, rather than left to START_LOGMNR's ORA-65040: the same refusal
+    // would come back at every restart, and doctor reports it before the capture starts.
+    Err(SourceError::MiningInPdbUnsupported {
+        version: version.to_owned(),
+        container: session_container.to_owned(),
     })
 }
 
@@ -262,6 +261,10 @@ pub struct OracleClient<P: SessionPool = OraclePool> {
     pool: P,
     options: ConnectOptions,
     topology: Topology,
+    /// The release (`V$INSTANCE.VERSION`) and the container the service connects to, as read
+    /// at connect: what a LogMiner refusal inside a PDB (ORA-65040) is reported with.
+    version: String,
+    connected_to: String,
     /// The main session: in the root, held across windows; LogMiner runs on it.
     main: Option<P::Session>,
     window: Option<MiningWindow>,
@@ -364,6 +367,8 @@ impl<P: SessionPool> OracleClient<P> {
             pool,
             options,
             topology,
+            version,
+            connected_to: session_container,
             main: None,
             window: None,
             names: SharedNames::default(),
@@ -765,9 +770,10 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
         let fail = |call, failure: Failure| self.fail(call, &failure);
         let repair = match session.execute(&sql::flush_update(&table), &[]) {
             Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
-                session
-                    .execute(&sql::flush_create(&table), &[])
-                    .map_err(|failure| fail("create flush table", failure))?;
+                if let Err(failure) = session.execute(&sql::flush_create(&table), &[]) {
+                    let call = "create flush table";
+                    return Err(self.flush_table_refused(call, &mut session, &table, failure));
+                }
                 vec![sql::flush_insert(&table)]
             }
             Err(failure) => return Err(fail("flush redo", failure)),
@@ -785,9 +791,12 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
             }
         };
         for statement in &repair {
-            session
-                .execute(statement, &[])
-                .map_err(|failure| fail("repair flush table", failure))?;
+            // With deferred segment creation (the default), CREATE TABLE takes no space: a
+            // missing quota shows at this first INSERT.
+            if let Err(failure) = session.execute(statement, &[]) {
+                let call = "repair flush table";
+                return Err(self.flush_table_refused(call, &mut session, &table, failure));
+            }
         }
         session
             .commit()
@@ -847,6 +856,12 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
             (Some(ORA_MISSING_LOGFILE), None) => SourceError::LogsChanged {
                 log: None,
                 message: failure.message,
+            },
+            // LogMiner refused to run in this container: the configuration stop, not a restart
+            // that meets the same refusal (connect normally refuses it first, from the release).
+            (Some(ORA_NOT_ALLOWED_IN_PDB), _) => SourceError::MiningInPdbUnsupported {
+                version: self.version.clone(),
+                container: self.connected_to.clone(),
             },
             (_, Some(_)) => self.fail("register log", &failure),
             (_, None) => self.fail("start LogMiner", &failure),
@@ -932,6 +947,73 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
 }
 
 impl<P: SessionPool> OracleClient<P> {
+    /// A failed CREATE or first INSERT of the flush table. A missing privilege (ORA-01031) or
+    /// tablespace quota (ORA-01950 none, ORA-01536 used up) is the prerequisite stop naming the
+    /// statement that fixes it: the capture would meet the same refusal at every restart. The
+    /// quota is named on the owner's default tablespace, read on the same session (in the PDB,
+    /// where the table is created); the rest is classified as usual.
+    fn flush_table_refused(
+        &self,
+        call: &'static str,
+        session: &mut P::Session,
+        table: &str,
+        failure: Failure,
+    ) -> SourceError {
+        // An `OWNER.NAME` flush table of another schema is created with CREATE ANY TABLE and
+        // takes its owner's quota.
+        let owner = table.split_once('.').map(|(owner, _)| owner);
+        let user = validate::dictionary_name(&self.options.username)
+            .unwrap_or_else(|| self.options.username.clone());
+        let other_owner = owner.filter(|owner| *owner != user);
+        let (what, fix) = match failure.ora {
+            Some(ORA_INSUFFICIENT_PRIVILEGES) => {
+                let privilege = match other_owner {
+                    Some(_) => "CREATE ANY TABLE",
+                    None => "CREATE TABLE",
+                };
+                (
+                    format!("creating the flush table {table}"),
+                    grant_fix(&[privilege], &self.options),
+                )
+            }
+            Some(code @ (ORA_NO_TABLESPACE_QUOTA | ORA_QUOTA_EXCEEDED)) => {
+                let quota_user = other_owner.unwrap_or(&user);
+                let tablespace = match other_owner {
+                    // USER_USERS names the capture user's tablespace, not the owner's.
+                    Some(_) => None,
+                    None => query_text(session, sql::DEFAULT_TABLESPACE, &[])
+                        .ok()
+                        .and_then(|rows| rows.into_iter().next())
+                        .and_then(|row| row.into_iter().next().flatten()),
+                };
+                let tablespace = tablespace
+                    .map_or_else(|| "<its default tablespace>".to_owned(), |t| sql_name(&t));
+                // None at all: a small one is plenty for one row; used up: more than before.
+                let quota = if code == ORA_NO_TABLESPACE_QUOTA {
+                    "1M"
+                } else {
+                    "UNLIMITED"
+                };
+                let in_pdb = (self.options.pdb.as_deref())
+                    .map(|pdb| format!("ALTER SESSION SET CONTAINER = {}; ", sql_name(pdb)))
+                    .unwrap_or_default();
+                (
+                    format!("writing the flush table {table}"),
+                    format!(
+                        "{in_pdb}ALTER USER {} QUOTA {quota} ON {tablespace};",
+                        sql_name(quota_user)
+                    ),
+                )
+            }
+            _ => return self.fail(call, &failure),
+        };
+        SourceError::NotGranted {
+            what,
+            message: failure.message,
+            fix,
+        }
+    }
+
     /// The order `table` is read in: by primary key when it is index-organised.
     fn row_order(&mut self, table: &TableSchema) -> Result<sql::RowOrder, SourceError> {
         let name = table.qualified_name();
@@ -1011,13 +1093,17 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
             (_, None) => {}
         }
         binds.push(Bind::Number(limit));
-        // A heap read selects the ROWID first; BLOB columns come as bytes.
+        // A heap read selects the ROWID first; BLOB and LONG RAW columns come as bytes (the
+        // select names them bare, [`sql::flashback_expression`]).
         let first_value = usize::from(order == sql::RowOrder::RowId);
         let byte_columns: Vec<usize> = table
             .columns()
             .iter()
             .enumerate()
-            .filter(|(_, column)| column.data_type.lob_kind() == Some(LobKind::Blob))
+            .filter(|(_, column)| {
+                column.data_type.lob_kind() == Some(LobKind::Blob)
+                    || matches!(column.data_type, OracleType::LongRaw)
+            })
             .map(|(index, _)| index + first_value)
             .collect();
         let fetch = Fetch {

@@ -215,11 +215,21 @@ pub const CONTENTS_COLUMNS: [&str; 23] = [
 /// Operation codes every window needs whatever the table: START, COMMIT, MISSING_SCN, ROLLBACK.
 const CONTROL_OPERATION_CODES: &str = "6, 7, 34, 36";
 
+/// Leaves out DDL that Oracle runs on its own behalf (`INFO` starting `INTERNAL DDL`), such as
+/// the rename of a table dropped into the recycle bin: it names a captured table but is not a
+/// statement anyone issued, and would otherwise become a schema change and a dictionary reload.
+/// Debezium leaves these rows out of its query for the same reason (DBZ-2916, in
+/// `BufferedLogMinerQueryBuilder`'s DDL predicate). Written so a NULL `INFO`, the usual value on
+/// DML rows, keeps the row: `INFO NOT LIKE ...` alone would be unknown there and drop it.
+pub const NOT_INTERNAL_DDL: &str =
+    "(OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%')";
+
 /// The contents query for a window and its bind values, in order.
 ///
 /// The filter keeps transaction control rows and every row of a captured table, so LogMiner
 /// does not ship the rest (internal DML on `SYS.OBJ$`, other applications' tables) over the
-/// network. Tables are bound as `(SEG_OWNER, TABLE_NAME)` pairs. In classic mining from the CDB
+/// network. Tables are bound as `(SEG_OWNER, TABLE_NAME)` pairs; Oracle's internal DDL on them is
+/// left out too ([`NOT_INTERNAL_DDL`]). In classic mining from the CDB
 /// root, rows of other PDBs are left out by `SRC_CON_NAME`, as Debezium does; inside a PDB
 /// (21c+ per-PDB mining) LogMiner returns only that PDB's redo and no container filter is needed.
 /// No `ORDER BY`: the view already returns rows in SCN order, and sorting would make Oracle
@@ -246,6 +256,8 @@ pub fn contents_query(
         binds.push(table.clone());
     }
     sql.push(')');
+    sql.push_str(" AND ");
+    sql.push_str(NOT_INTERNAL_DDL);
     if let Some(container) = container {
         let _ = write!(sql, " AND SRC_CON_NAME = :{}", binds.len() + 3);
         binds.push(container.to_owned());
@@ -326,7 +338,12 @@ pub fn flashback_expression(column: &str, data_type: &OracleType) -> String {
         T::IntervalYearToMonth { .. } | T::IntervalDayToSecond { .. } => {
             format!("TO_CHAR({column})")
         }
-        T::Raw { .. } | T::LongRaw => format!("RAWTOHEX({column})"),
+        T::Raw { .. } => format!("RAWTOHEX({column})"),
+        // A LONG or LONG RAW column may stand in a select list only as itself: any function of
+        // it is ORA-00997 (illegal use of LONG datatype), RAWTOHEX included. LONG RAW is fetched
+        // as bytes, as BLOB is, and LONG as text (the fallback below). Neither can be a key,
+        // so the read's WHERE and ORDER BY never name one.
+        T::LongRaw => column.to_owned(),
         T::RowId | T::URowId { .. } => format!("ROWIDTOCHAR({column})"),
         T::XmlType => format!("XMLSERIALIZE(CONTENT {column} AS CLOB)"),
         // Character data and LOBs are fetched as they are (BLOBs as bytes).
@@ -537,12 +554,16 @@ mod tests {
         assert!(sql.contains(
             "WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (6, 7, 34, 36) \
              OR (SEG_OWNER = :3 AND TABLE_NAME = :4) OR (SEG_OWNER = :5 AND TABLE_NAME = :6)) \
+             AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%') \
              AND SRC_CON_NAME = :7"
         ));
         assert_eq!(binds, ["APP", "ORDERS", "APP", "LINES", "PDB1"]);
         assert!(!sql.contains("SQL_UNDO") && !sql.contains("ORDER BY"));
         let (sql, binds) = contents_query(&tables[..1], None);
-        assert!(sql.ends_with("OR (SEG_OWNER = :3 AND TABLE_NAME = :4))"));
+        assert!(sql.ends_with(
+            "OR (SEG_OWNER = :3 AND TABLE_NAME = :4)) \
+             AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%')"
+        ));
         assert_eq!(binds.len(), 2);
     }
 

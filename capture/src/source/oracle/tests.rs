@@ -279,6 +279,104 @@ mod over_the_model {
         }
     }
 
+    /// A flush table the capture user may not create (no CREATE TABLE) or fill (no quota on
+    /// its default tablespace: CREATE works with deferred segment creation, the INSERT fails)
+    /// is the CDC-1002 prerequisites stop naming the statement that fixes it, in the PDB for a
+    /// common user; before, both were untyped errors and the capture restarted forever.
+    #[test]
+    fn a_flush_table_that_cannot_be_created_or_filled_names_the_grant_or_quota() {
+        let missing_table = || {
+            let mut container = pdb();
+            container.flush_rows = None;
+            FakeDatabase::cdb(container)
+        };
+        let mut no_privilege = missing_table();
+        no_privilege.privileges.remove("CREATE TABLE");
+        let mut no_quota = missing_table();
+        no_quota.tablespace_quota = false;
+        for (database, fix) in [
+            (no_privilege, "GRANT CREATE TABLE TO C##CDC CONTAINER=ALL;"),
+            (
+                no_quota,
+                "ALTER SESSION SET CONTAINER = ORCLPDB1; ALTER USER C##CDC QUOTA 1M ON USERS;",
+            ),
+        ] {
+            let oracle = FakeOracle::new(database);
+            let mut client = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap();
+            let error = client.flush_redo().unwrap_err();
+            assert!(!error.is_transient(), "{error}");
+            let stop = error.stop().expect("a typed stop, not a restart");
+            assert_eq!(stop.code.code(), "CDC-1002", "{}", stop.message);
+            assert_eq!(stop.details["fix"], fix, "{}", stop.message);
+            assert!(
+                stop.message.contains("LOG_MINING_FLUSH"),
+                "{}",
+                stop.message
+            );
+        }
+    }
+
+    /// A LONG RAW column is snapshotted: selected bare and fetched as bytes, since RAWTOHEX of a
+    /// LONG RAW is ORA-00997 (illegal use of LONG datatype), which stopped the snapshot of such a
+    /// table before. A LONG column is selected bare too and read as text.
+    #[test]
+    fn long_raw_and_long_columns_are_snapshotted() {
+        let number = |name| FakeColumn {
+            name,
+            data_type: "NUMBER",
+            precision: Some(10),
+            scale: Some(0),
+        };
+        let long = |name, data_type| FakeColumn {
+            name,
+            data_type,
+            precision: None,
+            scale: None,
+        };
+        // A table holds at most one LONG or LONG RAW column: one table for each.
+        let scans = FakeTable {
+            owner: "APP",
+            name: "SCANS",
+            columns: vec![number("ID"), long("IMAGE", "LONG RAW")],
+            key: vec!["ID"],
+            rows: vec![
+                vec![Some("1".to_owned()), Some("CAFE01".to_owned())],
+                vec![Some("2".to_owned()), None],
+            ],
+            index_organized: false,
+        };
+        let notes = FakeTable {
+            owner: "APP",
+            name: "NOTES",
+            columns: vec![number("ID"), long("BODY", "LONG")],
+            key: vec!["ID"],
+            rows: vec![vec![Some("1".to_owned()), Some("a long text".to_owned())]],
+            index_organized: false,
+        };
+        let mut container = pdb();
+        container.tables.extend([scans, notes]);
+        let oracle = FakeOracle::new(FakeDatabase::cdb(container));
+        let mut client = OracleClient::over(oracle, options(Some("ORCLPDB1"))).unwrap();
+        let scans = client.table("APP", "SCANS").unwrap().schema;
+        let rows = client
+            .flashback_batch(&scans, 4_000, None, None, 10)
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].values.get(1),
+            Some(&Value::Bytes(vec![0xCA, 0xFE, 0x01]))
+        );
+        assert_eq!(rows[1].values.get(1), Some(&Value::Null));
+        let notes = client.table("APP", "NOTES").unwrap().schema;
+        let rows = client
+            .flashback_batch(&notes, 4_000, None, None, 10)
+            .unwrap();
+        assert_eq!(
+            rows[0].values.get(1),
+            Some(&Value::Text("a long text".to_owned()))
+        );
+    }
+
     /// A client whose locale writes decimals with a comma still reads `12.5`: every session,
     /// not only the mining one, gets the fixed NLS settings.
     #[test]
@@ -328,6 +426,59 @@ mod over_the_model {
         assert_eq!(client.topology().mode, MiningMode::PerPdb);
         client.table("APP", "ORDERS").unwrap();
         mine(&mut client);
+    }
+
+    /// A 19c service that connects to a PDB can never mine (ORA-65040): a configuration stop
+    /// naming the CDB root's service and spec.database.pdb, found at connect from the release
+    /// (LogMiner is not even tried), and doctor's report names the same fix before the capture
+    /// starts. Before, it was an untyped error: the process failed and restarted forever.
+    #[test]
+    fn a_pdb_service_before_21c_is_a_configuration_stop_naming_the_root_service() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.connect_container = "ORCLPDB1".to_owned();
+        let oracle = FakeOracle::new(database);
+        let error = OracleClient::over(oracle.clone(), options(None)).unwrap_err();
+        let stop = error.stop().expect("a typed stop, not a restart");
+        assert_eq!(stop.code.code(), "CDC-1001");
+        assert!(
+            stop.message.contains("CDB$ROOT")
+                && stop.message.contains("spec.database.pdb: ORCLPDB1")
+                && stop.message.contains("19.0.0.0.0"),
+            "{}",
+            stop.message
+        );
+        assert!(
+            !(oracle.state().issued.iter()).any(|issued| issued.sql.contains("DBMS_LOGMNR")),
+            "refused from the release, before any LogMiner call"
+        );
+        let report = crate::doctor::connection_failed(&error);
+        assert!(!report.passed());
+        let fix = report.checks[0].fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains("CDB$ROOT") && fix.contains("spec.database.pdb: ORCLPDB1"),
+            "{fix}"
+        );
+    }
+
+    /// Should START_LOGMNR itself refuse the container (ORA-65040: a release the connect-time
+    /// check let through), the refusal is the same configuration stop, not a restart.
+    #[test]
+    fn logminer_refused_inside_a_pdb_at_start_is_the_same_stop() {
+        let mut database = FakeDatabase::cdb(pdb());
+        database.version = "21.0.0.0.0";
+        database.connect_container = "ORCLPDB1".to_owned();
+        let oracle = FakeOracle::new(database);
+        let mut client = OracleClient::over(oracle.clone(), options(None)).unwrap();
+        oracle.state().version = "19.0.0.0.0";
+        let error = client.start_mining(&window()).unwrap_err();
+        assert!(!error.is_transient(), "{error}");
+        let stop = error.stop().expect("a typed stop, not a restart");
+        assert_eq!(stop.code.code(), "CDC-1001");
+        assert!(
+            stop.message.contains("spec.database.pdb: ORCLPDB1"),
+            "{}",
+            stop.message
+        );
     }
 
     /// What LogMiner says when the listed logs changed under it becomes a retry with a fresh

@@ -11,7 +11,9 @@
 //!   which Oracle would only do by the session's NLS settings);
 //! - a heap row's ROWID is physical (`AAAR...`), an index-organised row's is logical (`*...`), and
 //!   `CHARTOROWID` of a logical ROWID is ORA-01410;
-//! - rows come in the ORDER BY's order and no more than the FETCH FIRST bound.
+//! - rows come in the ORDER BY's order and no more than the FETCH FIRST bound;
+//! - a LONG or LONG RAW column inside a function (`RAWTOHEX("C")`) is ORA-00997, and a LONG RAW
+//!   value fetched as text is its hex digits, as the driver renders RAW data.
 
 use std::cmp::Ordering;
 
@@ -59,6 +61,12 @@ pub(super) fn read(
     decimal_comma: bool,
 ) -> Result<Vec<Vec<Cell>>, Failure> {
     let not_modelled = || failure(900, &format!("invalid SQL statement (not modelled): {sql}"));
+    let long_in_function = (table.columns.iter())
+        .filter(|column| matches!(column.data_type, "LONG" | "LONG RAW"))
+        .any(|column| sql.contains(&format!("(\"{}\"", column.name)));
+    if long_in_function {
+        return Err(failure(997, "illegal use of LONG datatype"));
+    }
     let order_at = sql.find(" ORDER BY ").ok_or_else(not_modelled)?;
     let fetch_at = sql.find(" FETCH FIRST :").ok_or_else(not_modelled)?;
     let condition = sql[..order_at]

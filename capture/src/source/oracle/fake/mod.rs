@@ -108,6 +108,9 @@ pub struct FakeDatabase {
     pub ungranted: BTreeSet<&'static str>,
     /// Log files ADD_LOGFILE cannot open (ORA-01284): deleted or moved since the listing.
     pub unreadable_logs: BTreeSet<String>,
+    /// The capture user has a quota on its default tablespace `USERS`. Without one, CREATE
+    /// TABLE still works (deferred segment creation) and the first INSERT is ORA-01950.
+    pub tablespace_quota: bool,
     /// Committed updates that wrote redo (changed at least one row), per container.
     pub redo_writing_flushes: Vec<(String, u64)>,
     pub issued: Vec<Issued>,
@@ -156,6 +159,7 @@ impl FakeDatabase {
             missing_logfile_starts: 0,
             ungranted: BTreeSet::new(),
             unreadable_logs: BTreeSet::new(),
+            tablespace_quota: true,
             redo_writing_flushes: Vec::new(),
             issued: Vec::new(),
             idle: Vec::new(),
@@ -294,6 +298,22 @@ fn flashback_table<'a>(container: &'a FakeContainer, sql: &str) -> Result<&'a Fa
     let owner = names.next().ok_or_else(missing)?;
     let name = names.nth(1).ok_or_else(missing)?;
     container.table(owner, name).ok_or_else(missing)
+}
+
+/// The bytes of a hex text, as the model stores RAW, LONG RAW and BLOB values.
+fn decode_hex(hex: &str) -> Result<Vec<u8>, Failure> {
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let bytes = hex.as_bytes();
+    if !bytes.len().is_multiple_of(2) {
+        return Err(failure(1465, "invalid hex number"));
+    }
+    bytes
+        .chunks(2)
+        .map(|pair| match (digit(pair[0]), digit(pair[1])) {
+            (Some(high), Some(low)) => Ok(high << 4 | low),
+            _ => Err(failure(1465, "invalid hex number")),
+        })
+        .collect()
 }
 
 fn text(value: impl ToString) -> Cell {
@@ -557,6 +577,8 @@ impl FakeSession {
         }
         let flush = sql::flush_table_name("LOG_MINING_FLUSH").unwrap_or_default();
         let name = self.state.container.clone();
+        let may_create = database.privileges.contains("CREATE TABLE");
+        let quota = database.tablespace_quota;
         let container = database
             .container_mut(&name)
             .ok_or_else(|| failure(65011, "pluggable database does not exist"))?;
@@ -570,6 +592,9 @@ impl FakeSession {
             return Ok(rows);
         }
         if statement == sql::flush_create(&flush) {
+            if !may_create {
+                return Err(failure(1031, "insufficient privileges"));
+            }
             if container.flush_rows.is_some() {
                 return Err(failure(955, "name is already used by an existing object"));
             }
@@ -583,6 +608,9 @@ impl FakeSession {
         };
         if statement == sql::flush_insert(&flush) {
             let rows = exists(container)?;
+            if !quota {
+                return Err(failure(1950, "no privileges on tablespace 'USERS'"));
+            }
             container.flush_rows = Some(rows + 1);
             return Ok(1);
         }
@@ -625,10 +653,18 @@ impl SqlSession for FakeSession {
         &mut self,
         sql: &str,
         binds: &[Bind<'_>],
-        _fetch: Fetch<'_>,
+        fetch: Fetch<'_>,
         visit: &mut dyn FnMut(Vec<Cell>) -> ControlFlow<()>,
     ) -> Result<(), Failure> {
-        for row in self.rows(sql, binds)? {
+        for mut row in self.rows(sql, binds)? {
+            // Columns asked for as bytes come as bytes: the model keeps binary values as hex.
+            for &index in fetch.byte_columns {
+                if let Some(cell) = row.get_mut(index)
+                    && let Cell::Text(hex) = cell
+                {
+                    *cell = Cell::Bytes(decode_hex(hex)?);
+                }
+            }
             if visit(row).is_break() {
                 break;
             }
