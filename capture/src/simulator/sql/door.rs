@@ -1,17 +1,15 @@
 //! [`SimulatorPool`]: the client's [`SessionPool`] over a simulator. Each statement is parsed and
 //! evaluated ([`super::statement`], [`super::engine`]) against the views of [`super::views`], in
-//! the container the session is in, with what a session carries in Oracle: its container and NLS
-//! settings (kept when a pooled session is handed out again under its tag), the logs registered
-//! with `DBMS_LOGMNR.ADD_LOGFILE`, its LogMiner session, and its uncommitted flush-table change.
+//! the container the session is in, with what a session carries in Oracle: its container (kept
+//! when a pooled session is handed out again under its tag), the logs registered with
+//! `DBMS_LOGMNR.ADD_LOGFILE`, its LogMiner session, and its uncommitted flush-table change.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jiff::civil;
-use sqlparser::ast::{
-    AssignmentTarget, FromTable, ObjectType, Statement as Sql, TableFactor, TableObject,
-};
+use sqlparser::ast::{AssignmentTarget, FromTable, Statement as Sql, TableFactor, TableObject};
 
 use super::datum::Datum;
 use super::engine::{Binds, Evaluator, object_name};
@@ -49,7 +47,6 @@ struct SessionState {
     id: u32,
     container: String,
     tag: String,
-    nls: BTreeMap<String, String>,
     /// Logs registered with ADD_LOGFILE, for the next START_LOGMNR.
     registered: Vec<RedoLog>,
     /// An uncommitted change of the flush table (its commit writes redo).
@@ -121,7 +118,6 @@ impl SessionPool for SimulatorPool {
                     id,
                     container: shared.connect_container.clone(),
                     tag: String::new(),
-                    nls: BTreeMap::new(),
                     registered: Vec::new(),
                     flush_pending: false,
                 };
@@ -465,15 +461,12 @@ impl SimulatorSession {
                         &format!("Pluggable database {value} does not exist."),
                     ));
                 }
-                // Switching container ends the session's LogMiner work there.
                 self.state.container = value;
-                self.state.nls.clear();
                 Ok(())
             }
-            p if p.starts_with("NLS_") || p == "TIME_ZONE" || p == "CURRENT_SCHEMA" => {
-                self.state.nls.insert(p.to_owned(), value);
-                Ok(())
-            }
+            // The values are not modelled: every statement's text fixes its own formats
+            // (`TO_CHAR` with a format model), so only the parameter's name is checked.
+            p if p.starts_with("NLS_") || p == "TIME_ZONE" || p == "CURRENT_SCHEMA" => Ok(()),
             _ => Err(OraError::new(2248, "invalid option for ALTER SESSION")),
         }
     }
@@ -745,10 +738,6 @@ impl SimulatorSession {
                 self.state.flush_pending |= rows > 0;
                 Ok(rows)
             }
-            Sql::Drop {
-                object_type: ObjectType::Table,
-                ..
-            } => Err(OraError::invalid_sql("DROP TABLE")),
             _ => Err(OraError::invalid_sql("this statement")),
         }
     }

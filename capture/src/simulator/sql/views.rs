@@ -714,8 +714,7 @@ impl Simulator {
             }
             _ => {
                 let mut rows = Vec::new();
-                for (owner, table, dropped) in tables.iter().filter(|(_, _, dropped)| !dropped) {
-                    let _ = dropped;
+                for (owner, table, _) in tables.iter().filter(|(_, _, dropped)| !dropped) {
                     let Some(schema) = self.schema(owner, table) else {
                         continue;
                     };
