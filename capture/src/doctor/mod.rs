@@ -14,8 +14,11 @@
 //! - the capture user's privileges and roles;
 //! - the views the capture reads: `V$LOG`/`V$ARCHIVED_LOG`, `GV$TRANSACTION`, `V$PDB_INCARNATION`
 //!   (when a PDB is named);
-//! - the flush table can be written (created when missing).
+//! - the flush table can be written (created when missing);
+//! - the first-contact probe ([`probe`]): every other read the capture makes, recent redo
+//!   included, answered and mapped by the capture's own code.
 
+mod probe;
 mod report;
 
 use std::collections::BTreeSet;
@@ -153,7 +156,10 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Err(error) => Check::fail(
             "redo logs visible",
             error_text(&error),
-            request.grants_for_calls(&["list redo logs", "read V$THREAD"]),
+            probe::fix_for(
+                &error,
+                request.grants_for_calls(&["list redo logs", "read V$THREAD"]),
+            ),
         ),
     });
     checks.push(match source.open_transactions() {
@@ -164,7 +170,10 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         Err(error) => Check::fail(
             "open transactions visible",
             error_text(&error),
-            request.grants_for_calls(&["read open transactions"]),
+            probe::fix_for(
+                &error,
+                request.grants_for_calls(&["read open transactions"]),
+            ),
         ),
     });
     if let Some(pdb) = &request.pdb {
@@ -200,6 +209,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             ),
         });
     }
+    checks.extend(probe::checks(source, request, &database));
     if request.read_only {
         checks.push(Check::pass(
             "flush table",

@@ -293,3 +293,91 @@ fn a_pdb_service_before_21c_is_reported_with_its_fix() {
     };
     assert!(!reported_at_connect(&other));
 }
+
+/// The probe through the real client: a healthy model passes it; an answer changed on purpose
+/// (a column another release names differently, an id in another format) is a failed check
+/// naming the statement and asking for a report, and the report is the CDC-1002 stop.
+#[test]
+fn the_first_contact_probe_reads_every_answer_with_the_capture_s_own_mapping() {
+    use crate::simulator::sql::{Datum, SimulatorPool};
+    use crate::source::oracle::{ConnectOptions, OracleClient};
+    let open = "{\"tx\":\"open\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n";
+    let client = |pool: SimulatorPool| {
+        let options = ConnectOptions {
+            username: "REDOLINE".to_owned(),
+            password: String::new(),
+            connect_string: "simulator".to_owned(),
+            max_connections: 4,
+            statement_timeout: None,
+            pdb: None,
+            flush_table: "LOG_MINING_FLUSH".to_owned(),
+        };
+        OracleClient::over(pool, options).unwrap()
+    };
+    let probe = |report: &Report| -> Vec<String> {
+        report
+            .checks
+            .iter()
+            .filter(|check| check.name.starts_with("first-contact probe"))
+            .map(|check| format!("{} {} | {}", check.ok, check.name, check.message))
+            .collect()
+    };
+
+    let healthy = run(
+        &mut client(SimulatorPool::new(simulator(open))),
+        &request(&["ORDERS"]),
+    );
+    assert!(healthy.passed(), "{healthy}");
+    assert_eq!(probe(&healthy).len(), 1);
+
+    // Another release's name for a V$THREAD column.
+    let renamed = SimulatorPool::new(simulator(open));
+    renamed.alter_view("V$THREAD", |view| {
+        for column in &mut view.columns {
+            if column == "LAST_REDO_CHANGE#" {
+                *column = "LAST_REDO_SCN".to_owned();
+            }
+        }
+    });
+    let report = run(&mut client(renamed), &request(&["ORDERS"]));
+    let found = probe(&report);
+    assert!(
+        found.iter().any(
+            |line| line.starts_with("false first-contact probe: redo threads")
+                && line.contains(sql::THREADS)
+                && line.contains("ORA-00904")
+        ),
+        "{found:?}"
+    );
+    assert_eq!(
+        report.stop().map(|stop| stop.code),
+        Some(redoline_crds::StopCode::PrerequisitesNotMet)
+    );
+
+    // The slot of an open transaction in hex, as RAWTOHEX would write it.
+    let hex = SimulatorPool::new(simulator(open));
+    hex.alter_view("GV$TRANSACTION", |view| {
+        let slot = view.columns.iter().position(|c| c == "XIDSLOT").unwrap();
+        for row in &mut view.rows {
+            row[slot] = Datum::text("0A00");
+        }
+    });
+    let report = run(&mut client(hex), &request(&["ORDERS"]));
+    let failed: Vec<String> = report
+        .failures()
+        .map(|check| {
+            format!(
+                "{} | {} | {}",
+                check.name,
+                check.message,
+                check.fix.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert!(
+        failed.iter().any(|line| line.contains("GV$TRANSACTION")
+            && line.contains("0A00")
+            && line.contains("report this check's message")),
+        "{failed:?}"
+    );
+}

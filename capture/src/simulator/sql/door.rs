@@ -40,6 +40,21 @@ struct Shared {
     mining_session: Option<u32>,
     /// Every statement run: `(session, container, text)`.
     issued: Vec<(u32, String, String)>,
+    /// Changes made to views on purpose ([`SimulatorPool::alter_view`]).
+    alterations: Vec<Alteration>,
+}
+
+/// A change a test makes to what a view answers: another release's column name, a value in
+/// another format.
+struct Alteration {
+    view: String,
+    change: Box<dyn Fn(&mut Relation) + Send>,
+}
+
+impl std::fmt::Debug for Alteration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Alteration of {}", self.view)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -74,6 +89,7 @@ impl SimulatorPool {
                 flush_tables: BTreeMap::new(),
                 mining_session: None,
                 issued: Vec::new(),
+                alterations: Vec::new(),
             })),
         }
     }
@@ -88,6 +104,15 @@ impl SimulatorPool {
     /// Runs `work` on the simulator (a test applying steps between windows).
     pub fn with_simulator<T>(&self, work: impl FnOnce(&mut Simulator) -> T) -> T {
         work(&mut self.lock().simulator)
+    }
+
+    /// From now on, `view` answers as `change` leaves it: for tests of what the client does
+    /// with an answer unlike the model's (a renamed column, a value in another format).
+    pub fn alter_view(&self, view: &str, change: impl Fn(&mut Relation) + Send + 'static) {
+        self.lock().alterations.push(Alteration {
+            view: view.to_owned(),
+            change: Box::new(change),
+        });
     }
 
     /// Every statement the sessions ran, in order.
@@ -317,6 +342,14 @@ impl Database for SessionDatabase<'_> {
             };
             match self.shared.simulator.view(name, &context) {
                 Err(error) if error.code == 942 && owner.is_none() => {}
+                Ok(mut relation) => {
+                    for alteration in &self.shared.alterations {
+                        if alteration.view == name {
+                            (alteration.change)(&mut relation);
+                        }
+                    }
+                    return Ok(relation);
+                }
                 other => return other,
             }
         }
