@@ -28,18 +28,24 @@ const REPORT_IT: &str = "This is a defect of redoline, not of your database: rep
      check's message (it names the statement and the answer, with table data masked) to the \
      redoline maintainers. Until it is fixed the capture cannot read this database.";
 
-/// The probe's checks: one per read, failed only where the read failed for a reason other than
-/// a missing grant or a passing outage (the prerequisite checks name those).
+/// The probe's checks: one passed check, or one failed check per read the capture could not
+/// make or map.
 pub fn checks<S: DatabaseCatalog + RedoMiner>(
     source: &mut S,
     request: &DoctorRequest,
     database: &DatabaseInfo,
 ) -> Vec<Check> {
     let mut findings = Vec::new();
+    // Only answers the capture could not read, and errors it has no name for, are findings:
+    // a missing grant, an outage and a typed stop (purged redo, a PDB that is not open) each
+    // have their own check or runbook entry.
     let mut read = |what: &str, statement: &str, result: Result<(), SourceError>| {
         if let Err(error) = result
             && !error.is_not_granted()
-            && !error.is_transient()
+            && matches!(
+                error,
+                SourceError::Malformed { .. } | SourceError::Database { .. }
+            )
         {
             findings.push(finding(what, statement, &error));
         }
