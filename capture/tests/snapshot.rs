@@ -33,6 +33,21 @@ fn capture(scenario: &str, snapshot: &str, extra: &str) -> Capture {
     capture
 }
 
+/// The same capture through the real Oracle client over the simulator's SQL door, so the
+/// snapshot's flashback queries are evaluated as written (`docs/simulator.md`, Two doors).
+fn through_sql(capture: Capture) -> Capture {
+    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+    std::fs::write(
+        capture.path("capture.yaml"),
+        config.replace(
+            "{scenario: scenario.jsonl}",
+            "{scenario: scenario.jsonl, through: sql}",
+        ),
+    )
+    .unwrap();
+    capture
+}
+
 fn append(capture: &Capture, lines: &str) {
     let mut file = std::fs::OpenOptions::new()
         .append(true)
@@ -208,9 +223,19 @@ fn workload(seed: u64) -> Workload {
 
 #[test]
 fn every_row_appears_once_as_a_read_or_as_a_later_change() {
-    for seed in [7, 1234, 99_991, 31_337] {
+    for (seed, door) in [
+        (7, "boundary"),
+        (1234, "sql"),
+        (99_991, "boundary"),
+        (31_337, "sql"),
+    ] {
         let workload = workload(seed);
         let capture = capture(&workload.before, "{mode: initial, fetchSize: 7}", "");
+        let capture = if door == "sql" {
+            through_sql(capture)
+        } else {
+            capture
+        };
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         let reads = capture.events();
@@ -534,6 +559,16 @@ fn select_overrides_limit_the_rows_read() {
         .collect();
     assert_eq!(orders, [8, 10]);
     assert_eq!(events.iter().filter(|e| e["table"] == "ITEMS").count(), 10);
+
+    // Through the real client, Oracle evaluates the condition, OR included.
+    let through_oracle = through_sql(capture_with_override("ID = 1 OR ID > 9"));
+    let (status, stderr) = through_oracle.run();
+    assert_eq!(status, 0, "{stderr}");
+    let orders: Vec<u64> = (through_oracle.events().iter())
+        .filter(|e| e["table"] == "ORDERS")
+        .map(|e| e["after"]["ID"].as_u64().unwrap())
+        .collect();
+    assert_eq!(orders, [1]);
 
     let refused = capture_with_override("ID = 1 OR ID = 2");
     let (status, stderr) = refused.run();

@@ -24,6 +24,8 @@ pub enum Datum {
     Date(civil::DateTime),
     /// `TIMESTAMP`: fractional seconds.
     Timestamp(civil::DateTime),
+    /// `ROWID`: compared by the address it encodes, not by its text.
+    RowId(String),
 }
 
 impl Datum {
@@ -64,6 +66,7 @@ impl Datum {
             Self::Raw(bytes) => Some(encode_hex(bytes).to_ascii_uppercase()),
             Self::Date(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S").to_string()),
             Self::Timestamp(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S%.9f").to_string()),
+            Self::RowId(text) => Some(text.clone()),
         }
     }
 
@@ -75,10 +78,9 @@ impl Datum {
             Self::Text(text) => Number::parse(text)
                 .map(Some)
                 .ok_or_else(|| OraError::new(1722, "invalid number")),
-            Self::Raw(_) | Self::Date(_) | Self::Timestamp(_) => Err(OraError::new(
-                932,
-                "inconsistent datatypes: expected NUMBER",
-            )),
+            Self::Raw(_) | Self::Date(_) | Self::Timestamp(_) | Self::RowId(_) => Err(
+                OraError::new(932, "inconsistent datatypes: expected NUMBER"),
+            ),
         }
     }
 
@@ -110,6 +112,10 @@ impl Datum {
             (D::Text(a), D::Text(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
             (D::Raw(a), D::Raw(b)) => Some(a.cmp(b)),
             (D::Date(a) | D::Timestamp(a), D::Date(b) | D::Timestamp(b)) => Some(a.cmp(b)),
+            // Character data compared with a ROWID is converted to one.
+            (D::RowId(a) | D::Text(a), D::RowId(b) | D::Text(b)) => {
+                Some(row_id_digits(a)?.cmp(&row_id_digits(b)?))
+            }
             _ => {
                 return Err(OraError::new(932, "inconsistent datatypes"));
             }
@@ -123,6 +129,25 @@ impl Datum {
             .flatten()
             .unwrap_or(Ordering::Equal)
     }
+}
+
+/// The base-64 digits of an extended ROWID, in Oracle's alphabet (`A`-`Z`, `a`-`z`, `0`-`9`,
+/// `+`, `/`: Database Concepts, "Rowid Format"), whose order is the order of the addresses;
+/// ORA-01410 for text that is not one.
+fn row_id_digits(text: &str) -> Result<Vec<u8>, OraError> {
+    if text.len() != 18 {
+        return Err(OraError::new(1410, "invalid ROWID"));
+    }
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' => Ok(b - b'A'),
+            b'a'..=b'z' => Ok(b - b'a' + 26),
+            b'0'..=b'9' => Ok(b - b'0' + 52),
+            b'+' => Ok(62),
+            b'/' => Ok(63),
+            _ => Err(OraError::new(1410, "invalid ROWID")),
+        })
+        .collect()
 }
 
 /// A `NUMBER` as exact decimal text: `-12.5`, `0`, `1000000`.
@@ -219,6 +244,19 @@ mod tests {
         assert!(n("0.05") < n("0.5"));
         assert_eq!(Number::parse("1e3"), None);
         assert_eq!(Number::parse("ab"), None);
+    }
+
+    #[test]
+    fn row_ids_compare_by_address_not_by_text() {
+        // `0` (52) comes after `z` (51) in Oracle's alphabet, before it in ASCII.
+        let low = Datum::RowId("AAAR3sAAEAAAACXAAz".to_owned());
+        let high = Datum::RowId("AAAR3sAAEAAAACXAA0".to_owned());
+        assert_eq!(low.compare(&high).unwrap(), Some(Ordering::Less));
+        assert_eq!(
+            Datum::text("AAAR3sAAEAAAACXAA0").compare(&low).unwrap(),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(low.compare(&Datum::text("x")).unwrap_err().code, 1410);
     }
 
     #[test]

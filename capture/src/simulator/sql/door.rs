@@ -208,7 +208,7 @@ fn failure(error: &OraError) -> Failure {
 }
 
 /// A simulator error as the ORA- error Oracle raises in its place.
-fn ora_of(error: &SourceError) -> OraError {
+pub(super) fn ora_of(error: &SourceError) -> OraError {
     let message = error.to_string();
     let code = message
         .find("ORA-")
@@ -316,6 +316,20 @@ fn bind_values(sql: &str, binds: &[Bind<'_>]) -> Result<Binds, OraError> {
         .collect())
 }
 
+/// What the views of a session's container are built with.
+fn view_context<'a>(
+    flush_tables: &'a BTreeMap<String, (String, String, u64)>,
+    state: &'a SessionState,
+    mined: Option<&'a [LogMinerRow]>,
+) -> ViewContext<'a> {
+    let flush = flush_tables.get(&state.container);
+    ViewContext {
+        container: &state.container,
+        flush_table: flush.map(|(owner, name, rows)| (owner.as_str(), name.as_str(), *rows)),
+        mined,
+    }
+}
+
 /// The database as one session sees it, for the evaluator.
 struct SessionDatabase<'a> {
     shared: &'a mut Shared,
@@ -334,12 +348,8 @@ impl Database for SessionDatabase<'_> {
             if name == "V$LOGMNR_CONTENTS" && self.mined.is_none() {
                 self.mined = self.mine()?;
             }
-            let flush = self.shared.flush_tables.get(&self.state.container);
-            let context = ViewContext {
-                container: &self.state.container,
-                flush_table: flush.map(|(o, n, rows)| (o.as_str(), n.as_str(), *rows)),
-                mined: self.mined.as_deref(),
-            };
+            let context =
+                view_context(&self.shared.flush_tables, self.state, self.mined.as_deref());
             match self.shared.simulator.view(name, &context) {
                 Err(error) if error.code == 942 && owner.is_none() => {}
                 Ok(mut relation) => {
@@ -354,6 +364,10 @@ impl Database for SessionDatabase<'_> {
             }
         }
         let owner = owner.map_or_else(|| self.user(), str::to_owned);
+        if let Some(scn) = as_of_scn {
+            let context = view_context(&self.shared.flush_tables, self.state, None);
+            return self.shared.simulator.flashback(&owner, name, scn, &context);
+        }
         if self.shared.simulator.live_table(&owner, name).is_some() {
             return Err(OraError::invalid_sql(&format!(
                 "reads of table {owner}.{name}"

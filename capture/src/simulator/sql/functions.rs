@@ -135,6 +135,7 @@ pub fn scalar(
             let value = next();
             match value.to_text() {
                 None => Ok(Datum::Null),
+                Some(text) if is_row_id(&text) && name == "CHARTOROWID" => Ok(Datum::RowId(text)),
                 Some(text) if is_row_id(&text) => Ok(Datum::text(text)),
                 Some(_) => Err(OraError::new(1410, "invalid ROWID")),
             }
@@ -167,7 +168,7 @@ pub fn to_char(value: &Datum, format: Option<&str>) -> Result<Datum, OraError> {
             )),
         },
         Datum::Text(text) => Ok(Datum::text(text.clone())),
-        Datum::Raw(_) => Ok(value.to_text().map_or(Datum::Null, Datum::text)),
+        Datum::Raw(_) | Datum::RowId(_) => Ok(value.to_text().map_or(Datum::Null, Datum::text)),
         Datum::Date(time) | Datum::Timestamp(time) => match format {
             None => Ok(value.to_text().map_or(Datum::Null, Datum::text)),
             Some(format) => format_datetime(*time, format, matches!(value, Datum::Timestamp(_)))
