@@ -41,6 +41,8 @@ impl Sink {
 pub struct Settings {
     pub heartbeats: bool,
     pub max_scn_window: u64,
+    /// Through the real Oracle client over the simulator's SQL door (`through: sql`).
+    pub through_sql: bool,
 }
 
 impl Settings {
@@ -48,6 +50,7 @@ impl Settings {
         Self {
             heartbeats: random.percent(50),
             max_scn_window: [2_000, 20_000, 100_000][random.below(3)],
+            through_sql: random.percent(50),
         }
     }
 }
@@ -274,10 +277,11 @@ fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
     } else {
         ""
     };
+    let door = if settings.through_sql { "sql" } else { "boundary" };
     format!(
         "name: {prefix}\n\
          namespace: composed\n\
-         database: {{simulator: {{scenario: scenario.jsonl, follow: true}}}}\n\
+         database: {{simulator: {{scenario: scenario.jsonl, follow: true, through: {door}}}}}\n\
          tables: [{}]\n\
          {sink}\
          format: {{type: compact}}\n\
