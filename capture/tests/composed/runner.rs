@@ -277,7 +277,11 @@ fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
     } else {
         ""
     };
-    let door = if settings.through_sql { "sql" } else { "boundary" };
+    let door = if settings.through_sql {
+        "sql"
+    } else {
+        "boundary"
+    };
     format!(
         "name: {prefix}\n\
          namespace: composed\n\
