@@ -24,6 +24,9 @@ pub enum Datum {
     Date(civil::DateTime),
     /// `TIMESTAMP`: fractional seconds.
     Timestamp(civil::DateTime),
+    /// `TIMESTAMP WITH TIME ZONE` with an offset (what `SYSTIMESTAMP` is): the local time and
+    /// its offset from UTC.
+    TimestampTz(civil::DateTime, jiff::tz::Offset),
 }
 
 impl Datum {
@@ -64,6 +67,16 @@ impl Datum {
             Self::Raw(bytes) => Some(encode_hex(bytes).to_ascii_uppercase()),
             Self::Date(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S").to_string()),
             Self::Timestamp(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S%.9f").to_string()),
+            Self::TimestampTz(time, offset) => {
+                let seconds = offset.seconds();
+                Some(format!(
+                    "{} {}{:02}:{:02}",
+                    time.strftime("%Y-%m-%d %H:%M:%S%.9f"),
+                    if seconds < 0 { '-' } else { '+' },
+                    seconds.unsigned_abs() / 3600,
+                    seconds.unsigned_abs() % 3600 / 60
+                ))
+            }
         }
     }
 
@@ -75,10 +88,9 @@ impl Datum {
             Self::Text(text) => Number::parse(text)
                 .map(Some)
                 .ok_or_else(|| OraError::new(1722, "invalid number")),
-            Self::Raw(_) | Self::Date(_) | Self::Timestamp(_) => Err(OraError::new(
-                932,
-                "inconsistent datatypes: expected NUMBER",
-            )),
+            Self::Raw(_) | Self::Date(_) | Self::Timestamp(_) | Self::TimestampTz(..) => Err(
+                OraError::new(932, "inconsistent datatypes: expected NUMBER"),
+            ),
         }
     }
 
@@ -110,6 +122,15 @@ impl Datum {
             (D::Text(a), D::Text(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
             (D::Raw(a), D::Raw(b)) => Some(a.cmp(b)),
             (D::Date(a) | D::Timestamp(a), D::Date(b) | D::Timestamp(b)) => Some(a.cmp(b)),
+            // Values with an offset compare as instants (Oracle compares them in UTC).
+            (D::TimestampTz(a, a_offset), D::TimestampTz(b, c_offset)) => {
+                let utc = |time: &civil::DateTime, offset: &jiff::tz::Offset| {
+                    offset.to_timestamp(*time).ok()
+                };
+                utc(a, a_offset)
+                    .zip(utc(b, c_offset))
+                    .map(|(a, b)| a.cmp(&b))
+            }
             _ => {
                 return Err(OraError::new(932, "inconsistent datatypes"));
             }
