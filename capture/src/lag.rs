@@ -1,13 +1,16 @@
 //! Source lag (seed 001, "Source lag"): how far the capture is behind the database, in seconds.
 //!
-//! Lag is the commit time of the database's current SCN minus that of the last emitted
-//! `commit_scn`, both through `SCN_TO_TIMESTAMP`. SCN distances are not events, so nothing else is
+//! Lag is the time of the database's current SCN minus the commit time of the last emitted
+//! `commit_scn`, both as UTC instants: `SCN_TO_TIMESTAMP` gives the database host's local time,
+//! which the engine makes UTC with the host's offset read at the same poll; the emitted commit's
+//! time is the one its events carried (converted when it was mined) or, before this run emitted
+//! one, `SCN_TO_TIMESTAMP` of the bookmark's SCN with the current offset. A difference of two
+//! local times would be an hour off while a DST switch lies between them. SCN distances are not events, so nothing else is
 //! reported. An SCN older than Oracle's SCN-to-time mapping (ORA-08181) makes the lag unknown. The
 //! lag is polled on the first page, then at most every [`LAG_POLL_INTERVAL`], and once more when
 //! the capture stops. A failing lag query is logged once (until one succeeds again) and reports
 //! no lag: lag never fails the run.
 
-use jiff::civil::DateTime;
 use jiff::{SignedDuration, Timestamp};
 
 /// The shortest time between two lag queries.
@@ -33,7 +36,12 @@ impl LagTracker {
 
     /// Records a poll: the times of the current SCN and of the emitted commit SCN (`None` when
     /// Oracle no longer maps the SCN).
-    pub fn record(&mut self, now: Timestamp, current: Option<DateTime>, emitted: Option<DateTime>) {
+    pub fn record(
+        &mut self,
+        now: Timestamp,
+        current: Option<Timestamp>,
+        emitted: Option<Timestamp>,
+    ) {
         self.last_poll = Some(now);
         self.failing = false;
         self.lag_seconds = match (current, emitted) {
@@ -61,7 +69,13 @@ impl LagTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jiff::civil::date;
+    use jiff::civil::{DateTime, date};
+
+    fn utc(time: DateTime) -> Option<Timestamp> {
+        time.to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()
+            .map(|z| z.timestamp())
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + seconds).unwrap()
@@ -82,9 +96,9 @@ mod tests {
         let mut lag = LagTracker::default();
         let current = date(2024, 1, 2).at(3, 4, 35, 0);
         let emitted = date(2024, 1, 2).at(3, 4, 5, 0);
-        lag.record(at(0), Some(current), Some(emitted));
+        lag.record(at(0), utc(current), utc(emitted));
         assert_eq!(lag.lag_seconds(), Some(30.0));
-        lag.record(at(20), Some(current), None);
+        lag.record(at(20), utc(current), None);
         assert_eq!(lag.lag_seconds(), None, "ORA-08181: unknown");
     }
 
@@ -93,8 +107,8 @@ mod tests {
         let mut lag = LagTracker::default();
         lag.record(
             at(0),
-            Some(date(2024, 1, 1).at(0, 0, 9, 0)),
-            Some(date(2024, 1, 1).at(0, 0, 0, 0)),
+            utc(date(2024, 1, 1).at(0, 0, 9, 0)),
+            utc(date(2024, 1, 1).at(0, 0, 0, 0)),
         );
         assert!(lag.record_failure(at(15)));
         assert_eq!(lag.lag_seconds(), None);

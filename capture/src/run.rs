@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 
@@ -384,7 +383,6 @@ where
         let buffer = TransactionBuffer::new(buffer_config, ledger, shared.buffer_metrics.clone())?;
         let options = RunOptions {
             exit_at_end: settings.exit_at_end,
-            time_zone: TimeZone::UTC,
             stop: Arc::clone(stop),
         };
         let wiring = Wiring {

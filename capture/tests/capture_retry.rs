@@ -122,6 +122,9 @@ impl DatabaseCatalog for FlakySource {
     fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError> {
         self.inner.scn_to_timestamp(scn)
     }
+    fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError> {
+        self.inner.database_utc_offset()
+    }
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
         self.inner.table(owner, table)
     }

@@ -23,7 +23,7 @@
 //! - `# event: {"op": .., "table": "OWNER.TABLE", "tx": .., "after": {..}, "before": {..}}`: one
 //!   line per change event (`i`, `u`, `d`) the run must publish, all of them, in this order; each
 //!   named field must equal the event's (`tx` is the scenario's transaction name, `after` and
-//!   `before` the whole image).
+//!   `before` the whole image, `ts` the compact format's UTC commit time).
 //!
 //! A fixture named `*.jsonl.pending` is skipped: it shows a capture bug not fixed yet.
 
@@ -498,6 +498,7 @@ fn check(path: &Path, door: &str) -> Vec<String> {
                 "tx": tx,
                 "after": event["after"],
                 "before": event["before"],
+                "ts": event["ts"],
             })
         };
         let differs = published.len() != fixture.events.len()

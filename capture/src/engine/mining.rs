@@ -134,6 +134,7 @@ impl<S: OracleSource> Engine<S> {
                     std::thread::sleep(poll);
                 }
                 Plan::Mine { window, .. } => {
+                    self.read_database_offset()?;
                     let end = match self.end_scn {
                         Some(end_scn) => window.end_scn.min(end_scn),
                         None => window.end_scn,
@@ -339,17 +340,59 @@ impl<S: OracleSource> Engine<S> {
             .heartbeat(self.next_scn.saturating_sub(1), now)
     }
 
-    /// Asks for the lag (seed 001: commit times of the current and the emitted SCN); a failure is
-    /// logged once and leaves the lag unknown, never failing the run.
+    /// The database host's offset from UTC, read before each window so its rows' local
+    /// times (TIMESTAMP, COMMIT_TIMESTAMP) become UTC instants with the offset in force now.
+    ///
+    /// Debezium does the same: its LogMiner streaming loop calls
+    /// `updateDatabaseTimeDifference()` (AbstractLogMinerStreamingChangeEventSource) at the
+    /// top of every mining iteration, which reads `SELECT SYSTIMESTAMP FROM DUAL`
+    /// (`OracleConnection.getDatabaseSystemTime`) and keeps its offset; the buffered and
+    /// unbuffered sources then subtract `databaseOffset.getTotalSeconds()` from each row's
+    /// change time and the commit time (`setSourceTime`, `setCommitTime`).
+    ///
+    /// One round trip per window rather than per N windows: a window already costs several
+    /// (current SCN, flush, threads, logs, START_LOGMNR, the fetch), so one DUAL query adds
+    /// little, and reading it every window bounds the time after a DST switch during which rows
+    /// are converted with the old offset to one window. Idle polls do not read it: they convert
+    /// nothing. The limitation that remains: a window's rows all take the offset read before it,
+    /// so rows written before a switch but mined after it (a capture behind by more than the
+    /// time since the switch, or the first window after it) are shifted by the switch, as are
+    /// rows whose local time falls in the hour repeated when clocks go back, which an offset
+    /// alone cannot tell apart.
+    fn read_database_offset(&mut self) -> Result<(), CaptureError> {
+        let offset = self.source.database_utc_offset()?;
+        self.pipeline.time_zone = jiff::tz::TimeZone::fixed(offset);
+        Ok(())
+    }
+
+    /// Asks for the lag (seed 001: the time of the current SCN and the commit time of the
+    /// emitted one, as UTC instants); a failure is logged once and leaves the lag unknown, never
+    /// failing the run.
     fn poll_lag(&mut self, now: Timestamp, current_scn: u64) {
-        let emitted = self.pipeline.bookmark.commit_scn;
-        let times = self
-            .source
-            .scn_to_timestamp(current_scn)
-            .and_then(|current| Ok((current, self.source.scn_to_timestamp(emitted)?)));
+        let emitted_scn = self.pipeline.bookmark.commit_scn;
+        // The emitted commit's time as its events carried it, when this run emitted it.
+        let emitted_known = self
+            .pipeline
+            .last_commit_time
+            .filter(|(scn, _)| *scn == emitted_scn)
+            .map(|(_, time)| time);
+        let source = &mut self.source;
+        let times = source.database_utc_offset().and_then(|offset| {
+            let utc = |local: Option<jiff::civil::DateTime>| {
+                local.and_then(|local| offset.to_timestamp(local).ok())
+            };
+            let current = source.scn_to_timestamp(current_scn)?;
+            let emitted = match emitted_known {
+                Some(time) => Some(time),
+                None => utc(source.scn_to_timestamp(emitted_scn)?),
+            };
+            Ok((current, utc(current), emitted))
+        });
         match times {
-            Ok((current, emitted)) => {
-                if let Some(database_now) = current {
+            Ok((current_local, current, emitted)) => {
+                if let Some(database_now) = current_local {
+                    // Transaction ages compare this with their START rows' TIMESTAMP: both the
+                    // host's local time.
                     self.pipeline
                         .buffer
                         .observe_database_clock(now, database_now);

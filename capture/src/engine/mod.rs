@@ -49,8 +49,6 @@ mod start;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use jiff::tz::TimeZone;
-
 use self::captured_tables::TableListing;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;
@@ -80,8 +78,6 @@ pub enum Finish {
 pub struct RunOptions {
     /// Stop with [`Finish::ReachedEnd`] once everything committed at start is emitted.
     pub exit_at_end: bool,
-    /// The database's time zone (LogMiner's TIMESTAMP column is a DATE in it).
-    pub time_zone: TimeZone,
     /// Set to stop after the current transaction.
     pub stop: Arc<AtomicBool>,
 }

@@ -48,7 +48,13 @@ pub(super) struct Pipeline {
     pub(super) bookmark: Bookmark,
     pub(super) joiner: ContinuationJoiner,
     pub(super) metrics: EngineMetrics,
+    /// The database host's offset from UTC as read before the window being mined, as a fixed
+    /// zone: LogMiner's TIMESTAMP and COMMIT_TIMESTAMP are DATEs in the host's local time.
     pub(super) time_zone: TimeZone,
+    /// The UTC commit time of the latest transaction emitted, with its commit SCN: the lag
+    /// counts from it rather than from its local time read again later, which a DST switch in
+    /// between would shift by the switch.
+    pub(super) last_commit_time: Option<(u64, Timestamp)>,
     /// Receipts of transactions in the page not committed yet (their spill files stay).
     pub(super) pending: Vec<ReleaseReceipt>,
     pub(super) page_records: u64,
@@ -308,6 +314,9 @@ impl Pipeline {
         }
         self.metrics.transaction_committed();
         self.bookmark.record_commit(commit.scn, commit.xid)?;
+        if let Some(time) = committed_at {
+            self.last_commit_time = Some((commit.scn, time));
+        }
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
         // write) moves the bookmark with the next page instead of costing a page of its own. A
         // DDL's page waits for its schema change records (`after_ddl`).

@@ -133,7 +133,10 @@ impl<S: OracleSource> Engine<S> {
             bookmark,
             joiner: ContinuationJoiner::default(),
             metrics,
-            time_zone: options.time_zone.clone(),
+            // Replaced before each window's rows are read (`Engine::read_database_offset`):
+            // nothing is converted with this one.
+            time_zone: jiff::tz::TimeZone::UTC,
+            last_commit_time: None,
             pending: Vec::new(),
             page_records: 0,
             page_started: None,

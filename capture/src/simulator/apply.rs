@@ -333,6 +333,7 @@ impl Simulator {
             capture_user,
             scn,
             time,
+            time_zone,
             online_log_groups,
             log_switch_records,
             scn_time_retention_seconds,
@@ -359,6 +360,19 @@ impl Simulator {
             if let Value::Timestamp(now) = parsed {
                 self.set_clock(now);
             }
+        }
+        if let Some(name) = time_zone {
+            // The host's zone changes how the clock is shown, never the clock: rows already
+            // written keep the local times they were stamped with.
+            let zone = jiff::tz::TimeZone::get(&name).map_err(|error| {
+                ScenarioError::new(
+                    line,
+                    "database.time_zone",
+                    format!("{name:?} is not a time zone of the system's tz database ({error})"),
+                )
+            })?;
+            self.catalog.time_zone = zone.clone();
+            self.redo.time_zone = zone;
         }
         if let Some(archivelog) = log_mode_archivelog {
             self.catalog.archivelog = archivelog;

@@ -636,7 +636,12 @@ pub(crate) struct Catalog {
     pub privileges: BTreeSet<String>,
     pub roles: BTreeSet<String>,
     pub scn: u64,
+    /// The clock, in UTC: scenarios move it as an instant, whatever the host's zone.
     pub now: civil::DateTime,
+    /// The database host's time zone (`{"database":{"time_zone":"Europe/Berlin"}}`, UTC unless
+    /// set): what SYSDATE, SYSTIMESTAMP, SCN_TO_TIMESTAMP and LogMiner's DATE columns show the
+    /// clock in. The redo keeps its own copy to stamp rows as they are written.
+    pub time_zone: jiff::tz::TimeZone,
     /// `(first SCN, time)` whenever the clock moved: SCN_TO_TIMESTAMP's mapping.
     pub scn_times: Vec<(u64, civil::DateTime)>,
     pub scn_time_retention_seconds: i64,
@@ -648,6 +653,20 @@ pub(crate) struct Catalog {
     /// START_LOGMNR calls still to fail as if an online log the listing named had been reused
     /// before the start (the archiver race, ORA-01291).
     pub archiver_races: u32,
+}
+
+/// The instant a UTC clock time names (the ends of jiff's range saturate, never reached by a
+/// scenario's clock).
+fn utc_instant(utc: civil::DateTime) -> jiff::Timestamp {
+    jiff::tz::TimeZone::UTC
+        .to_timestamp(utc)
+        .unwrap_or(jiff::Timestamp::MAX)
+}
+
+/// The local time the host in `zone` shows at the UTC clock time `utc`: what Oracle stores in a
+/// DATE taken from SYSDATE, such as LogMiner's TIMESTAMP and COMMIT_TIMESTAMP.
+pub(crate) fn host_local_time(zone: &jiff::tz::TimeZone, utc: civil::DateTime) -> civil::DateTime {
+    zone.to_datetime(utc_instant(utc))
 }
 
 /// The first SCN of a new simulator and its clock.
@@ -696,6 +715,7 @@ impl Catalog {
                 .collect(),
             scn: FIRST_SCN,
             now: FIRST_TIME,
+            time_zone: jiff::tz::TimeZone::UTC,
             scn_times: vec![(FIRST_SCN, FIRST_TIME)],
             scn_time_retention_seconds: 5 * 86_400,
             undo_kept_from_scn: 0,
@@ -713,7 +733,12 @@ impl Catalog {
         let index = self.scn_times.partition_point(|(first, _)| *first <= scn);
         let (_, time) = *self.scn_times.get(index.checked_sub(1)?)?;
         let age = self.now.duration_since(time).as_secs();
-        (age <= self.scn_time_retention_seconds).then_some(time)
+        (age <= self.scn_time_retention_seconds).then_some(host_local_time(&self.time_zone, time))
+    }
+
+    /// The clock as the host shows it: its local time and offset from UTC now (SYSTIMESTAMP).
+    pub fn host_now(&self) -> jiff::Zoned {
+        utc_instant(self.now).to_zoned(self.time_zone.clone())
     }
 
     /// Whether the effective logging of a table puts every column in before images.

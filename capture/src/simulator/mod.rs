@@ -345,6 +345,10 @@ impl DatabaseCatalog for Simulator {
         Ok(self.catalog.time_of(scn))
     }
 
+    fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError> {
+        Ok(self.catalog.host_now().offset())
+    }
+
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
         let found = self
             .live_table(owner, table)

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, civil};
 
-use super::database::{FastSet, TableText};
+use super::database::{FastSet, TableText, host_local_time};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
 use super::statement::{logged_columns, render_update_undo};
@@ -247,6 +247,7 @@ impl Thread {
 #[derive(Debug)]
 pub(crate) struct RowSpec {
     pub scn: u64,
+    /// The clock (UTC) when the change was made; the row shows it in the host's zone.
     pub time: civil::DateTime,
     pub xid: Xid,
     pub operation: OperationCode,
@@ -278,6 +279,9 @@ pub(crate) struct Redo {
     pub archivelog: bool,
     pub incarnation: u32,
     pub container: Option<(Arc<str>, u32)>,
+    /// The host's time zone (the catalog's): a row's TIMESTAMP is stamped in it when written,
+    /// so rows written before and after a DST switch keep the local times they had.
+    pub time_zone: jiff::tz::TimeZone,
     /// A written row's SQL_REDO buffer, handed out again by [`Redo::buffer`].
     spare: String,
     /// The empty text stored rows hold as `RS_ID`.
@@ -310,6 +314,7 @@ impl Redo {
             archivelog: true,
             incarnation: 1,
             container: None,
+            time_zone: jiff::tz::TimeZone::UTC,
             spare: String::new(),
             blank: Arc::from(""),
         };
@@ -463,8 +468,10 @@ impl Redo {
             scn: spec.scn,
             start_scn: spec.start_scn,
             commit_scn: spec.commit_scn,
-            timestamp: Some(spec.time),
-            commit_timestamp: spec.commit_time,
+            timestamp: Some(host_local_time(&self.time_zone, spec.time)),
+            commit_timestamp: spec
+                .commit_time
+                .map(|time| host_local_time(&self.time_zone, time)),
             xid: spec.xid,
             operation: spec.operation,
             rollback: spec.rollback,

@@ -86,7 +86,10 @@ pub struct DatabaseSettings {
     pub user: Option<String>,
     pub capture_user: Option<String>,
     pub scn: Option<u64>,
+    /// The clock, as a UTC time.
     pub time: Option<String>,
+    /// The host's time zone, an IANA name (`Europe/Berlin`) or `UTC`.
+    pub time_zone: Option<String>,
     pub online_log_groups: Option<usize>,
     pub log_switch_records: Option<u64>,
     pub scn_time_retention_seconds: Option<i64>,
@@ -570,6 +573,7 @@ impl<'a> Fields<'a> {
                 "capture_user" => settings.capture_user = Some(text()?),
                 "scn" => settings.scn = Some(number()?),
                 "time" => settings.time = Some(text()?),
+                "time_zone" => settings.time_zone = Some(text()?),
                 "online_log_groups" => {
                     let groups = number()?;
                     if !(2..=16).contains(&groups) {

@@ -435,6 +435,12 @@ pub trait DatabaseCatalog {
     fn sessions(&mut self) -> Result<Vec<SessionId>, SourceError>;
     /// `SCN_TO_TIMESTAMP`; `None` when Oracle no longer maps the SCN (ORA-08181).
     fn scn_to_timestamp(&mut self, scn: u64) -> Result<Option<civil::DateTime>, SourceError>;
+    /// The database host's current offset from UTC: the offset `SYSTIMESTAMP` carries, which is
+    /// the host operating system's time zone at this moment. LogMiner's `TIMESTAMP` and
+    /// `COMMIT_TIMESTAMP`, and `SCN_TO_TIMESTAMP`, are local times in that zone without an
+    /// offset; the engine subtracts this one to make them UTC instants. It changes at a DST
+    /// switch, so it is read again before every window.
+    fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError>;
     /// Columns, types, key and log groups of a table; [`SourceError::NoSuchTable`] when absent.
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError>;
     /// Every table the capture user can read outside Oracle-maintained schemas, as

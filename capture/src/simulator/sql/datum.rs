@@ -26,6 +26,9 @@ pub enum Datum {
     Timestamp(civil::DateTime),
     /// `ROWID`: compared by the address it encodes, not by its text.
     RowId(String),
+    /// `TIMESTAMP WITH TIME ZONE` with an offset (what `SYSTIMESTAMP` is): the local time and
+    /// its offset from UTC.
+    TimestampTz(civil::DateTime, jiff::tz::Offset),
 }
 
 impl Datum {
@@ -67,6 +70,16 @@ impl Datum {
             Self::Date(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S").to_string()),
             Self::Timestamp(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S%.9f").to_string()),
             Self::RowId(text) => Some(text.clone()),
+            Self::TimestampTz(time, offset) => {
+                let seconds = offset.seconds();
+                Some(format!(
+                    "{} {}{:02}:{:02}",
+                    time.strftime("%Y-%m-%d %H:%M:%S%.9f"),
+                    if seconds < 0 { '-' } else { '+' },
+                    seconds.unsigned_abs() / 3600,
+                    seconds.unsigned_abs() % 3600 / 60
+                ))
+            }
         }
     }
 
@@ -78,9 +91,14 @@ impl Datum {
             Self::Text(text) => Number::parse(text)
                 .map(Some)
                 .ok_or_else(|| OraError::new(1722, "invalid number")),
-            Self::Raw(_) | Self::Date(_) | Self::Timestamp(_) | Self::RowId(_) => Err(
-                OraError::new(932, "inconsistent datatypes: expected NUMBER"),
-            ),
+            Self::Raw(_)
+            | Self::Date(_)
+            | Self::Timestamp(_)
+            | Self::TimestampTz(..)
+            | Self::RowId(_) => Err(OraError::new(
+                932,
+                "inconsistent datatypes: expected NUMBER",
+            )),
         }
     }
 
@@ -115,6 +133,15 @@ impl Datum {
             // Character data compared with a ROWID is converted to one.
             (D::RowId(a) | D::Text(a), D::RowId(b) | D::Text(b)) => {
                 Some(row_id_digits(a)?.cmp(&row_id_digits(b)?))
+            }
+            // Values with an offset compare as instants (Oracle compares them in UTC).
+            (D::TimestampTz(a, a_offset), D::TimestampTz(b, c_offset)) => {
+                let utc = |time: &civil::DateTime, offset: &jiff::tz::Offset| {
+                    offset.to_timestamp(*time).ok()
+                };
+                utc(a, a_offset)
+                    .zip(utc(b, c_offset))
+                    .map(|(a, b)| a.cmp(&b))
             }
             _ => {
                 return Err(OraError::new(932, "inconsistent datatypes"));

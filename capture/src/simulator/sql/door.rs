@@ -380,8 +380,8 @@ impl Database for SessionDatabase<'_> {
         self.shared.simulator.catalog.capture_user.to_string()
     }
 
-    fn now(&self) -> civil::DateTime {
-        self.shared.simulator.catalog.now
+    fn now(&self) -> jiff::Zoned {
+        self.shared.simulator.catalog.host_now()
     }
 
     fn sys_context(&self, parameter: &str) -> Result<Datum, OraError> {

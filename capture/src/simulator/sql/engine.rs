@@ -587,8 +587,12 @@ impl Evaluator<'_> {
             // Functions without parentheses, and pseudo-columns no view has as a column.
             None if qualifier.is_none() && ident.quote_style.is_none() => match name.as_str() {
                 "USER" => Ok(Datum::text(self.database.user())),
-                "SYSDATE" => Ok(Datum::Date(self.database.now())),
-                "SYSTIMESTAMP" => Ok(Datum::Timestamp(self.database.now())),
+                // Both are the host's clock in its zone; only SYSTIMESTAMP carries the offset.
+                "SYSDATE" => Ok(Datum::Date(self.database.now().datetime())),
+                "SYSTIMESTAMP" => {
+                    let now = self.database.now();
+                    Ok(Datum::TimestampTz(now.datetime(), now.offset()))
+                }
                 _ => Err(OraError::invalid_identifier(&name)),
             },
             None => Err(OraError::invalid_identifier(&name)),

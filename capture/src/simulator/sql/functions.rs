@@ -171,19 +171,44 @@ pub fn to_char(value: &Datum, format: Option<&str>) -> Result<Datum, OraError> {
         Datum::Raw(_) | Datum::RowId(_) => Ok(value.to_text().map_or(Datum::Null, Datum::text)),
         Datum::Date(time) | Datum::Timestamp(time) => match format {
             None => Ok(value.to_text().map_or(Datum::Null, Datum::text)),
-            Some(format) => format_datetime(*time, format, matches!(value, Datum::Timestamp(_)))
-                .map(Datum::text),
+            Some(format) => {
+                let precision = if matches!(value, Datum::Timestamp(_)) {
+                    Precision::Fractional
+                } else {
+                    Precision::Seconds
+                };
+                format_datetime(*time, format, precision).map(Datum::text)
+            }
+        },
+        Datum::TimestampTz(time, offset) => match format {
+            None => Ok(value.to_text().map_or(Datum::Null, Datum::text)),
+            Some(format) => {
+                format_datetime(*time, format, Precision::WithOffset(*offset)).map(Datum::text)
+            }
         },
     }
 }
 
+/// What a datetime value holds beyond seconds, which decides the format elements it accepts.
+#[derive(Clone, Copy)]
+enum Precision {
+    /// `DATE`.
+    Seconds,
+    /// `TIMESTAMP`: fractional seconds.
+    Fractional,
+    /// `TIMESTAMP WITH TIME ZONE`: fractional seconds and an offset from UTC.
+    WithOffset(jiff::tz::Offset),
+}
+
 /// Writes a datetime under a format model: `SYYYY`/`YYYY`, `MM`, `DD`, `HH24`, `MI`, `SS`,
-/// `FF1`..`FF9` (timestamps only: ORA-01821 on a DATE), punctuation and `"quoted text"`.
+/// `FF1`..`FF9` (timestamps only: ORA-01821 on a DATE), `TZH` and `TZM` (a value with an
+/// offset only: ORA-01821 otherwise), punctuation and `"quoted text"`.
 fn format_datetime(
     time: civil::DateTime,
     format: &str,
-    timestamp: bool,
+    precision: Precision,
 ) -> Result<String, OraError> {
+    let timestamp = !matches!(precision, Precision::Seconds);
     let unknown = || OraError::new(1821, "date format not recognized");
     let upper = format.to_uppercase();
     let mut rest = upper.as_str();
@@ -215,6 +240,22 @@ fn format_datetime(
             out.push_str(&format!("{:02}", time.minute()));
         } else if take("SS") {
             out.push_str(&format!("{:02}", time.second()));
+        } else if rest.starts_with("TZH") || rest.starts_with("TZM") {
+            let Precision::WithOffset(offset) = precision else {
+                return Err(unknown());
+            };
+            // TZH is the signed hours (`+01`, `-05`), TZM the minutes of the same offset: Oracle
+            // writes a sign on the hours even when they are zero (`+00`, `-00` for -00:30).
+            let seconds = offset.seconds();
+            let element = &rest[..3];
+            rest = &rest[3..];
+            if element == "TZH" {
+                let sign = if seconds < 0 { '-' } else { '+' };
+                out.push(sign);
+                out.push_str(&format!("{:02}", seconds.unsigned_abs() / 3600));
+            } else {
+                out.push_str(&format!("{:02}", seconds.unsigned_abs() % 3600 / 60));
+            }
         } else if rest.starts_with("FF") {
             if !timestamp {
                 return Err(unknown());
@@ -271,6 +312,31 @@ mod tests {
                 .code,
             1821
         );
+    }
+
+    #[test]
+    fn an_offset_is_written_with_tzh_and_tzm_and_only_for_a_value_that_has_one() {
+        let time = civil::date(2024, 3, 31).at(3, 0, 0, 0);
+        let at =
+            |seconds| Datum::TimestampTz(time, jiff::tz::Offset::from_seconds(seconds).unwrap());
+        for (seconds, expected) in [
+            (7_200, "+02:00"),
+            (0, "+00:00"),
+            (-19_800, "-05:30"),
+            (-1_800, "-00:30"),
+        ] {
+            assert_eq!(
+                to_char(&at(seconds), Some("TZH:TZM")).unwrap(),
+                Datum::text(expected)
+            );
+        }
+        assert_eq!(
+            to_char(&at(3_600), Some("YYYY-MM-DD HH24:MI:SS.FF3 TZH:TZM")).unwrap(),
+            Datum::text("2024-03-31 03:00:00.000 +01:00")
+        );
+        for plain in [Datum::Date(time), Datum::Timestamp(time)] {
+            assert_eq!(to_char(&plain, Some("TZH:TZM")).unwrap_err().code, 1821);
+        }
     }
 
     #[test]

@@ -88,8 +88,8 @@ pub trait Database {
     ) -> Result<Relation, OraError>;
     /// `USER`.
     fn user(&self) -> String;
-    /// The database host's clock (`SYSDATE`).
-    fn now(&self) -> civil::DateTime;
+    /// The database host's clock in the host's time zone (`SYSDATE`, `SYSTIMESTAMP`).
+    fn now(&self) -> jiff::Zoned;
     /// `SYS_CONTEXT('USERENV', parameter)`.
     fn sys_context(&self, parameter: &str) -> Result<Datum, OraError>;
     /// `SCN_TO_TIMESTAMP`; ORA-08181 outside the retained mapping.

@@ -185,6 +185,11 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
                 "{name}: SCN {scn}"
             );
         }
+        assert_eq!(
+            client.database_utc_offset().unwrap(),
+            direct.database_utc_offset().unwrap(),
+            "{name}"
+        );
         // One window over the whole redo, as the capture's first window would be.
         // The listing has no ORDER BY: the planner orders the logs.
         let sorted = |mut logs: Vec<crate::source::RedoLog>| {
@@ -360,6 +365,7 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         (sql::SESSIONS, &[], 1),
         (sql::SESSIONS_LOCAL, &[], 1),
         (sql::SCN_TO_TIMESTAMP, &[Bind::Number(1_000_000)], 1),
+        (sql::DATABASE_UTC_OFFSET, &[], 1),
         (sql::SESSION_PRIVILEGES, &[], 8),
         (sql::SESSION_ROLES, &[], 2),
         (sql::PACKAGE_PRIVILEGES, &[], 0),

@@ -133,6 +133,61 @@ fn scn_to_timestamp_follows_the_clock_and_forgets_old_scns() {
     );
 }
 
+/// A host in Europe/Berlin: the clock stays UTC, while SCN_TO_TIMESTAMP, the rows' TIMESTAMP
+/// and COMMIT_TIMESTAMP and the host's offset follow the zone, across the autumn switch (the
+/// local hour 02:00-03:00 is shown twice); an unknown zone is refused with its line.
+#[test]
+fn a_host_time_zone_shows_the_utc_clock_in_local_time_across_a_dst_switch() {
+    let mut sim = simulator(&[
+        r#"{"database":{"time_zone":"Europe/Berlin","time":"2024-10-27T00:59:00"}}"#,
+        T,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#,
+        r#"{"tx":"a","commit":true}"#,
+    ]);
+    let before = sim.current_scn().unwrap();
+    assert_eq!(sim.database_utc_offset().unwrap().seconds(), 7_200);
+    let local = |text: &str| Some(text.parse::<civil::DateTime>().unwrap());
+    assert_eq!(
+        sim.scn_to_timestamp(before).unwrap(),
+        local("2024-10-27T02:59:00")
+    );
+    sim.apply_line(r#"{"advance_seconds":120}"#).unwrap();
+    sim.apply_line(r#"{"tx":"b","insert":"APP.T","values":{"ID":2,"V":2}}"#)
+        .unwrap();
+    sim.apply_line(r#"{"tx":"b","commit":true}"#).unwrap();
+    assert_eq!(sim.database_utc_offset().unwrap().seconds(), 3_600);
+    let after = sim.current_scn().unwrap();
+    assert_eq!(
+        sim.scn_to_timestamp(after).unwrap(),
+        local("2024-10-27T02:01:00")
+    );
+    assert_eq!(
+        sim.scn_to_timestamp(before).unwrap(),
+        local("2024-10-27T02:59:00"),
+        "an SCN keeps the local time it had"
+    );
+    let rows = mine(&mut sim, &["APP.T"]);
+    let commits: Vec<_> = rows
+        .iter()
+        .filter(|row| row.operation == Op::Commit)
+        .map(|row| (row.timestamp, row.commit_timestamp))
+        .collect();
+    assert_eq!(
+        commits,
+        [
+            (local("2024-10-27T02:59:00"), local("2024-10-27T02:59:00")),
+            (local("2024-10-27T02:01:00"), local("2024-10-27T02:01:00")),
+        ]
+    );
+    let refused =
+        Simulator::from_reader(r#"{"database":{"time_zone":"Mars/Olympus_Mons"}}"#.as_bytes())
+            .unwrap_err();
+    assert!(
+        refused.to_string().contains("database.time_zone"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn flashback_reads_rows_as_of_an_scn_in_rowid_order() {
     let mut sim = simulator(&[

@@ -87,6 +87,13 @@ impl<'a> CellReader<'a> {
         }
     }
 
+    /// An offset from UTC selected with `TO_CHAR(.., 'TZH:TZM')`: `+01:00`, `-05:30`, `+00:00`.
+    pub fn required_utc_offset(&mut self, index: usize) -> Result<jiff::tz::Offset, SourceError> {
+        let text = self.required_text(index)?;
+        parse_utc_offset(text.trim())
+            .ok_or_else(|| self.malformed(index, format!("{text:?} is not an offset TZH:TZM")))
+    }
+
     /// A transaction id selected as [`super::sql::XID_PARTS`] (`USN.SLOT.SQN`).
     pub fn required_xid(&mut self, index: usize) -> Result<Xid, SourceError> {
         let text = self.required_text(index)?;
@@ -101,6 +108,26 @@ impl<'a> CellReader<'a> {
             other => Err(self.malformed(index, format!("{other:?} is neither YES nor NO"))),
         }
     }
+}
+
+/// `±HH:MM` as an offset; `None` for anything else (or beyond Oracle's -12:59..+14:59 hours).
+fn parse_utc_offset(text: &str) -> Option<jiff::tz::Offset> {
+    let (sign, rest) = match text.as_bytes().first()? {
+        b'+' => (1, &text[1..]),
+        b'-' => (-1, &text[1..]),
+        _ => return None,
+    };
+    let (hours, minutes) = rest.split_once(':')?;
+    let all_digits = |part: &str| part.len() == 2 && part.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(hours) || !all_digits(minutes) {
+        return None;
+    }
+    let hours: i32 = hours.parse().ok()?;
+    let minutes: i32 = minutes.parse().ok()?;
+    if hours > 14 || minutes > 59 {
+        return None;
+    }
+    jiff::tz::Offset::from_seconds(sign * (hours * 3600 + minutes * 60)).ok()
 }
 
 /// Text shared across rows: owner, table, user and container names repeat on nearly every row,

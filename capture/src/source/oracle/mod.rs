@@ -641,6 +641,15 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         }
     }
 
+    fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError> {
+        let mut row = self.first_row(
+            "read the database host's UTC offset",
+            sql::DATABASE_UTC_OFFSET,
+            &[],
+        )?;
+        CellReader::new("DUAL", &["SYSTIMESTAMP"], &mut row).required_utc_offset(0)
+    }
+
     fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {
         let mut rows = self.rows("list tables", Place::Pdb, sql::LIST_TABLES, &[])?;
         let mut names = Vec::with_capacity(rows.len());

@@ -114,6 +114,12 @@ pub const SESSIONS_LOCAL: &str =
 pub const SCN_TO_TIMESTAMP: &str =
     "SELECT TO_CHAR(SCN_TO_TIMESTAMP(:1), 'YYYY-MM-DD HH24:MI:SS') FROM DUAL";
 
+/// The database host's current UTC offset, as `+01:00` / `-05:30`: `SYSTIMESTAMP` is the host's
+/// clock with the host operating system's offset (`SYSDATE` and LogMiner's DATE columns are the
+/// same clock without it). Not `DBTIMEZONE` or `SESSIONTIMEZONE`: those are set in the database
+/// or the session and say nothing of the host's zone.
+pub const DATABASE_UTC_OFFSET: &str = "SELECT TO_CHAR(SYSTIMESTAMP, 'TZH:TZM') FROM DUAL";
+
 /// Columns in table order, from `ALL_TAB_COLS`: the columns the user defined
 /// (`USER_GENERATED = 'YES'`), INVISIBLE ones included, without virtual columns. An INVISIBLE
 /// column is hidden from `SELECT *` (`HIDDEN_COLUMN = 'YES'`, no `COLUMN_ID`) but is user data

@@ -140,6 +140,28 @@ mod over_the_model {
         client.end_mining().unwrap();
     }
 
+    /// The host's offset is read from `SYSTIMESTAMP` as `TZH:TZM`, west of UTC and with half
+    /// hours too; anything else is a malformed answer naming the column, never a silent UTC.
+    #[test]
+    fn the_database_hosts_utc_offset_is_read_from_systimestamp() {
+        let oracle = FakeOracle::new(FakeDatabase::non_cdb(vec![orders()]));
+        let mut client =
+            OracleClient::over(oracle.clone(), super::options("db:1521/ORCL", None)).unwrap();
+        for (answer, seconds) in [("+00:00", 0), ("+02:00", 7_200), ("-05:30", -19_800)] {
+            oracle.0.lock().unwrap().host_utc_offset = answer;
+            let offset = client.database_utc_offset().unwrap();
+            assert_eq!(offset.seconds(), seconds, "{answer}");
+        }
+        for answer in ["", "01:00", "+1:00", "+15:00", "+01:60", "UTC"] {
+            oracle.0.lock().unwrap().host_utc_offset = answer;
+            let error = client.database_utc_offset().unwrap_err();
+            assert!(
+                error.to_string().contains("SYSTIMESTAMP"),
+                "{answer}: {error}"
+            );
+        }
+    }
+
     /// Connected to CDB$ROOT with a PDB named, the PDB's dictionary, data, flush table and
     /// heartbeat table are reached in the PDB, and LogMiner runs in the root, however the
     /// pooled sessions were used before.

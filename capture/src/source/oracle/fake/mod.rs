@@ -113,6 +113,8 @@ pub struct FakeDatabase {
     pub tablespace_quota: bool,
     /// Committed updates that wrote redo (changed at least one row), per container.
     pub redo_writing_flushes: Vec<(String, u64)>,
+    /// What `TO_CHAR(SYSTIMESTAMP, 'TZH:TZM')` answers: the host's offset from UTC.
+    pub host_utc_offset: &'static str,
     pub issued: Vec<Issued>,
     idle: Vec<SessionState>,
     open_sessions: usize,
@@ -161,6 +163,7 @@ impl FakeDatabase {
             unreadable_logs: BTreeSet::new(),
             tablespace_quota: true,
             redo_writing_flushes: Vec::new(),
+            host_utc_offset: "+00:00",
             issued: Vec::new(),
             idle: Vec::new(),
             open_sessions: 0,
@@ -452,6 +455,7 @@ impl FakeSession {
                 .map(|role| vec![text(role)])
                 .collect(),
             sql::SCN_TO_TIMESTAMP => vec![vec![text("2024-01-01 00:00:00")]],
+            sql::DATABASE_UTC_OFFSET => vec![vec![text(database.host_utc_offset)]],
             sql::LIST_TABLES => container
                 .tables
                 .iter()
