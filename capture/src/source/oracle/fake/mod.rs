@@ -478,6 +478,8 @@ impl FakeSession {
                                 } else {
                                     "Y"
                                 }),
+                                // DATA_TYPE_OWNER: the fake's types are all built in.
+                                Cell::Null,
                             ]
                         })
                         .collect()
