@@ -114,3 +114,28 @@ fn json_and_boolean_columns_are_emitted_as_debezium_emits_them() {
     assert_eq!(field("DOC")["version"], 1);
     assert_eq!(field("FLAG")["type"], "boolean");
 }
+
+#[test]
+fn through_the_sql_door_the_catalog_names_the_object_type_with_its_owner() {
+    // The SQL door answers ALL_TAB_COLS as Oracle does: DATA_TYPE 'SDO_GEOMETRY' and
+    // DATA_TYPE_OWNER 'MDSYS'; the capture puts them back together for the stop.
+    let capture = debezium("APP.SHAPES", SHAPES, "");
+    let config = std::fs::read_to_string(capture.path("capture.yaml"))
+        .unwrap()
+        .replace(
+            "{simulator: {scenario: scenario.jsonl}}",
+            "{simulator: {scenario: scenario.jsonl, through: sql}}",
+        );
+    assert!(config.contains("through: sql"), "{config}");
+    std::fs::write(capture.path("capture.yaml"), config).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 3, "a typed stop: {stderr}");
+    let termination = capture.termination();
+    assert_eq!(termination["code"], "CDC-1001", "{termination}");
+    assert_eq!(
+        termination["details"]["columns"],
+        serde_json::json!(["APP.SHAPES.SHAPE"])
+    );
+    let message = termination["message"].as_str().unwrap();
+    assert!(message.contains("(MDSYS.SDO_GEOMETRY)"), "{message}");
+}
