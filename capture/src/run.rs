@@ -24,6 +24,7 @@ use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, Simulator
 use crate::doctor::{self, DoctorRequest, Report};
 use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
+use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::EngineMetrics;
 use crate::outage::{self, RestartBudget, Verdict};
@@ -134,7 +135,10 @@ fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, CaptureError>
 /// `doctor --config FILE`.
 pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
     let config = config::load(config_path, &environment())?;
+    let filters = Filters::new(&config.filters, &config.columns)
+        .map_err(|error| ConfigError::new(error.field, error.problem))?;
     let request = |user: String| DoctorRequest {
+        filters: filters.clone(),
         user,
         tables: config.table_names(),
         pdb: config.database.pdb.clone(),

@@ -22,9 +22,12 @@ mod probe;
 mod report;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 pub use report::{Check, Report};
 
+use crate::dictionary::TableSchema;
+use crate::filter::{Filters, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
 use crate::source::oracle::sql;
 use crate::source::{
@@ -45,6 +48,9 @@ pub struct DoctorRequest {
     pub snapshots: bool,
     /// `mining.readOnly`: the flush table is not written, so it is not checked.
     pub read_only: bool,
+    /// The compiled column lists: a column of a type the capture cannot decode must be
+    /// excluded, as the start check requires.
+    pub filters: Filters,
 }
 
 /// System privileges the capture needs (seed 001): sessions, the flush table, LogMiner and
@@ -131,13 +137,9 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
     });
 
     for (owner, table) in &request.tables {
-        checks.push(table_check(
-            source,
-            request,
-            owner,
-            table,
-            &database.supplemental,
-        ));
+        let (check, schema) = table_check(source, request, owner, table, &database.supplemental);
+        checks.push(check);
+        checks.extend(schema.and_then(|schema| column_type_check(&schema, &request.filters)));
     }
 
     let granted = source.privileges();
@@ -260,30 +262,55 @@ pub fn connection_failed(error: &SourceError) -> Report {
     }
 }
 
+/// The same finding as the capture's start check (CDC-1001): the table's selected columns of a
+/// type the capture cannot decode, with the exclusions to add. `None` when there are none.
+fn column_type_check(table: &TableSchema, filters: &Filters) -> Option<Check> {
+    let columns = unsupported::unsupported_columns(table, filters);
+    if columns.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = columns
+        .iter()
+        .map(|c| format!("{} ({})", c.column, c.data_type))
+        .collect();
+    Some(Check::fail(
+        format!("column types of {}", table.qualified_name()),
+        format!(
+            "the capture cannot decode the type of {}: it would stop with CDC-1001 at start",
+            named.join(", ")
+        ),
+        unsupported::fix(&columns),
+    ))
+}
+
+/// The table's logging check, and its dictionary when it could be read.
 fn table_check<S: DatabaseCatalog>(
     source: &mut S,
     request: &DoctorRequest,
     owner: &str,
     table: &str,
     database: &crate::source::SupplementalLogging,
-) -> Check {
+) -> (Check, Option<Arc<TableSchema>>) {
     let name = format!("table {owner}.{table}");
     let qualified = format!("{}.{}", sql_name(owner), sql_name(table));
     let all_columns = format!("ALTER TABLE {qualified} ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;");
     let catalog = match source.table(owner, table) {
         Ok(catalog) => catalog,
         Err(error @ SourceError::NoSuchTable { .. }) => {
-            return Check::fail(
-                name,
-                error_text(&error),
-                format!(
-                    "{}GRANT SELECT ON {qualified} TO {};",
-                    request.in_pdb(),
-                    sql_name(&request.user)
+            return (
+                Check::fail(
+                    name,
+                    error_text(&error),
+                    format!(
+                        "{}GRANT SELECT ON {qualified} TO {};",
+                        request.in_pdb(),
+                        sql_name(&request.user)
+                    ),
                 ),
+                None,
             );
         }
-        Err(error) => return Check::fail(name, error_text(&error), all_columns),
+        Err(error) => return (Check::fail(name, error_text(&error), all_columns), None),
     };
     let has_key = !catalog.schema.key_indexes().is_empty();
     let logs_all = database.all
@@ -299,7 +326,7 @@ fn table_check<S: DatabaseCatalog>(
                     LogGroupType::PrimaryKey | LogGroupType::UniqueKey
                 )
         });
-    match (logs_all, has_key && logs_key) {
+    let check = match (logs_all, has_key && logs_key) {
         (true, _) => Check::pass(name, "all columns are logged: full before images"),
         (false, true) => Check::pass(
             name,
@@ -317,7 +344,8 @@ fn table_check<S: DatabaseCatalog>(
             "the table logs no key columns, so updates cannot name their row: it is rejected",
             all_columns,
         ),
-    }
+    };
+    (check, Some(catalog.schema))
 }
 
 fn privilege_checks(

@@ -19,6 +19,7 @@ fn request(tables: &[&str]) -> DoctorRequest {
         pdb: None,
         snapshots: false,
         read_only: false,
+        filters: Filters::default(),
     }
 }
 
@@ -380,4 +381,31 @@ fn the_first_contact_probe_reads_every_answer_with_the_capture_s_own_mapping() {
             && line.contains("report this check's message")),
         "{failed:?}"
     );
+}
+
+#[test]
+fn a_column_of_a_type_the_capture_cannot_decode_is_reported_with_its_exclusion() {
+    let shapes = r#"{"table":"APP.SHAPES","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"SHAPE","type":"MDSYS.SDO_GEOMETRY"},{"name":"DOC","type":"JSON"}],"logging":"all"}
+"#;
+    let report = run(&mut simulator(shapes), &request(&["ORDERS", "SHAPES"]));
+    let failures = failing(&report);
+    assert_eq!(failures.len(), 1, "{report}");
+    let (name, fix) = failures[0];
+    assert_eq!(name, "column types of APP.SHAPES");
+    assert!(
+        fix.contains(r"'APP\.SHAPES\.SHAPE'") && fix.contains("spec.filters.columnExcludeList"),
+        "{fix}"
+    );
+    // With the column excluded the table passes; JSON is a decoded type.
+    let mut excluded = request(&["ORDERS", "SHAPES"]);
+    excluded.filters = Filters::new(
+        &redoline_crds::v1alpha1::FiltersSpec {
+            column_exclude_list: vec![r"APP\.SHAPES\.SHAPE".to_owned()],
+            ..Default::default()
+        },
+        &redoline_crds::v1alpha1::ColumnsSpec::default(),
+    )
+    .unwrap();
+    let report = run(&mut simulator(shapes), &excluded);
+    assert!(report.passed(), "{report}");
 }

@@ -145,6 +145,15 @@ impl CapturedTables {
         Ok(recorded)
     }
 
+    /// The structure each captured table has for the next transaction, for the start check of
+    /// column types ([`crate::filter::unsupported`]).
+    pub fn structures(&self) -> Vec<Arc<TableSchema>> {
+        self.names
+            .iter()
+            .filter_map(|(owner, table)| self.history.in_force(owner, table, self.commit_scn))
+            .collect()
+    }
+
     /// The captured tables' names, sorted: what mining asks LogMiner for.
     pub fn names(&self) -> Vec<(String, String)> {
         self.names.iter().cloned().collect()

@@ -15,7 +15,7 @@ use super::{Engine, RunOptions, Wiring, to_gauge};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::error::CaptureError;
 use crate::event::RecordEncoder;
-use crate::filter::Filters;
+use crate::filter::{Filters, unsupported};
 use crate::heartbeat::{HeartbeatClock, heartbeat_topic};
 use crate::lag::LagTracker;
 use crate::sink::{Bookmark, PagePolicy};
@@ -93,6 +93,16 @@ impl<S: OracleSource> Engine<S> {
             bookmark.restart_scn,
             resumed,
         )?;
+        // Before mining: a selected column of a type the capture cannot decode would be emitted
+        // without its value, so the capture stops and names the exclusion that fixes it.
+        let unsupported: Vec<_> = tables
+            .structures()
+            .iter()
+            .flat_map(|table| unsupported::unsupported_columns(table, &filters))
+            .collect();
+        if let Some(stop) = unsupported::stop(&unsupported) {
+            return Err(CaptureError::Stop(Box::new(stop)));
+        }
         let topic_prefix = config
             .kafka
             .as_ref()

@@ -173,6 +173,7 @@ pub fn write_value(out: &mut String, data_type: &OracleType, value: &Value) {
                 out.push('"');
             }
         },
+        Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::BinaryFloat(v) => json::f32_number(out, *v),
         Value::BinaryDouble(v) => json::f64_number(out, *v),
         Value::Text(text) | Value::Xml(text) => json::string(out, text),

@@ -15,6 +15,7 @@
 //! filtered events are simply not encoded.
 
 pub mod mask;
+pub mod unsupported;
 
 use std::collections::HashSet;
 

@@ -163,13 +163,15 @@ impl TableStructure {
         let mut ordered: Vec<&ColumnStructure> = self.columns.iter().collect();
         ordered.sort_by_key(|c| c.position);
         for column in ordered {
-            let data_type = OracleType::parse(&column.type_expression).map_err(|error| {
-                StructureError::Type {
-                    column: column.name.clone(),
-                    expression: column.type_expression.clone(),
-                    message: error.to_string(),
-                }
-            })?;
+            // The history holds what the catalog reported, unsupported types included.
+            let data_type =
+                OracleType::parse_catalog(&column.type_expression).map_err(|error| {
+                    StructureError::Type {
+                        column: column.name.clone(),
+                        expression: column.type_expression.clone(),
+                        message: error.to_string(),
+                    }
+                })?;
             columns.push(Column::new(column.name.clone(), data_type).nullable(column.optional));
         }
         for (name, position) in self.primary_key_column_names.iter().zip(1u16..) {
@@ -233,6 +235,11 @@ fn jdbc_type(data_type: &OracleType) -> i32 {
         OracleType::IntervalDayToSecond { .. } => -104,
         OracleType::RowId | OracleType::URowId { .. } => -8,
         OracleType::XmlType => 2009,
+        // oracle.jdbc.OracleTypes.JSON and java.sql.Types.BOOLEAN.
+        OracleType::Json => 2016,
+        OracleType::Boolean => 16,
+        // java.sql.Types.OTHER: the capture does not know what the driver would say.
+        OracleType::Unsupported { .. } => 1111,
     }
 }
 

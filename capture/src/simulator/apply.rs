@@ -28,7 +28,10 @@ impl Simulator {
                 let mut key_position = 0;
                 for (index, column) in columns.into_iter().enumerate() {
                     let field = format!("columns[{index}].type");
-                    let data_type = OracleType::parse(&column.data_type)
+                    // The simulated database, like a real one, has types the capture cannot
+                    // decode (`MDSYS.SDO_GEOMETRY`, `VECTOR`): kept by name, as the catalog
+                    // reports them.
+                    let data_type = OracleType::parse_catalog(&column.data_type)
                         .map_err(|e| ScenarioError::new(line, &field, e.to_string()))?;
                     if data_type == OracleType::XmlType {
                         return Err(ScenarioError::new(line, &field, "XMLTYPE is not simulated"));

@@ -48,6 +48,9 @@ pub(crate) fn write_value(out: &mut String, value: &Value, data_type: &OracleTyp
             }
             out.push('\'');
         }
+        // Debezium's BOOLEAN converter reads the SQL_REDO text as a byte (zero is false), which
+        // is what this writes; not yet compared with a 23ai LogMiner.
+        Value::Boolean(b) => out.push_str(if *b { "'1'" } else { "'0'" }),
         Value::BinaryFloat(v) => write_float(out, f64::from(*v), format!("{v}")),
         Value::BinaryDouble(v) => write_float(out, *v, format!("{v}")),
         Value::Text(text) | Value::Xml(text) => {

@@ -115,6 +115,19 @@ pub(crate) fn to_value(json: Json, data_type: &OracleType) -> Result<Value, Stri
             .map(|nanoseconds| Value::IntervalDayToSecond { nanoseconds })
             .map_err(|e| e.to_string()),
         T::XmlType => Err("XMLTYPE columns are not simulated".to_owned()),
+        // A JSON column takes the document: a JSON string is its text, anything else is
+        // written out compactly.
+        T::Json => Ok(match json {
+            Json::String(text) if text.is_empty() => Value::Null,
+            Json::String(text) => Value::Text(text),
+            other => Value::Text(other.to_string()),
+        }),
+        T::Boolean => match json {
+            Json::Bool(b) => Ok(Value::Boolean(b)),
+            other => Err(format!("a BOOLEAN takes true or false, not {other}")),
+        },
+        // LogMiner cannot render such a value; it writes `Unsupported Type` whatever it is.
+        T::Unsupported { .. } => Ok(Value::Unsupported),
     }
 }
 
@@ -165,6 +178,13 @@ pub(crate) fn check_value(value: Value, data_type: &OracleType) -> Result<Value,
             Ok(bytes_or_null(bytes))
         }
         (Value::Bytes(bytes), T::LongRaw | T::Blob) => Ok(bytes_or_null(bytes)),
+        (Value::Text(text), T::Json) => Ok(if text.is_empty() {
+            Value::Null
+        } else {
+            Value::Text(text)
+        }),
+        (value @ Value::Boolean(_), T::Boolean)
+        | (value @ Value::Unsupported, T::Unsupported { .. }) => Ok(value),
         (Value::Date(local), T::Date) => {
             if local.subsec_nanosecond() != 0 {
                 return Err("a DATE has no fraction and no offset".to_owned());

@@ -18,6 +18,8 @@
 //! | `TIMESTAMP[(f)] [WITH [LOCAL] TIME ZONE]` | fractional precision 0..=9, default 6 |
 //! | `INTERVAL YEAR[(p)] TO MONTH`, `INTERVAL DAY[(p)] TO SECOND[(f)]` | p, f 0..=9, defaults 2 and 6 |
 //! | `RAW(n)`, `LONG RAW`, `LONG`, `BLOB`, `CLOB`, `NCLOB`, `DATE`, `ROWID`, `UROWID[(n)]`, `XMLTYPE`, `BINARY_FLOAT`, `BINARY_DOUBLE` | as written (`SYS.XMLTYPE` too) |
+//! | `JSON` (21c), `BOOLEAN` (23ai) | as written |
+//! | any other name (`SDO_GEOMETRY`, `VECTOR`, object types) | an error; [`OracleType::parse_catalog`] keeps it as `Unsupported` |
 
 use std::fmt;
 
@@ -99,6 +101,20 @@ pub enum OracleType {
         length: Option<u32>,
     },
     XmlType,
+    /// `JSON` (21c): Oracle's native JSON type, stored in its binary OSON form.
+    Json,
+    /// `BOOLEAN` (23ai).
+    Boolean,
+    /// A type the capture cannot decode (`SDO_GEOMETRY`, `VECTOR`, an object type, ...), kept by
+    /// name so that a table holding such a column still has a dictionary and SQL_REDO naming the
+    /// column still parses. Only [`OracleType::parse_catalog`] makes one: the start check stops
+    /// the capture unless `spec.filters.columnExcludeList` excludes every such column, and the
+    /// values of an excluded one are dropped.
+    Unsupported {
+        /// The type name as the catalog wrote it, with its owner when it has one
+        /// (`MDSYS.SDO_GEOMETRY`).
+        name: String,
+    },
 }
 
 /// The most digits a NUMBER holds.
@@ -134,6 +150,29 @@ impl OracleType {
             | Self::Raw { length } => Some(*length),
             Self::URowId { length } => *length,
             _ => None,
+        }
+    }
+
+    /// Whether the capture cannot decode values of this type (see [`OracleType::Unsupported`]).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Self::Unsupported { .. })
+    }
+
+    /// Parses a type the database's catalog reported (ALL_TAB_COLS, or the schema history that
+    /// recorded it): like [`OracleType::parse`], except that an unknown type name is
+    /// [`OracleType::Unsupported`] rather than an error. The catalog names only types that exist,
+    /// so an unknown name is a type this capture does not decode, which the start check reports
+    /// with the column to exclude; refusing it here made the dictionary load fail with no stop
+    /// code, a restart loop.
+    pub fn parse_catalog(text: &str) -> Result<Self, OracleTypeError> {
+        match Self::parse(text) {
+            Err(OracleTypeError {
+                kind: OracleTypeErrorKind::UnknownType(_),
+                ..
+            }) => Ok(Self::Unsupported {
+                name: text.trim().to_owned(),
+            }),
+            other => other,
         }
     }
 
@@ -491,6 +530,8 @@ impl Parser {
                     .map(to_u32),
             },
             "XMLTYPE" | "SYS.XMLTYPE" | "PUBLIC.XMLTYPE" => OracleType::XmlType,
+            "JSON" => OracleType::Json,
+            "BOOLEAN" => OracleType::Boolean,
             other => return Err(OracleTypeErrorKind::UnknownType(other.to_owned())),
         };
         Ok(parsed)
@@ -682,6 +723,10 @@ impl fmt::Display for OracleType {
             Self::URowId { length: None } => f.write_str("UROWID"),
             Self::URowId { length: Some(n) } => write!(f, "UROWID({n})"),
             Self::XmlType => f.write_str("XMLTYPE"),
+            Self::Json => f.write_str("JSON"),
+            Self::Boolean => f.write_str("BOOLEAN"),
+            // As the catalog wrote it, so that `parse_catalog` reads the same value back.
+            Self::Unsupported { name } => f.write_str(name),
         }
     }
 }

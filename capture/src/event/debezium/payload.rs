@@ -293,6 +293,7 @@ fn write_field(
             };
             json::integer(out, v);
         }
+        (FieldKind::Boolean, Value::Boolean(b)) => out.push_str(if *b { "true" } else { "false" }),
         (FieldKind::Boolean, Value::Number(n)) => {
             out.push_str(if !n.is_zero() && !n.is_negative() {
                 "true"
@@ -323,7 +324,7 @@ fn write_field(
         }
         (FieldKind::Float32, Value::BinaryFloat(v)) => json::f32_number(out, *v),
         (FieldKind::Float64, Value::BinaryDouble(v)) => json::f64_number(out, *v),
-        (FieldKind::String | FieldKind::Xml, Value::Text(t) | Value::Xml(t)) => {
+        (FieldKind::String | FieldKind::Xml | FieldKind::Json, Value::Text(t) | Value::Xml(t)) => {
             json::string(out, t)
         }
         // An EMPTY_CLOB() / EMPTY_BLOB() no piece filled: null in a nullable column, empty in
@@ -401,6 +402,7 @@ fn short_kind(value: &Value) -> &'static str {
         Value::BinaryDouble(_) => "BINARY_DOUBLE",
         Value::Text(_) => "text",
         Value::Xml(_) => "XML",
+        Value::Boolean(_) => "BOOLEAN",
         Value::Bytes(_) => "binary",
         Value::Date(_) => "DATE",
         Value::Timestamp(_) => "TIMESTAMP",

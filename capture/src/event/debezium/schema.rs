@@ -13,6 +13,8 @@
 //! | BINARY_FLOAT / BINARY_DOUBLE | | float32 / float64 | |
 //! | CHAR, NCHAR, VARCHAR2, NVARCHAR2, CLOB, NCLOB, LONG, ROWID, UROWID | | string | |
 //! | XMLTYPE | | string | `io.debezium.data.Xml` |
+//! | JSON | | string | `io.debezium.data.Json` |
+//! | BOOLEAN | | boolean | |
 //! | RAW, LONG RAW, BLOB | bytes / base64 / base64-url-safe / hex | bytes / string | |
 //! | DATE, TIMESTAMP(0..=3) | adaptive | int64 ms | `io.debezium.time.Timestamp` |
 //! | TIMESTAMP(4..=6) / (7..=9) | adaptive | int64 µs / ns | `io.debezium.time.MicroTimestamp` / `NanoTimestamp` |
@@ -53,6 +55,8 @@ pub enum FieldKind {
     Float64,
     String,
     Xml,
+    /// `io.debezium.data.Json`: a string holding a JSON document.
+    Json,
     Binary(BinaryHandling),
     /// Epoch milliseconds; `connect` selects the Kafka Connect logical name.
     TimestampMillis {
@@ -125,6 +129,13 @@ impl FieldKind {
             | T::RowId
             | T::URowId { .. } => Self::String,
             T::XmlType => Self::Xml,
+            // Debezium 3.x: `io.debezium.data.Json`, the document as text.
+            T::Json => Self::Json,
+            // A 23ai BOOLEAN is JDBC BOOLEAN, which Debezium writes as a Connect boolean.
+            T::Boolean => Self::Boolean,
+            // Never encoded: the start check requires the column to be excluded. Debezium writes
+            // the object types it passes through as strings.
+            T::Unsupported { .. } => Self::String,
             T::Raw { .. } | T::LongRaw | T::Blob => Self::Binary(options.binary_handling),
             T::Date => Self::TimestampMillis {
                 connect: options.time_precision == TimePrecision::Connect,
@@ -191,6 +202,7 @@ impl FieldKind {
             Self::Float32 => ("float", None, None),
             Self::NumberAsString { .. } | Self::String => ("string", None, None),
             Self::Xml => ("string", Some("io.debezium.data.Xml"), None),
+            Self::Json => ("string", Some("io.debezium.data.Json"), None),
             Self::Binary(BinaryHandling::Bytes) => ("bytes", None, None),
             Self::Binary(_) => ("string", None, None),
             Self::TimestampMillis { connect: true } => (
@@ -447,6 +459,24 @@ mod tests {
             FieldKind::of(&OracleType::parse("NUMBER(1)").unwrap(), &boolean),
             FieldKind::Boolean
         );
+    }
+
+    #[test]
+    fn json_and_boolean_map_like_debezium_3() {
+        // OracleValueConverters: a column whose type name is JSON gets `Json.builder()`, a
+        // string named io.debezium.data.Json; a BOOLEAN (JDBC BOOLEAN) a Connect boolean.
+        assert_eq!(kind("JSON"), FieldKind::Json);
+        assert_eq!(kind("BOOLEAN"), FieldKind::Boolean);
+        let mut out = String::new();
+        FieldKind::Json.write_schema(&mut out, true, Some("DOC"), &[]);
+        assert!(
+            out.contains("\"type\":\"string\"")
+                && out.contains("\"name\":\"io.debezium.data.Json\""),
+            "{out}"
+        );
+        let mut out = String::new();
+        FieldKind::Boolean.write_schema(&mut out, true, Some("FLAG"), &[]);
+        assert!(out.contains("\"type\":\"boolean\""), "{out}");
     }
 
     #[test]

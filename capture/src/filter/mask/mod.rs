@@ -254,6 +254,9 @@ pub fn source_type(data_type: &OracleType) -> (String, Option<u32>, Option<i32>)
         OracleType::RowId => ("ROWID".to_owned(), None, None),
         OracleType::URowId { length } => ("UROWID".to_owned(), *length, None),
         OracleType::XmlType => ("XMLTYPE".to_owned(), None, None),
+        OracleType::Json => ("JSON".to_owned(), None, None),
+        OracleType::Boolean => ("BOOLEAN".to_owned(), None, None),
+        OracleType::Unsupported { name } => (name.clone(), None, None),
     }
 }
 

@@ -944,6 +944,18 @@ fn tab_col(owner: &str, table: &str, index: usize, column: &Column) -> Vec<Datum
         T::RowId => plain("ROWID", 10),
         T::URowId { length } => plain("UROWID", length.unwrap_or(4000)),
         T::XmlType => plain("XMLTYPE", 2000),
+        // DATA_LENGTH as 21c and 23ai dictionaries show these types (JSON 8200, BOOLEAN 1),
+        // from catalog listings in community reports; the Database Reference does not list
+        // per-type lengths.
+        T::Json => plain("JSON", 8200),
+        T::Boolean => plain("BOOLEAN", 1),
+        // An object type's DATA_TYPE is its bare name; its owner goes to DATA_TYPE_OWNER.
+        T::Unsupported { name } => {
+            let bare = name
+                .rsplit_once('.')
+                .map_or(name.as_str(), |(_, bare)| bare);
+            plain(bare, 1)
+        }
     };
     let position = index as i128 + 1;
     vec![
@@ -951,10 +963,14 @@ fn tab_col(owner: &str, table: &str, index: usize, column: &Column) -> Vec<Datum
         Datum::text(table),
         Datum::text(column.name.clone()),
         Datum::text(data_type.clone()),
-        if data_type == "XMLTYPE" {
-            Datum::text("SYS")
-        } else {
-            Datum::Null
+        match &column.data_type {
+            T::XmlType => Datum::text("SYS"),
+            T::Unsupported { name } => name
+                .rsplit_once('.')
+                .map_or(Datum::Null, |(type_owner, _)| {
+                    Datum::text(type_owner.to_owned())
+                }),
+            _ => Datum::Null,
         },
         length,
         precision,

@@ -349,7 +349,7 @@ pub fn session(cells: &mut Cells) -> Result<SessionId, SourceError> {
     })
 }
 
-const COLUMN_COLUMNS: [&str; 8] = [
+const COLUMN_COLUMNS: [&str; 9] = [
     "COLUMN_NAME",
     "DATA_TYPE",
     "DATA_LENGTH",
@@ -358,10 +358,14 @@ const COLUMN_COLUMNS: [&str; 8] = [
     "CHAR_LENGTH",
     "CHAR_USED",
     "NULLABLE",
+    "DATA_TYPE_OWNER",
 ];
 
 /// Maps a row of [`super::sql::TABLE_COLUMNS`] to `(name, type, nullable)`: the catalog splits a
-/// type over several columns; this writes it back as a declaration and parses that.
+/// type over several columns; this writes it back as a declaration and parses that. A type the
+/// capture cannot decode becomes [`OracleType::Unsupported`] named `OWNER.TYPE` when the
+/// catalog gives the type an owner (object types such as `MDSYS.SDO_GEOMETRY`), for the start
+/// check to report with the column to exclude.
 pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), SourceError> {
     let mut r = CellReader::new("ALL_TAB_COLS", &COLUMN_COLUMNS, cells);
     let name = r.required_text(0)?;
@@ -372,6 +376,7 @@ pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), Sou
     let char_length: Option<u32> = r.number(5)?;
     let char_semantics = r.text(6)?.as_deref() == Some("C");
     let nullable = r.text(7)?.as_deref() != Some("N");
+    let type_owner = r.text(8)?;
     let bytes = data_length.unwrap_or(0);
     let chars = char_length.unwrap_or(bytes);
     let declaration = match data_type.as_str() {
@@ -388,10 +393,18 @@ pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), Sou
         "UROWID" => format!("UROWID({bytes})"),
         _ => data_type.clone(),
     };
-    let oracle_type = OracleType::parse(&declaration).map_err(|error| SourceError::Malformed {
-        what: format!("ALL_TAB_COLS.DATA_TYPE of {name}"),
-        message: format!("{declaration:?}: {error}"),
-    })?;
+    let oracle_type = match (OracleType::parse_catalog(&declaration), type_owner) {
+        (Ok(OracleType::Unsupported { .. }), Some(owner)) => OracleType::Unsupported {
+            name: format!("{owner}.{declaration}"),
+        },
+        (Ok(parsed), _) => parsed,
+        (Err(error), _) => {
+            return Err(SourceError::Malformed {
+                what: format!("ALL_TAB_COLS.DATA_TYPE of {name}"),
+                message: format!("{declaration:?}: {error}"),
+            });
+        }
+    };
     Ok((name, oracle_type, nullable))
 }
 
@@ -724,29 +737,83 @@ mod tests {
             ),
         ];
         for (row, declaration) in cases {
-            let (_, oracle_type, _) = table_column(&mut cells(&row)).unwrap();
+            let (_, oracle_type, _) = table_column(&mut owned_row(&row, None)).unwrap();
             assert_eq!(
                 oracle_type,
                 OracleType::parse(declaration).unwrap(),
                 "{declaration}"
             );
         }
-        let (name, _, nullable) = table_column(&mut cells(&id_number_column())).unwrap();
+        let (name, _, nullable) = table_column(&mut owned_row(&id_number_column(), None)).unwrap();
         assert_eq!((name.as_str(), nullable), ("ID", false));
-        let mut bad = cells(&[
-            Some("X"),
-            Some("SDO_GEOMETRY"),
-            Some("1"),
+        // A known type out of Oracle's range is still a malformed catalog row.
+        let mut bad = owned_row(
+            &[
+                Some("X"),
+                Some("NUMBER"),
+                Some("22"),
+                Some("39"),
+                Some("0"),
+                Some("0"),
+                None,
+                Some("Y"),
+            ],
             None,
-            None,
-            None,
-            None,
-            Some("Y"),
-        ]);
+        );
         assert!(matches!(
             table_column(&mut bad),
             Err(SourceError::Malformed { .. })
         ));
+    }
+
+    /// A catalog row of `ID_NUMBER_COLUMN`'s shape with DATA_TYPE_OWNER appended.
+    fn owned_row(row: &[Option<&str>], type_owner: Option<&str>) -> Vec<Option<String>> {
+        let mut cells = cells(row);
+        cells.push(type_owner.map(str::to_owned));
+        cells
+    }
+
+    #[test]
+    fn types_the_capture_cannot_decode_are_kept_with_their_owner() {
+        // Before, an unknown DATA_TYPE made the dictionary load Malformed: a restart loop with
+        // no stop code. Now the column is kept, typed Unsupported, for the start check.
+        let row = |data_type| {
+            [
+                Some("SHAPE"),
+                Some(data_type),
+                Some("1"),
+                None,
+                None,
+                Some("0"),
+                None,
+                Some("Y"),
+            ]
+        };
+        let (name, oracle_type, _) =
+            table_column(&mut owned_row(&row("SDO_GEOMETRY"), Some("MDSYS"))).unwrap();
+        assert_eq!(name, "SHAPE");
+        assert_eq!(
+            oracle_type,
+            OracleType::Unsupported {
+                name: "MDSYS.SDO_GEOMETRY".to_owned()
+            }
+        );
+        let (_, oracle_type, _) = table_column(&mut owned_row(&row("VECTOR"), None)).unwrap();
+        assert_eq!(
+            oracle_type,
+            OracleType::Unsupported {
+                name: "VECTOR".to_owned()
+            }
+        );
+        // JSON and BOOLEAN are decoded types; XMLTYPE keeps its SYS owner out of the name.
+        for (data_type, owner, expected) in [
+            ("JSON", None, OracleType::Json),
+            ("BOOLEAN", None, OracleType::Boolean),
+            ("XMLTYPE", Some("SYS"), OracleType::XmlType),
+        ] {
+            let (_, oracle_type, _) = table_column(&mut owned_row(&row(data_type), owner)).unwrap();
+            assert_eq!(oracle_type, expected, "{data_type}");
+        }
     }
 
     /// The catalog row of a mandatory `ID NUMBER(10)`.

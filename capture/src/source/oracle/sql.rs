@@ -129,7 +129,7 @@ pub const DATABASE_UTC_OFFSET: &str = "SELECT TO_CHAR(SYSTIMESTAMP, 'TZH:TZM') F
 /// user-generated, and virtual columns never appear in SQL_REDO. `DATA_TYPE` already carries
 /// fractional precision and time-zone words (`TIMESTAMP(6) WITH TIME ZONE`).
 pub const TABLE_COLUMNS: &str = "SELECT COLUMN_NAME, DATA_TYPE, DATA_LENGTH, DATA_PRECISION, \
-     DATA_SCALE, CHAR_LENGTH, CHAR_USED, NULLABLE FROM ALL_TAB_COLS \
+     DATA_SCALE, CHAR_LENGTH, CHAR_USED, NULLABLE, DATA_TYPE_OWNER FROM ALL_TAB_COLS \
      WHERE OWNER = :1 AND TABLE_NAME = :2 AND USER_GENERATED = 'YES' AND VIRTUAL_COLUMN = 'NO' \
      ORDER BY COLUMN_ID NULLS LAST, INTERNAL_COLUMN_ID";
 
@@ -511,7 +511,16 @@ fn key_value(data_type: &OracleType) -> Option<String> {
         T::Char { .. } | T::NChar { .. } | T::Varchar2 { .. } | T::NVarchar2 { .. } => {
             "?".to_owned()
         }
-        T::Long | T::Clob | T::NClob | T::Blob | T::LongRaw | T::XmlType => return None,
+        // A BOOLEAN key is read back from the text 'TRUE' / 'FALSE' or '1' / '0'.
+        T::Boolean => "?".to_owned(),
+        T::Long
+        | T::Clob
+        | T::NClob
+        | T::Blob
+        | T::LongRaw
+        | T::XmlType
+        | T::Json
+        | T::Unsupported { .. } => return None,
     })
 }
 

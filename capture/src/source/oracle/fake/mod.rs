@@ -482,6 +482,8 @@ impl FakeSession {
                                 } else {
                                     "Y"
                                 }),
+                                // DATA_TYPE_OWNER: the fake's types are all built in.
+                                Cell::Null,
                             ]
                         })
                         .collect()
