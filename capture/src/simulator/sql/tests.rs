@@ -408,3 +408,114 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         assert_eq!(count, expected_rows, "{statement}");
     }
 }
+
+/// The full statements among `sql.rs`'s constants (`SELECT ...` and PL/SQL blocks; the other
+/// constants are fragments of built statements), as `(name, text)`, read from the source so a
+/// statement added there is found here without anyone listing it.
+fn statement_constants() -> Vec<(String, String)> {
+    let source = include_str!("../../source/oracle/sql.rs");
+    let mut found = Vec::new();
+    for (at, _) in source.match_indices("pub const ") {
+        let rest = &source[at + "pub const ".len()..];
+        let Some((name, rest)) = rest.split_once(": &str =") else {
+            continue;
+        };
+        let Some(open) = rest.find('"') else {
+            continue;
+        };
+        let body = &rest[open + 1..];
+        let Some(close) = body.find("\";") else {
+            continue;
+        };
+        // Undo the `\` line continuations of the Rust literal.
+        let mut text = String::new();
+        let mut lines = body[..close].split("\\\n");
+        if let Some(first) = lines.next() {
+            text.push_str(first);
+        }
+        for line in lines {
+            text.push_str(line.trim_start());
+        }
+        if text.starts_with("SELECT ") || text.starts_with("BEGIN ") {
+            found.push((name.trim().to_owned(), text));
+        }
+    }
+    found
+}
+
+/// Every statement constant of the client reaches the model through the client's own calls
+/// (the fallbacks for users without GV$ grants included), and the model evaluated each one: a
+/// statement the model could only match, or one no call sends, fails here by name.
+#[test]
+fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
+    let constants = statement_constants();
+    assert!(
+        constants.len() >= 25,
+        "{} statements read from sql.rs",
+        constants.len()
+    );
+    let table = "{\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}],\"logging\":\"all\"}\n\
+        {\"tx\":\"done\",\"insert\":\"APP.T\",\"values\":{\"ID\":1}}\n{\"tx\":\"done\",\"commit\":true}\n\
+        {\"log_switch\":true}\n\
+        {\"tx\":\"open\",\"insert\":\"APP.T\",\"values\":{\"ID\":2}}\n";
+    let cdb = format!("{{\"database\":{{\"pdb\":\"ORCLPDB1\",\"con_id\":3}}}}\n{table}");
+    let without_gv = format!(
+        "{{\"database\":{{\"ungranted_views\":[\"GV$TRANSACTION\",\"GV$SESSION\"]}}}}\n{table}"
+    );
+    let cdb_without_gv = format!(
+        "{{\"database\":{{\"pdb\":\"ORCLPDB1\",\"con_id\":3,\"ungranted_views\":[\"GV$TRANSACTION\"]}}}}\n{table}"
+    );
+    let mut issued = Vec::new();
+    for (scenario, pdb) in [
+        (cdb_without_gv.as_str(), Some("ORCLPDB1")),
+        (cdb.as_str(), Some("ORCLPDB1")),
+        (table, None),
+        (without_gv.as_str(), None),
+    ] {
+        let simulator = Simulator::from_reader(scenario.as_bytes()).unwrap();
+        let pool = SimulatorPool::new(simulator);
+        let mut client = OracleClient::over(pool.clone(), options(pdb)).unwrap();
+        client.database().unwrap();
+        client.current_scn().unwrap();
+        client.database_utc_offset().unwrap();
+        if let Some(pdb) = pdb {
+            client.pdb_incarnation(pdb).unwrap();
+        }
+        client.threads().unwrap();
+        client.open_transactions().unwrap();
+        client.sessions().unwrap();
+        client.scn_to_timestamp(1_000_000).unwrap();
+        client.privileges().unwrap();
+        let tables = client.list_tables().unwrap();
+        let schema = client.table("APP", "T").unwrap().schema;
+        client.row_estimate("APP", "T").unwrap();
+        let scn = client.current_scn().unwrap();
+        client
+            .flashback_batch(&schema, scn, None, None, 10)
+            .unwrap();
+        let plan = client.logs_covering(1_000_000).unwrap();
+        let window = MiningWindow {
+            start_scn: 1_000_000,
+            end_scn: scn,
+            logs: plan.logs,
+            tables,
+            pdb: pdb.map(str::to_owned),
+            with_sql_undo: false,
+        };
+        client.start_mining(&window).unwrap();
+        let rows = rows(&mut |visit| client.stream_rows(visit)).unwrap();
+        assert!(rows.len() >= 3, "{} rows mined", rows.len());
+        client.end_mining().unwrap();
+        client.flush_redo().unwrap();
+        issued.extend(pool.issued());
+    }
+    let missing: Vec<&str> = constants
+        .iter()
+        .filter(|(_, text)| !issued.contains(text))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "statements the client never sent to the model: {missing:?}"
+    );
+}
