@@ -46,8 +46,10 @@ pub struct OracleCaptureStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<Position>,
 
-    /// Seconds between the database's current SCN and the last emitted commit, or absent when
-    /// unknown (for example when the position is older than the SCN-to-time mapping).
+    /// Seconds between the database's current SCN and the last emitted commit, both as UTC
+    /// instants (the host's local times less its UTC offset, so a DST switch between them does
+    /// not count), or absent when unknown (for example when the position is older than the
+    /// SCN-to-time mapping).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_seconds: Option<f64>,
 
