@@ -291,7 +291,11 @@ impl Simulator {
                     OracleType::Raw { .. } => 2000,
                     _ => continue,
                 };
-                if column.data_type.max_length().is_some_and(|length| length > limit) {
+                if column
+                    .data_type
+                    .max_length()
+                    .is_some_and(|length| length > limit)
+                {
                     return Err(ScenarioError::new(
                         line,
                         field,

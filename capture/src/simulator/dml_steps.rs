@@ -235,7 +235,13 @@ impl Simulator {
                 _ => write_value(&mut redo, value, &column.data_type),
             }
             if !column.data_type.is_lob_like() {
-                let length = redo.len() - start;
+                let mut length = redo.len() - start;
+                if extended.contains(&i) {
+                    // SQL_UNDO's condition carries the value itself, not the redo's NULL.
+                    let mut rendered = String::new();
+                    write_value(&mut rendered, value, &column.data_type);
+                    length = rendered.len();
+                }
                 undo_length += condition_length(&text.quoted_columns[i], value, length, first);
                 first = false;
             }

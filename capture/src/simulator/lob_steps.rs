@@ -313,9 +313,7 @@ impl Simulator {
         let columns = table.schema.columns();
         let mut update = format!(
             "update {} a set a.{} = :{}",
-            table.text.quoted_table,
-            table.text.quoted_columns[column],
-            columns[column].name
+            table.text.quoted_table, table.text.quoted_columns[column], columns[column].name
         );
         let key: Vec<usize> = table.schema.key_indexes().to_vec();
         for (n, &i) in key.iter().enumerate() {
@@ -324,7 +322,11 @@ impl Simulator {
             update.push_str(&table.text.quoted_columns[i]);
             update.push_str(" = ");
             let mut literal = String::new();
-            write_value(&mut literal, values.get(i).unwrap_or(&Value::Null), &columns[i].data_type);
+            write_value(
+                &mut literal,
+                values.get(i).unwrap_or(&Value::Null),
+                &columns[i].data_type,
+            );
             update.push_str(&literal);
         }
         update.push(';');
@@ -359,7 +361,13 @@ impl Simulator {
             }
             _ => {}
         }
-        self.write_lob_row(tx, t, &row_id, OperationCode::ExtendedStringEnd, String::new());
+        self.write_lob_row(
+            tx,
+            t,
+            &row_id,
+            OperationCode::ExtendedStringEnd,
+            String::new(),
+        );
     }
 
     fn write_lob_row(

@@ -578,11 +578,12 @@ impl<'a> Fields<'a> {
                 "time" => settings.time = Some(text()?),
                 "time_zone" => settings.time_zone = Some(text()?),
                 "max_string_size" => {
-                    settings.max_string_size_extended = Some(match text()?.to_ascii_uppercase().as_str() {
-                        "STANDARD" => false,
-                        "EXTENDED" => true,
-                        _ => return Err(self.error(&field, "expected STANDARD or EXTENDED")),
-                    });
+                    settings.max_string_size_extended =
+                        Some(match text()?.to_ascii_uppercase().as_str() {
+                            "STANDARD" => false,
+                            "EXTENDED" => true,
+                            _ => return Err(self.error(&field, "expected STANDARD or EXTENDED")),
+                        });
                 }
                 "online_log_groups" => {
                     let groups = number()?;
