@@ -243,3 +243,56 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
     assert_eq!(exit.code(), Some(0));
     assert_eq!(capture.events().len(), 20);
 }
+
+/// Issue 31 (N3): with `MAX_STRING_SIZE = EXTENDED`, a VARCHAR2 value over 4000 bytes is logged
+/// as 32K_BEGIN / 32K_WRITE / 32K_END rows after the INSERT; the capture joins them into the
+/// column. Another such insert rolled back to a savepoint, and a failed one, are not published.
+#[test]
+fn extended_strings_arrive_whole() {
+    let big: String = (0..20_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let other = "z'".repeat(10_000);
+    let mut scenario = String::from(r#"{"database":{"max_string_size":"EXTENDED"}}"#);
+    scenario.push('\n');
+    scenario.push_str(TABLES);
+    scenario.push_str(r#"{"table":"APP.NOTES","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"TXT","type":"VARCHAR2(32767)"}],"logging":"all"}"#);
+    scenario.push('\n');
+    for line in [
+        r#"{"tx":"a","savepoint":"s"}"#.to_owned(),
+        format!(r#"{{"tx":"a","insert":"APP.NOTES","values":{{"ID":2,"TXT":"{other}"}}}}"#),
+        r#"{"tx":"a","rollback_to":"s"}"#.to_owned(),
+        format!(r#"{{"tx":"a","insert":"APP.NOTES","values":{{"ID":1,"TXT":"{big}"}}}}"#),
+        format!(
+            r#"{{"tx":"a","insert":"APP.NOTES","values":{{"ID":3,"TXT":"{other}"}},"fails":true}}"#
+        ),
+        r#"{"tx":"a","commit":true}"#.to_owned(),
+    ] {
+        scenario.push_str(&line);
+        scenario.push('\n');
+    }
+    // Both doors: the simulator's own answers, and the real client's SQL over the model.
+    for through in ["boundary", "sql"] {
+        let capture = Capture::new(&["APP.ORDERS", "APP.DOCS", "APP.NOTES"], &scenario, "");
+        let config = std::fs::read_to_string(capture.path("capture.yaml"))
+            .unwrap()
+            .replace(
+                "{simulator: {scenario: scenario.jsonl}}",
+                &format!("{{simulator: {{scenario: scenario.jsonl, through: {through}}}}}"),
+            );
+        std::fs::write(capture.path("capture.yaml"), config).unwrap();
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{through}: {stderr}");
+        assert!(!stderr.contains("matched no earlier change"), "{stderr}");
+        let events = capture.events();
+        assert_eq!(events.len(), 1, "{through}: {events:?}");
+        assert_eq!(events[0]["op"], "i");
+        assert_eq!(events[0]["after"]["ID"], 1);
+        // Not assert_eq: a failure would print 20,000 characters.
+        let txt = events[0]["after"]["TXT"].as_str().map(str::len);
+        assert!(
+            events[0]["after"]["TXT"] == big.as_str(),
+            "{through}: TXT is not the whole value (length {txt:?})"
+        );
+    }
+}

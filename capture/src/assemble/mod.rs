@@ -13,6 +13,14 @@
 //!   event of its own for that row, continuing the LOB value an earlier event of the transaction
 //!   set for that ROWID when it is still kept ([`known_lobs`], a fixed budget, oldest forgotten
 //!   first, so memory does not grow with the transaction).
+//! - Extended strings (`MAX_STRING_SIZE = EXTENDED`, a VARCHAR2 / NVARCHAR2 / RAW value over
+//!   4000 bytes): a 32K_BEGIN row names the column and the row, its 32K_WRITE rows carry the
+//!   value's pieces in order, 32K_END closes it. The pieces, joined, are the column's whole value
+//!   in the held event when the begin names its row (the DML row holds only a placeholder in the
+//!   column's place), else in an UPDATE event of its own, as a LOB locator does. The joined value
+//!   is typed by the column's type, so a value longer than the column is refused (CDC-2002).
+//!   Debezium merges the same rows the same way (`TransactionCommitConsumer`,
+//!   `ExtendedStringUnderConstruction`, DBZ-8039).
 //! - DDL on a captured table: a `Ddl` event with the statement (LogMiner's appended `;` removed),
 //!   or a `Truncate` event; then the table's columns are reloaded ([`TableLookup::refresh`]) so
 //!   later rows use the new shape.
@@ -39,6 +47,7 @@ use crate::dictionary::{LobKind, TableSchema};
 use crate::event::{ChangeEvent, Operation, SourceInfo, TransactionStart};
 use crate::redo::ast::DmlStatement;
 use crate::redo::ddl::{DdlKind, parse_ddl};
+use crate::redo::extended::{ExtendedPiece, parse_extended_begin, parse_extended_write};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
 use crate::redo::parse::parse_dml;
 use crate::source::row::PLACEHOLDER_ROW_ID;
@@ -135,6 +144,15 @@ struct ActiveLob {
     scn: u64,
 }
 
+/// The extended string being joined for the held event.
+struct ActiveExtended {
+    column: usize,
+    /// The pieces so far: text, or hex digits for a RAW column.
+    joined: String,
+    hex: bool,
+    scn: u64,
+}
+
 /// Assembles one committed transaction.
 pub struct TransactionAssembler<'l, L: TableLookup> {
     lookup: &'l mut L,
@@ -143,6 +161,7 @@ pub struct TransactionAssembler<'l, L: TableLookup> {
     commit: CommitInfo,
     held: Option<ChangeEvent>,
     lob: Option<ActiveLob>,
+    extended: Option<ActiveExtended>,
     /// LOB values emitted so far, for pieces that continue them after other changes.
     known_lobs: KnownLobs,
     /// The transaction's first emitted change, for every event's `transaction_start`.
@@ -174,6 +193,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             commit,
             held: None,
             lob: None,
+            extended: None,
             known_lobs: KnownLobs::default(),
             start: None,
             stats: AssembleStats::default(),
@@ -236,6 +256,9 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             | OperationCode::LobWrite
             | OperationCode::LobTrim
             | OperationCode::LobErase => self.lob_row(&table, row, emit),
+            OperationCode::ExtendedStringBegin
+            | OperationCode::ExtendedStringWrite
+            | OperationCode::ExtendedStringEnd => self.extended_row(&table, row, emit),
             OperationCode::Ddl => self.ddl(&table, row, emit),
             OperationCode::Unsupported
             | OperationCode::XmlDocBegin
@@ -503,8 +526,140 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         Ok(())
     }
 
-    /// Puts the rebuilt LOB value into the held event.
+    /// A 32K_BEGIN, 32K_WRITE or 32K_END row.
+    fn extended_row(
+        &mut self,
+        table: &Arc<TableSchema>,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        let name = table.qualified_name();
+        let sql = row.sql_redo.as_deref().unwrap_or_default();
+        let not_understood = |error: crate::redo::ParseError| AssembleError::Unsupported {
+            table: name.clone(),
+            scn: row.scn,
+            what: format!("{} SQL_REDO not understood: {error}", row.operation.name()),
+        };
+        match row.operation {
+            OperationCode::ExtendedStringBegin => {
+                let begin = parse_extended_begin(sql).map_err(not_understood)?;
+                self.finish_lob()?;
+                let Some(column) = table.column_index(&begin.column) else {
+                    return Err(AssembleError::DictionaryMismatch {
+                        table: name,
+                        scn: row.scn,
+                        message: format!("column {} is not in the dictionary", begin.column),
+                    });
+                };
+                let key = typed_row(table, &begin.where_).map_err(|error| {
+                    AssembleError::DictionaryMismatch {
+                        table: name.clone(),
+                        scn: row.scn,
+                        message: error.to_string(),
+                    }
+                })?;
+                let attaches = self.held.as_ref().is_some_and(|held| {
+                    Arc::ptr_eq(&held.table, table)
+                        && held.op != Operation::Delete
+                        && same_row(table, held, &key)
+                });
+                if !attaches {
+                    self.release(emit)?;
+                    self.held = Some(ChangeEvent {
+                        op: Operation::Update,
+                        table: Arc::clone(table),
+                        before: Some(without_lobs(table, key.clone())),
+                        after: Some(key),
+                        source: self.source(&row),
+                    });
+                }
+                if let Some(held) = self.held.as_mut() {
+                    adopt_row_id(held, &row.row_id);
+                }
+                let hex = matches!(
+                    table.columns()[column].data_type,
+                    crate::dictionary::OracleType::Raw { .. }
+                );
+                self.extended = Some(ActiveExtended {
+                    column,
+                    joined: String::new(),
+                    hex,
+                    scn: row.scn,
+                });
+                Ok(())
+            }
+            OperationCode::ExtendedStringWrite => {
+                let piece = parse_extended_write(sql).map_err(not_understood)?;
+                self.stats.lob_pieces += 1;
+                let Some(active) = self.extended.as_mut() else {
+                    return Err(AssembleError::PartialLob {
+                        table: name,
+                        column: "?".to_owned(),
+                        scn: row.scn,
+                        message: "a 32K_WRITE without its 32K_BEGIN".to_owned(),
+                    });
+                };
+                match (piece, active.hex) {
+                    (ExtendedPiece::Text(text), false) | (ExtendedPiece::Hex(text), true) => {
+                        active.joined.push_str(&text);
+                        Ok(())
+                    }
+                    _ => Err(AssembleError::DictionaryMismatch {
+                        table: name,
+                        scn: row.scn,
+                        message: format!(
+                            "a 32K_WRITE piece of the wrong kind for column {}",
+                            table.columns()[active.column].name
+                        ),
+                    }),
+                }
+            }
+            _ => self.finish_extended(),
+        }
+    }
+
+    /// Puts the joined extended string into the held event, typed (and length-checked) by the
+    /// column's type.
+    fn finish_extended(&mut self) -> Result<(), AssembleError> {
+        let Some(active) = self.extended.take() else {
+            return Ok(());
+        };
+        let Some(held) = self.held.as_mut() else {
+            return Ok(());
+        };
+        let column = &held.table.columns()[active.column];
+        let raw = if active.hex {
+            crate::redo::RawValue::Call {
+                name: "HEXTORAW".into(),
+                args: vec![crate::redo::RawValue::Text(active.joined.into())],
+            }
+        } else {
+            crate::redo::RawValue::Text(active.joined.into())
+        };
+        match crate::value::typed(&raw, column) {
+            Ok(value) => {
+                let columns = held.table.columns().len();
+                held.after
+                    .get_or_insert_with(|| Row::absent(columns))
+                    .set(active.column, value);
+                Ok(())
+            }
+            Err(error) => {
+                let table = held.table.qualified_name();
+                // The held event cannot be emitted as logged: it goes with the error (or skip).
+                self.held = None;
+                Err(AssembleError::DictionaryMismatch {
+                    table,
+                    scn: active.scn,
+                    message: error.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Puts the rebuilt LOB value (or extended string) into the held event.
     fn finish_lob(&mut self) -> Result<(), AssembleError> {
+        self.finish_extended()?;
         let Some(active) = self.lob.take() else {
             return Ok(());
         };

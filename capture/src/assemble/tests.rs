@@ -34,10 +34,23 @@ fn tables() -> Tables {
         ],
     )
     .unwrap();
+    let notes = TableSchema::new(
+        "APP",
+        "NOTES",
+        vec![
+            Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+            Column::new("TXT", OracleType::parse("VARCHAR2(32767)").unwrap()),
+            Column::new("BIN", OracleType::parse("RAW(5000)").unwrap()),
+        ],
+    )
+    .unwrap();
     let mut tables = Tables::default();
     tables
         .tables
         .insert(("APP".into(), "DOCS".into()), Arc::new(docs));
+    tables
+        .tables
+        .insert(("APP".into(), "NOTES".into()), Arc::new(notes));
     tables
 }
 
@@ -423,4 +436,103 @@ fn other_tables_and_undo_rows_produce_nothing() {
     let (stats, events, _) = assemble(vec![other, undo], OnUnsupported::Fail);
     assert_eq!(stats.unwrap().events, 0);
     assert!(events.is_empty());
+}
+
+fn notes(operation: OperationCode, row_id: &str, sql: &str) -> LogMinerRow {
+    LogMinerRow {
+        table_name: Some(Arc::from("NOTES")),
+        ..row(operation, row_id, sql)
+    }
+}
+
+/// The 32K_BEGIN shape of Debezium's `ExtendedStringParserTest` (logminer.md §3).
+fn begin_32k(column: &str, id: u32) -> String {
+    format!(
+        "DECLARE \n TempLob CLOB;\n buf_c   VARCHAR2(32767);\n Stmt    CLOB;\nBEGIN\n DBMS_LOB.CreateTemporary(TempLob, FALSE);\n Stmt := 'update \"APP\".\"NOTES\" a set a.\"{column}\" = :{column} where a.\"ID\" = ''{id}'';';"
+    )
+}
+
+fn write_32k(piece: &str) -> String {
+    format!("\n buf_c := '{piece}';\n DBMS_LOB.WriteAppend(TempLob, LENGTH(buf_c), buf_c);")
+}
+
+#[test]
+fn extended_string_pieces_are_the_inserted_value() {
+    let a = "a".repeat(4000);
+    let b = "b".repeat(4000);
+    let rows = vec![
+        notes(
+            OperationCode::Insert,
+            PLACEHOLDER_ROW_ID,
+            "insert into \"APP\".\"NOTES\"(\"ID\",\"TXT\") values ('1',NULL);",
+        ),
+        notes(
+            OperationCode::ExtendedStringBegin,
+            ROWID,
+            &begin_32k("TXT", 1),
+        ),
+        notes(OperationCode::ExtendedStringWrite, ROWID, &write_32k(&a)),
+        notes(OperationCode::ExtendedStringWrite, ROWID, &write_32k(&b)),
+        notes(OperationCode::ExtendedStringEnd, ROWID, ""),
+        // An extended string written to another row is an UPDATE of that row.
+        notes(
+            OperationCode::ExtendedStringBegin,
+            ROWID,
+            &begin_32k("TXT", 2),
+        ),
+        notes(
+            OperationCode::ExtendedStringWrite,
+            ROWID,
+            &write_32k("it''s"),
+        ),
+        notes(OperationCode::ExtendedStringEnd, ROWID, ""),
+    ];
+    let (stats, events, _) = assemble(rows, OnUnsupported::Fail);
+    let stats = stats.unwrap();
+    assert_eq!(stats.events, 2);
+    assert_eq!(events[0].op, Operation::Create);
+    assert_eq!(value(&events[0], "after", "TXT"), text(&format!("{a}{b}")));
+    assert_eq!(events[0].source.row_id.as_deref(), Some(ROWID));
+    assert_eq!(events[1].op, Operation::Update);
+    assert_eq!(value(&events[1], "after", "TXT"), text("it's"));
+}
+
+#[test]
+fn an_extended_string_longer_than_its_column_or_without_begin_is_refused() {
+    let hex = "ab".repeat(5001);
+    let rows = vec![
+        notes(
+            OperationCode::Insert,
+            PLACEHOLDER_ROW_ID,
+            "insert into \"APP\".\"NOTES\"(\"ID\",\"BIN\") values ('1',NULL);",
+        ),
+        notes(
+            OperationCode::ExtendedStringBegin,
+            ROWID,
+            &begin_32k("BIN", 1),
+        ),
+        notes(
+            OperationCode::ExtendedStringWrite,
+            ROWID,
+            &format!(" buf_b := HEXTORAW('{hex}'); DBMS_LOB.WriteAppend(TempLob, 5001, buf_b);"),
+        ),
+        notes(OperationCode::ExtendedStringEnd, ROWID, ""),
+    ];
+    let (result, events, _) = assemble(rows, OnUnsupported::Fail);
+    assert!(
+        matches!(result, Err(AssembleError::DictionaryMismatch { .. })),
+        "{result:?}"
+    );
+    assert!(events.is_empty());
+
+    let rows = vec![notes(
+        OperationCode::ExtendedStringWrite,
+        ROWID,
+        &write_32k("x"),
+    )];
+    let (result, _, _) = assemble(rows, OnUnsupported::Fail);
+    assert!(
+        matches!(result, Err(AssembleError::PartialLob { .. })),
+        "{result:?}"
+    );
 }

@@ -9,7 +9,8 @@
 //!   undone already, since Oracle undoes newest first);
 //! - an undo INSERT cancels the latest DELETE of the row;
 //! - an undo UPDATE cancels the latest UPDATE of the row, or the latest LOB write on it: a
-//!   SEL_LOB_LOCATOR with the LOB_WRITE / LOB_TRIM / LOB_ERASE rows that follow it.
+//!   SEL_LOB_LOCATOR with the LOB_WRITE / LOB_TRIM / LOB_ERASE rows that follow it, or the latest
+//!   extended string written to it: a 32K_BEGIN with the 32K_WRITE / 32K_END rows that follow it.
 //!
 //! # The placeholder ROWID of LOB inserts
 //! LogMiner gives the INSERT of a row with LOB columns the placeholder ROWID
@@ -42,6 +43,7 @@ pub(super) fn undone_count(
         OperationCode::Insert => position_inclusive(changes, OperationCode::Delete),
         OperationCode::Update => match changes.next()? {
             OperationCode::Update | OperationCode::SelectLobLocator => Some(1),
+            OperationCode::ExtendedStringBegin => Some(1),
             OperationCode::LobWrite | OperationCode::LobTrim | OperationCode::LobErase => {
                 // The LOB write's pieces back to its locator (all of them when it is not there:
                 // the locator row was cancelled or never mined).
@@ -54,6 +56,22 @@ pub(super) fn undone_count(
                             count += 1;
                         }
                         OperationCode::SelectLobLocator => return Some(count + 1),
+                        _ => break,
+                    }
+                }
+                Some(count)
+            }
+            // An extended string (32K_BEGIN, its 32K_WRITE pieces, 32K_END) is one column change
+            // of one statement, as a LOB write is: its undo cancels the whole group back to the
+            // begin row (Debezium keeps the group together as one merge, TransactionCommitConsumer).
+            OperationCode::ExtendedStringWrite | OperationCode::ExtendedStringEnd => {
+                let mut count = 1;
+                for change in changes {
+                    match change {
+                        OperationCode::ExtendedStringWrite | OperationCode::ExtendedStringEnd => {
+                            count += 1;
+                        }
+                        OperationCode::ExtendedStringBegin => return Some(count + 1),
                         _ => break,
                     }
                 }
@@ -92,6 +110,8 @@ pub(super) fn ties_to(insert: &LogMinerRow, next: &LogMinerRow) -> bool {
                 | OperationCode::LobWrite
                 | OperationCode::LobTrim
                 | OperationCode::LobErase
+                | OperationCode::ExtendedStringBegin
+                | OperationCode::ExtendedStringWrite
         )
 }
 
@@ -136,6 +156,37 @@ mod tests {
         assert_eq!(undone_count(Update, [LobWrite, LobWrite]), Some(2));
         assert_eq!(undone_count(Update, [Insert]), None);
         assert_eq!(undone_count(Update, []), None);
+    }
+
+    #[test]
+    fn an_undo_update_cancels_one_whole_extended_string() {
+        use OperationCode::{ExtendedStringBegin, ExtendedStringEnd, ExtendedStringWrite};
+        assert_eq!(
+            undone_count(
+                Update,
+                [
+                    ExtendedStringEnd,
+                    ExtendedStringWrite,
+                    ExtendedStringWrite,
+                    ExtendedStringBegin,
+                    ExtendedStringEnd
+                ]
+            ),
+            Some(4)
+        );
+        assert_eq!(undone_count(Update, [ExtendedStringBegin, Update]), Some(1));
+        assert_eq!(
+            undone_count(
+                Delete,
+                [
+                    ExtendedStringEnd,
+                    ExtendedStringWrite,
+                    ExtendedStringBegin,
+                    Insert
+                ]
+            ),
+            Some(4)
+        );
     }
 
     #[test]

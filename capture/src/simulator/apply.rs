@@ -281,6 +281,33 @@ impl Simulator {
         logging: TableLogging,
     ) -> Result<(), ScenarioError> {
         let qualified = schema.qualified_name();
+        if !self.catalog.max_string_size_extended {
+            // Oracle refuses a string column longer than the standard limits unless
+            // MAX_STRING_SIZE = EXTENDED.
+            for column in schema.columns() {
+                let limit = match column.data_type {
+                    OracleType::Varchar2 { .. } => 4000,
+                    OracleType::NVarchar2 { .. } => 2000,
+                    OracleType::Raw { .. } => 2000,
+                    _ => continue,
+                };
+                if column
+                    .data_type
+                    .max_length()
+                    .is_some_and(|length| length > limit)
+                {
+                    return Err(ScenarioError::new(
+                        line,
+                        field,
+                        format!(
+                            "column {} is longer than {limit} with MAX_STRING_SIZE = STANDARD \
+                             (ORA-00910: specified length too long for its datatype)",
+                            column.name
+                        ),
+                    ));
+                }
+            }
+        }
         if self.table_index.contains_key(&qualified) {
             return Err(ScenarioError::new(
                 line,
@@ -341,7 +368,11 @@ impl Simulator {
             log_switch_records,
             scn_time_retention_seconds,
             ungranted_views,
+            max_string_size_extended,
         } = settings;
+        if let Some(extended) = max_string_size_extended {
+            self.catalog.max_string_size_extended = extended;
+        }
         if let Some(scn) = scn {
             if scn < self.catalog.scn {
                 return Err(ScenarioError::new(

@@ -642,6 +642,8 @@ pub(crate) struct Catalog {
     /// set): what SYSDATE, SYSTIMESTAMP, SCN_TO_TIMESTAMP and LogMiner's DATE columns show the
     /// clock in. The redo keeps its own copy to stamp rows as they are written.
     pub time_zone: jiff::tz::TimeZone,
+    /// `MAX_STRING_SIZE = EXTENDED` (`{"database":{"max_string_size":"EXTENDED"}}`).
+    pub max_string_size_extended: bool,
     /// `(first SCN, time)` whenever the clock moved: SCN_TO_TIMESTAMP's mapping.
     pub scn_times: Vec<(u64, civil::DateTime)>,
     pub scn_time_retention_seconds: i64,
@@ -716,6 +718,7 @@ impl Catalog {
             scn: FIRST_SCN,
             now: FIRST_TIME,
             time_zone: jiff::tz::TimeZone::UTC,
+            max_string_size_extended: false,
             scn_times: vec![(FIRST_SCN, FIRST_TIME)],
             scn_time_retention_seconds: 5 * 86_400,
             undo_kept_from_scn: 0,

@@ -23,6 +23,7 @@ use super::statement::{
     write_where,
 };
 use super::{ScenarioError, Simulator, values};
+use crate::dictionary::OracleType;
 use crate::source::OperationCode;
 use crate::source::row::PLACEHOLDER_ROW_ID;
 use crate::value::Value;
@@ -196,6 +197,13 @@ impl Simulator {
         let lobs: Vec<usize> = (0..columns.len())
             .filter(|&i| columns[i].data_type.lob_kind().is_some() && !row[i].is_null())
             .collect();
+        let extended: Vec<usize> = if self.catalog.max_string_size_extended {
+            (0..columns.len())
+                .filter(|&i| is_extended_string(&columns[i].data_type, &row[i]))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut redo = self.redo.buffer();
         redo.push_str("insert into ");
         redo.push_str(&text.quoted_table);
@@ -220,10 +228,20 @@ impl Simulator {
                 Some(kind) if !value.is_null() => {
                     write_value(&mut redo, &Value::LobPlaceholder(kind), &column.data_type)
                 }
+                // An extended string's place holds NULL; the value follows in 32K rows
+                // (UNVERIFIED placeholder: Debezium's merge starts from a null or
+                // `LM_EMPTY_STRING` initial value, TransactionCommitConsumer).
+                _ if extended.contains(&i) => redo.push_str("NULL"),
                 _ => write_value(&mut redo, value, &column.data_type),
             }
             if !column.data_type.is_lob_like() {
-                let length = redo.len() - start;
+                let mut length = redo.len() - start;
+                if extended.contains(&i) {
+                    // SQL_UNDO's condition carries the value itself, not the redo's NULL.
+                    let mut rendered = String::new();
+                    write_value(&mut rendered, value, &column.data_type);
+                    length = rendered.len();
+                }
                 undo_length += condition_length(&text.quoted_columns[i], value, length, first);
                 first = false;
             }
@@ -236,6 +254,8 @@ impl Simulator {
             .map(|&i| (i, std::mem::replace(&mut stored[i], Value::Null)))
             .collect();
         let stored: Arc<[Value]> = Arc::from(stored);
+        let extended_values: Vec<(usize, Value)> =
+            extended.iter().map(|&i| (i, stored[i].clone())).collect();
         let undo = DeferredUndo::Delete {
             text,
             values: Arc::clone(&stored),
@@ -255,7 +275,7 @@ impl Simulator {
                 locked_by: Some(tx.id),
             },
         );
-        let shown_row_id: Arc<str> = if lobs.is_empty() {
+        let shown_row_id: Arc<str> = if lobs.is_empty() && extended.is_empty() {
             Arc::clone(&row_id)
         } else {
             PLACEHOLDER_ROW_ID.into()
@@ -271,6 +291,9 @@ impl Simulator {
         spec.sql_redo = Some(redo);
         spec.deferred_undo = Some((undo, undo_length));
         self.redo.write(spec);
+        for (column, value) in extended_values {
+            self.write_extended_string(tx, t, number, column, &value);
+        }
         for (column, value) in lob_values {
             self.write_lob_value(tx, t, number, column, value);
         }
@@ -518,5 +541,17 @@ impl Matched {
             Self::One(number) => std::slice::from_ref(number),
             Self::Many(numbers) => numbers,
         }
+    }
+}
+
+/// Whether LogMiner logs `value` of a column of `data_type` as an extended string (32K rows)
+/// rather than in the DML row: a VARCHAR2 / NVARCHAR2 value over 4000 bytes, a RAW over 2000.
+pub(super) fn is_extended_string(data_type: &OracleType, value: &Value) -> bool {
+    match (data_type, value) {
+        (OracleType::Varchar2 { .. } | OracleType::NVarchar2 { .. }, Value::Text(text)) => {
+            text.len() > 4000
+        }
+        (OracleType::Raw { .. }, Value::Bytes(bytes)) => bytes.len() > 2000,
+        _ => false,
     }
 }

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::database::{PENDING, Transaction, Version};
-use super::render::{write_condition, write_hex, write_literal, write_unistr};
+use super::render::{write_condition, write_hex, write_literal, write_unistr, write_value};
 use super::scenario::{Dml, LobChange, Values};
 use super::{ScenarioError, Simulator};
 use crate::dictionary::{LobKind, OracleType};
@@ -292,6 +292,82 @@ impl Simulator {
             self.write_lob_row(tx, t, row_id, OperationCode::LobWrite, sql);
             at += piece.len() as u64;
         }
+    }
+
+    /// The 32K_BEGIN, 32K_WRITE and 32K_END rows of an extended string written to a row
+    /// (shapes: `redo::extended`, after Debezium's `ExtendedStringParser`, DBZ-8039).
+    pub(super) fn write_extended_string(
+        &mut self,
+        tx: &Transaction,
+        t: usize,
+        number: u64,
+        column: usize,
+        value: &Value,
+    ) {
+        let table = &self.tables[t];
+        let Some(stored) = table.rows.get(&number) else {
+            return;
+        };
+        let row_id = Arc::clone(&stored.row_id);
+        let values: Vec<Value> = stored.current().map(|v| v.to_vec()).unwrap_or_default();
+        let columns = table.schema.columns();
+        let mut update = format!(
+            "update {} a set a.{} = :{}",
+            table.text.quoted_table, table.text.quoted_columns[column], columns[column].name
+        );
+        let key: Vec<usize> = table.schema.key_indexes().to_vec();
+        for (n, &i) in key.iter().enumerate() {
+            update.push_str(if n == 0 { " where " } else { " and " });
+            update.push_str("a.");
+            update.push_str(&table.text.quoted_columns[i]);
+            update.push_str(" = ");
+            let mut literal = String::new();
+            write_value(
+                &mut literal,
+                values.get(i).unwrap_or(&Value::Null),
+                &columns[i].data_type,
+            );
+            update.push_str(&literal);
+        }
+        update.push(';');
+        let mut begin = String::from(
+            "DECLARE \n TempLob CLOB;\n buf_c   VARCHAR2(32767);\n Stmt    CLOB;\nBEGIN\n DBMS_LOB.CreateTemporary(TempLob, FALSE);\n Stmt := ",
+        );
+        write_literal(&mut begin, &update);
+        begin.push(';');
+        self.write_lob_row(tx, t, &row_id, OperationCode::ExtendedStringBegin, begin);
+        match value {
+            Value::Bytes(bytes) => {
+                for piece in bytes.chunks(2000) {
+                    let mut sql = String::from("\n buf_b := HEXTORAW('");
+                    write_hex(&mut sql, piece);
+                    let _ = write!(
+                        sql,
+                        "');\n DBMS_LOB.WriteAppend(TempLob, {}, buf_b);",
+                        piece.len()
+                    );
+                    self.write_lob_row(tx, t, &row_id, OperationCode::ExtendedStringWrite, sql);
+                }
+            }
+            Value::Text(text) => {
+                let chars: Vec<char> = text.chars().collect();
+                for piece in chars.chunks(4000) {
+                    let piece: String = piece.iter().collect();
+                    let mut sql = String::from("\n buf_c := ");
+                    write_literal(&mut sql, &piece);
+                    sql.push_str(";\n DBMS_LOB.WriteAppend(TempLob, LENGTH(buf_c), buf_c);");
+                    self.write_lob_row(tx, t, &row_id, OperationCode::ExtendedStringWrite, sql);
+                }
+            }
+            _ => {}
+        }
+        self.write_lob_row(
+            tx,
+            t,
+            &row_id,
+            OperationCode::ExtendedStringEnd,
+            String::new(),
+        );
     }
 
     fn write_lob_row(

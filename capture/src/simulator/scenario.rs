@@ -96,6 +96,9 @@ pub struct DatabaseSettings {
     /// Views the capture user is not granted (`V$PDB_INCARNATION`): reading them fails with
     /// ORA-00942, as for a user granted views one by one who misses one.
     pub ungranted_views: Option<Vec<String>>,
+    /// `MAX_STRING_SIZE`: `STANDARD` (the default: VARCHAR2 / NVARCHAR2 up to 4000 bytes, RAW up
+    /// to 2000) or `EXTENDED` (up to 32767, longer values logged as 32K_BEGIN / 32K_WRITE rows).
+    pub max_string_size_extended: Option<bool>,
 }
 
 /// One scenario step.
@@ -574,6 +577,14 @@ impl<'a> Fields<'a> {
                 "scn" => settings.scn = Some(number()?),
                 "time" => settings.time = Some(text()?),
                 "time_zone" => settings.time_zone = Some(text()?),
+                "max_string_size" => {
+                    settings.max_string_size_extended =
+                        Some(match text()?.to_ascii_uppercase().as_str() {
+                            "STANDARD" => false,
+                            "EXTENDED" => true,
+                            _ => return Err(self.error(&field, "expected STANDARD or EXTENDED")),
+                        });
+                }
                 "online_log_groups" => {
                     let groups = number()?;
                     if !(2..=16).contains(&groups) {

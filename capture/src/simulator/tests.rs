@@ -81,6 +81,12 @@ fn assert_parses(rows: &[LogMinerRow]) {
             Op::Ddl => {
                 parse_ddl(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
             }
+            Op::ExtendedStringBegin if !row.rollback => {
+                crate::redo::parse_extended_begin(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+            Op::ExtendedStringWrite if !row.rollback => {
+                crate::redo::parse_extended_write(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
             _ => {}
         }
         if !row.rollback && matches!(row.operation, Op::Insert | Op::Update | Op::Delete) {
@@ -709,4 +715,59 @@ fn bc_dates_render_with_their_sign() {
         out,
         "TO_DATE('-0044-03-15 12:00:00', 'SYYYY-MM-DD HH24:MI:SS')"
     );
+}
+
+#[test]
+fn extended_strings_need_max_string_size_extended_and_are_logged_as_32k_rows() {
+    let table = r#"{"table":"APP.NOTES","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"TXT","type":"VARCHAR2(32767)"}]}"#;
+    let mut sim = Simulator::new();
+    let error = sim.apply_line(table).unwrap_err();
+    assert!(error.to_string().contains("ORA-00910"), "{error}");
+
+    let mut sim = simulator(&[r#"{"database":{"max_string_size":"EXTENDED"}}"#, table]);
+    let big = "x".repeat(9000);
+    sim.apply_line(&format!(
+        r#"{{"tx":"t","insert":"APP.NOTES","values":{{"ID":7,"TXT":"{big}"}}}}"#
+    ))
+    .unwrap();
+    sim.apply_line(r#"{"tx":"t","insert":"APP.NOTES","values":{"ID":8,"TXT":"short"}}"#)
+        .unwrap();
+    sim.apply_line(r#"{"tx":"t","commit":true}"#).unwrap();
+    // CSF parts joined: a long SQL_REDO or SQL_UNDO spans rows.
+    let mut rows: Vec<LogMinerRow> = Vec::new();
+    let mut redo = String::new();
+    for mut row in mine(&mut sim, &["APP.NOTES"]) {
+        redo.push_str(row.sql_redo.as_deref().unwrap_or(""));
+        if row.csf || row.table_name.is_none() {
+            continue;
+        }
+        row.sql_redo = Some(std::mem::take(&mut redo));
+        rows.push(row);
+    }
+    let ops: Vec<Op> = rows.iter().map(|r| r.operation).collect();
+    assert_eq!(
+        ops,
+        [
+            Op::Insert,
+            Op::ExtendedStringBegin,
+            Op::ExtendedStringWrite,
+            Op::ExtendedStringWrite,
+            Op::ExtendedStringWrite,
+            Op::ExtendedStringEnd,
+            Op::Insert,
+        ]
+    );
+    // The DML row has the placeholder ROWID and NULL in the column's place; the 32K rows the
+    // row's real ROWID.
+    assert_eq!(&*rows[0].row_id, PLACEHOLDER_ROW_ID);
+    assert!(
+        rows[0]
+            .sql_redo
+            .as_deref()
+            .unwrap()
+            .ends_with("values ('7',NULL);")
+    );
+    assert_ne!(&*rows[1].row_id, PLACEHOLDER_ROW_ID);
+    assert!(rows[1..6].iter().all(|r| r.row_id == rows[1].row_id));
+    assert!(rows[6].sql_redo.as_deref().unwrap().contains("'short'"));
 }

@@ -36,9 +36,17 @@ pub enum OperationCode {
     XmlDocBegin,
     XmlDocWrite,
     XmlDocEnd,
+    /// 32K_BEGIN: a VARCHAR2 / NVARCHAR2 / RAW value over 4000 bytes (`MAX_STRING_SIZE =
+    /// EXTENDED`) starts; its pieces follow as [`Self::ExtendedStringWrite`] rows (Debezium's
+    /// `EventType.EXTENDED_STRING_BEGIN`, DBZ-8039).
+    ExtendedStringBegin,
+    /// 32K_WRITE: the next piece of the value.
+    ExtendedStringWrite,
+    /// 32K_END: the value is complete.
+    ExtendedStringEnd,
     /// A change LogMiner cannot render.
     Unsupported,
-    /// Any code not listed (GoldenGate markers, 32K strings, ...), kept verbatim.
+    /// Any code not listed (GoldenGate markers, ...), kept verbatim.
     Other(u16),
 }
 
@@ -63,6 +71,9 @@ impl OperationCode {
             68 => Self::XmlDocBegin,
             70 => Self::XmlDocWrite,
             71 => Self::XmlDocEnd,
+            91 => Self::ExtendedStringBegin,
+            92 => Self::ExtendedStringWrite,
+            93 => Self::ExtendedStringEnd,
             255 => Self::Unsupported,
             other => Self::Other(other),
         }
@@ -88,6 +99,9 @@ impl OperationCode {
             Self::XmlDocBegin => 68,
             Self::XmlDocWrite => 70,
             Self::XmlDocEnd => 71,
+            Self::ExtendedStringBegin => 91,
+            Self::ExtendedStringWrite => 92,
+            Self::ExtendedStringEnd => 93,
             Self::Unsupported => 255,
             Self::Other(code) => code,
         }
@@ -113,6 +127,9 @@ impl OperationCode {
             Self::XmlDocBegin => "XML DOC BEGIN",
             Self::XmlDocWrite => "XML DOC WRITE",
             Self::XmlDocEnd => "XML DOC END",
+            Self::ExtendedStringBegin => "32K_BEGIN",
+            Self::ExtendedStringWrite => "32K_WRITE",
+            Self::ExtendedStringEnd => "32K_END",
             Self::Unsupported => "UNSUPPORTED",
             Self::Other(_) => "UNKNOWN",
         }
@@ -132,6 +149,9 @@ impl OperationCode {
                 | Self::XmlDocBegin
                 | Self::XmlDocWrite
                 | Self::XmlDocEnd
+                | Self::ExtendedStringBegin
+                | Self::ExtendedStringWrite
+                | Self::ExtendedStringEnd
                 | Self::Ddl
                 | Self::Unsupported
         )

@@ -70,6 +70,10 @@ pub enum Feature {
     /// SIGTERM while heartbeats are on (issue 15, item 1: the heartbeat passes the bookmark
     /// over the rest of a window the stop cut short). The runner sends SIGKILL instead.
     SigtermWithHeartbeats,
+    /// ORDERS.NOTE values over 4000 bytes (`MAX_STRING_SIZE = EXTENDED`): LogMiner logs them as
+    /// 32K_BEGIN / 32K_WRITE / 32K_END rows after the INSERT (issue 31, N3), in every kind of
+    /// transaction: committed, rolled back to a savepoint, failed, spilled, across restarts.
+    ExtendedString,
 }
 
 /// A part of the scenario, given to the capture together with every chunk before it.
@@ -130,7 +134,8 @@ impl Random {
     }
 }
 
-const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"},{"name":"TOTAL","type":"NUMBER(12,2)"},{"name":"LABEL","type":"NVARCHAR2(1000)"},{"name":"NOTE","type":"VARCHAR2(4000)"}],"logging":"all"}
+const TABLES: &str = r#"{"database":{"max_string_size":"EXTENDED"}}
+{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"},{"name":"TOTAL","type":"NUMBER(12,2)"},{"name":"LABEL","type":"NVARCHAR2(1000)"},{"name":"NOTE","type":"VARCHAR2(32767)"}],"logging":"all"}
 {"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"TITLE","type":"VARCHAR2(100)"},{"name":"BODY","type":"CLOB"},{"name":"DATA","type":"BLOB"}],"logging":"all"}
 {"table":"APP.TAGS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(30)"}],"logging":"all"}
 {"database":{"log_switch_records":1000000000}}
@@ -575,8 +580,24 @@ impl Generator<'_> {
             ("STATUS", json!(self.status())),
             ("TOTAL", json!(self.amount())),
             ("LABEL", label),
+            ("NOTE", self.note()),
         ];
         self.insert(index, "ORDERS", id, &values);
+    }
+
+    /// ORDERS.NOTE: mostly NULL, sometimes an extended string (4,001 to 20,000 bytes, ASCII
+    /// with quotes, so bytes and characters agree for the VARCHAR2(32767) byte limit).
+    fn note(&mut self) -> Value {
+        if self.under_repair.contains(&Feature::ExtendedString) || !self.random.percent(15) {
+            return Value::Null;
+        }
+        const ALPHABET: [char; 6] = ['a', 'q', 'z', ' ', '\'', '0'];
+        let len = 4_001 + self.random.below(16_000);
+        json!(
+            (0..len)
+                .map(|_| ALPHABET[self.random.below(ALPHABET.len())])
+                .collect::<String>()
+        )
     }
 
     fn insert_tag(&mut self, index: usize) {
@@ -746,8 +767,9 @@ impl Generator<'_> {
         let step = match self.random.below(4) {
             0 => {
                 let id = self.take_id();
+                let note = self.note();
                 json!({"tx": tx, "insert": "APP.ORDERS", "fails": true,
-                       "values": {"ID": id, "STATUS": "FAILED", "TOTAL": "1.00"}})
+                       "values": {"ID": id, "STATUS": "FAILED", "TOTAL": "1.00", "NOTE": note}})
             }
             1 if lob_insert_allowed => {
                 let id = self.take_id();

@@ -1008,6 +1008,9 @@ fn operation_name(operation: OperationCode) -> &'static str {
         O::XmlDocBegin => "XML DOC BEGIN",
         O::XmlDocWrite => "XML DOC WRITE",
         O::XmlDocEnd => "XML DOC END",
+        O::ExtendedStringBegin => "32K_BEGIN",
+        O::ExtendedStringWrite => "32K_WRITE",
+        O::ExtendedStringEnd => "32K_END",
         O::Unsupported => "UNSUPPORTED",
         O::Other(_) => "UNSUPPORTED",
     }
