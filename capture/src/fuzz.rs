@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::buffer::{FrameReader, decode_row, encode_row};
 use crate::redo::cli::{render_line, render_statement};
-use crate::redo::{parse_ddl, parse_dml, parse_lob};
+use crate::redo::{parse_ddl, parse_dml, parse_extended_begin, parse_extended_write, parse_lob};
 
 /// A target's body: the fuzz input in, a panic when a property does not hold.
 pub type Target = fn(&[u8]);
@@ -39,7 +39,7 @@ pub fn parse_dml_target(data: &[u8]) {
     assert!(serde_json::from_slice::<serde_json::Value>(&line).is_ok());
 }
 
-/// The LOB and DDL parsers on the longest valid UTF-8 prefix of the input (what libFuzzer's
+/// The LOB, extended-string (32K rows) and DDL parsers on the longest valid UTF-8 prefix of the input (what libFuzzer's
 /// `&str` argument used to be): no panic, no hang.
 pub fn parse_lob_ddl_target(data: &[u8]) {
     let sql = match std::str::from_utf8(data) {
@@ -50,6 +50,8 @@ pub fn parse_lob_ddl_target(data: &[u8]) {
             .unwrap_or_default(),
     };
     let _ = parse_lob(sql);
+    let _ = parse_extended_begin(sql);
+    let _ = parse_extended_write(sql);
     let _ = parse_ddl(sql);
 }
 

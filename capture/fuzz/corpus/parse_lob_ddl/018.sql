@@ -1,0 +1,3 @@
+
+ buf_c := 'abc''d';
+ DBMS_LOB.WriteAppend(TempLob, LENGTH(buf_c), buf_c);
