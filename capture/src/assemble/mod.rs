@@ -45,7 +45,7 @@ use self::known_lobs::KnownLobs;
 use self::lob::{LobBuilder, LobError, LobFlavor};
 use crate::dictionary::{LobKind, TableSchema};
 use crate::event::{ChangeEvent, Operation, SourceInfo, TransactionStart};
-use crate::redo::ast::DmlStatement;
+use crate::redo::ast::{ColumnValue, DmlStatement};
 use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::redo::extended::{ExtendedPiece, parse_extended_begin, parse_extended_write};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
@@ -462,29 +462,30 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         }
     }
 
-    /// A SEL_LOB_LOCATOR: the held event's row gets the LOB, or a new UPDATE event starts.
-    fn start_lob(
+    /// The event a LOB's or an extended string's pieces go into: the held event when it changes
+    /// the same row (identified by `where_`), else a new UPDATE event of that row, released
+    /// events before it. Returns the column's index and whether the held event was kept.
+    fn hold_row_of_piece(
         &mut self,
         table: &Arc<TableSchema>,
-        locator: &LobLocator<'_>,
+        kind: &str,
+        column_name: &str,
+        where_: &[ColumnValue<'_>],
         row: &LogMinerRow,
         emit: &mut dyn FnMut(ChangeEvent),
-    ) -> Result<(), AssembleError> {
-        self.finish_lob()?;
+    ) -> Result<(usize, bool), AssembleError> {
         let name = table.qualified_name();
-        let Some(column) = table.column_index(&locator.column) else {
+        let Some(column) = table.column_index(column_name) else {
             return Err(AssembleError::DictionaryMismatch {
                 table: name,
                 scn: row.scn,
-                message: format!("LOB column {} is not in the dictionary", locator.column),
+                message: format!("{kind} {column_name} is not in the dictionary"),
             });
         };
-        let key = typed_row(table, &locator.where_).map_err(|error| {
-            AssembleError::DictionaryMismatch {
-                table: name.clone(),
-                scn: row.scn,
-                message: error.to_string(),
-            }
+        let key = typed_row(table, where_).map_err(|error| AssembleError::DictionaryMismatch {
+            table: name,
+            scn: row.scn,
+            message: error.to_string(),
         })?;
         let attaches = self.held.as_ref().is_some_and(|held| {
             Arc::ptr_eq(&held.table, table)
@@ -501,6 +502,27 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                 source: self.source(row),
             });
         }
+        Ok((column, attaches))
+    }
+
+    /// A SEL_LOB_LOCATOR: the held event's row gets the LOB, or a new UPDATE event starts.
+    fn start_lob(
+        &mut self,
+        table: &Arc<TableSchema>,
+        locator: &LobLocator<'_>,
+        row: &LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        self.finish_lob()?;
+        let name = table.qualified_name();
+        let (column, attaches) = self.hold_row_of_piece(
+            table,
+            "LOB column",
+            &locator.column,
+            &locator.where_,
+            row,
+            emit,
+        )?;
         // The value before the pieces: the held event's when it sets the LOB, else one an
         // earlier event of this transaction set for the same row (the locator row carries the
         // row's ROWID; an event in between that does not set the LOB leaves it as it was).
@@ -544,35 +566,14 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             OperationCode::ExtendedStringBegin => {
                 let begin = parse_extended_begin(sql).map_err(not_understood)?;
                 self.finish_lob()?;
-                let Some(column) = table.column_index(&begin.column) else {
-                    return Err(AssembleError::DictionaryMismatch {
-                        table: name,
-                        scn: row.scn,
-                        message: format!("column {} is not in the dictionary", begin.column),
-                    });
-                };
-                let key = typed_row(table, &begin.where_).map_err(|error| {
-                    AssembleError::DictionaryMismatch {
-                        table: name.clone(),
-                        scn: row.scn,
-                        message: error.to_string(),
-                    }
-                })?;
-                let attaches = self.held.as_ref().is_some_and(|held| {
-                    Arc::ptr_eq(&held.table, table)
-                        && held.op != Operation::Delete
-                        && same_row(table, held, &key)
-                });
-                if !attaches {
-                    self.release(emit)?;
-                    self.held = Some(ChangeEvent {
-                        op: Operation::Update,
-                        table: Arc::clone(table),
-                        before: Some(without_lobs(table, key.clone())),
-                        after: Some(key),
-                        source: self.source(&row),
-                    });
-                }
+                let (column, _) = self.hold_row_of_piece(
+                    table,
+                    "column",
+                    &begin.column,
+                    &begin.where_,
+                    &row,
+                    emit,
+                )?;
                 if let Some(held) = self.held.as_mut() {
                     adopt_row_id(held, &row.row_id);
                 }

@@ -269,10 +269,7 @@ fn column_type_check(table: &TableSchema, filters: &Filters) -> Option<Check> {
     if columns.is_empty() {
         return None;
     }
-    let named: Vec<String> = columns
-        .iter()
-        .map(|c| format!("{} ({})", c.column, c.data_type))
-        .collect();
+    let named = unsupported::named(&columns);
     Some(Check::fail(
         format!("column types of {}", table.qualified_name()),
         format!(

@@ -59,16 +59,21 @@ pub fn fix(columns: &[UnsupportedColumn]) -> String {
     )
 }
 
+/// The columns as a finding names them: `OWNER.TABLE.COLUMN (TYPE)`, in order.
+pub fn named(columns: &[UnsupportedColumn]) -> Vec<String> {
+    columns
+        .iter()
+        .map(|c| format!("{} ({})", c.column, c.data_type))
+        .collect()
+}
+
 /// The typed stop (CDC-1001) for selected columns the capture cannot decode; `None` when there
 /// are none.
 pub fn stop(columns: &[UnsupportedColumn]) -> Option<Stop> {
     if columns.is_empty() {
         return None;
     }
-    let named: Vec<String> = columns
-        .iter()
-        .map(|c| format!("{} ({})", c.column, c.data_type))
-        .collect();
+    let named = named(columns);
     Some(
         Stop::new(
             StopCode::InvalidConfiguration,
