@@ -334,6 +334,28 @@ fn without_transaction_metadata_there_is_no_transaction_topic_or_block() {
     );
 }
 
+/// Any JDK MessageDigest name, in any case, one algorithm per rule; the expected values are
+/// `MessageDigest.getInstance(..)` over `pep` then the value, in `%02x` hex, run on a JDK 17 and
+/// cut to VARCHAR2(16) and VARCHAR2(19).
+#[test]
+fn each_hash_rule_uses_its_own_jdk_algorithm() {
+    let capture = capture(
+        &scenario(ORDER_LIFE),
+        "",
+        "columns:\n  \
+           maskHash:\n  \
+           - {algorithm: md5, salt: pep, columns: ['APP\\.ORDERS\\.STATUS']}\n  \
+           - {algorithm: SHA3-256, salt: pep, columns: ['APP\\.ORDERS\\.CARD']}\n",
+    );
+    let records = run(&capture);
+    let orders = data(&records, "ORDERS");
+    let image = |i: usize, name: &str| orders[i]["value"][name].clone();
+    assert_eq!(image(0, "after")["STATUS"], "75ebb2e14cbaa87c");
+    assert_eq!(image(0, "after")["CARD"], "31ad2974e04ba86567d");
+    assert_eq!(image(1, "after")["STATUS"], "59d5a5f628d48903");
+    assert_eq!(image(1, "after")["CARD"], "30ac01b9a83f501e26a");
+}
+
 #[test]
 fn masks_apply_to_value_images_and_keys_keep_real_values() {
     let capture = capture(

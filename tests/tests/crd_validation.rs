@@ -185,9 +185,18 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             with(
                 minimal_spec(),
                 "columns.maskHash",
-                json!([{"algorithm": "MD5", "salt": "s", "columns": ["A"]}]),
+                json!([{"algorithm": "SHA-257", "salt": "s", "columns": ["A"]}]),
             ),
             "spec.columns.maskHash[0].algorithm",
+        ),
+        (
+            "hash algorithm with a trailing space (the JDK does not trim)",
+            with(
+                minimal_spec(),
+                "columns.maskHash",
+                json!([{"algorithm": "SHA-256 ", "salt": "s", "columns": ["A"]}]),
+            ),
+            "MessageDigest names",
         ),
         (
             "table without owner",
@@ -443,6 +452,32 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Any name Java's MessageDigest accepts, in any case, as Debezium's `column.mask.hash.v2.*`.
+#[tokio::test]
+async fn hash_algorithms_are_accepted_as_the_jdk_accepts_them() {
+    let (_env, api) = setup("crd-hash").await;
+    for (i, name) in [
+        "MD5",
+        "sha1",
+        "SHA",
+        "sha-512/256",
+        "Sha3-512",
+        "SHA512/224",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let spec = with(
+            minimal_spec(),
+            "columns.maskHash",
+            json!([{"algorithm": name, "salt": "s", "columns": ["A"]}]),
+        );
+        api.create(&PostParams::default(), &object(&format!("hash-{i}"), spec))
+            .await
+            .unwrap_or_else(|e| panic!("{name} refused: {e}"));
+    }
 }
 
 #[tokio::test]

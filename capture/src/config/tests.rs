@@ -82,6 +82,33 @@ fn wrong_types_and_ranges_name_the_field() {
 }
 
 #[test]
+fn hash_algorithms_are_java_messagedigest_names_in_any_case() {
+    use redoline_crds::v1alpha1::HashAlgorithm;
+    let algorithm = |name: &str| {
+        let text = debezium(&format!(
+            "columns: {{maskHash: [{{algorithm: '{name}', salt: s, columns: [A]}}]}}"
+        ));
+        parse(&text, &[]).map(|config| config.columns.mask_hash[0].algorithm)
+    };
+    assert_eq!(algorithm("MD5").unwrap(), HashAlgorithm::Md5);
+    assert_eq!(algorithm("sha1").unwrap(), HashAlgorithm::Sha1);
+    assert_eq!(algorithm("sha-512/256").unwrap(), HashAlgorithm::Sha512_256);
+    assert_eq!(algorithm("SHA3-384").unwrap(), HashAlgorithm::Sha3_384);
+    let e = algorithm("SHA-257").unwrap_err();
+    assert_eq!(e.field, "columns.maskHash[0].algorithm");
+    assert!(e.message.contains("\"SHA-257\""), "{e}");
+    assert!(
+        e.message
+            .contains("MD2, MD5, SHA-1 (SHA, SHA1), SHA-224 (SHA224), SHA-256 (SHA256)"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("SHA3-224, SHA3-256, SHA3-384, SHA3-512"),
+        "{e}"
+    );
+}
+
+#[test]
 fn the_crd_rules_are_mirrored() {
     let cases = [
         (MINIMAL.replace("64Mi", "8Mi"), "buffer.memoryMaxBytes"),

@@ -6,6 +6,7 @@
 //! the schema as OpenAPI constraints and CEL rules, so a bad spec is refused at `kubectl apply`
 //! with a message naming the field, rather than by a crash-looping pod.
 
+mod hash_algorithm;
 mod status;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::quantity::ByteQuantity;
+pub use hash_algorithm::{HashAlgorithm, UnknownHashAlgorithm};
 pub use status::{
     LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, condition_type,
 };
@@ -605,7 +607,8 @@ pub struct ColumnsSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HashMask {
-    /// The digest, named as Java's MessageDigest names it.
+    /// The digest, named as Java's MessageDigest names it, in any case: MD2, MD5, SHA-1,
+    /// SHA-256, SHA-512/256, SHA3-512, ... (the rule lists every name and alias).
     pub algorithm: HashAlgorithm,
     /// Hashed before the value.
     #[schemars(length(max = 1024))]
@@ -613,17 +616,6 @@ pub struct HashMask {
     /// Regular expressions on `SCHEMA.TABLE.COLUMN`.
     #[schemars(length(min = 1, max = 100), inner(length(min = 1, max = 1024)))]
     pub columns: Vec<String>,
-}
-
-/// A digest for `maskHash`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum HashAlgorithm {
-    #[serde(rename = "SHA-256")]
-    Sha256,
-    #[serde(rename = "SHA-384")]
-    Sha384,
-    #[serde(rename = "SHA-512")]
-    Sha512,
 }
 
 /// A length applied to the columns the patterns match.

@@ -1,5 +1,6 @@
 //! Column masking and source type propagation for the `debezium` format (Debezium's column
-//! mappers): `column.mask.hash.v2.<algorithm>.with.salt.<salt>`, `column.mask.with.<n>.chars`,
+//! mappers): `column.mask.hash.v2.<algorithm>.with.salt.<salt>` (any of the JDK's
+//! MessageDigest algorithms, see [`HashAlgorithm`]), `column.mask.with.<n>.chars`,
 //! `column.truncate.to.<n>.chars`, `column.propagate.source.type` and
 //! `datatype.propagate.source.type`.
 //!
@@ -9,6 +10,7 @@
 //! asterisks, hash. Propagation is independent of masking.
 
 use redoline_crds::v1alpha1::{ColumnsSpec, HashAlgorithm};
+use sha2::Digest;
 
 use super::{FilterError, PatternList};
 use crate::dictionary::{Column, OracleType};
@@ -16,9 +18,12 @@ use crate::dictionary::{Column, OracleType};
 /// What a masked column's values become.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ColumnMask {
-    /// Debezium's v2 hash (`MaskStrings.HashingByteArrayStrategy.V2`): the digest of the salt's
-    /// bytes followed by the value's string form as UTF-8 bytes, in lower-case hex, cut to the
-    /// column's declared length when it has one.
+    /// Debezium's v2 hash (debezium-core `relational/mapping/MaskStrings.java`,
+    /// `HashValueConverter` with `HashingByteArrayStrategy.V2`): a `MessageDigest` fed the salt's
+    /// bytes, then the value's `toString()` bytes, each digest byte written `%02x` (lower-case
+    /// hex, two digits), then cut to the column's declared length when it has one
+    /// (`TruncateStrings.TruncatingValueConverter`). Java's `getBytes()` uses the JVM's default
+    /// charset, UTF-8 from Java 18 on (and in Debezium's images); UTF-8 here.
     Hash {
         algorithm: HashAlgorithm,
         salt: String,
@@ -46,11 +51,7 @@ impl ColumnMask {
                 },
                 Some(text),
             ) => {
-                let digest = match algorithm {
-                    HashAlgorithm::Sha256 => hex_digest::<sha2::Sha256>(salt, text),
-                    HashAlgorithm::Sha384 => hex_digest::<sha2::Sha384>(salt, text),
-                    HashAlgorithm::Sha512 => hex_digest::<sha2::Sha512>(salt, text),
-                };
+                let digest = hex_digest(*algorithm, salt, text);
                 Some(match column_length {
                     Some(length) => digest.chars().take(*length as usize).collect(),
                     None => digest,
@@ -69,11 +70,29 @@ impl ColumnMask {
     }
 }
 
-fn hex_digest<D: sha2::Digest>(salt: &str, text: &str) -> String {
-    let mut digest = D::new();
-    digest.update(salt.as_bytes());
-    digest.update(text.as_bytes());
-    crate::value::binary::encode_hex(&digest.finalize())
+/// The lower-case hex digest of the salt then the text, by the JDK algorithm of the same name.
+fn hex_digest(algorithm: HashAlgorithm, salt: &str, text: &str) -> String {
+    fn of<D: Digest>(salt: &str, text: &str) -> String {
+        let mut digest = D::new();
+        digest.update(salt.as_bytes());
+        digest.update(text.as_bytes());
+        crate::value::binary::encode_hex(&digest.finalize())
+    }
+    match algorithm {
+        HashAlgorithm::Md2 => of::<md2::Md2>(salt, text),
+        HashAlgorithm::Md5 => of::<md5::Md5>(salt, text),
+        HashAlgorithm::Sha1 => of::<sha1::Sha1>(salt, text),
+        HashAlgorithm::Sha224 => of::<sha2::Sha224>(salt, text),
+        HashAlgorithm::Sha256 => of::<sha2::Sha256>(salt, text),
+        HashAlgorithm::Sha384 => of::<sha2::Sha384>(salt, text),
+        HashAlgorithm::Sha512_224 => of::<sha2::Sha512_224>(salt, text),
+        HashAlgorithm::Sha512_256 => of::<sha2::Sha512_256>(salt, text),
+        HashAlgorithm::Sha512 => of::<sha2::Sha512>(salt, text),
+        HashAlgorithm::Sha3_224 => of::<sha3::Sha3_224>(salt, text),
+        HashAlgorithm::Sha3_256 => of::<sha3::Sha3_256>(salt, text),
+        HashAlgorithm::Sha3_384 => of::<sha3::Sha3_384>(salt, text),
+        HashAlgorithm::Sha3_512 => of::<sha3::Sha3_512>(salt, text),
+    }
 }
 
 /// Whether masks apply to a column of this type.
