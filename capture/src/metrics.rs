@@ -21,6 +21,10 @@
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
+//! | `redoline_capture_schema_history_status` | gauge | `status` = `stopped` / `recovering` / `running` (1 for the current one) |
+//! | `redoline_capture_schema_history_recovery_start_timestamp_seconds` | gauge | (-1 before the first recovery) |
+//! | `redoline_capture_schema_history_changes_recovered_total` / `redoline_capture_schema_history_changes_applied_total` | counter | |
+//! | `redoline_capture_schema_history_last_recovered_change_timestamp_seconds` / `redoline_capture_schema_history_last_applied_change_timestamp_seconds` | gauge | (-1 before the first) |
 //!
 //! Label values are bounded: operations, outcomes and reasons are fixed sets, `table` is one of
 //! the captured tables (at most 1000), `call` one of the boundary's calls.
@@ -54,9 +58,20 @@ pub const SNAPSHOT_TABLES_DONE: &str = "redoline_capture_snapshot_tables_done";
 pub const SNAPSHOT_ROWS_SCANNED: &str = "redoline_capture_snapshot_rows_scanned";
 pub const SNAPSHOT_ROWS_REMAINING_ESTIMATE: &str =
     "redoline_capture_snapshot_rows_remaining_estimate";
+pub const SCHEMA_HISTORY_STATUS: &str = "redoline_capture_schema_history_status";
+pub const SCHEMA_HISTORY_RECOVERY_START: &str =
+    "redoline_capture_schema_history_recovery_start_timestamp_seconds";
+pub const SCHEMA_HISTORY_CHANGES_RECOVERED_TOTAL: &str =
+    "redoline_capture_schema_history_changes_recovered_total";
+pub const SCHEMA_HISTORY_CHANGES_APPLIED_TOTAL: &str =
+    "redoline_capture_schema_history_changes_applied_total";
+pub const SCHEMA_HISTORY_LAST_RECOVERED_CHANGE: &str =
+    "redoline_capture_schema_history_last_recovered_change_timestamp_seconds";
+pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
+    "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
 
 /// Every metric name above.
-pub const ALL: [&str; 17] = [
+pub const ALL: [&str; 23] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -74,6 +89,12 @@ pub const ALL: [&str; 17] = [
     SNAPSHOT_TABLES_DONE,
     SNAPSHOT_ROWS_SCANNED,
     SNAPSHOT_ROWS_REMAINING_ESTIMATE,
+    SCHEMA_HISTORY_STATUS,
+    SCHEMA_HISTORY_RECOVERY_START,
+    SCHEMA_HISTORY_CHANGES_RECOVERED_TOTAL,
+    SCHEMA_HISTORY_CHANGES_APPLIED_TOTAL,
+    SCHEMA_HISTORY_LAST_RECOVERED_CHANGE,
+    SCHEMA_HISTORY_LAST_APPLIED_CHANGE,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -101,7 +122,137 @@ pub struct EngineMetrics {
     snapshot_tables_done: IntGauge,
     snapshot_rows_scanned: IntGauge,
     snapshot_rows_remaining: IntGauge,
+    pub schema_history: SchemaHistoryMetrics,
     last_table_events: LastTableEvents,
+}
+
+/// Debezium's schema history MBean (`SchemaHistoryMXBean`, kept by debezium-core
+/// `relational/history/SchemaHistoryMetrics.java`) in Prometheus' terms: the status as one series
+/// per state, its instants as Unix timestamps (Prometheus computes the "milliseconds since" from
+/// them), its counts as counters. The last recovered and applied records themselves
+/// (`LastRecoveredChange`, `LastAppliedChange`) are whole DDL texts, unfit for label values.
+///
+/// Debezium counts a change recovered for each history record read at start, and a change
+/// applied for each record it writes (a DDL, or the structures recorded at the first start);
+/// here the same, for each read and each written version.
+#[derive(Clone, Debug)]
+pub struct SchemaHistoryMetrics {
+    status: IntGaugeVec,
+    recovery_start: Gauge,
+    changes_recovered: IntCounter,
+    changes_applied: IntCounter,
+    last_recovered: Gauge,
+    last_applied: Gauge,
+}
+
+/// Debezium's `SchemaHistoryStatus`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaHistoryStatus {
+    /// Not in use: before the first start and between a failed attempt and its retry.
+    Stopped,
+    /// Being read back at start.
+    Recovering,
+    /// Read back; the capture records the versions DDL makes.
+    Running,
+}
+
+impl SchemaHistoryStatus {
+    const ALL: [Self; 3] = [Self::Stopped, Self::Recovering, Self::Running];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Stopped => "stopped",
+            Self::Recovering => "recovering",
+            Self::Running => "running",
+        }
+    }
+}
+
+impl SchemaHistoryMetrics {
+    fn new(registry: &Registry) -> Result<Self, prometheus::Error> {
+        let metrics = Self {
+            status: IntGaugeVec::new(
+                Opts::new(
+                    SCHEMA_HISTORY_STATUS,
+                    "1 for the schema history's current status: stopped, recovering or running",
+                ),
+                &["status"],
+            )?,
+            recovery_start: Gauge::new(
+                SCHEMA_HISTORY_RECOVERY_START,
+                "Unix time the latest reading back of the schema history started; -1 before the first",
+            )?,
+            changes_recovered: IntCounter::new(
+                SCHEMA_HISTORY_CHANGES_RECOVERED_TOTAL,
+                "Schema history records read back at start, over every start and retry",
+            )?,
+            changes_applied: IntCounter::new(
+                SCHEMA_HISTORY_CHANGES_APPLIED_TOTAL,
+                "Table structures written to the schema history (first start and DDL)",
+            )?,
+            last_recovered: Gauge::new(
+                SCHEMA_HISTORY_LAST_RECOVERED_CHANGE,
+                "Unix time the latest schema history record was read back; -1 before the first",
+            )?,
+            last_applied: Gauge::new(
+                SCHEMA_HISTORY_LAST_APPLIED_CHANGE,
+                "Unix time the latest table structure was written to the schema history; -1 before the first",
+            )?,
+        };
+        for gauge in [
+            &metrics.recovery_start,
+            &metrics.last_recovered,
+            &metrics.last_applied,
+        ] {
+            gauge.set(-1.0);
+        }
+        metrics.set_status(SchemaHistoryStatus::Stopped);
+        registry.register(Box::new(metrics.status.clone()))?;
+        registry.register(Box::new(metrics.recovery_start.clone()))?;
+        registry.register(Box::new(metrics.changes_recovered.clone()))?;
+        registry.register(Box::new(metrics.changes_applied.clone()))?;
+        registry.register(Box::new(metrics.last_recovered.clone()))?;
+        registry.register(Box::new(metrics.last_applied.clone()))?;
+        Ok(metrics)
+    }
+
+    /// 1 for `status`, 0 for the others (every state keeps a series, so `== 1` alerts and
+    /// dashboards see a change rather than a series that vanishes).
+    pub fn set_status(&self, status: SchemaHistoryStatus) {
+        for state in SchemaHistoryStatus::ALL {
+            self.status
+                .with_label_values(&[state.label()])
+                .set(i64::from(state == status));
+        }
+    }
+
+    /// Reading the history back starts.
+    pub fn recovery_started(&self, now: jiff::Timestamp) {
+        self.set_status(SchemaHistoryStatus::Recovering);
+        self.recovery_start.set(unix_seconds(now));
+    }
+
+    /// One record was read back.
+    pub fn change_recovered(&self, now: jiff::Timestamp) {
+        self.changes_recovered.inc();
+        self.last_recovered.set(unix_seconds(now));
+    }
+
+    /// The history was read back whole.
+    pub fn recovery_finished(&self) {
+        self.set_status(SchemaHistoryStatus::Running);
+    }
+
+    /// One version was written.
+    pub fn change_applied(&self, now: jiff::Timestamp) {
+        self.changes_applied.inc();
+        self.last_applied.set(unix_seconds(now));
+    }
+}
+
+/// Seconds since the Unix epoch, with milliseconds.
+fn unix_seconds(at: jiff::Timestamp) -> f64 {
+    at.as_millisecond() as f64 / 1000.0
 }
 
 /// The `events_total` counters of the table an event was counted for last. Every event is
@@ -200,6 +351,7 @@ impl EngineMetrics {
                 SNAPSHOT_ROWS_REMAINING_ESTIMATE,
                 "Rows the initial snapshot has left, from the optimizer statistics; -1 when unknown",
             )?,
+            schema_history: SchemaHistoryMetrics::new(registry)?,
             last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
@@ -373,5 +525,51 @@ mod tests {
         assert!(text.contains(r#"redoline_capture_retries_total{cause="database_unavailable"} 1"#));
         assert!(text.contains("redoline_capture_snapshot_rows_scanned 120"));
         assert!(text.contains("redoline_capture_snapshot_rows_remaining_estimate -1"));
+    }
+
+    fn render(registry: &Registry) -> String {
+        let mut text = Vec::new();
+        TextEncoder::new()
+            .encode(&registry.gather(), &mut text)
+            .unwrap();
+        String::from_utf8(text).unwrap()
+    }
+
+    #[test]
+    fn the_schema_history_shows_its_status_instants_and_counts() {
+        let registry = Registry::new();
+        let history = EngineMetrics::new(&registry).unwrap().schema_history;
+        let text = render(&registry);
+        for line in [
+            r#"redoline_capture_schema_history_status{status="stopped"} 1"#,
+            r#"redoline_capture_schema_history_status{status="recovering"} 0"#,
+            r#"redoline_capture_schema_history_status{status="running"} 0"#,
+            "redoline_capture_schema_history_recovery_start_timestamp_seconds -1",
+            "redoline_capture_schema_history_changes_recovered_total 0",
+            "redoline_capture_schema_history_last_applied_change_timestamp_seconds -1",
+        ] {
+            assert!(text.contains(line), "{line} missing:\n{text}");
+        }
+        let at = |second: i64| jiff::Timestamp::from_millisecond(second * 1000 + 250).unwrap();
+        history.recovery_started(at(1_700_000_000));
+        assert!(render(&registry).contains(r#"{status="recovering"} 1"#));
+        history.change_recovered(at(1_700_000_001));
+        history.change_recovered(at(1_700_000_002));
+        history.recovery_finished();
+        history.change_applied(at(1_700_000_010));
+        let text = render(&registry);
+        for line in [
+            r#"redoline_capture_schema_history_status{status="running"} 1"#,
+            r#"redoline_capture_schema_history_status{status="recovering"} 0"#,
+            "redoline_capture_schema_history_recovery_start_timestamp_seconds 1700000000.25",
+            "redoline_capture_schema_history_changes_recovered_total 2",
+            "redoline_capture_schema_history_last_recovered_change_timestamp_seconds 1700000002.25",
+            "redoline_capture_schema_history_changes_applied_total 1",
+            "redoline_capture_schema_history_last_applied_change_timestamp_seconds 1700000010.25",
+        ] {
+            assert!(text.contains(line), "{line} missing:\n{text}");
+        }
+        history.set_status(SchemaHistoryStatus::Stopped);
+        assert!(render(&registry).contains(r#"{status="stopped"} 1"#));
     }
 }

@@ -26,7 +26,7 @@ use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard, router};
-use crate::metrics::EngineMetrics;
+use crate::metrics::{EngineMetrics, SchemaHistoryMetrics, SchemaHistoryStatus};
 use crate::outage::{self, RestartBudget, Verdict};
 use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
@@ -352,7 +352,13 @@ where
                     .sink
                     .clone()
                     .ok_or(CaptureError::KafkaMetricsUnregistered)?;
-                open_kafka(config, kafka, metrics, status)?
+                open_kafka(
+                    config,
+                    kafka,
+                    metrics,
+                    status,
+                    &shared.engine_metrics.schema_history,
+                )?
             }
             (None, Some(file)) => {
                 tracing::warn!("{JOURNAL_OFF_WARNING}");
@@ -360,7 +366,10 @@ where
                 Opened {
                     sink: Output::file(sink, FileLines::of(config.format.type_)),
                     stored,
-                    schema_history: read_history_file(&history_path(&file.path))?,
+                    schema_history: read_history_file(
+                        &history_path(&file.path),
+                        &shared.engine_metrics.schema_history,
+                    )?,
                     journal: Journal::off(),
                     rebuilt: Vec::new(),
                 }
@@ -401,15 +410,22 @@ where
         };
         Engine::start(config.clone(), source, wiring, options)
     })();
-    let mut engine = match prepared {
-        Ok(engine) => engine,
-        Err(error) => return (Err(error), 0),
+    let ended = match prepared {
+        Ok(mut engine) => {
+            let result = engine.run();
+            if result.is_ok() {
+                tracing::info!(commit_scn = engine.bookmark().commit_scn, "capture stopped");
+            }
+            (result, engine.windows_completed())
+        }
+        Err(error) => (Err(error), 0),
     };
-    let result = engine.run();
-    if result.is_ok() {
-        tracing::info!(commit_scn = engine.bookmark().commit_scn, "capture stopped");
-    }
-    (result, engine.windows_completed())
+    // Until a retry reads it back again (Debezium's history stops with its task).
+    shared
+        .engine_metrics
+        .schema_history
+        .set_status(SchemaHistoryStatus::Stopped);
+    ended
 }
 
 /// Sleeps for `pause` unless a stop is requested meanwhile (then `true`), beating the status
@@ -447,6 +463,7 @@ fn open_kafka(
     kafka: &crate::config::KafkaConfig,
     metrics: SinkMetrics,
     status: SinkStatus,
+    history_metrics: &SchemaHistoryMetrics,
 ) -> Result<Opened, CaptureError> {
     let spec = redoline_crds::v1alpha1::KafkaSpec {
         bootstrap_servers: kafka.bootstrap_servers.clone(),
@@ -471,7 +488,7 @@ fn open_kafka(
     // The schema history is read beside the bookmark and the journal (which needs the bookmark):
     // each read is a client's round trips to the broker, and a start-up waits for all three.
     let (read_back, schema_history) = std::thread::scope(|scope| {
-        let history = scope.spawn(|| read_schema_history(&sink));
+        let history = scope.spawn(|| read_schema_history(&sink, history_metrics));
         let read_back = sink.read_bookmark().and_then(|bookmark| {
             let rebuilt = journal::read_journal(&sink, bookmark.as_ref(), journal_settings)?;
             Ok((bookmark, rebuilt))
@@ -499,21 +516,35 @@ fn open_kafka(
     })
 }
 
-/// The schema history topic, read to its end.
-fn read_schema_history(sink: &KafkaSink) -> Result<SchemaHistory, SinkError> {
+/// The schema history topic, read to its end, shown on the schema history metrics as a
+/// recovery. (A read the broker makes the sink repeat counts its records again.)
+fn read_schema_history(
+    sink: &KafkaSink,
+    metrics: &SchemaHistoryMetrics,
+) -> Result<SchemaHistory, SinkError> {
+    metrics.recovery_started(Timestamp::now());
     let topic = &sink.options().topics.schema_history;
-    sink.read_topic(topic, SchemaHistory::default, |history, record| {
+    let history = sink.read_topic(topic, SchemaHistory::default, |history, record| {
         let at = RecordLocation {
             topic: topic.clone(),
             partition: record.partition,
             offset: record.offset,
         };
-        history.load(record.key.as_deref(), record.value.as_deref(), &at)
-    })
+        history.load(record.key.as_deref(), record.value.as_deref(), &at)?;
+        metrics.change_recovered(Timestamp::now());
+        Ok(())
+    })?;
+    metrics.recovery_finished();
+    Ok(history)
 }
 
-/// The file sink's schema history, from its side file (CDC-5002 when a line cannot be read).
-fn read_history_file(path: &Path) -> Result<SchemaHistory, CaptureError> {
+/// The file sink's schema history, from its side file (CDC-5002 when a line cannot be read),
+/// shown on the schema history metrics as a recovery.
+fn read_history_file(
+    path: &Path,
+    metrics: &SchemaHistoryMetrics,
+) -> Result<SchemaHistory, CaptureError> {
+    metrics.recovery_started(Timestamp::now());
     let mut history = SchemaHistory::default();
     for (line, value) in read_history_lines(path)?.iter().enumerate() {
         let at = RecordLocation {
@@ -522,7 +553,9 @@ fn read_history_file(path: &Path) -> Result<SchemaHistory, CaptureError> {
             offset: i64::try_from(line).unwrap_or(i64::MAX),
         };
         history.load(None, Some(value.as_bytes()), &at)?;
+        metrics.change_recovered(Timestamp::now());
     }
+    metrics.recovery_finished();
     Ok(history)
 }
 

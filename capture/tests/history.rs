@@ -235,3 +235,111 @@ fn a_damaged_schema_history_stops_with_cdc_5002() {
         "{message}"
     );
 }
+
+/// Rewrites `run`'s config to follow its scenario and serve HTTP on a fresh port: that port.
+fn follow_and_serve(run: &Capture) -> u16 {
+    let port = run_support::free_port();
+    let config = std::fs::read_to_string(run.path("capture.yaml")).unwrap();
+    let config = with_http_port(&config, port).replace(
+        "{simulator: {scenario: scenario.jsonl}}",
+        "{simulator: {scenario: scenario.jsonl, follow: true}}",
+    );
+    std::fs::write(run.path("capture.yaml"), config).unwrap();
+    port
+}
+
+/// The config with its `http:` line set to `port`.
+fn with_http_port(config: &str, port: u16) -> String {
+    config
+        .lines()
+        .map(|line| {
+            if line.starts_with("http:") {
+                format!("http: {{port: {port}}}")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Polls the sample `series` on `/metrics` until it equals `value` (at most 60 s), the capture
+/// still running.
+fn wait_for_metric(child: &mut std::process::Child, port: u16, series: &str, value: f64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let seen = run_support::metric(port, series);
+        if seen == Some(value) {
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the capture exited while waiting for {series}"
+        );
+        if std::time::Instant::now() >= deadline {
+            run_support::terminate(child);
+            panic!("{series} never reached {value}: last seen {seen:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+const STATUS_RUNNING: &str = r#"redoline_capture_schema_history_status{status="running"}"#;
+const RECOVERY_START: &str = "redoline_capture_schema_history_recovery_start_timestamp_seconds";
+const RECOVERED: &str = "redoline_capture_schema_history_changes_recovered_total";
+const LAST_RECOVERED: &str =
+    "redoline_capture_schema_history_last_recovered_change_timestamp_seconds";
+const APPLIED: &str = "redoline_capture_schema_history_changes_applied_total";
+const LAST_APPLIED: &str = "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
+
+/// Debezium's schema history metrics on `/metrics`: the first start reads back an empty history
+/// and records the table's structure (one change applied), a DDL mined while running applies
+/// another, and a restart reads both back (two changes recovered, none applied).
+#[test]
+fn the_schema_history_metrics_show_recovery_and_ddl() {
+    let first = format!("{ORDERS}{}", insert("a", 1, ""));
+    let run = debezium(&first);
+    let port = follow_and_serve(&run);
+    let before = jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
+    let mut child = run.command(false).spawn().unwrap();
+    wait_for_metric(&mut child, port, APPLIED, 1.0);
+    wait_for_metric(&mut child, port, STATUS_RUNNING, 1.0);
+    assert_eq!(run_support::metric(port, RECOVERED), Some(0.0));
+    assert_eq!(run_support::metric(port, LAST_RECOVERED), Some(-1.0));
+    let recovery_start = run_support::metric(port, RECOVERY_START).unwrap();
+    assert!(
+        recovery_start >= before.floor(),
+        "{recovery_start} < {before}"
+    );
+    let first_applied = run_support::metric(port, LAST_APPLIED).unwrap();
+    assert!(first_applied >= recovery_start, "{first_applied}");
+
+    std::fs::write(
+        run.path("scenario.jsonl"),
+        format!("{first}{}", first_ddl()),
+    )
+    .unwrap();
+    wait_for_metric(&mut child, port, APPLIED, 2.0);
+    let ddl_applied = run_support::metric(port, LAST_APPLIED).unwrap();
+    assert!(
+        ddl_applied >= first_applied,
+        "{ddl_applied} < {first_applied}"
+    );
+    assert_eq!(run_support::metric(port, RECOVERED), Some(0.0));
+    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+
+    let port = follow_and_serve(&run);
+    let mut child = run.command(false).spawn().unwrap();
+    wait_for_metric(&mut child, port, RECOVERED, 2.0);
+    wait_for_metric(&mut child, port, STATUS_RUNNING, 1.0);
+    assert_eq!(run_support::metric(port, APPLIED), Some(0.0));
+    let recovery_start = run_support::metric(port, RECOVERY_START).unwrap();
+    let last_recovered = run_support::metric(port, LAST_RECOVERED).unwrap();
+    assert!(
+        recovery_start >= ddl_applied && last_recovered >= recovery_start,
+        "recovery started at {recovery_start}, last record read at {last_recovered}, \
+         after the DDL applied at {ddl_applied}"
+    );
+    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+}

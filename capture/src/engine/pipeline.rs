@@ -404,6 +404,7 @@ impl Pipeline {
         for version in versions {
             let (key, value) = version.encode(&self.topic_prefix, &self.database_name, now);
             self.sink.record_history(key, value)?;
+            self.metrics.schema_history.change_applied(now);
         }
         Ok(())
     }
