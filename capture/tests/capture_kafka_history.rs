@@ -57,14 +57,25 @@ fn ddl_reaches_the_history_and_schema_change_topics_and_heartbeats_flow() {
     assert_eq!(columns(&changes[0]), 4);
 
     // A second run reads the history back and keeps running: heartbeats appear, nothing of the
-    // first run is written again.
-    let mut child = capture.spawn("capture.yaml", false, "heartbeat");
+    // first run is written again, and /metrics shows the history's two records recovered.
+    let port = kafka_support::free_port();
+    let serving = std::fs::read_to_string(capture.path("capture.yaml"))
+        .unwrap()
+        .replace("http: {port: 0}", &format!("http: {{port: {port}}}"));
+    std::fs::write(capture.path("serving.yaml"), serving).unwrap();
+    let mut child = capture.spawn("serving.yaml", false, "heartbeat");
     let heartbeat_topic = format!("__debezium-heartbeat.{prefix}");
     wait_for("a heartbeat", Duration::from_secs(60), || {
         assert!(child.try_wait().unwrap().is_none(), "the capture stopped");
         kafka_support::try_read_values(&bootstrap, &heartbeat_topic)
             .is_some_and(|beats| !beats.is_empty())
     });
+    let history_metric = |name: &str| {
+        kafka_support::metric(port, &format!("redoline_capture_schema_history_{name}"))
+    };
+    assert_eq!(history_metric("changes_recovered_total"), Some(2.0));
+    assert_eq!(history_metric("changes_applied_total"), Some(0.0));
+    assert_eq!(history_metric(r#"status{status="running"}"#), Some(1.0));
     child.kill().unwrap();
     child.wait().unwrap();
     let beats = read_values(&bootstrap, &heartbeat_topic);
