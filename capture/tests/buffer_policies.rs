@@ -329,12 +329,17 @@ fn lob_pieces_count_as_staged_records_and_spilled_undo_rows_too() {
 fn ledgered_buffer(xid: Xid, reason: ReleaseReason) -> (tempfile::TempDir, TransactionBuffer) {
     let dir = tempfile::tempdir().unwrap();
     let mut ledger = ReleasedLedger::new();
-    ledger.insert(redoline_capture::buffer::LedgerEntry {
-        con_id: Some(CON_ID),
-        xid,
-        reason,
-        released_at_scn: 50,
-    });
+    ledger
+        .insert(
+            redoline_capture::buffer::LedgerEntry {
+                con_id: Some(CON_ID),
+                xid,
+                reason,
+                released_at_scn: 50,
+            },
+            1,
+        )
+        .unwrap();
     let metrics = BufferMetrics::new(&prometheus::Registry::new()).unwrap();
     let config = config(dir.path(), 1 << 30, 1 << 30);
     let buffer = TransactionBuffer::new(config, ledger, metrics).unwrap();
@@ -810,14 +815,15 @@ fn undo_rows_cancel_lob_inserts_and_whole_lob_writes_on_heap_and_on_disk() {
 /// ledger evicted its oldest entry with a warning and the COMMIT was handed out in part.
 #[test]
 fn a_late_commit_after_more_releases_than_the_ledger_holds_is_never_handed_out_in_part() {
-    let (_dir, mut buffer, _) = aged_buffer(Some(60), MaxAgeAction::Discard);
-    let cap = 4096u16;
-    for slot in 0..=cap {
+    let (_dir, mut buffer, metrics) = aged_buffer(Some(60), MaxAgeAction::Discard);
+    let cap = TransactionsSpec::default().released_ledger_max_entries;
+    let cap_slots = u16::try_from(cap).unwrap();
+    for slot in 0..=cap_slots {
         hold(&mut buffer, change(xid(slot, 1), 10, ROW_A, 5));
     }
     let first = xid(0, 1);
     let outcome = buffer.enforce_max_age(at(61)).and_then(|discarded| {
-        assert_eq!(discarded.len(), usize::from(cap) + 1);
+        assert_eq!(discarded.len(), usize::from(cap_slots) + 1);
         buffer.push(change(first, 20, ROW_B, 5), at(62))?;
         buffer.push(commit(first, 21), at(62))
     });
@@ -825,26 +831,79 @@ fn a_late_commit_after_more_releases_than_the_ledger_holds_is_never_handed_out_i
         Err(error) => {
             let stop = error.stop().unwrap();
             assert_eq!(stop.code.code(), "CDC-7003", "{stop}");
+            assert_eq!(stop.code.reason(), "ReleasedLedgerFull");
             assert_eq!(stop.details["limit"], cap);
+            // The last of them in the order of discarding (age, then key).
+            let refused = (0..=cap_slots)
+                .map(|slot| xid(slot, 1))
+                .find(|x| x.to_lower_hex() == stop.details["transactions"][0]["xid"])
+                .expect("names the transaction it could not discard");
+            assert!(buffer.ledger().get(Some(CON_ID), &refused).is_none());
+            assert_eq!(stop.details["releaseReason"], "discarded");
             assert_eq!(
-                stop.details["transaction"]["xid"],
-                xid(cap, 1).to_lower_hex(),
-                "names the transaction it could not discard"
+                stop.details["entries"],
+                json!({"orphanReleased": 0, "discarded": cap})
             );
+            let oldest = stop.details["oldest"].as_array().unwrap();
+            assert_eq!(oldest.len(), 10);
             assert_eq!(
-                stop.details["oldest"][0]["xid"],
+                oldest[0]["xid"],
                 first.to_string(),
                 "names the oldest entries, the first discarded first"
             );
+            assert!(
+                stop.message.contains("releasedLedgerMaxEntries (4096)"),
+                "{}",
+                stop.message
+            );
             assert_eq!(
                 buffer.ledger().len(),
-                usize::from(cap),
+                usize::from(cap_slots),
                 "nothing forgotten"
             );
             assert_eq!(buffer.open_transactions(), 1, "the refused one stays");
+            assert_eq!(metrics.transactions_discarded.get(), cap);
         }
         Ok(pushed) => panic!("the late COMMIT of a discarded transaction went on: {pushed:?}"),
     }
+}
+
+/// The bound is a setting, and orphans count against it like discards: with room for one, the
+/// second orphan stops the capture and stays buffered; a reused slot makes room again.
+#[test]
+fn released_ledger_max_entries_bounds_orphans_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), 0, 1 << 30);
+    config.transactions.orphan_check_interval_seconds = 300;
+    config.transactions.released_ledger_max_entries = 1;
+    let (mut buffer, metrics) = buffer(config);
+    let (a, b) = (xid(1, 1), xid(2, 1));
+    hold(&mut buffer, row(a, OperationCode::Start, 10));
+    hold(&mut buffer, row(b, OperationCode::Start, 11));
+    let gone = [];
+    buffer
+        .check_orphans(check(300, 1000, 1000, &gone, &[]))
+        .unwrap();
+    let error = buffer
+        .check_orphans(check(600, 1100, 1100, &gone, &[]))
+        .unwrap_err();
+    let stop = error.stop().unwrap();
+    assert_eq!(stop.code, StopCode::ReleasedLedgerFull);
+    assert_eq!(stop.details["limit"], 1);
+    assert_eq!(stop.details["releaseReason"], "orphan-released");
+    assert_eq!(stop.details["transactions"][0]["xid"], b.to_lower_hex());
+    assert_eq!(stop.details["oldest"][0]["xid"], a.to_string());
+    assert_eq!(metrics.orphans_released.get(), 1);
+    assert_eq!(buffer.open_transactions(), 1, "b stays buffered");
+    assert!(buffer.ledger().get(Some(CON_ID), &a).is_some());
+
+    // a's slot reused: its entry goes, and b can be released.
+    hold(&mut buffer, change(xid(1, 2), 1200, ROW_A, 5));
+    let events = buffer
+        .check_orphans(check(900, 1300, 1300, &gone, &[]))
+        .unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(buffer.open_transactions(), 1, "only the new one");
 }
 
 /// Two transactions of six rows, then ten of four rows, in a buffer with the given heap budget and
@@ -912,7 +971,11 @@ fn cdc_4001_names_the_transactions_on_disk_first() {
         spilled.iter().map(hex).collect::<Vec<_>>(),
         "the spilled transactions first: {listed:?}"
     );
-    assert!(listed[..2].iter().all(|t| t["diskBytes"].as_u64() > Some(0)));
+    assert!(
+        listed[..2]
+            .iter()
+            .all(|t| t["diskBytes"].as_u64() > Some(0))
+    );
     assert!(
         listed[2..]
             .iter()

@@ -18,6 +18,8 @@ use super::transaction::{TransactionKey, TransactionSummary};
 
 /// How many transactions CDC-4001 names.
 pub const LARGEST_LISTED: usize = 10;
+/// How many of the released ledger's entries CDC-7003 names.
+pub const OLDEST_LEDGER_ENTRIES_LISTED: usize = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BufferError {
@@ -71,6 +73,22 @@ pub enum BufferError {
         entry.released_at_scn
     )]
     ReleasedTransactionCommitted { entry: LedgerEntry },
+    #[error(
+        "transaction {key} was to be {} at SCN {}, but the released ledger already holds \
+         spec.transactions.releasedLedgerMaxEntries ({limit}) transactions whose COMMIT could \
+         still come; forgetting one would let its late COMMIT be published in part",
+        reason_text(refused), refused.released_at_scn
+    )]
+    ReleasedLedgerFull {
+        key: TransactionKey,
+        transaction: TransactionSummary,
+        refused: LedgerEntry,
+        limit: u64,
+        /// The ledger's first entries, in release order.
+        oldest: Vec<LedgerEntry>,
+        orphans_released: usize,
+        discarded: usize,
+    },
     #[error(
         "transaction {key} is orphaned: absent from GV$TRANSACTION since SCN {first_absence_scn}, \
          mined through SCN {mined_through_scn} without its end, and its session is gone"
@@ -143,6 +161,23 @@ impl BufferError {
                     .with_detail("xid", entry.xid.to_lower_hex())
                     .with_detail("ledgerEntry", to_value(entry))
             }
+            Self::ReleasedLedgerFull {
+                transaction,
+                refused,
+                limit,
+                oldest,
+                orphans_released,
+                discarded,
+                ..
+            } => Stop::new(StopCode::ReleasedLedgerFull, message)
+                .with_detail("limit", *limit)
+                .with_detail("transactions", json!([to_value(transaction)]))
+                .with_detail("releaseReason", to_value(&refused.reason))
+                .with_detail(
+                    "entries",
+                    json!({"orphanReleased": orphans_released, "discarded": discarded}),
+                )
+                .with_detail("oldest", to_value(oldest)),
             Self::Orphaned {
                 transaction,
                 first_absence_scn,

@@ -65,8 +65,8 @@ use crate::source::{LogMinerRow, OperationCode};
 
 pub use codec::{CodecError, decode_row, encode_row};
 pub use committed::{CommittedTransaction, READ_AHEAD_BYTES, ReleaseReceipt};
-pub use error::{BufferError, LARGEST_LISTED};
-pub use ledger::{LEDGER_MAX_ENTRIES, LedgerEntry, ReleaseReason, ReleasedLedger};
+pub use error::{BufferError, LARGEST_LISTED, OLDEST_LEDGER_ENTRIES_LISTED};
+pub use ledger::{LedgerEntry, LedgerFull, ReleaseReason, ReleasedLedger};
 pub use metrics::BufferMetrics;
 pub use orphan::{Discarded, DlqRecord, DroppedTransaction, OpsEvent, OrphanCheck};
 pub use spill::{Corruption, FrameReader, SPILL_EXTENSION, SpillError, spill_file_name};

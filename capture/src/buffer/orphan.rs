@@ -36,7 +36,8 @@ use serde::Serialize;
 
 use crate::source::{OpenTransaction, SessionId, Xid};
 
-use super::ledger::{LedgerEntry, ReleaseReason};
+use super::error::OLDEST_LEDGER_ENTRIES_LISTED;
+use super::ledger::{LedgerEntry, LedgerFull, ReleaseReason};
 use super::transaction::{Transaction, TransactionKey, TransactionSummary};
 use super::{BufferError, TransactionBuffer};
 
@@ -183,7 +184,12 @@ impl TransactionBuffer {
                 });
             }
             let record = dropped(transaction, check.now);
-            self.drop_without_end(key, ReleaseReason::OrphanReleased, check.mined_through_scn)?;
+            self.drop_without_end(
+                key,
+                &record.transaction,
+                ReleaseReason::OrphanReleased,
+                check.mined_through_scn,
+            )?;
             self.metrics.orphans_released.inc();
             tracing::warn!(%key, first_absence_scn, "Released an orphaned transaction: it left the database without an end record in the redo.");
             events.push(OpsEvent::TransactionOrphanReleased {
@@ -222,7 +228,12 @@ impl TransactionBuffer {
                 });
             }
             let record = dropped(transaction, now);
-            self.drop_without_end(key, ReleaseReason::Discarded, self.mined_scn)?;
+            self.drop_without_end(
+                key,
+                &record.transaction,
+                ReleaseReason::Discarded,
+                self.mined_scn,
+            )?;
             self.metrics.transactions_discarded.inc();
             tracing::warn!(%key, age_seconds, max_age, "Discarded a transaction older than the maximum age.");
             discarded.push(Discarded {
@@ -242,22 +253,54 @@ impl TransactionBuffer {
         Ok(discarded)
     }
 
-    /// Drops a transaction like a ROLLBACK and enters it in the released ledger.
+    /// Enters a transaction in the released ledger and drops it like a ROLLBACK. A full ledger
+    /// stops with CDC-7003 and drops nothing: the transaction stays buffered.
     fn drop_without_end(
         &mut self,
         key: TransactionKey,
+        transaction: &TransactionSummary,
         reason: ReleaseReason,
         released_at_scn: u64,
     ) -> Result<(), BufferError> {
-        self.discard(&key)?;
-        self.ledger.insert(LedgerEntry {
+        let entry = LedgerEntry {
             con_id: key.con_id,
             xid: key.xid,
             reason,
             released_at_scn,
-        });
+        };
+        let limit = self.config.transactions.released_ledger_max_entries;
+        if let Err(full) = self.ledger.insert(entry, limit) {
+            return Err(self.ledger_full(key, transaction, full));
+        }
+        self.discard(&key)?;
         self.refresh_gauges();
         Ok(())
+    }
+
+    fn ledger_full(
+        &self,
+        key: TransactionKey,
+        transaction: &TransactionSummary,
+        full: LedgerFull,
+    ) -> BufferError {
+        let entries = self.ledger.entries();
+        let orphans_released = entries
+            .iter()
+            .filter(|e| e.reason == ReleaseReason::OrphanReleased)
+            .count();
+        BufferError::ReleasedLedgerFull {
+            key,
+            transaction: transaction.clone(),
+            limit: full.limit,
+            oldest: entries
+                .iter()
+                .take(OLDEST_LEDGER_ENTRIES_LISTED)
+                .map(|e| (*e).clone())
+                .collect(),
+            orphans_released,
+            discarded: entries.len() - orphans_released,
+            refused: full.entry,
+        }
     }
 }
 
