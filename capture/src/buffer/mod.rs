@@ -65,7 +65,7 @@ use crate::source::{LogMinerRow, OperationCode};
 
 pub use codec::{CodecError, decode_row, encode_row};
 pub use committed::{CommittedTransaction, READ_AHEAD_BYTES, ReleaseReceipt};
-pub use error::{BufferError, LARGEST_LISTED, OLDEST_LEDGER_ENTRIES_LISTED};
+pub use error::{BufferError, FullLedger, LARGEST_LISTED, OLDEST_LEDGER_ENTRIES_LISTED};
 pub use ledger::{LedgerEntry, LedgerFull, ReleaseReason, ReleasedLedger};
 pub use metrics::BufferMetrics;
 pub use orphan::{Discarded, DlqRecord, DroppedTransaction, OpsEvent, OrphanCheck};

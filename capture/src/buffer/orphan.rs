@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use crate::source::{OpenTransaction, SessionId, Xid};
 
-use super::error::OLDEST_LEDGER_ENTRIES_LISTED;
+use super::error::{FullLedger, OLDEST_LEDGER_ENTRIES_LISTED};
 use super::ledger::{LedgerEntry, LedgerFull, ReleaseReason};
 use super::transaction::{Transaction, TransactionKey, TransactionSummary};
 use super::{BufferError, TransactionBuffer};
@@ -288,7 +288,7 @@ impl TransactionBuffer {
             .iter()
             .filter(|e| e.reason == ReleaseReason::OrphanReleased)
             .count();
-        BufferError::ReleasedLedgerFull {
+        BufferError::ReleasedLedgerFull(Box::new(FullLedger {
             key,
             transaction: transaction.clone(),
             limit: full.limit,
@@ -300,7 +300,7 @@ impl TransactionBuffer {
             orphans_released,
             discarded: entries.len() - orphans_released,
             refused: full.entry,
-        }
+        }))
     }
 }
 
