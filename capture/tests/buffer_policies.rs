@@ -990,3 +990,21 @@ fn cdc_4001_names_the_transactions_on_disk_first() {
     assert!(!kept.is_empty() && kept.len() < 10, "{kept:?}");
     assert!(kept[0]["diskBytes"].as_u64() > Some(0), "{kept:?}");
 }
+
+#[test]
+fn the_ledger_and_its_bound_are_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), 1 << 30, 1 << 30);
+    config.transactions.max_age_seconds = Some(60);
+    config.transactions.max_age_action = MaxAgeAction::Discard;
+    config.transactions.released_ledger_max_entries = 7;
+    let (mut buffer, metrics) = buffer(config);
+    assert_eq!(metrics.released_ledger_max_entries.get(), 7);
+    hold(&mut buffer, change(xid(1, 1), 10, ROW_A, 5));
+    hold(&mut buffer, change(xid(2, 1), 11, ROW_A, 5));
+    buffer.enforce_max_age(at(61)).unwrap();
+    assert_eq!(metrics.released_ledger_entries.get(), 2);
+    // xid(1, 1)'s slot reused.
+    hold(&mut buffer, change(xid(1, 2), 12, ROW_A, 5));
+    assert_eq!(metrics.released_ledger_entries.get(), 1);
+}

@@ -168,6 +168,9 @@ impl TransactionBuffer {
         let limit = |bytes: u64| i64::try_from(bytes).unwrap_or(i64::MAX);
         metrics.memory_max_bytes.set(limit(config.memory_max_bytes));
         metrics.spill_max_bytes.set(limit(config.spill_max_bytes));
+        metrics
+            .released_ledger_max_entries
+            .set(limit(config.transactions.released_ledger_max_entries));
         let buffer = Self {
             config,
             spill_dir,
@@ -652,5 +655,8 @@ impl TransactionBuffer {
             .spilled_transactions
             .set(gauge(self.spilled_transactions));
         self.metrics.spilled_bytes.set(gauge(self.disk_bytes));
+        self.metrics
+            .released_ledger_entries
+            .set(gauge(self.ledger.len() as u64));
     }
 }
