@@ -67,7 +67,7 @@ fn slot_key(con_id: Option<u32>, xid: &Xid) -> SlotKey {
 /// Released and discarded transactions, at most one per undo slot (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReleasedLedger {
-    /// Entry and its release order (for eviction and a stable serialised order).
+    /// Entry and its release order (for a stable serialised order and the oldest in CDC-7003).
     by_slot: HashMap<SlotKey, (u64, LedgerEntry)>,
     releases: u64,
 }

@@ -27,6 +27,10 @@
 //! `fail` stops with CDC-4004 naming the oldest; `discard` drops each after producing a
 //! `transaction-discarded` [`OpsEvent`] and a [`DlqRecord`], and its id joins the ledger.
 //! Nothing is dropped without those values reaching the caller.
+//!
+//! Either drop first enters the transaction in the released ledger; a full ledger
+//! (`transactions.releasedLedgerMaxEntries`, `ledger.rs`) stops with CDC-7003 and the transaction
+//! stays buffered.
 
 use std::collections::{HashMap, HashSet};
 
