@@ -329,12 +329,17 @@ fn lob_pieces_count_as_staged_records_and_spilled_undo_rows_too() {
 fn ledgered_buffer(xid: Xid, reason: ReleaseReason) -> (tempfile::TempDir, TransactionBuffer) {
     let dir = tempfile::tempdir().unwrap();
     let mut ledger = ReleasedLedger::new();
-    ledger.insert(redoline_capture::buffer::LedgerEntry {
-        con_id: Some(CON_ID),
-        xid,
-        reason,
-        released_at_scn: 50,
-    });
+    ledger
+        .insert(
+            redoline_capture::buffer::LedgerEntry {
+                con_id: Some(CON_ID),
+                xid,
+                reason,
+                released_at_scn: 50,
+            },
+            1,
+        )
+        .unwrap();
     let metrics = BufferMetrics::new(&prometheus::Registry::new()).unwrap();
     let config = config(dir.path(), 1 << 30, 1 << 30);
     let buffer = TransactionBuffer::new(config, ledger, metrics).unwrap();
@@ -801,4 +806,205 @@ fn undo_rows_cancel_lob_inserts_and_whole_lob_writes_on_heap_and_on_disk() {
             "every undo row found its change (budget {memory_max})"
         );
     }
+}
+
+/// Discards one more transaction for its age than the released ledger holds by default, none of
+/// their undo slots ever reused, then mines a late row and the COMMIT of the first one discarded.
+/// The buffer must never hand that COMMIT out (only its late row would be published): it stops,
+/// at the discard that finds the ledger full (CDC-7003) or at the COMMIT (CDC-7001). Before, the
+/// ledger evicted its oldest entry with a warning and the COMMIT was handed out in part.
+#[test]
+fn a_late_commit_after_more_releases_than_the_ledger_holds_is_never_handed_out_in_part() {
+    let (_dir, mut buffer, metrics) = aged_buffer(Some(60), MaxAgeAction::Discard);
+    let cap = TransactionsSpec::default().released_ledger_max_entries;
+    let cap_slots = u16::try_from(cap).unwrap();
+    for slot in 0..=cap_slots {
+        hold(&mut buffer, change(xid(slot, 1), 10, ROW_A, 5));
+    }
+    let first = xid(0, 1);
+    let outcome = buffer.enforce_max_age(at(61)).and_then(|discarded| {
+        assert_eq!(discarded.len(), usize::from(cap_slots) + 1);
+        buffer.push(change(first, 20, ROW_B, 5), at(62))?;
+        buffer.push(commit(first, 21), at(62))
+    });
+    match outcome {
+        Err(error) => {
+            let stop = error.stop().unwrap();
+            assert_eq!(stop.code.code(), "CDC-7003", "{stop}");
+            assert_eq!(stop.code.reason(), "ReleasedLedgerFull");
+            assert_eq!(stop.details["limit"], cap);
+            // The last of them in the order of discarding (age, then key).
+            let refused = (0..=cap_slots)
+                .map(|slot| xid(slot, 1))
+                .find(|x| x.to_lower_hex() == stop.details["transactions"][0]["xid"])
+                .expect("names the transaction it could not discard");
+            assert!(buffer.ledger().get(Some(CON_ID), &refused).is_none());
+            assert_eq!(stop.details["releaseReason"], "discarded");
+            assert_eq!(
+                stop.details["entries"],
+                json!({"orphanReleased": 0, "discarded": cap})
+            );
+            let oldest = stop.details["oldest"].as_array().unwrap();
+            assert_eq!(oldest.len(), 10);
+            assert_eq!(
+                oldest[0]["xid"],
+                first.to_string(),
+                "names the oldest entries, the first discarded first"
+            );
+            assert!(
+                stop.message.contains("releasedLedgerMaxEntries (4096)"),
+                "{}",
+                stop.message
+            );
+            assert_eq!(
+                buffer.ledger().len(),
+                usize::from(cap_slots),
+                "nothing forgotten"
+            );
+            assert_eq!(buffer.open_transactions(), 1, "the refused one stays");
+            assert_eq!(metrics.transactions_discarded.get(), cap);
+        }
+        Ok(pushed) => panic!("the late COMMIT of a discarded transaction went on: {pushed:?}"),
+    }
+}
+
+/// The bound is a setting, and orphans count against it like discards: with room for one, the
+/// second orphan stops the capture and stays buffered; a reused slot makes room again.
+#[test]
+fn released_ledger_max_entries_bounds_orphans_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), 0, 1 << 30);
+    config.transactions.orphan_check_interval_seconds = 300;
+    config.transactions.released_ledger_max_entries = 1;
+    let (mut buffer, metrics) = buffer(config);
+    let (a, b) = (xid(1, 1), xid(2, 1));
+    hold(&mut buffer, row(a, OperationCode::Start, 10));
+    hold(&mut buffer, row(b, OperationCode::Start, 11));
+    let gone = [];
+    buffer
+        .check_orphans(check(300, 1000, 1000, &gone, &[]))
+        .unwrap();
+    let error = buffer
+        .check_orphans(check(600, 1100, 1100, &gone, &[]))
+        .unwrap_err();
+    let stop = error.stop().unwrap();
+    assert_eq!(stop.code, StopCode::ReleasedLedgerFull);
+    assert_eq!(stop.details["limit"], 1);
+    assert_eq!(stop.details["releaseReason"], "orphan-released");
+    assert_eq!(stop.details["transactions"][0]["xid"], b.to_lower_hex());
+    assert_eq!(stop.details["oldest"][0]["xid"], a.to_string());
+    assert_eq!(metrics.orphans_released.get(), 1);
+    assert_eq!(buffer.open_transactions(), 1, "b stays buffered");
+    assert!(buffer.ledger().get(Some(CON_ID), &a).is_some());
+
+    // a's slot reused: its entry goes, and b can be released.
+    hold(&mut buffer, change(xid(1, 2), 1200, ROW_A, 5));
+    let events = buffer
+        .check_orphans(check(900, 1300, 1300, &gone, &[]))
+        .unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(buffer.open_transactions(), 1, "only the new one");
+}
+
+/// Two transactions of six rows, then ten of four rows, in a buffer with the given heap budget and
+/// spill cap.
+fn six_six_and_ten_fours(
+    dir: &std::path::Path,
+    memory_max: u64,
+    spill_max: u64,
+) -> (TransactionBuffer, [Xid; 2], Vec<Xid>) {
+    let sixes = [xid(100, 1), xid(101, 1)];
+    let fours: Vec<Xid> = (0..10).map(|slot| xid(slot, 1)).collect();
+    let (mut buffer, _) = buffer(config(dir, memory_max, spill_max));
+    let mut scn = 10;
+    let mut push = |buffer: &mut TransactionBuffer, xid: Xid| {
+        scn += 1;
+        hold(buffer, change(xid, scn, ROW_A, 10));
+    };
+    for xid in sixes {
+        for _ in 0..6 {
+            push(&mut buffer, xid);
+        }
+    }
+    for _ in 0..4 {
+        for &xid in &fours {
+            push(&mut buffer, xid);
+        }
+    }
+    (buffer, sixes, fours)
+}
+
+/// The two six-row transactions spill (largest first, once the heap passes its budget near the
+/// end, and once more), the ten others stay on the heap; a row weighs about twice as much on the
+/// heap as on disk, so each heap one is larger by heap plus disk bytes than each spilled one.
+/// Then one more row for a spilled one passes the spill cap.
+#[test]
+fn cdc_4001_names_the_transactions_on_disk_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (probe, ..) = six_six_and_ten_fours(dir.path(), 1 << 30, 1 << 30);
+    let (total, six) = (probe.heap_bytes(), probe.largest(1)[0].heap_bytes);
+    drop(probe);
+    let budget = total - six - six / 12;
+    let (probe, spilled, on_heap) = six_six_and_ten_fours(dir.path(), budget, 1 << 30);
+    assert_eq!(probe.spilled_transactions(), 2, "the setup spills two");
+    let on_disk = probe.spilled_bytes();
+    let four = probe.heap_bytes() / 10;
+    assert!(
+        on_disk / 2 < four,
+        "each spilled one ({on_disk} bytes on disk together) is smaller than a heap one ({four})"
+    );
+    drop(probe);
+
+    let (mut buffer, ..) = six_six_and_ten_fours(dir.path(), budget, on_disk);
+    let error = buffer
+        .push(change(spilled[0], 100, ROW_A, 10), t0())
+        .unwrap_err();
+    let stop = error.stop().unwrap();
+    assert_eq!(stop.code, StopCode::SpillCapacityExceeded);
+    let listed = stop.details["transactions"].as_array().unwrap();
+    assert_eq!(listed.len(), 10);
+    let hex = |xid: &Xid| Value::from(xid.to_lower_hex());
+    let mut first_two: Vec<Value> = listed[..2].iter().map(|t| t["xid"].clone()).collect();
+    first_two.sort_by_key(Value::to_string);
+    assert_eq!(
+        first_two,
+        spilled.iter().map(hex).collect::<Vec<_>>(),
+        "the spilled transactions first: {listed:?}"
+    );
+    assert!(
+        listed[..2]
+            .iter()
+            .all(|t| t["diskBytes"].as_u64() > Some(0))
+    );
+    assert!(
+        listed[2..]
+            .iter()
+            .all(|t| t["diskBytes"] == 0 && on_heap.iter().map(hex).any(|x| x == t["xid"])),
+        "then the largest on the heap: {listed:?}"
+    );
+
+    // Trimmed to fit the termination message, the list keeps its head: what is on disk.
+    let padded = stop.with_detail("pad", "p".repeat(3_000));
+    let message: Value = serde_json::from_str(&padded.termination_message(t0())).unwrap();
+    let kept = message["details"]["transactions"].as_array().unwrap();
+    assert!(!kept.is_empty() && kept.len() < 10, "{kept:?}");
+    assert!(kept[0]["diskBytes"].as_u64() > Some(0), "{kept:?}");
+}
+
+#[test]
+fn the_ledger_and_its_bound_are_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), 1 << 30, 1 << 30);
+    config.transactions.max_age_seconds = Some(60);
+    config.transactions.max_age_action = MaxAgeAction::Discard;
+    config.transactions.released_ledger_max_entries = 7;
+    let (mut buffer, metrics) = buffer(config);
+    assert_eq!(metrics.released_ledger_max_entries.get(), 7);
+    hold(&mut buffer, change(xid(1, 1), 10, ROW_A, 5));
+    hold(&mut buffer, change(xid(2, 1), 11, ROW_A, 5));
+    buffer.enforce_max_age(at(61)).unwrap();
+    assert_eq!(metrics.released_ledger_entries.get(), 2);
+    // xid(1, 1)'s slot reused.
+    hold(&mut buffer, change(xid(1, 2), 12, ROW_A, 5));
+    assert_eq!(metrics.released_ledger_entries.get(), 1);
 }

@@ -63,6 +63,7 @@ stop_codes! {
     PartialLobWrite = "CDC-6002", "A LOB write cannot be reassembled into a whole value.";
     ReleasedTransactionCommitted = "CDC-7001", "A COMMIT arrived for a transaction that was released or discarded earlier.";
     OrphanedTransaction = "CDC-7002", "An orphaned transaction was found and the orphan action is `fail`.";
+    ReleasedLedgerFull = "CDC-7003", "A transaction was to be released or discarded, but the released ledger already holds `transactions.releasedLedgerMaxEntries` entries not yet proven safe to forget.";
 }
 
 /// The shape of a stop code in the API (`status.lastStop.code`, `status.activeStop`): what the
@@ -142,9 +143,11 @@ mod tests {
             "SpillCapacityExceeded"
         );
         assert_eq!(StopCode::ReleasedTransactionCommitted.code(), "CDC-7001");
+        assert_eq!(StopCode::ReleasedLedgerFull.code(), "CDC-7003");
+        assert_eq!(StopCode::ReleasedLedgerFull.reason(), "ReleasedLedgerFull");
         assert_eq!(StopCode::DatabaseUnavailable.code(), "CDC-2005");
         assert_eq!(StopCode::KafkaUnavailable.code(), "CDC-5003");
-        assert_eq!(StopCode::ALL.len(), 21);
+        assert_eq!(StopCode::ALL.len(), 22);
     }
 
     #[test]

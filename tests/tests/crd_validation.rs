@@ -99,6 +99,7 @@ async fn sample_is_created_and_defaults_are_filled_in_by_the_apiserver() {
     assert_eq!(spec["journal"]["chunkMaxBytes"], "512Ki");
     assert_eq!(spec["transactions"]["orphanAction"], "release");
     assert_eq!(spec["transactions"]["maxStagedRecords"], 1_000_000);
+    assert_eq!(spec["transactions"]["releasedLedgerMaxEntries"], 4096);
     assert_eq!(spec["mining"]["maxScnWindow"], 500_000);
     assert_eq!(spec["mining"]["flushTable"], "REDOLINE_LOGMNR_FLUSH");
     assert_eq!(spec["format"]["type"], "debezium");
@@ -407,6 +408,15 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
                 json!(2_000_000),
             ),
             "spec.transactions.maxStagedRecordsTotal",
+        ),
+        (
+            "released ledger above its bound",
+            with(
+                minimal_spec(),
+                "transactions.releasedLedgerMaxEntries",
+                json!(8193),
+            ),
+            "spec.transactions.releasedLedgerMaxEntries",
         ),
         (
             "one database session",

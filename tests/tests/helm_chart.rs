@@ -44,8 +44,8 @@ use serde_json::{Value, json};
 const WAIT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(250);
 
-/// The alerts issue 10 asks for, plus two about the operator itself.
-const ALERTS: [&str; 7] = [
+/// The alerts issue 10 asks for, two about the operator itself, and one before CDC-7003.
+const ALERTS: [&str; 8] = [
     "RedolineOperatorDown",
     "RedolineOperatorNoLeader",
     "RedolineOperatorReconcileErrors",
@@ -53,6 +53,7 @@ const ALERTS: [&str; 7] = [
     "RedolineCapturePrerequisitesPending",
     "RedolineCaptureLagHigh",
     "RedolineCaptureSpillNearCap",
+    "RedolineCaptureReleasedLedgerNearCap",
 ];
 
 fn repo() -> PathBuf {

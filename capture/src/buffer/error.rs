@@ -18,6 +18,8 @@ use super::transaction::{TransactionKey, TransactionSummary};
 
 /// How many transactions CDC-4001 names.
 pub const LARGEST_LISTED: usize = 10;
+/// How many of the released ledger's entries CDC-7003 names.
+pub const OLDEST_LEDGER_ENTRIES_LISTED: usize = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BufferError {
@@ -71,6 +73,9 @@ pub enum BufferError {
         entry.released_at_scn
     )]
     ReleasedTransactionCommitted { entry: LedgerEntry },
+    /// A release found the released ledger full (CDC-7003).
+    #[error("{0}")]
+    ReleasedLedgerFull(Box<FullLedger>),
     #[error(
         "transaction {key} is orphaned: absent from GV$TRANSACTION since SCN {first_absence_scn}, \
          mined through SCN {mined_through_scn} without its end, and its session is gone"
@@ -93,6 +98,34 @@ pub enum BufferError {
     },
     #[error("the release receipt of transaction {key} was asked for before all its rows were read")]
     HandOffIncomplete { key: TransactionKey },
+}
+
+/// A release refused because the released ledger is full, and what the stop names.
+#[derive(Debug)]
+pub struct FullLedger {
+    pub key: TransactionKey,
+    pub transaction: TransactionSummary,
+    pub refused: LedgerEntry,
+    pub limit: u64,
+    /// The ledger's first entries, in release order.
+    pub oldest: Vec<LedgerEntry>,
+    pub orphans_released: usize,
+    pub discarded: usize,
+}
+
+impl std::fmt::Display for FullLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "transaction {} was to be {} at SCN {}, but the released ledger already holds \
+             spec.transactions.releasedLedgerMaxEntries ({}) transactions whose COMMIT could \
+             still come; forgetting one would let its late COMMIT be published in part",
+            self.key,
+            reason_text(&self.refused),
+            self.refused.released_at_scn,
+            self.limit
+        )
+    }
 }
 
 fn reason_text(entry: &LedgerEntry) -> &'static str {
@@ -143,6 +176,15 @@ impl BufferError {
                     .with_detail("xid", entry.xid.to_lower_hex())
                     .with_detail("ledgerEntry", to_value(entry))
             }
+            Self::ReleasedLedgerFull(full) => Stop::new(StopCode::ReleasedLedgerFull, message)
+                .with_detail("limit", full.limit)
+                .with_detail("transactions", json!([to_value(&full.transaction)]))
+                .with_detail("releaseReason", to_value(&full.refused.reason))
+                .with_detail(
+                    "entries",
+                    json!({"orphanReleased": full.orphans_released, "discarded": full.discarded}),
+                )
+                .with_detail("oldest", to_value(&full.oldest)),
             Self::Orphaned {
                 transaction,
                 first_absence_scn,

@@ -7,7 +7,7 @@
 use prometheus::{IntCounter, IntGauge, Opts, Registry};
 
 /// Names and help texts, in one place (the docs list them too).
-pub const METRICS: [(&str, &str); 12] = [
+pub const METRICS: [(&str, &str); 14] = [
     (OPEN_TRANSACTIONS, "Transactions open in the buffer."),
     (
         BUFFERED_EVENTS,
@@ -41,6 +41,14 @@ pub const METRICS: [(&str, &str); 12] = [
         SPILL_MAX_BYTES,
         "The spill cap (buffer.spill.maxBytes), for dashboards and alerts.",
     ),
+    (
+        RELEASED_LEDGER_ENTRIES,
+        "Transactions released or discarded whose COMMIT could still come (the released ledger).",
+    ),
+    (
+        RELEASED_LEDGER_MAX_ENTRIES,
+        "The released ledger's bound (transactions.releasedLedgerMaxEntries), for dashboards and alerts.",
+    ),
 ];
 
 pub const OPEN_TRANSACTIONS: &str = "redoline_capture_buffer_open_transactions";
@@ -55,6 +63,8 @@ pub const TRANSACTIONS_DISCARDED: &str = "redoline_capture_buffer_transactions_d
 pub const UNMATCHED_UNDO_ROWS: &str = "redoline_capture_buffer_unmatched_undo_rows_total";
 pub const MEMORY_MAX_BYTES: &str = "redoline_capture_buffer_memory_max_bytes";
 pub const SPILL_MAX_BYTES: &str = "redoline_capture_buffer_spill_max_bytes";
+pub const RELEASED_LEDGER_ENTRIES: &str = "redoline_capture_buffer_released_ledger_entries";
+pub const RELEASED_LEDGER_MAX_ENTRIES: &str = "redoline_capture_buffer_released_ledger_max_entries";
 
 /// The buffer's metrics; cloning shares them.
 #[derive(Clone, Debug)]
@@ -71,6 +81,8 @@ pub struct BufferMetrics {
     pub unmatched_undo_rows: IntCounter,
     pub memory_max_bytes: IntGauge,
     pub spill_max_bytes: IntGauge,
+    pub released_ledger_entries: IntGauge,
+    pub released_ledger_max_entries: IntGauge,
 }
 
 impl BufferMetrics {
@@ -105,6 +117,8 @@ impl BufferMetrics {
             unmatched_undo_rows: counter(UNMATCHED_UNDO_ROWS)?,
             memory_max_bytes: gauge(MEMORY_MAX_BYTES)?,
             spill_max_bytes: gauge(SPILL_MAX_BYTES)?,
+            released_ledger_entries: gauge(RELEASED_LEDGER_ENTRIES)?,
+            released_ledger_max_entries: gauge(RELEASED_LEDGER_MAX_ENTRIES)?,
         })
     }
 }

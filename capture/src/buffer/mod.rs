@@ -34,8 +34,9 @@
 //!
 //! # Limits
 //! - `buffer.spill.maxBytes`: spill files on disk (open transactions' and committed files not yet
-//!   released) never exceed it; a write that would stops with CDC-4001 naming the ten largest open
-//!   transactions. ENOSPC from the OS gives the same stop with the OS message.
+//!   released) never exceed it; a write that would stops with CDC-4001 naming ten open
+//!   transactions, those with the most bytes on disk first (then the largest by heap plus disk
+//!   bytes). ENOSPC from the OS gives the same stop with the OS message.
 //! - `transactions.maxStagedRecords` / `maxStagedRecordsTotal`: rows held (each LOB piece and each
 //!   row of an update is a row; an undo row of a spilled transaction is held until COMMIT) for
 //!   one transaction / all together; one more stops with CDC-4003.
@@ -64,8 +65,8 @@ use crate::source::{LogMinerRow, OperationCode};
 
 pub use codec::{CodecError, decode_row, encode_row};
 pub use committed::{CommittedTransaction, READ_AHEAD_BYTES, ReleaseReceipt};
-pub use error::{BufferError, LARGEST_LISTED};
-pub use ledger::{LEDGER_MAX_ENTRIES, LedgerEntry, ReleaseReason, ReleasedLedger};
+pub use error::{BufferError, FullLedger, LARGEST_LISTED, OLDEST_LEDGER_ENTRIES_LISTED};
+pub use ledger::{LedgerEntry, LedgerFull, ReleaseReason, ReleasedLedger};
 pub use metrics::BufferMetrics;
 pub use orphan::{Discarded, DlqRecord, DroppedTransaction, OpsEvent, OrphanCheck};
 pub use spill::{Corruption, FrameReader, SPILL_EXTENSION, SpillError, spill_file_name};
@@ -167,6 +168,9 @@ impl TransactionBuffer {
         let limit = |bytes: u64| i64::try_from(bytes).unwrap_or(i64::MAX);
         metrics.memory_max_bytes.set(limit(config.memory_max_bytes));
         metrics.spill_max_bytes.set(limit(config.spill_max_bytes));
+        metrics
+            .released_ledger_max_entries
+            .set(limit(config.transactions.released_ledger_max_entries));
         let buffer = Self {
             config,
             spill_dir,
@@ -360,8 +364,22 @@ impl TransactionBuffer {
 
     /// The open transactions, largest first (heap plus disk bytes), at most `limit`.
     pub fn largest(&self, limit: usize) -> Vec<TransactionSummary> {
+        self.ranked(limit, Transaction::by_size_descending)
+    }
+
+    /// The open transactions with the most bytes on disk first, then the largest of the rest,
+    /// at most `limit`: what CDC-4001 names, so a full disk names what is on it.
+    pub fn most_on_disk(&self, limit: usize) -> Vec<TransactionSummary> {
+        self.ranked(limit, Transaction::by_disk_descending)
+    }
+
+    fn ranked(
+        &self,
+        limit: usize,
+        order: fn(&Transaction, &Transaction) -> std::cmp::Ordering,
+    ) -> Vec<TransactionSummary> {
         let mut all: Vec<&Transaction> = self.open.values().collect();
-        all.sort_by(|a, b| Transaction::by_size_descending(a, b));
+        all.sort_by(|a, b| order(a, b));
         all.into_iter()
             .take(limit)
             .map(Transaction::summary)
@@ -583,7 +601,7 @@ impl TransactionBuffer {
                 cap: self.config.spill_max_bytes,
                 on_disk: self.disk_bytes,
                 needed: frame_len,
-                largest: self.largest(LARGEST_LISTED),
+                largest: self.most_on_disk(LARGEST_LISTED),
             });
         }
         self.disk_bytes += frame_len;
@@ -615,12 +633,12 @@ impl TransactionBuffer {
         Ok(())
     }
 
-    /// A full volume becomes CDC-4001 with the largest transactions; the rest stays as is.
+    /// A full volume becomes CDC-4001 with the transactions most on disk; the rest stays as is.
     fn spill_error(&self, error: SpillError) -> BufferError {
         match error {
             SpillError::VolumeFull { .. } => BufferError::VolumeFull {
                 source: error,
-                largest: self.largest(LARGEST_LISTED),
+                largest: self.most_on_disk(LARGEST_LISTED),
             },
             other => BufferError::Spill(other),
         }
@@ -637,5 +655,8 @@ impl TransactionBuffer {
             .spilled_transactions
             .set(gauge(self.spilled_transactions));
         self.metrics.spilled_bytes.set(gauge(self.disk_bytes));
+        self.metrics
+            .released_ledger_entries
+            .set(gauge(self.ledger.len() as u64));
     }
 }

@@ -27,6 +27,10 @@
 //! `fail` stops with CDC-4004 naming the oldest; `discard` drops each after producing a
 //! `transaction-discarded` [`OpsEvent`] and a [`DlqRecord`], and its id joins the ledger.
 //! Nothing is dropped without those values reaching the caller.
+//!
+//! Either drop first enters the transaction in the released ledger; a full ledger
+//! (`transactions.releasedLedgerMaxEntries`, `ledger.rs`) stops with CDC-7003 and the transaction
+//! stays buffered.
 
 use std::collections::{HashMap, HashSet};
 
@@ -36,7 +40,8 @@ use serde::Serialize;
 
 use crate::source::{OpenTransaction, SessionId, Xid};
 
-use super::ledger::{LedgerEntry, ReleaseReason};
+use super::error::{FullLedger, OLDEST_LEDGER_ENTRIES_LISTED};
+use super::ledger::{LedgerEntry, LedgerFull, ReleaseReason};
 use super::transaction::{Transaction, TransactionKey, TransactionSummary};
 use super::{BufferError, TransactionBuffer};
 
@@ -183,7 +188,12 @@ impl TransactionBuffer {
                 });
             }
             let record = dropped(transaction, check.now);
-            self.drop_without_end(key, ReleaseReason::OrphanReleased, check.mined_through_scn)?;
+            self.drop_without_end(
+                key,
+                &record.transaction,
+                ReleaseReason::OrphanReleased,
+                check.mined_through_scn,
+            )?;
             self.metrics.orphans_released.inc();
             tracing::warn!(%key, first_absence_scn, "Released an orphaned transaction: it left the database without an end record in the redo.");
             events.push(OpsEvent::TransactionOrphanReleased {
@@ -222,7 +232,12 @@ impl TransactionBuffer {
                 });
             }
             let record = dropped(transaction, now);
-            self.drop_without_end(key, ReleaseReason::Discarded, self.mined_scn)?;
+            self.drop_without_end(
+                key,
+                &record.transaction,
+                ReleaseReason::Discarded,
+                self.mined_scn,
+            )?;
             self.metrics.transactions_discarded.inc();
             tracing::warn!(%key, age_seconds, max_age, "Discarded a transaction older than the maximum age.");
             discarded.push(Discarded {
@@ -242,22 +257,54 @@ impl TransactionBuffer {
         Ok(discarded)
     }
 
-    /// Drops a transaction like a ROLLBACK and enters it in the released ledger.
+    /// Enters a transaction in the released ledger and drops it like a ROLLBACK. A full ledger
+    /// stops with CDC-7003 and drops nothing: the transaction stays buffered.
     fn drop_without_end(
         &mut self,
         key: TransactionKey,
+        transaction: &TransactionSummary,
         reason: ReleaseReason,
         released_at_scn: u64,
     ) -> Result<(), BufferError> {
-        self.discard(&key)?;
-        self.ledger.insert(LedgerEntry {
+        let entry = LedgerEntry {
             con_id: key.con_id,
             xid: key.xid,
             reason,
             released_at_scn,
-        });
+        };
+        let limit = self.config.transactions.released_ledger_max_entries;
+        if let Err(full) = self.ledger.insert(entry, limit) {
+            return Err(self.ledger_full(key, transaction, full));
+        }
+        self.discard(&key)?;
         self.refresh_gauges();
         Ok(())
+    }
+
+    fn ledger_full(
+        &self,
+        key: TransactionKey,
+        transaction: &TransactionSummary,
+        full: LedgerFull,
+    ) -> BufferError {
+        let entries = self.ledger.entries();
+        let orphans_released = entries
+            .iter()
+            .filter(|e| e.reason == ReleaseReason::OrphanReleased)
+            .count();
+        BufferError::ReleasedLedgerFull(Box::new(FullLedger {
+            key,
+            transaction: transaction.clone(),
+            limit: full.limit,
+            oldest: entries
+                .iter()
+                .take(OLDEST_LEDGER_ENTRIES_LISTED)
+                .map(|e| (*e).clone())
+                .collect(),
+            orphans_released,
+            discarded: entries.len() - orphans_released,
+            refused: full.entry,
+        }))
     }
 }
 

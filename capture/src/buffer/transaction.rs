@@ -263,6 +263,15 @@ impl Transaction {
         let size = |t: &Self| t.heap_bytes + t.disk_bytes();
         size(b).cmp(&size(a)).then(a.key.cmp(&b.key))
     }
+
+    /// More bytes on disk first, then as [`Self::by_size_descending`]: for a stop about the disk
+    /// (CDC-4001). A row takes more bytes on the heap than in a spill file, so by heap plus disk
+    /// bytes transactions still on the heap can outrank the spilled ones that filled the disk.
+    pub fn by_disk_descending(a: &Self, b: &Self) -> Ordering {
+        b.disk_bytes()
+            .cmp(&a.disk_bytes())
+            .then_with(|| Self::by_size_descending(a, b))
+    }
 }
 
 /// Adds a row to a heap transaction's rows and returns the heap growth (the row's own

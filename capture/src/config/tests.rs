@@ -37,6 +37,7 @@ fn the_contracts_minimal_config_loads_with_defaults() {
     assert_eq!(config.buffer.memory_max_bytes.bytes().unwrap(), 64 << 20);
     assert_eq!(config.mining.max_scn_window, 500_000);
     assert_eq!(config.transactions.max_staged_records, 1_000_000);
+    assert_eq!(config.transactions.released_ledger_max_entries, 4096);
     assert_eq!(config.http.port, 8080);
     assert!(config.kafka.is_none());
 }
@@ -76,6 +77,15 @@ fn wrong_types_and_ranges_name_the_field() {
     assert!(e.message.contains("1000"), "{e}");
     let e = error(&with("transactions: {orphanAction: shrug}"));
     assert_eq!(e.field, "transactions.orphanAction");
+    for entries in [0, 8193] {
+        let e = error(&with(&format!(
+            "transactions: {{releasedLedgerMaxEntries: {entries}}}"
+        )));
+        assert_eq!(
+            e.field, "transactions.releasedLedgerMaxEntries",
+            "{entries}"
+        );
+    }
     // One session cannot mine and read the dictionary at once.
     let e = error(&MINIMAL.replace("database: {", "database: {maxConnections: 1, "));
     assert_eq!(e.field, "database.maxConnections");

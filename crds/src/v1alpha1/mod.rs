@@ -28,6 +28,13 @@ pub use status::{
 pub const MIN_MEMORY_BYTES: u64 = 16 << 20;
 /// The flush table's default name (seed 001).
 pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
+/// `transactions.releasedLedgerMaxEntries` unless set: the bound the ledger had before it was a
+/// setting.
+pub const RELEASED_LEDGER_DEFAULT_ENTRIES: u64 = 4096;
+/// The largest `transactions.releasedLedgerMaxEntries`: a ledger this full, of the largest
+/// entries, still leaves a bookmark under Kafka's default `message.max.bytes` (1,000,000 bytes
+/// for the producer) with room for the rest of the bookmark.
+pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
 
 /// Captures the committed changes of Oracle tables from the redo logs (LogMiner) and publishes each
 /// committed transaction exactly once, in commit order, to Kafka.
@@ -831,6 +838,14 @@ pub struct TransactionsSpec {
     #[serde(default = "default_max_staged")]
     #[schemars(range(min = 1, max = 1_000_000))]
     pub max_staged_records_total: u64,
+
+    /// Most entries in the released ledger: transactions released as orphans or discarded for
+    /// their age whose COMMIT could still come (their undo slot not yet seen reused). One more
+    /// release stops the capture with CDC-7003. The ledger travels in every bookmark, about 100
+    /// bytes an entry, so the bound keeps the bookmark within Kafka's default 1 MB message size.
+    #[serde(default = "default_released_ledger_max_entries")]
+    #[schemars(range(min = 1, max = RELEASED_LEDGER_MAX_ENTRIES))]
+    pub released_ledger_max_entries: u64,
 }
 
 impl Default for TransactionsSpec {
@@ -842,6 +857,7 @@ impl Default for TransactionsSpec {
             max_age_action: MaxAgeAction::default(),
             max_staged_records: default_max_staged(),
             max_staged_records_total: default_max_staged(),
+            released_ledger_max_entries: default_released_ledger_max_entries(),
         }
     }
 }
@@ -1074,6 +1090,9 @@ fn default_orphan_interval() -> u64 {
 }
 fn default_max_staged() -> u64 {
     1_000_000
+}
+fn default_released_ledger_max_entries() -> u64 {
+    RELEASED_LEDGER_DEFAULT_ENTRIES
 }
 fn default_max_scn_window() -> u64 {
     500_000

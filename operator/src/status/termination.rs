@@ -140,7 +140,7 @@ mod tests {
     }
 
     #[test]
-    fn the_retry_budget_codes_are_known_stops() {
+    fn the_codes_added_since_the_contracts_are_known_stops() {
         for (text, code, reason) in [
             (
                 r#"{"code":"CDC-2005","reason":"DatabaseUnavailable","message":"the database could not be used for 900 s","details":{"attempts":19}}"#,
@@ -151,6 +151,11 @@ mod tests {
                 r#"{"code":"CDC-5003","reason":"KafkaUnavailable","message":"gave up trying to commit a page"}"#,
                 StopCode::KafkaUnavailable,
                 "KafkaUnavailable",
+            ),
+            (
+                r#"{"code":"CDC-7003","reason":"ReleasedLedgerFull","message":"the released ledger is full","details":{"limit":4096}}"#,
+                StopCode::ReleasedLedgerFull,
+                "ReleasedLedgerFull",
             ),
         ] {
             let stop = StopReport::parse(text).unwrap();
