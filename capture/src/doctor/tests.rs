@@ -16,6 +16,7 @@ fn request(tables: &[&str]) -> DoctorRequest {
             .iter()
             .map(|t| ("APP".to_owned(), (*t).to_owned()))
             .collect(),
+        flush_table: "LOG_MINING_FLUSH".to_owned(),
         pdb: None,
         snapshots: false,
         read_only: false,
@@ -75,7 +76,7 @@ fn each_failing_prerequisite_names_its_fix() {
         (
             r#"{"table_logging":"APP.ORDERS","logging":"none"}"#,
             "table APP.ORDERS",
-            r#"ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;"#,
+            r#"ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;"#,
         ),
         (
             r#"{"revoke":"LOGMINING"}"#,
