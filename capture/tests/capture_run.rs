@@ -586,3 +586,68 @@ fn a_fresh_position_is_stored_before_the_first_change() {
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 1, "the change after the first run");
 }
+
+/// Seed 001: "A table that logs no key columns is rejected at startup". APP.A is chosen by the
+/// schema list, not named in `tables`, and logs nothing supplementally, so its update would carry
+/// no key: the run stops with CDC-1002 naming the table and its fix before anything is emitted
+/// (it used to crash-loop on an encoding error in the Debezium format, and to emit the update
+/// without its key in the compact one), and doctor reports the same check failing.
+#[test]
+fn a_filter_chosen_table_that_logs_no_key_stops_the_start_with_cdc_1002() {
+    let scenario = |logging: &str| {
+        format!(
+            r#"{{"table":"APP.A","columns":[{{"name":"ID","type":"NUMBER(10)","key":true}},{{"name":"V","type":"NUMBER(10)"}}],"logging":"{logging}"}}
+{{"tx":"a","insert":"APP.A","values":{{"ID":1,"V":1}}}}
+{{"tx":"a","commit":true}}
+{{"tx":"b","update":"APP.A","where":{{"ID":1}},"set":{{"V":2}}}}
+{{"tx":"b","commit":true}}
+"#
+        )
+    };
+    let chosen_by_the_schema_list = |logging: &str, format: &str| {
+        let run = Capture::new(&[], &scenario(logging), "");
+        edit_config(
+            &run,
+            "tables: []\nfile: {path: out.jsonl}\nformat: {type: compact}\n",
+            &format!(
+                "filters: {{schemaIncludeList: ['APP']}}\nfile: {{path: out.jsonl}}\n\
+                 format: {{type: {format}}}\n"
+            ),
+        );
+        run
+    };
+    let fix = "ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;";
+    for format in ["debezium", "compact"] {
+        let run = chosen_by_the_schema_list("none", format);
+        let (status, stderr) = run.run();
+        assert_eq!(status, 3, "{format}: {stderr}");
+        let message = run.termination();
+        assert_eq!(message["code"], "CDC-1002", "{format}");
+        assert_eq!(message["reason"], "PrerequisitesNotMet");
+        let text = message["message"].as_str().unwrap();
+        assert!(text.contains("table APP.A") && text.contains(fix), "{text}");
+        assert_eq!(message["details"]["checks"][0]["name"], "table APP.A");
+        assert_eq!(message["details"]["checks"][0]["fix"], fix);
+        assert!(run.events().is_empty(), "{format}: nothing is emitted");
+
+        let (status, json) = doctor(run.dir.path(), true);
+        assert_eq!(status, 3, "{json}");
+        let report: Value = serde_json::from_str(&json).unwrap();
+        let check = (report["checks"].as_array().unwrap().iter())
+            .find(|check| check["name"] == "table APP.A")
+            .expect("doctor checks the table the schema list chooses");
+        assert_eq!(check["ok"], false);
+        assert_eq!(check["fix"], fix);
+    }
+
+    // Fixed as told: the update carries its key.
+    let run = chosen_by_the_schema_list("pk", "compact");
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    let update = (run.events().into_iter())
+        .find(|event| event["op"] == "u")
+        .expect("the update");
+    assert_eq!(update["before"]["ID"], 1, "{update}");
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+}
