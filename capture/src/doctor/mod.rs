@@ -28,11 +28,11 @@ use std::sync::Arc;
 pub use report::{Check, Report};
 
 use crate::dictionary::TableSchema;
+use crate::engine::captured_tables::TableListing;
 use crate::filter::{Filters, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
-use crate::source::oracle::sql;
-use crate::engine::captured_tables::TableListing;
 use crate::source::key_logging;
+use crate::source::oracle::sql;
 use crate::source::{
     CatalogTable, DatabaseCatalog, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
     SourceError, SupplementalLogging,

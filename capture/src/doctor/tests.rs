@@ -436,7 +436,10 @@ fn the_tables_the_filter_lists_choose_are_checked() {
         "{report}"
     );
     assert!(
-        report.checks.iter().any(|c| c.name == "table APP.ORDERS" && c.ok),
+        report
+            .checks
+            .iter()
+            .any(|c| c.name == "table APP.ORDERS" && c.ok),
         "{report}"
     );
 }
@@ -454,7 +457,11 @@ fn a_unique_key_is_logged_by_primary_key_logging_when_it_is_the_only_one() {
     let two = r#"{"name":"UK_A","columns":["A"]},{"name":"UK_B","columns":["B"]}"#;
     let check = |logging: &str, unique: &str| {
         let report = run(&mut simulator(&table(logging, unique)), &request(&["U"]));
-        let check = report.checks.iter().find(|c| c.name == "table APP.U").cloned();
+        let check = report
+            .checks
+            .iter()
+            .find(|c| c.name == "table APP.U")
+            .cloned();
         check.unwrap()
     };
     assert!(check("pk", one).ok);

@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
 use crate::dictionary::ddl::alter_columns;
-use crate::filter::Filters;
-use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::doctor::{self, Report};
 use crate::error::CaptureError;
+use crate::filter::Filters;
+use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError, SupplementalLogging};
 
 /// Captured tables by `(owner, table)`; only these are ever assembled.

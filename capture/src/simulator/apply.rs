@@ -48,8 +48,8 @@ impl Simulator {
                 let schema = TableSchema::new(owner, table, schema_columns)
                     .map_err(|e| ScenarioError::new(line, "columns", e.to_string()))?;
                 for (index, constraint) in unique.iter().enumerate() {
-                    if let Some(missing) = (constraint.columns.iter())
-                        .find(|column| schema.column(column).is_none())
+                    if let Some(missing) =
+                        (constraint.columns.iter()).find(|column| schema.column(column).is_none())
                     {
                         return Err(ScenarioError::new(
                             line,

@@ -16,8 +16,8 @@ use jiff::civil;
 
 use super::render;
 use super::scenario::{TableLogging, UniqueDecl};
-use crate::source::unique_key::{UniqueIndexColumn, usable_unique_keys};
 use crate::dictionary::TableSchema;
+use crate::source::unique_key::{UniqueIndexColumn, usable_unique_keys};
 use crate::source::{MinimalLogging, SessionId, SupplementalLogging, Xid};
 use crate::value::Value;
 

@@ -59,12 +59,12 @@ use std::sync::Arc;
 use jiff::civil;
 
 use crate::dictionary::TableSchema;
+use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
     LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
     RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, TableKey, plan_logs,
 };
-use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
 use redo_log::{MiningSession, Redo};

@@ -72,7 +72,8 @@ pub fn judge(
         sql_name(table.schema.schema()),
         sql_name(table.schema.table())
     );
-    let statement = |what: &str| format!("ALTER TABLE {qualified} ADD SUPPLEMENTAL LOG DATA ({what}) COLUMNS;");
+    let statement =
+        |what: &str| format!("ALTER TABLE {qualified} ADD SUPPLEMENTAL LOG DATA ({what}) COLUMNS;");
     match &table.key {
         TableKey::Primary if primary_key_logging => Ok(KeyLogged::Key),
         TableKey::Unique { candidates: 1, .. } if primary_key_logging => Ok(KeyLogged::Key),
@@ -97,7 +98,11 @@ pub fn judge(
                  logs no key columns, so updates cannot name their row: it is rejected"
             ),
             // Primary-key logging logs the unique key only when it is the table's only one.
-            fix: statement(if *candidates == 1 { "PRIMARY KEY" } else { "ALL" }),
+            fix: statement(if *candidates == 1 {
+                "PRIMARY KEY"
+            } else {
+                "ALL"
+            }),
         }),
         TableKey::None => Err(KeyNotLogged {
             message: "the table has no primary key or unique index on NOT NULL columns and does \
@@ -197,10 +202,7 @@ mod tests {
             ),
             Err(pk.to_owned())
         );
-        assert_eq!(
-            fix(unique(1), &[(G::UniqueKey, false)]),
-            Err(pk.to_owned())
-        );
+        assert_eq!(fix(unique(1), &[(G::UniqueKey, false)]), Err(pk.to_owned()));
         assert_eq!(fix(unique(2), &[]), Err(all.to_owned()));
         assert_eq!(
             fix(unique(2), &[(G::PrimaryKey, true)]),

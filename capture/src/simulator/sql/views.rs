@@ -722,15 +722,15 @@ impl Simulator {
                     let Some(schema) = self.schema(owner, table) else {
                         continue;
                     };
-                    let (logging, unique_columns) =
-                        self.live_table(owner, table)
-                            .map_or((TableLogging::None, Vec::new()), |t| {
-                                (t.logging, t.unique_index_columns())
-                            });
+                    let (logging, unique_columns) = self
+                        .live_table(owner, table)
+                        .map_or((TableLogging::None, Vec::new()), |t| {
+                            (t.logging, t.unique_index_columns())
+                        });
                     // Each constraint ('P' for the primary key, 'U' for a unique one) with the
                     // unique index of its name that Oracle creates to enforce it, and its
                     // columns in index order.
-                    let mut constraints: Vec<(&str, String, Vec<(String, u16)>)> = Vec::new();
+                    let mut constraints: Vec<ModelConstraint> = Vec::new();
                     if schema.has_key() {
                         let columns = (schema.key_columns())
                             .map(|c| (c.name.clone(), c.key_position.unwrap_or(0)))
@@ -738,7 +738,10 @@ impl Simulator {
                         constraints.push(("P", format!("PK_{table}"), columns));
                     }
                     for column in unique_columns {
-                        match constraints.iter_mut().find(|c| c.0 == "U" && c.1 == column.index) {
+                        match constraints
+                            .iter_mut()
+                            .find(|c| c.0 == "U" && c.1 == column.index)
+                        {
                             Some(constraint) => constraint.2.push((column.column, column.position)),
                             None => constraints.push((
                                 "U",
@@ -885,6 +888,10 @@ impl Simulator {
         })
     }
 }
+
+/// A constraint of the model as the dictionary views show it: its type (`P`, `U`), its name
+/// (that of the unique index enforcing it) and its columns with their positions.
+type ModelConstraint = (&'static str, String, Vec<(String, u16)>);
 
 const TAB_COLS_COLUMNS: [&str; 17] = [
     "OWNER",
