@@ -694,3 +694,35 @@ fn a_table_with_only_a_unique_constraint_is_keyed_by_it() {
         assert_eq!(fields[0]["optional"], false);
     }
 }
+
+/// `columns.messageKeyColumns` makes V the record key of APP.A, whose primary-key logging does
+/// not log V: its update could not carry its record key (the Debezium format failed to encode it,
+/// with no stop code), so the start check refuses the table and names ALL column logging.
+#[test]
+fn configured_key_columns_that_are_not_logged_stop_the_start_with_cdc_1002() {
+    let scenario = r#"{"table":"APP.A","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"},{"name":"W","type":"NUMBER(10)"}],"logging":"pk"}
+{"tx":"a","insert":"APP.A","values":{"ID":1,"V":1,"W":1}}
+{"tx":"a","commit":true}
+{"tx":"b","update":"APP.A","where":{"ID":1},"set":{"W":2}}
+{"tx":"b","commit":true}
+"#;
+    let run = Capture::new(
+        &["APP.A"],
+        scenario,
+        "columns: {messageKeyColumns: [{table: 'APP\\.A', columns: [V]}]}\n",
+    );
+    edit_config(
+        &run,
+        "format: {type: compact}",
+        "format: {type: debezium, schemas: false}",
+    );
+    let (status, stderr) = run.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-1002");
+    assert_eq!(
+        message["details"]["checks"][0]["fix"],
+        "ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;"
+    );
+    assert!(run.events().is_empty());
+}

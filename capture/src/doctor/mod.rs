@@ -335,15 +335,23 @@ fn table_check<S: DatabaseCatalog>(
         }
         Err(error) => return (Check::fail(name, error_text(&error), all_columns), None),
     };
-    (key_logging_check(&catalog, database), Some(catalog.schema))
+    (
+        key_logging_check(&catalog, database, &request.filters),
+        Some(catalog.schema),
+    )
 }
 
 /// Whether the table's supplemental logging puts its key in every change
 /// ([`key_logging::judge`]), as a check: doctor's for each captured table, and the capture's
 /// at start and for each table the listing adds, which stops with CDC-1002 on a failure.
-pub fn key_logging_check(table: &CatalogTable, database: &SupplementalLogging) -> Check {
+pub fn key_logging_check(
+    table: &CatalogTable,
+    database: &SupplementalLogging,
+    filters: &Filters,
+) -> Check {
     let name = format!("table {}", table.schema.qualified_name());
-    match key_logging::judge(table, database) {
+    let configured = filters.key_columns(table.schema.schema(), table.schema.table());
+    match key_logging::judge(table, database, configured) {
         Ok(logged) => Check::pass(name, logged.describe()),
         Err(rejected) => Check::fail(name, rejected.message, rejected.fix),
     }

@@ -339,7 +339,7 @@ impl TableListing {
         let chosen: Vec<(String, String)> = (self.select(source)?.into_iter())
             .filter(|name| !tables.names.contains(name))
             .collect();
-        check_key_logging(source, &chosen, &self.supplemental)?;
+        check_key_logging(source, &chosen, &self.supplemental, &self.filters)?;
         Ok(tables.add_listed(source, chosen, from_scn)?)
     }
 }
@@ -353,6 +353,7 @@ pub fn check_key_logging<S: DatabaseCatalog>(
     source: &mut S,
     names: &[(String, String)],
     database: &SupplementalLogging,
+    filters: &Filters,
 ) -> Result<(), CaptureError> {
     let mut failed = Vec::new();
     for (owner, table) in names {
@@ -361,7 +362,7 @@ pub fn check_key_logging<S: DatabaseCatalog>(
             Err(SourceError::NoSuchTable { .. }) => continue,
             Err(error) => return Err(error.into()),
         };
-        let check = doctor::key_logging_check(&catalog, database);
+        let check = doctor::key_logging_check(&catalog, database, filters);
         if !check.ok {
             failed.push(check);
         }

@@ -52,7 +52,7 @@ impl<S: OracleSource> Engine<S> {
             TableListing::new(&filters, &config.mining.flush_table, database.supplemental);
         let table_names = table_listing.captured(&mut source, config.table_names())?;
         // Before anything is mined or stored: every captured table's changes carry its key.
-        check_key_logging(&mut source, &table_names, &database.supplemental)?;
+        check_key_logging(&mut source, &table_names, &database.supplemental, &filters)?;
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => readable_pdb_incarnation(&mut source, pdb)?,
             None => None,

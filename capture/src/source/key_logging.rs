@@ -13,7 +13,9 @@
 //! - a user-defined log group: columns this check does not read.
 //!
 //! A log group counts only when `ALWAYS` (unconditional); database-level PK and ALL logging
-//! (`V$DATABASE.SUPPLEMENTAL_LOG_DATA_PK` / `_ALL`) count for every table.
+//! (`V$DATABASE.SUPPLEMENTAL_LOG_DATA_PK` / `_ALL`) count for every table. The key is the
+//! table's (primary key, or unique index: [`super::unique_key`]) unless
+//! `columns.messageKeyColumns` names other columns for it, which must then be logged instead.
 
 use super::grant::sql_name;
 use super::{CatalogTable, LogGroupType, SupplementalLogging, TableKey};
@@ -52,10 +54,13 @@ pub struct KeyNotLogged {
     pub fix: String,
 }
 
-/// The judgement for one table, from its catalog entry and the database-level logging.
+/// The judgement for one table, from its catalog entry, the database-level logging and the key
+/// columns `columns.messageKeyColumns` configures for it, if any (they are the record key then,
+/// so they are what every change must carry).
 pub fn judge(
     table: &CatalogTable,
     database: &SupplementalLogging,
+    configured_key: Option<&[String]>,
 ) -> Result<KeyLogged, KeyNotLogged> {
     let always = |kind: LogGroupType| {
         table
@@ -74,6 +79,37 @@ pub fn judge(
     );
     let statement =
         |what: &str| format!("ALTER TABLE {qualified} ADD SUPPLEMENTAL LOG DATA ({what}) COLUMNS;");
+    if let Some(configured) = configured_key {
+        // What primary-key logging logs of this table: its key when Oracle's choice is known to
+        // be it (a primary key, a sole unique key), every column without a key.
+        let identification_key: Vec<&str> = match &table.key {
+            TableKey::Primary | TableKey::Unique { candidates: 1, .. } => table
+                .schema
+                .key_columns()
+                .map(|c| c.name.as_str())
+                .collect(),
+            TableKey::Unique { .. } => Vec::new(),
+            TableKey::None if primary_key_logging => {
+                return Ok(KeyLogged::AllColumnsForLackOfKey);
+            }
+            TableKey::None => Vec::new(),
+        };
+        if primary_key_logging
+            && configured
+                .iter()
+                .all(|column| identification_key.contains(&column.as_str()))
+        {
+            return Ok(KeyLogged::Key);
+        }
+        return Err(KeyNotLogged {
+            message: format!(
+                "the key columns columns.messageKeyColumns names for the table ({}) are not all \
+                 logged, so updates cannot carry their record key: it is rejected",
+                configured.join(", ")
+            ),
+            fix: statement("ALL"),
+        });
+    }
     match &table.key {
         TableKey::Primary if primary_key_logging => Ok(KeyLogged::Key),
         TableKey::Unique { candidates: 1, .. } if primary_key_logging => Ok(KeyLogged::Key),
@@ -161,24 +197,28 @@ mod tests {
         let none = database(false, false);
         for key in [TableKey::Primary, unique(1), unique(3), TableKey::None] {
             assert_eq!(
-                judge(&table(key.clone(), &[(G::AllColumn, true)]), &none),
+                judge(&table(key.clone(), &[(G::AllColumn, true)]), &none, None),
                 Ok(KeyLogged::AllColumns)
             );
             assert_eq!(
-                judge(&table(key, &[]), &database(false, true)),
+                judge(&table(key, &[]), &database(false, true), None),
                 Ok(KeyLogged::AllColumns)
             );
         }
         for logged in [
-            judge(&table(TableKey::Primary, &[(G::PrimaryKey, true)]), &none),
-            judge(&table(TableKey::Primary, &[]), &database(true, false)),
-            judge(&table(unique(1), &[(G::PrimaryKey, true)]), &none),
-            judge(&table(unique(1), &[]), &database(true, false)),
+            judge(
+                &table(TableKey::Primary, &[(G::PrimaryKey, true)]),
+                &none,
+                None,
+            ),
+            judge(&table(TableKey::Primary, &[]), &database(true, false), None),
+            judge(&table(unique(1), &[(G::PrimaryKey, true)]), &none, None),
+            judge(&table(unique(1), &[]), &database(true, false), None),
         ] {
             assert_eq!(logged, Ok(KeyLogged::Key));
         }
         assert_eq!(
-            judge(&table(TableKey::None, &[]), &database(true, false)),
+            judge(&table(TableKey::None, &[]), &database(true, false), None),
             Ok(KeyLogged::AllColumnsForLackOfKey)
         );
     }
@@ -188,7 +228,7 @@ mod tests {
         use LogGroupType as G;
         let none = database(false, false);
         let fix = |key: TableKey, groups: &[(LogGroupType, bool)]| {
-            judge(&table(key, groups), &none).map_err(|rejected| rejected.fix)
+            judge(&table(key, groups), &none, None).map_err(|rejected| rejected.fix)
         };
         let pk = "ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;";
         let all = "ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;";
@@ -210,5 +250,39 @@ mod tests {
             "Oracle logs one of several unique keys, not necessarily the one chosen"
         );
         assert_eq!(fix(TableKey::None, &[(G::User, true)]), Err(all.to_owned()));
+    }
+
+    /// `columns.messageKeyColumns` makes other columns the record key: primary-key logging
+    /// carries them only when they are among the columns it logs.
+    #[test]
+    fn configured_key_columns_must_be_logged_too() {
+        use LogGroupType as G;
+        let pk_logged = [(G::PrimaryKey, true)];
+        let none = database(false, false);
+        let id = vec!["ID".to_owned()];
+        let other = vec!["NOTE".to_owned()];
+        assert_eq!(
+            judge(&table(TableKey::Primary, &pk_logged), &none, Some(&id)),
+            Ok(KeyLogged::Key)
+        );
+        let rejected = judge(&table(TableKey::Primary, &pk_logged), &none, Some(&other));
+        assert_eq!(
+            rejected.map_err(|rejected| rejected.fix),
+            Err("ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;".to_owned())
+        );
+        assert_eq!(
+            judge(
+                &table(TableKey::Primary, &[]),
+                &database(false, true),
+                Some(&other)
+            ),
+            Ok(KeyLogged::AllColumns)
+        );
+        // Without a key, primary-key logging logs every column.
+        assert_eq!(
+            judge(&table(TableKey::None, &pk_logged), &none, Some(&other)),
+            Ok(KeyLogged::AllColumnsForLackOfKey)
+        );
+        assert!(judge(&table(TableKey::None, &[]), &none, Some(&other)).is_err());
     }
 }
