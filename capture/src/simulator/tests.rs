@@ -234,6 +234,33 @@ fn primary_key_logging_without_a_primary_key_logs_the_unique_key_or_every_column
 }
 
 #[test]
+fn a_unique_constraint_names_columns_of_its_table_in_a_checked_shape() {
+    let declare = |unique: &str| {
+        let mut sim = Simulator::new();
+        sim.apply_line(&format!(
+            r#"{{"table":"APP.U","columns":[{{"name":"CODE","type":"VARCHAR2(8)","nullable":false}}],"unique":{unique}}}"#
+        ))
+        .map(drop)
+        .map_err(|error| (error.field, error.message))
+    };
+    assert_eq!(declare(r#"[{"name":"UK","columns":["CODE"]}]"#), Ok(()));
+    let missing = declare(r#"[{"name":"UK","columns":["NOPE"]}]"#).unwrap_err();
+    assert_eq!(missing.0, "unique[0]");
+    assert!(missing.1.contains("ORA-00904"), "{}", missing.1);
+    for malformed in [
+        r#"{"name":"UK"}"#,
+        r#"[{"name":"UK","columns":[]}]"#,
+        r#"[{"name":"UK","columns":["CODE"],"extra":1}]"#,
+        r#"[{"columns":["CODE"]}]"#,
+    ] {
+        assert!(
+            declare(malformed).unwrap_err().0.starts_with("unique"),
+            "{malformed}"
+        );
+    }
+}
+
+#[test]
 fn update_where_clause_follows_the_logging_level() {
     let table = |logging: &str| {
         format!(
