@@ -381,7 +381,7 @@ pub fn check_key_logging<S: DatabaseCatalog>(
         Some(mut stop) => {
             stop.message = format!(
                 "supplemental logging does not put the key in every change of {} table(s), so \
-                 the capture does not start: {}",
+                 the capture stops before mining them: {}",
                 findings.len(),
                 findings.join(" / ")
             );
