@@ -141,6 +141,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
         filters: filters.clone(),
         user,
         tables: config.table_names(),
+        flush_table: config.mining.flush_table.clone(),
         pdb: config.database.pdb.clone(),
         read_only: config.mining.read_only,
         snapshots: !matches!(

@@ -586,3 +586,143 @@ fn a_fresh_position_is_stored_before_the_first_change() {
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 1, "the change after the first run");
 }
+
+/// Seed 001: "A table that logs no key columns is rejected at startup". APP.A is chosen by the
+/// schema list, not named in `tables`, and logs nothing supplementally, so its update would carry
+/// no key: the run stops with CDC-1002 naming the table and its fix before anything is emitted
+/// (it used to crash-loop on an encoding error in the Debezium format, and to emit the update
+/// without its key in the compact one), and doctor reports the same check failing.
+#[test]
+fn a_filter_chosen_table_that_logs_no_key_stops_the_start_with_cdc_1002() {
+    let scenario = |logging: &str| {
+        format!(
+            r#"{{"table":"APP.A","columns":[{{"name":"ID","type":"NUMBER(10)","key":true}},{{"name":"V","type":"NUMBER(10)"}}],"logging":"{logging}"}}
+{{"tx":"a","insert":"APP.A","values":{{"ID":1,"V":1}}}}
+{{"tx":"a","commit":true}}
+{{"tx":"b","update":"APP.A","where":{{"ID":1}},"set":{{"V":2}}}}
+{{"tx":"b","commit":true}}
+"#
+        )
+    };
+    let chosen_by_the_schema_list = |logging: &str, format: &str| {
+        let run = Capture::new(&[], &scenario(logging), "");
+        edit_config(
+            &run,
+            "tables: []\nfile: {path: out.jsonl}\nformat: {type: compact}\n",
+            &format!(
+                "filters: {{schemaIncludeList: ['APP']}}\nfile: {{path: out.jsonl}}\n\
+                 format: {{type: {format}}}\n"
+            ),
+        );
+        run
+    };
+    let fix = "ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;";
+    for format in ["debezium", "compact"] {
+        let run = chosen_by_the_schema_list("none", format);
+        let (status, stderr) = run.run();
+        assert_eq!(status, 3, "{format}: {stderr}");
+        let message = run.termination();
+        assert_eq!(message["code"], "CDC-1002", "{format}");
+        assert_eq!(message["reason"], "PrerequisitesNotMet");
+        let text = message["message"].as_str().unwrap();
+        assert!(text.contains("table APP.A") && text.contains(fix), "{text}");
+        assert_eq!(message["details"]["checks"][0]["name"], "table APP.A");
+        assert_eq!(message["details"]["checks"][0]["fix"], fix);
+        assert!(run.events().is_empty(), "{format}: nothing is emitted");
+
+        let (status, json) = doctor(run.dir.path(), true);
+        assert_eq!(status, 3, "{json}");
+        let report: Value = serde_json::from_str(&json).unwrap();
+        let check = (report["checks"].as_array().unwrap().iter())
+            .find(|check| check["name"] == "table APP.A")
+            .expect("doctor checks the table the schema list chooses");
+        assert_eq!(check["ok"], false);
+        assert_eq!(check["fix"], fix);
+    }
+
+    // Fixed as told: the update carries its key.
+    let run = chosen_by_the_schema_list("pk", "compact");
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    let update = (run.events().into_iter())
+        .find(|event| event["op"] == "u")
+        .expect("the update");
+    assert_eq!(update["before"]["ID"], 1, "{update}");
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+}
+
+/// Seed 004: the key is the primary key "(or unique key constraint)". APP.U has no primary key
+/// and one unique constraint on a NOT NULL column: its records are keyed by that column, in the
+/// key schema too, and primary-key logging (which logs that unique key for a table without a
+/// primary key) passes the key-logging check.
+#[test]
+fn a_table_with_only_a_unique_constraint_is_keyed_by_it() {
+    let scenario = r#"{"table":"APP.U","columns":[{"name":"CODE","type":"VARCHAR2(8)","nullable":false},{"name":"V","type":"NUMBER(10)"}],"unique":[{"name":"UK_U_CODE","columns":["CODE"]}],"logging":"pk"}
+{"tx":"a","insert":"APP.U","values":{"CODE":"X","V":1}}
+{"tx":"a","commit":true}
+{"tx":"b","update":"APP.U","where":{"CODE":"X"},"set":{"V":2}}
+{"tx":"b","commit":true}
+"#;
+    let compact = Capture::new(&["APP.U"], scenario, "");
+    let (status, stderr) = compact.run();
+    assert_eq!(status, 0, "{stderr}");
+    // The file sink writes no record key; the update's before image shows the unique key
+    // logged (the compact record key is built from the same key columns, event/compact.rs).
+    let update = (compact.events().into_iter())
+        .find(|event| event["op"] == "u")
+        .expect("the update");
+    assert_eq!(update["before"]["CODE"], "X", "{update}");
+
+    let debezium = Capture::new(&["APP.U"], scenario, "");
+    edit_config(
+        &debezium,
+        "format: {type: compact}",
+        "format: {type: debezium, schemas: true}",
+    );
+    let (status, stderr) = debezium.run();
+    assert_eq!(status, 0, "{stderr}");
+    let records: Vec<Value> = (debezium.events().into_iter())
+        .filter(|line| line["value"]["payload"]["op"].is_string())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        assert_eq!(record["key"]["payload"], serde_json::json!({"CODE": "X"}));
+        let fields = record["key"]["schema"]["fields"].as_array().unwrap();
+        assert_eq!(fields.len(), 1, "{}", record["key"]);
+        assert_eq!(fields[0]["field"], "CODE");
+        assert_eq!(fields[0]["optional"], false);
+    }
+}
+
+/// `columns.messageKeyColumns` makes V the record key of APP.A, whose primary-key logging does
+/// not log V: its update could not carry its record key (the Debezium format failed to encode it,
+/// with no stop code), so the start check refuses the table and names ALL column logging.
+#[test]
+fn configured_key_columns_that_are_not_logged_stop_the_start_with_cdc_1002() {
+    let scenario = r#"{"table":"APP.A","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"},{"name":"W","type":"NUMBER(10)"}],"logging":"pk"}
+{"tx":"a","insert":"APP.A","values":{"ID":1,"V":1,"W":1}}
+{"tx":"a","commit":true}
+{"tx":"b","update":"APP.A","where":{"ID":1},"set":{"W":2}}
+{"tx":"b","commit":true}
+"#;
+    let run = Capture::new(
+        &["APP.A"],
+        scenario,
+        "columns: {messageKeyColumns: [{table: 'APP\\.A', columns: [V]}]}\n",
+    );
+    edit_config(
+        &run,
+        "format: {type: compact}",
+        "format: {type: debezium, schemas: false}",
+    );
+    let (status, stderr) = run.run();
+    assert_eq!(status, 3, "{stderr}");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-1002");
+    assert_eq!(
+        message["details"]["checks"][0]["fix"],
+        "ALTER TABLE APP.A ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;"
+    );
+    assert!(run.events().is_empty());
+}

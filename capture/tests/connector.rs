@@ -419,7 +419,7 @@ fn schema_and_table_lists_choose_the_captured_tables() {
 {"tx":"a","insert":"APP.OTHER","values":{"ID":5}}
 {"tx":"a","insert":"HR.EMP","values":{"ID":7}}
 {"tx":"a","commit":true}
-{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY)"}
+{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY, SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS)"}
 {"tx":"b","insert":"APP.LATER","values":{"ID":3}}
 {"tx":"b","commit":true}
 "#;

@@ -9,8 +9,9 @@
 //! What is checked (seed 001, "Database prerequisites"):
 //! - the database answers (client library, credentials, network) and its release;
 //! - ARCHIVELOG mode; minimal supplemental logging at the database;
-//! - per captured table: visible, has key columns, and logs them (ALL COLUMN logging, or key
-//!   logging at table or database level; a table that logs no key columns is rejected);
+//! - per captured table (named in `spec.tables` or selected by the filter lists): visible, and
+//!   its changes carry its key ([`key_logging_check`], the check the capture also makes at
+//!   start; a table that logs no key columns is rejected);
 //! - the capture user's privileges and roles;
 //! - the views the capture reads: `V$LOG`/`V$ARCHIVED_LOG`, `GV$TRANSACTION`, `V$PDB_INCARNATION`
 //!   (when a PDB is named);
@@ -27,12 +28,14 @@ use std::sync::Arc;
 pub use report::{Check, Report};
 
 use crate::dictionary::TableSchema;
+use crate::engine::captured_tables::TableListing;
 use crate::filter::{Filters, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
+use crate::source::key_logging;
 use crate::source::oracle::sql;
 use crate::source::{
-    DatabaseCatalog, LogGroupType, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
-    SourceError,
+    CatalogTable, DatabaseCatalog, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
+    SourceError, SupplementalLogging,
 };
 
 /// What doctor needs to know besides the database.
@@ -40,8 +43,11 @@ use crate::source::{
 pub struct DoctorRequest {
     /// The capture user (for GRANT statements).
     pub user: String,
-    /// Captured tables as `(owner, table)`.
+    /// The tables `spec.tables` names, as `(owner, table)`; the tables the filter lists select
+    /// are added to them from the catalog.
     pub tables: Vec<(String, String)>,
+    /// `mining.flushTable`: the capture's own table, which the filter lists never select.
+    pub flush_table: String,
     /// The PDB whose incarnation is checked, when mining from CDB$ROOT for a PDB.
     pub pdb: Option<String>,
     /// Whether snapshots will run (FLASHBACK is then needed).
@@ -136,6 +142,26 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         ),
     });
 
+    // Every table the capture would capture: those named and those the filter lists select.
+    let mut listing = TableListing::new(
+        &Arc::new(request.filters.clone()),
+        &request.flush_table,
+        database.supplemental,
+    );
+    let request = &match listing.captured(source, request.tables.clone()) {
+        Ok(tables) => DoctorRequest {
+            tables,
+            ..request.clone()
+        },
+        Err(error) => {
+            checks.push(Check::fail(
+                "table list",
+                error_text(&error),
+                request.grants(&["SELECT_CATALOG_ROLE"]),
+            ));
+            request.clone()
+        }
+    };
     for (owner, table) in &request.tables {
         let (check, schema) = table_check(source, request, owner, table, &database.supplemental);
         checks.push(check);
@@ -286,7 +312,7 @@ fn table_check<S: DatabaseCatalog>(
     request: &DoctorRequest,
     owner: &str,
     table: &str,
-    database: &crate::source::SupplementalLogging,
+    database: &SupplementalLogging,
 ) -> (Check, Option<Arc<TableSchema>>) {
     let name = format!("table {owner}.{table}");
     let qualified = format!("{}.{}", sql_name(owner), sql_name(table));
@@ -309,40 +335,26 @@ fn table_check<S: DatabaseCatalog>(
         }
         Err(error) => return (Check::fail(name, error_text(&error), all_columns), None),
     };
-    let has_key = !catalog.schema.key_indexes().is_empty();
-    let logs_all = database.all
-        || catalog
-            .log_groups
-            .iter()
-            .any(|group| group.always && group.kind == LogGroupType::AllColumn);
-    let logs_key = database.primary_key
-        || catalog.log_groups.iter().any(|group| {
-            group.always
-                && matches!(
-                    group.kind,
-                    LogGroupType::PrimaryKey | LogGroupType::UniqueKey
-                )
-        });
-    let check = match (logs_all, has_key && logs_key) {
-        (true, _) => Check::pass(name, "all columns are logged: full before images"),
-        (false, true) => Check::pass(
-            name,
-            "key columns are logged; before images hold the key and changed columns only \
-             (log all columns for full before images)",
-        ),
-        (false, false) if !has_key => Check::fail(
-            name,
-            "the table has no primary key and does not log all columns, so a change cannot be \
-             matched to its row: it is rejected",
-            all_columns,
-        ),
-        (false, false) => Check::fail(
-            name,
-            "the table logs no key columns, so updates cannot name their row: it is rejected",
-            all_columns,
-        ),
-    };
-    (check, Some(catalog.schema))
+    (
+        key_logging_check(&catalog, database, &request.filters),
+        Some(catalog.schema),
+    )
+}
+
+/// Whether the table's supplemental logging puts its key in every change
+/// ([`key_logging::judge`]), as a check: doctor's for each captured table, and the capture's
+/// at start and for each table the listing adds, which stops with CDC-1002 on a failure.
+pub fn key_logging_check(
+    table: &CatalogTable,
+    database: &SupplementalLogging,
+    filters: &Filters,
+) -> Check {
+    let name = format!("table {}", table.schema.qualified_name());
+    let configured = filters.key_columns(table.schema.schema(), table.schema.table());
+    match key_logging::judge(table, database, configured) {
+        Ok(logged) => Check::pass(name, logged.describe()),
+        Err(rejected) => Check::fail(name, rejected.message, rejected.fix),
+    }
 }
 
 fn privilege_checks(

@@ -16,6 +16,7 @@ fn request(tables: &[&str]) -> DoctorRequest {
             .iter()
             .map(|t| ("APP".to_owned(), (*t).to_owned()))
             .collect(),
+        flush_table: "LOG_MINING_FLUSH".to_owned(),
         pdb: None,
         snapshots: false,
         read_only: false,
@@ -75,7 +76,7 @@ fn each_failing_prerequisite_names_its_fix() {
         (
             r#"{"table_logging":"APP.ORDERS","logging":"none"}"#,
             "table APP.ORDERS",
-            r#"ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;"#,
+            r#"ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;"#,
         ),
         (
             r#"{"revoke":"LOGMINING"}"#,
@@ -408,4 +409,73 @@ fn a_column_of_a_type_the_capture_cannot_decode_is_reported_with_its_exclusion()
     .unwrap();
     let report = run(&mut simulator(shapes), &excluded);
     assert!(report.passed(), "{report}");
+}
+
+/// The tables the filter lists choose are checked like those `spec.tables` names.
+#[test]
+fn the_tables_the_filter_lists_choose_are_checked() {
+    use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec};
+    let spec = FiltersSpec {
+        schema_include_list: vec!["APP".to_owned()],
+        ..FiltersSpec::default()
+    };
+    let chosen = DoctorRequest {
+        filters: Filters::new(&spec, &ColumnsSpec::default()).unwrap(),
+        ..request(&[])
+    };
+    let report = run(
+        &mut simulator("{\"table_logging\":\"APP.NOKEY\",\"logging\":\"none\"}\n"),
+        &chosen,
+    );
+    assert_eq!(
+        failing(&report),
+        [(
+            "table APP.NOKEY",
+            "ALTER TABLE APP.NOKEY ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;"
+        )],
+        "{report}"
+    );
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| c.name == "table APP.ORDERS" && c.ok),
+        "{report}"
+    );
+}
+
+/// A table keyed by a unique index: primary-key logging logs it when it is the table's only
+/// unique index on NOT NULL columns; with two, Oracle logs one it does not name.
+#[test]
+fn a_unique_key_is_logged_by_primary_key_logging_when_it_is_the_only_one() {
+    let table = |logging: &str, unique: &str| {
+        format!(
+            "{{\"table\":\"APP.U\",\"columns\":[{{\"name\":\"A\",\"type\":\"NUMBER(4)\",\"nullable\":false}},{{\"name\":\"B\",\"type\":\"NUMBER(4)\",\"nullable\":false}}],\"unique\":[{unique}],\"logging\":\"{logging}\"}}\n"
+        )
+    };
+    let one = r#"{"name":"UK_A","columns":["A"]}"#;
+    let two = r#"{"name":"UK_A","columns":["A"]},{"name":"UK_B","columns":["B"]}"#;
+    let check = |logging: &str, unique: &str| {
+        let report = run(&mut simulator(&table(logging, unique)), &request(&["U"]));
+        let check = report
+            .checks
+            .iter()
+            .find(|c| c.name == "table APP.U")
+            .cloned();
+        check.unwrap()
+    };
+    assert!(check("pk", one).ok);
+    assert!(check("all", two).ok);
+    let unlogged = check("none", one);
+    assert_eq!(
+        unlogged.fix.as_deref(),
+        Some("ALTER TABLE APP.U ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;")
+    );
+    assert!(unlogged.message.contains("UK_A"), "{}", unlogged.message);
+    let ambiguous = check("pk", two);
+    assert!(!ambiguous.ok);
+    assert_eq!(
+        ambiguous.fix.as_deref(),
+        Some("ALTER TABLE APP.U ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;")
+    );
 }

@@ -21,9 +21,11 @@ use std::time::{Duration, Instant};
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
 use crate::dictionary::ddl::alter_columns;
+use crate::doctor::{self, Report};
+use crate::error::CaptureError;
 use crate::filter::Filters;
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
-use crate::source::{DatabaseCatalog, SourceError};
+use crate::source::{DatabaseCatalog, SourceError, SupplementalLogging};
 
 /// Captured tables by `(owner, table)`; only these are ever assembled.
 #[derive(Debug, Default)]
@@ -259,11 +261,17 @@ pub struct TableListing {
     filters: Arc<Filters>,
     /// The flush table (`mining.flushTable`, owner optional): the capture's own, never captured.
     flush: (Option<String>, String),
+    /// The database-level logging, against which an added table's key logging is checked.
+    supplemental: SupplementalLogging,
     next: Option<Instant>,
 }
 
 impl TableListing {
-    pub fn new(filters: &Arc<Filters>, flush_table: &str) -> Self {
+    pub fn new(
+        filters: &Arc<Filters>,
+        flush_table: &str,
+        supplemental: SupplementalLogging,
+    ) -> Self {
         let upper = flush_table.to_uppercase();
         let flush = match upper.split_once('.') {
             Some((owner, table)) => (Some(owner.to_owned()), table.to_owned()),
@@ -272,6 +280,7 @@ impl TableListing {
         Self {
             filters: Arc::clone(filters),
             flush,
+            supplemental,
             next: None,
         }
     }
@@ -302,16 +311,83 @@ impl TableListing {
         Ok(chosen)
     }
 
+    /// Every captured table: `named` (`spec.tables`, in spec order, which the snapshot reads
+    /// them in), then those the lists select ([`Self::select`]) that `named` lacks.
+    pub fn captured<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        named: Vec<(String, String)>,
+    ) -> Result<Vec<(String, String)>, SourceError> {
+        let mut tables = named;
+        for listed in self.select(source)? {
+            if !tables.contains(&listed) {
+                tables.push(listed);
+            }
+        }
+        Ok(tables)
+    }
+
     /// Lists the catalog and captures the newly selected tables from `from_scn` (where mining
-    /// goes on); returns their structures to record in the schema history.
+    /// goes on); returns their structures to record in the schema history. A new table whose
+    /// changes would lack its key stops the capture first ([`check_key_logging`]).
     pub fn refresh<S: DatabaseCatalog>(
         &mut self,
         source: &mut S,
         tables: &mut CapturedTables,
         from_scn: u64,
-    ) -> Result<Vec<NewVersion>, SourceError> {
-        let chosen = self.select(source)?;
-        tables.add_listed(source, chosen, from_scn)
+    ) -> Result<Vec<NewVersion>, CaptureError> {
+        let chosen: Vec<(String, String)> = (self.select(source)?.into_iter())
+            .filter(|name| !tables.names.contains(name))
+            .collect();
+        check_key_logging(source, &chosen, &self.supplemental, &self.filters)?;
+        Ok(tables.add_listed(source, chosen, from_scn)?)
+    }
+}
+
+/// Seed 001: "A table that logs no key columns is rejected at startup". Each of `names` is
+/// judged as doctor judges it ([`doctor::key_logging_check`]); any failure is the stop CDC-1002
+/// naming the tables and the statements that fix them, before a change of theirs is mined.
+/// Without it an update would be emitted without its key (or fail to encode, with no stop code).
+/// A table that no longer exists is left to the dictionary read that follows.
+pub fn check_key_logging<S: DatabaseCatalog>(
+    source: &mut S,
+    names: &[(String, String)],
+    database: &SupplementalLogging,
+    filters: &Filters,
+) -> Result<(), CaptureError> {
+    let mut failed = Vec::new();
+    for (owner, table) in names {
+        let catalog = match source.table(owner, table) {
+            Ok(catalog) => catalog,
+            Err(SourceError::NoSuchTable { .. }) => continue,
+            Err(error) => return Err(error.into()),
+        };
+        let check = doctor::key_logging_check(&catalog, database, filters);
+        if !check.ok {
+            failed.push(check);
+        }
+    }
+    let findings: Vec<String> = (failed.iter())
+        .map(|check| {
+            format!(
+                "{}: {}; fix: {}",
+                check.name,
+                check.message,
+                check.fix.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    match (Report { checks: failed }).stop() {
+        Some(mut stop) => {
+            stop.message = format!(
+                "supplemental logging does not put the key in every change of {} table(s), so \
+                 the capture stops before mining them: {}",
+                findings.len(),
+                findings.join(" / ")
+            );
+            Err(CaptureError::Stop(Box::new(stop)))
+        }
+        None => Ok(()),
     }
 }
 
@@ -368,7 +444,7 @@ mod tests {
             ..FiltersSpec::default()
         };
         let filters = Arc::new(Filters::new(&spec, &ColumnsSpec::default()).unwrap());
-        let mut listing = TableListing::new(&filters, "redoline_logmnr_flush");
+        let mut listing = TableListing::new(&filters, "redoline_logmnr_flush", logged());
         let mut tables = CapturedTables::default();
         assert!(!listing.due(), "not listed yet");
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
@@ -378,8 +454,10 @@ mod tests {
             "not HR, never the flush table"
         );
         assert!(!listing.due(), "the next listing waits for the interval");
-        sim.apply_line(r#"{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY)"}"#)
-            .unwrap();
+        sim.apply_line(
+            r#"{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY, SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS)"}"#,
+        )
+        .unwrap();
         let recorded = listing.refresh(&mut sim, &mut tables, 100).unwrap();
         assert_eq!(
             recorded.len(),
@@ -398,6 +476,45 @@ mod tests {
         assert!(tables.table("APP", "LATER").is_some());
     }
 
+    /// The database-level logging of the simulator (minimal only).
+    fn logged() -> SupplementalLogging {
+        Simulator::new().database().unwrap().supplemental
+    }
+
+    #[test]
+    fn a_listed_table_that_logs_no_key_stops_the_capture_before_it_is_captured() {
+        let mut sim = Simulator::new();
+        sim.apply_line(
+            r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
+        )
+        .unwrap();
+        let spec = FiltersSpec {
+            schema_include_list: vec!["APP".to_owned()],
+            ..FiltersSpec::default()
+        };
+        let filters = Arc::new(Filters::new(&spec, &ColumnsSpec::default()).unwrap());
+        let mut listing = TableListing::new(&filters, "F", logged());
+        let mut tables = CapturedTables::default();
+        listing.refresh(&mut sim, &mut tables, 1).unwrap();
+        // Created later, without supplemental logging: its updates would carry no key.
+        sim.apply_line(r#"{"ddl":"CREATE TABLE APP.LATER (ID NUMBER(8) PRIMARY KEY)"}"#)
+            .unwrap();
+        let Err(CaptureError::Stop(stop)) = listing.refresh(&mut sim, &mut tables, 100) else {
+            panic!("the listing adds a table that logs no key columns");
+        };
+        assert_eq!(stop.code.code(), "CDC-1002");
+        assert!(stop.message.contains("table APP.LATER"), "{}", stop.message);
+        let fix = "ALTER TABLE APP.LATER ADD SUPPLEMENTAL LOG DATA (PRIMARY KEY) COLUMNS;";
+        assert!(stop.message.contains(fix), "{}", stop.message);
+        assert_eq!(stop.details["checks"][0]["name"], "table APP.LATER");
+        assert_eq!(stop.details["checks"][0]["fix"], fix);
+        assert_eq!(
+            tables.names(),
+            [("APP".to_owned(), "ORDERS".to_owned())],
+            "not captured"
+        );
+    }
+
     #[test]
     fn without_lists_nothing_is_listed() {
         let mut sim = Simulator::new();
@@ -405,7 +522,7 @@ mod tests {
             r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
         )
         .unwrap();
-        let mut listing = TableListing::new(&Arc::new(Filters::default()), "F");
+        let mut listing = TableListing::new(&Arc::new(Filters::default()), "F", logged());
         let mut tables = CapturedTables::default();
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
         assert!(tables.names().is_empty());

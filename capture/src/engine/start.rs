@@ -8,7 +8,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
-use super::captured_tables::{CapturedTables, TableListing};
+use super::captured_tables::{CapturedTables, TableListing, check_key_logging};
 use super::journaling::Journaling;
 use super::pipeline::Pipeline;
 use super::{Engine, RunOptions, Wiring, to_gauge};
@@ -48,14 +48,11 @@ impl<S: OracleSource> Engine<S> {
                 .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
         );
         // The captured tables: spec.tables and what the schema and table lists select.
-        let mut table_listing = TableListing::new(&filters, &config.mining.flush_table);
-        // In spec order (the snapshot reads them in this order), then the listed ones.
-        let mut table_names = config.table_names();
-        for listed in table_listing.select(&mut source)? {
-            if !table_names.contains(&listed) {
-                table_names.push(listed);
-            }
-        }
+        let mut table_listing =
+            TableListing::new(&filters, &config.mining.flush_table, database.supplemental);
+        let table_names = table_listing.captured(&mut source, config.table_names())?;
+        // Before anything is mined or stored: every captured table's changes carry its key.
+        check_key_logging(&mut source, &table_names, &database.supplemental, &filters)?;
         let pdb_incarnation = match &config.database.pdb {
             Some(pdb) => readable_pdb_incarnation(&mut source, pdb)?,
             None => None,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::database::{Table, Transaction};
-use super::scenario::{DatabaseSettings, Step, TableLogging};
+use super::scenario::{DatabaseSettings, Step, TableLogging, UniqueDecl};
 use super::transaction::{End, unknown_transaction};
 use super::{ScenarioError, Simulator, values};
 use crate::dictionary::{Column, OracleType, TableSchema};
@@ -23,6 +23,7 @@ impl Simulator {
                 name,
                 columns,
                 logging,
+                unique,
             } => {
                 let mut schema_columns = Vec::with_capacity(columns.len());
                 let mut key_position = 0;
@@ -46,7 +47,18 @@ impl Simulator {
                 let (owner, table) = self.split_name(&name);
                 let schema = TableSchema::new(owner, table, schema_columns)
                     .map_err(|e| ScenarioError::new(line, "columns", e.to_string()))?;
-                self.create_table(line, "table", schema, logging)
+                for (index, constraint) in unique.iter().enumerate() {
+                    if let Some(missing) =
+                        (constraint.columns.iter()).find(|column| schema.column(column).is_none())
+                    {
+                        return Err(ScenarioError::new(
+                            line,
+                            &format!("unique[{index}]"),
+                            format!("no column {missing} (ORA-00904: invalid identifier)"),
+                        ));
+                    }
+                }
+                self.create_table(line, "table", schema, logging, unique)
             }
             Step::Insert { dml, values } => self.insert(line, dml, values),
             Step::Update { dml, where_, set } => self.update(line, dml, where_, set),
@@ -279,6 +291,7 @@ impl Simulator {
         field: &str,
         schema: TableSchema,
         logging: TableLogging,
+        unique: Vec<UniqueDecl>,
     ) -> Result<(), ScenarioError> {
         let qualified = schema.qualified_name();
         if !self.catalog.max_string_size_extended {
@@ -322,6 +335,7 @@ impl Simulator {
         let table = Table::new(
             schema,
             logging,
+            unique,
             name_id,
             self.next_data_object,
             self.catalog.scn,

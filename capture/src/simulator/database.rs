@@ -15,8 +15,9 @@ use std::sync::Arc;
 use jiff::civil;
 
 use super::render;
-use super::scenario::TableLogging;
+use super::scenario::{TableLogging, UniqueDecl};
 use crate::dictionary::TableSchema;
+use crate::source::unique_key::{UniqueIndexColumn, usable_unique_keys};
 use crate::source::{MinimalLogging, SessionId, SupplementalLogging, Xid};
 use crate::value::Value;
 
@@ -264,6 +265,12 @@ pub(crate) struct TableText {
     /// Positions of the columns that are not LOB-like (every column an ALL-logged before image
     /// holds).
     pub non_lob: Vec<usize>,
+    /// What primary-key supplemental logging logs of an updated row: the primary key, else one
+    /// of the unique indexes on NOT NULL columns ("one of the unique index keys", Oracle
+    /// Database Utilities, "Database-Level Identification Key Logging"; which one is not
+    /// documented, the model takes the first by name), else nothing (every non-LOB column is
+    /// then logged).
+    pub identification_key: Vec<usize>,
 }
 
 /// Key values at most this long (rendered) are kept inline in the key index.
@@ -296,6 +303,8 @@ impl IndexKey {
 pub(crate) struct Table {
     pub schema: Arc<TableSchema>,
     pub logging: TableLogging,
+    /// Unique constraints, each enforced by a unique index of its name (not checked on DML).
+    pub unique: Vec<UniqueDecl>,
     /// Interned `(owner, table)`: what mining windows filter on.
     pub name_id: u32,
     pub owner: Arc<str>,
@@ -323,6 +332,7 @@ impl Table {
     pub fn new(
         schema: TableSchema,
         logging: TableLogging,
+        unique: Vec<UniqueDecl>,
         name_id: u32,
         data_object: u32,
         scn: u64,
@@ -336,11 +346,13 @@ impl Table {
                 quoted_table: String::new(),
                 quoted_columns: Vec::new(),
                 non_lob: Vec::new(),
+                identification_key: Vec::new(),
             }),
             dropped: false,
             column_positions: FastMap::default(),
             schema,
             logging,
+            unique,
             name_id,
             owner,
             name,
@@ -369,6 +381,18 @@ impl Table {
                 .filter(|(_, c)| !c.data_type.is_lob_like())
                 .map(|(i, _)| i)
                 .collect(),
+            identification_key: if self.schema.has_key() {
+                self.schema.key_indexes().to_vec()
+            } else {
+                usable_unique_keys(&self.unique_index_columns(), self.schema.columns())
+                    .first()
+                    .map(|key| {
+                        (key.columns.iter())
+                            .filter_map(|name| self.schema.column_index(name))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            },
         });
         self.column_positions = self
             .schema
@@ -377,6 +401,22 @@ impl Table {
             .enumerate()
             .map(|(i, c)| (c.name.clone(), i))
             .collect();
+    }
+
+    /// The columns of the unique indexes of its unique constraints, as `ALL_IND_COLUMNS` lists
+    /// them (the primary key's index is not among them).
+    pub fn unique_index_columns(&self) -> Vec<UniqueIndexColumn> {
+        let mut rows = Vec::new();
+        for constraint in &self.unique {
+            for (position, column) in constraint.columns.iter().enumerate() {
+                rows.push(UniqueIndexColumn {
+                    index: constraint.name.clone(),
+                    column: column.clone(),
+                    position: u16::try_from(position + 1).unwrap_or(u16::MAX),
+                });
+            }
+        }
+        rows
     }
 
     /// The key-index entry of a row's values; `None` for a table without a key.

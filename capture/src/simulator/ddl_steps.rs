@@ -108,7 +108,9 @@ impl Simulator {
         });
         let scn = self.catalog.scn;
         match effect {
-            Effect::Create(schema, logging) => self.create_table(line, "ddl", schema, logging)?,
+            Effect::Create(schema, logging) => {
+                self.create_table(line, "ddl", schema, logging, Vec::new())?
+            }
             Effect::Replace(t, columns) => {
                 let table = &mut self.tables[t];
                 let old = Arc::clone(&table.schema);

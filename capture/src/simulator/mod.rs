@@ -59,10 +59,11 @@ use std::sync::Arc;
 use jiff::civil;
 
 use crate::dictionary::TableSchema;
+use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
     LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
-    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, plan_logs,
+    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, TableKey, plan_logs,
 };
 use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
@@ -361,12 +362,30 @@ impl DatabaseCatalog for Simulator {
             TableLogging::PrimaryKey => Some(LogGroupType::PrimaryKey),
             TableLogging::None => None,
         };
+        // The key as the Oracle client derives it from the catalog views.
+        let unique = usable_unique_keys(&found.unique_index_columns(), found.schema.columns());
+        let key = TableKey::of(found.schema.has_key(), &unique);
+        let schema = match (&key, unique.first()) {
+            (TableKey::Unique { .. }, Some(first)) => Arc::new(
+                TableSchema::new(
+                    owner,
+                    table,
+                    with_key(found.schema.columns().to_vec(), first),
+                )
+                .map_err(|error| SourceError::Malformed {
+                    what: format!("dictionary of {owner}.{table}"),
+                    message: error.to_string(),
+                })?,
+            ),
+            _ => Arc::clone(&found.schema),
+        };
         Ok(CatalogTable {
-            schema: Arc::clone(&found.schema),
+            schema,
             log_groups: kind
                 .map(|kind| LogGroup { kind, always: true })
                 .into_iter()
                 .collect(),
+            key,
         })
     }
 

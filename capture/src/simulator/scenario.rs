@@ -52,6 +52,15 @@ pub struct ColumnDecl {
     pub nullable: bool,
 }
 
+/// A unique constraint of a table declaration (`unique`), enforced by a unique index of the
+/// same name, as Oracle creates one for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UniqueDecl {
+    pub name: String,
+    /// Column names in index order.
+    pub columns: Vec<String>,
+}
+
 /// A DML statement's common fields.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dml {
@@ -109,6 +118,7 @@ pub enum Step {
         name: String,
         columns: Vec<ColumnDecl>,
         logging: TableLogging,
+        unique: Vec<UniqueDecl>,
     },
     Insert {
         dml: Dml,
@@ -474,11 +484,46 @@ impl<'a> Fields<'a> {
             });
         }
         let logging = self.logging("logging")?;
+        let unique = self.unique_constraints()?;
         Ok(Step::Table {
             name,
             columns,
             logging,
+            unique,
         })
+    }
+
+    /// `"unique": [{"name": "UK_X", "columns": ["A", "B"]}, ...]` (optional).
+    fn unique_constraints(&mut self) -> Result<Vec<UniqueDecl>, ScenarioError> {
+        let list = match self.get("unique") {
+            None => return Ok(Vec::new()),
+            Some(Json::Array(list)) => list,
+            Some(_) => return Err(self.error("unique", "expected an array of constraints")),
+        };
+        let mut unique = Vec::with_capacity(list.len());
+        for (index, constraint) in list.iter().enumerate() {
+            let field = format!("unique[{index}]");
+            let expected = "expected {\"name\": NAME, \"columns\": [COLUMN, ...]}";
+            let Json::Object(constraint) = constraint else {
+                return Err(self.error(&field, expected));
+            };
+            let name = match constraint.get("name") {
+                Some(Json::String(name)) => name.clone(),
+                _ => return Err(self.error(&field, expected)),
+            };
+            let columns: Option<Vec<String>> = match constraint.get("columns") {
+                Some(Json::Array(columns)) if !columns.is_empty() => columns
+                    .iter()
+                    .map(|column| column.as_str().map(str::to_owned))
+                    .collect(),
+                _ => None,
+            };
+            match columns {
+                Some(columns) if constraint.len() == 2 => unique.push(UniqueDecl { name, columns }),
+                _ => return Err(self.error(&field, expected)),
+            }
+        }
+        Ok(unique)
     }
 
     fn lob(&mut self) -> Result<Step, ScenarioError> {

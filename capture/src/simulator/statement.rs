@@ -19,7 +19,7 @@ pub(super) fn logged_columns<'a>(
     changed: &[usize],
 ) -> Cow<'a, [usize]> {
     let columns = table.schema.columns();
-    let key = table.schema.key_indexes();
+    let key = &table.identification_key;
     if logging == TableLogging::All || (logging == TableLogging::PrimaryKey && key.is_empty()) {
         return Cow::Borrowed(&table.non_lob);
     }

@@ -193,6 +193,73 @@ fn delete_carries_every_column_whatever_the_logging_corpus_3() {
     assert_eq!(sim.committed_rows("OE", "ORDERS").unwrap(), vec![]);
 }
 
+/// Primary-key logging of a table without a primary key logs its unique index key on NOT NULL
+/// columns, and with none every column (Oracle Database Utilities, "Database-Level
+/// Identification Key Logging").
+#[test]
+fn primary_key_logging_without_a_primary_key_logs_the_unique_key_or_every_column() {
+    let table = |unique: &str| {
+        format!(
+            r#"{{"table":"APP.U","columns":[{{"name":"CODE","type":"VARCHAR2(8)","nullable":false}},{{"name":"NAME","type":"VARCHAR2(8)"}},{{"name":"V","type":"NUMBER(4)"}}],"unique":[{unique}],"logging":"pk"}}"#
+        )
+    };
+    for (unique, where_) in [
+        (
+            r#"{"name":"UK_CODE","columns":["CODE"]}"#,
+            r#"where "CODE" = 'X' and "V" = '1' and ROWID"#,
+        ),
+        // A unique index on a nullable column identifies no row: every column is logged.
+        (
+            r#"{"name":"UK_NAME","columns":["NAME"]}"#,
+            r#"where "CODE" = 'X' and "NAME" = 'n' and "V" = '1' and ROWID"#,
+        ),
+    ] {
+        let mut sim = simulator(&[
+            &table(unique),
+            r#"{"tx":"a","insert":"APP.U","values":{"CODE":"X","NAME":"n","V":1}}"#,
+            r#"{"tx":"a","update":"APP.U","where":{"CODE":"X"},"set":{"V":2}}"#,
+            r#"{"tx":"a","commit":true}"#,
+        ]);
+        let rows = mine(&mut sim, &["APP.U"]);
+        let update = rows.iter().find(|r| r.operation == Op::Update).unwrap();
+        assert_eq!(
+            redo(update),
+            format!(
+                r#"update "APP"."U" set "V" = '2' {where_} = '{}';"#,
+                update.row_id
+            ),
+            "{unique}"
+        );
+    }
+}
+
+#[test]
+fn a_unique_constraint_names_columns_of_its_table_in_a_checked_shape() {
+    let declare = |unique: &str| {
+        let mut sim = Simulator::new();
+        sim.apply_line(&format!(
+            r#"{{"table":"APP.U","columns":[{{"name":"CODE","type":"VARCHAR2(8)","nullable":false}}],"unique":{unique}}}"#
+        ))
+        .map(drop)
+        .map_err(|error| (error.field, error.message))
+    };
+    assert_eq!(declare(r#"[{"name":"UK","columns":["CODE"]}]"#), Ok(()));
+    let missing = declare(r#"[{"name":"UK","columns":["NOPE"]}]"#).unwrap_err();
+    assert_eq!(missing.0, "unique[0]");
+    assert!(missing.1.contains("ORA-00904"), "{}", missing.1);
+    for malformed in [
+        r#"{"name":"UK"}"#,
+        r#"[{"name":"UK","columns":[]}]"#,
+        r#"[{"name":"UK","columns":["CODE"],"extra":1}]"#,
+        r#"[{"columns":["CODE"]}]"#,
+    ] {
+        assert!(
+            declare(malformed).unwrap_err().0.starts_with("unique"),
+            "{malformed}"
+        );
+    }
+}
+
 #[test]
 fn update_where_clause_follows_the_logging_level() {
     let table = |logging: &str| {

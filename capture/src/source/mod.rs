@@ -18,10 +18,12 @@
 pub mod csf;
 pub mod fixtures;
 pub mod grant;
+pub mod key_logging;
 pub mod login_guard;
 pub mod logs;
 pub mod oracle;
 pub mod row;
+pub mod unique_key;
 pub mod window;
 
 use std::collections::BTreeSet;
@@ -168,8 +170,38 @@ pub struct LogGroup {
 /// A captured table as the catalog describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CatalogTable {
+    /// The columns, with the key's positions ([`TableKey`] says where the key comes from).
     pub schema: Arc<TableSchema>,
     pub log_groups: Vec<LogGroup>,
+    pub key: TableKey,
+}
+
+/// Where a table's key comes from ([`unique_key`]); what supplemental logging must log for it
+/// ([`key_logging`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableKey {
+    /// Its primary key.
+    Primary,
+    /// No primary key: the first by name of its unique indexes on NOT NULL columns; `candidates`
+    /// is how many such indexes it has.
+    Unique { index: String, candidates: usize },
+    /// Neither: no key.
+    None,
+}
+
+impl TableKey {
+    /// The key of a table with or without a primary key whose usable unique indexes are
+    /// `unique`, the key's first ([`unique_key::usable_unique_keys`]).
+    pub fn of(has_primary_key: bool, unique: &[unique_key::UniqueKey]) -> Self {
+        match unique.first() {
+            _ if has_primary_key => Self::Primary,
+            Some(first) => Self::Unique {
+                index: first.index.clone(),
+                candidates: unique.len(),
+            },
+            None => Self::None,
+        }
+    }
 }
 
 /// What the capture's database user may do, upper case: system privileges (`SESSION_PRIVS`)

@@ -64,11 +64,12 @@ fn rows(source: &mut RowSource<'_>) -> Result<Vec<LogMinerRow>, SourceError> {
 fn comparable(table: crate::source::CatalogTable) -> String {
     let schema = &table.schema;
     format!(
-        "{}.{} {:?} {:?}",
+        "{}.{} {:?} {:?} {:?}",
         schema.schema(),
         schema.table(),
         schema.columns(),
-        table.log_groups
+        table.log_groups,
+        table.key
     )
     .replace("semantics: Default", "semantics: Byte")
 }
@@ -249,6 +250,53 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
 /// The review's N1: an open transaction in the captured PDB must be readable through the real
 /// client. Selecting `RAWTOHEX(XID)` answers 16 hex digits in the host's byte order, which the
 /// mapping refused, and every start of the capture failed on it.
+/// A table without a primary key takes its key from a unique index on NOT NULL columns, the
+/// first by name; the client finds it in the model's ALL_INDEXES / ALL_IND_COLUMNS and
+/// ALL_TAB_COLS.NULLABLE as the simulator's own door does.
+#[test]
+fn a_unique_index_on_not_null_columns_is_the_key_of_a_table_without_a_primary_key() {
+    use crate::source::TableKey;
+    let scenario = r#"{"table":"APP.ONE","columns":[{"name":"CODE","type":"VARCHAR2(8)","nullable":false},{"name":"NOTE","type":"VARCHAR2(8)"}],"unique":[{"name":"UK_ONE","columns":["CODE"]}],"logging":"pk"}
+{"table":"APP.TWO","columns":[{"name":"A","type":"NUMBER(4)","nullable":false},{"name":"B","type":"NUMBER(4)","nullable":false},{"name":"C","type":"NUMBER(4)","nullable":false}],"unique":[{"name":"UK_TWO_C","columns":["C"]},{"name":"UK_TWO_AB","columns":["B","A"]}],"logging":"all"}
+{"table":"APP.NULLABLE","columns":[{"name":"EMAIL","type":"VARCHAR2(8)"}],"unique":[{"name":"UK_EMAIL","columns":["EMAIL"]}],"logging":"all"}
+{"table":"APP.BOTH","columns":[{"name":"ID","type":"NUMBER(4)","key":true},{"name":"CODE","type":"VARCHAR2(8)","nullable":false}],"unique":[{"name":"UK_BOTH","columns":["CODE"]}],"logging":"all"}
+"#;
+    let mut direct = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let mut client = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let key = |table: &crate::source::CatalogTable| -> Vec<String> {
+        table.schema.key_columns().map(|c| c.name.clone()).collect()
+    };
+    for (table, columns, source) in [
+        (
+            "ONE",
+            vec!["CODE"],
+            TableKey::Unique {
+                index: "UK_ONE".to_owned(),
+                candidates: 1,
+            },
+        ),
+        (
+            "TWO",
+            vec!["B", "A"],
+            TableKey::Unique {
+                index: "UK_TWO_AB".to_owned(),
+                candidates: 2,
+            },
+        ),
+        ("NULLABLE", vec![], TableKey::None),
+        ("BOTH", vec!["ID"], TableKey::Primary),
+    ] {
+        let through_sql = client.table("APP", table).unwrap();
+        assert_eq!(key(&through_sql), columns, "{table}");
+        assert_eq!(through_sql.key, source, "{table}");
+        assert_eq!(
+            comparable(through_sql),
+            comparable(direct.table("APP", table).unwrap()),
+            "{table}"
+        );
+    }
+}
+
 #[test]
 fn an_open_transaction_is_read_through_the_real_client() {
     let scenario = "{\"database\":{\"pdb\":\"ORCLPDB1\",\"con_id\":3}}\n\
@@ -455,6 +503,7 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         constants.len()
     );
     let table = "{\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}],\"logging\":\"all\"}\n\
+        {\"table\":\"APP.U\",\"columns\":[{\"name\":\"CODE\",\"type\":\"VARCHAR2(8)\",\"nullable\":false}],\"unique\":[{\"name\":\"UK_U\",\"columns\":[\"CODE\"]}],\"logging\":\"pk\"}\n\
         {\"tx\":\"done\",\"insert\":\"APP.T\",\"values\":{\"ID\":1}}\n{\"tx\":\"done\",\"commit\":true}\n\
         {\"log_switch\":true}\n\
         {\"tx\":\"open\",\"insert\":\"APP.T\",\"values\":{\"ID\":2}}\n";
@@ -488,6 +537,8 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         client.privileges().unwrap();
         let tables = client.list_tables().unwrap();
         let schema = client.table("APP", "T").unwrap().schema;
+        // A table without a primary key: its unique indexes are read.
+        client.table("APP", "U").unwrap();
         client.row_estimate("APP", "T").unwrap();
         let scn = client.current_scn().unwrap();
         client

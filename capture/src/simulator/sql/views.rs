@@ -55,6 +55,8 @@ pub const VIEWS: &[(&str, &str)] = &[
     ("ALL_USERS", "Database Reference, ALL_USERS"),
     ("ALL_CONSTRAINTS", "Database Reference, ALL_CONSTRAINTS"),
     ("ALL_CONS_COLUMNS", "Database Reference, ALL_CONS_COLUMNS"),
+    ("ALL_INDEXES", "Database Reference, ALL_INDEXES"),
+    ("ALL_IND_COLUMNS", "Database Reference, ALL_IND_COLUMNS"),
     ("ALL_LOG_GROUPS", "Database Reference, ALL_LOG_GROUPS"),
     ("ALL_TAB_PRIVS", "Database Reference, ALL_TAB_PRIVS"),
     ("SESSION_PRIVS", "Database Reference, SESSION_PRIVS"),
@@ -515,7 +517,9 @@ impl Simulator {
                 relation(&["USERNAME", "USER_ID", "ORACLE_MAINTAINED"], rows)
             }
             "ALL_TABLES" | "ALL_TAB_COLS" | "ALL_CONSTRAINTS" | "ALL_CONS_COLUMNS"
-            | "ALL_LOG_GROUPS" => self.dictionary_view(name, context)?,
+            | "ALL_INDEXES" | "ALL_IND_COLUMNS" | "ALL_LOG_GROUPS" => {
+                self.dictionary_view(name, context)?
+            }
             _ => return Err(OraError::new(942, "table or view does not exist")),
         })
     }
@@ -718,31 +722,93 @@ impl Simulator {
                     let Some(schema) = self.schema(owner, table) else {
                         continue;
                     };
-                    let logging = self
+                    let (logging, unique_columns) = self
                         .live_table(owner, table)
-                        .map_or(TableLogging::None, |t| t.logging);
+                        .map_or((TableLogging::None, Vec::new()), |t| {
+                            (t.logging, t.unique_index_columns())
+                        });
+                    // Each constraint ('P' for the primary key, 'U' for a unique one) with the
+                    // unique index of its name that Oracle creates to enforce it, and its
+                    // columns in index order.
+                    let mut constraints: Vec<ModelConstraint> = Vec::new();
+                    if schema.has_key() {
+                        let columns = (schema.key_columns())
+                            .map(|c| (c.name.clone(), c.key_position.unwrap_or(0)))
+                            .collect();
+                        constraints.push(("P", format!("PK_{table}"), columns));
+                    }
+                    for column in unique_columns {
+                        match constraints
+                            .iter_mut()
+                            .find(|c| c.0 == "U" && c.1 == column.index)
+                        {
+                            Some(constraint) => constraint.2.push((column.column, column.position)),
+                            None => constraints.push((
+                                "U",
+                                column.index,
+                                vec![(column.column, column.position)],
+                            )),
+                        }
+                    }
                     match name {
                         "ALL_TAB_COLS" => {
                             for (index, column) in schema.columns().iter().enumerate() {
                                 rows.push(tab_col(owner, table, index, column));
                             }
                         }
-                        "ALL_CONSTRAINTS" if schema.has_key() => rows.push(vec![
-                            Datum::text(owner.clone()),
-                            Datum::text(format!("PK_{table}")),
-                            Datum::text("P"),
-                            Datum::text(table.clone()),
-                            Datum::text("ENABLED"),
-                        ]),
-                        "ALL_CONS_COLUMNS" => {
-                            for column in schema.key_columns() {
+                        "ALL_CONSTRAINTS" => {
+                            for (kind, constraint, _) in &constraints {
                                 rows.push(vec![
                                     Datum::text(owner.clone()),
-                                    Datum::text(format!("PK_{table}")),
+                                    Datum::text(constraint.clone()),
+                                    Datum::text(*kind),
                                     Datum::text(table.clone()),
-                                    Datum::text(column.name.clone()),
-                                    Datum::number_or_null(column.key_position),
+                                    Datum::text("ENABLED"),
+                                    Datum::text(owner.clone()),
+                                    Datum::text(constraint.clone()),
                                 ]);
+                            }
+                        }
+                        "ALL_CONS_COLUMNS" => {
+                            for (_, constraint, columns) in &constraints {
+                                for (column, position) in columns {
+                                    rows.push(vec![
+                                        Datum::text(owner.clone()),
+                                        Datum::text(constraint.clone()),
+                                        Datum::text(table.clone()),
+                                        Datum::text(column.clone()),
+                                        Datum::number(*position),
+                                    ]);
+                                }
+                            }
+                        }
+                        "ALL_INDEXES" => {
+                            for (_, index, _) in &constraints {
+                                rows.push(vec![
+                                    Datum::text(owner.clone()),
+                                    Datum::text(index.clone()),
+                                    Datum::text("NORMAL"),
+                                    Datum::text(owner.clone()),
+                                    Datum::text(table.clone()),
+                                    Datum::text("TABLE"),
+                                    Datum::text("UNIQUE"),
+                                    Datum::text("VALID"),
+                                ]);
+                            }
+                        }
+                        "ALL_IND_COLUMNS" => {
+                            for (_, index, columns) in &constraints {
+                                for (column, position) in columns {
+                                    rows.push(vec![
+                                        Datum::text(owner.clone()),
+                                        Datum::text(index.clone()),
+                                        Datum::text(owner.clone()),
+                                        Datum::text(table.clone()),
+                                        Datum::text(column.clone()),
+                                        Datum::number(*position),
+                                        Datum::text("ASC"),
+                                    ]);
+                                }
                             }
                         }
                         "ALL_LOG_GROUPS" => {
@@ -779,6 +845,27 @@ impl Simulator {
                         "CONSTRAINT_TYPE",
                         "TABLE_NAME",
                         "STATUS",
+                        "INDEX_OWNER",
+                        "INDEX_NAME",
+                    ],
+                    "ALL_INDEXES" => &[
+                        "OWNER",
+                        "INDEX_NAME",
+                        "INDEX_TYPE",
+                        "TABLE_OWNER",
+                        "TABLE_NAME",
+                        "TABLE_TYPE",
+                        "UNIQUENESS",
+                        "STATUS",
+                    ],
+                    "ALL_IND_COLUMNS" => &[
+                        "INDEX_OWNER",
+                        "INDEX_NAME",
+                        "TABLE_OWNER",
+                        "TABLE_NAME",
+                        "COLUMN_NAME",
+                        "COLUMN_POSITION",
+                        "DESCEND",
                     ],
                     "ALL_CONS_COLUMNS" => &[
                         "OWNER",
@@ -801,6 +888,10 @@ impl Simulator {
         })
     }
 }
+
+/// A constraint of the model as the dictionary views show it: its type (`P`, `U`), its name
+/// (that of the unique index enforcing it) and its columns with their positions.
+type ModelConstraint = (&'static str, String, Vec<(String, u16)>);
 
 const TAB_COLS_COLUMNS: [&str; 17] = [
     "OWNER",

@@ -54,10 +54,11 @@ pub use self::session::{
     Bind, Cell, Fetch, OraclePool, ROOT_CONTAINER, SessionPool, SessionSetup, SqlSession,
 };
 use super::grant::{grant_statements, sql_name};
+use super::unique_key::{self, UniqueIndexColumn};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
-    SessionPrivileges, SourceError,
+    SessionPrivileges, SourceError, TableKey,
 };
 use crate::config::validate;
 use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
@@ -662,13 +663,21 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
 
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
         let binds = [Bind::Text(owner), Bind::Text(table)];
-        // One session for the three dictionary queries, in the PDB.
-        let (column_rows, mut key_rows, mut log_group_rows) =
+        // One session for the dictionary queries, in the PDB; unique indexes only for a table
+        // without a primary key, whose key comes from one of them.
+        let (column_rows, mut key_rows, mut log_group_rows, mut unique_rows) =
             self.on_session("read table dictionary", Place::Pdb, |session| {
+                let key_rows = query_text(session, sql::PRIMARY_KEY, &binds)?;
+                let unique_rows = if key_rows.is_empty() {
+                    query_text(session, sql::UNIQUE_INDEXES, &binds)?
+                } else {
+                    Vec::new()
+                };
                 Ok((
                     query_text(session, sql::TABLE_COLUMNS, &binds)?,
-                    query_text(session, sql::PRIMARY_KEY, &binds)?,
+                    key_rows,
                     query_text(session, sql::LOG_GROUPS, &binds)?,
+                    unique_rows,
                 ))
             })?;
         if column_rows.is_empty() {
@@ -692,6 +701,24 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
                 None => column,
             });
         }
+        let mut unique_columns = Vec::with_capacity(unique_rows.len());
+        for row in &mut unique_rows {
+            let mut r = CellReader::new(
+                "ALL_IND_COLUMNS",
+                &["INDEX_NAME", "COLUMN_NAME", "COLUMN_POSITION"],
+                row,
+            );
+            unique_columns.push(UniqueIndexColumn {
+                index: r.required_text(0)?,
+                column: r.required_text(1)?,
+                position: r.required_number::<u16>(2)?,
+            });
+        }
+        let unique = unique_key::usable_unique_keys(&unique_columns, &columns);
+        let key_source = TableKey::of(!key.is_empty(), &unique);
+        if let (TableKey::Unique { .. }, Some(first)) = (&key_source, unique.first()) {
+            columns = unique_key::with_key(columns, first);
+        }
         let schema =
             TableSchema::new(owner, table, columns).map_err(|error| SourceError::Malformed {
                 what: format!("dictionary of {owner}.{table}"),
@@ -704,6 +731,7 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         Ok(CatalogTable {
             schema: Arc::new(schema),
             log_groups,
+            key: key_source,
         })
     }
 

@@ -147,6 +147,19 @@ pub const PRIMARY_KEY: &str = "SELECT CC.COLUMN_NAME, CC.POSITION FROM ALL_CONST
      AND CC.OWNER = C.OWNER AND CC.CONSTRAINT_NAME = C.CONSTRAINT_NAME \
      AND CC.TABLE_NAME = C.TABLE_NAME ORDER BY CC.POSITION";
 
+/// The columns of a table's unique indexes (a primary key's index among them), in index-name
+/// and column order: a table without a primary key takes its key from one of them
+/// ([`crate::source::unique_key`]). Indexes rather than unique constraints, as Debezium reads
+/// them (JDBC `getIndexInfo`, which Oracle's driver answers from these two views): a unique index
+/// created without a constraint identifies a row just as well, and a unique constraint is
+/// enforced by a unique index (a constraint using a non-unique index is left out, as Debezium
+/// leaves it out). The index's owner can differ from the table's, so the table is matched by
+/// `TABLE_OWNER` and the columns by the index's own owner.
+pub const UNIQUE_INDEXES: &str = "SELECT I.INDEX_NAME, C.COLUMN_NAME, C.COLUMN_POSITION \
+     FROM ALL_INDEXES I, ALL_IND_COLUMNS C WHERE I.TABLE_OWNER = :1 AND I.TABLE_NAME = :2 \
+     AND I.UNIQUENESS = 'UNIQUE' AND C.INDEX_OWNER = I.OWNER AND C.INDEX_NAME = I.INDEX_NAME \
+     ORDER BY I.INDEX_NAME, C.COLUMN_POSITION";
+
 /// Supplemental log groups of a table (`ALL COLUMN LOGGING` is what a full before image needs).
 pub const LOG_GROUPS: &str =
     "SELECT LOG_GROUP_TYPE, ALWAYS FROM ALL_LOG_GROUPS WHERE OWNER = :1 AND TABLE_NAME = :2";

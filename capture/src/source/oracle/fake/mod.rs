@@ -497,6 +497,8 @@ impl FakeSession {
                         .collect()
                 })
                 .unwrap_or_default(),
+            // The fake's tables have no unique index besides their primary key's.
+            sql::UNIQUE_INDEXES => Vec::new(),
             sql::LOG_GROUPS => container
                 .table(bind_text(binds, 0), bind_text(binds, 1))
                 .map(|_| vec![vec![text("ALL COLUMN LOGGING"), text("ALWAYS")]])
