@@ -10,11 +10,12 @@
 //! | `PrerequisitesMet` | the doctor init container passed | it reported CDC-1002 (message lists each failing check and its fix); Unknown before it ran |
 //! | `Stalled` | a typed stop (or a configuration problem) needs a person; reason = stop reason, message starts with the code | none, or a new pod streams again |
 //! | `Reconciling` | the StatefulSet is being created or rolled out | rolled out, or `Blocked` by a configuration problem (kstatus then reports the failure) |
-//! | `LagWithinSLA` | only with `spec.sla`: lag ≤ maxLagSeconds | `LagSLABreached`, or Unknown while no lag is known |
+//! | `LagWithinSLA` | only with `spec.sla`: lag ≤ maxLagSeconds, live or, while no capture streams, estimated from the stored position's time ([`lag`]) | `LagSLABreached`, or Unknown while no lag is known |
 //!
 //! Every condition carries `observedGeneration`; `lastTransitionTime` moves only when the status
 //! value changes. [`Transition`]s say which changes deserve an Event.
 
+mod lag;
 mod observation;
 mod polls;
 mod termination;
@@ -183,29 +184,46 @@ pub fn compute(
         )
     };
 
+    // The position the capture reports; one that has not read its bookmark yet (a restarted
+    // container starting up) reports none, and the last known one stays. Its time stays too
+    // while the capture reports the same commit SCN without one.
+    let previous_position = previous.and_then(|p| p.position.as_ref());
+    let position = observation
+        .capture
+        .as_ref()
+        .filter(|c| c.commit_scn.is_some())
+        .map(|c| Position {
+            commit_scn: c.commit_scn,
+            restart_scn: c.restart_scn,
+            commit_time: c.commit_time.clone().or_else(|| {
+                previous_position
+                    .filter(|p| p.commit_scn == c.commit_scn)
+                    .and_then(|p| p.commit_time.clone())
+            }),
+        })
+        .or_else(|| previous_position.cloned());
+
+    // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
     let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
-    let lag = observation
-        .sla_max_lag_seconds
-        .map(|max| match lag_seconds {
-            Some(lag) if lag <= max as f64 => condition(
-                ct::LAG_WITHIN_SLA,
-                TRUE,
-                "LagWithinSLA",
-                format!("lag {lag:.1}s is within the SLA of {max}s"),
-            ),
-            Some(lag) => condition(
-                ct::LAG_WITHIN_SLA,
-                FALSE,
-                "LagSLABreached",
-                format!("lag {lag:.1}s exceeds the SLA of {max}s"),
-            ),
+    let lag = observation.sla_max_lag_seconds.map(|max| {
+        let lag = lag::judge(
+            now,
+            lag_seconds,
+            streaming,
+            position.as_ref().and_then(|p| p.commit_time.as_ref()),
+        );
+        let message = lag.message(max);
+        match lag.within(max) {
+            Some(true) => condition(ct::LAG_WITHIN_SLA, TRUE, "LagWithinSLA", message),
+            Some(false) => condition(ct::LAG_WITHIN_SLA, FALSE, "LagSLABreached", message),
             None => condition(
                 ct::LAG_WITHIN_SLA,
                 UNKNOWN,
                 "LagUnknown",
-                unanswered_note("no lag is known yet".to_owned()),
+                unanswered_note(message),
             ),
-        });
+        }
+    });
 
     let phase = if stalled.status == TRUE {
         Phase::Stalled
@@ -233,15 +251,6 @@ pub fn compute(
                 .unwrap_or_else(|| now.clone()),
         })
         .or_else(|| previous.and_then(|p| p.last_stop.clone()));
-
-    let position = observation
-        .capture
-        .as_ref()
-        .map(|c| Position {
-            commit_scn: c.commit_scn,
-            restart_scn: c.restart_scn,
-        })
-        .or_else(|| previous.and_then(|p| p.position.clone()));
 
     // Only while snapshotting: a finished snapshot's numbers would read as work still going on.
     let snapshot = observation

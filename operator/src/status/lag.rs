@@ -1,0 +1,179 @@
+//! The lag the `LagWithinSLA` condition judges: live while a capture streams, estimated from the
+//! stored position while none does.
+//!
+//! - **Live**: the streaming capture's `/status` `lagSeconds` (the database time of its current
+//!   SCN minus that of the last emitted commit, both from the database's clock). This is also
+//!   `status.lagSeconds`, which is only ever the live figure.
+//! - **Estimated**: when no capture streams (stalled after a typed stop, crash-looping, not
+//!   started yet, suspended), nobody measures the lag, yet it grows, and that is exactly when an
+//!   SLA is breached. The capture stores the database time of its position with the bookmark
+//!   (`commit_time`) and reports it on `/status` (`commitTime`), which the operator keeps in
+//!   `status.position.commitTime`; the lag is then at most about `now - commitTime`. The stored
+//!   time never lies after the position's true time (it is rounded down and only moves forward),
+//!   so the estimate errs towards more lag; it also carries the difference between the database
+//!   host's clock and the operator's.
+//! - **Unknown**: a streaming capture that reports no lag (its lag query fails, or the position
+//!   is older than Oracle's SCN-to-time mapping; or `/status` does not answer), or no capture
+//!   streams and no position time is known: the capture has not streamed since the
+//!   OracleCapture was created (or last stored its position with a redoline that did not record
+//!   the time). Nothing is pretended then.
+//!
+//! [`judge`] is a pure function of the time, the live lag, whether a capture streams and the
+//! stored position's time.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+/// The lag to judge the SLA by.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lag {
+    /// Reported by the streaming capture.
+    Live { seconds: f64 },
+    /// No capture streams: `now - since`, `since` being the stored position's database time.
+    Estimated { seconds: f64, since: Time },
+    /// Neither: why not.
+    Unknown { why: Unknown },
+}
+
+/// Why no lag can be judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// A capture streams but reports no lag (yet).
+    NotReported,
+    /// No capture streams and no stored position time is known.
+    NoPositionTime,
+}
+
+/// The lag at `now`: the live figure while a capture streams, else the estimate from the time of
+/// the last known position. A clock behind the database's counts as no lag, not a negative one.
+pub fn judge(now: &Time, live: Option<f64>, streaming: bool, position_time: Option<&Time>) -> Lag {
+    match (live, streaming, position_time) {
+        (Some(seconds), _, _) => Lag::Live { seconds },
+        (None, true, _) => Lag::Unknown {
+            why: Unknown::NotReported,
+        },
+        (None, false, Some(since)) => Lag::Estimated {
+            seconds: now.0.duration_since(since.0).as_secs_f64().max(0.0),
+            since: since.clone(),
+        },
+        (None, false, None) => Lag::Unknown {
+            why: Unknown::NoPositionTime,
+        },
+    }
+}
+
+impl Lag {
+    /// Whether the lag is within `max` seconds; `None` when unknown.
+    pub fn within(&self, max: u64) -> Option<bool> {
+        match self {
+            Lag::Live { seconds } | Lag::Estimated { seconds, .. } => Some(*seconds <= max as f64),
+            Lag::Unknown { .. } => None,
+        }
+    }
+
+    /// The `LagWithinSLA` message against an SLA of `max` seconds.
+    pub fn message(&self, max: u64) -> String {
+        let verdict = |seconds: f64| {
+            if seconds <= max as f64 {
+                "is within"
+            } else {
+                "exceeds"
+            }
+        };
+        match self {
+            Lag::Live { seconds } => {
+                format!("lag {seconds:.1}s {} the SLA of {max}s", verdict(*seconds))
+            }
+            Lag::Estimated { seconds, since } => format!(
+                "no capture is streaming; estimated from the last stored position at {}: lag \
+                 {seconds:.0}s {} the SLA of {max}s",
+                since.0.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                verdict(*seconds)
+            ),
+            Lag::Unknown {
+                why: Unknown::NotReported,
+            } => "no lag is known yet".to_owned(),
+            Lag::Unknown {
+                why: Unknown::NoPositionTime,
+            } => "no capture is streaming and no stored position with a time is known: the \
+                  capture has not streamed since this OracleCapture was created"
+                .to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Time {
+        Time(s.parse().unwrap())
+    }
+
+    fn now() -> Time {
+        at("2026-11-29T10:05:00Z")
+    }
+
+    #[test]
+    fn a_streaming_capture_is_judged_by_its_live_lag() {
+        let lag = judge(&now(), Some(4.5), true, Some(&at("2026-11-29T09:00:00Z")));
+        assert_eq!(lag, Lag::Live { seconds: 4.5 });
+        assert_eq!(lag.within(120), Some(true));
+        assert_eq!(lag.message(120), "lag 4.5s is within the SLA of 120s");
+    }
+
+    #[test]
+    fn a_stalled_capture_is_judged_by_the_time_of_its_last_position() {
+        let old = judge(&now(), None, false, Some(&at("2026-11-29T10:00:00Z")));
+        assert_eq!(
+            old,
+            Lag::Estimated {
+                seconds: 300.0,
+                since: at("2026-11-29T10:00:00Z")
+            }
+        );
+        assert_eq!(old.within(120), Some(false));
+        assert_eq!(
+            old.message(120),
+            "no capture is streaming; estimated from the last stored position at \
+             2026-11-29T10:00:00Z: lag 300s exceeds the SLA of 120s"
+        );
+        let recent = judge(&now(), None, false, Some(&at("2026-11-29T10:04:30Z")));
+        assert_eq!(recent.within(120), Some(true));
+        assert!(
+            recent
+                .message(120)
+                .ends_with("lag 30s is within the SLA of 120s"),
+            "{}",
+            recent.message(120)
+        );
+    }
+
+    #[test]
+    fn without_a_position_time_or_a_reported_lag_nothing_is_pretended() {
+        let never = judge(&now(), None, false, None);
+        assert_eq!(
+            never,
+            Lag::Unknown {
+                why: Unknown::NoPositionTime
+            }
+        );
+        assert_eq!(never.within(120), None);
+        assert!(never.message(120).contains("has not streamed"));
+        // Streaming without a figure: the capture will report one; an old position time from
+        // the status must not stand in for it.
+        let streaming = judge(&now(), None, true, Some(&at("2026-11-29T09:00:00Z")));
+        assert_eq!(
+            streaming,
+            Lag::Unknown {
+                why: Unknown::NotReported
+            }
+        );
+    }
+
+    #[test]
+    fn a_database_clock_ahead_of_the_operators_is_no_negative_lag() {
+        let ahead = judge(&now(), None, false, Some(&at("2026-11-29T10:05:02Z")));
+        assert_eq!(ahead.within(0), Some(true));
+        assert!(ahead.message(0).contains("lag 0s"), "{}", ahead.message(0));
+    }
+}
