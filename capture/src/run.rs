@@ -21,7 +21,7 @@ use prometheus::Registry;
 
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
-use crate::doctor::{self, DoctorRequest, Report};
+use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
 use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::filter::Filters;
@@ -32,13 +32,13 @@ use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
 use crate::simulator::sql::SimulatorPool;
 use crate::sink::bookmark::RecordLocation;
-use crate::sink::file::{FileSink, history_path, read_history_lines};
+use crate::sink::file::{self, FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
 };
 use crate::sink::{
-    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkError,
-    SinkMetrics, SinkOptions, SinkStatus, TopicNames,
+    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy,
+    SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames, peek_bookmark,
 };
 use crate::sink::{FileLines, Output};
 use crate::source::login_guard::LoginGuard;
@@ -150,6 +150,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
                 | redoline_crds::v1alpha1::SnapshotMode::SchemaOnly
         ),
     };
+    let stored = stored_bookmark(&config);
     match &config.database.simulator {
         Some(simulator) => {
             let mut source =
@@ -158,15 +159,19 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
                 })?;
             let request = request("C##CDC".to_owned());
             match simulator.through {
-                SimulatorDoor::Boundary => Ok(doctor_with(&mut source, &request)),
-                SimulatorDoor::Sql => Ok(doctor_with(&mut through_sql(&config, source)?, &request)),
+                SimulatorDoor::Boundary => Ok(doctor_with(&mut source, &request, stored)),
+                SimulatorDoor::Sql => Ok(doctor_with(
+                    &mut through_sql(&config, source)?,
+                    &request,
+                    stored,
+                )),
             }
         }
         None => {
             let credentials = secrets::database_credentials(&lookup)?;
             let user = credentials.username.clone();
             match connect(&config) {
-                Ok(mut source) => Ok(doctor_with(&mut source, &request(user))),
+                Ok(mut source) => Ok(doctor_with(&mut source, &request(user), stored)),
                 // Not reached, not set up (a PDB not open), or a connection LogMiner cannot run on
                 // (a PDB service before 21c): a report naming the fix.
                 Err(CaptureError::Source(error)) if doctor::reported_at_connect(&error) => {
@@ -178,8 +183,39 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
     }
 }
 
-fn doctor_with<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorRequest) -> Report {
-    doctor::run(source, request)
+/// The checks, then the stored position with its lag behind the database.
+fn doctor_with<S: DatabaseCatalog + RedoMiner>(
+    source: &mut S,
+    request: &DoctorRequest,
+    stored: Result<Option<Bookmark>, String>,
+) -> Report {
+    let mut report = doctor::run(source, request);
+    report.position = Some(StoredPosition::of(source, stored));
+    report
+}
+
+/// The bookmark a capture with `config` stored, read without opening its sink (a running
+/// capture's producer is not fenced, its data file not cut), or why it cannot be read.
+fn stored_bookmark(config: &CaptureConfig) -> Result<Option<Bookmark>, String> {
+    match (&config.kafka, &config.file) {
+        (Some(kafka), _) => {
+            let options = kafka_sink_options(config, kafka).map_err(|error| error.to_string())?;
+            peek_bookmark(&options).map_err(|error| error.to_string())
+        }
+        (None, Some(sink)) => {
+            let value = file::stored_bookmark(&sink.path).map_err(|error| error.to_string())?;
+            value
+                .map(serde_json::from_value::<Bookmark>)
+                .transpose()
+                .map_err(|error| {
+                    format!(
+                        "{}: it is not a bookmark: {error}",
+                        file::bookmark_path(&sink.path).display()
+                    )
+                })
+        }
+        (None, None) => Ok(None),
+    }
 }
 
 fn connect(config: &CaptureConfig) -> Result<OracleClient, CaptureError> {
@@ -442,12 +478,12 @@ struct Opened {
 /// earlier instance), the bookmark (CDC-5002 when unreadable), the journal read back against it.
 /// The journal's stale tombstones go into the first page, whose bookmark carries the new
 /// generation.
-fn open_kafka(
+/// The Kafka sink's options for `config`: client settings with the mounted properties, the
+/// capture's identity and its topics.
+fn kafka_sink_options(
     config: &CaptureConfig,
     kafka: &crate::config::KafkaConfig,
-    metrics: SinkMetrics,
-    status: SinkStatus,
-) -> Result<Opened, CaptureError> {
+) -> Result<SinkOptions, CaptureError> {
     let spec = redoline_crds::v1alpha1::KafkaSpec {
         bootstrap_servers: kafka.bootstrap_servers.clone(),
         topic_prefix: kafka.topic_prefix.clone(),
@@ -465,8 +501,22 @@ fn open_kafka(
         config.name.as_str(),
     );
     let topics = TopicNames::new(&spec, &config.journal);
-    let journal_settings = JournalSettings::from_spec(&config.journal, &topics.journal)?;
-    let options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
+    Ok(SinkOptions::new(
+        identity,
+        settings,
+        topics,
+        DeliveryMode::from_spec(&spec),
+    ))
+}
+
+fn open_kafka(
+    config: &CaptureConfig,
+    kafka: &crate::config::KafkaConfig,
+    metrics: SinkMetrics,
+    status: SinkStatus,
+) -> Result<Opened, CaptureError> {
+    let options = kafka_sink_options(config, kafka)?;
+    let journal_settings = JournalSettings::from_spec(&config.journal, &options.topics.journal)?;
     let sink = KafkaSink::open(options, metrics, status)?;
     // The schema history is read beside the bookmark and the journal (which needs the bookmark):
     // each read is a client's round trips to the broker, and a start-up waits for all three.

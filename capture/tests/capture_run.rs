@@ -333,6 +333,61 @@ fn doctor_prints_fixes_and_writes_cdc_1002() {
     );
 }
 
+/// Seed 001: `doctor` asks the lag from the stored bookmark, so it is known while no capture
+/// runs: the position, its database time and the lag behind the database now.
+#[test]
+fn doctor_prints_the_stored_position_and_its_lag() {
+    // One commit, then five quiet minutes on the database's clock.
+    let scenario = format!(
+        "{TABLES}{{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1}}}}\n\
+         {{\"tx\":\"a\",\"commit\":true}}\n{{\"advance_seconds\":300}}\n{{\"checkpoint\":true}}\n"
+    );
+    let run = new_run(&scenario, "");
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("stored position: none yet; the capture starts at spec.startPosition"),
+        "{text}"
+    );
+
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    let (status, json) = doctor(run.dir.path(), true);
+    assert_eq!(status, 0, "{json}");
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let position = &report["position"];
+    assert_eq!(position["state"], "stored", "{report}");
+    let commit_scn = position["commitScn"].as_u64().unwrap();
+    let lag = position["lagSeconds"].as_f64().unwrap();
+    assert!((295.0..=305.0).contains(&lag), "{position}");
+    let commit_time = position["commitTime"].as_str().unwrap().to_owned();
+    let (_, text) = doctor(run.dir.path(), false);
+    assert!(
+        text.contains(&format!(
+            "stored position: commit SCN {commit_scn} at {commit_time}, restart SCN"
+        )) && text.contains(&format!("lag {lag:.0}s behind the database")),
+        "{text}"
+    );
+
+    // A bookmark written before the time was stored: the lag comes from SCN_TO_TIMESTAMP of
+    // its commit SCN.
+    let path = run.path("out.jsonl.bookmark");
+    let mut stored: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    stored["bookmark"]
+        .as_object_mut()
+        .unwrap()
+        .remove("commit_time");
+    std::fs::write(&path, stored.to_string()).unwrap();
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains(&format!(
+            "stored position: commit SCN {commit_scn} (its time is not stored), restart SCN"
+        )) && text.contains(&format!("lag {lag:.0}s behind the database")),
+        "{text}"
+    );
+}
+
 /// Seed 001: a capture user who cannot read V$PDB_INCARNATION skips the PDB incarnation check
 /// with a warning; neither `doctor` nor `run` fails on it.
 #[test]
