@@ -21,6 +21,8 @@
 //! [`judge`] is a pure function of the time, the live lag, whether a capture streams and the
 //! stored position's time.
 
+use std::time::Duration;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// The lag to judge the SLA by.
@@ -67,6 +69,17 @@ impl Lag {
         match self {
             Lag::Live { seconds } | Lag::Estimated { seconds, .. } => Some(*seconds <= max as f64),
             Lag::Unknown { .. } => None,
+        }
+    }
+
+    /// An estimate within `max` seconds: the time until it exceeds them (it grows by a second
+    /// a second), rounded up to the next whole second past the SLA.
+    pub fn estimate_breached_in(&self, max: u64) -> Option<Duration> {
+        match self {
+            Lag::Estimated { seconds, .. } if *seconds <= max as f64 => Some(Duration::from_secs(
+                (max as f64 - seconds).floor() as u64 + 1,
+            )),
+            _ => None,
         }
     }
 
@@ -137,8 +150,19 @@ mod tests {
             "no capture is streaming; estimated from the last stored position at \
              2026-11-29T10:00:00Z: lag 300s exceeds the SLA of 120s"
         );
+        assert_eq!(old.estimate_breached_in(120), None, "breached already");
         let recent = judge(&now(), None, false, Some(&at("2026-11-29T10:04:30Z")));
         assert_eq!(recent.within(120), Some(true));
+        // 30 s now: over 120 s in 91 s, when the operator looks again.
+        assert_eq!(
+            recent.estimate_breached_in(120),
+            Some(Duration::from_secs(91))
+        );
+        assert_eq!(
+            judge(&now(), Some(30.0), true, None).estimate_breached_in(120),
+            None,
+            "a live lag is polled anyway"
+        );
         assert!(
             recent
                 .message(120)

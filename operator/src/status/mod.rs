@@ -59,14 +59,7 @@ pub fn compute(
     let pod = observation.pod.as_ref();
     let doctor_stop = pod.and_then(|p| p.doctor.stop());
     let capture_stop = pod.and_then(|p| p.capture.stop());
-    // The pod is ready only while the capture streams (its readiness probe is `/readyz`), so
-    // without a `/status` report the readiness decides: an unreachable `/status` must not keep a
-    // streaming capture not-Ready.
-    let streaming = pod.is_some_and(|p| p.capture.is_running_ready())
-        && observation
-            .capture
-            .as_ref()
-            .is_none_or(|c| c.state == Some(CaptureState::Streaming));
+    let streaming = streaming(observation);
     let unanswered_note = |message: String| match &observation.status_unanswered {
         Some(unanswered) => format!("{message}; {}", unanswered.note()),
         None => message,
@@ -279,6 +272,42 @@ pub fn compute(
     };
     let transitions = transitions(previous, &status);
     (status, transitions)
+}
+
+/// Whether a capture streams. The pod is ready only while the capture streams (its readiness
+/// probe is `/readyz`), so without a `/status` report the readiness decides: an unreachable
+/// `/status` must not keep a streaming capture not-Ready.
+fn streaming(observation: &Observation) -> bool {
+    observation
+        .pod
+        .as_ref()
+        .is_some_and(|p| p.capture.is_running_ready())
+        && observation
+            .capture
+            .as_ref()
+            .is_none_or(|c| c.state == Some(CaptureState::Streaming))
+}
+
+/// While no capture streams and the estimated lag is still within the SLA: how long until it
+/// crosses it. Nothing else makes the operator look again before its resync (a stopped capture
+/// has no `/status` to poll), so the reconcile comes back then, and `LagWithinSLA` turns False
+/// when the SLA is breached rather than minutes later.
+pub fn lag_breach_in(
+    observation: &Observation,
+    status: &OracleCaptureStatus,
+    now: &Time,
+) -> Option<std::time::Duration> {
+    let max = observation.sla_max_lag_seconds?;
+    lag::judge(
+        now,
+        status.lag_seconds,
+        streaming(observation),
+        status
+            .position
+            .as_ref()
+            .and_then(|p| p.commit_time.as_ref()),
+    )
+    .estimate_breached_in(max)
 }
 
 /// The status of a capture whose reconciles keep failing (an API call refused for good: a
