@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use redoline_crds::v1alpha1::Position;
 
 /// The lag to judge the SLA by.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,26 +43,34 @@ pub enum Lag {
 pub enum Unknown {
     /// A capture streams but reports no lag (yet).
     NotReported,
-    /// No capture streams and no stored position time is known.
-    NoPositionTime,
+    /// No capture streams, and none has reported a position since the OracleCapture was
+    /// created.
+    NoPosition,
+    /// No capture streams, and the last one reported its position without its time: a
+    /// redoline-capture older than this operator.
+    PositionWithoutTime { commit_scn: Option<u64> },
 }
 
 /// The lag at `now`: the live figure while a capture streams, else the estimate from the time of
 /// the last known position. A clock behind the database's counts as no lag, not a negative one.
-pub fn judge(now: &Time, live: Option<f64>, streaming: bool, position_time: Option<&Time>) -> Lag {
-    match (live, streaming, position_time) {
-        (Some(seconds), _, _) => Lag::Live { seconds },
-        (None, true, _) => Lag::Unknown {
-            why: Unknown::NotReported,
+pub fn judge(now: &Time, live: Option<f64>, streaming: bool, position: Option<&Position>) -> Lag {
+    let why = match (live, streaming, position) {
+        (Some(seconds), _, _) => return Lag::Live { seconds },
+        (None, true, _) => Unknown::NotReported,
+        (None, false, None) => Unknown::NoPosition,
+        (None, false, Some(position)) => match &position.commit_time {
+            Some(since) => {
+                return Lag::Estimated {
+                    seconds: now.0.duration_since(since.0).as_secs_f64().max(0.0),
+                    since: since.clone(),
+                };
+            }
+            None => Unknown::PositionWithoutTime {
+                commit_scn: position.commit_scn,
+            },
         },
-        (None, false, Some(since)) => Lag::Estimated {
-            seconds: now.0.duration_since(since.0).as_secs_f64().max(0.0),
-            since: since.clone(),
-        },
-        (None, false, None) => Lag::Unknown {
-            why: Unknown::NoPositionTime,
-        },
-    }
+    };
+    Lag::Unknown { why }
 }
 
 impl Lag {
@@ -113,10 +122,18 @@ impl Lag {
                 why: Unknown::NotReported,
             } => "no lag is known yet".to_owned(),
             Lag::Unknown {
-                why: Unknown::NoPositionTime,
-            } => "no capture is streaming and no stored position with a time is known: the \
-                  capture has not streamed since this OracleCapture was created"
+                why: Unknown::NoPosition,
+            } => "no capture is streaming and no position is known to estimate the lag from: \
+                  the capture has not streamed since this OracleCapture was created"
                 .to_owned(),
+            Lag::Unknown {
+                why: Unknown::PositionWithoutTime { commit_scn },
+            } => format!(
+                "no capture is streaming and the last position (commit SCN {}) came without its \
+                 time, so the lag cannot be estimated: the capture runs a redoline-capture older \
+                 than the operator",
+                commit_scn.map_or_else(|| "unknown".to_owned(), |scn| scn.to_string())
+            ),
         }
     }
 }
@@ -138,9 +155,23 @@ mod tests {
         at("2026-11-29T10:05:00Z")
     }
 
+    /// A position reported at commit SCN 5000 with `time`.
+    fn position(time: Option<&str>) -> Position {
+        Position {
+            commit_scn: Some(5000),
+            restart_scn: Some(4000),
+            commit_time: time.map(at),
+        }
+    }
+
     #[test]
     fn a_streaming_capture_is_judged_by_its_live_lag() {
-        let lag = judge(&now(), Some(4.5), true, Some(&at("2026-11-29T09:00:00Z")));
+        let lag = judge(
+            &now(),
+            Some(4.5),
+            true,
+            Some(&position(Some("2026-11-29T09:00:00Z"))),
+        );
         assert_eq!(lag, Lag::Live { seconds: 4.5 });
         assert_eq!(lag.within(120), Some(true));
         assert_eq!(lag.message(120), "lag 4.5s is within the SLA of 120s");
@@ -148,7 +179,12 @@ mod tests {
 
     #[test]
     fn a_stalled_capture_is_judged_by_the_time_of_its_last_position() {
-        let old = judge(&now(), None, false, Some(&at("2026-11-29T10:00:00Z")));
+        let old = judge(
+            &now(),
+            None,
+            false,
+            Some(&position(Some("2026-11-29T10:00:00Z"))),
+        );
         assert_eq!(
             old,
             Lag::Estimated {
@@ -168,11 +204,16 @@ mod tests {
             &at("2026-11-29T10:06:00Z"),
             None,
             false,
-            Some(&at("2026-11-29T10:00:00Z")),
+            Some(&position(Some("2026-11-29T10:00:00Z"))),
         );
         assert_eq!(later.message(120), old.message(120));
         assert_eq!(old.estimate_breached_in(120), None, "breached already");
-        let recent = judge(&now(), None, false, Some(&at("2026-11-29T10:04:30Z")));
+        let recent = judge(
+            &now(),
+            None,
+            false,
+            Some(&position(Some("2026-11-29T10:04:30Z"))),
+        );
         assert_eq!(recent.within(120), Some(true));
         // 30 s now: over 120 s in 91 s, when the operator looks again.
         assert_eq!(
@@ -197,14 +238,29 @@ mod tests {
         assert_eq!(
             never,
             Lag::Unknown {
-                why: Unknown::NoPositionTime
+                why: Unknown::NoPosition
             }
         );
         assert_eq!(never.within(120), None);
         assert!(never.message(120).contains("has not streamed"));
+        // A position an older capture reported without its time.
+        let untimed = judge(&now(), None, false, Some(&position(None)));
+        assert_eq!(untimed.within(120), None);
+        assert!(
+            untimed
+                .message(120)
+                .contains("the last position (commit SCN 5000) came without its time"),
+            "{}",
+            untimed.message(120)
+        );
         // Streaming without a figure: the capture will report one; an old position time from
         // the status must not stand in for it.
-        let streaming = judge(&now(), None, true, Some(&at("2026-11-29T09:00:00Z")));
+        let streaming = judge(
+            &now(),
+            None,
+            true,
+            Some(&position(Some("2026-11-29T09:00:00Z"))),
+        );
         assert_eq!(
             streaming,
             Lag::Unknown {
@@ -215,7 +271,12 @@ mod tests {
 
     #[test]
     fn a_database_clock_ahead_of_the_operators_is_no_negative_lag() {
-        let ahead = judge(&now(), None, false, Some(&at("2026-11-29T10:05:02Z")));
+        let ahead = judge(
+            &now(),
+            None,
+            false,
+            Some(&position(Some("2026-11-29T10:05:02Z"))),
+        );
         assert_eq!(
             ahead,
             Lag::Estimated {

@@ -199,12 +199,7 @@ pub fn compute(
     // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
     let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
     let lag = observation.sla_max_lag_seconds.map(|max| {
-        let lag = lag::judge(
-            now,
-            lag_seconds,
-            streaming,
-            position.as_ref().and_then(|p| p.commit_time.as_ref()),
-        );
+        let lag = lag::judge(now, lag_seconds, streaming, position.as_ref());
         let message = lag.message(max);
         match lag.within(max) {
             Some(true) => condition(ct::LAG_WITHIN_SLA, TRUE, "LagWithinSLA", message),
@@ -302,10 +297,7 @@ pub fn lag_breach_in(
         now,
         status.lag_seconds,
         streaming(observation),
-        status
-            .position
-            .as_ref()
-            .and_then(|p| p.commit_time.as_ref()),
+        status.position.as_ref(),
     )
     .estimate_breached_in(max)
 }

@@ -677,12 +677,20 @@ fn a_capture_that_never_streamed_has_no_lag_to_estimate() {
         "{}",
         lag.message
     );
-    // A position without a time (stored by a redoline that did not record it) is no better.
+    // A position an older capture reported without its time: nothing to estimate from, and the
+    // message says why.
     let (streamed, _) = compute(&streaming(1.0), None, &t0());
     let (status, _) = compute(
         &stopped_with(&streaming(1.0), SPILL_STOP),
         Some(&streamed),
         &t1(),
     );
-    assert_eq!(cond(&status, ct::LAG_WITHIN_SLA).status, "Unknown");
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(lag.status, "Unknown");
+    assert!(
+        lag.message
+            .contains("the last position (commit SCN 5000) came without its time"),
+        "{}",
+        lag.message
+    );
 }
