@@ -5,8 +5,8 @@
 //!   SCN minus that of the last emitted commit, both from the database's clock). This is also
 //!   `status.lagSeconds`, which is only ever the live figure.
 //! - **Estimated**: when no capture streams (stalled after a typed stop, crash-looping, not
-//!   started yet, suspended), nobody measures the lag, yet it grows, and that is exactly when an
-//!   SLA is breached. The capture stores the database time of its position with the bookmark
+//!   started yet), nobody measures the lag, yet it grows, and that is exactly when an SLA is
+//!   breached. The capture stores the database time of its position with the bookmark
 //!   (`commit_time`) and reports it on `/status` (`commitTime`), which the operator keeps in
 //!   `status.position.commitTime`; the lag is then at most about `now - commitTime`. The stored
 //!   time never lies after the position's true time (it is rounded down and only moves forward),
@@ -18,8 +18,12 @@
 //!   OracleCapture was created (or last stored its position with a redoline that did not record
 //!   the time). Nothing is pretended then.
 //!
-//! [`judge`] is a pure function of the time, the live lag, whether a capture streams and the
-//! stored position's time.
+//! - **Not judged** while `spec.suspend` holds the capture at zero pods on purpose: its lag grows
+//!   by design, and a breach would make GitOps tools (Flux's `failed` expression, Argo CD's
+//!   Degraded) report a deliberate pause as a failure.
+//!
+//! [`judge`] is a pure function of the time, the live lag, what the capture is doing and the
+//! stored position.
 
 use std::time::Duration;
 
@@ -38,9 +42,22 @@ pub enum Lag {
     Unknown { why: Unknown },
 }
 
+/// What the capture is doing, as far as the lag is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// A capture streams: it measures the lag.
+    Streaming,
+    /// `spec.suspend`: no pod on purpose.
+    Suspended,
+    /// Stalled, crash-looping, starting, snapshotting: nothing measures the lag.
+    NotStreaming,
+}
+
 /// Why no lag can be judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unknown {
+    /// The capture is suspended on purpose.
+    Suspended,
     /// A capture streams but reports no lag (yet).
     NotReported,
     /// No capture streams, and none has reported a position since the OracleCapture was
@@ -53,12 +70,18 @@ pub enum Unknown {
 
 /// The lag at `now`: the live figure while a capture streams, else the estimate from the time of
 /// the last known position. A clock behind the database's counts as no lag, not a negative one.
-pub fn judge(now: &Time, live: Option<f64>, streaming: bool, position: Option<&Position>) -> Lag {
-    let why = match (live, streaming, position) {
+pub fn judge(
+    now: &Time,
+    live: Option<f64>,
+    activity: Activity,
+    position: Option<&Position>,
+) -> Lag {
+    let why = match (live, activity, position) {
         (Some(seconds), _, _) => return Lag::Live { seconds },
-        (None, true, _) => Unknown::NotReported,
-        (None, false, None) => Unknown::NoPosition,
-        (None, false, Some(position)) => match &position.commit_time {
+        (None, Activity::Streaming, _) => Unknown::NotReported,
+        (None, Activity::Suspended, _) => Unknown::Suspended,
+        (None, Activity::NotStreaming, None) => Unknown::NoPosition,
+        (None, Activity::NotStreaming, Some(position)) => match &position.commit_time {
             Some(since) => {
                 return Lag::Estimated {
                     seconds: now.0.duration_since(since.0).as_secs_f64().max(0.0),
@@ -122,6 +145,10 @@ impl Lag {
                 why: Unknown::NotReported,
             } => "no lag is known yet".to_owned(),
             Lag::Unknown {
+                why: Unknown::Suspended,
+            } => "spec.suspend is true: the lag is not judged while the capture is suspended"
+                .to_owned(),
+            Lag::Unknown {
                 why: Unknown::NoPosition,
             } => "no capture is streaming and no position is known to estimate the lag from: \
                   the capture has not streamed since this OracleCapture was created"
@@ -169,7 +196,7 @@ mod tests {
         let lag = judge(
             &now(),
             Some(4.5),
-            true,
+            Activity::Streaming,
             Some(&position(Some("2026-11-29T09:00:00Z"))),
         );
         assert_eq!(lag, Lag::Live { seconds: 4.5 });
@@ -182,7 +209,7 @@ mod tests {
         let old = judge(
             &now(),
             None,
-            false,
+            Activity::NotStreaming,
             Some(&position(Some("2026-11-29T10:00:00Z"))),
         );
         assert_eq!(
@@ -203,7 +230,7 @@ mod tests {
         let later = judge(
             &at("2026-11-29T10:06:00Z"),
             None,
-            false,
+            Activity::NotStreaming,
             Some(&position(Some("2026-11-29T10:00:00Z"))),
         );
         assert_eq!(later.message(120), old.message(120));
@@ -211,7 +238,7 @@ mod tests {
         let recent = judge(
             &now(),
             None,
-            false,
+            Activity::NotStreaming,
             Some(&position(Some("2026-11-29T10:04:30Z"))),
         );
         assert_eq!(recent.within(120), Some(true));
@@ -221,7 +248,7 @@ mod tests {
             Some(Duration::from_secs(91))
         );
         assert_eq!(
-            judge(&now(), Some(30.0), true, None).estimate_breached_in(120),
+            judge(&now(), Some(30.0), Activity::Streaming, None).estimate_breached_in(120),
             None,
             "a live lag is polled anyway"
         );
@@ -234,7 +261,7 @@ mod tests {
 
     #[test]
     fn without_a_position_time_or_a_reported_lag_nothing_is_pretended() {
-        let never = judge(&now(), None, false, None);
+        let never = judge(&now(), None, Activity::NotStreaming, None);
         assert_eq!(
             never,
             Lag::Unknown {
@@ -244,7 +271,7 @@ mod tests {
         assert_eq!(never.within(120), None);
         assert!(never.message(120).contains("has not streamed"));
         // A position an older capture reported without its time.
-        let untimed = judge(&now(), None, false, Some(&position(None)));
+        let untimed = judge(&now(), None, Activity::NotStreaming, Some(&position(None)));
         assert_eq!(untimed.within(120), None);
         assert!(
             untimed
@@ -258,7 +285,7 @@ mod tests {
         let streaming = judge(
             &now(),
             None,
-            true,
+            Activity::Streaming,
             Some(&position(Some("2026-11-29T09:00:00Z"))),
         );
         assert_eq!(
@@ -270,11 +297,28 @@ mod tests {
     }
 
     #[test]
+    fn a_suspended_capture_is_not_judged() {
+        let suspended = judge(
+            &now(),
+            None,
+            Activity::Suspended,
+            Some(&position(Some("2026-11-29T09:00:00Z"))),
+        );
+        assert_eq!(
+            suspended,
+            Lag::Unknown {
+                why: Unknown::Suspended
+            }
+        );
+        assert!(suspended.message(120).starts_with("spec.suspend is true"));
+    }
+
+    #[test]
     fn a_database_clock_ahead_of_the_operators_is_no_negative_lag() {
         let ahead = judge(
             &now(),
             None,
-            false,
+            Activity::NotStreaming,
             Some(&position(Some("2026-11-29T10:05:02Z"))),
         );
         assert_eq!(

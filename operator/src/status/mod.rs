@@ -199,7 +199,7 @@ pub fn compute(
     // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
     let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
     let lag = observation.sla_max_lag_seconds.map(|max| {
-        let lag = lag::judge(now, lag_seconds, streaming, position.as_ref());
+        let lag = lag::judge(now, lag_seconds, activity(observation), position.as_ref());
         let message = lag.message(max);
         match lag.within(max) {
             Some(true) => condition(ct::LAG_WITHIN_SLA, TRUE, "LagWithinSLA", message),
@@ -283,6 +283,17 @@ fn streaming(observation: &Observation) -> bool {
             .is_none_or(|c| c.state == Some(CaptureState::Streaming))
 }
 
+/// What the capture is doing, for the lag.
+fn activity(observation: &Observation) -> lag::Activity {
+    if observation.suspend {
+        lag::Activity::Suspended
+    } else if streaming(observation) {
+        lag::Activity::Streaming
+    } else {
+        lag::Activity::NotStreaming
+    }
+}
+
 /// While no capture streams and the estimated lag is still within the SLA: how long until it
 /// crosses it. Nothing else makes the operator look again before its resync (a stopped capture
 /// has no `/status` to poll), so the reconcile comes back then, and `LagWithinSLA` turns False
@@ -296,7 +307,7 @@ pub fn lag_breach_in(
     lag::judge(
         now,
         status.lag_seconds,
-        streaming(observation),
+        activity(observation),
         status.position.as_ref(),
     )
     .estimate_breached_in(max)

@@ -355,6 +355,26 @@ fn suspended_is_ready_with_zero_pods() {
     );
     assert_eq!(cond(&status, ct::RECONCILING).status, "False");
     assert_eq!(status.phase, Some(Phase::Suspended));
+
+    // Suspended long after it streamed: a pause on purpose is no SLA breach, which GitOps tools
+    // would report as a failure.
+    let (streamed, _) = compute(&streaming_at(2.0, "2026-11-29T09:00:00Z"), None, &t0());
+    let suspended = Observation {
+        sla_max_lag_seconds: Some(120),
+        ..observation
+    };
+    let (status, events) = compute(&suspended, Some(&streamed), &t1());
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("Unknown", "LagUnknown")
+    );
+    assert!(
+        lag.message.starts_with("spec.suspend is true"),
+        "{}",
+        lag.message
+    );
+    assert!(events.iter().all(|e| !e.warning), "{events:?}");
 }
 
 #[test]
