@@ -63,7 +63,8 @@ pub enum Unknown {
     /// No capture streams, and none has reported a position since the OracleCapture was
     /// created.
     NoPosition,
-    /// No capture streams, and the last one reported its position without its time: a
+    /// No capture streams, and the last one reported its position without its time: it stopped
+    /// before it knew it (during its initial snapshot, or before its first lag poll), or it is a
     /// redoline-capture older than this operator.
     PositionWithoutTime { commit_scn: Option<u64> },
 }
@@ -157,8 +158,9 @@ impl Lag {
                 why: Unknown::PositionWithoutTime { commit_scn },
             } => format!(
                 "no capture is streaming and the last position (commit SCN {}) came without its \
-                 time, so the lag cannot be estimated: the capture runs a redoline-capture older \
-                 than the operator",
+                 time, so the lag cannot be estimated: the capture stopped before it knew the \
+                 time (during its initial snapshot, or before its first lag poll), or it runs a \
+                 redoline-capture older than the operator",
                 commit_scn.map_or_else(|| "unknown".to_owned(), |scn| scn.to_string())
             ),
         }
