@@ -474,10 +474,6 @@ struct Opened {
     rebuilt: Vec<RebuiltTransaction>,
 }
 
-/// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an
-/// earlier instance), the bookmark (CDC-5002 when unreadable), the journal read back against it.
-/// The journal's stale tombstones go into the first page, whose bookmark carries the new
-/// generation.
 /// The Kafka sink's options for `config`: client settings with the mounted properties, the
 /// capture's identity and its topics.
 fn kafka_sink_options(
@@ -509,6 +505,10 @@ fn kafka_sink_options(
     ))
 }
 
+/// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an
+/// earlier instance), the bookmark (CDC-5002 when unreadable), the journal read back against it.
+/// The journal's stale tombstones go into the first page, whose bookmark carries the new
+/// generation.
 fn open_kafka(
     config: &CaptureConfig,
     kafka: &crate::config::KafkaConfig,
