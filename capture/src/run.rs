@@ -304,7 +304,7 @@ where
             Err(error) => error,
         };
         let Disposition::Retry { cause, outage } = error.disposition() else {
-            return Err(error);
+            return Err(with_position(error, &shared.board));
         };
         match budget.failed(Instant::now()) {
             Verdict::RetryAfter { pause, attempt } => {
@@ -325,9 +325,33 @@ where
             Verdict::Exhausted { elapsed, attempts } => {
                 let stop = outage.exhausted(&error, elapsed, attempts);
                 shared.engine_metrics.stopped(stop.code.code());
-                return Err(stop.into());
+                return Err(with_position(stop.into(), &shared.board));
             }
         }
+    }
+}
+
+/// A typed stop with the position the capture last reported on `/status` in its details
+/// (`position`: `{commitScn, restartScn, commitTime}`), so the operator estimates the lag from
+/// where the capture stopped rather than from its last poll, or from nothing when it never
+/// polled this run. No position (the bookmark was not read yet) adds nothing; any other error
+/// is returned as it is.
+fn with_position(error: CaptureError, board: &StatusBoard) -> CaptureError {
+    let Some(stop) = error.stop() else {
+        return error;
+    };
+    let report = board.report();
+    if report.commit_scn.is_none() {
+        return error;
+    }
+    let position = redoline_crds::v1alpha1::Position {
+        commit_scn: report.commit_scn,
+        restart_scn: report.restart_scn,
+        commit_time: report.commit_time,
+    };
+    match serde_json::to_value(position) {
+        Ok(position) => CaptureError::Stop(Box::new(stop.with_detail("position", position))),
+        Err(_) => error,
     }
 }
 

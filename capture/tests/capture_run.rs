@@ -214,6 +214,10 @@ fn an_invalid_config_is_cdc_1001_naming_the_field() {
     let message = run.termination();
     assert_eq!(message["code"], "CDC-1001");
     assert_eq!(message["details"]["field"], "mining.maxScnWindow");
+    assert!(
+        message["details"].get("position").is_none(),
+        "no bookmark was read: no position to report"
+    );
 }
 
 #[test]
@@ -223,7 +227,18 @@ fn an_unsupported_change_stops_with_cdc_6001_or_is_skipped() {
     );
     let run = new_run(&scenario, "");
     assert_eq!(run.run().0, 3);
-    assert_eq!(run.termination()["code"], "CDC-6001");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-6001");
+    // Where it stopped, for the operator's lag estimate: past transaction `a`, with its time.
+    let position = &message["details"]["position"];
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.path("out.jsonl.bookmark")).unwrap())
+            .unwrap();
+    assert_eq!(
+        position["commitScn"], stored["bookmark"]["commit_scn"],
+        "{message}"
+    );
+    assert!(position["commitTime"].is_string(), "{message}");
     assert_eq!(
         emitted(&run.events()),
         [("ORDERS".to_owned(), 1)],

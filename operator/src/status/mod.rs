@@ -59,6 +59,7 @@ pub fn compute(
     let pod = observation.pod.as_ref();
     let doctor_stop = pod.and_then(|p| p.doctor.stop());
     let capture_stop = pod.and_then(|p| p.capture.stop());
+    let stopped_at = capture_stop.as_ref().and_then(StopReport::position);
     let streaming = streaming(observation);
     let unanswered_note = |message: String| match &observation.status_unanswered {
         Some(unanswered) => format!("{message}; {}", unanswered.note()),
@@ -178,23 +179,35 @@ pub fn compute(
     };
 
     // The position the capture reports; one that has not read its bookmark yet (a restarted
-    // container starting up) reports none, and the last known one stays. Its time stays too
-    // while the capture reports the same commit SCN without one.
+    // container starting up) reports none. Without a report, the furthest of the last known one
+    // and the one the capture's typed stop names (where it stood when it stopped, which may be
+    // past the last poll; an older stop stays in the pod's last state after the capture went on).
+    // Its time stays while a position of the same commit SCN comes without one.
     let previous_position = previous.and_then(|p| p.position.as_ref());
-    let position = observation
+    let reported = observation
         .capture
         .as_ref()
         .filter(|c| c.commit_scn.is_some())
         .map(|c| Position {
             commit_scn: c.commit_scn,
             restart_scn: c.restart_scn,
-            commit_time: c.commit_time.clone().or_else(|| {
-                previous_position
-                    .filter(|p| p.commit_scn == c.commit_scn)
-                    .and_then(|p| p.commit_time.clone())
-            }),
+            commit_time: c.commit_time.clone(),
+        });
+    let position = reported
+        .or_else(|| {
+            stopped_at
+                .into_iter()
+                .chain(previous_position.cloned())
+                .max_by_key(|p| p.commit_scn)
         })
-        .or_else(|| previous_position.cloned());
+        .map(|mut position| {
+            if position.commit_time.is_none() {
+                position.commit_time = previous_position
+                    .filter(|p| p.commit_scn == position.commit_scn)
+                    .and_then(|p| p.commit_time.clone());
+            }
+            position
+        });
 
     // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
     let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);

@@ -714,3 +714,46 @@ fn a_capture_that_never_streamed_has_no_lag_to_estimate() {
         lag.message
     );
 }
+
+#[test]
+fn a_typed_stop_names_the_position_it_stopped_at() {
+    // Polled at commit SCN 5000 (09:59:40); it went on to 5100 (10:00:30) and stopped there.
+    let (before, _) = compute(&streaming_at(2.0, "2026-11-29T09:59:40Z"), None, &t0());
+    let stop = r#"{"code":"CDC-6001","reason":"UnsupportedChange","message":"m","at":"2026-11-29T10:00:31Z","details":{"position":{"commitScn":5100,"restartScn":5050,"commitTime":"2026-11-29T10:00:30Z"}}}"#;
+    let stalled = stopped_with(&streaming(1.0), stop);
+    let (status, _) = compute(&stalled, Some(&before), &t1());
+    let position = status.position.clone().unwrap();
+    assert_eq!(
+        (position.commit_scn, position.commit_time),
+        (Some(5100), Some(at("2026-11-29T10:00:30Z")))
+    );
+    assert!(
+        cond(&status, ct::LAG_WITHIN_SLA)
+            .message
+            .contains("at 2026-11-29T10:00:30Z: the lag has exceeded the SLA of 120s since 2026-11-29T10:02:30Z"),
+        "{}",
+        cond(&status, ct::LAG_WITHIN_SLA).message
+    );
+
+    // Restarted, it streamed on to 5200, then crashed without a typed stop: the old stop in the
+    // container's last state does not take the position back.
+    let (streamed, _) = compute(
+        &streaming_at(2.0, "2026-11-29T10:03:00Z"),
+        Some(&status),
+        &t1(),
+    );
+    let mut crashed = streaming(1.0);
+    crashed.capture = None;
+    if let Some(pod) = crashed.pod.as_mut() {
+        pod.capture.state = ContainerState::Waiting {
+            reason: "CrashLoopBackOff".into(),
+        };
+        pod.capture.last_terminated = Some(stopped(stop));
+    }
+    let mut newer = streamed.clone();
+    if let Some(position) = newer.position.as_mut() {
+        position.commit_scn = Some(5200);
+    }
+    let (after, _) = compute(&crashed, Some(&newer), &t1());
+    assert_eq!(after.position.and_then(|p| p.commit_scn), Some(5200));
+}
