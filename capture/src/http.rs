@@ -47,6 +47,7 @@ impl StatusBoard {
         let report = StatusReport {
             state: CaptureState::Starting,
             commit_scn: None,
+            commit_time: None,
             restart_scn: None,
             lag_seconds: None,
             open_transactions: 0,
@@ -209,6 +210,11 @@ mod tests {
         assert_eq!(status["state"], "streaming");
         assert_eq!(status["commitScn"], 2_146_951);
         assert_eq!(status["restartScn"], serde_json::Value::Null);
+        assert_eq!(
+            status["commitTime"],
+            serde_json::Value::Null,
+            "not known yet"
+        );
         assert_eq!(status["lagSeconds"], 1.5);
         for field in [
             "openTransactions",
@@ -216,6 +222,7 @@ mod tests {
             "heapBytes",
             "spilledTransactions",
             "spilledBytes",
+            "commitTime",
             "startedAt",
             "version",
         ] {
@@ -240,7 +247,7 @@ mod tests {
     /// snapshot's figures.
     #[tokio::test]
     async fn the_operator_reads_the_status_the_capture_serves() {
-        use redoline_crds::capture::CaptureReport;
+        use redoline_crds::capture::{CaptureReport, Time};
         use redoline_crds::v1alpha1;
         let board = StatusBoard::new(Timestamp::now(), SignedDuration::from_secs(60));
         let router = router(board.clone(), Registry::new());
@@ -253,6 +260,7 @@ mod tests {
             board.update(Timestamp::now(), |report| {
                 report.state = state;
                 report.commit_scn = Some(5000);
+                report.commit_time = Some(Time("2024-01-02T03:04:05.9Z".parse().unwrap()));
                 report.restart_scn = Some(4000);
                 report.lag_seconds = Some(2.5);
                 report.snapshot = Some(SnapshotProgress {
@@ -275,6 +283,8 @@ mod tests {
                 CaptureReport {
                     state: Some(state),
                     commit_scn: Some(5000),
+                    // Whole seconds, rounded down: never later than the position's time.
+                    commit_time: Some(Time("2024-01-02T03:04:05Z".parse().unwrap())),
                     restart_scn: Some(4000),
                     lag_seconds: Some(2.5),
                     snapshot: Some(snapshot),

@@ -16,6 +16,12 @@ use jiff::{SignedDuration, Timestamp};
 /// The shortest time between two lag queries.
 pub const LAG_POLL_INTERVAL: SignedDuration = SignedDuration::from_secs(15);
 
+/// The lag of a position whose database time is `emitted` when the database's current SCN is at
+/// `current`: never negative (two SCN_TO_TIMESTAMP readings a little out of order are no lag).
+pub fn seconds_behind(current: Timestamp, emitted: Timestamp) -> f64 {
+    current.duration_since(emitted).as_secs_f64().max(0.0)
+}
+
 /// When to ask for the lag, and what it was.
 #[derive(Clone, Debug, Default)]
 pub struct LagTracker {
@@ -45,10 +51,7 @@ impl LagTracker {
         self.last_poll = Some(now);
         self.failing = false;
         self.lag_seconds = match (current, emitted) {
-            (Some(current), Some(emitted)) => {
-                let seconds = current.duration_since(emitted).as_secs_f64();
-                Some(seconds.max(0.0))
-            }
+            (Some(current), Some(emitted)) => Some(seconds_behind(current, emitted)),
             _ => None,
         };
     }

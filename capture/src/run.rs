@@ -21,7 +21,7 @@ use prometheus::Registry;
 
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
-use crate::doctor::{self, DoctorRequest, Report};
+use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
 use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::filter::Filters;
@@ -32,13 +32,13 @@ use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
 use crate::simulator::sql::SimulatorPool;
 use crate::sink::bookmark::RecordLocation;
-use crate::sink::file::{FileSink, history_path, read_history_lines};
+use crate::sink::file::{self, FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
 };
 use crate::sink::{
-    CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy, SinkError,
-    SinkMetrics, SinkOptions, SinkStatus, TopicNames,
+    Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy,
+    SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames, peek_bookmark,
 };
 use crate::sink::{FileLines, Output};
 use crate::source::login_guard::LoginGuard;
@@ -151,6 +151,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
                 | redoline_crds::v1alpha1::SnapshotMode::SchemaOnly
         ),
     };
+    let stored = stored_bookmark(&config);
     match &config.database.simulator {
         Some(simulator) => {
             let mut source =
@@ -159,15 +160,19 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
                 })?;
             let request = request("C##CDC".to_owned());
             match simulator.through {
-                SimulatorDoor::Boundary => Ok(doctor_with(&mut source, &request)),
-                SimulatorDoor::Sql => Ok(doctor_with(&mut through_sql(&config, source)?, &request)),
+                SimulatorDoor::Boundary => Ok(doctor_with(&mut source, &request, stored)),
+                SimulatorDoor::Sql => Ok(doctor_with(
+                    &mut through_sql(&config, source)?,
+                    &request,
+                    stored,
+                )),
             }
         }
         None => {
             let credentials = secrets::database_credentials(&lookup)?;
             let user = credentials.username.clone();
             match connect(&config) {
-                Ok(mut source) => Ok(doctor_with(&mut source, &request(user))),
+                Ok(mut source) => Ok(doctor_with(&mut source, &request(user), stored)),
                 // Not reached, not set up (a PDB not open), or a connection LogMiner cannot run on
                 // (a PDB service before 21c): a report naming the fix.
                 Err(CaptureError::Source(error)) if doctor::reported_at_connect(&error) => {
@@ -179,8 +184,39 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
     }
 }
 
-fn doctor_with<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorRequest) -> Report {
-    doctor::run(source, request)
+/// The checks, then the stored position with its lag behind the database.
+fn doctor_with<S: DatabaseCatalog + RedoMiner>(
+    source: &mut S,
+    request: &DoctorRequest,
+    stored: Result<Option<Bookmark>, String>,
+) -> Report {
+    let mut report = doctor::run(source, request);
+    report.position = Some(StoredPosition::of(source, stored));
+    report
+}
+
+/// The bookmark a capture with `config` stored, read without opening its sink (a running
+/// capture's producer is not fenced, its data file not cut), or why it cannot be read.
+fn stored_bookmark(config: &CaptureConfig) -> Result<Option<Bookmark>, String> {
+    match (&config.kafka, &config.file) {
+        (Some(kafka), _) => {
+            let options = kafka_sink_options(config, kafka).map_err(|error| error.to_string())?;
+            peek_bookmark(&options).map_err(|error| error.to_string())
+        }
+        (None, Some(sink)) => {
+            let value = file::stored_bookmark(&sink.path).map_err(|error| error.to_string())?;
+            value
+                .map(serde_json::from_value::<Bookmark>)
+                .transpose()
+                .map_err(|error| {
+                    format!(
+                        "{}: it is not a bookmark: {error}",
+                        file::bookmark_path(&sink.path).display()
+                    )
+                })
+        }
+        (None, None) => Ok(None),
+    }
 }
 
 fn connect(config: &CaptureConfig) -> Result<OracleClient, CaptureError> {
@@ -269,7 +305,7 @@ where
             Err(error) => error,
         };
         let Disposition::Retry { cause, outage } = error.disposition() else {
-            return Err(error);
+            return Err(with_position(error, &shared.board));
         };
         match budget.failed(Instant::now()) {
             Verdict::RetryAfter { pause, attempt } => {
@@ -290,9 +326,33 @@ where
             Verdict::Exhausted { elapsed, attempts } => {
                 let stop = outage.exhausted(&error, elapsed, attempts);
                 shared.engine_metrics.stopped(stop.code.code());
-                return Err(stop.into());
+                return Err(with_position(stop.into(), &shared.board));
             }
         }
+    }
+}
+
+/// A typed stop with the position the capture last reported on `/status` in its details
+/// (`position`: `{commitScn, restartScn, commitTime}`), so the operator estimates the lag from
+/// where the capture stopped rather than from its last poll, or from nothing when it never
+/// polled this run. No position (the bookmark was not read yet) adds nothing; any other error
+/// is returned as it is.
+fn with_position(error: CaptureError, board: &StatusBoard) -> CaptureError {
+    let Some(stop) = error.stop() else {
+        return error;
+    };
+    let report = board.report();
+    if report.commit_scn.is_none() {
+        return error;
+    }
+    let position = redoline_crds::v1alpha1::Position {
+        commit_scn: report.commit_scn,
+        restart_scn: report.restart_scn,
+        commit_time: report.commit_time,
+    };
+    match serde_json::to_value(position) {
+        Ok(position) => CaptureError::Stop(Box::new(stop.with_detail("position", position))),
+        Err(_) => error,
     }
 }
 
@@ -455,17 +515,12 @@ struct Opened {
     rebuilt: Vec<RebuiltTransaction>,
 }
 
-/// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an
-/// earlier instance), the bookmark (CDC-5002 when unreadable), the journal read back against it.
-/// The journal's stale tombstones go into the first page, whose bookmark carries the new
-/// generation.
-fn open_kafka(
+/// The Kafka sink's options for `config`: client settings with the mounted properties, the
+/// capture's identity and its topics.
+fn kafka_sink_options(
     config: &CaptureConfig,
     kafka: &crate::config::KafkaConfig,
-    metrics: SinkMetrics,
-    status: SinkStatus,
-    history_metrics: &SchemaHistoryMetrics,
-) -> Result<Opened, CaptureError> {
+) -> Result<SinkOptions, CaptureError> {
     let spec = redoline_crds::v1alpha1::KafkaSpec {
         bootstrap_servers: kafka.bootstrap_servers.clone(),
         topic_prefix: kafka.topic_prefix.clone(),
@@ -483,8 +538,27 @@ fn open_kafka(
         config.name.as_str(),
     );
     let topics = TopicNames::new(&spec, &config.journal);
-    let journal_settings = JournalSettings::from_spec(&config.journal, &topics.journal)?;
-    let options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
+    Ok(SinkOptions::new(
+        identity,
+        settings,
+        topics,
+        DeliveryMode::from_spec(&spec),
+    ))
+}
+
+/// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an
+/// earlier instance), the bookmark (CDC-5002 when unreadable), the journal read back against it.
+/// The journal's stale tombstones go into the first page, whose bookmark carries the new
+/// generation.
+fn open_kafka(
+    config: &CaptureConfig,
+    kafka: &crate::config::KafkaConfig,
+    metrics: SinkMetrics,
+    status: SinkStatus,
+    history_metrics: &SchemaHistoryMetrics,
+) -> Result<Opened, CaptureError> {
+    let options = kafka_sink_options(config, kafka)?;
+    let journal_settings = JournalSettings::from_spec(&config.journal, &options.topics.journal)?;
     let sink = KafkaSink::open(options, metrics, status)?;
     // The schema history is read beside the bookmark and the journal (which needs the bookmark):
     // each read is a client's round trips to the broker, and a start-up waits for all three.

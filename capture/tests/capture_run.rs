@@ -214,6 +214,10 @@ fn an_invalid_config_is_cdc_1001_naming_the_field() {
     let message = run.termination();
     assert_eq!(message["code"], "CDC-1001");
     assert_eq!(message["details"]["field"], "mining.maxScnWindow");
+    assert!(
+        message["details"].get("position").is_none(),
+        "no bookmark was read: no position to report"
+    );
 }
 
 #[test]
@@ -223,7 +227,18 @@ fn an_unsupported_change_stops_with_cdc_6001_or_is_skipped() {
     );
     let run = new_run(&scenario, "");
     assert_eq!(run.run().0, 3);
-    assert_eq!(run.termination()["code"], "CDC-6001");
+    let message = run.termination();
+    assert_eq!(message["code"], "CDC-6001");
+    // Where it stopped, for the operator's lag estimate: past transaction `a`, with its time.
+    let position = &message["details"]["position"];
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.path("out.jsonl.bookmark")).unwrap())
+            .unwrap();
+    assert_eq!(
+        position["commitScn"], stored["bookmark"]["commit_scn"],
+        "{message}"
+    );
+    assert!(position["commitTime"].is_string(), "{message}");
     assert_eq!(
         emitted(&run.events()),
         [("ORDERS".to_owned(), 1)],
@@ -330,6 +345,61 @@ fn doctor_prints_fixes_and_writes_cdc_1002() {
     assert_eq!(
         message["details"]["checks"][0]["fix"],
         "ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;"
+    );
+}
+
+/// Seed 001: `doctor` asks the lag from the stored bookmark, so it is known while no capture
+/// runs: the position, its database time and the lag behind the database now.
+#[test]
+fn doctor_prints_the_stored_position_and_its_lag() {
+    // One commit, then five quiet minutes on the database's clock.
+    let scenario = format!(
+        "{TABLES}{{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1}}}}\n\
+         {{\"tx\":\"a\",\"commit\":true}}\n{{\"advance_seconds\":300}}\n{{\"checkpoint\":true}}\n"
+    );
+    let run = new_run(&scenario, "");
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("stored position: none yet; the capture starts at spec.startPosition"),
+        "{text}"
+    );
+
+    let (status, stderr) = run.run();
+    assert_eq!(status, 0, "{stderr}");
+    let (status, json) = doctor(run.dir.path(), true);
+    assert_eq!(status, 0, "{json}");
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let position = &report["position"];
+    assert_eq!(position["state"], "stored", "{report}");
+    let commit_scn = position["commitScn"].as_u64().unwrap();
+    let lag = position["lagSeconds"].as_f64().unwrap();
+    assert!((295.0..=305.0).contains(&lag), "{position}");
+    let commit_time = position["commitTime"].as_str().unwrap().to_owned();
+    let (_, text) = doctor(run.dir.path(), false);
+    assert!(
+        text.contains(&format!(
+            "stored position: commit SCN {commit_scn} at {commit_time}, restart SCN"
+        )) && text.contains(&format!("lag {lag:.0}s behind the database")),
+        "{text}"
+    );
+
+    // A bookmark written before the time was stored: the lag comes from SCN_TO_TIMESTAMP of
+    // its commit SCN.
+    let path = run.path("out.jsonl.bookmark");
+    let mut stored: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    stored["bookmark"]
+        .as_object_mut()
+        .unwrap()
+        .remove("commit_time");
+    std::fs::write(&path, stored.to_string()).unwrap();
+    let (status, text) = doctor(run.dir.path(), false);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains(&format!(
+            "stored position: commit SCN {commit_scn} (its time is not stored), restart SCN"
+        )) && text.contains(&format!("lag {lag:.0}s behind the database")),
+        "{text}"
     );
 }
 

@@ -82,6 +82,15 @@ fn an_idle_read_only_capture_stays_current_with_heartbeats() {
         later["lagSeconds"], 120.0,
         "two idle minutes behind: {later}"
     );
+    // The position's database time is the last commit's, two idle minutes ago.
+    let commit_time = |value: &Value| -> jiff::Timestamp {
+        value
+            .as_str()
+            .unwrap_or_else(|| panic!("no time: {value}"))
+            .parse()
+            .unwrap()
+    };
+    let last_commit = commit_time(&later["commitTime"]);
 
     let (run, port) = capture(
         &["APP.ORDERS"],
@@ -109,6 +118,11 @@ fn an_idle_read_only_capture_stays_current_with_heartbeats() {
         ),
         (Some(reached), Some(reached))
     );
+    // Heartbeats moved the stored time with the position: the idle SCN's time, two minutes
+    // after the last commit, so a capture stopped here does not look two minutes behind.
+    let idle_time = commit_time(&bookmark["commit_time"]);
+    let moved = idle_time.duration_since(last_commit).as_secs();
+    assert!((119..=121).contains(&moved), "{idle_time} vs {last_commit}");
     let beat = &heartbeats(&run)[0];
     assert_eq!(beat["key"], serde_json::json!({"serverName": "redoline"}));
     assert!(beat["value"]["ts_ms"].as_i64().unwrap() > 1_700_000_000_000);

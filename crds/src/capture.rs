@@ -7,6 +7,8 @@
 //! pod can be older or newer than the operator: members it does not read are ignored, missing
 //! optional ones are `None`, and a `state` it does not know is `None` ([`CaptureReport`]).
 
+/// The time type of `/status` (RFC 3339, UTC, whole seconds), as in the OracleCapture status.
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -43,6 +45,11 @@ pub struct SnapshotProgress {
 pub struct StatusReport {
     pub state: CaptureState,
     pub commit_scn: Option<u64>,
+    /// The database time of `commit_scn` as the bookmark stores it (UTC, whole seconds, rounded
+    /// down): the commit time of the last emitted transaction, or the time of the SCN a
+    /// heartbeat moved the position to. Null until known. An addition to the contract's
+    /// `/status`, which lets the operator estimate the lag once no capture reports one.
+    pub commit_time: Option<Time>,
     pub restart_scn: Option<u64>,
     pub lag_seconds: Option<f64>,
     pub open_transactions: u64,
@@ -114,6 +121,10 @@ pub struct CaptureReport {
     pub state: Option<CaptureState>,
     #[serde(default)]
     pub commit_scn: Option<u64>,
+    /// The database time of `commitScn` (an addition to the contract's `/status`: older captures
+    /// leave it out).
+    #[serde(default)]
+    pub commit_time: Option<Time>,
     #[serde(default)]
     pub restart_scn: Option<u64>,
     #[serde(default)]

@@ -19,7 +19,9 @@
 //! capture pod changes (pods labelled `app.kubernetes.io/name=redoline-capture`, mapped back
 //! through `app.kubernetes.io/instance`), and when a Secret it references changes. While a capture
 //! pod runs it also requeues every `status_poll_interval`, which is how `status.lagSeconds` stays
-//! fresh; otherwise it resyncs every [`RESYNC_INTERVAL`] as a safety net.
+//! fresh; otherwise it resyncs every [`RESYNC_INTERVAL`] as a safety net, or sooner when no
+//! capture streams and the lag estimated from the stored position will cross `spec.sla` before
+//! then ([`crate::status::lag_breach_in`]).
 //!
 //! # Secrets
 //! A missing Secret or key is the user's to fix, not an error to retry: it becomes `Stalled` with

@@ -555,6 +555,7 @@ async fn explain_and_printer_columns_are_useful() {
         position: Some(Position {
             commit_scn: Some(9_876_543_210),
             restart_scn: Some(9_876_500_000),
+            commit_time: Some(Time(jiff_now())),
         }),
         lag_seconds: Some(12.5),
         last_stop: Some(LastStop {

@@ -202,6 +202,7 @@ fn report(state: CaptureState, lag: f64) -> CaptureReport {
     CaptureReport {
         state: Some(state),
         commit_scn: Some(5000),
+        commit_time: None,
         restart_scn: Some(4000),
         lag_seconds: Some(lag),
         snapshot: None,

@@ -22,6 +22,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Patch, PatchParams};
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::LastStop;
@@ -522,7 +523,70 @@ async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
         .await;
     let recovered = h.event("LagSLARecovered").await;
     assert_eq!(recovered.type_.as_deref(), Some("Normal"));
+
+    // The capture reports its position's database time, 100 s ago, then stops with CDC-4001:
+    // nothing measures the lag any more. The operator estimates it from that time and says so,
+    // within the SLA of 120 s at first, and turns LagWithinSLA False once the estimate crosses
+    // the SLA, with nothing else changing to wake it.
+    let position_time = Timestamp::now() - SignedDuration::from_secs(100);
+    *body.lock().unwrap() = report_at(2.0, position_time);
+    h.wait_current("the position's time", |c| {
+        c.status
+            .as_ref()
+            .and_then(|s| s.position.as_ref())
+            .is_some_and(|p| p.commit_time.is_some())
+    })
+    .await;
+    h.write_pod_status(json!({
+        "phase": "Running",
+        "initContainerStatuses": [container_status("doctor", terminated(0, ""), false)],
+        "containerStatuses": [container_status("capture", terminated(3, SPILL_STOP), false)],
+    }))
+    .await;
+    let estimated = |c: &OracleCapture| {
+        message_of(c, "LagWithinSLA").starts_with(&format!(
+            "no capture is streaming; estimated from the last stored position at {}: the lag ",
+            position_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+        ))
+    };
+    let capture = h
+        .wait_current("an estimated lag within the SLA", |c| {
+            has_condition(c, "LagWithinSLA", "True", "LagWithinSLA") && estimated(c)
+        })
+        .await;
+    assert!(has_condition(
+        &capture,
+        "Stalled",
+        "True",
+        "SpillCapacityExceeded"
+    ));
+    assert_eq!(
+        capture.status.as_ref().unwrap().lag_seconds,
+        None,
+        "lagSeconds is only the live lag"
+    );
+    let capture = h
+        .wait_current("an estimated lag over the SLA", |c| {
+            has_condition(c, "LagWithinSLA", "False", "LagSLABreached") && estimated(c)
+        })
+        .await;
+    let message = message_of(&capture, "LagWithinSLA");
+    let crossing = position_time + SignedDuration::from_secs(120);
+    assert!(
+        message.ends_with(&format!(
+            "the lag has exceeded the SLA of 120s since {}",
+            crossing.strftime("%Y-%m-%dT%H:%M:%SZ")
+        )),
+        "{message}"
+    );
     h.finish().await;
+}
+
+/// [`report`] with the position's database time.
+fn report_at(lag_seconds: f64, commit_time: Timestamp) -> String {
+    let mut report: serde_json::Value = serde_json::from_str(&report(lag_seconds)).unwrap();
+    report["commitTime"] = json!(commit_time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+    report.to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,13 +18,17 @@
 //! - the flush table can be written (created when missing);
 //! - the first-contact probe ([`probe`]): every other read the capture makes, recent redo
 //!   included, answered and mapped by the capture's own code.
+//!
+//! Beside the checks, the report shows the stored position and its lag ([`StoredPosition`]).
 
+mod position;
 mod probe;
 mod report;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub use position::StoredPosition;
 pub use report::{Check, Report};
 
 use crate::dictionary::TableSchema;
@@ -243,7 +247,10 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             "flush table",
             "not used (mining.readOnly): windows see the redo the log writer has written",
         ));
-        return Report { checks };
+        return Report {
+            checks,
+            position: None,
+        };
     }
     checks.push(match source.flush_redo() {
         Ok(()) => Check::pass("flush table", "the flush table is written and committed"),
@@ -253,7 +260,10 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             flush_table_fix(request, granted.ok().and_then(|g| g.default_tablespace)),
         ),
     });
-    Report { checks }
+    Report {
+        checks,
+        position: None,
+    }
 }
 
 /// What lets the capture user create and fill the flush table: CREATE TABLE and a quota on its
@@ -285,6 +295,7 @@ pub fn connection_failed(error: &SourceError) -> Report {
             error_text(error),
             connection_fix(error),
         )],
+        position: None,
     }
 }
 

@@ -5,6 +5,7 @@ use std::fmt;
 use redoline_crds::StopCode;
 use serde::Serialize;
 
+use super::StoredPosition;
 use crate::stop::Stop;
 
 /// One prerequisite, as the contracts' termination message lists it.
@@ -43,9 +44,11 @@ impl Check {
 }
 
 /// Every check of one doctor run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     pub checks: Vec<Check>,
+    /// The stored position and its lag; `None` when doctor could not ask (no database).
+    pub position: Option<StoredPosition>,
 }
 
 impl Report {
@@ -59,7 +62,11 @@ impl Report {
 
     /// The JSON report (`doctor --json`).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "ok": self.passed(), "checks": self.checks })
+        let mut report = serde_json::json!({ "ok": self.passed(), "checks": self.checks });
+        if let Some(position) = &self.position {
+            report["position"] = serde_json::to_value(position).unwrap_or_default();
+        }
+        report
     }
 
     /// CDC-1002 with `details.checks` (the failing ones first, so trimming keeps them).
@@ -107,6 +114,9 @@ impl fmt::Display for Report {
             if let Some(fix) = &check.fix {
                 writeln!(f, "{:<6} {:<width$}  fix: {fix}", "", "")?;
             }
+        }
+        if let Some(position) = &self.position {
+            writeln!(f, "{position}")?;
         }
         let failed = self.failures().count();
         if failed == 0 {

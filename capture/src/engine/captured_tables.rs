@@ -377,7 +377,12 @@ pub fn check_key_logging<S: DatabaseCatalog>(
             )
         })
         .collect();
-    match (Report { checks: failed }).stop() {
+    match (Report {
+        checks: failed,
+        position: None,
+    })
+    .stop()
+    {
         Some(mut stop) => {
             stop.message = format!(
                 "supplemental logging does not put the key in every change of {} table(s), so \

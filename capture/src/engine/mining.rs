@@ -336,8 +336,34 @@ impl<S: OracleSource> Engine<S> {
             self.source.heartbeat_action(query)?;
         }
         // Mining has given every row up to the SCN before `next_scn` to the buffer.
-        self.pipeline
-            .heartbeat(self.next_scn.saturating_sub(1), now)
+        let mined_through = self.next_scn.saturating_sub(1);
+        // The bookmark moves there only with no transaction open: its time is asked only then.
+        let moves = self.pipeline.buffer.open_transactions() == 0
+            && mined_through > self.pipeline.bookmark.commit_scn;
+        let mined_time = if moves {
+            self.time_of_scn(mined_through)
+        } else {
+            None
+        };
+        self.pipeline.heartbeat(mined_through, mined_time, now)
+    }
+
+    /// The database time of `scn` as a UTC instant (`SCN_TO_TIMESTAMP` in the host's local time,
+    /// made UTC with the host's offset read now), for the bookmark's commit time. `None` when it
+    /// cannot be read: the bookmark then keeps its earlier time, which only makes the position
+    /// look older, so a failure is logged at debug level and never fails the run (the lag poll
+    /// warns about a failing SCN_TO_TIMESTAMP once).
+    fn time_of_scn(&mut self, scn: u64) -> Option<Timestamp> {
+        let source = &mut self.source;
+        let time = source.database_utc_offset().and_then(|offset| {
+            Ok(source
+                .scn_to_timestamp(scn)?
+                .and_then(|local| offset.to_timestamp(local).ok()))
+        });
+        time.unwrap_or_else(|error| {
+            tracing::debug!(scn, %error, "the time of the SCN mining reached cannot be read");
+            None
+        })
     }
 
     /// The database host's offset from UTC, read before each window so its rows' local
@@ -398,6 +424,11 @@ impl<S: OracleSource> Engine<S> {
                         .observe_database_clock(now, database_now);
                 }
                 self.lag.record(now, current, emitted);
+                // A position whose time this run has not seen yet (a fresh start, a bookmark
+                // written before the time was stored): the next page stores it.
+                if let Some(emitted) = emitted {
+                    self.pipeline.bookmark.reached_time(emitted);
+                }
             }
             Err(error) => {
                 if self.lag.record_failure(now) {

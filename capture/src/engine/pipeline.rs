@@ -10,6 +10,7 @@ use std::time::Instant;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
+use redoline_crds::capture::Time;
 
 use super::captured_tables::CapturedTables;
 use super::journaling::Journaling;
@@ -316,6 +317,7 @@ impl Pipeline {
         self.bookmark.record_commit(commit.scn, commit.xid)?;
         if let Some(time) = committed_at {
             self.last_commit_time = Some((commit.scn, time));
+            self.bookmark.reached_time(time);
         }
         // A transaction that wrote nothing (one that touched no captured table, such as the flush
         // write) moves the bookmark with the next page instead of costing a page of its own. A
@@ -377,10 +379,12 @@ impl Pipeline {
     }
 
     /// A heartbeat record and, with no transaction open, the bookmark moved to `mined_through`
-    /// (every row up to it was given to the buffer), committed as a page.
+    /// (every row up to it was given to the buffer) and to its database time `mined_time` when
+    /// known, committed as a page.
     pub(super) fn heartbeat(
         &mut self,
         mined_through: u64,
+        mined_time: Option<Timestamp>,
         now: Timestamp,
     ) -> Result<(), CaptureError> {
         let record = heartbeat_record(
@@ -391,7 +395,7 @@ impl Pipeline {
         );
         self.sink.push_heartbeat(record)?;
         if self.buffer.open_transactions() == 0 {
-            self.bookmark.pass_idle(mined_through);
+            self.bookmark.pass_idle(mined_through, mined_time);
             self.mined_frontier = self.mined_frontier.max(mined_through);
         }
         self.bookmark_moved = true;
@@ -446,6 +450,7 @@ impl Pipeline {
     pub(super) fn publish_status(&self, now: Timestamp) {
         self.board.update(now, |report| {
             report.commit_scn = Some(self.bookmark.commit_scn);
+            report.commit_time = self.bookmark.commit_time.map(Time);
             report.restart_scn = Some(self.bookmark.restart_scn);
             report.open_transactions = self.buffer.open_transactions() as u64;
             report.buffered_events = self.buffer.buffered_events();

@@ -12,11 +12,20 @@
 //!  "committed_xids":["07000C00F3010000"],
 //!  "released":[{"con_id":3,"xid":"0A000B0057030000","reason":"orphan-released","released_at_scn":2146900}],
 //!  "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4,
+//!  "commit_time":"2024-01-02T03:04:05Z",
 //!  "snapshot":{"scn":2146790,"completed":false,"tables":[
 //!    {"table":"APP.ORDERS","scn":2146790,"after_row_id":"AAAR3sAAEAAAACXAAA","rows":10000,"done":false}]}}
 //! ```
 //!
 //! `snapshot` is present while an initial snapshot runs and after it (docs/snapshot.md).
+//!
+//! `commit_time` is the database time of `commit_scn` as a UTC instant (RFC 3339): the commit
+//! time of the last emitted transaction, or, once a heartbeat moved the bookmark over a quiet
+//! stretch, the time of the SCN mining reached. It says how recent the stored position is when
+//! no capture runs to report a lag (`redoline-capture doctor`, the operator's estimate). It is
+//! an addition within format 1: bookmarks written before it lack it (and read as before), and
+//! an older redoline ignores it. It only moves forward, and never past the true time of
+//! `commit_scn`, so a lag counted from it errs towards more lag, never less.
 //!
 //! Resume rule (seed 001): a transaction committed below `commit_scn`, or at `commit_scn` and
 //! listed in `committed_xids`, was emitted and is skipped ([`Bookmark::already_emitted`]); mining
@@ -29,6 +38,7 @@
 
 use std::collections::BTreeSet;
 
+use jiff::Timestamp;
 use redoline_crds::StopCode;
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +80,11 @@ pub struct Bookmark {
     /// still filters its streamed changes up to that SCN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotState>,
+    /// The database time of `commit_scn` (UTC), when known: see the module documentation.
+    /// Absent in a bookmark written before redoline recorded it, and until the time of a fresh
+    /// capture's start position is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_time: Option<Timestamp>,
 }
 
 /// A transaction reported committed before the bookmark's last one: emitting it would break
@@ -110,6 +125,7 @@ impl Bookmark {
             pdb_incarnation_scn,
             journal_generation,
             snapshot: None,
+            commit_time: None,
         }
     }
 
@@ -212,13 +228,27 @@ impl Bookmark {
     /// `scn` to the buffer and no transaction is open, so a restart has nothing to mine below it
     /// and every transaction committed below it was emitted (or touched no captured table). One
     /// committed at `scn` itself already moved the bookmark there and is listed, so it stays
-    /// listed. Never moves backwards.
-    pub fn pass_idle(&mut self, scn: u64) {
+    /// listed. `time` is the database time of `scn` when it could be read; without it the
+    /// commit time stays where it was, which only makes the position look older. Never moves
+    /// backwards.
+    pub fn pass_idle(&mut self, scn: u64, time: Option<Timestamp>) {
         if scn > self.commit_scn {
             self.commit_scn = scn;
             self.committed_xids.clear();
         }
         self.restart_scn = self.restart_scn.max(scn);
+        if let Some(time) = time {
+            self.reached_time(time);
+        }
+    }
+
+    /// Records `time` as the database time of `commit_scn` or of an SCN below it (the commit
+    /// time of the transaction just recorded, `SCN_TO_TIMESTAMP` of the position): the commit
+    /// time moves to it unless it is already later.
+    pub fn reached_time(&mut self, time: Timestamp) {
+        if self.commit_time.is_none_or(|known| known < time) {
+            self.commit_time = Some(time);
+        }
     }
 
     /// The record value.
@@ -270,19 +300,79 @@ mod tests {
         let xid = Xid::from_parts(7, 12, 1);
         let mut bookmark = Bookmark::initial(100, 1, None, 0);
         bookmark.record_commit(120, xid).unwrap();
-        bookmark.pass_idle(150);
+        bookmark.pass_idle(150, None);
         assert_eq!((bookmark.commit_scn, bookmark.restart_scn), (150, 150));
         assert!(bookmark.committed_xids.is_empty());
         assert!(bookmark.already_emitted(149, &xid));
         bookmark.record_commit(150, xid).unwrap();
-        bookmark.pass_idle(150);
+        bookmark.pass_idle(150, None);
         assert!(
             bookmark.already_emitted(150, &xid),
             "a commit at the SCN stays listed"
         );
-        bookmark.pass_idle(140);
+        bookmark.pass_idle(140, None);
         assert_eq!((bookmark.commit_scn, bookmark.restart_scn), (150, 150));
         assert!(bookmark.already_emitted(150, &xid), "never backwards");
+    }
+
+    fn time(second: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + second).unwrap()
+    }
+
+    #[test]
+    fn the_commit_time_follows_commits_and_quiet_stretches_forward_only() {
+        let mut bookmark = Bookmark::initial(100, 1, None, 0);
+        assert_eq!(
+            bookmark.commit_time, None,
+            "a fresh position has no time yet"
+        );
+        bookmark.record_commit(120, xid(1)).unwrap();
+        bookmark.reached_time(time(10));
+        assert_eq!(bookmark.commit_time, Some(time(10)));
+        // A heartbeat over a quiet stretch: the time of the SCN mining reached.
+        bookmark.pass_idle(150, Some(time(70)));
+        assert_eq!(
+            (bookmark.commit_scn, bookmark.commit_time),
+            (150, Some(time(70)))
+        );
+        // The time could not be read: the position moves, its time stays (older, never newer).
+        bookmark.pass_idle(160, None);
+        assert_eq!(
+            (bookmark.commit_scn, bookmark.commit_time),
+            (160, Some(time(70)))
+        );
+        // Never backwards (a RAC commit stamped a little earlier than the one before).
+        bookmark.reached_time(time(65));
+        assert_eq!(bookmark.commit_time, Some(time(70)));
+        let decoded = Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap();
+        assert_eq!(decoded.commit_time, Some(time(70)));
+        assert!(
+            bookmark
+                .encode()
+                .contains(r#""commit_time":"2023-11-14T22:14:30Z""#),
+            "{}",
+            bookmark.encode()
+        );
+    }
+
+    #[test]
+    fn a_bookmark_written_before_the_commit_time_still_decodes() {
+        // What redoline wrote before `commit_time` existed (no `snapshot`, no `commit_time`).
+        let old = br#"{"format":1,"commit_scn":2146951,"restart_scn":2146790,"committed_xids":["07000C00F3010000"],"released":[],"resetlogs_scn":1,"pdb_incarnation_scn":null,"journal_generation":4}"#;
+        let bookmark = Bookmark::decode(old, &at()).unwrap();
+        assert_eq!(
+            (bookmark.commit_scn, bookmark.commit_time),
+            (2_146_951, None)
+        );
+        assert!(
+            !bookmark.encode().contains("commit_time"),
+            "an unknown time is left out, as before"
+        );
+        let bad_time = br#"{"format":1,"commit_scn":1,"restart_scn":1,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0,"commit_time":"yesterday"}"#;
+        assert_eq!(
+            Bookmark::decode(bad_time, &at()).unwrap_err().code,
+            StopCode::BookmarkUnreadable
+        );
     }
 
     fn at() -> RecordLocation {
@@ -302,9 +392,14 @@ mod tests {
         let text = r#"{"format":1,"commit_scn":2146951,"restart_scn":2146790,
             "committed_xids":["07000C00F3010000"],
             "released":[{"con_id":3,"xid":"0A000B0057030000","reason":"orphan-released","released_at_scn":2146900}],
-            "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4}"#;
+            "resetlogs_scn":1,"pdb_incarnation_scn":1920345,"journal_generation":4,
+            "commit_time":"2024-01-02T03:04:05Z"}"#;
         let bookmark = Bookmark::decode(text.as_bytes(), &at()).unwrap();
         assert_eq!(bookmark.commit_scn, 2_146_951);
+        assert_eq!(
+            bookmark.commit_time,
+            Some("2024-01-02T03:04:05Z".parse().unwrap())
+        );
         assert!(bookmark.already_emitted(2_146_951, &Xid::from_hex("07000C00F3010000").unwrap()));
         assert_eq!(
             bookmark.released.entries()[0].reason,
@@ -438,6 +533,10 @@ mod tests {
             any::<u64>(),
             proptest::option::of(any::<u64>()),
             any::<u64>(),
+            proptest::option::of(
+                (0i64..4_000_000_000, 0i32..1_000_000_000)
+                    .prop_map(|(second, nanos)| Timestamp::new(second, nanos).unwrap()),
+            ),
         )
             .prop_map(
                 |(
@@ -448,6 +547,7 @@ mod tests {
                     resetlogs,
                     pdb,
                     generation,
+                    commit_time,
                 )| {
                     Bookmark {
                         format: BOOKMARK_FORMAT,
@@ -459,6 +559,7 @@ mod tests {
                         pdb_incarnation_scn: pdb,
                         journal_generation: generation,
                         snapshot: None,
+                        commit_time,
                     }
                 },
             )

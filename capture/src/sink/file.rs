@@ -279,6 +279,12 @@ pub fn bookmark_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The bookmark the file sink writing `path` stored, without opening the sink (nothing is cut):
+/// what `doctor` shows. `None` before the first page.
+pub fn stored_bookmark(path: &Path) -> Result<Option<Value>, FileSinkError> {
+    Ok(read_bookmark(&bookmark_path(path))?.map(|stored| stored.bookmark))
+}
+
 fn read_bookmark(path: &Path) -> Result<Option<StoredBookmark>, FileSinkError> {
     match std::fs::read(path) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -50,7 +50,7 @@ pub use kafka::metrics::SinkMetrics;
 pub use kafka::retry::{ProducerState, RetryPolicy, SinkStatus};
 pub use kafka::sender::send_waiting;
 pub use kafka::topics::TopicNames;
-pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions};
+pub use kafka::{Committed, DeliveryMode, KafkaSink, SinkOptions, peek_bookmark};
 pub use output::{FileLines, Output, OutputError};
 pub use page::{Page, PageFill, PagePolicy};
 

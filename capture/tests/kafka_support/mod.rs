@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod run_support;
 use run_support::run_command;
 #[allow(unused_imports)] // not every test binary using this module probes the HTTP face
-pub use run_support::{Xorshift, free_port, metric, status};
+pub use run_support::{BINARY, Xorshift, free_port, metric, status, terminate};
 
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;

@@ -48,8 +48,9 @@ pub struct OracleCaptureStatus {
 
     /// Seconds between the database's current SCN and the last emitted commit, both as UTC
     /// instants (the host's local times less its UTC offset, so a DST switch between them does
-    /// not count), or absent when unknown (for example when the position is older than the
-    /// SCN-to-time mapping).
+    /// not count), as the streaming capture last measured it: the live lag. Absent when unknown
+    /// (for example when the position is older than the SCN-to-time mapping) and while no
+    /// capture streams; `LagWithinSLA` then gives the lag estimated from `position.commitTime`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_seconds: Option<f64>,
 
@@ -108,6 +109,13 @@ pub struct Position {
     /// The SCN mining restarts from after a restart: held back by the oldest open transaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_scn: Option<u64>,
+    /// The database time of `commitScn` (UTC, whole seconds rounded down), as the capture stores
+    /// it with its bookmark: the commit time of the last emitted transaction, or the time of the
+    /// SCN a heartbeat moved the position to on a quiet database. While no capture streams,
+    /// `LagWithinSLA` estimates the lag as the time since it. Absent until the capture has
+    /// streamed and reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_time: Option<Time>,
 }
 
 /// The latest typed stop, as written to the capture pod's termination message.

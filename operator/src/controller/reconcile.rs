@@ -20,7 +20,7 @@ use super::{
     apply, now, object_key, observe, remember, resize, secrets,
 };
 use crate::build::{BuildError, build};
-use crate::status::{ConfigurationProblem, Observation, Transition, compute};
+use crate::status::{ConfigurationProblem, Observation, Transition, compute, lag_breach_in};
 
 /// One reconcile under way: the OracleCapture, with the metadata every step needs, and the
 /// controller's context.
@@ -53,18 +53,23 @@ pub(super) async fn reconcile_capture(
     let observed = reconcile.observe(applied.configuration_problem).await;
     let written = context.memory().capture(reconcile.uid).written.clone();
     let previous = written.or_else(|| capture.status.clone());
-    let (status, mut transitions) = compute(&observed.observation, previous.as_ref(), &now());
+    let now = now();
+    let (status, mut transitions) = compute(&observed.observation, previous.as_ref(), &now);
     transitions.extend(observed.unanswered);
+    let lag_breach_in = lag_breach_in(&observed.observation, &status, &now);
     reconcile
         .write_status(previous.as_ref(), status, &transitions)
         .await?;
-    Ok(if applied.resize_waiting {
-        Action::requeue(resize::RESIZE_POLL)
+    let next = if applied.resize_waiting {
+        resize::RESIZE_POLL
     } else if observed.running && !capture.spec.suspend {
-        Action::requeue(context.settings.status_poll_interval)
+        context.settings.status_poll_interval
     } else {
-        Action::requeue(RESYNC_INTERVAL)
-    })
+        RESYNC_INTERVAL
+    };
+    Ok(Action::requeue(
+        lag_breach_in.map_or(next, |breach| next.min(breach)),
+    ))
 }
 
 impl<'a> Reconcile<'a> {

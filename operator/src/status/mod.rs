@@ -10,11 +10,12 @@
 //! | `PrerequisitesMet` | the doctor init container passed | it reported CDC-1002 (message lists each failing check and its fix); Unknown before it ran |
 //! | `Stalled` | a typed stop (or a configuration problem) needs a person; reason = stop reason, message starts with the code | none, or a new pod streams again |
 //! | `Reconciling` | the StatefulSet is being created or rolled out | rolled out, or `Blocked` by a configuration problem (kstatus then reports the failure) |
-//! | `LagWithinSLA` | only with `spec.sla`: lag ≤ maxLagSeconds | `LagSLABreached`, or Unknown while no lag is known |
+//! | `LagWithinSLA` | only with `spec.sla`: lag ≤ maxLagSeconds, live or, while no capture streams, estimated from the stored position's time ([`lag`]) | `LagSLABreached`, or Unknown while no lag is known |
 //!
 //! Every condition carries `observedGeneration`; `lastTransitionTime` moves only when the status
 //! value changes. [`Transition`]s say which changes deserve an Event.
 
+mod lag;
 mod observation;
 mod polls;
 mod termination;
@@ -58,14 +59,8 @@ pub fn compute(
     let pod = observation.pod.as_ref();
     let doctor_stop = pod.and_then(|p| p.doctor.stop());
     let capture_stop = pod.and_then(|p| p.capture.stop());
-    // The pod is ready only while the capture streams (its readiness probe is `/readyz`), so
-    // without a `/status` report the readiness decides: an unreachable `/status` must not keep a
-    // streaming capture not-Ready.
-    let streaming = pod.is_some_and(|p| p.capture.is_running_ready())
-        && observation
-            .capture
-            .as_ref()
-            .is_none_or(|c| c.state == Some(CaptureState::Streaming));
+    let stopped_at = capture_stop.as_ref().and_then(StopReport::position);
+    let streaming = streaming(observation);
     let unanswered_note = |message: String| match &observation.status_unanswered {
         Some(unanswered) => format!("{message}; {}", unanswered.note()),
         None => message,
@@ -183,29 +178,53 @@ pub fn compute(
         )
     };
 
+    // The position the capture reports; one that has not read its bookmark yet (a restarted
+    // container starting up) reports none. Without a report, the furthest of the last known one
+    // and the one the capture's typed stop names (where it stood when it stopped, which may be
+    // past the last poll; an older stop stays in the pod's last state after the capture went on).
+    // Its time stays while a position of the same commit SCN comes without one.
+    let previous_position = previous.and_then(|p| p.position.as_ref());
+    let reported = observation
+        .capture
+        .as_ref()
+        .filter(|c| c.commit_scn.is_some())
+        .map(|c| Position {
+            commit_scn: c.commit_scn,
+            restart_scn: c.restart_scn,
+            commit_time: c.commit_time.clone(),
+        });
+    let position = reported
+        .or_else(|| {
+            stopped_at
+                .into_iter()
+                .chain(previous_position.cloned())
+                .max_by_key(|p| p.commit_scn)
+        })
+        .map(|mut position| {
+            if position.commit_time.is_none() {
+                position.commit_time = previous_position
+                    .filter(|p| p.commit_scn == position.commit_scn)
+                    .and_then(|p| p.commit_time.clone());
+            }
+            position
+        });
+
+    // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
     let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
-    let lag = observation
-        .sla_max_lag_seconds
-        .map(|max| match lag_seconds {
-            Some(lag) if lag <= max as f64 => condition(
-                ct::LAG_WITHIN_SLA,
-                TRUE,
-                "LagWithinSLA",
-                format!("lag {lag:.1}s is within the SLA of {max}s"),
-            ),
-            Some(lag) => condition(
-                ct::LAG_WITHIN_SLA,
-                FALSE,
-                "LagSLABreached",
-                format!("lag {lag:.1}s exceeds the SLA of {max}s"),
-            ),
+    let lag = observation.sla_max_lag_seconds.map(|max| {
+        let lag = lag::judge(now, lag_seconds, activity(observation), position.as_ref());
+        let message = lag.message(max);
+        match lag.within(max) {
+            Some(true) => condition(ct::LAG_WITHIN_SLA, TRUE, "LagWithinSLA", message),
+            Some(false) => condition(ct::LAG_WITHIN_SLA, FALSE, "LagSLABreached", message),
             None => condition(
                 ct::LAG_WITHIN_SLA,
                 UNKNOWN,
                 "LagUnknown",
-                unanswered_note("no lag is known yet".to_owned()),
+                unanswered_note(message),
             ),
-        });
+        }
+    });
 
     let phase = if stalled.status == TRUE {
         Phase::Stalled
@@ -234,15 +253,6 @@ pub fn compute(
         })
         .or_else(|| previous.and_then(|p| p.last_stop.clone()));
 
-    let position = observation
-        .capture
-        .as_ref()
-        .map(|c| Position {
-            commit_scn: c.commit_scn,
-            restart_scn: c.restart_scn,
-        })
-        .or_else(|| previous.and_then(|p| p.position.clone()));
-
     // Only while snapshotting: a finished snapshot's numbers would read as work still going on.
     let snapshot = observation
         .capture
@@ -270,6 +280,50 @@ pub fn compute(
     };
     let transitions = transitions(previous, &status);
     (status, transitions)
+}
+
+/// Whether a capture streams. The pod is ready only while the capture streams (its readiness
+/// probe is `/readyz`), so without a `/status` report the readiness decides: an unreachable
+/// `/status` must not keep a streaming capture not-Ready.
+fn streaming(observation: &Observation) -> bool {
+    observation
+        .pod
+        .as_ref()
+        .is_some_and(|p| p.capture.is_running_ready())
+        && observation
+            .capture
+            .as_ref()
+            .is_none_or(|c| c.state == Some(CaptureState::Streaming))
+}
+
+/// What the capture is doing, for the lag.
+fn activity(observation: &Observation) -> lag::Activity {
+    if observation.suspend {
+        lag::Activity::Suspended
+    } else if streaming(observation) {
+        lag::Activity::Streaming
+    } else {
+        lag::Activity::NotStreaming
+    }
+}
+
+/// While no capture streams and the estimated lag is still within the SLA: how long until it
+/// crosses it. Nothing else makes the operator look again before its resync (a stopped capture
+/// has no `/status` to poll), so the reconcile comes back then, and `LagWithinSLA` turns False
+/// when the SLA is breached rather than minutes later.
+pub fn lag_breach_in(
+    observation: &Observation,
+    status: &OracleCaptureStatus,
+    now: &Time,
+) -> Option<std::time::Duration> {
+    let max = observation.sla_max_lag_seconds?;
+    lag::judge(
+        now,
+        status.lag_seconds,
+        activity(observation),
+        status.position.as_ref(),
+    )
+    .estimate_breached_in(max)
 }
 
 /// The status of a capture whose reconciles keep failing (an API call refused for good: a

@@ -6,6 +6,7 @@
 //! truncated or foreign text) is kept as an unreadable report rather than trusted or dropped.
 
 use redoline_crds::capture::TerminationMessage;
+use redoline_crds::v1alpha1::Position;
 use redoline_crds::{StopCode, is_condition_reason, is_stop_code_shaped};
 use serde::Deserialize;
 use serde_json::Value;
@@ -53,6 +54,14 @@ impl StopReport {
             at: wire.at,
             details: wire.details,
         })
+    }
+
+    /// Where the capture stood when it stopped (`details.position`, as on `/status`), when it
+    /// had read its bookmark.
+    pub fn position(&self) -> Option<Position> {
+        let position: Position =
+            serde_json::from_value(self.details.get("position")?.clone()).ok()?;
+        position.commit_scn.is_some().then_some(position)
     }
 
     pub fn stop_code(&self) -> Option<StopCode> {
@@ -161,6 +170,35 @@ mod tests {
             let stop = StopReport::parse(text).unwrap();
             assert_eq!(stop.stop_code(), Some(code));
             assert_eq!(stop.reason, reason);
+        }
+    }
+
+    #[test]
+    fn a_stop_names_where_the_capture_stood() {
+        let text = r#"{"code":"CDC-6001","reason":"UnsupportedChange","message":"m","details":{"position":{"commitScn":9000,"restartScn":8900,"commitTime":"2026-11-29T09:59:40Z"}}}"#;
+        let position = StopReport::parse(text).unwrap().position().unwrap();
+        assert_eq!(
+            (position.commit_scn, position.restart_scn),
+            (Some(9000), Some(8900))
+        );
+        assert_eq!(
+            position.commit_time.map(|t| t.0.to_string()),
+            Some("2026-11-29T09:59:40Z".to_owned())
+        );
+        // None, or one that cannot be read: no position.
+        for details in [
+            r#"{}"#,
+            r#"{"position":{"commitScn":"x"}}"#,
+            r#"{"position":{}}"#,
+        ] {
+            let text = format!(
+                r#"{{"code":"CDC-6001","reason":"UnsupportedChange","message":"m","details":{details}}}"#
+            );
+            assert_eq!(
+                StopReport::parse(&text).unwrap().position(),
+                None,
+                "{details}"
+            );
         }
     }
 

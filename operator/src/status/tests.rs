@@ -60,12 +60,32 @@ fn streaming(lag: f64) -> Observation {
         capture: Some(CaptureReport {
             state: Some(CaptureState::Streaming),
             commit_scn: Some(5000),
+            commit_time: None,
             restart_scn: Some(4000),
             lag_seconds: Some(lag),
             snapshot: None,
         }),
         ..Observation::default()
     }
+}
+
+/// Streaming with the position's database time on `/status`.
+fn streaming_at(lag: f64, commit_time: &str) -> Observation {
+    let mut observation = streaming(lag);
+    if let Some(report) = observation.capture.as_mut() {
+        report.commit_time = Some(at(commit_time));
+    }
+    observation
+}
+
+/// The same capture after `stop` ended its container: no `/status` any more.
+fn stopped_with(observation: &Observation, stop: &str) -> Observation {
+    let mut observation = observation.clone();
+    observation.capture = None;
+    if let Some(pod) = observation.pod.as_mut() {
+        pod.capture.state = ContainerState::Terminated(stopped(stop));
+    }
+    observation
 }
 
 const SPILL_STOP: &str = r#"{"code":"CDC-4001","reason":"SpillCapacityExceeded","message":"spill cap of 10Gi exceeded","at":"2026-11-29T09:59:00Z","details":{"transactions":[{"xid":"0a001b00c2030000","user":"BATCH","firstScn":1200,"events":5000000,"heapBytes":1024,"diskBytes":10737418240}]}}"#;
@@ -335,6 +355,26 @@ fn suspended_is_ready_with_zero_pods() {
     );
     assert_eq!(cond(&status, ct::RECONCILING).status, "False");
     assert_eq!(status.phase, Some(Phase::Suspended));
+
+    // Suspended long after it streamed: a pause on purpose is no SLA breach, which GitOps tools
+    // would report as a failure.
+    let (streamed, _) = compute(&streaming_at(2.0, "2026-11-29T09:00:00Z"), None, &t0());
+    let suspended = Observation {
+        sla_max_lag_seconds: Some(120),
+        ..observation
+    };
+    let (status, events) = compute(&suspended, Some(&streamed), &t1());
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("Unknown", "LagUnknown")
+    );
+    assert!(
+        lag.message.starts_with("spec.suspend is true"),
+        "{}",
+        lag.message
+    );
+    assert!(events.iter().all(|e| !e.warning), "{events:?}");
 }
 
 #[test]
@@ -552,4 +592,168 @@ fn lasting_reconcile_failures_stall_with_the_current_generation() {
     let first = failing(None, Some(1), "ResizeFailed", "forbidden", &t1());
     assert_eq!(first.conditions.len(), 3);
     assert_eq!(first.observed_generation, Some(1));
+}
+
+#[test]
+fn a_stalled_capture_is_judged_by_the_time_of_its_last_position() {
+    // Streamed at 09:59:40 (the position's database time), stopped; now is 10:05, the SLA 120 s.
+    let (before, _) = compute(&streaming_at(2.0, "2026-11-29T09:59:40Z"), None, &t0());
+    assert_eq!(
+        before.position.as_ref().and_then(|p| p.commit_time.clone()),
+        Some(at("2026-11-29T09:59:40Z"))
+    );
+    let stalled = stopped_with(&streaming_at(2.0, "2026-11-29T09:59:40Z"), SPILL_STOP);
+    let (status, events) = compute(&stalled, Some(&before), &t1());
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("False", "LagSLABreached")
+    );
+    assert_eq!(
+        lag.message,
+        "no capture is streaming; estimated from the last stored position at \
+         2026-11-29T09:59:40Z: the lag has exceeded the SLA of 120s since 2026-11-29T10:01:40Z"
+    );
+    // Looked at again a little later: nothing new to write (every write triggers a reconcile).
+    let (again, events_again) = compute(&stalled, Some(&status), &at("2026-11-29T10:05:07Z"));
+    assert_eq!(again, status);
+    assert!(events_again.is_empty(), "{events_again:?}");
+    // `lagSeconds` is only ever the live figure.
+    assert_eq!(status.lag_seconds, None);
+    assert!(
+        events
+            .iter()
+            .any(|e| e.warning && e.reason == "LagSLABreached" && e.note == lag.message),
+        "{events:?}"
+    );
+
+    // Stopped a minute ago: still within the SLA, and said to be an estimate.
+    let (recent, _) = compute(&stalled, Some(&before), &at("2026-11-29T10:00:40Z"));
+    let lag = cond(&recent, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("True", "LagWithinSLA")
+    );
+    assert!(
+        lag.message
+            .ends_with("estimated from the last stored position at 2026-11-29T09:59:40Z: the lag is within the SLA of 120s until 2026-11-29T10:01:40Z"),
+        "{}",
+        lag.message
+    );
+}
+
+#[test]
+fn a_crash_looping_capture_keeps_its_last_position_and_is_estimated() {
+    let (before, _) = compute(&streaming_at(2.0, "2026-11-29T09:59:40Z"), None, &t0());
+    // Restarted after a crash (no typed stop): running, not ready, `/status` says starting and
+    // has not read its bookmark yet.
+    let mut restarting = streaming(1.0);
+    if let Some(pod) = restarting.pod.as_mut() {
+        pod.capture.state = ContainerState::Running { ready: false };
+    }
+    restarting.capture = Some(CaptureReport {
+        state: Some(CaptureState::Starting),
+        ..CaptureReport::default()
+    });
+    let (status, _) = compute(&restarting, Some(&before), &t1());
+    assert_eq!(status.position, before.position, "the last position stays");
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("False", "LagSLABreached")
+    );
+    // It read its bookmark (an older redoline's: no time): same commit SCN, the time stays.
+    restarting.capture = Some(CaptureReport {
+        state: Some(CaptureState::Starting),
+        commit_scn: Some(5000),
+        restart_scn: Some(4000),
+        ..CaptureReport::default()
+    });
+    let (status, _) = compute(&restarting, Some(&before), &t1());
+    assert_eq!(
+        status.position.and_then(|p| p.commit_time),
+        Some(at("2026-11-29T09:59:40Z"))
+    );
+}
+
+#[test]
+fn a_capture_that_never_streamed_has_no_lag_to_estimate() {
+    let mut never = streaming(1.0);
+    never.capture = None;
+    if let Some(pod) = never.pod.as_mut() {
+        pod.capture.state = ContainerState::Waiting {
+            reason: "CrashLoopBackOff".into(),
+        };
+    }
+    let (status, _) = compute(&never, None, &t1());
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(
+        (lag.status.as_str(), lag.reason.as_str()),
+        ("Unknown", "LagUnknown")
+    );
+    assert!(
+        lag.message
+            .contains("has not streamed since this OracleCapture was created"),
+        "{}",
+        lag.message
+    );
+    // A position an older capture reported without its time: nothing to estimate from, and the
+    // message says why.
+    let (streamed, _) = compute(&streaming(1.0), None, &t0());
+    let (status, _) = compute(
+        &stopped_with(&streaming(1.0), SPILL_STOP),
+        Some(&streamed),
+        &t1(),
+    );
+    let lag = cond(&status, ct::LAG_WITHIN_SLA);
+    assert_eq!(lag.status, "Unknown");
+    assert!(
+        lag.message
+            .contains("the last position (commit SCN 5000) came without its time"),
+        "{}",
+        lag.message
+    );
+}
+
+#[test]
+fn a_typed_stop_names_the_position_it_stopped_at() {
+    // Polled at commit SCN 5000 (09:59:40); it went on to 5100 (10:00:30) and stopped there.
+    let (before, _) = compute(&streaming_at(2.0, "2026-11-29T09:59:40Z"), None, &t0());
+    let stop = r#"{"code":"CDC-6001","reason":"UnsupportedChange","message":"m","at":"2026-11-29T10:00:31Z","details":{"position":{"commitScn":5100,"restartScn":5050,"commitTime":"2026-11-29T10:00:30Z"}}}"#;
+    let stalled = stopped_with(&streaming(1.0), stop);
+    let (status, _) = compute(&stalled, Some(&before), &t1());
+    let position = status.position.clone().unwrap();
+    assert_eq!(
+        (position.commit_scn, position.commit_time),
+        (Some(5100), Some(at("2026-11-29T10:00:30Z")))
+    );
+    assert!(
+        cond(&status, ct::LAG_WITHIN_SLA)
+            .message
+            .contains("at 2026-11-29T10:00:30Z: the lag has exceeded the SLA of 120s since 2026-11-29T10:02:30Z"),
+        "{}",
+        cond(&status, ct::LAG_WITHIN_SLA).message
+    );
+
+    // Restarted, it streamed on to 5200, then crashed without a typed stop: the old stop in the
+    // container's last state does not take the position back.
+    let (streamed, _) = compute(
+        &streaming_at(2.0, "2026-11-29T10:03:00Z"),
+        Some(&status),
+        &t1(),
+    );
+    let mut crashed = streaming(1.0);
+    crashed.capture = None;
+    if let Some(pod) = crashed.pod.as_mut() {
+        pod.capture.state = ContainerState::Waiting {
+            reason: "CrashLoopBackOff".into(),
+        };
+        pod.capture.last_terminated = Some(stopped(stop));
+    }
+    let mut newer = streamed.clone();
+    if let Some(position) = newer.position.as_mut() {
+        position.commit_scn = Some(5200);
+    }
+    let (after, _) = compute(&crashed, Some(&newer), &t1());
+    assert_eq!(after.position.and_then(|p| p.commit_scn), Some(5200));
 }

@@ -187,6 +187,11 @@ impl KafkaClientSettings {
             .set("enable.auto.commit", "false")
             .set("auto.offset.reset", "earliest")
             .set("enable.partition.eof", "true")
+            // Reading never creates a topic (librdkafka's consumer default, said outright): doctor
+            // reads the offsets topic before a capture has created it with its settings, and a
+            // broker with `auto.create.topics.enable` would otherwise create it with its own
+            // defaults (KIP-361).
+            .set("allow.auto.create.topics", "false")
             // The end is reported by a fetch that finds nothing new, and the broker holds such a
             // fetch for `fetch.wait.max.ms` (500 ms by default): at start every topic read back
             // (bookmark, schema history, journal) would pay it.

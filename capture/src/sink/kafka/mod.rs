@@ -280,39 +280,11 @@ impl KafkaSink {
     pub fn read_bookmark(&self) -> Result<Option<Bookmark>, SinkError> {
         let topic = &self.options.topics.offsets;
         let key = self.bookmark_key.as_bytes();
-        let latest: Vec<TopicRecord> = self.read_topic(topic, Vec::new, |latest, record| {
-            if record.key.as_deref() == Some(key) {
-                latest.retain(|r: &TopicRecord| r.partition != record.partition);
-                latest.push(record);
-            }
+        let latest = self.read_topic(topic, Vec::new, |latest, record| {
+            keep_latest(latest, key, record);
             Ok(())
         })?;
-        let [record] = latest.as_slice() else {
-            return match latest.first() {
-                None => Ok(None),
-                Some(first) => Err(unreadable(
-                    &location(topic, first),
-                    &format!(
-                        "the key {} appears in {} partitions; the topic was repartitioned",
-                        self.bookmark_key,
-                        latest.len()
-                    ),
-                )
-                .into()),
-            };
-        };
-        match &record.value {
-            None => {
-                tracing::warn!(
-                    topic,
-                    key = self.bookmark_key,
-                    offset = record.offset,
-                    "The bookmark was deleted (tombstone); starting as a new capture."
-                );
-                Ok(None)
-            }
-            Some(value) => Ok(Some(Bookmark::decode(value, &location(topic, record))?)),
-        }
+        Ok(latest_bookmark(topic, &self.bookmark_key, &latest)?)
     }
 
     /// Reads `topic` to its end with retries, folding its records into a fresh `init()` state on
@@ -670,6 +642,68 @@ impl KafkaSink {
     fn set_state(&self, state: ProducerState) {
         self.metrics.set_state(&state);
         self.status.set(state);
+    }
+}
+
+/// Reads the stored bookmark once, as [`KafkaSink::read_bookmark`] does but with a consumer
+/// alone: no producer initialises transactions, so no running capture is fenced. This is what
+/// `doctor` shows. `read_committed`, so a page a running capture has not committed yet is not
+/// seen. An offsets topic that does not exist yet is a capture that never ran: `None`.
+pub fn peek_bookmark(options: &SinkOptions) -> Result<Option<Bookmark>, ReadError> {
+    let topic = &options.topics.offsets;
+    let key = options.identity.key();
+    let mut latest = Vec::new();
+    let read = read_to_end(&options.settings, topic, options.call_timeout, |record| {
+        keep_latest(&mut latest, key.as_bytes(), record);
+        Ok(())
+    });
+    match read {
+        Ok(()) => latest_bookmark(topic, &key, &latest).map_err(ReadError::Refused),
+        Err(ReadError::Kafka {
+            source: KafkaError::MetadataFetch(RDKafkaErrorCode::UnknownTopicOrPartition),
+            ..
+        }) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Keeps `record` when it is under `key`: the latest one of each partition.
+fn keep_latest(latest: &mut Vec<TopicRecord>, key: &[u8], record: TopicRecord) {
+    if record.key.as_deref() == Some(key) {
+        latest.retain(|r| r.partition != record.partition);
+        latest.push(record);
+    }
+}
+
+/// The bookmark among the latest records under `key` (at most one partition holds it).
+fn latest_bookmark(
+    topic: &str,
+    key: &str,
+    latest: &[TopicRecord],
+) -> Result<Option<Bookmark>, Stop> {
+    let [record] = latest else {
+        return match latest.first() {
+            None => Ok(None),
+            Some(first) => Err(unreadable(
+                &location(topic, first),
+                &format!(
+                    "the key {key} appears in {} partitions; the topic was repartitioned",
+                    latest.len()
+                ),
+            )),
+        };
+    };
+    match &record.value {
+        None => {
+            tracing::warn!(
+                topic,
+                key,
+                offset = record.offset,
+                "The bookmark was deleted (tombstone); starting as a new capture."
+            );
+            Ok(None)
+        }
+        Some(value) => Ok(Some(Bookmark::decode(value, &location(topic, record))?)),
     }
 }
 
