@@ -155,6 +155,11 @@ fn date_times_decode_as_documented() {
         decode("DATE", &hex(&[53, 88, 1, 1, 1, 1, 1])).unwrap(),
         Value::Date(civil::date(-4711, 1, 1).at(0, 0, 0, 0))
     );
+    // Oracle's last second.
+    assert_eq!(
+        decode("DATE", &hex(&[199, 199, 12, 31, 24, 60, 60])).unwrap(),
+        Value::Date(dt("9999-12-31T23:59:59"))
+    );
     // 1 BC (astronomical 0) and 100 BC.
     assert_eq!(
         decode("DATE", &hex(&[100, 99, 12, 31, 24, 60, 60])).unwrap(),
