@@ -162,6 +162,12 @@ pub fn internal_value_target(data: &[u8]) {
     };
     match decode_internal(data_type, bytes, &formats) {
         Ok(value) => {
+            // Only a zero-length value is NULL.
+            assert_eq!(
+                value.is_null(),
+                bytes.is_empty(),
+                "{value} from {bytes:02x?}"
+            );
             let _ = value.to_string();
         }
         Err(error) => {

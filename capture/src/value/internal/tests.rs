@@ -140,7 +140,8 @@ fn numbers_must_fit_the_declared_precision_and_scale() {
     );
 }
 
-/// OCI's DATE example (4712 BC) and the DUMP outputs of a TIMESTAMP and a TIMESTAMP WITH TIME
+/// OCI's DATE examples (1992, 4712 BC), 101 BC as a public write-up of that table stores it
+/// (century and year both 99), and the DUMP outputs of a TIMESTAMP and a TIMESTAMP WITH TIME
 /// ZONE column quoted on public Q&A pages ("How Oracle stores TIMESTAMP WITH TIME ZONE
 /// internally"; "Oracle TIMESTAMP internal format", DUMP type 180).
 #[test]
@@ -149,6 +150,11 @@ fn date_times_decode_as_documented() {
     assert_eq!(
         decode("DATE", &hex(&[120, 124, 1, 2, 4, 5, 6])).unwrap(),
         Value::Date(dt("2024-01-02T03:04:05"))
+    );
+    // The OCI guide's DATE example: 30 November 1992, 3:17 PM.
+    assert_eq!(
+        decode("DATE", &hex(&[119, 192, 11, 30, 16, 18, 1])).unwrap(),
+        Value::Date(dt("1992-11-30T15:17:00"))
     );
     // 1 January 4712 BC, astronomical year -4711.
     assert_eq!(
@@ -160,7 +166,7 @@ fn date_times_decode_as_documented() {
         decode("DATE", &hex(&[199, 199, 12, 31, 24, 60, 60])).unwrap(),
         Value::Date(dt("9999-12-31T23:59:59"))
     );
-    // 1 BC (astronomical 0) and 100 BC.
+    // 1 BC (astronomical 0), 100 BC and 101 BC (century and year both 99).
     assert_eq!(
         decode("DATE", &hex(&[100, 99, 12, 31, 24, 60, 60])).unwrap(),
         Value::Date(civil::date(0, 12, 31).at(23, 59, 59, 0))
@@ -168,6 +174,10 @@ fn date_times_decode_as_documented() {
     assert_eq!(
         decode("DATE", &hex(&[99, 100, 6, 1, 1, 1, 1])).unwrap(),
         Value::Date(civil::date(-99, 6, 1).at(0, 0, 0, 0))
+    );
+    assert_eq!(
+        decode("DATE", &hex(&[99, 99, 6, 1, 1, 1, 1])).unwrap(),
+        Value::Date(civil::date(-100, 6, 1).at(0, 0, 0, 0))
     );
     assert_eq!(
         decode(
