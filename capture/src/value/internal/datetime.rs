@@ -10,9 +10,10 @@
 //! - TIMESTAMP WITH TIME ZONE is 13 bytes: the date-time in UTC as a TIMESTAMP with its 4
 //!   fraction bytes, then the offset's hours plus 20 and minutes plus 60
 //!   (`1999-10-29 21:00:00 -07:00` is `119,199,10,30,5,1,1,0,0,0,0,13,60`, as Oracle's DUMP
-//!   shows it). A first zone byte with the high bit set starts a time zone region id instead.
-//!   OpenLogReplicator (`Builder::processValue`, TIMESTAMP_WITH_TZ) also accepts 9 bytes, the 7
-//!   DATE bytes and the zone; so do we.
+//!   shows it: 13 bytes although the fraction is zero). A first zone byte with the high bit set
+//!   starts a time zone region id instead. OpenLogReplicator (`Builder::processValue`,
+//!   TIMESTAMP_WITH_TZ) also admits 9 bytes but still reads the zone at bytes 12 and 13; with
+//!   no documented 9-byte layout, such a value is refused here.
 //! - TIMESTAMP WITH LOCAL TIME ZONE is stored as a TIMESTAMP, the reading in the database time
 //!   zone.
 //! - INTERVAL YEAR TO MONTH is 5 bytes: the years as a 4-byte big-endian integer plus 2³¹, then
@@ -61,20 +62,12 @@ pub(super) fn decode_timestamp(bytes: &[u8]) -> Result<civil::DateTime, Internal
 pub(super) fn decode_timestamp_tz(
     bytes: &[u8],
 ) -> Result<(civil::DateTime, Offset), InternalReason> {
-    let (utc, zone) = match bytes.len() {
-        9 => (date_time(&bytes[..7], 0)?, &bytes[7..]),
-        13 => (
-            date_time(&bytes[..7], fraction(&bytes[7..11])?)?,
-            &bytes[11..],
-        ),
-        actual => {
-            return Err(InternalReason::Length {
-                expected: "13 (or 9 without a fraction)",
-                actual,
-            });
-        }
-    };
-    let offset = zone_offset(zone[0], zone[1])?;
+    let bytes: &[u8; 13] = bytes.try_into().map_err(|_| InternalReason::Length {
+        expected: "13",
+        actual: bytes.len(),
+    })?;
+    let utc = date_time(&bytes[..7], fraction(&bytes[7..11])?)?;
+    let offset = zone_offset(bytes[11], bytes[12])?;
     let local = utc
         .checked_add(SignedDuration::from_secs(i64::from(offset.seconds())))
         .map_err(|e| InternalReason::DateTime(e.to_string()))?;
