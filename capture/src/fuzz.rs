@@ -6,8 +6,13 @@
 use std::path::Path;
 
 use crate::buffer::{FrameReader, decode_row, encode_row};
+use crate::dictionary::{LengthSemantics, OracleType};
 use crate::redo::cli::{render_line, render_statement};
 use crate::redo::{parse_ddl, parse_dml, parse_extended_begin, parse_extended_write, parse_lob};
+use crate::value::binary::encode_hex;
+use crate::value::internal::{
+    CharacterSet, DatabaseFormats, NationalCharacterSet, decode_internal,
+};
 
 /// A target's body: the fuzz input in, a panic when a property does not hold.
 pub type Target = fn(&[u8]);
@@ -17,6 +22,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("parse_dml", parse_dml_target),
     ("parse_lob_ddl", parse_lob_ddl_target),
     ("spill_frame", spill_frame_target),
+    ("internal_value", internal_value_target),
 ];
 
 /// `parse_dml` and the `redo parse` line renderer: no panic, no hang, and every rendered line is
@@ -72,4 +78,106 @@ pub fn spill_frame_target(data: &[u8]) {
         return;
     };
     while let Ok(Some(_row)) = reader.next_row() {}
+}
+
+/// The column types `internal_value` decodes for, chosen by the input's first byte.
+fn internal_value_types() -> [OracleType; 22] {
+    use OracleType as T;
+    let number = |precision, scale| T::Number { precision, scale };
+    [
+        number(None, None),
+        number(Some(10), Some(2)),
+        number(Some(5), Some(-2)),
+        number(None, Some(0)),
+        T::Float {
+            binary_precision: 63,
+        },
+        T::BinaryFloat,
+        T::BinaryDouble,
+        T::Char {
+            length: 10,
+            semantics: LengthSemantics::Default,
+        },
+        T::Varchar2 {
+            length: 4000,
+            semantics: LengthSemantics::Byte,
+        },
+        T::NChar { length: 10 },
+        T::NVarchar2 { length: 2000 },
+        T::Raw { length: 2000 },
+        T::Date,
+        T::Timestamp {
+            fractional_precision: 9,
+        },
+        T::Timestamp {
+            fractional_precision: 3,
+        },
+        T::TimestampWithTimeZone {
+            fractional_precision: 9,
+        },
+        T::TimestampWithLocalTimeZone {
+            fractional_precision: 6,
+        },
+        T::IntervalYearToMonth { year_precision: 9 },
+        T::IntervalDayToSecond {
+            day_precision: 9,
+            fractional_precision: 9,
+        },
+        T::IntervalDayToSecond {
+            day_precision: 2,
+            fractional_precision: 6,
+        },
+        T::Boolean,
+        T::Clob,
+    ]
+}
+
+/// The internal-format decoders (`value::internal`, LogMiner's `HEXTORAW` values of `OBJ# n`
+/// rows): the first byte picks the column type, the second the character sets and the database
+/// time zone, the rest is the value. No panic; an error names the type and shows a prefix of
+/// the value's hex.
+pub fn internal_value_target(data: &[u8]) {
+    let [type_byte, format_byte, bytes @ ..] = data else {
+        return;
+    };
+    let types = internal_value_types();
+    let data_type = &types[usize::from(*type_byte) % types.len()];
+    let sets = [
+        CharacterSet::Al32Utf8,
+        CharacterSet::Utf8,
+        CharacterSet::We8MsWin1252,
+        CharacterSet::We8Iso8859P1,
+        CharacterSet::Us7Ascii,
+    ];
+    let offset_hours = i32::from(format_byte >> 4) - 8;
+    let formats = DatabaseFormats {
+        character_set: sets[usize::from(format_byte & 0x07) % sets.len()],
+        national_character_set: if format_byte & 0x08 == 0 {
+            NationalCharacterSet::Al16Utf16
+        } else {
+            NationalCharacterSet::Utf8
+        },
+        database_time_zone: jiff::tz::Offset::from_seconds(offset_hours * 3600)
+            .unwrap_or(jiff::tz::Offset::UTC),
+    };
+    match decode_internal(data_type, bytes, &formats) {
+        Ok(value) => {
+            // Only a zero-length value is NULL.
+            assert_eq!(
+                value.is_null(),
+                bytes.is_empty(),
+                "{value} from {bytes:02x?}"
+            );
+            let _ = value.to_string();
+        }
+        Err(error) => {
+            assert_eq!(&error.data_type, data_type);
+            let shown = error.hex.trim_end_matches('…');
+            assert!(
+                encode_hex(bytes).starts_with(shown),
+                "the error shows {shown}, not the value's hex"
+            );
+            let _ = error.to_string();
+        }
+    }
 }

@@ -188,4 +188,9 @@ proptest! {
     fn mutated_spill_frame_seeds_pass(input in mutated("spill_frame")) {
         target("spill_frame")(&input.0);
     }
+
+    #[test]
+    fn mutated_internal_value_seeds_pass(input in mutated("internal_value")) {
+        target("internal_value")(&input.0);
+    }
 }

@@ -34,6 +34,7 @@
 //! - `Unsupported Type` is `Unsupported`; the caller applies `onUnsupported` (fail or skip).
 
 pub mod binary;
+pub mod internal;
 pub mod nls;
 pub mod number;
 pub mod temporal;
@@ -257,12 +258,7 @@ fn typed_present(raw: &RawValue<'_>, data_type: &OracleType) -> Result<Value, In
     match data_type {
         T::Number { precision, scale } => {
             let number = OracleNumber::parse(text(raw, "a quoted number")?)?;
-            if let Some(scale) = *scale {
-                let precision = precision.unwrap_or(MAX_NUMBER_PRECISION);
-                if !number.fits(precision, scale) {
-                    return Err(InvalidReason::NumberDoesNotFit { precision, scale });
-                }
-            }
+            check_number(&number, *precision, *scale)?;
             Ok(Value::Number(number))
         }
         T::Float { .. } => Ok(Value::Number(OracleNumber::parse(text(
@@ -365,9 +361,7 @@ fn typed_present(raw: &RawValue<'_>, data_type: &OracleType) -> Result<Value, In
         }
         T::IntervalYearToMonth { year_precision } => {
             let months = temporal::read_year_to_month(call_text(raw, "TO_YMINTERVAL")?)?;
-            if months.unsigned_abs() / 12 >= 10u64.pow(u32::from(*year_precision)) {
-                return Err(InvalidReason::IntervalTooLarge(*year_precision));
-            }
+            check_year_to_month(months, *year_precision)?;
             Ok(Value::IntervalYearToMonth { months })
         }
         T::IntervalDayToSecond {
@@ -375,14 +369,7 @@ fn typed_present(raw: &RawValue<'_>, data_type: &OracleType) -> Result<Value, In
             fractional_precision,
         } => {
             let nanoseconds = temporal::read_day_to_second(call_text(raw, "TO_DSINTERVAL")?)?;
-            let days = nanoseconds.unsigned_abs() / 86_400_000_000_000;
-            if days >= 10u128.pow(u32::from(*day_precision)) {
-                return Err(InvalidReason::IntervalTooLarge(*day_precision));
-            }
-            let unit = 10u128.pow(9 - u32::from((*fractional_precision).min(9)));
-            if nanoseconds.unsigned_abs() % unit != 0 {
-                return Err(InvalidReason::FractionTooPrecise(*fractional_precision));
-            }
+            check_day_to_second(nanoseconds, *day_precision, *fractional_precision)?;
             Ok(Value::IntervalDayToSecond { nanoseconds })
         }
         T::XmlType => match raw {
@@ -488,6 +475,46 @@ fn date_time_call(
         }
     };
     Ok(parsed)
+}
+
+/// Whether a NUMBER value fits the column's `NUMBER(p,s)` (any value fits a floating NUMBER).
+fn check_number(
+    number: &OracleNumber,
+    precision: Option<u8>,
+    scale: Option<i8>,
+) -> Result<(), InvalidReason> {
+    if let Some(scale) = scale {
+        let precision = precision.unwrap_or(MAX_NUMBER_PRECISION);
+        if !number.fits(precision, scale) {
+            return Err(InvalidReason::NumberDoesNotFit { precision, scale });
+        }
+    }
+    Ok(())
+}
+
+/// Whether an INTERVAL YEAR(p) TO MONTH holds `months`.
+fn check_year_to_month(months: i64, year_precision: u8) -> Result<(), InvalidReason> {
+    if months.unsigned_abs() / 12 >= 10u64.pow(u32::from(year_precision)) {
+        return Err(InvalidReason::IntervalTooLarge(year_precision));
+    }
+    Ok(())
+}
+
+/// Whether an INTERVAL DAY(p) TO SECOND(f) holds `nanoseconds`.
+fn check_day_to_second(
+    nanoseconds: i128,
+    day_precision: u8,
+    fractional_precision: u8,
+) -> Result<(), InvalidReason> {
+    let days = nanoseconds.unsigned_abs() / 86_400_000_000_000;
+    if days >= 10u128.pow(u32::from(day_precision)) {
+        return Err(InvalidReason::IntervalTooLarge(day_precision));
+    }
+    let unit = 10u128.pow(9 - u32::from(fractional_precision.min(9)));
+    if !nanoseconds.unsigned_abs().is_multiple_of(unit) {
+        return Err(InvalidReason::FractionTooPrecise(fractional_precision));
+    }
+    Ok(())
 }
 
 fn check_fraction(local: civil::DateTime, precision: u8) -> Result<(), InvalidReason> {
