@@ -18,7 +18,7 @@ fn options(pdb: Option<&str>) -> ConnectOptions {
     ConnectOptions {
         username: "REDOLINE".to_owned(),
         password: "unused".to_owned(),
-        connect_string: "simulator".to_owned(),
+        connect_string: "simulator:1521/SIMULATOR".to_owned(),
         max_connections: 4,
         statement_timeout: None,
         pdb: pdb.map(str::to_owned),
@@ -628,4 +628,109 @@ fn a_capture_of_two_thousand_tables_is_mined_through_one_statement() {
             2 * tables.len() + 2,
         );
     }
+}
+
+/// Thread 2 commits once, then its instance writes nothing while thread 1 commits on.
+const QUIET_SECOND_INSTANCE: &str = "\
+    {\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}]}\n\
+    {\"thread\":2}\n\
+    {\"tx\":\"b\",\"insert\":\"APP.T\",\"values\":{\"ID\":1}}\n\
+    {\"tx\":\"b\",\"commit\":true}\n\
+    {\"thread\":1}\n\
+    {\"tx\":\"a\",\"insert\":\"APP.T\",\"values\":{\"ID\":2}}\n\
+    {\"tx\":\"a\",\"commit\":true}\n\
+    {\"tx\":\"c\",\"insert\":\"APP.T\",\"values\":{\"ID\":3}}\n\
+    {\"tx\":\"c\",\"commit\":true}\n";
+
+/// The model's half: a flush commit writes the log buffer of the instance its session runs on,
+/// and no other. A pooled session runs on instance 1; one opened on `orcl2` writes thread 2.
+#[test]
+fn a_flush_reaches_only_the_instance_its_session_runs_on() {
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    let written = |pool: &SimulatorPool| {
+        pool.with_simulator(|simulator| {
+            let threads = simulator.threads().unwrap();
+            (threads[0].last_redo_scn, threads[1].last_redo_scn)
+        })
+    };
+    let flush = |session: &mut SimulatorSession| {
+        session
+            .execute("CREATE TABLE LOG_MINING_FLUSH (LAST_SCN NUMBER(19,0) NOT NULL)", &[])
+            .ok();
+        session
+            .execute("INSERT INTO LOG_MINING_FLUSH (LAST_SCN) VALUES (0)", &[])
+            .unwrap();
+        session.commit().unwrap();
+    };
+    let (_, quiet) = written(&pool);
+    flush(&mut pool.get("").unwrap());
+    let (first, second) = written(&pool);
+    assert_eq!(second, quiet, "a pooled session's flush leaves thread 2 as it was");
+    assert!(first > quiet);
+    let mut on_two = pool
+        .connect_instance("simulator:1521/SIMULATOR/orcl2")
+        .unwrap();
+    flush(&mut on_two);
+    assert!(written(&pool).1 > first, "the flush on orcl2 writes thread 2");
+    for unknown in ["simulator:1521/SIMULATOR/orcl9", "simulator:1521/SIMULATOR"] {
+        assert!(pool.connect_instance(unknown).is_err(), "{unknown}");
+    }
+}
+
+/// RAC, a quiet instance. Windows end below the lowest `LAST_REDO_CHANGE#` of the open threads;
+/// a flush that reached only the instance the pool connects to left thread 2 where its last
+/// commit put it, and thread 1's later commits waited for thread 2's next log switch. The
+/// client flushes every instance, each on a session of its own there, so the window reaches the
+/// current SCN read before the flush: every commit is mined.
+#[test]
+fn a_quiet_instance_does_not_hold_back_the_other_instances_commits() {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    let mut client = OracleClient::over(pool.clone(), options(None)).unwrap();
+    let mut planner = WindowPlanner::new(500_000);
+    let mut next_scn = crate::simulator::database::FIRST_SCN;
+    let mut mined = Vec::new();
+    // Two windows, as the capture's loop runs them: the current SCN, the flush, the threads.
+    for _ in 0..2 {
+        let current = client.current_scn().unwrap();
+        client.flush_redo().unwrap();
+        let threads = client.threads().unwrap();
+        let (plan, _) = planner.plan(next_scn, current, &threads, jiff::Timestamp::UNIX_EPOCH);
+        let Plan::Mine { window, bound } = plan else {
+            panic!("nothing to mine below {current}: {threads:?}");
+        };
+        assert_eq!(bound, Bound::CurrentScn, "{threads:?}");
+        let logs = client.logs_covering(window.start_scn).unwrap().logs;
+        client
+            .start_mining(&MiningWindow {
+                start_scn: window.start_scn,
+                end_scn: window.end_scn,
+                logs,
+                tables: vec![("APP".to_owned(), "T".to_owned())],
+                pdb: None,
+                with_sql_undo: false,
+            })
+            .unwrap();
+        mined.extend(rows(&mut |visit| client.stream_rows(visit)).unwrap());
+        client.end_mining().unwrap();
+        next_scn = window.end_scn + 1;
+    }
+    let inserted: Vec<(u16, &str)> = mined
+        .iter()
+        .filter(|row| row.table_name.as_deref() == Some("T"))
+        .map(|row| (row.thread, row.sql_redo.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(inserted.len(), 3, "{inserted:?}");
+    assert!(inserted.iter().any(|(thread, _)| *thread == 2));
+    let statements = pool.issued();
+    assert_eq!(
+        statements
+            .iter()
+            .filter(|sql| *sql == crate::source::oracle::sql::INSTANCES)
+            .count(),
+        1,
+        "the instances are read once while the threads stay as they are"
+    );
 }

@@ -110,6 +110,13 @@ pub const SESSIONS: &str = "SELECT I.THREAD#, S.SID, S.SERIAL# FROM GV$SESSION S
 pub const SESSIONS_LOCAL: &str =
     "SELECT I.THREAD#, S.SID, S.SERIAL# FROM V$SESSION S, V$INSTANCE I";
 
+/// The open instances of the database, each with its name and redo thread: the instances whose
+/// log writers the flush must reach (`instances.rs`). One row on a single instance. `GV$`, since
+/// `V$INSTANCE` shows only the instance the session runs on; `STATUS` is `OPEN` for an instance
+/// that can run a transaction (Database Reference, V$INSTANCE).
+pub const INSTANCES: &str =
+    "SELECT INSTANCE_NAME, THREAD# FROM GV$INSTANCE WHERE STATUS = 'OPEN' ORDER BY INST_ID";
+
 /// SCN to wall-clock time; ORA-08181 when the SCN is older than Oracle's mapping.
 pub const SCN_TO_TIMESTAMP: &str =
     "SELECT TO_CHAR(SCN_TO_TIMESTAMP(:1), 'YYYY-MM-DD HH24:MI:SS') FROM DUAL";
@@ -597,6 +604,7 @@ pub fn grants_for(call: &str) -> Option<&'static [&'static str]> {
         ],
         "read open transactions" => &["SELECT ON GV_$TRANSACTION"],
         "read sessions" => &["SELECT ON GV_$SESSION", "SELECT ON GV_$INSTANCE"],
+        "read instances" => &["SELECT ON GV_$INSTANCE"],
         "register log" | "start LogMiner" => &["LOGMINING", "EXECUTE ON SYS.DBMS_LOGMNR"],
         "read V$LOGMNR_CONTENTS" => &["LOGMINING", "SELECT ON V_$LOGMNR_CONTENTS"],
         "flashback read" => &["FLASHBACK ANY TABLE"],
