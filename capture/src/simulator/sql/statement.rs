@@ -98,11 +98,11 @@ fn in_list_limit(tokens: &[Token]) -> Result<(), OraError> {
             Token::LParen => {
                 let next = tokens.get(at + 1);
                 let after_in = at > 0 && is_keyword(tokens.get(at - 1), "IN");
+                let subquery = is_keyword(next, "SELECT") || is_keyword(next, "WITH");
+                let in_sets = open.last().is_some_and(|(group, _)| *group == Group::Sets);
                 let group = if after_in && matches!(next, Some(Token::LParen)) {
                     Group::Sets
-                } else if after_in && !is_keyword(next, "SELECT") && !is_keyword(next, "WITH") {
-                    Group::List
-                } else if open.last().is_some_and(|(group, _)| *group == Group::Sets) {
+                } else if (after_in && !subquery) || in_sets {
                     Group::List
                 } else {
                     Group::Other

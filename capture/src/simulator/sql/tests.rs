@@ -537,7 +537,12 @@ fn an_in_list_of_more_than_a_thousand_expressions_is_refused() {
             .map(|()| rows)
             .map_err(|failure| failure.ora)
     };
-    let list = |n: usize| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let list = |n: usize| {
+        (1..=n)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let sets = |n: usize, width: usize| {
         (1..=n)
             .map(|i| format!("({})", vec![i.to_string(); width].join(", ")))
@@ -548,7 +553,11 @@ fn an_in_list_of_more_than_a_thousand_expressions_is_refused() {
     assert_eq!(count(&in_list(1000)), Ok(1));
     assert_eq!(count(&in_list(1001)), Err(Some(1795)));
     let none = |n: usize| format!("SELECT DUMMY FROM DUAL WHERE 1 = 0 AND 5 IN ({})", list(n));
-    assert_eq!(count(&none(1001)), Err(Some(1795)), "refused before any row");
+    assert_eq!(
+        count(&none(1001)),
+        Err(Some(1795)),
+        "refused before any row"
+    );
     let pairs = format!(
         "SELECT DUMMY FROM DUAL WHERE (2000, 2000) IN ({})",
         sets(2000, 2)
@@ -594,7 +603,11 @@ fn a_capture_of_two_thousand_tables_is_mined_through_one_statement() {
     let captured = vec![("SALES".to_owned(), "ORDERS".to_owned())];
     direct.start_mining(&window(captured.clone())).unwrap();
     let expected = rows(&mut |visit| direct.stream_rows(visit)).unwrap();
-    assert!(expected.iter().any(|row| row.table_name.as_deref() == Some("ORDERS")));
+    assert!(
+        expected
+            .iter()
+            .any(|row| row.table_name.as_deref() == Some("ORDERS"))
+    );
     for n in [10, 200, 2_000] {
         // The captured table among n - 1 others of two owners.
         let mut tables = captured.clone();
@@ -615,7 +628,14 @@ fn a_capture_of_two_thousand_tables_is_mined_through_one_statement() {
             .map(|condition| " OR ".len() + condition.len())
             .sum();
         let pairs: usize = (0..tables.len())
-            .map(|i| format!(" OR (SEG_OWNER = :{} AND TABLE_NAME = :{})", 2 * i + 3, 2 * i + 4).len())
+            .map(|i| {
+                format!(
+                    " OR (SEG_OWNER = :{} AND TABLE_NAME = :{})",
+                    2 * i + 3,
+                    2 * i + 4
+                )
+                .len()
+            })
             .sum();
         println!(
             "{n:>5} tables: {:>6} characters, {:>5} binds, parsed and evaluated in {:>8.2?} \
@@ -656,7 +676,10 @@ fn a_flush_reaches_only_the_instance_its_session_runs_on() {
     };
     let flush = |session: &mut SimulatorSession| {
         session
-            .execute("CREATE TABLE LOG_MINING_FLUSH (LAST_SCN NUMBER(19,0) NOT NULL)", &[])
+            .execute(
+                "CREATE TABLE LOG_MINING_FLUSH (LAST_SCN NUMBER(19,0) NOT NULL)",
+                &[],
+            )
             .ok();
         session
             .execute("INSERT INTO LOG_MINING_FLUSH (LAST_SCN) VALUES (0)", &[])
@@ -666,13 +689,19 @@ fn a_flush_reaches_only_the_instance_its_session_runs_on() {
     let (_, quiet) = written(&pool);
     flush(&mut pool.get("").unwrap());
     let (first, second) = written(&pool);
-    assert_eq!(second, quiet, "a pooled session's flush leaves thread 2 as it was");
+    assert_eq!(
+        second, quiet,
+        "a pooled session's flush leaves thread 2 as it was"
+    );
     assert!(first > quiet);
     let mut on_two = pool
         .connect_instance("simulator:1521/SIMULATOR/orcl2")
         .unwrap();
     flush(&mut on_two);
-    assert!(written(&pool).1 > first, "the flush on orcl2 writes thread 2");
+    assert!(
+        written(&pool).1 > first,
+        "the flush on orcl2 writes thread 2"
+    );
     for unknown in ["simulator:1521/SIMULATOR/orcl9", "simulator:1521/SIMULATOR"] {
         assert!(pool.connect_instance(unknown).is_err(), "{unknown}");
     }
@@ -733,4 +762,40 @@ fn a_quiet_instance_does_not_hold_back_the_other_instances_commits() {
         1,
         "the instances are read once while the threads stay as they are"
     );
+}
+
+/// With too few connections for a session on each instance beside the capture's two, or a
+/// connect string that cannot name an instance, the flush falls back to one pooled session (one
+/// instance) and the quiet instance bounds the window again, as the warning says: never more
+/// sessions than `maxConnections`, never a skipped change.
+#[test]
+fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window() {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    for (max_connections, connect_string) in [(3, "simulator:1521/SIMULATOR"), (4, "ORCL_HIGH")] {
+        let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+        let pool = SimulatorPool::new(simulator);
+        let mut options = options(None);
+        options.max_connections = max_connections;
+        options.connect_string = connect_string.to_owned();
+        let mut client = OracleClient::over(pool.clone(), options).unwrap();
+        let current = client.current_scn().unwrap();
+        client.flush_redo().unwrap();
+        let threads = client.threads().unwrap();
+        let (plan, _) = WindowPlanner::new(500_000).plan(
+            crate::simulator::database::FIRST_SCN,
+            current,
+            &threads,
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        assert!(
+            matches!(
+                plan,
+                Plan::Mine {
+                    bound: Bound::WrittenRedo { thread: 2 },
+                    ..
+                }
+            ),
+            "{connect_string}: {plan:?}"
+        );
+    }
 }

@@ -37,9 +37,11 @@ pub fn instance_connect_string(connect_string: &str, instance: &str) -> Option<S
         return descriptor_with_instance(connect_string, instance);
     }
     // An optional protocol (`tcps://`, Easy Connect Plus) or `//` before the host.
-    let protocol = connect_string
-        .find("://")
-        .filter(|&at| connect_string[..at].chars().all(|c| c.is_ascii_alphabetic()));
+    let protocol = connect_string.find("://").filter(|&at| {
+        connect_string[..at]
+            .chars()
+            .all(|c| c.is_ascii_alphabetic())
+    });
     let (prefix, rest) = match protocol {
         Some(at) => connect_string.split_at(at + 3),
         None if connect_string.starts_with("//") => connect_string.split_at(2),
@@ -92,15 +94,27 @@ mod tests {
     #[test]
     fn easy_connect_names_the_instance_after_the_service() {
         let cases = [
-            ("scan.example.com:1521/ORCLPDB1", "scan.example.com:1521/ORCLPDB1/orcl2"),
-            ("//scan:1521/sales.example.com", "//scan:1521/sales.example.com/orcl2"),
+            (
+                "scan.example.com:1521/ORCLPDB1",
+                "scan.example.com:1521/ORCLPDB1/orcl2",
+            ),
+            (
+                "//scan:1521/sales.example.com",
+                "//scan:1521/sales.example.com/orcl2",
+            ),
             (
                 "tcps://scan:2484/sales?wallet_location=/w",
                 "tcps://scan:2484/sales/orcl2?wallet_location=/w",
             ),
             ("[::1]:1521/sales", "[::1]:1521/sales/orcl2"),
-            ("scan/sales?connect_timeout=5", "scan/sales/orcl2?connect_timeout=5"),
-            ("scan:1521/sales:dedicated/orcl1", "scan:1521/sales:dedicated/orcl2"),
+            (
+                "scan/sales?connect_timeout=5",
+                "scan/sales/orcl2?connect_timeout=5",
+            ),
+            (
+                "scan:1521/sales:dedicated/orcl1",
+                "scan:1521/sales:dedicated/orcl2",
+            ),
         ];
         for (configured, expected) in cases {
             assert_eq!(
@@ -129,7 +143,9 @@ mod tests {
                      (INSTANCE_NAME=orcl1)))";
         assert_eq!(
             instance_connect_string(named, "orcl3").as_deref(),
-            Some("(DESCRIPTION=(ADDRESS=(HOST=scan))(CONNECT_DATA=(INSTANCE_NAME=orcl3)(SERVICE_NAME=s)))")
+            Some(
+                "(DESCRIPTION=(ADDRESS=(HOST=scan))(CONNECT_DATA=(INSTANCE_NAME=orcl3)(SERVICE_NAME=s)))"
+            )
         );
         assert_eq!(
             instance_connect_string("(DESCRIPTION=(ADDRESS=(HOST=h)))", "orcl2"),

@@ -1169,7 +1169,6 @@ impl<P: SessionPool> OracleClient<P> {
             .map_err(|failure| fail("flush redo", failure))
     }
 
-
     /// A failed CREATE or first INSERT of the flush table. A missing privilege (ORA-01031) or
     /// tablespace quota (ORA-01950 none, ORA-01536 used up) is the prerequisite stop naming the
     /// statement that fixes it: the capture would meet the same refusal at every restart. The
