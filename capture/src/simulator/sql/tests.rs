@@ -799,3 +799,57 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
         );
     }
 }
+
+/// An instance the flush cannot reach (here the listener does not know the name `GV$INSTANCE`
+/// gives, ORA-12521) costs a delay, not a stop: the other instance is flushed and the
+/// unreachable one bounds the window. Only when no instance can be reached does the flush fail,
+/// as a transient error the caller retries.
+#[test]
+fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    let renamed = |unknown: &'static [&'static str]| {
+        move |relation: &mut Relation| {
+            let name = relation
+                .columns
+                .iter()
+                .position(|column| column == "INSTANCE_NAME")
+                .unwrap();
+            for (row, new) in relation.rows.iter_mut().zip(unknown) {
+                if !new.is_empty() {
+                    row[name] = super::datum::Datum::text(*new);
+                }
+            }
+        }
+    };
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    pool.alter_view("GV$INSTANCE", renamed(&["", "gone2"]));
+    let mut client = OracleClient::over(pool.clone(), options(None)).unwrap();
+    let current = client.current_scn().unwrap();
+    client.flush_redo().unwrap();
+    let threads = client.threads().unwrap();
+    assert!(threads[0].last_redo_scn > current, "instance 1 was flushed");
+    let (plan, _) = WindowPlanner::new(500_000).plan(
+        crate::simulator::database::FIRST_SCN,
+        current,
+        &threads,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    assert!(
+        matches!(
+            plan,
+            Plan::Mine {
+                bound: Bound::WrittenRedo { thread: 2 },
+                ..
+            }
+        ),
+        "{plan:?}"
+    );
+
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    pool.alter_view("GV$INSTANCE", renamed(&["gone1", "gone2"]));
+    let mut client = OracleClient::over(pool, options(None)).unwrap();
+    let error = client.flush_redo().unwrap_err();
+    assert!(error.is_transient(), "{error}");
+}

@@ -294,6 +294,8 @@ struct Cluster<S> {
     open_threads: Vec<u16>,
     /// Why the instances cannot be flushed one by one, once warned.
     warned: Option<String>,
+    /// The instances the last flush did not reach, once warned (warned again when they change).
+    failing: Vec<String>,
 }
 
 impl<S> Default for Cluster<S> {
@@ -304,6 +306,7 @@ impl<S> Default for Cluster<S> {
             read_for: None,
             open_threads: Vec::new(),
             warned: None,
+            failing: Vec::new(),
         }
     }
 }
@@ -1072,8 +1075,9 @@ impl<P: SessionPool> OracleClient<P> {
 
     /// The flush on each instance, as Debezium's `RacCommitLogWriterFlushStrategy` does. An
     /// instance that cannot be flushed (down, unreachable) costs no more than a delay: the
-    /// window still ends below what its log writer has written. It is warned about, its session
-    /// dropped, and the instances are read again at the next flush. A refusal that needs an
+    /// window still ends below what its log writer has written. It is warned about (once while
+    /// the same instances fail), its session dropped, and the instances are read again at the
+    /// next flush. A refusal that needs an
     /// operator (a missing grant) stops as on a single instance.
     fn flush_every_instance(&mut self, table: &str) -> Result<(), SourceError> {
         let mut failed = Vec::new();
@@ -1100,8 +1104,12 @@ impl<P: SessionPool> OracleClient<P> {
             self.cluster.read_for = None;
             return Err(error);
         }
-        for (instance, error) in &failed {
-            tracing::warn!(%instance, %error, "the flush did not reach this RAC instance");
+        let failing: Vec<String> = failed.iter().map(|(name, _)| name.clone()).collect();
+        if failing != self.cluster.failing {
+            for (instance, error) in &failed {
+                tracing::warn!(%instance, %error, "the flush did not reach this RAC instance");
+            }
+            self.cluster.failing = failing;
         }
         if !failed.is_empty() {
             self.cluster.read_for = None;
