@@ -59,9 +59,9 @@ pub use self::session::{
 };
 use super::grant::{grant_statements, sql_name};
 use super::{
-    CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
-    MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
-    SessionPrivileges, SourceError,
+    CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, FlushShortfall,
+    LogMinerRow, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
+    SessionId, SessionPrivileges, SourceError,
 };
 use crate::config::validate;
 use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
@@ -292,8 +292,8 @@ struct Cluster<S> {
     read_for: Option<Vec<u16>>,
     /// The open threads of the last `V$THREAD` read, in order.
     open_threads: Vec<u16>,
-    /// Why the instances cannot be flushed one by one, once warned.
-    warned: Option<String>,
+    /// Why the instances cannot be flushed one by one (warned once).
+    shortfall: Option<FlushShortfall>,
     /// The instances the last flush did not reach, once warned (warned again when they change).
     failing: Vec<String>,
 }
@@ -305,7 +305,7 @@ impl<S> Default for Cluster<S> {
             sessions: HashMap::new(),
             read_for: None,
             open_threads: Vec::new(),
-            warned: None,
+            shortfall: None,
             failing: Vec::new(),
         }
     }
@@ -846,6 +846,10 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
         self.flush_every_instance(&table)
     }
 
+    fn flush_shortfall(&self) -> Option<FlushShortfall> {
+        self.cluster.shortfall.clone()
+    }
+
     fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
         let statement = sql::action_statement(sql);
         let mut session = self.session("heartbeat action query", Place::Pdb)?;
@@ -1016,40 +1020,55 @@ impl<P: SessionPool> OracleClient<P> {
             Ok(instances) if instances.len() > 1 => instances,
             Ok(_) => {
                 self.cluster.instances.clear();
+                self.cluster.shortfall = None;
                 return;
             }
-            Err(error) => {
-                self.cannot_flush_each(format!(
-                    "the instances cannot be read ({error}); grant SELECT ON GV_$INSTANCE"
-                ));
+            // Only a database known to have several open threads is a RAC worth warning about.
+            Err(error) if self.cluster.open_threads.len() > 1 => {
+                self.cannot_flush_each(
+                    format!("the instances cannot be read from GV$INSTANCE: {error}"),
+                    grant_fix(&["SELECT ON GV_$INSTANCE"], &self.options),
+                );
+                return;
+            }
+            Err(_) => {
+                self.cluster.instances.clear();
                 return;
             }
         };
         let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
         if instances::instance_connect_string(&self.options.connect_string, names[0]).is_none() {
             self.cannot_flush_each(
-                "the connect string cannot name an instance; give spec.database host, port and \
-                 serviceName, or a connect descriptor with CONNECT_DATA"
+                "the connect string cannot name an instance (a tnsnames.ora alias, or no service \
+                 name)"
+                    .to_owned(),
+                "give spec.database host, port and serviceName, or a connect descriptor with \
+                 CONNECT_DATA"
                     .to_owned(),
             );
             return;
         }
         let Some(pooled) = instances::pool_budget(self.options.max_connections, instances.len())
         else {
-            self.cannot_flush_each(format!(
-                "spec.database.maxConnections {} leaves no session for each of the {} instances \
-                 beside the two the capture needs; set it to at least {}",
-                self.options.max_connections,
-                instances.len(),
-                instances.len() + 2
-            ));
+            self.cannot_flush_each(
+                format!(
+                    "spec.database.maxConnections {} leaves no session for each of the {} \
+                     instances beside the two the capture needs",
+                    self.options.max_connections,
+                    instances.len(),
+                ),
+                format!(
+                    "set spec.database.maxConnections to at least {}",
+                    instances.len() + 2
+                ),
+            );
             return;
         };
         if let Err(failure) = self.pool.set_max_sessions(pooled) {
-            self.cannot_flush_each(format!(
-                "the session pool cannot be resized: {}",
-                failure.message
-            ));
+            self.cannot_flush_each(
+                format!("the session pool cannot be resized: {}", failure.message),
+                "restart the capture".to_owned(),
+            );
             return;
         }
         tracing::info!(
@@ -1058,18 +1077,21 @@ impl<P: SessionPool> OracleClient<P> {
             "RAC: the flush commits on each instance, on a session of its own there"
         );
         self.cluster.instances = instances;
-        self.cluster.warned = None;
+        self.cluster.shortfall = None;
     }
 
     /// Leaves the flush to a pooled session, which reaches one instance, and says why once.
-    fn cannot_flush_each(&mut self, why: String) {
+    fn cannot_flush_each(&mut self, problem: String, fix: String) {
         self.cluster.instances.clear();
-        if self.cluster.warned.as_ref() != Some(&why) {
+        let shortfall = FlushShortfall { problem, fix };
+        if self.cluster.shortfall.as_ref() != Some(&shortfall) {
             tracing::warn!(
-                "{why}: the flush reaches one RAC instance only, so a quiet instance holds \
-                 capture back until it writes redo"
+                "{}: the flush reaches one RAC instance only, so a quiet instance holds capture \
+                 back until it writes redo; {}",
+                shortfall.problem,
+                shortfall.fix
             );
-            self.cluster.warned = Some(why);
+            self.cluster.shortfall = Some(shortfall);
         }
     }
 
