@@ -289,7 +289,7 @@ pub fn contents_query(
 /// with more than [`MAX_IN_LIST`] tables taking several groups. So a table costs one bind and
 /// about seven characters, where a `(SEG_OWNER = :a AND TABLE_NAME = :b)` pair per table cost two
 /// binds and 45 characters: 2,000 tables are about 13.5 KB and 2,000 binds instead of 91 KB and
-/// 4,001. Chosen over the other ways (measured in `docs/oracle.md`, "Many tables"):
+/// 4,000. Chosen over the other ways (measured in `docs/oracle.md`, "Many tables"):
 /// - `(SEG_OWNER, TABLE_NAME) IN ((:a, :b), ...)`: a list of sets has no length limit (SQL
 ///   Language Reference, Expression Lists), but still two binds per table;
 /// - Debezium's `in` mode (`SEG_OWNER || '.' || TABLE_NAME IN ('A.B', ...)`, cut at 1000) writes
