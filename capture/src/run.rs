@@ -110,7 +110,8 @@ fn through_sql(
     let options = ConnectOptions {
         username: simulator.capture_user(),
         password: String::new(),
-        connect_string: "simulator".to_owned(),
+        // Easy Connect with a service, so the client can name each instance for its flush.
+        connect_string: "simulator:1521/SIMULATOR".to_owned(),
         max_connections: config.database.max_connections,
         statement_timeout: None,
         pdb: config.database.pdb.clone(),

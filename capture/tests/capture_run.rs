@@ -796,3 +796,44 @@ fn configured_key_columns_that_are_not_logged_stop_the_start_with_cdc_1002() {
     );
     assert!(run.events().is_empty());
 }
+
+/// RAC, a quiet instance: thread 2 commits once and then writes nothing, while thread 1 commits
+/// on. Windows end below what every instance's log writer has written, so a flush that reached
+/// one instance left thread 2's `LAST_REDO_CHANGE#` at its last commit: thread 1's later commits
+/// were never emitted and `--exit-at-end` never ended (the run limit fails the test). The flush
+/// commits on every instance, through both doors of the simulator; through the real client it
+/// takes a session on each instance out of `maxConnections` (2 + instances at least).
+#[test]
+fn a_quiet_rac_instance_does_not_hold_back_the_others_or_the_end() {
+    let scenario = format!(
+        "{TABLES}{{\"thread\":2}}\n\
+         {{\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1,\"STATUS\":\"NEW\"}}}}\n\
+         {{\"tx\":\"b\",\"commit\":true}}\n\
+         {{\"thread\":1}}\n\
+         {{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":2,\"STATUS\":\"NEW\"}}}}\n\
+         {{\"tx\":\"a\",\"commit\":true}}\n\
+         {{\"tx\":\"c\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":3,\"ORDER_ID\":2}}}}\n\
+         {{\"tx\":\"c\",\"commit\":true}}\n"
+    );
+    for door in ["boundary", "sql"] {
+        let run = new_run(&scenario, "");
+        edit_config(
+            &run,
+            "simulator: {scenario: scenario.jsonl}",
+            &format!("simulator: {{scenario: scenario.jsonl, through: {door}}}, maxConnections: 4"),
+        );
+        let began = Instant::now();
+        let (status, stderr) = run.run();
+        assert_eq!(status, 0, "{door}: {stderr}");
+        assert_eq!(
+            emitted(&run.events()),
+            [
+                ("ORDERS".to_owned(), 1),
+                ("ORDERS".to_owned(), 2),
+                ("ITEMS".to_owned(), 3)
+            ],
+            "{door}"
+        );
+        println!("{door}: ended in {:?}", began.elapsed());
+    }
+}

@@ -350,8 +350,8 @@ fn a_rac_thread_checkpoint_can_trail_and_hides_its_unwritten_redo() {
         before_flush.iter().all(|r| r.thread == 1),
         "thread 2's change is still in its log buffer"
     );
-    // The flush write reaches only the connected instance (thread 1).
-    sim.flush_redo().unwrap();
+    // A flush committed on instance 1 makes only its log writer write (thread 1).
+    sim.flush_redo_on(1);
     let after_flush = sim.mined_rows(&window).unwrap();
     assert!(
         after_flush.iter().all(|r| r.thread == 1),
@@ -458,8 +458,10 @@ fn redo_reaches_the_online_log_only_when_lgwr_writes_the_buffer() {
     assert_eq!(inserted_ids(&sim.mined_rows(&rest).unwrap()), ["4", "5"]);
 }
 
+/// A flush reaches only the instance it commits on; the capture's flush (`flush_redo`, as the
+/// client makes it) commits on every open instance, so every thread is written.
 #[test]
-fn the_flush_write_reaches_the_connected_instance_only() {
+fn a_flush_write_reaches_only_the_instance_it_commits_on() {
     let mut sim = from_lines(&[
         T,
         r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":1}}"#,
@@ -468,7 +470,7 @@ fn the_flush_write_reaches_the_connected_instance_only() {
     ])
     .unwrap();
     let before = sim.current_scn().unwrap();
-    sim.flush_redo().unwrap();
+    sim.flush_redo_on(1);
     let flush = sim.current_scn().unwrap();
     assert_eq!(
         last_redo(&mut sim, 1),
@@ -481,6 +483,16 @@ fn the_flush_write_reaches_the_connected_instance_only() {
     );
     let all = window(&mut sim, 1_000_000, flush).unwrap();
     assert_eq!(inserted_ids(&sim.mined_rows(&all).unwrap()), ["1"]);
+    sim.flush_redo().unwrap();
+    let every = sim.current_scn().unwrap();
+    assert_eq!(
+        last_redo(&mut sim, 2),
+        every,
+        "the capture's flush writes thread 2"
+    );
+    assert!(last_redo(&mut sim, 1) > flush);
+    let all = window(&mut sim, 1_000_000, every).unwrap();
+    assert_eq!(inserted_ids(&sim.mined_rows(&all).unwrap()), ["1", "2"]);
 }
 
 #[test]

@@ -15,7 +15,7 @@
 //! - the capture user's privileges and roles;
 //! - the views the capture reads: `V$LOG`/`V$ARCHIVED_LOG`, `GV$TRANSACTION`, `V$PDB_INCARNATION`
 //!   (when a PDB is named);
-//! - the flush table can be written (created when missing);
+//! - the flush table can be written (created when missing), and on RAC from every instance;
 //! - the first-contact probe ([`probe`]): every other read the capture makes, recent redo
 //!   included, answered and mapped by the capture's own code.
 //!
@@ -260,6 +260,18 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             flush_table_fix(request, granted.ok().and_then(|g| g.default_tablespace)),
         ),
     });
+    // On RAC the flush must reach every instance, or a quiet one holds capture back.
+    if let Some(shortfall) = source.flush_shortfall() {
+        checks.push(Check::fail(
+            "RAC flush",
+            format!(
+                "{}: the flush reaches one instance only, so a quiet instance holds capture back \
+                 until it writes redo",
+                shortfall.problem
+            ),
+            shortfall.fix,
+        ));
+    }
     Report {
         checks,
         position: None,

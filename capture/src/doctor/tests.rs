@@ -479,3 +479,52 @@ fn a_unique_key_is_logged_by_primary_key_logging_when_it_is_the_only_one() {
         Some("ALTER TABLE APP.U ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;")
     );
 }
+
+/// On RAC the flush must reach every instance through a session of its own there: doctor fails
+/// the "RAC flush" check with the fix when it cannot (too few connections, a connect string
+/// that cannot name an instance), and passes it when it can.
+#[test]
+fn a_rac_flush_that_cannot_reach_every_instance_is_reported_with_its_fix() {
+    use crate::simulator::sql::SimulatorPool;
+    use crate::source::oracle::{ConnectOptions, OracleClient};
+    let two_instances = "{\"thread\":2}\n\
+        {\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1}}\n\
+        {\"tx\":\"b\",\"commit\":true}\n";
+    let report = |max_connections: u32, connect_string: &str| {
+        let options = ConnectOptions {
+            username: "REDOLINE".to_owned(),
+            password: String::new(),
+            connect_string: connect_string.to_owned(),
+            max_connections,
+            statement_timeout: None,
+            pdb: None,
+            flush_table: "LOG_MINING_FLUSH".to_owned(),
+        };
+        let pool = SimulatorPool::new(simulator(two_instances));
+        run(
+            &mut OracleClient::over(pool, options).unwrap(),
+            &request(&["ORDERS"]),
+        )
+    };
+    let rac_flush = |report: &Report| {
+        report
+            .checks
+            .iter()
+            .find(|check| check.name == "RAC flush")
+            .map(|check| check.fix.clone().unwrap_or_default())
+    };
+    let tight = report(2, "simulator:1521/SIMULATOR");
+    assert_eq!(
+        rac_flush(&tight).as_deref(),
+        Some("set spec.database.maxConnections to at least 4"),
+        "{tight}"
+    );
+    let alias = report(4, "ORCL_HIGH");
+    assert!(
+        rac_flush(&alias).is_some_and(|fix| fix.contains("serviceName")),
+        "{alias}"
+    );
+    let roomy = report(4, "simulator:1521/SIMULATOR");
+    assert_eq!(rac_flush(&roomy), None, "{roomy}");
+    assert!(roomy.passed(), "{roomy}");
+}

@@ -414,13 +414,21 @@ impl RedoMiner for Simulator {
         Ok(self.redo.listed_logs(from_scn, &self.catalog.name))
     }
 
-    /// The flush-table write: one small committed transaction of the capture user (its START
-    /// and COMMIT rows appear in the redo, as the real flush transaction's do) on the connected
-    /// instance (thread 1), whose commit makes LGWR write that thread's whole log buffer.
+    /// The flush-table write as the client makes it: on every instance, one small committed
+    /// transaction of the capture user each (its START and COMMIT rows appear in the redo, as
+    /// the real flush transactions' do), whose commit makes that instance's LGWR write its
+    /// thread's whole log buffer.
     fn flush_redo(&mut self) -> Result<(), SourceError> {
-        // Takes an SCN like a step, but is no scenario line: line numbers stay those of the file.
-        self.catalog.scn += 1;
-        self.flush_transaction();
+        let open: Vec<u16> = self
+            .redo
+            .thread_views(self.catalog.scn)
+            .iter()
+            .filter(|thread| thread.open)
+            .map(|thread| thread.thread)
+            .collect();
+        for thread in open {
+            self.flush_redo_on(thread);
+        }
         Ok(())
     }
 

@@ -275,15 +275,18 @@ impl Simulator {
         }
     }
 
-    /// The capture's flush write: a commit on the connected instance (thread 1), which writes
-    /// that instance's redo only. Another RAC instance's redo stays unwritten until it commits,
-    /// checkpoints or switches logs (seed 001: the flush reaches only the connected instance).
-    pub(super) fn flush_transaction(&mut self) {
+    /// The capture's flush write on the instance running `thread`: a commit there, which makes
+    /// that instance's LGWR write its thread's redo and no other. Another RAC instance's redo
+    /// stays unwritten until it commits (a flush of its own among them), checkpoints or switches
+    /// logs. Takes an SCN like a step, but is no scenario line: line numbers stay those of the
+    /// file.
+    pub fn flush_redo_on(&mut self, thread: u16) {
+        self.catalog.scn += 1;
         let user = Arc::clone(&self.catalog.capture_user);
-        let thread = self.thread;
-        self.thread = 1;
-        self.autonomous(user, |_, _| {});
+        let current = self.thread;
         self.thread = thread;
+        self.autonomous(user, |_, _| {});
+        self.thread = current;
     }
 }
 

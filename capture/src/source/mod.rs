@@ -215,6 +215,14 @@ pub struct SessionPrivileges {
     pub default_tablespace: Option<String>,
 }
 
+/// Why the flush reaches only one of a RAC database's instances, and what lets it reach each:
+/// until fixed, a quiet instance holds capture back until it writes redo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlushShortfall {
+    pub problem: String,
+    pub fix: String,
+}
+
 /// Where and what to mine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MiningWindow {
@@ -500,8 +508,15 @@ pub trait RedoMiner {
         let logs = self.redo_logs(from_scn)?;
         plan_logs(&threads, logs, from_scn)
     }
-    /// Writes the flush table so LGWR writes the redo buffer out before a window is mined.
+    /// Writes the flush table so LGWR writes the redo buffer out before a window is mined, on
+    /// every instance of a RAC database.
     fn flush_redo(&mut self) -> Result<(), SourceError>;
+    /// After a flush: why it reached only one of the database's instances, where it could not
+    /// reach each (a RAC database with too few connections, say); `None` when it reached every
+    /// one.
+    fn flush_shortfall(&self) -> Option<FlushShortfall> {
+        None
+    }
     /// Runs and commits the heartbeat action query (`spec.heartbeat.actionQuery`), so a quiet
     /// database still writes redo; a refused query is [`SourceError::ActionQueryRefused`].
     fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError>;

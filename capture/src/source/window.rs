@@ -9,7 +9,8 @@
 //!   for good (the next window starts above);
 //! - the lowest `V$THREAD.LAST_REDO_CHANGE#` of the open redo threads, minus one, on a single
 //!   instance too. Redo above what LGWR has written is invisible to LogMiner whatever the current
-//!   SCN says: without a flush (`mining.readOnly`), on a RAC instance the flush does not reach, or
+//!   SCN says: without a flush (`mining.readOnly`), on a RAC instance the flush cannot reach (the
+//!   client flushes every instance it can open a session on, `oracle/instances.rs`), or
 //!   when the flush wrote nothing. Minus one because several changes can share an SCN and LGWR
 //!   may have written only some of them; Debezium also found that LogMiner widens the range it is
 //!   given by one SCN at each end, so a range ending at the last written SCN asks for redo that is

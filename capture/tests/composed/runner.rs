@@ -3,7 +3,9 @@
 //! The capture gets a growing prefix of the workload's chunks: for each prefix it is started,
 //! maybe killed (SIGKILL) or stopped (SIGTERM) at a random moment, maybe more than once, then run
 //! with `--exit-at-end` until it exits 0, with every RAC instance switching logs every
-//! [`ARCHIVE_LAG_TARGET`] meanwhile (a quiet instance holds capture back until it writes). Before the next chunk is written, the purge at its start
+//! [`ARCHIVE_LAG_TARGET`] meanwhile, or (drawn) not at all: the capture's flush commits on every
+//! instance, so a quiet instance holds neither capture nor the end back. Before the next chunk
+//! is written, the purge at its start
 //! is kept only when the capture's restart SCN has passed it, as an operator purges archived logs
 //! a capture no longer needs (on Kafka the journal lets the restart SCN pass a long transaction).
 
@@ -43,6 +45,10 @@ pub struct Settings {
     pub max_scn_window: u64,
     /// Through the real Oracle client over the simulator's SQL door (`through: sql`).
     pub through_sql: bool,
+    /// Every instance switches logs every [`ARCHIVE_LAG_TARGET`] while a run goes to its end;
+    /// without, the second instance goes quiet after its last write and only the capture's flush
+    /// on each instance lets the run end.
+    pub archive_lag_target: bool,
 }
 
 impl Settings {
@@ -51,6 +57,7 @@ impl Settings {
             heartbeats: random.percent(50),
             max_scn_window: [2_000, 20_000, 100_000][random.below(3)],
             through_sql: random.percent(50),
+            archive_lag_target: random.percent(50),
         }
     }
 }
@@ -191,16 +198,16 @@ fn run_into(
         }
         runs += 1;
         let mut process = Process::spawn(dir.as_path(), runs)?;
-        // The end is the current SCN at the run's start, above the last write of thread 2: only
-        // the connected instance (thread 1) gets the capture's flush write. As a RAC with
-        // ARCHIVE_LAG_TARGET set does, every instance switches logs now and then while the run
-        // goes on (the scenario is followed); the switches take SCNs from the gap before the
-        // next chunk's jump and change no data.
+        // The end is the current SCN at the run's start, above the last write of thread 2; the
+        // capture's flush on each instance writes both threads up to it. With
+        // ARCHIVE_LAG_TARGET set, as a RAC may have it, every instance also switches logs now
+        // and then while the run goes on (the scenario is followed); the switches take SCNs from
+        // the gap before the next chunk's jump and change no data.
         let started = Instant::now();
         let mut ended = false;
         while !ended && started.elapsed() < RUN_TIMEOUT {
             ended = process.watch(port, ARCHIVE_LAG_TARGET, outcome, &mut restart_scn)?;
-            if !ended {
+            if !ended && settings.archive_lag_target {
                 const SWITCH: &str = "{\"log_switch\":\"all\"}\n";
                 scenario.push_str(SWITCH);
                 // Appended in one write: the capture reads complete lines as they come.
@@ -263,7 +270,9 @@ fn name_of(table: &str) -> &'static str {
 }
 
 /// The capture's config: compact events, the oldest redo, a 16 MiB heap budget with a spill
-/// directory, and for Kafka a journal of every transaction past 20 changes.
+/// directory, four connections (the real client's flush takes a session on each of the two
+/// instances beside the capture's two), and for Kafka a journal of every transaction past 20
+/// changes.
 fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
     let sink = match sink {
         Sink::File => "file: {path: out.jsonl}\n".to_owned(),
@@ -285,7 +294,8 @@ fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
     format!(
         "name: {prefix}\n\
          namespace: composed\n\
-         database: {{simulator: {{scenario: scenario.jsonl, follow: true, through: {door}}}}}\n\
+         database: {{simulator: {{scenario: scenario.jsonl, follow: true, through: {door}}}, \
+         maxConnections: 4}}\n\
          tables: [{}]\n\
          {sink}\
          format: {{type: compact}}\n\

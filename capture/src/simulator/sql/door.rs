@@ -3,6 +3,11 @@
 //! the container the session is in, with what a session carries in Oracle: its container (kept
 //! when a pooled session is handed out again under its tag), the logs registered with
 //! `DBMS_LOGMNR.ADD_LOGFILE`, its LogMiner session, and its uncommitted flush-table change.
+//!
+//! Every session runs on one instance, whose redo thread its commits write: a pooled session on
+//! instance 1 (the service connects there), one of [`SessionPool::connect_instance`] on the
+//! instance its connect string names. So a flush reaches only the instance it was committed on,
+//! as in Oracle, where each RAC instance has a log writer of its own.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -66,6 +71,8 @@ struct SessionState {
     registered: Vec<RedoLog>,
     /// An uncommitted change of the flush table (its commit writes redo).
     flush_pending: bool,
+    /// The instance the session runs on, which is the number of the redo thread it writes.
+    instance: u16,
 }
 
 impl SimulatorPool {
@@ -145,6 +152,7 @@ impl SessionPool for SimulatorPool {
                     tag: String::new(),
                     registered: Vec::new(),
                     flush_pending: false,
+                    instance: 1,
                 };
                 (state, false)
             }
@@ -159,6 +167,63 @@ impl SessionPool for SimulatorPool {
                 Release::Close
             },
         })
+    }
+
+    /// A session on the instance an EZConnect string names (`host:port/service/instance`, Net
+    /// Services Administrator's Guide, "Easy Connect"): the instances are those of `GV$INSTANCE`,
+    /// instance N named after the database with N appended and running thread N. An instance
+    /// that is not open is one the listener does not know (ORA-12521).
+    fn connect_instance(&self, connect_string: &str) -> Result<SimulatorSession, Failure> {
+        let mut shared = self.lock();
+        let wanted = connect_string
+            .split('?')
+            .next()
+            .and_then(|address| address.trim_start_matches("//").split('/').nth(2))
+            .ok_or_else(|| {
+                failure(&OraError::new(
+                    12154,
+                    "TNS:could not resolve the connect identifier specified",
+                ))
+            })?;
+        let scn = shared.simulator.catalog.scn;
+        let database = shared.simulator.catalog.name.to_lowercase();
+        let thread = shared
+            .simulator
+            .redo
+            .thread_views(scn)
+            .into_iter()
+            .find(|thread| {
+                thread.open && wanted.eq_ignore_ascii_case(&format!("{database}{}", thread.thread))
+            })
+            .map(|thread| thread.thread)
+            .ok_or_else(|| {
+                failure(&OraError::new(
+                    12521,
+                    "TNS:listener does not currently know of instance requested in connect \
+                     descriptor",
+                ))
+            })?;
+        let id = shared.next_session;
+        shared.next_session += 1;
+        let state = SessionState {
+            id,
+            container: shared.connect_container.clone(),
+            tag: String::new(),
+            registered: Vec::new(),
+            flush_pending: false,
+            instance: thread,
+        };
+        Ok(SimulatorSession {
+            pool: self.clone(),
+            state,
+            tag_found: false,
+            release: Release::Close,
+        })
+    }
+
+    /// The model does not limit its sessions.
+    fn set_max_sessions(&self, _max: u32) -> Result<(), Failure> {
+        Ok(())
     }
 }
 
@@ -284,10 +349,7 @@ impl SqlSession for SimulatorSession {
     fn commit(&mut self) -> Result<(), Failure> {
         if std::mem::take(&mut self.state.flush_pending) {
             let mut shared = self.pool.lock();
-            shared
-                .simulator
-                .flush_redo()
-                .map_err(|error| failure(&ora_of(&error)))?;
+            shared.simulator.flush_redo_on(self.state.instance);
         }
         Ok(())
     }

@@ -5,6 +5,9 @@
 //! - an anonymous PL/SQL block that calls one procedure with named arguments
 //!   (`BEGIN SYS.DBMS_LOGMNR.ADD_LOGFILE(LOGFILENAME => :1, OPTIONS => SYS.DBMS_LOGMNR.NEW); END;`);
 //! - `ALTER SESSION SET parameter = value`.
+//!
+//! A limit of Oracle's grammar the parser does not know is enforced here too: an IN list of more
+//! than 1000 expressions is ORA-01795 ([`in_list_limit`]).
 
 use sqlparser::ast::{Expr, Query};
 use sqlparser::dialect::OracleDialect;
@@ -72,6 +75,60 @@ fn tokens(sql: &str) -> Result<Vec<Token>, OraError> {
     Ok(tokens)
 }
 
+/// ORA-01795 for an IN list of more than 1000 expressions. "A comma-delimited list of
+/// expressions can contain no more than 1000 expressions. A comma-delimited list of sets of
+/// expressions can contain any number of sets, but each set can contain no more than 1000
+/// expressions" (SQL Language Reference, Expression Lists). Oracle refuses it when parsing, rows
+/// or not, so it is checked on the tokens: the list after `IN (`, or each set of a list of sets
+/// (`IN ((a, b), (c, d))`); a subquery (`IN (SELECT ...`) is not an expression list.
+fn in_list_limit(tokens: &[Token]) -> Result<(), OraError> {
+    const MAX_EXPRESSIONS: usize = 1000;
+    #[derive(PartialEq)]
+    enum Group {
+        /// An expression list: at most 1000 expressions.
+        List,
+        /// A list of sets: any number of them, each a [`Group::List`].
+        Sets,
+        Other,
+    }
+    // Per open parenthesis: what it holds and its commas at its own depth.
+    let mut open: Vec<(Group, usize)> = Vec::new();
+    for (at, token) in tokens.iter().enumerate() {
+        match token {
+            Token::LParen => {
+                let next = tokens.get(at + 1);
+                let after_in = at > 0 && is_keyword(tokens.get(at - 1), "IN");
+                let subquery = is_keyword(next, "SELECT") || is_keyword(next, "WITH");
+                let in_sets = open.last().is_some_and(|(group, _)| *group == Group::Sets);
+                let group = if after_in && matches!(next, Some(Token::LParen)) {
+                    Group::Sets
+                } else if (after_in && !subquery) || in_sets {
+                    Group::List
+                } else {
+                    Group::Other
+                };
+                open.push((group, 0));
+            }
+            Token::RParen => {
+                open.pop();
+            }
+            Token::Comma => {
+                if let Some((Group::List, commas)) = open.last_mut() {
+                    *commas += 1;
+                    if *commas >= MAX_EXPRESSIONS {
+                        return Err(OraError::new(
+                            1795,
+                            "maximum number of expressions in a list is 1000",
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn word(token: Option<&Token>) -> Option<&Word> {
     match token {
         Some(Token::Word(word)) => Some(word),
@@ -99,6 +156,7 @@ pub fn placeholders(sql: &str) -> Result<Vec<String>, OraError> {
 
 pub fn parse(sql: &str) -> Result<Statement, OraError> {
     let mut tokens = tokens(sql)?;
+    in_list_limit(&tokens)?;
     if is_keyword(tokens.first(), "BEGIN") {
         return call(&tokens);
     }

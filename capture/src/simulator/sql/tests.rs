@@ -18,7 +18,7 @@ fn options(pdb: Option<&str>) -> ConnectOptions {
     ConnectOptions {
         username: "REDOLINE".to_owned(),
         password: "unused".to_owned(),
-        connect_string: "simulator".to_owned(),
+        connect_string: "simulator:1521/SIMULATOR".to_owned(),
         max_connections: 4,
         statement_timeout: None,
         pdb: pdb.map(str::to_owned),
@@ -569,4 +569,339 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         missing.is_empty(),
         "statements the client never sent to the model: {missing:?}"
     );
+}
+
+/// Oracle's limit on expression lists (SQL Language Reference, Expression Lists): an IN list
+/// holds at most 1000 expressions, a list of sets any number of sets of at most 1000 each; one
+/// more is ORA-01795, refused at parse whether or not a row is read.
+#[test]
+fn an_in_list_of_more_than_a_thousand_expressions_is_refused() {
+    let pool = SimulatorPool::new(Simulator::new());
+    let mut session = pool.get("").unwrap();
+    let mut count = |sql: &str| {
+        let mut rows = 0;
+        session
+            .query(sql, &[], Fetch::default(), &mut |_| {
+                rows += 1;
+                ControlFlow::Continue(())
+            })
+            .map(|()| rows)
+            .map_err(|failure| failure.ora)
+    };
+    let list = |n: usize| {
+        (1..=n)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let sets = |n: usize, width: usize| {
+        (1..=n)
+            .map(|i| format!("({})", vec![i.to_string(); width].join(", ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let in_list = |n: usize| format!("SELECT DUMMY FROM DUAL WHERE 1000 IN ({})", list(n));
+    assert_eq!(count(&in_list(1000)), Ok(1));
+    assert_eq!(count(&in_list(1001)), Err(Some(1795)));
+    let none = |n: usize| format!("SELECT DUMMY FROM DUAL WHERE 1 = 0 AND 5 IN ({})", list(n));
+    assert_eq!(
+        count(&none(1001)),
+        Err(Some(1795)),
+        "refused before any row"
+    );
+    let pairs = format!(
+        "SELECT DUMMY FROM DUAL WHERE (2000, 2000) IN ({})",
+        sets(2000, 2)
+    );
+    // The model does not evaluate a row-value IN (ORA-00900, as any statement it cannot
+    // evaluate), but 2000 sets are not what refuses it.
+    assert_ne!(count(&pairs), Err(Some(1795)), "any number of sets");
+    let wide = format!("SELECT DUMMY FROM DUAL WHERE (1) IN ({})", sets(1, 1001));
+    assert_eq!(count(&wide), Err(Some(1795)), "a set of 1001");
+    assert_eq!(
+        count(&format!(
+            "SELECT DUMMY FROM DUAL WHERE 'X' IN (SELECT DUMMY FROM DUAL) AND 3 IN ({})",
+            list(3)
+        )),
+        Ok(1)
+    );
+}
+
+/// The contents query for 10, 200 and 2,000 captured tables, mined through the real client over
+/// the SQL door: the rows are those of the captured table whatever the others, and every IN list
+/// stays within Oracle's 1000. Prints the statement's length and binds and the time the model
+/// took to parse and evaluate it (figures for docs/oracle.md, "Many tables"; never asserted),
+/// beside the earlier shape, an `(SEG_OWNER = :a AND TABLE_NAME = :b)` pair per table.
+#[test]
+fn a_capture_of_two_thousand_tables_is_mined_through_one_statement() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/orders.jsonl");
+    let simulator = || {
+        let file = std::fs::File::open(&scenario).unwrap();
+        Simulator::from_reader(std::io::BufReader::new(file)).unwrap()
+    };
+    let mut direct = simulator();
+    let current = direct.current_scn().unwrap();
+    let logs = direct.logs_covering(0).unwrap().logs;
+    let start_scn = logs.iter().map(|log| log.first_scn).min().unwrap();
+    let window = |tables: Vec<(String, String)>| MiningWindow {
+        start_scn,
+        end_scn: current,
+        logs: logs.clone(),
+        tables,
+        pdb: None,
+        with_sql_undo: false,
+    };
+    let captured = vec![("SALES".to_owned(), "ORDERS".to_owned())];
+    direct.start_mining(&window(captured.clone())).unwrap();
+    let expected = rows(&mut |visit| direct.stream_rows(visit)).unwrap();
+    assert!(
+        expected
+            .iter()
+            .any(|row| row.table_name.as_deref() == Some("ORDERS"))
+    );
+    for n in [10, 200, 2_000] {
+        // The captured table among n - 1 others of two owners; at 2,000, SALES has 1,500 tables,
+        // more than one IN list may hold, which the model refuses (ORA-01795).
+        let mut tables = captured.clone();
+        tables.extend((1..n).map(|i| {
+            let owner = if i % 4 == 0 { "HR" } else { "SALES" };
+            (owner.to_owned(), format!("TABLE_{i:04}"))
+        }));
+        let (sql, binds) = crate::source::oracle::sql::contents_query(&tables, None);
+        let mut client = client(simulator());
+        client.start_mining(&window(tables.clone())).unwrap();
+        let began = std::time::Instant::now();
+        let found = rows(&mut |visit| client.stream_rows(visit)).unwrap();
+        let took = began.elapsed();
+        assert_eq!(found, expected, "{n} tables");
+        client.end_mining().unwrap();
+        let grouped: usize = crate::source::oracle::sql::captured_rows(&tables, 3, &mut Vec::new())
+            .iter()
+            .map(|condition| " OR ".len() + condition.len())
+            .sum();
+        let pairs: usize = (0..tables.len())
+            .map(|i| {
+                format!(
+                    " OR (SEG_OWNER = :{} AND TABLE_NAME = :{})",
+                    2 * i + 3,
+                    2 * i + 4
+                )
+                .len()
+            })
+            .sum();
+        println!(
+            "{n:>5} tables: {:>6} characters, {:>5} binds, parsed and evaluated in {:>8.2?} \
+             over {} rows (a pair per table: {} characters, {} binds)",
+            sql.len(),
+            binds.len() + 2,
+            took,
+            found.len(),
+            sql.len() - grouped + pairs,
+            2 * tables.len() + 2,
+        );
+    }
+}
+
+/// Thread 2 commits once, then its instance writes nothing while thread 1 commits on.
+const QUIET_SECOND_INSTANCE: &str = "\
+    {\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}]}\n\
+    {\"thread\":2}\n\
+    {\"tx\":\"b\",\"insert\":\"APP.T\",\"values\":{\"ID\":1}}\n\
+    {\"tx\":\"b\",\"commit\":true}\n\
+    {\"thread\":1}\n\
+    {\"tx\":\"a\",\"insert\":\"APP.T\",\"values\":{\"ID\":2}}\n\
+    {\"tx\":\"a\",\"commit\":true}\n\
+    {\"tx\":\"c\",\"insert\":\"APP.T\",\"values\":{\"ID\":3}}\n\
+    {\"tx\":\"c\",\"commit\":true}\n";
+
+/// The model's half: a flush commit writes the log buffer of the instance its session runs on,
+/// and no other. A pooled session runs on instance 1; one opened on `orcl2` writes thread 2.
+#[test]
+fn a_flush_reaches_only_the_instance_its_session_runs_on() {
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    let written = |pool: &SimulatorPool| {
+        pool.with_simulator(|simulator| {
+            let threads = simulator.threads().unwrap();
+            (threads[0].last_redo_scn, threads[1].last_redo_scn)
+        })
+    };
+    let flush = |session: &mut SimulatorSession| {
+        session
+            .execute(
+                "CREATE TABLE LOG_MINING_FLUSH (LAST_SCN NUMBER(19,0) NOT NULL)",
+                &[],
+            )
+            .ok();
+        session
+            .execute("INSERT INTO LOG_MINING_FLUSH (LAST_SCN) VALUES (0)", &[])
+            .unwrap();
+        session.commit().unwrap();
+    };
+    let (_, quiet) = written(&pool);
+    flush(&mut pool.get("").unwrap());
+    let (first, second) = written(&pool);
+    assert_eq!(
+        second, quiet,
+        "a pooled session's flush leaves thread 2 as it was"
+    );
+    assert!(first > quiet);
+    let mut on_two = pool
+        .connect_instance("simulator:1521/SIMULATOR/orcl2")
+        .unwrap();
+    flush(&mut on_two);
+    assert!(
+        written(&pool).1 > first,
+        "the flush on orcl2 writes thread 2"
+    );
+    for unknown in ["simulator:1521/SIMULATOR/orcl9", "simulator:1521/SIMULATOR"] {
+        assert!(pool.connect_instance(unknown).is_err(), "{unknown}");
+    }
+}
+
+/// RAC, a quiet instance. Windows end below the lowest `LAST_REDO_CHANGE#` of the open threads;
+/// a flush that reached only the instance the pool connects to left thread 2 where its last
+/// commit put it, and thread 1's later commits waited for thread 2's next log switch. The
+/// client flushes every instance, each on a session of its own there, so the window reaches the
+/// current SCN read before the flush: every commit is mined.
+#[test]
+fn a_quiet_instance_does_not_hold_back_the_other_instances_commits() {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    let mut client = OracleClient::over(pool.clone(), options(None)).unwrap();
+    let mut planner = WindowPlanner::new(500_000);
+    let mut next_scn = crate::simulator::database::FIRST_SCN;
+    let mut mined = Vec::new();
+    // Two windows, as the capture's loop runs them: the current SCN, the flush, the threads.
+    for _ in 0..2 {
+        let current = client.current_scn().unwrap();
+        client.flush_redo().unwrap();
+        let threads = client.threads().unwrap();
+        let (plan, _) = planner.plan(next_scn, current, &threads, jiff::Timestamp::UNIX_EPOCH);
+        let Plan::Mine { window, bound } = plan else {
+            panic!("nothing to mine below {current}: {threads:?}");
+        };
+        assert_eq!(bound, Bound::CurrentScn, "{threads:?}");
+        let logs = client.logs_covering(window.start_scn).unwrap().logs;
+        client
+            .start_mining(&MiningWindow {
+                start_scn: window.start_scn,
+                end_scn: window.end_scn,
+                logs,
+                tables: vec![("APP".to_owned(), "T".to_owned())],
+                pdb: None,
+                with_sql_undo: false,
+            })
+            .unwrap();
+        mined.extend(rows(&mut |visit| client.stream_rows(visit)).unwrap());
+        client.end_mining().unwrap();
+        next_scn = window.end_scn + 1;
+    }
+    let inserted: Vec<(u16, &str)> = mined
+        .iter()
+        .filter(|row| row.table_name.as_deref() == Some("T"))
+        .map(|row| (row.thread, row.sql_redo.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(inserted.len(), 3, "{inserted:?}");
+    assert!(inserted.iter().any(|(thread, _)| *thread == 2));
+    let statements = pool.issued();
+    assert_eq!(
+        statements
+            .iter()
+            .filter(|sql| *sql == crate::source::oracle::sql::INSTANCES)
+            .count(),
+        1,
+        "the instances are read once while the threads stay as they are"
+    );
+}
+
+/// With too few connections for a session on each instance beside the capture's two, or a
+/// connect string that cannot name an instance, the flush falls back to one pooled session (one
+/// instance) and the quiet instance bounds the window again, as the warning says: never more
+/// sessions than `maxConnections`, never a skipped change.
+#[test]
+fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window() {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    for (max_connections, connect_string) in [(3, "simulator:1521/SIMULATOR"), (4, "ORCL_HIGH")] {
+        let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+        let pool = SimulatorPool::new(simulator);
+        let mut options = options(None);
+        options.max_connections = max_connections;
+        options.connect_string = connect_string.to_owned();
+        let mut client = OracleClient::over(pool.clone(), options).unwrap();
+        let current = client.current_scn().unwrap();
+        client.flush_redo().unwrap();
+        let threads = client.threads().unwrap();
+        let (plan, _) = WindowPlanner::new(500_000).plan(
+            crate::simulator::database::FIRST_SCN,
+            current,
+            &threads,
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        assert!(
+            matches!(
+                plan,
+                Plan::Mine {
+                    bound: Bound::WrittenRedo { thread: 2 },
+                    ..
+                }
+            ),
+            "{connect_string}: {plan:?}"
+        );
+    }
+}
+
+/// An instance the flush cannot reach (here the listener does not know the name `GV$INSTANCE`
+/// gives, ORA-12521) costs a delay, not a stop: the other instance is flushed and the
+/// unreachable one bounds the window. Only when no instance can be reached does the flush fail,
+/// as a transient error the caller retries.
+#[test]
+fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    let renamed = |unknown: &'static [&'static str]| {
+        move |relation: &mut Relation| {
+            let name = relation
+                .columns
+                .iter()
+                .position(|column| column == "INSTANCE_NAME")
+                .unwrap();
+            for (row, new) in relation.rows.iter_mut().zip(unknown) {
+                if !new.is_empty() {
+                    row[name] = super::datum::Datum::text(*new);
+                }
+            }
+        }
+    };
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    pool.alter_view("GV$INSTANCE", renamed(&["", "gone2"]));
+    let mut client = OracleClient::over(pool.clone(), options(None)).unwrap();
+    let current = client.current_scn().unwrap();
+    client.flush_redo().unwrap();
+    let threads = client.threads().unwrap();
+    assert!(threads[0].last_redo_scn > current, "instance 1 was flushed");
+    let (plan, _) = WindowPlanner::new(500_000).plan(
+        crate::simulator::database::FIRST_SCN,
+        current,
+        &threads,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    assert!(
+        matches!(
+            plan,
+            Plan::Mine {
+                bound: Bound::WrittenRedo { thread: 2 },
+                ..
+            }
+        ),
+        "{plan:?}"
+    );
+
+    let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
+    let pool = SimulatorPool::new(simulator);
+    pool.alter_view("GV$INSTANCE", renamed(&["gone1", "gone2"]));
+    let mut client = OracleClient::over(pool, options(None)).unwrap();
+    let error = client.flush_redo().unwrap_err();
+    assert!(error.is_transient(), "{error}");
 }

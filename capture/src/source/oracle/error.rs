@@ -34,13 +34,14 @@ const DPI_DISCONNECTED: [i32; 2] = [1010, 1080];
 const ORA_CALL_TIMEOUT: i32 = 3156;
 /// Connection lost or refused, instance down or starting, listener problems; a session killed
 /// (00028), logged off (01012), idle too long (02396) or ended by an internal error (00603); the
-/// listener out of handlers (12516, 12519, 12520); the instance out of memory (04030, 04031);
+/// listener out of handlers (12516, 12519, 12520) or not knowing the instance a RAC flush session
+/// names (12521: down, or not registered yet); the instance out of memory (04030, 04031);
 /// LogMiner unable to open or read a log it was given, as while a log is being archived (01284,
 /// 01343). Debezium's `OracleErrorHandler` retries 01089, 01284, 01343, 03135 and 04030 of these;
 /// the others are sessions and listeners Oracle documents as ended or busy, not as failed calls.
-const ORA_UNAVAILABLE: [i32; 26] = [
+const ORA_UNAVAILABLE: [i32; 27] = [
     28, 603, 1012, 1033, 1034, 1089, 1090, 1092, 1284, 1343, 2396, 3113, 3114, 3135, 4030, 4031,
-    12170, 12514, 12516, 12519, 12520, 12528, 12537, 12541, 12547, 12571,
+    12170, 12514, 12516, 12519, 12520, 12521, 12528, 12537, 12541, 12547, 12571,
 ];
 /// The login itself refused: invalid username or password (01017), account locked (28000),
 /// password expired (28001), no CREATE SESSION (01045). Retrying the same credentials cannot

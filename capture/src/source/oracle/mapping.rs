@@ -349,6 +349,17 @@ pub fn session(cells: &mut Cells) -> Result<SessionId, SourceError> {
     })
 }
 
+const INSTANCE_COLUMNS: [&str; 2] = ["INSTANCE_NAME", "THREAD#"];
+
+/// Maps a row of [`super::sql::INSTANCES`].
+pub fn instance(cells: &mut Cells) -> Result<super::instances::Instance, SourceError> {
+    let mut r = CellReader::new("GV$INSTANCE", &INSTANCE_COLUMNS, cells);
+    Ok(super::instances::Instance {
+        name: r.required_text(0)?,
+        thread: r.required_number(1)?,
+    })
+}
+
 const COLUMN_COLUMNS: [&str; 9] = [
     "COLUMN_NAME",
     "DATA_TYPE",

@@ -15,6 +15,9 @@
 //!   a PDB on 21c or later, it mines inside the PDB: `START_LOGMNR` finds the logs itself and
 //!   returns only that PDB's redo. A PDB connection on 19c or earlier cannot mine (ORA-65040) and
 //!   is refused as a configuration error naming the fix.
+//! - **RAC.** The flush commits on every open instance, each through a session of its own on
+//!   that instance, so a quiet instance's log writer does not hold the window back
+//!   ([`instances`]).
 //! - **Fetching.** The contents query ([`sql::contents_query`]) is fetched with a large array
 //!   ([`CONTENTS_FETCH_ROWS`]) so one round trip carries thousands of rows.
 //! - **Errors** are classified once ([`error::classify`]); DPI-1047 (no client library) becomes
@@ -28,6 +31,7 @@
 pub mod error;
 #[cfg(test)]
 mod fake;
+pub mod instances;
 pub mod mapping;
 pub mod session;
 pub mod sql;
@@ -56,9 +60,9 @@ pub use self::session::{
 use super::grant::{grant_statements, sql_name};
 use super::unique_key::{self, UniqueIndexColumn};
 use super::{
-    CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
-    MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
-    SessionPrivileges, SourceError, TableKey,
+    CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, FlushShortfall,
+    LogMinerRow, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
+    SessionId, SessionPrivileges, SourceError, TableKey,
 };
 use crate::config::validate;
 use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
@@ -272,6 +276,40 @@ pub struct OracleClient<P: SessionPool = OraclePool> {
     names: SharedNames,
     /// How each table snapshotted so far is walked, by qualified name (an IOT stays one).
     row_orders: HashMap<String, sql::RowOrder>,
+    /// The cluster's instances the flush reaches one by one.
+    cluster: Cluster<P::Session>,
+}
+
+/// The instances of a RAC database, each with the session its flush commits on ([`instances`]).
+/// Empty on a single instance, and where the instances cannot be reached one by one (then the
+/// flush runs on a pooled session, and a quiet instance delays capture as the window planner
+/// reports).
+struct Cluster<S> {
+    instances: Vec<instances::Instance>,
+    sessions: HashMap<String, S>,
+    /// The redo threads of the open instances when they were last read, in order: `None` before
+    /// the first read; a thread opening or closing since ([`DatabaseCatalog::threads`]) reads
+    /// them again.
+    read_for: Option<Vec<u16>>,
+    /// The open threads of the last `V$THREAD` read, in order.
+    open_threads: Vec<u16>,
+    /// Why the instances cannot be flushed one by one (warned once).
+    shortfall: Option<FlushShortfall>,
+    /// The instances the last flush did not reach, once warned (warned again when they change).
+    failing: Vec<String>,
+}
+
+impl<S> Default for Cluster<S> {
+    fn default() -> Self {
+        Self {
+            instances: Vec::new(),
+            sessions: HashMap::new(),
+            read_for: None,
+            open_threads: Vec::new(),
+            shortfall: None,
+            failing: Vec::new(),
+        }
+    }
 }
 
 impl<P: SessionPool> fmt::Debug for OracleClient<P> {
@@ -317,8 +355,13 @@ impl OracleClient<OraclePool> {
         .max_connections(options.max_connections.max(2))
         .build()
         .map_err(|error| classify("connect", &Failure::from(&error), timeout))?;
-        let call_timeout = options.statement_timeout;
-        Self::over(OraclePool { pool, call_timeout }, options)
+        let pool = OraclePool {
+            pool,
+            call_timeout: options.statement_timeout,
+            username: options.username.clone(),
+            password: options.password.clone(),
+        };
+        Self::over(pool, options)
     }
 }
 
@@ -374,6 +417,7 @@ impl<P: SessionPool> OracleClient<P> {
             window: None,
             names: SharedNames::default(),
             row_orders: HashMap::new(),
+            cluster: Cluster::default(),
         };
         // The main session first, so it is never one taken over from PDB work.
         client.main_session("connect")?;
@@ -594,10 +638,18 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
     }
 
     fn threads(&mut self) -> Result<Vec<RedoThread>, SourceError> {
-        self.rows("read V$THREAD", Place::Root, sql::THREADS, &[])?
+        let threads: Vec<RedoThread> = self
+            .rows("read V$THREAD", Place::Root, sql::THREADS, &[])?
             .iter_mut()
             .map(|row| mapping::thread(row))
-            .collect()
+            .collect::<Result<_, _>>()?;
+        self.cluster.open_threads = threads
+            .iter()
+            .filter(|thread| thread.open)
+            .map(|thread| thread.thread)
+            .collect();
+        self.cluster.open_threads.sort_unstable();
+        Ok(threads)
     }
 
     fn open_transactions(&mut self) -> Result<Vec<OpenTransaction>, SourceError> {
@@ -796,6 +848,8 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
         rows.iter_mut().map(|row| mapping::redo_log(row)).collect()
     }
 
+    /// The flush on every open instance, each on its own session there, or on a pooled session
+    /// when the database is one instance or its instances cannot be reached one by one.
     fn flush_redo(&mut self) -> Result<(), SourceError> {
         let table = sql::flush_table_name(&self.options.flush_table).ok_or_else(|| {
             SourceError::Malformed {
@@ -803,41 +857,25 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
                 message: format!("{:?} is not a table name", self.options.flush_table),
             }
         })?;
-        let mut session = self.session("flush redo", Place::Pdb)?;
-        let fail = |call, failure: Failure| self.fail(call, &failure);
-        let repair = match session.execute(&sql::flush_update(&table), &[]) {
-            Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
-                if let Err(failure) = session.execute(&sql::flush_create(&table), &[]) {
-                    let call = "create flush table";
-                    return Err(self.flush_table_refused(call, &mut session, &table, failure));
-                }
-                vec![sql::flush_insert(&table)]
-            }
-            Err(failure) => return Err(fail("flush redo", failure)),
-            Ok(1) => Vec::new(),
-            // An UPDATE of no row writes no redo, so the flush would do nothing.
-            Ok(0) => vec![sql::flush_insert(&table)],
-            // Several rows flush too, but each window would update them all: keep one.
-            Ok(rows) => {
-                tracing::warn!(
-                    rows,
-                    table,
-                    "the flush table holds several rows: keeping one"
-                );
-                vec![sql::flush_delete(&table), sql::flush_insert(&table)]
+        let unread = match &self.cluster.read_for {
+            None => true,
+            // Before the first V$THREAD read nothing is known to have changed.
+            Some(threads) => {
+                !self.cluster.open_threads.is_empty() && *threads != self.cluster.open_threads
             }
         };
-        for statement in &repair {
-            // With deferred segment creation (the default), CREATE TABLE takes no space: a
-            // missing quota shows at this first INSERT.
-            if let Err(failure) = session.execute(statement, &[]) {
-                let call = "repair flush table";
-                return Err(self.flush_table_refused(call, &mut session, &table, failure));
-            }
+        if unread {
+            self.read_instances();
         }
-        session
-            .commit()
-            .map_err(|failure| fail("flush redo", failure))
+        if self.cluster.instances.is_empty() {
+            let mut session = self.session("flush redo", Place::Pdb)?;
+            return self.flush_on(&mut session, &table);
+        }
+        self.flush_every_instance(&table)
+    }
+
+    fn flush_shortfall(&self) -> Option<FlushShortfall> {
+        self.cluster.shortfall.clone()
     }
 
     fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError> {
@@ -984,6 +1022,211 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
 }
 
 impl<P: SessionPool> OracleClient<P> {
+    /// Reads the open instances (`GV$INSTANCE`) and sizes the pool so a session on each fits in
+    /// `maxConnections`. Where the instances cannot be flushed one by one (one instance, no
+    /// grant, a connect string that cannot name an instance, too few connections) the cluster is
+    /// left empty, with a warning naming the fix when there are several instances.
+    fn read_instances(&mut self) {
+        self.cluster.read_for = Some(self.cluster.open_threads.clone());
+        let found = self
+            .rows("read instances", Place::Root, sql::INSTANCES, &[])
+            .and_then(|mut rows| {
+                rows.iter_mut()
+                    .map(|row| mapping::instance(row))
+                    .collect::<Result<Vec<_>, _>>()
+            });
+        if let Ok(instances) = &found {
+            // What the next V$THREAD read is compared with: one open thread per open instance.
+            let mut threads: Vec<u16> = instances.iter().map(|i| i.thread).collect();
+            threads.sort_unstable();
+            self.cluster.read_for = Some(threads);
+            self.cluster
+                .sessions
+                .retain(|name, _| instances.iter().any(|i| i.name == *name));
+        }
+        let instances = match found {
+            Ok(instances) if instances.len() > 1 => instances,
+            Ok(_) => {
+                self.cluster.instances.clear();
+                self.cluster.shortfall = None;
+                return;
+            }
+            // Only a database known to have several open threads is a RAC worth warning about.
+            Err(error) if self.cluster.open_threads.len() > 1 => {
+                self.cannot_flush_each(
+                    format!("the instances cannot be read from GV$INSTANCE: {error}"),
+                    grant_fix(&["SELECT ON GV_$INSTANCE"], &self.options),
+                );
+                return;
+            }
+            Err(_) => {
+                self.cluster.instances.clear();
+                return;
+            }
+        };
+        let names: Vec<&str> = instances.iter().map(|i| i.name.as_str()).collect();
+        if instances::instance_connect_string(&self.options.connect_string, names[0]).is_none() {
+            self.cannot_flush_each(
+                "the connect string cannot name an instance (a tnsnames.ora alias, or no service \
+                 name)"
+                    .to_owned(),
+                "give spec.database host, port and serviceName, or a connect descriptor with \
+                 CONNECT_DATA"
+                    .to_owned(),
+            );
+            return;
+        }
+        let Some(pooled) = instances::pool_budget(self.options.max_connections, instances.len())
+        else {
+            self.cannot_flush_each(
+                format!(
+                    "spec.database.maxConnections {} leaves no session for each of the {} \
+                     instances beside the two the capture needs",
+                    self.options.max_connections,
+                    instances.len(),
+                ),
+                format!(
+                    "set spec.database.maxConnections to at least {}",
+                    instances.len() + 2
+                ),
+            );
+            return;
+        };
+        if let Err(failure) = self.pool.set_max_sessions(pooled) {
+            self.cannot_flush_each(
+                format!("the session pool cannot be resized: {}", failure.message),
+                "restart the capture".to_owned(),
+            );
+            return;
+        }
+        tracing::info!(
+            instances = ?names,
+            pooled,
+            "RAC: the flush commits on each instance, on a session of its own there"
+        );
+        self.cluster.instances = instances;
+        self.cluster.shortfall = None;
+    }
+
+    /// Leaves the flush to a pooled session, which reaches one instance, and says why once.
+    fn cannot_flush_each(&mut self, problem: String, fix: String) {
+        self.cluster.instances.clear();
+        let shortfall = FlushShortfall { problem, fix };
+        if self.cluster.shortfall.as_ref() != Some(&shortfall) {
+            tracing::warn!(
+                "{}: the flush reaches one RAC instance only, so a quiet instance holds capture \
+                 back until it writes redo; {}",
+                shortfall.problem,
+                shortfall.fix
+            );
+            self.cluster.shortfall = Some(shortfall);
+        }
+    }
+
+    /// The flush on each instance, as Debezium's `RacCommitLogWriterFlushStrategy` does. An
+    /// instance that cannot be flushed (down, unreachable) costs no more than a delay: the
+    /// window still ends below what its log writer has written. It is warned about (once while
+    /// the same instances fail), its session dropped, and the instances are read again at the
+    /// next flush. A refusal that needs an
+    /// operator (a missing grant) stops as on a single instance.
+    fn flush_every_instance(&mut self, table: &str) -> Result<(), SourceError> {
+        let mut failed = Vec::new();
+        for instance in self.cluster.instances.clone() {
+            let session = match self.cluster.sessions.remove(&instance.name) {
+                Some(session) => Ok(session),
+                None => self.instance_session(&instance),
+            };
+            let flushed = session.and_then(|mut session| {
+                self.flush_on(&mut session, table)?;
+                Ok(session)
+            });
+            match flushed {
+                Ok(session) => {
+                    self.cluster.sessions.insert(instance.name, session);
+                }
+                Err(error) if error.stop().is_some() => return Err(error),
+                Err(error) => failed.push((instance.name, error)),
+            }
+        }
+        if failed.len() == self.cluster.instances.len()
+            && let Some((_, error)) = failed.pop()
+        {
+            self.cluster.read_for = None;
+            return Err(error);
+        }
+        let failing: Vec<String> = failed.iter().map(|(name, _)| name.clone()).collect();
+        if failing != self.cluster.failing {
+            for (instance, error) in &failed {
+                tracing::warn!(%instance, %error, "the flush did not reach this RAC instance");
+            }
+            self.cluster.failing = failing;
+        }
+        if !failed.is_empty() {
+            self.cluster.read_for = None;
+        }
+        Ok(())
+    }
+
+    /// A session of its own on `instance`, set up for the flush table's container.
+    fn instance_session(&self, instance: &instances::Instance) -> Result<P::Session, SourceError> {
+        let call = "flush redo";
+        let connect_string =
+            instances::instance_connect_string(&self.options.connect_string, &instance.name)
+                .ok_or_else(|| SourceError::Unavailable {
+                    message: format!("no connect string reaches instance {}", instance.name),
+                })?;
+        let mut session = self
+            .pool
+            .connect_instance(&connect_string)
+            .map_err(|failure| self.fail(call, &failure))?;
+        let setup = self.topology.setup(Place::Pdb);
+        for statement in setup.statements() {
+            session
+                .execute(&statement, &[])
+                .map_err(|failure| self.setup_failure(call, setup, &failure))?;
+        }
+        Ok(session)
+    }
+
+    /// The flush write on `session`: update the flush table's row and commit, creating the
+    /// table or giving it its one row when needed.
+    fn flush_on(&self, session: &mut P::Session, table: &str) -> Result<(), SourceError> {
+        let fail = |call, failure: Failure| self.fail(call, &failure);
+        let repair = match session.execute(&sql::flush_update(table), &[]) {
+            Err(failure) if failure.ora == Some(ORA_NO_SUCH_TABLE) => {
+                if let Err(failure) = session.execute(&sql::flush_create(table), &[]) {
+                    let call = "create flush table";
+                    return Err(self.flush_table_refused(call, session, table, failure));
+                }
+                vec![sql::flush_insert(table)]
+            }
+            Err(failure) => return Err(fail("flush redo", failure)),
+            Ok(1) => Vec::new(),
+            // An UPDATE of no row writes no redo, so the flush would do nothing.
+            Ok(0) => vec![sql::flush_insert(table)],
+            // Several rows flush too, but each window would update them all: keep one.
+            Ok(rows) => {
+                tracing::warn!(
+                    rows,
+                    table,
+                    "the flush table holds several rows: keeping one"
+                );
+                vec![sql::flush_delete(table), sql::flush_insert(table)]
+            }
+        };
+        for statement in &repair {
+            // With deferred segment creation (the default), CREATE TABLE takes no space: a
+            // missing quota shows at this first INSERT.
+            if let Err(failure) = session.execute(statement, &[]) {
+                let call = "repair flush table";
+                return Err(self.flush_table_refused(call, session, table, failure));
+            }
+        }
+        session
+            .commit()
+            .map_err(|failure| fail("flush redo", failure))
+    }
+
     /// A failed CREATE or first INSERT of the flush table. A missing privilege (ORA-01031) or
     /// tablespace quota (ORA-01950 none, ORA-01536 used up) is the prerequisite stop naming the
     /// statement that fixes it: the capture would meet the same refusal at every restart. The

@@ -140,14 +140,31 @@ pub trait SessionPool: Send {
     type Session: SqlSession + Send;
     /// A session, preferably one released under `tag`.
     fn get(&self, tag: &str) -> Result<Self::Session, Failure>;
+    /// A session of its own, outside the pool, on the one instance `connect_string` names
+    /// ([`super::instance_connect_string`]): what flushes a RAC instance's log writer. Closed when
+    /// dropped; never set up (the caller runs [`SessionSetup::statements`] on it).
+    fn connect_instance(&self, connect_string: &str) -> Result<Self::Session, Failure>;
+    /// Caps the pooled sessions at `max`, so the pool and the sessions of
+    /// [`SessionPool::connect_instance`] together stay within `maxConnections`.
+    fn set_max_sessions(&self, max: u32) -> Result<(), Failure>;
 }
 
-/// ODPI-C's session pool.
-#[derive(Debug)]
+/// ODPI-C's session pool, and the credentials a session outside it connects with.
 pub struct OraclePool {
     pub pool: Pool,
     /// Per-round-trip call timeout; `None` disables it.
     pub call_timeout: Option<Duration>,
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for OraclePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OraclePool")
+            .field("call_timeout", &self.call_timeout)
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SessionPool for OraclePool {
@@ -173,6 +190,25 @@ impl SessionPool for OraclePool {
             },
         })
     }
+
+    fn connect_instance(&self, connect_string: &str) -> Result<OracleSession, Failure> {
+        let connection = Connection::connect(&self.username, &self.password, connect_string)
+            .map_err(|error| Failure::from(&error))?;
+        connection
+            .set_call_timeout(self.call_timeout)
+            .map_err(|error| Failure::from(&error))?;
+        Ok(OracleSession {
+            connection,
+            tag_found: false,
+            release: Release::Standalone,
+        })
+    }
+
+    fn set_max_sessions(&self, max: u32) -> Result<(), Failure> {
+        self.pool
+            .reconfigure(1, max, 1)
+            .map_err(|error| Failure::from(&error))
+    }
 }
 
 /// How a session goes back to the pool.
@@ -184,6 +220,8 @@ enum Release {
     Retag(String),
     /// Set up partly or not at all: closed, so no pooled session is in an unknown state.
     Drop,
+    /// Not from the pool ([`SessionPool::connect_instance`]): closed.
+    Standalone,
 }
 
 /// A session of [`OraclePool`].
@@ -200,6 +238,7 @@ impl Drop for OracleSession {
             Release::AsIs => return,
             Release::Retag(tag) => CloseMode::Retag(tag),
             Release::Drop => CloseMode::Drop,
+            Release::Standalone => CloseMode::Default,
         };
         // Closing returns the session to the pool; a failure leaves it to the pool's own cleanup.
         if let Err(error) = self.connection.close_with_mode(mode) {
@@ -228,7 +267,9 @@ impl SqlSession for OracleSession {
     }
 
     fn discard(&mut self) {
-        self.release = Release::Drop;
+        if !matches!(self.release, Release::Standalone) {
+            self.release = Release::Drop;
+        }
     }
 
     fn query(

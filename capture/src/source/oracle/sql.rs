@@ -110,6 +110,13 @@ pub const SESSIONS: &str = "SELECT I.THREAD#, S.SID, S.SERIAL# FROM GV$SESSION S
 pub const SESSIONS_LOCAL: &str =
     "SELECT I.THREAD#, S.SID, S.SERIAL# FROM V$SESSION S, V$INSTANCE I";
 
+/// The open instances of the database, each with its name and redo thread: the instances whose
+/// log writers the flush must reach (`instances.rs`). One row on a single instance. `GV$`, since
+/// `V$INSTANCE` shows only the instance the session runs on; `STATUS` is `OPEN` for an instance
+/// that can run a transaction (Database Reference, V$INSTANCE).
+pub const INSTANCES: &str =
+    "SELECT INSTANCE_NAME, THREAD# FROM GV$INSTANCE WHERE STATUS = 'OPEN' ORDER BY INST_ID";
+
 /// SCN to wall-clock time; ORA-08181 when the SCN is older than Oracle's mapping.
 pub const SCN_TO_TIMESTAMP: &str =
     "SELECT TO_CHAR(SCN_TO_TIMESTAMP(:1), 'YYYY-MM-DD HH24:MI:SS') FROM DUAL";
@@ -243,36 +250,40 @@ const CONTROL_OPERATION_CODES: &str = "6, 7, 34, 36";
 pub const NOT_INTERNAL_DDL: &str =
     "(OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%')";
 
+/// The most expressions an IN list may hold: "A comma-delimited list of expressions can contain
+/// no more than 1000 expressions" (SQL Language Reference, Expression Lists); one more is
+/// ORA-01795. Debezium's `in` filter mode cuts its lists at the same number
+/// (`AbstractLogMinerQueryBuilder.IN_CLAUSE_MAX_ELEMENTS`).
+pub const MAX_IN_LIST: usize = 1000;
+
 /// The contents query for a window and its bind values, in order.
 ///
 /// The filter keeps transaction control rows and every row of a captured table, so LogMiner
 /// does not ship the rest (internal DML on `SYS.OBJ$`, other applications' tables) over the
-/// network. Tables are bound as `(SEG_OWNER, TABLE_NAME)` pairs; Oracle's internal DDL on them is
-/// left out too ([`NOT_INTERNAL_DDL`]). In classic mining from the CDB
-/// root, rows of other PDBs are left out by `SRC_CON_NAME`, as Debezium does; inside a PDB
-/// (21c+ per-PDB mining) LogMiner returns only that PDB's redo and no container filter is needed.
+/// network. Oracle's internal DDL on captured tables is left out too ([`NOT_INTERNAL_DDL`]). In
+/// classic mining from the CDB root, rows of other PDBs are left out by `SRC_CON_NAME`, as
+/// Debezium does; inside a PDB (21c+ per-PDB mining) LogMiner returns only that PDB's redo and
+/// no container filter is needed.
 /// No `ORDER BY`: the view already returns rows in SCN order, and sorting would make Oracle
 /// materialize the whole window before the first row.
+///
+/// The captured tables are written by [`captured_rows`]; the statement stays short and its binds
+/// few however many tables are captured (figures in `docs/oracle.md`, "Many tables").
 pub fn contents_query(
     tables: &[(String, String)],
     container: Option<&str>,
 ) -> (String, Vec<String>) {
-    let mut sql = String::with_capacity(512 + tables.len() * 48);
+    let mut sql = String::with_capacity(640 + tables.len() * 8);
     sql.push_str("SELECT ");
     sql.push_str(&CONTENTS_COLUMNS.join(", "));
     sql.push_str(" FROM V$LOGMNR_CONTENTS WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (");
     sql.push_str(CONTROL_OPERATION_CODES);
     sql.push(')');
-    let mut binds = Vec::with_capacity(tables.len() * 2 + 1);
-    for (owner, table) in tables {
-        let owner_bind = binds.len() + 3;
-        let _ = write!(
-            sql,
-            " OR (SEG_OWNER = :{owner_bind} AND TABLE_NAME = :{})",
-            owner_bind + 1
-        );
-        binds.push(owner.clone());
-        binds.push(table.clone());
+    // The SCN bounds are :1 and :2.
+    let mut binds = Vec::with_capacity(tables.len() + 2);
+    for disjunct in captured_rows(tables, 3, &mut binds) {
+        sql.push_str(" OR ");
+        sql.push_str(&disjunct);
     }
     sql.push(')');
     sql.push_str(" AND ");
@@ -282,6 +293,57 @@ pub fn contents_query(
         binds.push(container.to_owned());
     }
     (sql, binds)
+}
+
+/// The conditions that keep the rows of the captured tables, each to be ORed with the others,
+/// their bind values pushed onto `binds` with placeholders numbered from `first_placeholder`.
+///
+/// Tables are grouped by owner, `(SEG_OWNER = :o AND TABLE_NAME IN (:t1, ..., :tn))`, an owner
+/// with more than [`MAX_IN_LIST`] tables taking several groups. So a table costs one bind and
+/// about seven characters, where a `(SEG_OWNER = :a AND TABLE_NAME = :b)` pair per table cost two
+/// binds and 45 characters: 2,000 tables are about 13.5 KB and 2,000 binds instead of 91 KB and
+/// 4,000. Chosen over the other ways (measured in `docs/oracle.md`, "Many tables"):
+/// - `(SEG_OWNER, TABLE_NAME) IN ((:a, :b), ...)`: a list of sets has no length limit (SQL
+///   Language Reference, Expression Lists), but still two binds per table;
+/// - Debezium's `in` mode (`SEG_OWNER || '.' || TABLE_NAME IN ('A.B', ...)`, cut at 1000) writes
+///   the names into the text as literals, which must then be escaped, and applies a function
+///   to both columns of every row; binds keep names out of the text;
+/// - Debezium's `regex` mode (`REGEXP_LIKE`) and `none` (filter in the client) fetch rows of
+///   tables that are not captured, or run a regular expression on every row LogMiner returns.
+///
+/// The rows of objects LogMiner can name only by number (`TABLE_NAME` `OBJ# n`, after a DDL the
+/// online catalog no longer matches) would be one more condition here.
+pub fn captured_rows(
+    tables: &[(String, String)],
+    first_placeholder: usize,
+    binds: &mut Vec<String>,
+) -> Vec<String> {
+    let mut by_owner: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (owner, table) in tables {
+        match by_owner.iter_mut().find(|(known, _)| known == owner) {
+            Some((_, names)) => names.push(table),
+            None => by_owner.push((owner, vec![table])),
+        }
+    }
+    let mut disjuncts = Vec::new();
+    for (owner, names) in by_owner {
+        for chunk in names.chunks(MAX_IN_LIST) {
+            let mut placeholder = first_placeholder + binds.len();
+            let mut condition = format!("(SEG_OWNER = :{placeholder} AND TABLE_NAME IN (");
+            binds.push(owner.to_owned());
+            for (index, name) in chunk.iter().enumerate() {
+                placeholder += 1;
+                if index > 0 {
+                    condition.push_str(", ");
+                }
+                let _ = write!(condition, ":{placeholder}");
+                binds.push((*name).to_owned());
+            }
+            condition.push_str("))");
+            disjuncts.push(condition);
+        }
+    }
+    disjuncts
 }
 
 /// A flush table name that is safe to interpolate: `NAME` or `OWNER.NAME`, unquoted identifiers
@@ -555,6 +617,7 @@ pub fn grants_for(call: &str) -> Option<&'static [&'static str]> {
         ],
         "read open transactions" => &["SELECT ON GV_$TRANSACTION"],
         "read sessions" => &["SELECT ON GV_$SESSION", "SELECT ON GV_$INSTANCE"],
+        "read instances" => &["SELECT ON GV_$INSTANCE"],
         "register log" | "start LogMiner" => &["LOGMINING", "EXECUTE ON SYS.DBMS_LOGMNR"],
         "read V$LOGMNR_CONTENTS" => &["LOGMINING", "SELECT ON V_$LOGMNR_CONTENTS"],
         "flashback read" => &["FLASHBACK ANY TABLE"],
@@ -575,24 +638,52 @@ mod tests {
     fn contents_query_binds_tables_and_container_in_order() {
         let tables = vec![
             ("APP".to_owned(), "ORDERS".to_owned()),
+            ("HR".to_owned(), "STAFF".to_owned()),
             ("APP".to_owned(), "LINES".to_owned()),
         ];
         let (sql, binds) = contents_query(&tables, Some("PDB1"));
         assert!(sql.starts_with("SELECT SCN, START_SCN, COMMIT_SCN, "));
-        assert!(sql.contains(
-            "WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (6, 7, 34, 36) \
-             OR (SEG_OWNER = :3 AND TABLE_NAME = :4) OR (SEG_OWNER = :5 AND TABLE_NAME = :6)) \
-             AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%') \
-             AND SRC_CON_NAME = :7"
-        ));
-        assert_eq!(binds, ["APP", "ORDERS", "APP", "LINES", "PDB1"]);
+        assert!(
+            sql.contains(
+                "WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (6, 7, 34, 36) \
+                 OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4, :5)) \
+                 OR (SEG_OWNER = :6 AND TABLE_NAME IN (:7))) \
+                 AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%') \
+                 AND SRC_CON_NAME = :8"
+            ),
+            "{sql}"
+        );
+        assert_eq!(
+            binds,
+            ["APP", "ORDERS", "LINES", "HR", "STAFF", "PDB1"],
+            "one bind per table and one per owner"
+        );
         assert!(!sql.contains("SQL_UNDO") && !sql.contains("ORDER BY"));
         let (sql, binds) = contents_query(&tables[..1], None);
         assert!(sql.ends_with(
-            "OR (SEG_OWNER = :3 AND TABLE_NAME = :4)) \
+            "OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4))) \
              AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%')"
         ));
         assert_eq!(binds.len(), 2);
+    }
+
+    /// An owner with more tables than an IN list may hold (ORA-01795 past 1000) takes several
+    /// lists, each of at most 1000, and every table is bound exactly once.
+    #[test]
+    fn an_owner_with_more_than_a_thousand_tables_takes_several_in_lists() {
+        let tables: Vec<(String, String)> = (0..2_500)
+            .map(|n| ("APP".to_owned(), format!("T{n}")))
+            .collect();
+        let (sql, binds) = contents_query(&tables, None);
+        assert_eq!(sql.matches("SEG_OWNER = :").count(), 3);
+        for list in sql.split("TABLE_NAME IN (").skip(1) {
+            let list = &list[..list.find(')').unwrap()];
+            assert!(list.split(", ").count() <= MAX_IN_LIST, "{list}");
+        }
+        assert_eq!(binds.len(), 2_500 + 3);
+        assert_eq!(binds.iter().filter(|b| b.starts_with('T')).count(), 2_500);
+        assert!(sql.contains(&format!(":{}", binds.len() + 2)));
+        assert!(!sql.contains(&format!(":{}", binds.len() + 3)));
     }
 
     #[test]

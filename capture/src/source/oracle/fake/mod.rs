@@ -283,6 +283,18 @@ impl SessionPool for FakeOracle {
             retag: None,
         })
     }
+
+    /// The fake is one instance: no connect string names another (ORA-12521).
+    fn connect_instance(&self, _connect_string: &str) -> Result<FakeSession, Failure> {
+        Err(failure(
+            12521,
+            "TNS:listener does not currently know of instance requested in connect descriptor",
+        ))
+    }
+
+    fn set_max_sessions(&self, _max: u32) -> Result<(), Failure> {
+        Ok(())
+    }
 }
 
 fn failure(ora: i32, message: &str) -> Failure {
@@ -447,6 +459,8 @@ impl FakeSession {
                 })
                 .collect(),
             sql::SESSIONS | sql::SESSIONS_LOCAL => Vec::new(),
+            // One instance: the flush needs no session of its own.
+            sql::INSTANCES => vec![vec![text("orcl1"), text(1)]],
             sql::SESSION_PRIVILEGES => database.privileges.iter().map(|p| vec![text(p)]).collect(),
             sql::PACKAGE_PRIVILEGES => Vec::new(),
             sql::DEFAULT_TABLESPACE => vec![vec![text("USERS")]],
