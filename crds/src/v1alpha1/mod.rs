@@ -187,11 +187,8 @@ pub struct DatabaseSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wallet_secret: Option<SecretRef>,
 
-    /// Database sessions, at least 2: the LogMiner session holds one for the whole mining window
-    /// while the dictionary, flush and snapshot calls need another. On RAC the flush takes a
-    /// session on each open instance out of it, so it must be at least instances + 2; the
-    /// default 4 covers two instances (it was 2 before, which held capture back on a quiet RAC
-    /// instance), and a single instance opens sessions only as they are needed.
+    /// Pooled database sessions, at least 2: the LogMiner session holds one for the whole
+    /// mining window while the dictionary, flush and snapshot calls need another.
     #[serde(default = "default_max_connections")]
     #[schemars(range(min = 2, max = 16))]
     pub max_connections: u32,
@@ -1059,7 +1056,7 @@ pub fn default_port() -> u16 {
     1521
 }
 pub fn default_max_connections() -> u32 {
-    4
+    2
 }
 fn default_username_key() -> String {
     "username".into()
