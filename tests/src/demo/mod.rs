@@ -283,7 +283,7 @@ impl Scene<'_> {
         }
         say.show(&format!("{} orders committed so far", workload.orders()));
 
-        say.step("a second RAC instance commits once and goes quiet: the capture's flush write reaches only the instance it is connected to, mining cannot pass the quiet one's checkpoint, and the lag grows past the 10 s SLA");
+        say.step("a second RAC instance commits once and goes quiet: the capture mines read-only (no flush write), so mining cannot pass what the quiet instance's log writer last wrote, and the lag grows past the 10 s SLA");
         workload.cause(Incident::QuietInstance)?;
         let breach_message = wait_for_condition(captures, "LagWithinSLA", "False").await?;
         let describe_breach = self.kubectl(&["describe", "oraclecapture", NAME])?;

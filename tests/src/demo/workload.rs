@@ -6,8 +6,9 @@
 //! is real: the commit time of the database's current SCN minus that of the last emitted commit.
 //! The demo asks for events that a real database would have:
 //! - [`Incident::QuietInstance`]: a second RAC instance commits once and then stays quiet. The
-//!   capture's flush write reaches only the instance it is connected to, so mining never passes the
-//!   quiet one's checkpoint and capture falls behind while orders keep coming on instance 1.
+//!   demo's capture mines read-only (no flush write), so mining never passes what the quiet
+//!   instance's log writer last wrote and capture falls behind while orders keep coming on
+//!   instance 1.
 //! - [`Incident::ArchiveLagTarget`]: the remedy the capture's warning names: every instance switches
 //!   logs every few seconds (`ARCHIVE_LAG_TARGET`), which moves the quiet instance's checkpoint.
 //! - [`Incident::BatchJob`]: one transaction inserting more than the spill cap holds.
