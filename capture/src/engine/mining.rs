@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
+use super::idle::{WindowYield, pause_unless_stopped};
 use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
@@ -72,6 +73,11 @@ impl<S: OracleSource> Engine<S> {
             }
             Err(error) => Err(error),
         };
+        // The LogMiner session kept across windows ends with the run (its memory is the
+        // database's); a failure here changes nothing about how the run ended.
+        if let Err(error) = self.source.end_mining() {
+            tracing::debug!(%error, "ending LogMiner at the end of the run");
+        }
         if result.is_ok() {
             // The lag once more at stop, so the last figure reported is the final one.
             let now = Timestamp::now();
@@ -131,7 +137,13 @@ impl<S: OracleSource> Engine<S> {
                     self.pipeline.commit_page()?;
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
-                    std::thread::sleep(poll);
+                    let pause = match self.end_scn {
+                        Some(_) => poll,
+                        None => self.idle.nothing_to_mine(),
+                    };
+                    if pause_unless_stopped(pause, &self.options.stop, &self.board) {
+                        return Ok(Finish::Stopped);
+                    }
                 }
                 Plan::Mine { window, .. } => {
                     self.read_database_offset()?;
@@ -139,6 +151,7 @@ impl<S: OracleSource> Engine<S> {
                         Some(end_scn) => window.end_scn.min(end_scn),
                         None => window.end_scn,
                     };
+                    self.pipeline.window_yield = WindowYield::default();
                     self.mine_window(window.start_scn, end)?;
                     if self.options.stop.load(Ordering::Relaxed) {
                         // The window's pages are committed; nothing else is due before exiting.
@@ -146,6 +159,16 @@ impl<S: OracleSource> Engine<S> {
                     }
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
+                    let pause = self.idle.after_window(self.pipeline.window_yield);
+                    // A run with an end (`--exit-at-end`) mines on to it without pausing: the
+                    // end was read at start, so every window until then has redo to reach.
+                    if self.end_scn.is_none()
+                        && !pause.is_zero()
+                        && pause_unless_stopped(pause, &self.options.stop, &self.board)
+                    {
+                        self.windows_completed += 1;
+                        return Ok(Finish::Stopped);
+                    }
                 }
             }
             self.windows_completed += 1;
@@ -162,14 +185,14 @@ impl<S: OracleSource> Engine<S> {
         loop {
             self.start_mining_with_fresh_logs(from_scn, end_scn)?;
             let pipeline = &mut self.pipeline;
+            // The LogMiner session is kept for the next window (the source ends it when the
+            // logs change, when it is recycled, or at the end of the run).
             let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
-            let ended = self.source.end_mining();
             if let Some(failure) = self.pipeline.failure.take() {
                 return Err(failure);
             }
             match streamed {
                 Ok(fetched) => {
-                    ended?;
                     self.pipeline.metrics.rows_fetched.inc_by(fetched);
                     break;
                 }
@@ -179,7 +202,9 @@ impl<S: OracleSource> Engine<S> {
                 // reaches the buffer twice, and the buffer's open transactions, which a restart
                 // from the bookmark would mine again from their start, are kept.
                 Err(SourceError::LogSwitched { message }) if remines < LOG_SWITCH_REMINES => {
-                    ended?;
+                    // The failed fetch ended the session: the next start registers the logs
+                    // of a fresh listing.
+                    self.source.end_mining()?;
                     remines += 1;
                     from_scn = self.pipeline.resume_after_failed_fetch(from_scn);
                     tracing::warn!(

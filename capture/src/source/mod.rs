@@ -473,7 +473,9 @@ pub trait RedoMiner {
     /// Runs and commits the heartbeat action query (`spec.heartbeat.actionQuery`), so a quiet
     /// database still writes redo; a refused query is [`SourceError::ActionQueryRefused`].
     fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError>;
-    /// Registers the window's logs and starts LogMiner over `[start_scn, end_scn]`.
+    /// Starts LogMiner over `[start_scn, end_scn]`, registering the window's logs first when
+    /// they are not the ones already registered. The session is kept across windows: the next
+    /// call starts it again over the next range without registering the same logs twice.
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
     /// Streams the window's rows in `V$LOGMNR_CONTENTS` order (SCN order) to `visit`, which
     /// may stop early with `Break`. Returns the number of rows visited.
@@ -481,7 +483,7 @@ pub trait RedoMiner {
         &mut self,
         visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
     ) -> Result<u64, SourceError>;
-    /// Ends the LogMiner session (no session is not an error).
+    /// Ends the LogMiner session and forgets the logs registered (no session is not an error).
     fn end_mining(&mut self) -> Result<(), SourceError>;
 }
 

@@ -574,8 +574,14 @@ impl SimulatorSession {
                     .and_then(|v| v.to_text())
                     .ok_or_else(|| OraError::new(6550, "PLS-00306: LOGFILENAME is required"))?;
                 match options.as_deref() {
+                    // NEW ends the current LogMiner session, then starts a new log list
+                    // (DBMS_LOGMNR, "Constants for ADD_LOGFILE Options Flag").
                     Some("SYS.DBMS_LOGMNR.NEW" | "DBMS_LOGMNR.NEW") => {
-                        self.state.registered.clear()
+                        self.state.registered.clear();
+                        if shared.mining_session == Some(self.state.id) {
+                            shared.mining_session = None;
+                            shared.simulator.end_mining().map_err(|e| ora_of(&e))?;
+                        }
                     }
                     Some("SYS.DBMS_LOGMNR.ADDFILE" | "DBMS_LOGMNR.ADDFILE") | None => {}
                     Some(other) => {
