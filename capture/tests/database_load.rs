@@ -10,7 +10,8 @@ mod load_support;
 
 use std::time::Duration;
 
-use load_support::{ONE_TABLE, run_capture};
+use load_support::{ONE_TABLE, run_capture, run_capture_with};
+use redoline_capture::simulator::sql::OraError;
 
 /// Statements per idle poll interval the capture may send (the target).
 const STATEMENTS_PER_IDLE_POLL: usize = 10;
@@ -91,4 +92,83 @@ fn logs_are_registered_once_while_the_log_set_stays_the_same() {
         "END_LOGMNR between windows of one log set: {:#?}",
         issued.statements
     );
+}
+
+/// The value of a metric line (`name{labels} value`) in Prometheus text.
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .find(|line| line.split([' ', '{']).next() == Some(name))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+}
+
+#[test]
+fn the_mining_session_is_recycled_at_its_age_bound_and_its_pga_is_reported() {
+    let issued = run_capture(
+        ONE_TABLE,
+        "APP.T",
+        "mining: {pollIntervalSeconds: 1, sessionMaxSeconds: 1}\n",
+        Duration::from_millis(3500),
+        None,
+    );
+    // A fresh session registers its logs again (ADD_LOGFILE with NEW): once at the first
+    // window and once per recycling, with no log switch in between.
+    let new_sets = issued.count(|s| s.contains("ADD_LOGFILE") && s.contains(".NEW)"));
+    assert!(
+        new_sets >= 2,
+        "{new_sets} log sets registered in {:?} with sessions of 1 s: {:#?}",
+        issued.elapsed,
+        issued.statements
+    );
+    let recycled = metric(
+        &issued.metrics,
+        "redoline_capture_logminer_sessions_recycled_total",
+    );
+    assert!(recycled.is_some_and(|n| n >= 1.0), "{}", issued.metrics);
+    let pga = metric(
+        &issued.metrics,
+        "redoline_capture_logminer_session_pga_bytes",
+    );
+    let pga_max = metric(
+        &issued.metrics,
+        "redoline_capture_logminer_session_pga_max_bytes",
+    );
+    assert!(pga.is_some_and(|b| b > 0.0), "{}", issued.metrics);
+    assert!(pga_max >= pga, "{}", issued.metrics);
+}
+
+#[test]
+fn a_session_out_of_memory_is_recycled_and_the_window_mined_again_without_a_restart() {
+    let issued = run_capture_with(
+        ONE_TABLE,
+        "APP.T",
+        "mining: {pollIntervalSeconds: 1}\n",
+        Duration::from_millis(2500),
+        None,
+        &|pool| {
+            pool.fail_next(
+                "V$LOGMNR_CONTENTS",
+                OraError::new(
+                    4030,
+                    "out of process memory when trying to allocate 1048 bytes",
+                ),
+            )
+        },
+    );
+    let memory = metric(
+        &issued.metrics,
+        "redoline_capture_logminer_sessions_recycled_total",
+    );
+    assert_eq!(memory, Some(1.0), "{}", issued.metrics);
+    assert!(
+        issued
+            .metrics
+            .contains("redoline_capture_retries_total{cause=\"session_memory\"} 1"),
+        "{}",
+        issued.metrics
+    );
+    // Not a restart from the bookmark: the run's start-up (the layout query) happened once.
+    let layouts = issued.count(|s| s.contains("SYS_CONTEXT('USERENV', 'CON_NAME')"));
+    assert!(layouts <= 1, "{layouts} connects: {:#?}", issued.statements);
 }

@@ -121,6 +121,11 @@ pub struct Engine<S: OracleSource> {
     heartbeat: HeartbeatClock,
     /// The pause after a window that brought nothing.
     idle: IdlePacer,
+    /// When the current mining session (LogMiner and the database session under it) began:
+    /// it is recycled once older than `mining.sessionMaxSeconds`.
+    mining_since: Option<std::time::Instant>,
+    /// Whether reading the mining session's memory failed already (reported once).
+    session_memory_failed: bool,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {

@@ -186,6 +186,8 @@ impl<S: OracleSource> Engine<S> {
         Ok(Self {
             heartbeat,
             idle,
+            mining_since: None,
+            session_memory_failed: false,
             planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
             source,
             pipeline,

@@ -21,10 +21,11 @@ pub const ONE_TABLE: &str = r#"{"table":"APP.T","columns":[{"name":"ID","type":"
 {"tx":"a","commit":true}
 "#;
 
-/// What a run issued, and how long it ran.
+/// What a run issued, how long it ran, and its metrics at the end (Prometheus text).
 pub struct Issued {
     pub statements: Vec<String>,
     pub elapsed: Duration,
+    pub metrics: String,
 }
 
 impl Issued {
@@ -94,7 +95,19 @@ pub fn run_capture(
     tables: &str,
     extra: &str,
     run_for: Duration,
+    during: Option<&mut dyn FnMut(&mut Simulator, Duration)>,
+) -> Issued {
+    run_capture_with(scenario, tables, extra, run_for, during, &|_| {})
+}
+
+/// [`run_capture`], with `prepare` given the pool before the run starts (faults to inject).
+pub fn run_capture_with(
+    scenario: &str,
+    tables: &str,
+    extra: &str,
+    run_for: Duration,
     mut during: Option<&mut dyn FnMut(&mut Simulator, Duration)>,
+    prepare: &dyn Fn(&SimulatorPool),
 ) -> Issued {
     let dir = tempfile::tempdir().expect("a temporary directory");
     std::fs::write(dir.path().join("scenario.jsonl"), scenario).expect("the scenario written");
@@ -102,7 +115,9 @@ pub fn run_capture(
     let config = config::parse(&text, &[]).expect("the config parses");
     let simulator = Simulator::from_reader(scenario.as_bytes()).expect("the scenario loads");
     let pool = SimulatorPool::new(simulator);
+    prepare(&pool);
     let settings = RunSettings::new(false);
+    let registry = settings.registry.clone();
     let stop = settings.stop.clone();
     let started = Instant::now();
     let run = {
@@ -129,8 +144,12 @@ pub fn run_capture(
     let elapsed = started.elapsed();
     let result = run.join().expect("the run thread");
     assert!(result.is_ok(), "the run failed: {result:?}");
+    let metrics = prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .expect("the metrics encode");
     Issued {
         statements: pool.issued(),
         elapsed,
+        metrics,
     }
 }

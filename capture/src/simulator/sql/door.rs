@@ -42,6 +42,8 @@ struct Shared {
     issued: Vec<(u32, String, String)>,
     /// Changes made to views on purpose ([`SimulatorPool::alter_view`]).
     alterations: Vec<Alteration>,
+    /// Errors the next use of a view or procedure raises ([`SimulatorPool::fail_next`]).
+    faults: Vec<(String, OraError)>,
 }
 
 /// A change a test makes to what a view answers: another release's column name, a value in
@@ -66,6 +68,32 @@ struct SessionState {
     registered: Vec<RedoLog>,
     /// An uncommitted change of the flush table (its commit writes redo).
     flush_pending: bool,
+    /// The session's server process memory (`session pga memory`) and its peak (`session pga
+    /// memory max`): see [`SessionState::grow_pga`].
+    pga_bytes: u64,
+    pga_max_bytes: u64,
+}
+
+/// A new server process's PGA: a few MB in a real instance.
+const SESSION_PGA_START: u64 = 3 << 20;
+/// What a START_LOGMNR adds, and each row LogMiner renders: LogMiner keeps its structures in
+/// the session's process, and they are not all given back by END_LOGMNR, which is why a long
+/// session grows (the ORA-04030 field problem Debezium's `log.mining.session.max.ms` answers).
+/// The figures are a model's, for tests to see growth and a reset, not Oracle's.
+const PGA_PER_START: u64 = 256 << 10;
+const PGA_PER_ROW: u64 = 512;
+
+impl SessionState {
+    fn grow_pga(&mut self, bytes: u64) {
+        self.pga_bytes += bytes;
+        self.pga_max_bytes = self.pga_max_bytes.max(self.pga_bytes);
+    }
+}
+
+/// Takes the fault waiting for `name`, if any.
+fn take_fault(shared: &mut Shared, name: &str) -> Option<OraError> {
+    let index = shared.faults.iter().position(|(n, _)| n == name)?;
+    Some(shared.faults.remove(index).1)
 }
 
 impl SimulatorPool {
@@ -90,6 +118,7 @@ impl SimulatorPool {
                 mining_session: None,
                 issued: Vec::new(),
                 alterations: Vec::new(),
+                faults: Vec::new(),
             })),
         }
     }
@@ -113,6 +142,13 @@ impl SimulatorPool {
             view: view.to_owned(),
             change: Box::new(change),
         });
+    }
+
+    /// The next read of view `name` (`V$LOGMNR_CONTENTS`) or call of procedure `name`
+    /// (`DBMS_LOGMNR.START_LOGMNR`) fails with `error` instead: for tests of what the client
+    /// does with a fault Oracle raises there (ORA-04030 when a session's memory runs out).
+    pub fn fail_next(&self, name: &str, error: OraError) {
+        self.lock().faults.push((name.to_owned(), error));
     }
 
     /// Every statement the sessions ran, in order.
@@ -145,6 +181,8 @@ impl SessionPool for SimulatorPool {
                     tag: String::new(),
                     registered: Vec::new(),
                     flush_pending: false,
+                    pga_bytes: SESSION_PGA_START,
+                    pga_max_bytes: SESSION_PGA_START,
                 };
                 (state, false)
             }
@@ -327,6 +365,7 @@ fn view_context<'a>(
         container: &state.container,
         flush_table: flush.map(|(owner, name, rows)| (owner.as_str(), name.as_str(), *rows)),
         mined,
+        session: (state.id, state.pga_bytes, state.pga_max_bytes),
     }
 }
 
@@ -345,6 +384,9 @@ impl Database for SessionDatabase<'_> {
         as_of_scn: Option<u64>,
     ) -> Result<Relation, OraError> {
         if owner.is_none_or(|owner| owner == "SYS" || owner == "PUBLIC") && as_of_scn.is_none() {
+            if let Some(error) = take_fault(self.shared, name) {
+                return Err(error);
+            }
             if name == "V$LOGMNR_CONTENTS" && self.mined.is_none() {
                 self.mined = self.mine()?;
             }
@@ -459,12 +501,15 @@ impl SimulatorSession {
             },
             _ => None,
         };
-        Evaluator {
+        let result = Evaluator {
             database: &mut database,
             binds: &binds,
             as_of_scn,
         }
-        .query(&query)
+        .query(&query);
+        let rendered = database.mined.as_ref().map_or(0, Vec::len) as u64;
+        self.state.grow_pga(rendered * PGA_PER_ROW);
+        result
     }
 
     fn run_execute(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<u64, OraError> {
@@ -555,6 +600,9 @@ impl SimulatorSession {
                     "PLS-00306: wrong number or types of arguments in call to {procedure}: {name}"
                 ),
             ));
+        }
+        if let Some(error) = take_fault(shared, procedure.trim_start_matches("SYS.")) {
+            return Err(error);
         }
         let options = argument("OPTIONS")?.and_then(|v| v.to_text());
         let version_major: u32 = (shared.simulator.catalog.version.split('.').next())
@@ -665,6 +713,7 @@ impl SimulatorSession {
                     .start_mining(&window)
                     .map_err(|e| ora_of(&e))?;
                 shared.mining_session = Some(self.state.id);
+                self.state.grow_pga(PGA_PER_START);
                 Ok(())
             }
             "SYS.DBMS_LOGMNR.END_LOGMNR" | "DBMS_LOGMNR.END_LOGMNR" => {

@@ -505,6 +505,8 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         client.start_mining(&window).unwrap();
         let rows = rows(&mut |visit| client.stream_rows(visit)).unwrap();
         assert!(rows.len() >= 3, "{} rows mined", rows.len());
+        let memory = client.mining_session_memory().unwrap().unwrap();
+        assert!(memory.pga_max_bytes >= memory.pga_bytes && memory.pga_bytes > 0);
         client.end_mining().unwrap();
         client.flush_redo().unwrap();
         issued.extend(pool.issued());

@@ -57,7 +57,7 @@ use super::grant::{grant_statements, sql_name};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
-    SessionPrivileges, SourceError,
+    SessionMemory, SessionPrivileges, SourceError,
 };
 use crate::config::validate;
 use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
@@ -972,6 +972,21 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
                 None => Ok(visited),
             },
         }
+    }
+
+    fn recycle_mining(&mut self) -> Result<(), SourceError> {
+        // Debezium ends LogMiner and, with `log.mining.restart.connection`, closes the connection
+        // (`prepareJdbcConnection(true)`): the server process, and the PGA it grew, go with it.
+        self.forget_main_session();
+        Ok(())
+    }
+
+    fn mining_session_memory(&mut self) -> Result<Option<SessionMemory>, SourceError> {
+        if self.main.is_none() {
+            return Ok(None);
+        }
+        let rows = self.rows("read session memory", Place::Root, sql::SESSION_MEMORY, &[])?;
+        mapping::session_memory(rows).map(Some)
     }
 
     fn end_mining(&mut self) -> Result<(), SourceError> {
