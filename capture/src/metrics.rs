@@ -393,6 +393,9 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.session_pga.clone()))?;
         registry.register(Box::new(metrics.session_pga_max.clone()))?;
         registry.register(Box::new(metrics.sessions_recycled.clone()))?;
+        for reason in ["age", "memory"] {
+            metrics.sessions_recycled.with_label_values(&[reason]);
+        }
         registry.register(Box::new(metrics.rows_fetched.clone()))?;
         registry.register(Box::new(metrics.roundtrips.clone()))?;
         registry.register(Box::new(metrics.last_stop.clone()))?;
