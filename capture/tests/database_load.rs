@@ -148,6 +148,7 @@ fn a_session_out_of_memory_is_recycled_and_the_window_mined_again_without_a_rest
         "mining: {pollIntervalSeconds: 1}\n",
         Duration::from_millis(2500),
         None,
+        None,
         &|pool| {
             pool.fail_next(
                 "V$LOGMNR_CONTENTS",

@@ -26,6 +26,8 @@ pub struct Issued {
     pub statements: Vec<String>,
     pub elapsed: Duration,
     pub metrics: String,
+    /// Records the capture wrote (lines of its file sink).
+    pub records: usize,
 }
 
 impl Issued {
@@ -97,15 +99,18 @@ pub fn run_capture(
     run_for: Duration,
     during: Option<&mut dyn FnMut(&mut Simulator, Duration)>,
 ) -> Issued {
-    run_capture_with(scenario, tables, extra, run_for, during, &|_| {})
+    run_capture_with(scenario, tables, extra, run_for, None, during, &|_| {})
 }
 
-/// [`run_capture`], with `prepare` given the pool before the run starts (faults to inject).
+/// [`run_capture`], with `prepare` given the pool before the run starts (faults to inject), and
+/// ending as soon as the capture has written `until_records` records when given (`run_for` is
+/// then the longest it may take).
 pub fn run_capture_with(
     scenario: &str,
     tables: &str,
     extra: &str,
     run_for: Duration,
+    until_records: Option<usize>,
     mut during: Option<&mut dyn FnMut(&mut Simulator, Duration)>,
     prepare: &dyn Fn(&SimulatorPool),
 ) -> Issued {
@@ -125,7 +130,13 @@ pub fn run_capture_with(
         let database = config.clone();
         thread::spawn(move || run_with(config, || through_sql(&database, pool.clone()), settings))
     };
+    let out = dir.path().join("out.jsonl");
+    let records =
+        || std::fs::read(&out).map_or(0, |bytes| bytes.iter().filter(|b| **b == b'\n').count());
     while started.elapsed() < run_for {
+        if until_records.is_some_and(|wanted| records() >= wanted) {
+            break;
+        }
         if let Some(step) = during.as_mut() {
             let elapsed = started.elapsed();
             pool.with_simulator(|simulator| step(simulator, elapsed));
@@ -151,5 +162,6 @@ pub fn run_capture_with(
         statements: pool.issued(),
         elapsed,
         metrics,
+        records: records(),
     }
 }
