@@ -14,9 +14,9 @@
 //! - steady: one-row transactions at `REDOLINE_BENCH_LOAD_TPS` (default 2,000) for
 //!   `REDOLINE_BENCH_LOAD_STEADY_SECONDS` (default 20), a log switch every 10 s; what the
 //!   simulator sustains through the SQL door is printed (records captured per second);
-//! - behind: `REDOLINE_BENCH_LOAD_BACKLOG` (default 10,000: the SQL door mines some hundred changes a second) one-row transactions already in the
-//!   redo, a log switch every 5,000; the capture starting from the oldest redo and running until
-//!   it has caught up.
+//! - behind: `REDOLINE_BENCH_LOAD_BACKLOG` (default 10,000, as the SQL door mines a few hundred
+//!   changes a second) one-row transactions already in the redo, a log switch every 5,000, the
+//!   capture starting from the oldest redo and running until it has caught up.
 //!
 //! Redo the capture makes: the flush commits only (the capture writes nothing else). The
 //! simulator does not model redo bytes, so the figure is flush commits × an estimate of the redo
