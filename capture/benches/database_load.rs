@@ -1,3 +1,4 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 //! What the capture asks of the database (issue 32, section 2): statements, LogMiner session
 //! starts, logs registered, flush commits and the redo those commits make, for an idle database,
 //! a steady load, and a capture that starts behind a backlog.

@@ -21,6 +21,9 @@ pub const ONE_TABLE: &str = r#"{"table":"APP.T","columns":[{"name":"ID","type":"
 {"tx":"a","commit":true}
 "#;
 
+/// A workload: called every 10 ms with the simulator and the time since the run began.
+pub type Workload<'a> = &'a mut dyn FnMut(&mut Simulator, Duration);
+
 /// What a run issued, how long it ran, and its metrics at the end (Prometheus text).
 pub struct Issued {
     pub statements: Vec<String>,
@@ -97,7 +100,7 @@ pub fn run_capture(
     tables: &str,
     extra: &str,
     run_for: Duration,
-    during: Option<&mut dyn FnMut(&mut Simulator, Duration)>,
+    during: Option<Workload<'_>>,
 ) -> Issued {
     run_capture_with(scenario, tables, extra, run_for, None, during, &|_| {})
 }
@@ -111,7 +114,7 @@ pub fn run_capture_with(
     extra: &str,
     run_for: Duration,
     until_records: Option<usize>,
-    mut during: Option<&mut dyn FnMut(&mut Simulator, Duration)>,
+    mut during: Option<Workload<'_>>,
     prepare: &dyn Fn(&SimulatorPool),
 ) -> Issued {
     let dir = tempfile::tempdir().expect("a temporary directory");
