@@ -14,10 +14,12 @@
 //! | `redoline_capture_skipped_changes_total` | counter | `reason` = `unsupported` / `dictionary_mismatch` / `partial_lob` |
 //! | `redoline_capture_window_start_scn` / `redoline_capture_window_end_scn` | gauge | |
 //! | `redoline_capture_window_duration_seconds` | histogram | |
+//! | `redoline_capture_logminer_session_pga_bytes` / `redoline_capture_logminer_session_pga_max_bytes` | gauge | (the mining session's `session pga memory` / `session pga memory max`; -1 until read) |
+//! | `redoline_capture_logminer_sessions_recycled_total` | counter | `reason` = `age` / `memory` |
 //! | `redoline_capture_rows_fetched_total` | counter | |
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
-//! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `kafka_page_aborted` |
+//! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
@@ -39,6 +41,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::dictionary::TableSchema;
 use crate::event::Operation;
 use crate::snapshot::SnapshotProgress;
+use crate::source::SessionMemory;
 
 pub const LAG_SECONDS: &str = "redoline_capture_lag_seconds";
 pub const COMMIT_SCN: &str = "redoline_capture_commit_scn";
@@ -49,6 +52,9 @@ pub const SKIPPED_CHANGES_TOTAL: &str = "redoline_capture_skipped_changes_total"
 pub const WINDOW_START_SCN: &str = "redoline_capture_window_start_scn";
 pub const WINDOW_END_SCN: &str = "redoline_capture_window_end_scn";
 pub const WINDOW_DURATION_SECONDS: &str = "redoline_capture_window_duration_seconds";
+pub const SESSION_PGA_BYTES: &str = "redoline_capture_logminer_session_pga_bytes";
+pub const SESSION_PGA_MAX_BYTES: &str = "redoline_capture_logminer_session_pga_max_bytes";
+pub const SESSIONS_RECYCLED_TOTAL: &str = "redoline_capture_logminer_sessions_recycled_total";
 pub const ROWS_FETCHED_TOTAL: &str = "redoline_capture_rows_fetched_total";
 pub const ROUNDTRIPS_TOTAL: &str = "redoline_capture_roundtrips_total";
 pub const LAST_STOP: &str = "redoline_capture_last_stop";
@@ -114,6 +120,9 @@ pub struct EngineMetrics {
     pub window_start_scn: IntGauge,
     pub window_end_scn: IntGauge,
     pub window_duration: Histogram,
+    session_pga: IntGauge,
+    session_pga_max: IntGauge,
+    sessions_recycled: IntCounterVec,
     pub rows_fetched: IntCounter,
     roundtrips: IntCounterVec,
     last_stop: IntGaugeVec,
@@ -319,6 +328,21 @@ impl EngineMetrics {
                 HistogramOpts::new(WINDOW_DURATION_SECONDS, "Time to mine one window")
                     .buckets(WINDOW_BUCKETS.to_vec()),
             )?,
+            session_pga: IntGauge::new(
+                SESSION_PGA_BYTES,
+                "PGA of the mining session's server process (session pga memory)",
+            )?,
+            session_pga_max: IntGauge::new(
+                SESSION_PGA_MAX_BYTES,
+                "Largest PGA of the mining session so far (session pga memory max)",
+            )?,
+            sessions_recycled: IntCounterVec::new(
+                Opts::new(
+                    SESSIONS_RECYCLED_TOTAL,
+                    "Mining sessions ended for a fresh one, by reason",
+                ),
+                &["reason"],
+            )?,
             rows_fetched: IntCounter::new(ROWS_FETCHED_TOTAL, "Rows of V$LOGMNR_CONTENTS fetched")?,
             roundtrips: IntCounterVec::new(
                 Opts::new(ROUNDTRIPS_TOTAL, "Calls to the database, by call"),
@@ -355,6 +379,8 @@ impl EngineMetrics {
             last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
+        metrics.session_pga.set(-1);
+        metrics.session_pga_max.set(-1);
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
         registry.register(Box::new(metrics.commit_scn.clone()))?;
         registry.register(Box::new(metrics.restart_scn.clone()))?;
@@ -364,6 +390,12 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.window_start_scn.clone()))?;
         registry.register(Box::new(metrics.window_end_scn.clone()))?;
         registry.register(Box::new(metrics.window_duration.clone()))?;
+        registry.register(Box::new(metrics.session_pga.clone()))?;
+        registry.register(Box::new(metrics.session_pga_max.clone()))?;
+        registry.register(Box::new(metrics.sessions_recycled.clone()))?;
+        for reason in ["age", "memory"] {
+            metrics.sessions_recycled.with_label_values(&[reason]);
+        }
         registry.register(Box::new(metrics.rows_fetched.clone()))?;
         registry.register(Box::new(metrics.roundtrips.clone()))?;
         registry.register(Box::new(metrics.last_stop.clone()))?;
@@ -429,6 +461,19 @@ impl EngineMetrics {
     pub fn stopped(&self, code: &str) {
         self.last_stop.reset();
         self.last_stop.with_label_values(&[code]).set(1);
+    }
+
+    /// The mining session's memory as the database reports it.
+    pub fn set_session_memory(&self, memory: SessionMemory) {
+        let gauge = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+        self.session_pga.set(gauge(memory.pga_bytes));
+        self.session_pga_max.set(gauge(memory.pga_max_bytes));
+    }
+
+    /// Counts a mining session ended for a fresh one: `age` (`mining.sessionMaxSeconds`) or
+    /// `memory` (ORA-04030).
+    pub fn session_recycled(&self, reason: &str) {
+        self.sessions_recycled.with_label_values(&[reason]).inc();
     }
 
     /// Counts one restart after a transient fault; `cause` is one of a fixed set of labels.

@@ -22,6 +22,7 @@ use prometheus::Registry;
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
+use crate::engine::idle::pause_unless_stopped;
 use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::filter::Filters;
@@ -89,7 +90,7 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Result<(), CaptureError> {
                 let database = config.clone();
                 run_with(
                     config,
-                    || through_sql(&database, load_scenario(&simulator)?),
+                    || through_sql(&database, SimulatorPool::new(load_scenario(&simulator)?)),
                     settings,
                 )
             }
@@ -102,13 +103,14 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Result<(), CaptureError> {
 }
 
 /// The real Oracle client over the simulator's SQL door, connected as the capture would be to
-/// a database: the simulator's capture user, the configured PDB and flush table.
-fn through_sql(
+/// a database: the simulator's capture user, the configured PDB and flush table. Public for
+/// tests and benches that count what the client asks of the database (`SimulatorPool::issued`).
+pub fn through_sql(
     config: &CaptureConfig,
-    simulator: Simulator,
+    pool: SimulatorPool,
 ) -> Result<OracleClient<SimulatorPool>, CaptureError> {
     let options = ConnectOptions {
-        username: simulator.capture_user(),
+        username: pool.with_simulator(|simulator| simulator.capture_user()),
         password: String::new(),
         // Easy Connect with a service, so the client can name each instance for its flush.
         connect_string: "simulator:1521/SIMULATOR".to_owned(),
@@ -117,7 +119,7 @@ fn through_sql(
         pdb: config.database.pdb.clone(),
         flush_table: config.mining.flush_table.clone(),
     };
-    Ok(OracleClient::over(SimulatorPool::new(simulator), options)?)
+    Ok(OracleClient::over(pool, options)?)
 }
 
 fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, CaptureError> {
@@ -163,7 +165,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
             match simulator.through {
                 SimulatorDoor::Boundary => Ok(doctor_with(&mut source, &request, stored)),
                 SimulatorDoor::Sql => Ok(doctor_with(
-                    &mut through_sql(&config, source)?,
+                    &mut through_sql(&config, SimulatorPool::new(source))?,
                     &request,
                     stored,
                 )),
@@ -488,23 +490,6 @@ where
         .schema_history
         .set_status(SchemaHistoryStatus::Stopped);
     ended
-}
-
-/// Sleeps for `pause` unless a stop is requested meanwhile (then `true`), beating the status
-/// board so that a long pause is not taken for a wedged process.
-fn pause_unless_stopped(pause: Duration, stop: &AtomicBool, board: &StatusBoard) -> bool {
-    let deadline = Instant::now() + pause;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return true;
-        }
-        board.beat(Timestamp::now());
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(100)));
-    }
 }
 
 /// A sink opened at start, with what it holds from earlier runs.

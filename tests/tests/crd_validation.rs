@@ -102,6 +102,7 @@ async fn sample_is_created_and_defaults_are_filled_in_by_the_apiserver() {
     assert_eq!(spec["transactions"]["releasedLedgerMaxEntries"], 4096);
     assert_eq!(spec["mining"]["maxScnWindow"], 500_000);
     assert_eq!(spec["mining"]["flushTable"], "REDOLINE_LOGMNR_FLUSH");
+    assert_eq!(spec["mining"]["sessionMaxSeconds"], 3600);
     assert_eq!(spec["format"]["type"], "debezium");
     assert_eq!(spec["startPosition"]["type"], "current");
     assert_eq!(spec["snapshot"]["mode"], "initial");
@@ -437,6 +438,11 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "bad flush table",
             with(minimal_spec(), "mining.flushTable", json!("drop table x;")),
             "spec.mining.flushTable",
+        ),
+        (
+            "mining session kept over a day",
+            with(minimal_spec(), "mining.sessionMaxSeconds", json!(86_401)),
+            "spec.mining.sessionMaxSeconds",
         ),
     ];
 

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
+use super::idle::{WindowYield, pause_unless_stopped};
 use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
@@ -72,6 +73,11 @@ impl<S: OracleSource> Engine<S> {
             }
             Err(error) => Err(error),
         };
+        // The LogMiner session kept across windows ends with the run (its memory is the
+        // database's); a failure here changes nothing about how the run ended.
+        if let Err(error) = self.source.end_mining() {
+            tracing::debug!(%error, "ending LogMiner at the end of the run");
+        }
         if result.is_ok() {
             // The lag once more at stop, so the last figure reported is the final one.
             let now = Timestamp::now();
@@ -131,7 +137,13 @@ impl<S: OracleSource> Engine<S> {
                     self.pipeline.commit_page()?;
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
-                    std::thread::sleep(poll);
+                    let pause = match self.end_scn {
+                        Some(_) => poll,
+                        None => self.idle.nothing_to_mine(),
+                    };
+                    if pause_unless_stopped(pause, &self.options.stop, &self.board) {
+                        return Ok(Finish::Stopped);
+                    }
                 }
                 Plan::Mine { window, .. } => {
                     self.read_database_offset()?;
@@ -139,6 +151,7 @@ impl<S: OracleSource> Engine<S> {
                         Some(end_scn) => window.end_scn.min(end_scn),
                         None => window.end_scn,
                     };
+                    self.pipeline.window_yield = WindowYield::default();
                     self.mine_window(window.start_scn, end)?;
                     if self.options.stop.load(Ordering::Relaxed) {
                         // The window's pages are committed; nothing else is due before exiting.
@@ -146,6 +159,16 @@ impl<S: OracleSource> Engine<S> {
                     }
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
+                    let pause = self.idle.after_window(self.pipeline.window_yield);
+                    // A run with an end (`--exit-at-end`) mines on to it without pausing: the
+                    // end was read at start, so every window until then has redo to reach.
+                    if self.end_scn.is_none()
+                        && !pause.is_zero()
+                        && pause_unless_stopped(pause, &self.options.stop, &self.board)
+                    {
+                        self.windows_completed += 1;
+                        return Ok(Finish::Stopped);
+                    }
                 }
             }
             self.windows_completed += 1;
@@ -159,17 +182,19 @@ impl<S: OracleSource> Engine<S> {
         metrics.window_end_scn.set(to_gauge(end_scn));
         let mut from_scn = start_scn;
         let mut remines = 0;
+        self.recycle_if_old()?;
         loop {
             self.start_mining_with_fresh_logs(from_scn, end_scn)?;
+            self.mining_since.get_or_insert_with(Instant::now);
             let pipeline = &mut self.pipeline;
+            // The LogMiner session is kept for the next window (the source ends it when the
+            // logs change, when it is recycled, or at the end of the run).
             let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
-            let ended = self.source.end_mining();
             if let Some(failure) = self.pipeline.failure.take() {
                 return Err(failure);
             }
             match streamed {
                 Ok(fetched) => {
-                    ended?;
                     self.pipeline.metrics.rows_fetched.inc_by(fetched);
                     break;
                 }
@@ -179,7 +204,9 @@ impl<S: OracleSource> Engine<S> {
                 // reaches the buffer twice, and the buffer's open transactions, which a restart
                 // from the bookmark would mine again from their start, are kept.
                 Err(SourceError::LogSwitched { message }) if remines < LOG_SWITCH_REMINES => {
-                    ended?;
+                    // The failed fetch ended the session: the next start registers the logs
+                    // of a fresh listing.
+                    self.source.end_mining()?;
                     remines += 1;
                     from_scn = self.pipeline.resume_after_failed_fetch(from_scn);
                     tracing::warn!(
@@ -192,9 +219,27 @@ impl<S: OracleSource> Engine<S> {
                     );
                     self.pipeline.metrics.retried("log_switched");
                 }
+                // The mining session's server process ran out of memory (ORA-04030): a fresh
+                // session gives it back, and the window is mined again on it from the last row
+                // given, as after an overwritten log.
+                Err(SourceError::SessionMemory { message }) if remines < LOG_SWITCH_REMINES => {
+                    remines += 1;
+                    from_scn = self.pipeline.resume_after_failed_fetch(from_scn);
+                    tracing::warn!(
+                        attempt = remines,
+                        from_scn,
+                        end_scn,
+                        %message,
+                        "the mining session ran out of memory; mining the rest of the window \
+                         again on a fresh session"
+                    );
+                    self.recycle_mining("memory")?;
+                    self.pipeline.metrics.retried("session_memory");
+                }
                 Err(error) => return Err(error.into()),
             }
         }
+        self.read_session_memory();
         // Schema history hook: the DDL's structures and schema change events join its page.
         if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
             self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
@@ -251,6 +296,18 @@ impl<S: OracleSource> Engine<S> {
             let (log, message) = match self.source.start_mining(&window) {
                 Ok(()) => return Ok(()),
                 Err(SourceError::LogsChanged { log, message }) => (log, message),
+                // Out of process memory at the start (ORA-04030): once more on a fresh session.
+                Err(SourceError::SessionMemory { message }) if attempt < LOG_RELIST_ATTEMPTS => {
+                    tracing::warn!(
+                        attempt,
+                        %message,
+                        "the mining session ran out of memory at START_LOGMNR; starting again on \
+                         a fresh session"
+                    );
+                    self.recycle_mining("memory")?;
+                    self.pipeline.metrics.retried("session_memory");
+                    continue;
+                }
                 Err(error) => return Err(error.into()),
             };
             if attempt == LOG_RELIST_ATTEMPTS {
@@ -268,6 +325,55 @@ impl<S: OracleSource> Engine<S> {
             pause *= 2;
         }
         Ok(())
+    }
+
+    /// Ends the mining session for a fresh one once it is older than `mining.sessionMaxSeconds`
+    /// (0: never for age). LogMiner's memory in the server process grows over a long session;
+    /// Debezium bounds it the same way (`log.mining.session.max.ms`,
+    /// `isMiningSessionRestartRequired`, then a new connection with
+    /// `log.mining.restart.connection`).
+    fn recycle_if_old(&mut self) -> Result<(), CaptureError> {
+        let bound = self.pipeline.config.mining.session_max_seconds;
+        let old = self
+            .mining_since
+            .is_some_and(|since| bound > 0 && since.elapsed() >= Duration::from_secs(bound));
+        if old {
+            tracing::info!(
+                seconds = bound,
+                "the mining session reached mining.sessionMaxSeconds; starting a fresh one"
+            );
+            self.recycle_mining("age")?;
+        }
+        Ok(())
+    }
+
+    /// Ends the mining session and the database session under it; the next window starts on a
+    /// fresh one.
+    fn recycle_mining(&mut self, reason: &str) -> Result<(), CaptureError> {
+        self.source.recycle_mining()?;
+        self.mining_since = None;
+        self.pipeline.metrics.session_recycled(reason);
+        Ok(())
+    }
+
+    /// The mining session's memory for `/metrics`, read after each window on the session itself
+    /// (as Debezium does after each mining iteration). A failure (no grant on V$MYSTAT, say)
+    /// leaves the gauges as they were and is reported once: the figure is for operators, not
+    /// something mining depends on.
+    fn read_session_memory(&mut self) {
+        match self.source.mining_session_memory() {
+            Ok(Some(memory)) => self.pipeline.metrics.set_session_memory(memory),
+            Ok(None) => {}
+            Err(error) => {
+                if !std::mem::replace(&mut self.session_memory_failed, true) {
+                    tracing::warn!(
+                        %error,
+                        "cannot read the mining session's memory (V$MYSTAT, V$STATNAME); the \
+                         PGA gauges stay unset"
+                    );
+                }
+            }
+        }
     }
 
     /// Between windows: orphans, maximum age, lag, and the status the operator reads.

@@ -40,6 +40,7 @@
 //!   appended after a transaction's events, in its page.
 
 pub mod captured_tables;
+pub mod idle;
 pub mod journaling;
 mod mining;
 mod pipeline;
@@ -50,6 +51,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use self::captured_tables::TableListing;
+use self::idle::IdlePacer;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;
 use crate::buffer::TransactionBuffer;
@@ -117,6 +119,13 @@ pub struct Engine<S: OracleSource> {
     /// What the run does before streaming (engine/snapshot.rs).
     snapshot_phase: SnapshotPhase,
     heartbeat: HeartbeatClock,
+    /// The pause after a window that brought nothing.
+    idle: IdlePacer,
+    /// When the current mining session (LogMiner and the database session under it) began:
+    /// it is recycled once older than `mining.sessionMaxSeconds`.
+    mining_since: Option<std::time::Instant>,
+    /// Whether reading the mining session's memory failed already (reported once).
+    session_memory_failed: bool,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {

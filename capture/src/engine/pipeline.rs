@@ -13,6 +13,7 @@ use redoline_crds::StopCode;
 use redoline_crds::capture::Time;
 
 use super::captured_tables::CapturedTables;
+use super::idle::WindowYield;
 use super::journaling::Journaling;
 use super::to_gauge;
 use crate::assemble::{CommitInfo, TransactionAssembler};
@@ -74,6 +75,8 @@ pub(super) struct Pipeline {
     pub(super) stopped_at_scn: Option<u64>,
     /// The DDL events of that transaction, waiting for their tables' new structure.
     pub(super) ddl_events: Vec<ChangeEvent>,
+    /// What the window being mined gave the capture, for the pause after it.
+    pub(super) window_yield: WindowYield,
     /// Names the schema history, schema change and heartbeat records carry.
     pub(super) topic_prefix: String,
     pub(super) heartbeat_topic: String,
@@ -164,10 +167,19 @@ impl Pipeline {
             return Ok(ControlFlow::Continue(()));
         };
         self.mined_frontier = self.mined_frontier.max(row.scn);
+        if !matches!(
+            row.operation,
+            OperationCode::Start | OperationCode::Commit | OperationCode::Rollback
+        ) {
+            self.window_yield.changes += 1;
+        }
         let chunks = self.journaling.observe(&self.buffer, &row)?;
         self.sink.push_records(chunks)?;
         match self.buffer.push(row, Timestamp::now())? {
             Pushed::Committed(transaction) => {
+                if transaction.summary().events > 0 {
+                    self.window_yield.emitted += 1;
+                }
                 self.emit(*transaction)?;
                 if self.tables.has_stale() {
                     self.ddl_commit_scn = Some(self.latest_scn);

@@ -4,11 +4,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
 use super::captured_tables::{CapturedTables, TableListing, check_key_logging};
+use super::idle::{IdlePacer, WindowYield};
 use super::journaling::Journaling;
 use super::pipeline::Pipeline;
 use super::{Engine, RunOptions, Wiring, to_gauge};
@@ -153,6 +155,7 @@ impl<S: OracleSource> Engine<S> {
             ddl_commit_scn: None,
             stopped_at_scn: None,
             ddl_events: Vec::new(),
+            window_yield: WindowYield::default(),
             heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
             // A fresh position is stored before anything else happens (`run`): a restart must
             // resume from it, not anchor again at a later SCN and miss what came in between.
@@ -166,8 +169,22 @@ impl<S: OracleSource> Engine<S> {
         pipeline.record_versions(&first_versions)?;
         let heartbeat =
             HeartbeatClock::new(pipeline.config.heartbeat.interval_seconds, Timestamp::now());
+        let mining = &pipeline.config.mining;
+        let seconds = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let idle = IdlePacer::new(
+            Duration::from_secs(mining.poll_interval_seconds.max(1)),
+            pipeline
+                .config
+                .sla
+                .as_ref()
+                .and_then(|sla| seconds(sla.max_lag_seconds)),
+            seconds(pipeline.config.heartbeat.interval_seconds),
+        );
         Ok(Self {
             heartbeat,
+            idle,
+            mining_since: None,
+            session_memory_failed: false,
             planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
             source,
             pipeline,

@@ -243,6 +243,15 @@ pub struct MiningWindow {
     pub with_sql_undo: bool,
 }
 
+/// The memory of the database session LogMiner runs on, as `V$MYSTAT` reports it (Oracle
+/// Database Reference, "Statistics Descriptions": `session pga memory`, `session pga memory
+/// max`), the figures Debezium's metrics show (`captureJdbcSessionMemoryStatistics`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionMemory {
+    pub pga_bytes: u64,
+    pub pga_max_bytes: u64,
+}
+
 /// One row of a flashback read: its position in the read order and its values in column order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlashbackRow {
@@ -282,6 +291,11 @@ pub enum SourceError {
     /// window again.
     #[error("an online log was overwritten while it was mined: {message}")]
     LogSwitched { message: String },
+    /// The server process of the mining session ran out of memory (ORA-04030): LogMiner's
+    /// memory in a long session grows until it does. A fresh session frees it, so the window is
+    /// mined again on one.
+    #[error("the mining session ran out of process memory: {message}")]
+    SessionMemory { message: String },
     /// A flashback read older than the undo retention (ORA-01555, ORA-08181).
     #[error("the flashback read at SCN {scn} is older than the undo kept: {message}")]
     SnapshotTooOld { scn: u64, message: String },
@@ -348,6 +362,7 @@ impl SourceError {
             Self::Unavailable { .. } | Self::PdbNotOpen { .. } => Some("database_unavailable"),
             Self::Timeout { .. } => Some("database_timeout"),
             Self::LogSwitched { .. } => Some("log_switched"),
+            Self::SessionMemory { .. } => Some("session_memory"),
             Self::LogsChanged { .. } => Some("logs_changed"),
             Self::ClientMissing { .. }
             | Self::RedoMissing { .. }
@@ -452,6 +467,7 @@ impl SourceError {
                 .with_detail("oracleError", code.clone()),
             ),
             Self::Timeout { .. } | Self::Unavailable { .. } | Self::LogSwitched { .. } => None,
+            Self::SessionMemory { .. } => None,
             Self::LogsChanged { .. } | Self::PdbNotOpen { .. } => None,
             Self::SnapshotTooOld { .. } | Self::Malformed { .. } | Self::Database { .. } => None,
         }
@@ -520,7 +536,9 @@ pub trait RedoMiner {
     /// Runs and commits the heartbeat action query (`spec.heartbeat.actionQuery`), so a quiet
     /// database still writes redo; a refused query is [`SourceError::ActionQueryRefused`].
     fn heartbeat_action(&mut self, sql: &str) -> Result<(), SourceError>;
-    /// Registers the window's logs and starts LogMiner over `[start_scn, end_scn]`.
+    /// Starts LogMiner over `[start_scn, end_scn]`, registering the window's logs first when
+    /// they are not the ones already registered. The session is kept across windows: the next
+    /// call starts it again over the next range without registering the same logs twice.
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
     /// Streams the window's rows in `V$LOGMNR_CONTENTS` order (SCN order) to `visit`, which
     /// may stop early with `Break`. Returns the number of rows visited.
@@ -528,8 +546,17 @@ pub trait RedoMiner {
         &mut self,
         visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
     ) -> Result<u64, SourceError>;
-    /// Ends the LogMiner session (no session is not an error).
+    /// Ends the LogMiner session and forgets the logs registered (no session is not an error).
     fn end_mining(&mut self) -> Result<(), SourceError>;
+    /// Ends the LogMiner session and the database session it runs on, so the next window starts
+    /// on a fresh one whose server process has given its memory back.
+    fn recycle_mining(&mut self) -> Result<(), SourceError> {
+        self.end_mining()
+    }
+    /// The memory of the session LogMiner runs on; `None` when the source does not know it.
+    fn mining_session_memory(&mut self) -> Result<Option<SessionMemory>, SourceError> {
+        Ok(None)
+    }
 }
 
 /// Flashback reads for snapshots.

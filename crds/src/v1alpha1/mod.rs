@@ -929,6 +929,15 @@ pub struct MiningSpec {
     /// until the database writes more redo.
     #[serde(default)]
     pub read_only: bool,
+
+    /// Seconds one LogMiner session (and the database session it runs on) is kept across
+    /// windows before it is ended and a fresh one started; 0 keeps it until the logs change.
+    /// LogMiner's memory in the server process (PGA) grows over a long session, and a session
+    /// that outgrows it fails with ORA-04030 (Debezium's `log.mining.session.max.ms` with
+    /// `log.mining.restart.connection`). A log switch starts a fresh session anyway.
+    #[serde(default = "default_session_max_seconds")]
+    #[schemars(range(max = 86_400))]
+    pub session_max_seconds: u64,
 }
 
 /// Heartbeats (Debezium's `heartbeat.*`): at each interval a record on the heartbeat topic, in
@@ -979,6 +988,7 @@ impl Default for MiningSpec {
             flush_table: default_flush_table(),
             on_unsupported: OnUnsupported::default(),
             read_only: false,
+            session_max_seconds: default_session_max_seconds(),
         }
     }
 }
@@ -1105,6 +1115,12 @@ fn default_batch_size() -> u64 {
 }
 fn default_statement_timeout() -> u64 {
     600
+}
+/// An hour: long enough that starting a session (registering its logs) is rare next to the
+/// windows it serves, short enough that a session's memory is returned well before a busy day
+/// makes it large.
+fn default_session_max_seconds() -> u64 {
+    3600
 }
 fn default_heartbeat_topic_prefix() -> String {
     "__debezium-heartbeat".into()

@@ -47,6 +47,8 @@ struct Shared {
     issued: Vec<(u32, String, String)>,
     /// Changes made to views on purpose ([`SimulatorPool::alter_view`]).
     alterations: Vec<Alteration>,
+    /// Errors the next use of a view or procedure raises ([`SimulatorPool::fail_next`]).
+    faults: Vec<(String, OraError)>,
 }
 
 /// A change a test makes to what a view answers: another release's column name, a value in
@@ -73,6 +75,32 @@ struct SessionState {
     flush_pending: bool,
     /// The instance the session runs on, which is the number of the redo thread it writes.
     instance: u16,
+    /// The session's server process memory (`session pga memory`) and its peak (`session pga
+    /// memory max`): see [`SessionState::grow_pga`].
+    pga_bytes: u64,
+    pga_max_bytes: u64,
+}
+
+/// A new server process's PGA: a few MB in a real instance.
+const SESSION_PGA_START: u64 = 3 << 20;
+/// What a START_LOGMNR adds, and each row LogMiner renders: LogMiner keeps its structures in
+/// the session's process, and they are not all given back by END_LOGMNR, which is why a long
+/// session grows (the ORA-04030 field problem Debezium's `log.mining.session.max.ms` answers).
+/// The figures are a model's, for tests to see growth and a reset, not Oracle's.
+const PGA_PER_START: u64 = 256 << 10;
+const PGA_PER_ROW: u64 = 512;
+
+impl SessionState {
+    fn grow_pga(&mut self, bytes: u64) {
+        self.pga_bytes += bytes;
+        self.pga_max_bytes = self.pga_max_bytes.max(self.pga_bytes);
+    }
+}
+
+/// Takes the fault waiting for `name`, if any.
+fn take_fault(shared: &mut Shared, name: &str) -> Option<OraError> {
+    let index = shared.faults.iter().position(|(n, _)| n == name)?;
+    Some(shared.faults.remove(index).1)
 }
 
 impl SimulatorPool {
@@ -97,6 +125,7 @@ impl SimulatorPool {
                 mining_session: None,
                 issued: Vec::new(),
                 alterations: Vec::new(),
+                faults: Vec::new(),
             })),
         }
     }
@@ -120,6 +149,13 @@ impl SimulatorPool {
             view: view.to_owned(),
             change: Box::new(change),
         });
+    }
+
+    /// The next read of view `name` (`V$LOGMNR_CONTENTS`) or call of procedure `name`
+    /// (`DBMS_LOGMNR.START_LOGMNR`) fails with `error` instead: for tests of what the client
+    /// does with a fault Oracle raises there (ORA-04030 when a session's memory runs out).
+    pub fn fail_next(&self, name: &str, error: OraError) {
+        self.lock().faults.push((name.to_owned(), error));
     }
 
     /// Every statement the sessions ran, in order.
@@ -153,6 +189,8 @@ impl SessionPool for SimulatorPool {
                     registered: Vec::new(),
                     flush_pending: false,
                     instance: 1,
+                    pga_bytes: SESSION_PGA_START,
+                    pga_max_bytes: SESSION_PGA_START,
                 };
                 (state, false)
             }
@@ -212,6 +250,8 @@ impl SessionPool for SimulatorPool {
             registered: Vec::new(),
             flush_pending: false,
             instance: thread,
+            pga_bytes: SESSION_PGA_START,
+            pga_max_bytes: SESSION_PGA_START,
         };
         Ok(SimulatorSession {
             pool: self.clone(),
@@ -389,6 +429,7 @@ fn view_context<'a>(
         container: &state.container,
         flush_table: flush.map(|(owner, name, rows)| (owner.as_str(), name.as_str(), *rows)),
         mined,
+        session: (state.id, state.pga_bytes, state.pga_max_bytes),
     }
 }
 
@@ -407,6 +448,9 @@ impl Database for SessionDatabase<'_> {
         as_of_scn: Option<u64>,
     ) -> Result<Relation, OraError> {
         if owner.is_none_or(|owner| owner == "SYS" || owner == "PUBLIC") && as_of_scn.is_none() {
+            if let Some(error) = take_fault(self.shared, name) {
+                return Err(error);
+            }
             if name == "V$LOGMNR_CONTENTS" && self.mined.is_none() {
                 self.mined = self.mine()?;
             }
@@ -521,12 +565,15 @@ impl SimulatorSession {
             },
             _ => None,
         };
-        Evaluator {
+        let result = Evaluator {
             database: &mut database,
             binds: &binds,
             as_of_scn,
         }
-        .query(&query)
+        .query(&query);
+        let rendered = database.mined.as_ref().map_or(0, Vec::len) as u64;
+        self.state.grow_pga(rendered * PGA_PER_ROW);
+        result
     }
 
     fn run_execute(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<u64, OraError> {
@@ -618,6 +665,9 @@ impl SimulatorSession {
                 ),
             ));
         }
+        if let Some(error) = take_fault(shared, procedure.trim_start_matches("SYS.")) {
+            return Err(error);
+        }
         let options = argument("OPTIONS")?.and_then(|v| v.to_text());
         let version_major: u32 = (shared.simulator.catalog.version.split('.').next())
             .and_then(|major| major.parse().ok())
@@ -636,8 +686,14 @@ impl SimulatorSession {
                     .and_then(|v| v.to_text())
                     .ok_or_else(|| OraError::new(6550, "PLS-00306: LOGFILENAME is required"))?;
                 match options.as_deref() {
+                    // NEW ends the current LogMiner session, then starts a new log list
+                    // (DBMS_LOGMNR, "Constants for ADD_LOGFILE Options Flag").
                     Some("SYS.DBMS_LOGMNR.NEW" | "DBMS_LOGMNR.NEW") => {
-                        self.state.registered.clear()
+                        self.state.registered.clear();
+                        if shared.mining_session == Some(self.state.id) {
+                            shared.mining_session = None;
+                            shared.simulator.end_mining().map_err(|e| ora_of(&e))?;
+                        }
                     }
                     Some("SYS.DBMS_LOGMNR.ADDFILE" | "DBMS_LOGMNR.ADDFILE") | None => {}
                     Some(other) => {
@@ -721,6 +777,7 @@ impl SimulatorSession {
                     .start_mining(&window)
                     .map_err(|e| ora_of(&e))?;
                 shared.mining_session = Some(self.state.id);
+                self.state.grow_pga(PGA_PER_START);
                 Ok(())
             }
             "SYS.DBMS_LOGMNR.END_LOGMNR" | "DBMS_LOGMNR.END_LOGMNR" => {

@@ -556,6 +556,8 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         client.start_mining(&window).unwrap();
         let rows = rows(&mut |visit| client.stream_rows(visit)).unwrap();
         assert!(rows.len() >= 3, "{} rows mined", rows.len());
+        let memory = client.mining_session_memory().unwrap().unwrap();
+        assert!(memory.pga_max_bytes >= memory.pga_bytes && memory.pga_bytes > 0);
         client.end_mining().unwrap();
         client.flush_redo().unwrap();
         issued.extend(pool.issued());
@@ -904,4 +906,57 @@ fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
     let mut client = OracleClient::over(pool, options(None)).unwrap();
     let error = client.flush_redo().unwrap_err();
     assert!(error.is_transient(), "{error}");
+}
+
+/// The door follows DBMS_LOGMNR's rules, so a client that calls it out of order fails here:
+/// START_LOGMNR without logs is ORA-01292, a log added twice ORA-01289; START_LOGMNR may be
+/// called again in the same session over the logs already added (what the client does between
+/// windows); ADD_LOGFILE with NEW ends the session (V$LOGMNR_CONTENTS is then ORA-01306); and
+/// END_LOGMNR without a session is ORA-01307 (DBMS_LOGMNR, ADD_LOGFILE constants, START_LOGMNR).
+#[test]
+fn the_door_enforces_the_dbms_logmnr_sequence() {
+    use crate::source::oracle::sql;
+    let scenario = "{\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}],\"logging\":\"all\"}\n\
+        {\"tx\":\"a\",\"insert\":\"APP.T\",\"values\":{\"ID\":1}}\n{\"tx\":\"a\",\"commit\":true}\n";
+    let pool = SimulatorPool::new(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let (log, end_scn) = pool.with_simulator(|simulator| {
+        let log = simulator.redo_logs(0).unwrap().remove(0);
+        (log.name, simulator.current_scn().unwrap())
+    });
+    let mut session = pool.get("").unwrap();
+    let mut execute = |statement: &str, binds: &[Bind<'_>]| {
+        session
+            .execute(statement, binds)
+            .err()
+            .and_then(|failure| failure.ora)
+    };
+    let range = [Bind::Number(1), Bind::Number(end_scn)];
+    assert_eq!(execute(sql::START_LOGMNR, &range), Some(1292));
+    assert_eq!(execute(sql::ADD_FIRST_LOGFILE, &[Bind::Text(&log)]), None);
+    assert_eq!(execute(sql::ADD_LOGFILE, &[Bind::Text(&log)]), Some(1289));
+    assert_eq!(execute(sql::START_LOGMNR, &range), None);
+    assert_eq!(
+        execute(sql::START_LOGMNR, &[Bind::Number(2), Bind::Number(end_scn)]),
+        None
+    );
+    let contents = |session: &mut SimulatorSession| {
+        session
+            .query(
+                "SELECT SCN FROM V$LOGMNR_CONTENTS",
+                &[],
+                Fetch::default(),
+                &mut |_| ControlFlow::Continue(()),
+            )
+            .err()
+            .and_then(|failure| failure.ora)
+    };
+    assert_eq!(contents(&mut session), None);
+    let ended = session.execute(sql::ADD_FIRST_LOGFILE, &[Bind::Text(&log)]);
+    assert!(ended.is_ok(), "{ended:?}");
+    assert_eq!(contents(&mut session), Some(1306));
+    let no_session = session
+        .execute(sql::END_LOGMNR, &[])
+        .err()
+        .and_then(|f| f.ora);
+    assert_eq!(no_session, Some(1307));
 }

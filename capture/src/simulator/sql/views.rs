@@ -50,6 +50,11 @@ pub const VIEWS: &[(&str, &str)] = &[
     ),
     ("V$SESSION", "Database Reference, V$SESSION"),
     ("V$LOGMNR_CONTENTS", "Database Reference, V$LOGMNR_CONTENTS"),
+    ("V$STATNAME", "Database Reference, V$STATNAME"),
+    (
+        "V$MYSTAT",
+        "Database Reference, V$MYSTAT (statistics of the current session)",
+    ),
     ("ALL_TAB_COLS", "Database Reference, ALL_TAB_COLS"),
     ("ALL_TABLES", "Database Reference, ALL_TABLES"),
     ("ALL_USERS", "Database Reference, ALL_USERS"),
@@ -76,7 +81,21 @@ pub struct ViewContext<'a> {
     pub flush_table: Option<(&'a str, &'a str, u64)>,
     /// The current LogMiner session's rows, when one is started.
     pub mined: Option<&'a [LogMinerRow]>,
+    /// The querying session: its SID and its PGA now and at its peak (`V$MYSTAT`).
+    pub session: (u32, u64, u64),
 }
+
+/// The statistics `V$STATNAME` lists: `(STATISTIC#, NAME, CLASS)`. Oracle has some two
+/// thousand; these are the memory statistics of a session (class 1, User). The numbers change
+/// between releases, which is why a query joins on them rather than naming them.
+const STATISTICS: [(u32, &str, u32); 4] = [
+    (35, "session uga memory", 1),
+    (36, "session uga memory max", 1),
+    (40, "session pga memory", 1),
+    (41, "session pga memory max", 1),
+];
+/// The model's UGA: a fixed figure (the capture does not read it).
+const SESSION_UGA: u64 = 1 << 20;
 
 fn relation(columns: &[&str], rows: Vec<Vec<Datum>>) -> Relation {
     Relation {
@@ -423,6 +442,51 @@ impl Simulator {
                     columns.insert(0, "INST_ID");
                 }
                 relation(&columns, rows)
+            }
+            "V$STATNAME" => relation(
+                &[
+                    "STATISTIC#",
+                    "NAME",
+                    "CLASS",
+                    "STAT_ID",
+                    "DISPLAY_NAME",
+                    "CON_ID",
+                ],
+                STATISTICS
+                    .iter()
+                    .map(|(number, name, class)| {
+                        vec![
+                            Datum::number(u64::from(*number)),
+                            Datum::text(*name),
+                            Datum::number(u64::from(*class)),
+                            Datum::number(1_000_000 + u64::from(*number)),
+                            Datum::text(*name),
+                            Datum::number(0),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "V$MYSTAT" => {
+                let (sid, pga, pga_max) = context.session;
+                let value = |name: &str| match name {
+                    "session pga memory" => pga,
+                    "session pga memory max" => pga_max,
+                    _ => SESSION_UGA,
+                };
+                relation(
+                    &["SID", "STATISTIC#", "VALUE", "CON_ID"],
+                    STATISTICS
+                        .iter()
+                        .map(|(number, name, _)| {
+                            vec![
+                                Datum::number(u64::from(sid)),
+                                Datum::number(u64::from(*number)),
+                                Datum::number(value(name)),
+                                Datum::number(0),
+                            ]
+                        })
+                        .collect(),
+                )
             }
             "V$LOGMNR_CONTENTS" => match context.mined {
                 None => {

@@ -35,13 +35,15 @@ const ORA_CALL_TIMEOUT: i32 = 3156;
 /// Connection lost or refused, instance down or starting, listener problems; a session killed
 /// (00028), logged off (01012), idle too long (02396) or ended by an internal error (00603); the
 /// listener out of handlers (12516, 12519, 12520) or not knowing the instance a RAC flush session
-/// names (12521: down, or not registered yet); the instance out of memory (04030, 04031);
+/// names (12521: down, or not registered yet); the instance out of shared memory (04031);
 /// LogMiner unable to open or read a log it was given, as while a log is being archived (01284,
 /// 01343). Debezium's `OracleErrorHandler` retries 01089, 01284, 01343, 03135 and 04030 of these;
 /// the others are sessions and listeners Oracle documents as ended or busy, not as failed calls.
-const ORA_UNAVAILABLE: [i32; 27] = [
-    28, 603, 1012, 1033, 1034, 1089, 1090, 1092, 1284, 1343, 2396, 3113, 3114, 3135, 4030, 4031,
-    12170, 12514, 12516, 12519, 12520, 12521, 12528, 12537, 12541, 12547, 12571,
+/// A server process out of its own memory (04030) is transient too, but answered in place with
+/// a fresh mining session ([`SourceError::SessionMemory`]) before a restart from the bookmark.
+const ORA_UNAVAILABLE: [i32; 26] = [
+    28, 603, 1012, 1033, 1034, 1089, 1090, 1092, 1284, 1343, 2396, 3113, 3114, 3135, 4031, 12170,
+    12514, 12516, 12519, 12520, 12521, 12528, 12537, 12541, 12547, 12571,
 ];
 /// The login itself refused: invalid username or password (01017), account locked (28000),
 /// password expired (28001), no CREATE SESSION (01045). Retrying the same credentials cannot
@@ -50,6 +52,9 @@ const ORA_UNAVAILABLE: [i32; 27] = [
 const ORA_LOGIN_REFUSED: [i32; 4] = [1017, 1045, 28000, 28001];
 /// ORA-00310: an online log was reused by a log switch while it was mined.
 pub const ORA_LOG_SWITCHED: i32 = 310;
+/// ORA-04030: the server process ran out of memory (PGA) for an allocation: in a LogMiner
+/// session, the session's memory has outgrown what the process may take.
+const ORA_OUT_OF_PROCESS_MEMORY: i32 = 4030;
 /// ORA-01284: a file LogMiner was given cannot be opened.
 pub const ORA_CANNOT_OPEN_LOG: i32 = 1284;
 /// ORA-00308: cannot open archived log.
@@ -103,6 +108,9 @@ pub fn classify(call: &'static str, failure: &Failure, timeout_seconds: u64) -> 
             message: failure.message.clone(),
         },
         Some(ORA_LOG_SWITCHED) => SourceError::LogSwitched {
+            message: failure.message.clone(),
+        },
+        Some(ORA_OUT_OF_PROCESS_MEMORY) => SourceError::SessionMemory {
             message: failure.message.clone(),
         },
         Some(code) if ORA_LOGIN_REFUSED.contains(&code) => SourceError::LoginRefused {

@@ -15,8 +15,8 @@ use crate::dictionary::{Column, OracleType};
 use crate::redo::ast::RawValue;
 use crate::source::{
     LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
-    RedoLog, RedoLogKind, RedoThread, SessionId, SourceError, SupplementalLogging, ThreadEnabled,
-    Xid,
+    RedoLog, RedoLogKind, RedoThread, SessionId, SessionMemory, SourceError, SupplementalLogging,
+    ThreadEnabled, Xid,
 };
 use crate::value::binary::encode_hex;
 use crate::value::{Value, typed};
@@ -315,6 +315,32 @@ pub fn redo_log(cells: &mut Cells) -> Result<RedoLog, SourceError> {
         next_scn,
         kind,
     })
+}
+
+/// Maps the rows of [`super::sql::SESSION_MEMORY`]: one per statistic, by name. Both are
+/// needed; a missing one is malformed (the view answered without it).
+pub fn session_memory(mut rows: Vec<Vec<Option<String>>>) -> Result<SessionMemory, SourceError> {
+    let (mut pga, mut pga_max) = (None, None);
+    for row in &mut rows {
+        let mut r = CellReader::new("V$MYSTAT / V$STATNAME", &["NAME", "VALUE"], row);
+        let name = r.required_text(0)?;
+        let value: u64 = r.required_number(1)?;
+        match name.as_str() {
+            "session pga memory" => pga = Some(value),
+            "session pga memory max" => pga_max = Some(value),
+            _ => {}
+        }
+    }
+    match (pga, pga_max) {
+        (Some(pga_bytes), Some(pga_max_bytes)) => Ok(SessionMemory {
+            pga_bytes,
+            pga_max_bytes,
+        }),
+        _ => Err(SourceError::Malformed {
+            what: "V$MYSTAT / V$STATNAME".to_owned(),
+            message: "no row for session pga memory or session pga memory max".to_owned(),
+        }),
+    }
 }
 
 const TRANSACTION_COLUMNS: [&str; 5] = [

@@ -62,7 +62,7 @@ use super::unique_key::{self, UniqueIndexColumn};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, FlushShortfall,
     LogMinerRow, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
-    SessionId, SessionPrivileges, SourceError, TableKey,
+    SessionId, SessionMemory, SessionPrivileges, SourceError, TableKey,
 };
 use crate::config::validate;
 use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
@@ -261,6 +261,25 @@ pub fn topology(
     }
 }
 
+/// A registered log as LogMiner knows it: an online log's file keeps its name when it is reused
+/// for a later sequence, so the sequence is part of what was registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LogKey {
+    name: String,
+    thread: u16,
+    sequence: u32,
+}
+
+impl LogKey {
+    fn of(log: &RedoLog) -> Self {
+        Self {
+            name: log.name.clone(),
+            thread: log.thread,
+            sequence: log.sequence,
+        }
+    }
+}
+
 /// The real Oracle boundary over a pool of sessions ([`OraclePool`] in production).
 pub struct OracleClient<P: SessionPool = OraclePool> {
     pool: P,
@@ -273,6 +292,9 @@ pub struct OracleClient<P: SessionPool = OraclePool> {
     /// The main session: in the root, held across windows; LogMiner runs on it.
     main: Option<P::Session>,
     window: Option<MiningWindow>,
+    /// The logs registered with LogMiner on the main session (name, thread, sequence), kept
+    /// across windows: `None` when none are (no session yet, or it was ended or lost).
+    registered: Option<Vec<LogKey>>,
     names: SharedNames,
     /// How each table snapshotted so far is walked, by qualified name (an IOT stays one).
     row_orders: HashMap<String, sql::RowOrder>,
@@ -415,6 +437,7 @@ impl<P: SessionPool> OracleClient<P> {
             connected_to: session_container,
             main: None,
             window: None,
+            registered: None,
             names: SharedNames::default(),
             row_orders: HashMap::new(),
             cluster: Cluster::default(),
@@ -561,6 +584,7 @@ impl<P: SessionPool> OracleClient<P> {
     /// memory), which is ended first when the connection still answers.
     fn forget_main_session(&mut self) {
         self.window = None;
+        self.registered = None;
         if let Some(mut session) = self.main.take() {
             if let Err(failure) = session.execute(sql::END_LOGMNR, &[]) {
                 tracing::debug!(message = %failure.message, "ending LogMiner on a failed session");
@@ -889,9 +913,20 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
 
     fn start_mining(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         let classic = matches!(self.topology.mode, MiningMode::Classic { .. });
+        // Logs are registered only when the set differs from the one registered (a log switch,
+        // an archived copy replacing an online log, a fresh session): START_LOGMNR may be called
+        // again in the same LogMiner session with a new STARTSCN/ENDSCN over the logs already
+        // added (Oracle Utilities, "Starting LogMiner": the session's log list stays until
+        // END_LOGMNR or ADD_LOGFILE with NEW). Debezium does the same: its loop
+        // (BufferedLogMinerStreamingChangeEventSource.executeLogMiningStreaming) re-adds logs
+        // only when `collectLogsAndFinalUpperBoundary` finds the session's log list changed,
+        // and otherwise calls START_LOGMNR alone. ADD_LOGFILE with NEW, the first of a new set,
+        // ends the previous LogMiner session itself (DBMS_LOGMNR, ADD_LOGFILE constants).
+        let wanted: Vec<LogKey> = window.logs.iter().map(LogKey::of).collect();
+        let register = classic && self.registered.as_ref() != Some(&wanted);
         let session = self.main_session("start LogMiner")?;
         let result = (|| {
-            if classic {
+            if register {
                 for (index, log) in window.logs.iter().enumerate() {
                     let statement = if index == 0 {
                         sql::ADD_FIRST_LOGFILE
@@ -914,6 +949,7 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
         let (failure, log) = match result {
             Ok(()) => {
                 self.window = Some(window.clone());
+                self.registered = Some(wanted);
                 return Ok(());
             }
             Err(failed) => failed,
@@ -1004,8 +1040,24 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
         }
     }
 
+    fn recycle_mining(&mut self) -> Result<(), SourceError> {
+        // Debezium ends LogMiner and, with `log.mining.restart.connection`, closes the connection
+        // (`prepareJdbcConnection(true)`): the server process, and the PGA it grew, go with it.
+        self.forget_main_session();
+        Ok(())
+    }
+
+    fn mining_session_memory(&mut self) -> Result<Option<SessionMemory>, SourceError> {
+        if self.main.is_none() {
+            return Ok(None);
+        }
+        let rows = self.rows("read session memory", Place::Root, sql::SESSION_MEMORY, &[])?;
+        mapping::session_memory(rows).map(Some)
+    }
+
     fn end_mining(&mut self) -> Result<(), SourceError> {
         self.window = None;
+        self.registered = None;
         let Some(session) = self.main.as_mut() else {
             return Ok(());
         };

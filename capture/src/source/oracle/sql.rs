@@ -182,11 +182,11 @@ pub const PACKAGE_PRIVILEGES: &str = "SELECT PRIVILEGE || ' ON ' || TABLE_SCHEMA
 /// The tablespace the flush table is created in, for doctor's quota statement.
 pub const DEFAULT_TABLESPACE: &str = "SELECT DEFAULT_TABLESPACE FROM USER_USERS";
 
-/// Registers the first log of a window. `NEW` ends any earlier LogMiner session and starts a new
-/// list, so a window never inherits the previous window's files (ORA-01289 on duplicates).
+/// Registers the first log of a new log set. `NEW` ends any earlier LogMiner session and starts
+/// a new list, so a new set never inherits files of the previous one (ORA-01289 on duplicates).
 pub const ADD_FIRST_LOGFILE: &str = "BEGIN SYS.DBMS_LOGMNR.ADD_LOGFILE(LOGFILENAME => :1, \
      OPTIONS => SYS.DBMS_LOGMNR.NEW); END;";
-/// Registers each further log of a window.
+/// Registers each further log of the set.
 pub const ADD_LOGFILE: &str = "BEGIN SYS.DBMS_LOGMNR.ADD_LOGFILE(LOGFILENAME => :1, \
      OPTIONS => SYS.DBMS_LOGMNR.ADDFILE); END;";
 
@@ -203,6 +203,13 @@ pub const START_LOGMNR: &str = "BEGIN SYS.DBMS_LOGMNR.START_LOGMNR(STARTSCN => :
 
 /// Ends the session; ORA-01307 (none active) is not an error.
 pub const END_LOGMNR: &str = "BEGIN SYS.DBMS_LOGMNR.END_LOGMNR; END;";
+
+/// The memory of the session it runs on (the mining session): `V$MYSTAT` holds the statistics
+/// of the querying session, named through `V$STATNAME`. The query Debezium runs for its
+/// `*GlobalAreaMemory` metrics (`OracleConnection.getSessionStatisticByName`), both figures in
+/// one round trip instead of one per statistic.
+pub const SESSION_MEMORY: &str = "SELECT N.NAME, M.VALUE FROM V$MYSTAT M, V$STATNAME N \
+     WHERE N.STATISTIC# = M.STATISTIC# AND N.NAME IN ('session pga memory', 'session pga memory max')";
 
 /// The transaction id as `USN.SLOT.SQN`, from the numeric columns: `RAWTOHEX(XID)` writes the
 /// RAW in the platform's byte order, so the same id has another text on a big-endian server
