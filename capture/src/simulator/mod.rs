@@ -63,7 +63,8 @@ use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
     LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
-    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, TableKey, plan_logs,
+    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, StorageSettings, TableKey,
+    plan_logs,
 };
 use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
@@ -348,6 +349,14 @@ impl DatabaseCatalog for Simulator {
 
     fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError> {
         Ok(self.catalog.host_now().offset())
+    }
+
+    fn storage_settings(&mut self) -> Result<StorageSettings, SourceError> {
+        Ok(StorageSettings {
+            character_set: self.catalog.character_set.clone(),
+            national_character_set: self.catalog.national_character_set.clone(),
+            database_time_zone: self.catalog.dbtimezone.clone(),
+        })
     }
 
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {

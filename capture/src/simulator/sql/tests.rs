@@ -191,6 +191,11 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
             direct.database_utc_offset().unwrap(),
             "{name}"
         );
+        assert_eq!(
+            client.storage_settings().unwrap(),
+            direct.storage_settings().unwrap(),
+            "{name}"
+        );
         // One window over the whole redo, as the capture's first window would be.
         // The listing has no ORDER BY: the planner orders the logs.
         let sorted = |mut logs: Vec<crate::source::RedoLog>| {
@@ -414,6 +419,8 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         (sql::SESSIONS_LOCAL, &[], 1),
         (sql::SCN_TO_TIMESTAMP, &[Bind::Number(1_000_000)], 1),
         (sql::DATABASE_UTC_OFFSET, &[], 1),
+        (sql::CHARACTER_SETS, &[], 2),
+        (sql::DATABASE_TIME_ZONE, &[], 1),
         (sql::SESSION_PRIVILEGES, &[], 8),
         (sql::SESSION_ROLES, &[], 2),
         (sql::PACKAGE_PRIVILEGES, &[], 0),
@@ -527,6 +534,7 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         client.database().unwrap();
         client.current_scn().unwrap();
         client.database_utc_offset().unwrap();
+        client.storage_settings().unwrap();
         if let Some(pdb) = pdb {
             client.pdb_incarnation(pdb).unwrap();
         }
@@ -568,5 +576,39 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
     assert!(
         missing.is_empty(),
         "statements the client never sent to the model: {missing:?}"
+    );
+}
+
+/// The scenario's character sets and DBTIMEZONE reach the capture through both doors, and the
+/// host's time zone is not the database's.
+#[test]
+fn the_database_character_sets_and_time_zone_are_read_as_set() {
+    let scenario = "{\"database\":{\"character_set\":\"WE8MSWIN1252\",\"national_character_set\":\"UTF8\",\"dbtimezone\":\"-05:00\",\"time_zone\":\"Europe/Berlin\"}}\n";
+    let mut direct = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let mut through_sql = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let settings = through_sql.storage_settings().unwrap();
+    assert_eq!(settings, direct.storage_settings().unwrap());
+    assert_eq!(settings.character_set, "WE8MSWIN1252");
+    assert_eq!(settings.national_character_set, "UTF8");
+    assert_eq!(settings.database_time_zone, "-05:00");
+    let formats = settings.formats().unwrap();
+    assert_eq!(
+        formats.character_set,
+        crate::value::internal::CharacterSet::We8MsWin1252
+    );
+    assert_eq!(formats.database_time_zone.seconds(), -5 * 3600);
+    // A set the decoders do not read is read all the same; only decoding refuses it.
+    let scenario = "{\"database\":{\"character_set\":\"JA16SJIS\"}}\n";
+    let mut other = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let error = other.storage_settings().unwrap().formats().unwrap_err();
+    assert!(error.to_string().contains("JA16SJIS"), "{error}");
+    // Oracle allows only two national character sets.
+    let refused = Simulator::from_reader(
+        "{\"database\":{\"national_character_set\":\"AL32UTF8\"}}\n".as_bytes(),
+    )
+    .unwrap_err();
+    assert!(
+        refused.to_string().contains("national_character_set"),
+        "{refused}"
     );
 }

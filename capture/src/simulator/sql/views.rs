@@ -50,6 +50,10 @@ pub const VIEWS: &[(&str, &str)] = &[
     ),
     ("V$SESSION", "Database Reference, V$SESSION"),
     ("V$LOGMNR_CONTENTS", "Database Reference, V$LOGMNR_CONTENTS"),
+    (
+        "NLS_DATABASE_PARAMETERS",
+        "Database Reference, NLS_DATABASE_PARAMETERS",
+    ),
     ("ALL_TAB_COLS", "Database Reference, ALL_TAB_COLS"),
     ("ALL_TABLES", "Database Reference, ALL_TABLES"),
     ("ALL_USERS", "Database Reference, ALL_USERS"),
@@ -128,6 +132,32 @@ impl Simulator {
         let fail = source_failure;
         Ok(match name {
             "DUAL" => relation(&["DUMMY"], vec![vec![Datum::text("X")]]),
+            "NLS_DATABASE_PARAMETERS" => {
+                // A part of the rows of a database created with the defaults, the character
+                // sets among the others as Oracle lists them.
+                let parameters = [
+                    ("NLS_LANGUAGE", "AMERICAN"),
+                    ("NLS_TERRITORY", "AMERICA"),
+                    ("NLS_CHARACTERSET", self.catalog.character_set.as_str()),
+                    ("NLS_NUMERIC_CHARACTERS", ".,"),
+                    ("NLS_DATE_FORMAT", "DD-MON-RR"),
+                    ("NLS_LENGTH_SEMANTICS", "BYTE"),
+                    (
+                        "NLS_NCHAR_CHARACTERSET",
+                        self.catalog.national_character_set.as_str(),
+                    ),
+                    ("NLS_RDBMS_VERSION", self.catalog.version.as_str()),
+                ];
+                relation(
+                    &["PARAMETER", "VALUE"],
+                    parameters
+                        .iter()
+                        .map(|(parameter, value)| {
+                            vec![Datum::text(*parameter), Datum::text(*value)]
+                        })
+                        .collect(),
+                )
+            }
             "V$DATABASE" => {
                 let current_scn = self.current_scn().map_err(fail)?;
                 let info = self.database().map_err(fail)?;

@@ -13,6 +13,7 @@ use super::session::Cell;
 use super::sql::CONTENTS_COLUMNS;
 use crate::dictionary::{Column, OracleType};
 use crate::redo::ast::RawValue;
+use crate::source::storage::parse_utc_offset;
 use crate::source::{
     LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
     RedoLog, RedoLogKind, RedoThread, SessionId, SourceError, SupplementalLogging, ThreadEnabled,
@@ -108,26 +109,6 @@ impl<'a> CellReader<'a> {
             other => Err(self.malformed(index, format!("{other:?} is neither YES nor NO"))),
         }
     }
-}
-
-/// `±HH:MM` as an offset; `None` for anything else (or beyond Oracle's -12:59..+14:59 hours).
-fn parse_utc_offset(text: &str) -> Option<jiff::tz::Offset> {
-    let (sign, rest) = match text.as_bytes().first()? {
-        b'+' => (1, &text[1..]),
-        b'-' => (-1, &text[1..]),
-        _ => return None,
-    };
-    let (hours, minutes) = rest.split_once(':')?;
-    let all_digits = |part: &str| part.len() == 2 && part.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(hours) || !all_digits(minutes) {
-        return None;
-    }
-    let hours: i32 = hours.parse().ok()?;
-    let minutes: i32 = minutes.parse().ok()?;
-    if hours > 14 || minutes > 59 {
-        return None;
-    }
-    jiff::tz::Offset::from_seconds(sign * (hours * 3600 + minutes * 60)).ok()
 }
 
 /// Text shared across rows: owner, table, user and container names repeat on nearly every row,

@@ -58,7 +58,7 @@ use super::unique_key::{self, UniqueIndexColumn};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread, SessionId,
-    SessionPrivileges, SourceError, TableKey,
+    SessionPrivileges, SourceError, StorageSettings, TableKey,
 };
 use crate::config::validate;
 use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
@@ -649,6 +649,46 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
             &[],
         )?;
         CellReader::new("DUAL", &["SYSTIMESTAMP"], &mut row).required_utc_offset(0)
+    }
+
+    fn storage_settings(&mut self) -> Result<StorageSettings, SourceError> {
+        let call = "read the database's character sets and time zone";
+        // In the PDB: since 12.2 a PDB may keep the character set it was created with, and
+        // DBTIMEZONE is set per PDB.
+        let (mut set_rows, mut zone_rows) = self.on_session(call, Place::Pdb, |session| {
+            let sets = query_text(session, sql::CHARACTER_SETS, &[])?;
+            let zone = query_text(session, sql::DATABASE_TIME_ZONE, &[])?;
+            Ok((sets, zone))
+        })?;
+        let mut character_set = None;
+        let mut national_character_set = None;
+        for row in &mut set_rows {
+            let mut r = CellReader::new("NLS_DATABASE_PARAMETERS", &["PARAMETER", "VALUE"], row);
+            let parameter = r.required_text(0)?;
+            let value = r.required_text(1)?;
+            match parameter.as_str() {
+                "NLS_CHARACTERSET" => character_set = Some(value),
+                "NLS_NCHAR_CHARACTERSET" => national_character_set = Some(value),
+                _ => {}
+            }
+        }
+        let missing = |parameter: &str| SourceError::Malformed {
+            what: "NLS_DATABASE_PARAMETERS".to_owned(),
+            message: format!("no {parameter} row"),
+        };
+        let Some(zone_row) = zone_rows.first_mut() else {
+            return Err(SourceError::Malformed {
+                what: call.to_owned(),
+                message: "SELECT DBTIMEZONE returned no row".to_owned(),
+            });
+        };
+        Ok(StorageSettings {
+            character_set: character_set.ok_or_else(|| missing("NLS_CHARACTERSET"))?,
+            national_character_set: national_character_set
+                .ok_or_else(|| missing("NLS_NCHAR_CHARACTERSET"))?,
+            database_time_zone: CellReader::new("DUAL", &["DBTIMEZONE"], zone_row)
+                .required_text(0)?,
+        })
     }
 
     fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {

@@ -120,6 +120,16 @@ pub const SCN_TO_TIMESTAMP: &str =
 /// or the session and say nothing of the host's zone.
 pub const DATABASE_UTC_OFFSET: &str = "SELECT TO_CHAR(SYSTIMESTAMP, 'TZH:TZM') FROM DUAL";
 
+/// The database's character sets: `NLS_DATABASE_PARAMETERS` holds the permanent NLS settings
+/// of the database, one row per `PARAMETER` with its `VALUE` (Database Reference 19c). The
+/// session's own NLS settings (`NLS_SESSION_PARAMETERS`) do not say how data is stored.
+pub const CHARACTER_SETS: &str = "SELECT PARAMETER, VALUE FROM NLS_DATABASE_PARAMETERS \
+     WHERE PARAMETER IN ('NLS_CHARACTERSET', 'NLS_NCHAR_CHARACTERSET')";
+
+/// The database time zone, which TIMESTAMP WITH LOCAL TIME ZONE values are stored in (SQL
+/// Language Reference, "DBTIMEZONE"): an offset or a region name.
+pub const DATABASE_TIME_ZONE: &str = "SELECT DBTIMEZONE FROM DUAL";
+
 /// Columns in table order, from `ALL_TAB_COLS`: the columns the user defined
 /// (`USER_GENERATED = 'YES'`), INVISIBLE ones included, without virtual columns. An INVISIBLE
 /// column is hidden from `SELECT *` (`HIDDEN_COLUMN = 'YES'`, no `COLUMN_ID`) but is user data

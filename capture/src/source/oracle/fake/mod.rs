@@ -456,6 +456,11 @@ impl FakeSession {
                 .collect(),
             sql::SCN_TO_TIMESTAMP => vec![vec![text("2024-01-01 00:00:00")]],
             sql::DATABASE_UTC_OFFSET => vec![vec![text(database.host_utc_offset)]],
+            sql::CHARACTER_SETS => vec![
+                vec![text("NLS_CHARACTERSET"), text("AL32UTF8")],
+                vec![text("NLS_NCHAR_CHARACTERSET"), text("AL16UTF16")],
+            ],
+            sql::DATABASE_TIME_ZONE => vec![vec![text("+00:00")]],
             sql::LIST_TABLES => container
                 .tables
                 .iter()
