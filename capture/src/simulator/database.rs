@@ -317,6 +317,11 @@ pub(crate) struct Table {
     pub dropped: bool,
     /// Column name → position, with the fast hasher (looked up for every scenario value).
     pub column_positions: FastMap<String, usize>,
+    /// `ALL_OBJECTS.OBJECT_ID`: the data object number the table was created with, kept for
+    /// its life.
+    pub object_id: u32,
+    /// `DATA_OBJECT_ID`, which ROWIDs carry. Oracle gives a new one at TRUNCATE and MOVE; the
+    /// model keeps it (its truncated rows keep their ROWIDs).
     pub data_object: u32,
     pub rows: Rows,
     /// Rendered key values → row number, for rows that currently exist.
@@ -356,6 +361,7 @@ impl Table {
             name_id,
             owner,
             name,
+            object_id: data_object,
             data_object,
             rows: Rows::default(),
             key_index: FastMap::default(),

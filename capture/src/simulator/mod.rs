@@ -58,7 +58,7 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use crate::dictionary::TableSchema;
+use crate::dictionary::{ObjectNumbers, TableSchema};
 use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
@@ -374,20 +374,29 @@ impl DatabaseCatalog for Simulator {
         // The key as the Oracle client derives it from the catalog views.
         let unique = usable_unique_keys(&found.unique_index_columns(), found.schema.columns());
         let key = TableKey::of(found.schema.has_key(), &unique);
-        let schema = match (&key, unique.first()) {
-            (TableKey::Unique { .. }, Some(first)) => Arc::new(
-                TableSchema::new(
-                    owner,
-                    table,
-                    with_key(found.schema.columns().to_vec(), first),
-                )
-                .map_err(|error| SourceError::Malformed {
-                    what: format!("dictionary of {owner}.{table}"),
-                    message: error.to_string(),
-                })?,
-            ),
-            _ => Arc::clone(&found.schema),
+        // Each column's segment column number is its position: the model renumbers columns at
+        // DROP COLUMN, as Oracle does, and has no SET UNUSED or hidden columns.
+        let numbered = found
+            .schema
+            .columns()
+            .iter()
+            .zip(1u16..)
+            .map(|(column, number)| column.clone().segment(number))
+            .collect();
+        let columns = match (&key, unique.first()) {
+            (TableKey::Unique { .. }, Some(first)) => with_key(numbered, first),
+            _ => numbered,
         };
+        let schema = TableSchema::new(owner, table, columns)
+            .map_err(|error| SourceError::Malformed {
+                what: format!("dictionary of {owner}.{table}"),
+                message: error.to_string(),
+            })?
+            .with_object(ObjectNumbers {
+                object_id: u64::from(found.object_id),
+                data_object_id: Some(u64::from(found.data_object)),
+            });
+        let schema = Arc::new(schema);
         Ok(CatalogTable {
             schema,
             log_groups: kind

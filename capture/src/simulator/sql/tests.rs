@@ -442,6 +442,7 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         .unwrap();
     for (statement, expected_rows) in [
         (sql::TABLE_COLUMNS, 1),
+        (sql::TABLE_OBJECT, 1),
         (sql::PRIMARY_KEY, 1),
         (sql::LOG_GROUPS, 1),
         (sql::ROW_ESTIMATE, 1),
@@ -611,4 +612,49 @@ fn the_database_character_sets_and_time_zone_are_read_as_set() {
         refused.to_string().contains("national_character_set"),
         "{refused}"
     );
+}
+
+/// The client reads each table's object numbers and each column's segment column number from
+/// ALL_OBJECTS and ALL_TAB_COLS as the simulator's boundary gives them; a dropped column
+/// renumbers the columns after it, and the object numbers stay.
+#[test]
+fn object_and_segment_column_numbers_are_read_from_the_catalog() {
+    let scenario = "{\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true},{\"name\":\"A\",\"type\":\"VARCHAR2(8)\"},{\"name\":\"B\",\"type\":\"DATE\"}],\"logging\":\"all\"}\n\
+        {\"table\":\"APP.U\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}],\"logging\":\"all\"}\n";
+    let mut direct = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let mut through_sql = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let read = through_sql.table("APP", "T").unwrap();
+    let given = direct.table("APP", "T").unwrap();
+    assert_eq!(read.schema.object(), given.schema.object());
+    assert_eq!(comparable(read.clone()), comparable(given));
+    let read = read.schema;
+    let numbers: Vec<(&str, Option<u16>)> = read
+        .columns()
+        .iter()
+        .map(|c| (c.name.as_str(), c.segment_column))
+        .collect();
+    assert_eq!(numbers, [("ID", Some(1)), ("A", Some(2)), ("B", Some(3))]);
+    let object = read.object().expect("object numbers read");
+    let other = through_sql
+        .table("APP", "U")
+        .unwrap()
+        .schema
+        .object()
+        .unwrap();
+    assert_ne!(object.object_id, other.object_id);
+    assert_eq!(object.data_object_id, Some(object.object_id));
+    assert_eq!(
+        read.column_by_segment(3).map(|c| c.name.as_str()),
+        Some("B")
+    );
+
+    let dropped = format!("{scenario}{{\"ddl\":\"ALTER TABLE APP.T DROP COLUMN A\"}}\n");
+    let mut through_sql = client(Simulator::from_reader(dropped.as_bytes()).unwrap());
+    let after = through_sql.table("APP", "T").unwrap().schema;
+    assert_eq!(after.object(), Some(object));
+    assert_eq!(
+        after.column_by_segment(2).map(|c| c.name.as_str()),
+        Some("B")
+    );
+    assert_eq!(after.column_by_segment(3), None);
 }

@@ -61,7 +61,7 @@ use super::{
     SessionPrivileges, SourceError, StorageSettings, TableKey,
 };
 use crate::config::validate;
-use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
+use crate::dictionary::{LobKind, ObjectNumbers, OracleType, TableSchema};
 use crate::value::Row as ValueRow;
 
 /// Rows per array fetch of the contents query. Each row reserves about 4.5 KB of fetch buffer
@@ -705,7 +705,7 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         let binds = [Bind::Text(owner), Bind::Text(table)];
         // One session for the dictionary queries, in the PDB; unique indexes only for a table
         // without a primary key, whose key comes from one of them.
-        let (column_rows, mut key_rows, mut log_group_rows, mut unique_rows) =
+        let (column_rows, mut key_rows, mut log_group_rows, mut unique_rows, mut object_rows) =
             self.on_session("read table dictionary", Place::Pdb, |session| {
                 let key_rows = query_text(session, sql::PRIMARY_KEY, &binds)?;
                 let unique_rows = if key_rows.is_empty() {
@@ -718,6 +718,7 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
                     key_rows,
                     query_text(session, sql::LOG_GROUPS, &binds)?,
                     unique_rows,
+                    query_text(session, sql::TABLE_OBJECT, &binds)?,
                 ))
             })?;
         if column_rows.is_empty() {
@@ -733,9 +734,8 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         }
         let mut columns = Vec::with_capacity(column_rows.len());
         for mut row in column_rows {
-            let (name, data_type, nullable) = mapping::table_column(&mut row)?;
-            let position = key.iter().find(|(k, _)| *k == name).map(|(_, p)| *p);
-            let column = Column::new(name, data_type).nullable(nullable);
+            let column = mapping::table_column(&mut row)?;
+            let position = key.iter().find(|(k, _)| *k == column.name).map(|(_, p)| *p);
             columns.push(match position {
                 Some(position) => column.key(position),
                 None => column,
@@ -759,11 +759,18 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         if let (TableKey::Unique { .. }, Some(first)) = (&key_source, unique.first()) {
             columns = unique_key::with_key(columns, first);
         }
-        let schema =
+        let mut schema =
             TableSchema::new(owner, table, columns).map_err(|error| SourceError::Malformed {
                 what: format!("dictionary of {owner}.{table}"),
                 message: error.to_string(),
             })?;
+        if let Some(row) = object_rows.first_mut() {
+            let mut r = CellReader::new("ALL_OBJECTS", &["OBJECT_ID", "DATA_OBJECT_ID"], row);
+            schema = schema.with_object(ObjectNumbers {
+                object_id: r.required_number(0)?,
+                data_object_id: r.number(1)?,
+            });
+        }
         let log_groups = log_group_rows
             .iter_mut()
             .map(|row| mapping::log_group(row))

@@ -472,7 +472,8 @@ impl FakeSession {
                     table
                         .columns
                         .iter()
-                        .map(|c| {
+                        .zip(1..)
+                        .map(|(c, segment_column)| {
                             let number = |n: Option<i64>| n.map_or(Cell::Null, text);
                             vec![
                                 text(c.name),
@@ -489,10 +490,16 @@ impl FakeSession {
                                 }),
                                 // DATA_TYPE_OWNER: the fake's types are all built in.
                                 Cell::Null,
+                                text(segment_column),
                             ]
                         })
                         .collect()
                 })
+                .unwrap_or_default(),
+            // Object numbers from the table's place in its container, one object per table.
+            sql::TABLE_OBJECT => (container.tables.iter())
+                .position(|t| t.owner == bind_text(binds, 0) && t.name == bind_text(binds, 1))
+                .map(|index| vec![vec![text(70_000 + index), text(70_000 + index)]])
                 .unwrap_or_default(),
             sql::PRIMARY_KEY => container
                 .table(bind_text(binds, 0), bind_text(binds, 1))
