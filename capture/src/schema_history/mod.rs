@@ -22,6 +22,7 @@
 //! CDC-5002 (the record's place in the message), because typing redo with a guessed structure
 //! would emit wrong rows.
 
+pub mod object_row;
 pub mod structure;
 
 use std::collections::{BTreeMap, HashMap};
