@@ -352,6 +352,17 @@ impl DatabaseCatalog for Simulator {
     }
 
     fn storage_settings(&mut self) -> Result<StorageSettings, SourceError> {
+        if self
+            .catalog
+            .ungranted_views
+            .contains("NLS_DATABASE_PARAMETERS")
+        {
+            return Err(SourceError::Database {
+                call: "read the database's character sets and time zone",
+                code: Some("ORA-00942".to_owned()),
+                message: "ORA-00942: table or view does not exist".to_owned(),
+            });
+        }
         Ok(StorageSettings {
             character_set: self.catalog.character_set.clone(),
             national_character_set: self.catalog.national_character_set.clone(),
