@@ -22,14 +22,17 @@
 //!   ([`decode_internal`]), with the database's character sets and time zone.
 //!
 //! What it cannot render is a typed [`ObjectRowError`] naming the SCN, the object and what is
-//! missing, for the caller to stop on (never a silent drop).
+//! missing, for the caller to stop on (never a silent drop). [`object_number`] and
+//! [`NumberedValue::from_parsed`] read such a statement as the redo parser gives it.
 
 use std::sync::Arc;
 
 use super::SchemaHistory;
 use crate::dictionary::TableSchema;
+use crate::redo::ast::{ColumnValue, RawValue};
 use crate::source::StorageFormatError;
 use crate::value::Row;
+use crate::value::binary::decode_hex;
 use crate::value::internal::{DatabaseFormats, InternalFormatError, decode_internal};
 
 /// The prefix of the table name LogMiner writes for an object it cannot name (`OBJ# 74103`,
@@ -63,6 +66,52 @@ pub fn column_number(column_name: &str) -> Option<u16> {
 pub struct NumberedValue {
     pub column: u16,
     pub bytes: Option<Vec<u8>>,
+}
+
+/// A parsed value of such a row that is not `"COL n" = HEXTORAW('..')` or NULL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("column {column:?} of a row named by object number: {problem}")]
+pub struct NumberedValueError {
+    pub column: String,
+    pub problem: String,
+}
+
+impl NumberedValue {
+    /// The values of a parsed statement on `"UNKNOWN"."OBJ# n"` (a VALUES list, SET or WHERE
+    /// clause): each column `COL n`, each value `HEXTORAW('..')` or NULL. The `ROWID` LogMiner
+    /// adds to a WHERE clause is left out, as for any table.
+    pub fn from_parsed(values: &[ColumnValue<'_>]) -> Result<Vec<Self>, NumberedValueError> {
+        let mut numbered = Vec::with_capacity(values.len());
+        for (name, raw) in values {
+            if name.as_ref() == "ROWID" {
+                continue;
+            }
+            let refuse = |problem: String| NumberedValueError {
+                column: name.to_string(),
+                problem,
+            };
+            let column = column_number(name)
+                .ok_or_else(|| refuse("the column is not named COL n".to_owned()))?;
+            let bytes = match raw {
+                RawValue::Null => None,
+                RawValue::Call { name, args } if name.eq_ignore_ascii_case("HEXTORAW") => {
+                    match args.as_slice() {
+                        [RawValue::Text(hex)] => {
+                            Some(decode_hex(hex).map_err(|error| refuse(error.to_string()))?)
+                        }
+                        _ => return Err(refuse("HEXTORAW without one literal".to_owned())),
+                    }
+                }
+                _ => {
+                    return Err(refuse(
+                        "the value is neither HEXTORAW('..') nor NULL".to_owned(),
+                    ));
+                }
+            };
+            numbered.push(Self { column, bytes });
+        }
+        Ok(numbered)
+    }
 }
 
 /// A row matched to its table version: the values in the version's column order, the columns

@@ -61,6 +61,56 @@ fn names_logminer_writes_without_a_dictionary_are_read_as_numbers() {
 }
 
 #[test]
+fn a_parsed_statement_on_an_object_number_gives_numbered_values() {
+    use crate::redo::ast::DmlStatement;
+    use crate::redo::parse::parse_dml;
+    let insert = parse_dml(
+        "insert into \"UNKNOWN\".\"OBJ# 45522\"(\"COL 1\",\"COL 2\",\"COL 3\") values \
+         (HEXTORAW('45465f4748'),NULL,HEXTORAW('c229'));",
+    )
+    .unwrap();
+    let DmlStatement::Insert { table, values } = insert else {
+        panic!("an insert");
+    };
+    assert_eq!(object_number(&table.table), Some(45_522));
+    assert_eq!(
+        NumberedValue::from_parsed(&values).unwrap(),
+        [
+            numbered(1, hex("45465f4748")),
+            numbered(2, None),
+            numbered(3, hex("c229")),
+        ]
+    );
+    let update = parse_dml(
+        "update \"UNKNOWN\".\"OBJ# 45522\" set \"COL 3\" = HEXTORAW('c22a') where \
+         \"COL 1\" = HEXTORAW('45465f4748') and ROWID = 'AAAMxJAAEAAAAKTAAA';",
+    )
+    .unwrap();
+    let DmlStatement::Update { set, where_, .. } = update else {
+        panic!("an update");
+    };
+    assert_eq!(
+        NumberedValue::from_parsed(&set).unwrap(),
+        [numbered(3, hex("c22a"))]
+    );
+    assert_eq!(
+        NumberedValue::from_parsed(&where_).unwrap(),
+        [numbered(1, hex("45465f4748"))]
+    );
+    // A rendered value or a named column is not such a row.
+    let rendered = parse_dml(
+        "insert into \"UNKNOWN\".\"OBJ# 45522\"(\"COL 1\",\"JOB_ID\") values ('x',NULL);",
+    )
+    .unwrap();
+    let DmlStatement::Insert { values, .. } = rendered else {
+        panic!("an insert");
+    };
+    let error = NumberedValue::from_parsed(&values).unwrap_err();
+    assert_eq!(error.column, "COL 1");
+    assert!(NumberedValue::from_parsed(&values[1..]).is_err());
+}
+
+#[test]
 fn oracles_example_row_is_typed_with_the_version_in_force() {
     let mut history = SchemaHistory::default();
     history.insert(jobs(), 100);
