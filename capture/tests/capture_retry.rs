@@ -20,7 +20,7 @@ use redoline_capture::sink::RetryPolicy;
 use redoline_capture::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, OperationCode, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
-    SessionId, SessionPrivileges, SourceError,
+    SessionId, SessionPrivileges, SourceError, StorageSettings,
 };
 use redoline_crds::StopCode;
 use serde_json::Value;
@@ -124,6 +124,9 @@ impl DatabaseCatalog for FlakySource {
     }
     fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError> {
         self.inner.database_utc_offset()
+    }
+    fn storage_settings(&mut self) -> Result<StorageSettings, SourceError> {
+        self.inner.storage_settings()
     }
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
         self.inner.table(owner, table)

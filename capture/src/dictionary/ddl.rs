@@ -5,6 +5,17 @@
 //!
 //! Understood: `ADD (c type [DEFAULT ..] [NOT NULL], ...)` / `ADD c type`, `DROP COLUMN c` /
 //! `DROP (c, ...)`. Anything else changes no column (`Ok(None)`).
+//!
+//! Segment column numbers ([`Column::segment_column`], what LogMiner's `"COL n"` names), when
+//! every column has one: an added column takes the next number after the highest; a DROP
+//! removes the column's data from every row and numbers the remaining columns again from 1 in
+//! their stored order (a DROP also removes SET UNUSED columns, so no gap is left). Oracle's
+//! definitions are in the Database Reference (`ALL_TAB_COLS.SEGMENT_COLUMN_ID`); the
+//! renumbering is what `SYS.COL$.SEGCOL#` shows in field reports (laoxiong.net,
+//! "col$ col#, segcol#, intcol#": after SET UNUSED the column keeps its SEGCOL#, an ADD takes
+//! the highest + 1, a DROP renumbers every column). One limit: a SET UNUSED column is hidden and
+//! not user-generated, so it is not in the capture's columns, and a column added after it gets
+//! a number one too low.
 
 use super::{Column, OracleType};
 
@@ -25,7 +36,11 @@ pub fn alter_columns(statement: &str, columns: &[Column]) -> Result<Option<Vec<C
             if columns.iter().any(|c| c.name == column.name) {
                 return Err(format!("column {} exists (ORA-01430)", column.name));
             }
-            columns.push(column);
+            let next = next_segment_column(&columns);
+            columns.push(match next {
+                Some(number) => column.segment(number),
+                None => column,
+            });
         }
         return Ok(Some(columns));
     }
@@ -55,9 +70,34 @@ pub fn alter_columns(statement: &str, columns: &[Column]) -> Result<Option<Vec<C
         if columns.is_empty() {
             return Err("cannot drop all columns (ORA-12983)".to_owned());
         }
+        renumber_segment_columns(&mut columns);
         return Ok(Some(columns));
     }
     Ok(None)
+}
+
+/// The number an added column takes: after the highest; `None` unless every column has one.
+fn next_segment_column(columns: &[Column]) -> Option<u16> {
+    let numbers: Option<Vec<u16>> = columns.iter().map(|c| c.segment_column).collect();
+    numbers?.into_iter().max()?.checked_add(1)
+}
+
+/// After a DROP: the remaining columns numbered 1.. in their stored order, when all have one.
+fn renumber_segment_columns(columns: &mut [Column]) {
+    let Some(mut numbers) = columns
+        .iter()
+        .map(|c| c.segment_column)
+        .collect::<Option<Vec<u16>>>()
+    else {
+        return;
+    };
+    numbers.sort_unstable();
+    for column in columns.iter_mut() {
+        if let Some(old) = column.segment_column {
+            let rank = numbers.partition_point(|n| *n < old);
+            column.segment_column = u16::try_from(rank + 1).ok();
+        }
+    }
 }
 
 /// `name type [constraints]`; whether it says PRIMARY KEY.
@@ -166,6 +206,44 @@ mod tests {
             Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
             Column::new("NOTE", OracleType::parse("VARCHAR2(20)").unwrap()),
         ]
+    }
+
+    #[test]
+    fn segment_column_numbers_follow_oracles_add_and_drop() {
+        // A clustered table's key column is stored first: numbers are not positions.
+        let numbered = vec![
+            Column::new("A", OracleType::parse("NUMBER").unwrap()).segment(2),
+            Column::new("B", OracleType::parse("NUMBER").unwrap()).segment(1),
+            Column::new("C", OracleType::parse("NUMBER").unwrap()).segment(3),
+        ];
+        let numbers = |columns: &[Column]| -> Vec<(String, Option<u16>)> {
+            columns
+                .iter()
+                .map(|c| (c.name.clone(), c.segment_column))
+                .collect()
+        };
+        let added = alter_columns("ALTER TABLE T ADD (D NUMBER, E DATE)", &numbered)
+            .unwrap()
+            .unwrap();
+        assert_eq!(added[3].segment_column, Some(4));
+        assert_eq!(added[4].segment_column, Some(5));
+        let dropped = alter_columns("ALTER TABLE T DROP (A)", &added)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            numbers(&dropped),
+            [
+                ("B".to_owned(), Some(1)),
+                ("C".to_owned(), Some(2)),
+                ("D".to_owned(), Some(3)),
+                ("E".to_owned(), Some(4)),
+            ]
+        );
+        // Without numbers (a history record from before they were read) none is made up.
+        let added = alter_columns("ALTER TABLE T ADD X DATE", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(added[2].segment_column, None);
     }
 
     #[test]

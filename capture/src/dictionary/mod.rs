@@ -27,6 +27,13 @@ pub struct Column {
     pub nullable: bool,
     /// 1-based position in the primary key, when the column is part of it.
     pub key_position: Option<u16>,
+    /// `ALL_TAB_COLS.SEGMENT_COLUMN_ID`: the column's place in the stored row, which is the
+    /// number LogMiner writes as `"COL n"` when it cannot name the column: without a matching
+    /// dictionary it has only the redo, whose column data is in segment order (OpenLogReplicator
+    /// keys redo columns by `COL$.SEGCOL#`). `None` when not known (a history record written
+    /// before the capture read it). A DROP COLUMN renumbers the columns after it, so the number
+    /// holds for one table version only.
+    pub segment_column: Option<u16>,
 }
 
 impl Column {
@@ -37,7 +44,15 @@ impl Column {
             data_type,
             nullable: true,
             key_position: None,
+            segment_column: None,
         }
+    }
+
+    /// Sets the column's segment column number ([`Column::segment_column`]).
+    #[must_use]
+    pub fn segment(mut self, number: u16) -> Self {
+        self.segment_column = Some(number);
+        self
     }
 
     /// Marks the column as the `position`-th (1-based) primary key column; key columns are
@@ -70,6 +85,19 @@ pub struct TableSchema {
     /// Indexes into `columns`, in key order.
     key: Vec<usize>,
     by_name: HashMap<String, usize>,
+    /// The table's object numbers when known.
+    object: Option<ObjectNumbers>,
+}
+
+/// A table's numbers in the dictionary (`ALL_OBJECTS`, Oracle Database Reference 19c): what a
+/// row LogMiner cannot name carries instead of the name (`"UNKNOWN"."OBJ# n"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectNumbers {
+    /// `OBJECT_ID`: fixed for the table's life, kept across renames and ALTERs.
+    pub object_id: u64,
+    /// `DATA_OBJECT_ID`: the segment's number, new after a TRUNCATE or MOVE; `None` for a
+    /// table without a segment of its own (partitioned).
+    pub data_object_id: Option<u64>,
 }
 
 /// A table definition that breaks an invariant of [`TableSchema`].
@@ -139,7 +167,27 @@ impl TableSchema {
             columns,
             key,
             by_name,
+            object: None,
         })
+    }
+
+    /// The table with its object numbers.
+    #[must_use]
+    pub fn with_object(mut self, object: ObjectNumbers) -> Self {
+        self.object = Some(object);
+        self
+    }
+
+    /// The table's object numbers, when known.
+    pub fn object(&self) -> Option<ObjectNumbers> {
+        self.object
+    }
+
+    /// The column LogMiner names `"COL n"`: the one with segment column number `n`.
+    pub fn column_by_segment(&self, number: u16) -> Option<&Column> {
+        self.columns
+            .iter()
+            .find(|column| column.segment_column == Some(number))
     }
 
     /// Replaces the primary key by configured key columns (Debezium's `message.key.columns`);

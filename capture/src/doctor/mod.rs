@@ -172,6 +172,8 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
         checks.extend(schema.and_then(|schema| column_type_check(&schema, &request.filters)));
     }
 
+    checks.push(storage_check(source, request));
+
     let granted = source.privileges();
     checks.extend(privilege_checks(&granted, request));
 
@@ -275,6 +277,41 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
     Report {
         checks,
         position: None,
+    }
+}
+
+/// The character sets and database time zone: informative, since they matter only for rows
+/// LogMiner writes by object number after an ALTER TABLE (`OBJ# n`, values as internal bytes).
+fn storage_check<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest) -> Check {
+    const NAME: &str = "character sets";
+    match source.storage_settings() {
+        Ok(settings) => {
+            let shown = format!(
+                "NLS_CHARACTERSET {}, NLS_NCHAR_CHARACTERSET {}, DBTIMEZONE {}",
+                settings.character_set,
+                settings.national_character_set,
+                settings.database_time_zone
+            );
+            match settings.formats() {
+                Ok(_) => Check::pass(NAME, shown),
+                // Not a failure: most captures never meet such a row.
+                Err(error) => Check::pass(
+                    NAME,
+                    format!(
+                        "{shown}; {error}: a row LogMiner can write only by object number \
+                         (after an ALTER TABLE while the capture lags) would stop the capture"
+                    ),
+                ),
+            }
+        }
+        Err(error) => Check::fail(
+            NAME,
+            error_text(&error),
+            probe::fix_for(
+                &error,
+                request.grants(&["SELECT ON SYS.NLS_DATABASE_PARAMETERS"]),
+            ),
+        ),
     }
 }
 

@@ -528,3 +528,42 @@ fn a_rac_flush_that_cannot_reach_every_instance_is_reported_with_its_fix() {
     assert_eq!(rac_flush(&roomy), None, "{roomy}");
     assert!(roomy.passed(), "{roomy}");
 }
+
+/// The character sets and DBTIMEZONE are shown; a set without an internal-format decoder is
+/// named but fails nothing, since only rows LogMiner writes by object number need it.
+#[test]
+fn the_character_sets_are_shown_and_an_undecodable_one_is_named_without_failing() {
+    let shown = |extra: &str| -> (bool, String) {
+        let report = run(&mut simulator(extra), &request(&["ORDERS"]));
+        let check = report
+            .checks
+            .iter()
+            .find(|c| c.name == "character sets")
+            .expect("a character set check");
+        (check.ok, check.message.clone())
+    };
+    let (ok, message) = shown("");
+    assert!(ok);
+    assert_eq!(
+        message,
+        "NLS_CHARACTERSET AL32UTF8, NLS_NCHAR_CHARACTERSET AL16UTF16, DBTIMEZONE +00:00"
+    );
+    let (ok, message) = shown("{\"database\":{\"character_set\":\"JA16SJIS\"}}\n");
+    assert!(ok, "{message}");
+    assert!(
+        message.contains("JA16SJIS") && message.contains("object number"),
+        "{message}"
+    );
+    // A view the user may not read is a failed check with the grant that fixes it.
+    let report = run(
+        &mut simulator("{\"database\":{\"ungranted_views\":[\"NLS_DATABASE_PARAMETERS\"]}}\n"),
+        &request(&["ORDERS"]),
+    );
+    assert!(
+        failing(&report)
+            .iter()
+            .any(|(name, fix)| *name == "character sets"
+                && fix.contains("NLS_DATABASE_PARAMETERS")),
+        "{report}"
+    );
+}

@@ -232,7 +232,13 @@ fn structure_after(
 ) -> Arc<TableSchema> {
     let derived = previous.zip(statement).and_then(|(previous, statement)| {
         let columns = alter_columns(statement, previous.columns()).ok()??;
-        TableSchema::new(previous.schema(), previous.table(), columns).ok()
+        let derived = TableSchema::new(previous.schema(), previous.table(), columns).ok()?;
+        // ADD and DROP COLUMN keep the object and its segment (only TRUNCATE and MOVE make a
+        // new DATA_OBJECT_ID).
+        Some(match previous.object() {
+            Some(object) => derived.with_object(object),
+            None => derived,
+        })
     });
     let names = |table: &TableSchema| -> Vec<String> {
         table.columns().iter().map(|c| c.name.clone()).collect()

@@ -45,6 +45,17 @@ impl<S: OracleSource> Engine<S> {
             board,
         } = wiring;
         let database = source.database()?;
+        // Read once: how values are stored, which the rows LogMiner writes by object number
+        // (`OBJ# n`) need. A set without a decoder is no reason to stop here; it is named
+        // when such a row needs it.
+        let storage = source.storage_settings()?;
+        tracing::info!(
+            character_set = storage.character_set,
+            national_character_set = storage.national_character_set,
+            dbtimezone = storage.database_time_zone,
+            decodable = storage.formats().is_ok(),
+            "database storage settings"
+        );
         let filters = Arc::new(
             Filters::new(&config.filters, &config.columns)
                 .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,

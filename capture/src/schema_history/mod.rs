@@ -22,6 +22,7 @@
 //! CDC-5002 (the record's place in the message), because typing redo with a guessed structure
 //! would emit wrong rows.
 
+pub mod object_row;
 pub mod structure;
 
 use std::collections::{BTreeMap, HashMap};
@@ -190,10 +191,13 @@ impl NewVersion {
     }
 }
 
-/// Every known version of every table, by `(owner, table)` then `from_scn`.
+/// Every known version of every table, by `(owner, table)` then `from_scn`, and the versions
+/// that know their object number by `OBJECT_ID` then `from_scn` too: a row LogMiner writes as
+/// `"UNKNOWN"."OBJ# n"` names only that number, which a rename keeps.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchemaHistory {
     tables: HashMap<(String, String), BTreeMap<u64, Arc<TableSchema>>>,
+    objects: HashMap<u64, BTreeMap<u64, Arc<TableSchema>>>,
 }
 
 impl SchemaHistory {
@@ -220,8 +224,12 @@ impl SchemaHistory {
             let (owner, table) = parse_table_id(&key.table)
                 .ok_or_else(|| refuse(format!("the table id {} is malformed", key.table)))?;
             let scn = parse_scn(&key.scn).map_err(refuse)?;
-            if let Some(versions) = self.tables.get_mut(&(owner, table)) {
-                versions.remove(&scn);
+            if let Some(removed) = self
+                .tables
+                .get_mut(&(owner, table))
+                .and_then(|versions| versions.remove(&scn))
+            {
+                self.forget_object_version(&removed, scn);
             }
             return Ok(());
         };
@@ -249,10 +257,44 @@ impl SchemaHistory {
         match versions.get(&from_scn) {
             Some(known) if **known == *table => false,
             _ => {
-                versions.insert(from_scn, table);
+                if let Some(replaced) = versions.insert(from_scn, Arc::clone(&table)) {
+                    self.forget_object_version(&replaced, from_scn);
+                }
+                if let Some(object) = table.object() {
+                    self.objects
+                        .entry(object.object_id)
+                        .or_default()
+                        .insert(from_scn, table);
+                }
                 true
             }
         }
+    }
+
+    /// Drops `table`'s entry from the object index when it is the one held for `from_scn`.
+    fn forget_object_version(&mut self, table: &Arc<TableSchema>, from_scn: u64) {
+        let Some(object) = table.object() else {
+            return;
+        };
+        if let Some(versions) = self.objects.get_mut(&object.object_id)
+            && versions
+                .get(&from_scn)
+                .is_some_and(|held| Arc::ptr_eq(held, table))
+        {
+            versions.remove(&from_scn);
+        }
+    }
+
+    /// The version of the table with object number `object_id` in force at `scn`, whatever the
+    /// table was called then: the latest from at or before it. Unlike [`Self::in_force`], no
+    /// version before the first: a row older than every version known for the object was
+    /// written with a structure the history never saw.
+    pub fn in_force_by_object(&self, object_id: u64, scn: u64) -> Option<Arc<TableSchema>> {
+        self.objects
+            .get(&object_id)?
+            .range(..=scn)
+            .next_back()
+            .map(|(_, table)| Arc::clone(table))
     }
 
     /// Whether the history holds any version of the table.

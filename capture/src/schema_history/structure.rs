@@ -7,10 +7,17 @@
 //! through `primaryKeyColumnNames` (in key order). What the dictionary model does not hold
 //! (defaults, comments, identity columns, charsets) is written as Debezium writes an absent
 //! value: `null` or `false`.
+//!
+//! The numbers a row carries when LogMiner cannot name its table (`"UNKNOWN"."OBJ# n"`, `"COL
+//! n"`) round-trip too: the object numbers as the table attributes `OBJECT_ID` and
+//! `DATA_OBJECT_ID`, the names Debezium's Oracle connector gives them
+//! (`OracleDatabaseSchema.ATTRIBUTE_OBJECT_ID`, written by `OracleConnection.getAttributeDetails`),
+//! and each column's segment column number as `segmentColumnId`, a field of ours that is left
+//! out when unknown. A record written before either existed reads back without them.
 
 use serde::{Deserialize, Serialize};
 
-use crate::dictionary::{Column, OracleType, TableSchema};
+use crate::dictionary::{Column, ObjectNumbers, OracleType, TableSchema};
 
 /// `tableChanges[].table`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +65,9 @@ pub struct ColumnStructure {
     pub has_default_value: bool,
     pub default_value_expression: Option<String>,
     pub enum_values: Option<Vec<String>>,
+    /// `ALL_TAB_COLS.SEGMENT_COLUMN_ID` ([`Column::segment_column`]); absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_column_id: Option<u16>,
 }
 
 /// The structure as Debezium's Connect serializer writes it into schema change events: the
@@ -136,6 +146,8 @@ pub enum StructureError {
     },
     #[error("primary key column {0} is not a column of the table")]
     UnknownKeyColumn(String),
+    #[error("table attribute {name} is not a number: {value:?}")]
+    Attribute { name: String, value: String },
     #[error("{0}")]
     Table(#[from] crate::dictionary::SchemaError),
 }
@@ -153,8 +165,52 @@ impl TableStructure {
                 .map(|(column, position)| ColumnStructure::of(column, position))
                 .collect(),
             comment: None,
-            attributes: Vec::new(),
+            attributes: table
+                .object()
+                .map(|object| {
+                    vec![
+                        TableAttribute {
+                            name: OBJECT_ID.to_owned(),
+                            value: Some(object.object_id.to_string()),
+                        },
+                        TableAttribute {
+                            name: DATA_OBJECT_ID.to_owned(),
+                            value: object.data_object_id.map(|id| id.to_string()),
+                        },
+                    ]
+                })
+                .unwrap_or_default(),
         }
+    }
+
+    /// The `OBJECT_ID` and `DATA_OBJECT_ID` attributes; `None` without `OBJECT_ID`.
+    fn object(&self) -> Result<Option<ObjectNumbers>, StructureError> {
+        let Some(object_id) = self.number_attribute(OBJECT_ID)? else {
+            return Ok(None);
+        };
+        Ok(Some(ObjectNumbers {
+            object_id,
+            data_object_id: self.number_attribute(DATA_OBJECT_ID)?,
+        }))
+    }
+
+    /// A numeric attribute; `None` when absent or null.
+    fn number_attribute(&self, name: &str) -> Result<Option<u64>, StructureError> {
+        let Some(value) = self
+            .attributes
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| a.value.as_ref())
+        else {
+            return Ok(None);
+        };
+        value
+            .parse()
+            .map(Some)
+            .map_err(|_| StructureError::Attribute {
+                name: name.to_owned(),
+                value: value.clone(),
+            })
     }
 
     /// The table `owner.name` with this structure.
@@ -172,7 +228,9 @@ impl TableStructure {
                         message: error.to_string(),
                     }
                 })?;
-            columns.push(Column::new(column.name.clone(), data_type).nullable(column.optional));
+            let mut read = Column::new(column.name.clone(), data_type).nullable(column.optional);
+            read.segment_column = column.segment_column_id;
+            columns.push(read);
         }
         for (name, position) in self.primary_key_column_names.iter().zip(1u16..) {
             let column = columns
@@ -182,7 +240,11 @@ impl TableStructure {
             column.key_position = Some(position);
             column.nullable = false;
         }
-        Ok(TableSchema::new(owner, name, columns)?)
+        let table = TableSchema::new(owner, name, columns)?;
+        Ok(match self.object()? {
+            Some(object) => table.with_object(object),
+            None => table,
+        })
     }
 }
 
@@ -206,9 +268,14 @@ impl ColumnStructure {
             has_default_value: false,
             default_value_expression: None,
             enum_values: None,
+            segment_column_id: column.segment_column,
         }
     }
 }
+
+/// Debezium's attribute names for a table's object numbers.
+const OBJECT_ID: &str = "OBJECT_ID";
+const DATA_OBJECT_ID: &str = "DATA_OBJECT_ID";
 
 /// The `java.sql.Types` (or `oracle.jdbc.OracleTypes`) code Oracle's driver reports.
 fn jdbc_type(data_type: &OracleType) -> i32 {

@@ -108,6 +108,101 @@ fn a_record_has_debeziums_history_shape() {
     assert_eq!(change["table"]["columns"][1]["name"], "NOTE");
 }
 
+/// `orders` with its object numbers and each column's segment column number.
+fn numbered(table: &TableSchema, object_id: u64, data_object_id: u64) -> Arc<TableSchema> {
+    let columns = table
+        .columns()
+        .iter()
+        .zip(1u16..)
+        .map(|(column, number)| column.clone().segment(number))
+        .collect();
+    Arc::new(
+        TableSchema::new(table.schema(), table.table(), columns)
+            .unwrap()
+            .with_object(crate::dictionary::ObjectNumbers {
+                object_id,
+                data_object_id: Some(data_object_id),
+            }),
+    )
+}
+
+#[test]
+fn object_and_column_numbers_are_written_as_debezium_attributes_and_read_back() {
+    let table = numbered(&orders(&["NOTE"]), 74_103, 74_110);
+    let record =
+        version(Arc::clone(&table), 300, None).encode("sales", "ORCL", jiff::Timestamp::UNIX_EPOCH);
+    let value: serde_json::Value = serde_json::from_str(&record.1).unwrap();
+    let structure = &value["tableChanges"][0]["table"];
+    assert_eq!(
+        structure["attributes"],
+        serde_json::json!([
+            {"name": "OBJECT_ID", "value": "74103"},
+            {"name": "DATA_OBJECT_ID", "value": "74110"}
+        ])
+    );
+    assert_eq!(structure["columns"][1]["segmentColumnId"], 2);
+    let mut history = SchemaHistory::default();
+    load(&mut history, &record).unwrap();
+    assert_eq!(
+        history.in_force("APP", "ORDERS", 300),
+        Some(Arc::clone(&table))
+    );
+    assert_eq!(history.in_force_by_object(74_103, 300), Some(table));
+    assert_eq!(history.in_force_by_object(74_103, 299), None);
+    assert_eq!(history.in_force_by_object(1, 300), None);
+}
+
+/// A record written before the capture read object and column numbers (no attributes, no
+/// `segmentColumnId`) still loads, as a version that knows neither.
+#[test]
+fn a_record_without_numbers_still_loads() {
+    let old = r#"{"source":{"server":"sales"},"position":{"scn":"100"},"ts_ms":0,"databaseName":"ORCL","schemaName":"APP","ddl":null,"tableChanges":[{"type":"CREATE","id":"\"ORCL\".\"APP\".\"ORDERS\"","table":{"defaultCharsetName":null,"primaryKeyColumnNames":["ID"],"columns":[{"name":"ID","jdbcType":2,"nativeType":null,"typeName":"NUMBER","typeExpression":"NUMBER(10)","charsetName":null,"length":10,"scale":0,"position":1,"optional":false,"autoIncremented":false,"generated":false,"comment":null,"hasDefaultValue":false,"defaultValueExpression":null,"enumValues":null}],"comment":null,"attributes":[]}}]}"#;
+    let key = r#"{"table":"\"ORCL\".\"APP\".\"ORDERS\"","scn":"100"}"#;
+    let mut history = SchemaHistory::default();
+    history
+        .load(Some(key.as_bytes()), Some(old.as_bytes()), &at())
+        .unwrap();
+    let table = history.in_force("APP", "ORDERS", 100).unwrap();
+    assert_eq!(table, orders(&[]));
+    assert_eq!(table.object(), None);
+    assert_eq!(table.columns()[0].segment_column, None);
+    // The catalog's numbered version from a later SCN replaces nothing and is found by number.
+    let newer = numbered(&orders(&[]), 74_103, 74_103);
+    assert!(history.insert(Arc::clone(&newer), 200));
+    assert_eq!(history.in_force_by_object(74_103, 250), Some(newer));
+    // A malformed number is refused with the attribute named.
+    let bad = old.replace(
+        r#""attributes":[]"#,
+        r#""attributes":[{"name":"OBJECT_ID","value":"x"}]"#,
+    );
+    let error = history
+        .load(Some(key.as_bytes()), Some(bad.as_bytes()), &at())
+        .unwrap_err();
+    assert!(error.message.contains("OBJECT_ID"), "{}", error.message);
+}
+
+/// Renamed between versions: both are found by the object number, each at its SCN; a tombstone
+/// removes a version from both indexes.
+#[test]
+fn versions_of_a_renamed_table_are_found_by_object_number() {
+    let before = numbered(&orders(&[]), 74_103, 74_103);
+    let renamed = TableSchema::new("APP", "PURCHASES", before.columns().to_vec())
+        .unwrap()
+        .with_object(before.object().unwrap());
+    let renamed = Arc::new(renamed);
+    let mut history = SchemaHistory::default();
+    history.insert(Arc::clone(&before), 100);
+    history.insert(Arc::clone(&renamed), 200);
+    assert_eq!(
+        history.in_force_by_object(74_103, 150),
+        Some(Arc::clone(&before))
+    );
+    assert_eq!(history.in_force_by_object(74_103, 200), Some(renamed));
+    let key = r#"{"table":"\"ORCL\".\"APP\".\"PURCHASES\"","scn":"200"}"#;
+    history.load(Some(key.as_bytes()), None, &at()).unwrap();
+    assert_eq!(history.in_force_by_object(74_103, 250), Some(before));
+}
+
 #[test]
 fn a_tombstone_removes_the_version_its_key_names() {
     let record =

@@ -226,7 +226,7 @@ impl Simulator {
                 self.catalog.pdb_incarnation_scn = self.catalog.scn;
                 Ok(())
             }
-            Step::Database(settings) => self.configure(line, settings),
+            Step::Database(settings) => self.configure(line, *settings),
             Step::Grant(name) => {
                 let set = if name.ends_with("_ROLE") {
                     &mut self.catalog.roles
@@ -383,7 +383,30 @@ impl Simulator {
             scn_time_retention_seconds,
             ungranted_views,
             max_string_size_extended,
+            character_set,
+            national_character_set,
+            dbtimezone,
         } = settings;
+        if let Some(name) = character_set {
+            self.catalog.character_set = name;
+        }
+        if let Some(name) = national_character_set {
+            self.catalog.national_character_set = name;
+        }
+        if let Some(zone) = dbtimezone {
+            // DBTIMEZONE is an offset or a region of the tz database (SQL Language
+            // Reference, "DBTIMEZONE").
+            let valid = crate::source::storage::parse_utc_offset(&zone).is_some()
+                || jiff::tz::TimeZone::get(&zone).is_ok();
+            if !valid {
+                return Err(ScenarioError::new(
+                    line,
+                    "database.dbtimezone",
+                    format!("{zone:?} is neither an offset ±HH:MM nor a time zone region"),
+                ));
+            }
+            self.catalog.dbtimezone = zone;
+        }
         if let Some(extended) = max_string_size_extended {
             self.catalog.max_string_size_extended = extended;
         }

@@ -317,6 +317,11 @@ pub(crate) struct Table {
     pub dropped: bool,
     /// Column name → position, with the fast hasher (looked up for every scenario value).
     pub column_positions: FastMap<String, usize>,
+    /// `ALL_OBJECTS.OBJECT_ID`: the data object number the table was created with, kept for
+    /// its life.
+    pub object_id: u32,
+    /// `DATA_OBJECT_ID`, which ROWIDs carry. Oracle gives a new one at TRUNCATE and MOVE; the
+    /// model keeps it (its truncated rows keep their ROWIDs).
     pub data_object: u32,
     pub rows: Rows,
     /// Rendered key values → row number, for rows that currently exist.
@@ -356,6 +361,7 @@ impl Table {
             name_id,
             owner,
             name,
+            object_id: data_object,
             data_object,
             rows: Rows::default(),
             key_index: FastMap::default(),
@@ -684,6 +690,14 @@ pub(crate) struct Catalog {
     pub time_zone: jiff::tz::TimeZone,
     /// `MAX_STRING_SIZE = EXTENDED` (`{"database":{"max_string_size":"EXTENDED"}}`).
     pub max_string_size_extended: bool,
+    /// `NLS_CHARACTERSET` and `NLS_NCHAR_CHARACTERSET` (`{"database":{"character_set":
+    /// "WE8MSWIN1252","national_character_set":"UTF8"}}`; AL32UTF8 and AL16UTF16, the defaults
+    /// since 12.2, unless set).
+    pub character_set: String,
+    pub national_character_set: String,
+    /// `DBTIMEZONE` (`{"database":{"dbtimezone":"-05:00"}}`, `+00:00` unless set): set in the
+    /// database, independent of the host's `time_zone`.
+    pub dbtimezone: String,
     /// `(first SCN, time)` whenever the clock moved: SCN_TO_TIMESTAMP's mapping.
     pub scn_times: Vec<(u64, civil::DateTime)>,
     pub scn_time_retention_seconds: i64,
@@ -759,6 +773,9 @@ impl Catalog {
             now: FIRST_TIME,
             time_zone: jiff::tz::TimeZone::UTC,
             max_string_size_extended: false,
+            character_set: "AL32UTF8".to_owned(),
+            national_character_set: "AL16UTF16".to_owned(),
+            dbtimezone: "+00:00".to_owned(),
             scn_times: vec![(FIRST_SCN, FIRST_TIME)],
             scn_time_retention_seconds: 5 * 86_400,
             undo_kept_from_scn: 0,

@@ -58,12 +58,13 @@ use std::sync::Arc;
 
 use jiff::civil;
 
-use crate::dictionary::TableSchema;
+use crate::dictionary::{ObjectNumbers, TableSchema};
 use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
     LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
-    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, TableKey, plan_logs,
+    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, StorageSettings, TableKey,
+    plan_logs,
 };
 use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
@@ -350,6 +351,25 @@ impl DatabaseCatalog for Simulator {
         Ok(self.catalog.host_now().offset())
     }
 
+    fn storage_settings(&mut self) -> Result<StorageSettings, SourceError> {
+        if self
+            .catalog
+            .ungranted_views
+            .contains("NLS_DATABASE_PARAMETERS")
+        {
+            return Err(SourceError::Database {
+                call: "read the database's character sets and time zone",
+                code: Some("ORA-00942".to_owned()),
+                message: "ORA-00942: table or view does not exist".to_owned(),
+            });
+        }
+        Ok(StorageSettings {
+            character_set: self.catalog.character_set.clone(),
+            national_character_set: self.catalog.national_character_set.clone(),
+            database_time_zone: self.catalog.dbtimezone.clone(),
+        })
+    }
+
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError> {
         let found = self
             .live_table(owner, table)
@@ -365,20 +385,29 @@ impl DatabaseCatalog for Simulator {
         // The key as the Oracle client derives it from the catalog views.
         let unique = usable_unique_keys(&found.unique_index_columns(), found.schema.columns());
         let key = TableKey::of(found.schema.has_key(), &unique);
-        let schema = match (&key, unique.first()) {
-            (TableKey::Unique { .. }, Some(first)) => Arc::new(
-                TableSchema::new(
-                    owner,
-                    table,
-                    with_key(found.schema.columns().to_vec(), first),
-                )
-                .map_err(|error| SourceError::Malformed {
-                    what: format!("dictionary of {owner}.{table}"),
-                    message: error.to_string(),
-                })?,
-            ),
-            _ => Arc::clone(&found.schema),
+        // Each column's segment column number is its position: the model renumbers columns at
+        // DROP COLUMN, as Oracle does, and has no SET UNUSED or hidden columns.
+        let numbered = found
+            .schema
+            .columns()
+            .iter()
+            .zip(1u16..)
+            .map(|(column, number)| column.clone().segment(number))
+            .collect();
+        let columns = match (&key, unique.first()) {
+            (TableKey::Unique { .. }, Some(first)) => with_key(numbered, first),
+            _ => numbered,
         };
+        let schema = TableSchema::new(owner, table, columns)
+            .map_err(|error| SourceError::Malformed {
+                what: format!("dictionary of {owner}.{table}"),
+                message: error.to_string(),
+            })?
+            .with_object(ObjectNumbers {
+                object_id: u64::from(found.object_id),
+                data_object_id: Some(u64::from(found.data_object)),
+            });
+        let schema = Arc::new(schema);
         Ok(CatalogTable {
             schema,
             log_groups: kind

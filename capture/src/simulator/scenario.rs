@@ -108,6 +108,12 @@ pub struct DatabaseSettings {
     /// `MAX_STRING_SIZE`: `STANDARD` (the default: VARCHAR2 / NVARCHAR2 up to 4000 bytes, RAW up
     /// to 2000) or `EXTENDED` (up to 32767, longer values logged as 32K_BEGIN / 32K_WRITE rows).
     pub max_string_size_extended: Option<bool>,
+    /// `NLS_CHARACTERSET`, an Oracle character set name.
+    pub character_set: Option<String>,
+    /// `NLS_NCHAR_CHARACTERSET`: `AL16UTF16` or `UTF8`, the only two Oracle allows.
+    pub national_character_set: Option<String>,
+    /// `DBTIMEZONE`: `±HH:MM` or a region name.
+    pub dbtimezone: Option<String>,
 }
 
 /// One scenario step.
@@ -192,7 +198,7 @@ pub enum Step {
     Resetlogs,
     /// A PDB point-in-time recovery or flashback: a new PDB incarnation.
     PdbIncarnation,
-    Database(DatabaseSettings),
+    Database(Box<DatabaseSettings>),
     Grant(String),
     Revoke(String),
     TableLogging {
@@ -622,6 +628,27 @@ impl<'a> Fields<'a> {
                 "scn" => settings.scn = Some(number()?),
                 "time" => settings.time = Some(text()?),
                 "time_zone" => settings.time_zone = Some(text()?),
+                "character_set" => {
+                    let name = text()?;
+                    // Oracle's names are upper-case letters and digits (AL32UTF8, JA16SJIS).
+                    if name.is_empty()
+                        || !name
+                            .bytes()
+                            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+                    {
+                        return Err(self.error(&field, "expected a character set name"));
+                    }
+                    settings.character_set = Some(name);
+                }
+                "national_character_set" => {
+                    let name = text()?;
+                    // Globalization Support Guide, "Choosing a National Character Set".
+                    if name != "AL16UTF16" && name != "UTF8" {
+                        return Err(self.error(&field, "expected AL16UTF16 or UTF8"));
+                    }
+                    settings.national_character_set = Some(name);
+                }
+                "dbtimezone" => settings.dbtimezone = Some(text()?),
                 "max_string_size" => {
                     settings.max_string_size_extended =
                         Some(match text()?.to_ascii_uppercase().as_str() {
@@ -658,6 +685,6 @@ impl<'a> Fields<'a> {
                 _ => return Err(self.error(&field, "unknown database setting")),
             }
         }
-        Ok(Step::Database(settings))
+        Ok(Step::Database(Box::new(settings)))
     }
 }

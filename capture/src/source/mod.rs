@@ -23,6 +23,7 @@ pub mod login_guard;
 pub mod logs;
 pub mod oracle;
 pub mod row;
+pub mod storage;
 pub mod unique_key;
 pub mod window;
 
@@ -38,6 +39,7 @@ use crate::stop::Stop;
 use crate::value::Row;
 pub use logs::{LogPlan, RedoLog, RedoLogKind, plan_logs};
 pub use row::{LogMinerRow, OperationCode, RedoAddress, Xid, XidError, missing_scn_range};
+pub use storage::{StorageFormatError, StorageSettings};
 
 /// `V$DATABASE.LOG_MODE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -497,6 +499,10 @@ pub trait DatabaseCatalog {
     /// offset; the engine subtracts this one to make them UTC instants. It changes at a DST
     /// switch, so it is read again before every window.
     fn database_utc_offset(&mut self) -> Result<jiff::tz::Offset, SourceError>;
+    /// The database's character sets (`NLS_DATABASE_PARAMETERS`) and time zone
+    /// (`DBTIMEZONE`), read in the captured database (the PDB in a CDB): what decoding the
+    /// internal-format values of an `OBJ# n` row needs ([`storage`]).
+    fn storage_settings(&mut self) -> Result<StorageSettings, SourceError>;
     /// Columns, types, key and log groups of a table; [`SourceError::NoSuchTable`] when absent.
     fn table(&mut self, owner: &str, table: &str) -> Result<CatalogTable, SourceError>;
     /// Every table the capture user can read outside Oracle-maintained schemas, as

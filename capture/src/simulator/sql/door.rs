@@ -490,6 +490,10 @@ impl Database for SessionDatabase<'_> {
         self.shared.simulator.catalog.host_now()
     }
 
+    fn dbtimezone(&self) -> String {
+        self.shared.simulator.catalog.dbtimezone.clone()
+    }
+
     fn sys_context(&self, parameter: &str) -> Result<Datum, OraError> {
         let catalog = &self.shared.simulator.catalog;
         Ok(match parameter {

@@ -593,6 +593,8 @@ impl Evaluator<'_> {
                     let now = self.database.now();
                     Ok(Datum::TimestampTz(now.datetime(), now.offset()))
                 }
+                // VARCHAR2: the offset or region name as set (SQL Language Reference).
+                "DBTIMEZONE" => Ok(Datum::text(self.database.dbtimezone())),
                 _ => Err(OraError::invalid_identifier(&name)),
             },
             None => Err(OraError::invalid_identifier(&name)),

@@ -90,6 +90,8 @@ pub trait Database {
     fn user(&self) -> String;
     /// The database host's clock in the host's time zone (`SYSDATE`, `SYSTIMESTAMP`).
     fn now(&self) -> jiff::Zoned;
+    /// `DBTIMEZONE`: the database time zone as set, an offset or a region name.
+    fn dbtimezone(&self) -> String;
     /// `SYS_CONTEXT('USERENV', parameter)`.
     fn sys_context(&self, parameter: &str) -> Result<Datum, OraError>;
     /// `SCN_TO_TIMESTAMP`; ORA-08181 outside the retained mapping.

@@ -191,6 +191,11 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
             direct.database_utc_offset().unwrap(),
             "{name}"
         );
+        assert_eq!(
+            client.storage_settings().unwrap(),
+            direct.storage_settings().unwrap(),
+            "{name}"
+        );
         // One window over the whole redo, as the capture's first window would be.
         // The listing has no ORDER BY: the planner orders the logs.
         let sorted = |mut logs: Vec<crate::source::RedoLog>| {
@@ -414,6 +419,8 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         (sql::SESSIONS_LOCAL, &[], 1),
         (sql::SCN_TO_TIMESTAMP, &[Bind::Number(1_000_000)], 1),
         (sql::DATABASE_UTC_OFFSET, &[], 1),
+        (sql::CHARACTER_SETS, &[], 2),
+        (sql::DATABASE_TIME_ZONE, &[], 1),
         (sql::SESSION_PRIVILEGES, &[], 8),
         (sql::SESSION_ROLES, &[], 2),
         (sql::PACKAGE_PRIVILEGES, &[], 0),
@@ -435,6 +442,7 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         .unwrap();
     for (statement, expected_rows) in [
         (sql::TABLE_COLUMNS, 1),
+        (sql::TABLE_OBJECT, 1),
         (sql::PRIMARY_KEY, 1),
         (sql::LOG_GROUPS, 1),
         (sql::ROW_ESTIMATE, 1),
@@ -527,6 +535,7 @@ fn every_statement_of_the_client_is_sent_to_the_model_by_the_client() {
         client.database().unwrap();
         client.current_scn().unwrap();
         client.database_utc_offset().unwrap();
+        client.storage_settings().unwrap();
         if let Some(pdb) = pdb {
             client.pdb_incarnation(pdb).unwrap();
         }
@@ -959,4 +968,83 @@ fn the_door_enforces_the_dbms_logmnr_sequence() {
         .err()
         .and_then(|f| f.ora);
     assert_eq!(no_session, Some(1307));
+}
+
+/// The scenario's character sets and DBTIMEZONE reach the capture through both doors, and the
+/// host's time zone is not the database's.
+#[test]
+fn the_database_character_sets_and_time_zone_are_read_as_set() {
+    let scenario = "{\"database\":{\"character_set\":\"WE8MSWIN1252\",\"national_character_set\":\"UTF8\",\"dbtimezone\":\"-05:00\",\"time_zone\":\"Europe/Berlin\"}}\n";
+    let mut direct = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let mut through_sql = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let settings = through_sql.storage_settings().unwrap();
+    assert_eq!(settings, direct.storage_settings().unwrap());
+    assert_eq!(settings.character_set, "WE8MSWIN1252");
+    assert_eq!(settings.national_character_set, "UTF8");
+    assert_eq!(settings.database_time_zone, "-05:00");
+    let formats = settings.formats().unwrap();
+    assert_eq!(
+        formats.character_set,
+        crate::value::internal::CharacterSet::We8MsWin1252
+    );
+    assert_eq!(formats.database_time_zone.seconds(), -5 * 3600);
+    // A set the decoders do not read is read all the same; only decoding refuses it.
+    let scenario = "{\"database\":{\"character_set\":\"JA16SJIS\"}}\n";
+    let mut other = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let error = other.storage_settings().unwrap().formats().unwrap_err();
+    assert!(error.to_string().contains("JA16SJIS"), "{error}");
+    // Oracle allows only two national character sets.
+    let refused = Simulator::from_reader(
+        "{\"database\":{\"national_character_set\":\"AL32UTF8\"}}\n".as_bytes(),
+    )
+    .unwrap_err();
+    assert!(
+        refused.to_string().contains("national_character_set"),
+        "{refused}"
+    );
+}
+
+/// The client reads each table's object numbers and each column's segment column number from
+/// ALL_OBJECTS and ALL_TAB_COLS as the simulator's boundary gives them; a dropped column
+/// renumbers the columns after it, and the object numbers stay.
+#[test]
+fn object_and_segment_column_numbers_are_read_from_the_catalog() {
+    let scenario = "{\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true},{\"name\":\"A\",\"type\":\"VARCHAR2(8)\"},{\"name\":\"B\",\"type\":\"DATE\"}],\"logging\":\"all\"}\n\
+        {\"table\":\"APP.U\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}],\"logging\":\"all\"}\n";
+    let mut direct = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let mut through_sql = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let read = through_sql.table("APP", "T").unwrap();
+    let given = direct.table("APP", "T").unwrap();
+    assert_eq!(read.schema.object(), given.schema.object());
+    assert_eq!(comparable(read.clone()), comparable(given));
+    let read = read.schema;
+    let numbers: Vec<(&str, Option<u16>)> = read
+        .columns()
+        .iter()
+        .map(|c| (c.name.as_str(), c.segment_column))
+        .collect();
+    assert_eq!(numbers, [("ID", Some(1)), ("A", Some(2)), ("B", Some(3))]);
+    let object = read.object().expect("object numbers read");
+    let other = through_sql
+        .table("APP", "U")
+        .unwrap()
+        .schema
+        .object()
+        .unwrap();
+    assert_ne!(object.object_id, other.object_id);
+    assert_eq!(object.data_object_id, Some(object.object_id));
+    assert_eq!(
+        read.column_by_segment(3).map(|c| c.name.as_str()),
+        Some("B")
+    );
+
+    let dropped = format!("{scenario}{{\"ddl\":\"ALTER TABLE APP.T DROP COLUMN A\"}}\n");
+    let mut through_sql = client(Simulator::from_reader(dropped.as_bytes()).unwrap());
+    let after = through_sql.table("APP", "T").unwrap().schema;
+    assert_eq!(after.object(), Some(object));
+    assert_eq!(
+        after.column_by_segment(2).map(|c| c.name.as_str()),
+        Some("B")
+    );
+    assert_eq!(after.column_by_segment(3), None);
 }

@@ -55,8 +55,13 @@ pub const VIEWS: &[(&str, &str)] = &[
         "V$MYSTAT",
         "Database Reference, V$MYSTAT (statistics of the current session)",
     ),
+    (
+        "NLS_DATABASE_PARAMETERS",
+        "Database Reference, NLS_DATABASE_PARAMETERS",
+    ),
     ("ALL_TAB_COLS", "Database Reference, ALL_TAB_COLS"),
     ("ALL_TABLES", "Database Reference, ALL_TABLES"),
+    ("ALL_OBJECTS", "Database Reference, ALL_OBJECTS"),
     ("ALL_USERS", "Database Reference, ALL_USERS"),
     ("ALL_CONSTRAINTS", "Database Reference, ALL_CONSTRAINTS"),
     ("ALL_CONS_COLUMNS", "Database Reference, ALL_CONS_COLUMNS"),
@@ -147,6 +152,32 @@ impl Simulator {
         let fail = source_failure;
         Ok(match name {
             "DUAL" => relation(&["DUMMY"], vec![vec![Datum::text("X")]]),
+            "NLS_DATABASE_PARAMETERS" => {
+                // A part of the rows of a database created with the defaults, the character
+                // sets among the others as Oracle lists them.
+                let parameters = [
+                    ("NLS_LANGUAGE", "AMERICAN"),
+                    ("NLS_TERRITORY", "AMERICA"),
+                    ("NLS_CHARACTERSET", self.catalog.character_set.as_str()),
+                    ("NLS_NUMERIC_CHARACTERS", ".,"),
+                    ("NLS_DATE_FORMAT", "DD-MON-RR"),
+                    ("NLS_LENGTH_SEMANTICS", "BYTE"),
+                    (
+                        "NLS_NCHAR_CHARACTERSET",
+                        self.catalog.national_character_set.as_str(),
+                    ),
+                    ("NLS_RDBMS_VERSION", self.catalog.version.as_str()),
+                ];
+                relation(
+                    &["PARAMETER", "VALUE"],
+                    parameters
+                        .iter()
+                        .map(|(parameter, value)| {
+                            vec![Datum::text(*parameter), Datum::text(*value)]
+                        })
+                        .collect(),
+                )
+            }
             "V$DATABASE" => {
                 let current_scn = self.current_scn().map_err(fail)?;
                 let info = self.database().map_err(fail)?;
@@ -580,8 +611,8 @@ impl Simulator {
                 }
                 relation(&["USERNAME", "USER_ID", "ORACLE_MAINTAINED"], rows)
             }
-            "ALL_TABLES" | "ALL_TAB_COLS" | "ALL_CONSTRAINTS" | "ALL_CONS_COLUMNS"
-            | "ALL_INDEXES" | "ALL_IND_COLUMNS" | "ALL_LOG_GROUPS" => {
+            "ALL_TABLES" | "ALL_OBJECTS" | "ALL_TAB_COLS" | "ALL_CONSTRAINTS"
+            | "ALL_CONS_COLUMNS" | "ALL_INDEXES" | "ALL_IND_COLUMNS" | "ALL_LOG_GROUPS" => {
                 self.dictionary_view(name, context)?
             }
             _ => return Err(OraError::new(942, "table or view does not exist")),
@@ -776,6 +807,42 @@ impl Simulator {
                         "NESTED",
                         "IOT_TYPE",
                         "DROPPED",
+                    ],
+                    rows,
+                )
+            }
+            "ALL_OBJECTS" => {
+                // The tables as objects of type TABLE, each with its numbers; a dropped one
+                // under its recycle bin name, as ALL_TABLES shows it. The flush table is left
+                // out: the model keeps no numbers for it.
+                let mut rows = Vec::new();
+                if visible {
+                    for (index, table) in self.tables.iter().enumerate() {
+                        let shown = if table.dropped {
+                            format!("BIN$SIMULATED{index:05}==$0")
+                        } else {
+                            table.name.to_string()
+                        };
+                        rows.push(vec![
+                            Datum::text(table.owner.to_string()),
+                            Datum::text(shown),
+                            Datum::Null,
+                            Datum::number(table.object_id),
+                            Datum::number(table.data_object),
+                            Datum::text("TABLE"),
+                            Datum::text("VALID"),
+                        ]);
+                    }
+                }
+                relation(
+                    &[
+                        "OWNER",
+                        "OBJECT_NAME",
+                        "SUBOBJECT_NAME",
+                        "OBJECT_ID",
+                        "DATA_OBJECT_ID",
+                        "OBJECT_TYPE",
+                        "STATUS",
                     ],
                     rows,
                 )

@@ -13,6 +13,7 @@ use super::session::Cell;
 use super::sql::CONTENTS_COLUMNS;
 use crate::dictionary::{Column, OracleType};
 use crate::redo::ast::RawValue;
+use crate::source::storage::parse_utc_offset;
 use crate::source::{
     LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
     RedoLog, RedoLogKind, RedoThread, SessionId, SessionMemory, SourceError, SupplementalLogging,
@@ -108,26 +109,6 @@ impl<'a> CellReader<'a> {
             other => Err(self.malformed(index, format!("{other:?} is neither YES nor NO"))),
         }
     }
-}
-
-/// `±HH:MM` as an offset; `None` for anything else (or beyond Oracle's -12:59..+14:59 hours).
-fn parse_utc_offset(text: &str) -> Option<jiff::tz::Offset> {
-    let (sign, rest) = match text.as_bytes().first()? {
-        b'+' => (1, &text[1..]),
-        b'-' => (-1, &text[1..]),
-        _ => return None,
-    };
-    let (hours, minutes) = rest.split_once(':')?;
-    let all_digits = |part: &str| part.len() == 2 && part.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(hours) || !all_digits(minutes) {
-        return None;
-    }
-    let hours: i32 = hours.parse().ok()?;
-    let minutes: i32 = minutes.parse().ok()?;
-    if hours > 14 || minutes > 59 {
-        return None;
-    }
-    jiff::tz::Offset::from_seconds(sign * (hours * 3600 + minutes * 60)).ok()
 }
 
 /// Text shared across rows: owner, table, user and container names repeat on nearly every row,
@@ -386,7 +367,7 @@ pub fn instance(cells: &mut Cells) -> Result<super::instances::Instance, SourceE
     })
 }
 
-const COLUMN_COLUMNS: [&str; 9] = [
+const COLUMN_COLUMNS: [&str; 10] = [
     "COLUMN_NAME",
     "DATA_TYPE",
     "DATA_LENGTH",
@@ -396,14 +377,15 @@ const COLUMN_COLUMNS: [&str; 9] = [
     "CHAR_USED",
     "NULLABLE",
     "DATA_TYPE_OWNER",
+    "SEGMENT_COLUMN_ID",
 ];
 
-/// Maps a row of [`super::sql::TABLE_COLUMNS`] to `(name, type, nullable)`: the catalog splits a
+/// Maps a row of [`super::sql::TABLE_COLUMNS`] to a column (without its key position): the catalog splits a
 /// type over several columns; this writes it back as a declaration and parses that. A type the
 /// capture cannot decode becomes [`OracleType::Unsupported`] named `OWNER.TYPE` when the
 /// catalog gives the type an owner (object types such as `MDSYS.SDO_GEOMETRY`), for the start
 /// check to report with the column to exclude.
-pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), SourceError> {
+pub fn table_column(cells: &mut Cells) -> Result<Column, SourceError> {
     let mut r = CellReader::new("ALL_TAB_COLS", &COLUMN_COLUMNS, cells);
     let name = r.required_text(0)?;
     let data_type = r.required_text(1)?;
@@ -414,6 +396,8 @@ pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), Sou
     let char_semantics = r.text(6)?.as_deref() == Some("C");
     let nullable = r.text(7)?.as_deref() != Some("N");
     let type_owner = r.text(8)?;
+    // NULL for a virtual column, which the query leaves out.
+    let segment_column: Option<u16> = r.number(9)?;
     let bytes = data_length.unwrap_or(0);
     let chars = char_length.unwrap_or(bytes);
     let declaration = match data_type.as_str() {
@@ -442,7 +426,11 @@ pub fn table_column(cells: &mut Cells) -> Result<(String, OracleType, bool), Sou
             });
         }
     };
-    Ok((name, oracle_type, nullable))
+    let column = Column::new(name, oracle_type).nullable(nullable);
+    Ok(match segment_column {
+        Some(number) => column.segment(number),
+        None => column,
+    })
 }
 
 /// Maps a row of [`super::sql::LOG_GROUPS`].
@@ -774,15 +762,18 @@ mod tests {
             ),
         ];
         for (row, declaration) in cases {
-            let (_, oracle_type, _) = table_column(&mut owned_row(&row, None)).unwrap();
+            let column = table_column(&mut owned_row(&row, None)).unwrap();
             assert_eq!(
-                oracle_type,
+                column.data_type,
                 OracleType::parse(declaration).unwrap(),
                 "{declaration}"
             );
         }
-        let (name, _, nullable) = table_column(&mut owned_row(&id_number_column(), None)).unwrap();
-        assert_eq!((name.as_str(), nullable), ("ID", false));
+        let column = table_column(&mut owned_row(&id_number_column(), None)).unwrap();
+        assert_eq!(
+            (column.name.as_str(), column.nullable, column.segment_column),
+            ("ID", false, Some(1))
+        );
         // A known type out of Oracle's range is still a malformed catalog row.
         let mut bad = owned_row(
             &[
@@ -803,10 +794,12 @@ mod tests {
         ));
     }
 
-    /// A catalog row of `ID_NUMBER_COLUMN`'s shape with DATA_TYPE_OWNER appended.
+    /// A catalog row of `ID_NUMBER_COLUMN`'s shape with DATA_TYPE_OWNER and SEGMENT_COLUMN_ID
+    /// (the first column) appended.
     fn owned_row(row: &[Option<&str>], type_owner: Option<&str>) -> Vec<Option<String>> {
         let mut cells = cells(row);
         cells.push(type_owner.map(str::to_owned));
+        cells.push(Some("1".to_owned()));
         cells
     }
 
@@ -826,18 +819,17 @@ mod tests {
                 Some("Y"),
             ]
         };
-        let (name, oracle_type, _) =
-            table_column(&mut owned_row(&row("SDO_GEOMETRY"), Some("MDSYS"))).unwrap();
-        assert_eq!(name, "SHAPE");
+        let column = table_column(&mut owned_row(&row("SDO_GEOMETRY"), Some("MDSYS"))).unwrap();
+        assert_eq!(column.name, "SHAPE");
         assert_eq!(
-            oracle_type,
+            column.data_type,
             OracleType::Unsupported {
                 name: "MDSYS.SDO_GEOMETRY".to_owned()
             }
         );
-        let (_, oracle_type, _) = table_column(&mut owned_row(&row("VECTOR"), None)).unwrap();
+        let column = table_column(&mut owned_row(&row("VECTOR"), None)).unwrap();
         assert_eq!(
-            oracle_type,
+            column.data_type,
             OracleType::Unsupported {
                 name: "VECTOR".to_owned()
             }
@@ -848,8 +840,8 @@ mod tests {
             ("BOOLEAN", None, OracleType::Boolean),
             ("XMLTYPE", Some("SYS"), OracleType::XmlType),
         ] {
-            let (_, oracle_type, _) = table_column(&mut owned_row(&row(data_type), owner)).unwrap();
-            assert_eq!(oracle_type, expected, "{data_type}");
+            let column = table_column(&mut owned_row(&row(data_type), owner)).unwrap();
+            assert_eq!(column.data_type, expected, "{data_type}");
         }
     }
 

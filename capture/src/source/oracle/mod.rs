@@ -62,10 +62,10 @@ use super::unique_key::{self, UniqueIndexColumn};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, FlushShortfall,
     LogMinerRow, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
-    SessionId, SessionMemory, SessionPrivileges, SourceError, TableKey,
+    SessionId, SessionMemory, SessionPrivileges, SourceError, StorageSettings, TableKey,
 };
 use crate::config::validate;
-use crate::dictionary::{Column, LobKind, OracleType, TableSchema};
+use crate::dictionary::{LobKind, ObjectNumbers, OracleType, TableSchema};
 use crate::value::Row as ValueRow;
 
 /// Rows per array fetch of the contents query. Each row reserves about 4.5 KB of fetch buffer
@@ -727,6 +727,46 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         CellReader::new("DUAL", &["SYSTIMESTAMP"], &mut row).required_utc_offset(0)
     }
 
+    fn storage_settings(&mut self) -> Result<StorageSettings, SourceError> {
+        let call = "read the database's character sets and time zone";
+        // In the PDB: since 12.2 a PDB may keep the character set it was created with, and
+        // DBTIMEZONE is set per PDB.
+        let (mut set_rows, mut zone_rows) = self.on_session(call, Place::Pdb, |session| {
+            let sets = query_text(session, sql::CHARACTER_SETS, &[])?;
+            let zone = query_text(session, sql::DATABASE_TIME_ZONE, &[])?;
+            Ok((sets, zone))
+        })?;
+        let mut character_set = None;
+        let mut national_character_set = None;
+        for row in &mut set_rows {
+            let mut r = CellReader::new("NLS_DATABASE_PARAMETERS", &["PARAMETER", "VALUE"], row);
+            let parameter = r.required_text(0)?;
+            let value = r.required_text(1)?;
+            match parameter.as_str() {
+                "NLS_CHARACTERSET" => character_set = Some(value),
+                "NLS_NCHAR_CHARACTERSET" => national_character_set = Some(value),
+                _ => {}
+            }
+        }
+        let missing = |parameter: &str| SourceError::Malformed {
+            what: "NLS_DATABASE_PARAMETERS".to_owned(),
+            message: format!("no {parameter} row"),
+        };
+        let Some(zone_row) = zone_rows.first_mut() else {
+            return Err(SourceError::Malformed {
+                what: call.to_owned(),
+                message: "SELECT DBTIMEZONE returned no row".to_owned(),
+            });
+        };
+        Ok(StorageSettings {
+            character_set: character_set.ok_or_else(|| missing("NLS_CHARACTERSET"))?,
+            national_character_set: national_character_set
+                .ok_or_else(|| missing("NLS_NCHAR_CHARACTERSET"))?,
+            database_time_zone: CellReader::new("DUAL", &["DBTIMEZONE"], zone_row)
+                .required_text(0)?,
+        })
+    }
+
     fn list_tables(&mut self) -> Result<Vec<(String, String)>, SourceError> {
         let mut rows = self.rows("list tables", Place::Pdb, sql::LIST_TABLES, &[])?;
         let mut names = Vec::with_capacity(rows.len());
@@ -741,7 +781,7 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         let binds = [Bind::Text(owner), Bind::Text(table)];
         // One session for the dictionary queries, in the PDB; unique indexes only for a table
         // without a primary key, whose key comes from one of them.
-        let (column_rows, mut key_rows, mut log_group_rows, mut unique_rows) =
+        let (column_rows, mut key_rows, mut log_group_rows, mut unique_rows, mut object_rows) =
             self.on_session("read table dictionary", Place::Pdb, |session| {
                 let key_rows = query_text(session, sql::PRIMARY_KEY, &binds)?;
                 let unique_rows = if key_rows.is_empty() {
@@ -754,6 +794,7 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
                     key_rows,
                     query_text(session, sql::LOG_GROUPS, &binds)?,
                     unique_rows,
+                    query_text(session, sql::TABLE_OBJECT, &binds)?,
                 ))
             })?;
         if column_rows.is_empty() {
@@ -769,9 +810,8 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         }
         let mut columns = Vec::with_capacity(column_rows.len());
         for mut row in column_rows {
-            let (name, data_type, nullable) = mapping::table_column(&mut row)?;
-            let position = key.iter().find(|(k, _)| *k == name).map(|(_, p)| *p);
-            let column = Column::new(name, data_type).nullable(nullable);
+            let column = mapping::table_column(&mut row)?;
+            let position = key.iter().find(|(k, _)| *k == column.name).map(|(_, p)| *p);
             columns.push(match position {
                 Some(position) => column.key(position),
                 None => column,
@@ -795,11 +835,18 @@ impl<P: SessionPool> DatabaseCatalog for OracleClient<P> {
         if let (TableKey::Unique { .. }, Some(first)) = (&key_source, unique.first()) {
             columns = unique_key::with_key(columns, first);
         }
-        let schema =
+        let mut schema =
             TableSchema::new(owner, table, columns).map_err(|error| SourceError::Malformed {
                 what: format!("dictionary of {owner}.{table}"),
                 message: error.to_string(),
             })?;
+        if let Some(row) = object_rows.first_mut() {
+            let mut r = CellReader::new("ALL_OBJECTS", &["OBJECT_ID", "DATA_OBJECT_ID"], row);
+            schema = schema.with_object(ObjectNumbers {
+                object_id: r.required_number(0)?,
+                data_object_id: r.number(1)?,
+            });
+        }
         let log_groups = log_group_rows
             .iter_mut()
             .map(|row| mapping::log_group(row))

@@ -127,6 +127,23 @@ pub const SCN_TO_TIMESTAMP: &str =
 /// or the session and say nothing of the host's zone.
 pub const DATABASE_UTC_OFFSET: &str = "SELECT TO_CHAR(SYSTIMESTAMP, 'TZH:TZM') FROM DUAL";
 
+/// A table's object numbers (`ALL_OBJECTS`, Database Reference 19c): `OBJECT_ID` is what a row
+/// LogMiner cannot name carries (`"UNKNOWN"."OBJ# n"`) and survives a rename; `DATA_OBJECT_ID`
+/// is the segment's, new after TRUNCATE or MOVE, NULL for a partitioned table. Debezium reads
+/// the same pair (`OracleConnection.getDatabaseObjectDetails`).
+pub const TABLE_OBJECT: &str = "SELECT OBJECT_ID, DATA_OBJECT_ID FROM ALL_OBJECTS \
+     WHERE OWNER = :1 AND OBJECT_NAME = :2 AND OBJECT_TYPE = 'TABLE'";
+
+/// The database's character sets: `NLS_DATABASE_PARAMETERS` holds the permanent NLS settings
+/// of the database, one row per `PARAMETER` with its `VALUE` (Database Reference 19c). The
+/// session's own NLS settings (`NLS_SESSION_PARAMETERS`) do not say how data is stored.
+pub const CHARACTER_SETS: &str = "SELECT PARAMETER, VALUE FROM NLS_DATABASE_PARAMETERS \
+     WHERE PARAMETER IN ('NLS_CHARACTERSET', 'NLS_NCHAR_CHARACTERSET')";
+
+/// The database time zone, which TIMESTAMP WITH LOCAL TIME ZONE values are stored in (SQL
+/// Language Reference, "DBTIMEZONE"): an offset or a region name.
+pub const DATABASE_TIME_ZONE: &str = "SELECT DBTIMEZONE FROM DUAL";
+
 /// Columns in table order, from `ALL_TAB_COLS`: the columns the user defined
 /// (`USER_GENERATED = 'YES'`), INVISIBLE ones included, without virtual columns. An INVISIBLE
 /// column is hidden from `SELECT *` (`HIDDEN_COLUMN = 'YES'`, no `COLUMN_ID`) but is user data
@@ -135,8 +152,14 @@ pub const DATABASE_UTC_OFFSET: &str = "SELECT TO_CHAR(SYSTIMESTAMP, 'TZH:TZM') F
 /// Oracle makes itself (SET UNUSED, function-based index and object columns) are not
 /// user-generated, and virtual columns never appear in SQL_REDO. `DATA_TYPE` already carries
 /// fractional precision and time-zone words (`TIMESTAMP(6) WITH TIME ZONE`).
+///
+/// `SEGMENT_COLUMN_ID` is the column's place in the stored row: the number LogMiner writes as
+/// `"COL n"` for a row it cannot render with the current dictionary (see
+/// [`crate::dictionary::Column::segment_column`]). `COLUMN_ID` is the `SELECT *` order and
+/// `INTERNAL_COLUMN_ID` counts hidden columns too; neither is what the redo holds.
 pub const TABLE_COLUMNS: &str = "SELECT COLUMN_NAME, DATA_TYPE, DATA_LENGTH, DATA_PRECISION, \
-     DATA_SCALE, CHAR_LENGTH, CHAR_USED, NULLABLE, DATA_TYPE_OWNER FROM ALL_TAB_COLS \
+     DATA_SCALE, CHAR_LENGTH, CHAR_USED, NULLABLE, DATA_TYPE_OWNER, SEGMENT_COLUMN_ID \
+     FROM ALL_TAB_COLS \
      WHERE OWNER = :1 AND TABLE_NAME = :2 AND USER_GENERATED = 'YES' AND VIRTUAL_COLUMN = 'NO' \
      ORDER BY COLUMN_ID NULLS LAST, INTERNAL_COLUMN_ID";
 

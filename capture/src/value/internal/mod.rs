@@ -40,9 +40,10 @@
 //!   (`$ORACLE_HOME/oracore/zoneinfo`), which is not public.
 //! - Types with no internal decoder here (LOBs, LONG, ROWID, XMLTYPE, JSON, ...) are
 //!   [`InternalReason::NotDecoded`]; LogMiner writes their values differently anyway.
-//! - The character sets are those of [`DatabaseFormats`]; the capture does not read
-//!   `NLS_CHARACTERSET` today, so a caller that does not know it uses AL32UTF8 and AL16UTF16,
-//!   the defaults of a database created since 12.2.
+//! - The character sets and time zone are those of [`DatabaseFormats`], which the capture
+//!   reads once at start ([`crate::source::storage`]: `NLS_DATABASE_PARAMETERS`,
+//!   `DBTIMEZONE`); [`DatabaseFormats::new`] gives AL32UTF8 and AL16UTF16, the defaults of a
+//!   database created since 12.2, for tests.
 
 mod datetime;
 mod float;

@@ -470,6 +470,11 @@ impl FakeSession {
                 .collect(),
             sql::SCN_TO_TIMESTAMP => vec![vec![text("2024-01-01 00:00:00")]],
             sql::DATABASE_UTC_OFFSET => vec![vec![text(database.host_utc_offset)]],
+            sql::CHARACTER_SETS => vec![
+                vec![text("NLS_CHARACTERSET"), text("AL32UTF8")],
+                vec![text("NLS_NCHAR_CHARACTERSET"), text("AL16UTF16")],
+            ],
+            sql::DATABASE_TIME_ZONE => vec![vec![text("+00:00")]],
             sql::LIST_TABLES => container
                 .tables
                 .iter()
@@ -481,7 +486,8 @@ impl FakeSession {
                     table
                         .columns
                         .iter()
-                        .map(|c| {
+                        .zip(1..)
+                        .map(|(c, segment_column)| {
                             let number = |n: Option<i64>| n.map_or(Cell::Null, text);
                             vec![
                                 text(c.name),
@@ -498,10 +504,16 @@ impl FakeSession {
                                 }),
                                 // DATA_TYPE_OWNER: the fake's types are all built in.
                                 Cell::Null,
+                                text(segment_column),
                             ]
                         })
                         .collect()
                 })
+                .unwrap_or_default(),
+            // Object numbers from the table's place in its container, one object per table.
+            sql::TABLE_OBJECT => (container.tables.iter())
+                .position(|t| t.owner == bind_text(binds, 0) && t.name == bind_text(binds, 1))
+                .map(|index| vec![vec![text(70_000 + index), text(70_000 + index)]])
                 .unwrap_or_default(),
             sql::PRIMARY_KEY => container
                 .table(bind_text(binds, 0), bind_text(binds, 1))
