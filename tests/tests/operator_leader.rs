@@ -174,9 +174,10 @@ async fn only_the_lease_holder_reconciles_and_a_standby_takes_over() {
     // The status is written inside a reconcile and the reconcile is counted when it returns, so
     // the first status can be seen a moment before the count moves (seen on a loaded machine).
     let leader = &instances[leader_index];
-    wait_until("the leader's first reconcile to be counted", || async move {
-        leader.reconciles() > 0.0
-    })
+    wait_until(
+        "the leader's first reconcile to be counted",
+        || async move { leader.reconciles() > 0.0 },
+    )
     .await;
     assert_eq!(instances[leader_index].leader_gauge(), 1.0);
     // The standby has seen the same triggers for a while and did nothing.
