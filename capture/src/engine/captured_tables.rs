@@ -44,6 +44,8 @@ pub struct CapturedTables {
     /// table, and each lookup otherwise builds four owned names. Cleared by every method that can
     /// change an answer (a new commit SCN, new tables, a reload).
     last_lookup: Option<LastLookup>,
+    /// Whether the capture has warned that captured tables lack object numbers.
+    warned_unnumbered: bool,
 }
 
 impl Default for CapturedTables {
@@ -55,6 +57,7 @@ impl Default for CapturedTables {
             commit_scn: 0,
             stale: BTreeSet::new(),
             last_lookup: None,
+            warned_unnumbered: false,
         }
     }
 }
@@ -455,24 +458,51 @@ impl TableLookup for CapturedTables {
         Ok(())
     }
 
-    /// The history holds only captured tables, so an object it knows is captured. One it does
-    /// not know is still taken as possibly captured (and stops, naming it) while a captured
-    /// table's version in force has no object number: its rows cannot be told apart.
+    /// The history holds only captured tables, so an object it knows is captured, and one it
+    /// does not know is another application's (its DDL makes such rows common, e.g. a work table
+    /// dropped with PURGE). A captured table whose version in force was recorded without object
+    /// numbers (by a redoline before they were read) cannot claim its rows until its next DDL
+    /// the capture mines records them: stopping on every foreign `OBJ#` row instead would leave
+    /// an upgraded capture no way forward, so it is warned about once (docs/limits.md).
     fn numbered_row(
         &mut self,
         object_id: u64,
         scn: u64,
         values: &[NumberedValue],
     ) -> Option<Result<ResolvedRow, ObjectRowError>> {
-        let unnumbered = || {
-            self.names.iter().any(|(owner, table)| {
-                self.history
-                    .in_force(owner, table, scn)
-                    .is_none_or(|version| version.object().is_none())
-            })
-        };
-        (self.history.knows_object(object_id) || unnumbered())
-            .then(|| resolve(&self.history, object_id, scn, values, &self.formats))
+        if self.history.knows_object(object_id) {
+            return Some(resolve(
+                &self.history,
+                object_id,
+                scn,
+                values,
+                &self.formats,
+            ));
+        }
+        if !self.warned_unnumbered {
+            let unnumbered: Vec<String> = (self.names.iter())
+                .filter(|(owner, table)| {
+                    self.history
+                        .in_force(owner, table, scn)
+                        .is_none_or(|version| version.object().is_none())
+                })
+                .map(|(owner, table)| format!("{owner}.{table}"))
+                .collect();
+            if !unnumbered.is_empty() {
+                self.warned_unnumbered = true;
+                tracing::warn!(
+                    object_id,
+                    scn,
+                    tables = %unnumbered.join(", "),
+                    "a row LogMiner names by object number belongs to no table whose object \
+                     number the schema history recorded, so it is taken as another \
+                     application's; these captured tables were recorded without object numbers \
+                     (before redoline read them) and get them at their next DDL the capture \
+                     mines: until then their rows named by number are not captured"
+                );
+            }
+        }
+        None
     }
 }
 
@@ -634,7 +664,7 @@ mod tests {
     }
 
     /// A row named by object number is resolved for an object the history knows; another
-    /// object's row is nothing, unless a captured table has no object number to tell it apart.
+    /// object's row is nothing, also while a captured table has no object number (warned once).
     #[test]
     fn rows_named_by_number_are_matched_to_captured_objects_only() {
         use crate::dictionary::ObjectNumbers;
@@ -678,12 +708,12 @@ mod tests {
         let resolved = tables.numbered_row(7, 20, &one).unwrap().unwrap();
         assert_eq!(resolved.table.table(), "T");
         assert!(tables.numbered_row(8, 20, &one).is_none(), "not captured");
-        // A captured table recorded without object numbers: object 8 may be it.
+        // A captured table recorded without object numbers (an upgraded capture) cannot claim
+        // object 8: it stays another application's, with a warning, never a stop on every
+        // foreign row.
         tables.names.insert(("APP".to_owned(), "U".to_owned()));
         tables.history.insert(table("U", None), 10);
-        assert!(matches!(
-            tables.numbered_row(8, 20, &one),
-            Some(Err(ObjectRowError::NoVersion { object_id: 8, .. }))
-        ));
+        assert!(tables.numbered_row(8, 20, &one).is_none());
+        assert!(tables.warned_unnumbered);
     }
 }
