@@ -29,6 +29,13 @@
 //!   column: CDC-2002); a LOB change that cannot be rebuilt (CDC-6002). With
 //!   `onUnsupported: skip` the change is dropped and counted instead; nothing is ever emitted
 //!   padded, truncated or guessed.
+//! - A row LogMiner names by object number (`"UNKNOWN"."OBJ# n"`, `COL n` = `HEXTORAW('..')`:
+//!   the online catalog no longer fits the version it was written with) is matched to the
+//!   captured table's version in force at its SCN and decoded from the internal values
+//!   ([`TableLookup::numbered_row`], `schema_history::object_row`). What cannot be matched or
+//!   decoded stops (CDC-2002) naming SCN, transaction and object, even under
+//!   `onUnsupported: skip`: the change belongs to a captured table and is whole in the redo, so
+//!   dropping it would lose data the capture could have read with the right history.
 //! - Rows of tables that are not captured, and transaction control rows, produce nothing.
 
 pub mod known_lobs;
@@ -50,6 +57,9 @@ use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::redo::extended::{ExtendedPiece, parse_extended_begin, parse_extended_write};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
 use crate::redo::parse::parse_dml;
+use crate::schema_history::object_row::{
+    NumberedValue, ObjectRowError, ResolvedRow, object_number,
+};
 use crate::source::row::PLACEHOLDER_ROW_ID;
 use crate::source::{LogMinerRow, OperationCode, Xid};
 use crate::stop::Stop;
@@ -61,7 +71,19 @@ pub trait TableLookup {
     fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>>;
     /// Reloads a table's columns after a DDL row on it.
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String>;
+    /// A row LogMiner names by object number: the captured table's version in force at `scn`
+    /// with `values` typed into a row of it (`schema_history::object_row::resolve`); `None`
+    /// when the object is not a captured table.
+    fn numbered_row(
+        &mut self,
+        object_id: u64,
+        scn: u64,
+        values: &[NumberedValue],
+    ) -> Option<Result<ResolvedRow, ObjectRowError>>;
 }
+
+/// The owner LogMiner writes for an object it names by number.
+const NUMBERED_OWNER: &str = "UNKNOWN";
 
 /// The committed transaction being assembled.
 #[derive(Clone, Debug)]
@@ -95,12 +117,14 @@ pub enum AssembleError {
     },
     #[error("{table}: the columns could not be reloaded after DDL: {message}")]
     Refresh { table: String, message: String },
+    #[error("transaction {xid}: {message}")]
+    NumberedRow { xid: Xid, message: String },
 }
 
 impl AssembleError {
     /// Whether `onUnsupported: skip` drops the change instead of stopping.
     fn skippable(&self) -> bool {
-        !matches!(self, Self::Refresh { .. })
+        !matches!(self, Self::Refresh { .. } | Self::NumberedRow { .. })
     }
 
     /// The typed stop for the error.
@@ -121,6 +145,11 @@ impl AssembleError {
             Self::Refresh { .. } => (
                 StopCode::DictionaryMismatch,
                 "check that the capture user can read the table's dictionary",
+            ),
+            Self::NumberedRow { .. } => (
+                StopCode::DictionaryMismatch,
+                "the schema history lacks the table version the row was written with: \
+                 re-snapshot the table (onUnsupported: skip does not drop a captured table's row)",
             ),
         };
         Stop::new(code, format!("{self}; {remedy}"))
@@ -245,6 +274,11 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         else {
             return Ok(());
         };
+        if owner == NUMBERED_OWNER
+            && let Some(object_id) = object_number(table_name)
+        {
+            return self.numbered(object_id, row, emit);
+        }
         let Some(table) = self.lookup.table(owner, table_name) else {
             return Ok(());
         };
@@ -365,6 +399,87 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             op,
             table: Arc::clone(table),
             before: before.map(|before| without_lobs(table, before)),
+            after,
+            source: self.source(&row),
+        };
+        self.held = Some(event);
+        Ok(())
+    }
+
+    /// A row named by object number, of a captured table: a change event of the table's version
+    /// in force at the row's SCN, its values decoded from their internal bytes. Nothing for
+    /// another object (the contents query keeps every `OBJ#` row, `NUMBERED_OBJECTS`).
+    fn numbered(
+        &mut self,
+        object_id: u64,
+        row: LogMinerRow,
+        emit: &mut dyn FnMut(ChangeEvent),
+    ) -> Result<(), AssembleError> {
+        if self.lookup.numbered_row(object_id, row.scn, &[]).is_none() {
+            return Ok(());
+        }
+        self.release(emit)?;
+        let scn = row.scn;
+        let stop = |problem: String| AssembleError::NumberedRow {
+            xid: row.xid,
+            message: format!(
+                "the row at SCN {scn} names object {object_id} (OBJ# {object_id}) of a captured \
+                 table: {problem}"
+            ),
+        };
+        if !matches!(
+            row.operation,
+            OperationCode::Insert | OperationCode::Update | OperationCode::Delete
+        ) {
+            return Err(stop(format!(
+                "a {} row, which the capture rebuilds only with column names",
+                row.operation.name()
+            )));
+        }
+        let sql = row.sql_redo.as_deref().unwrap_or_default();
+        let statement =
+            parse_dml(sql).map_err(|error| stop(format!("SQL_REDO not understood: {error}")))?;
+        let mut resolve = |values: &[_]| -> Result<ResolvedRow, AssembleError> {
+            let numbered = NumberedValue::from_parsed(values).map_err(|e| stop(e.to_string()))?;
+            match self.lookup.numbered_row(object_id, scn, &numbered) {
+                Some(Ok(resolved)) => Ok(resolved),
+                Some(Err(error)) => Err(AssembleError::NumberedRow {
+                    xid: row.xid,
+                    message: error.to_string(),
+                }),
+                None => Err(stop("the object is no longer captured".to_owned())),
+            }
+        };
+        let (op, table, before, after) = match &statement {
+            DmlStatement::Insert { values, .. } => {
+                let inserted = resolve(values)?;
+                (Operation::Create, inserted.table, None, Some(inserted.row))
+            }
+            DmlStatement::Update { set, where_, .. } => {
+                let before = resolve(where_)?;
+                let changes = resolve(set)?;
+                let mut after = before.row.clone();
+                for index in 0..changes.row.len() {
+                    if let Some(value) = changes.row.get(index) {
+                        after.set(index, value.clone());
+                    }
+                }
+                (
+                    Operation::Update,
+                    before.table,
+                    Some(before.row),
+                    Some(after),
+                )
+            }
+            DmlStatement::Delete { where_, .. } => {
+                let deleted = resolve(where_)?;
+                (Operation::Delete, deleted.table, Some(deleted.row), None)
+            }
+        };
+        let event = ChangeEvent {
+            op,
+            before: before.map(|before| without_lobs(&table, before)),
+            table,
             after,
             source: self.source(&row),
         };

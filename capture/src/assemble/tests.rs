@@ -1,13 +1,17 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::dictionary::{Column, OracleType};
+use crate::dictionary::{Column, ObjectNumbers, OracleType};
+use crate::schema_history::object_row::resolve;
 use crate::source::row::DDL_ROW_ID;
+use crate::value::internal::DatabaseFormats;
 
 #[derive(Default)]
 struct Tables {
     tables: HashMap<(String, String), Arc<TableSchema>>,
     refreshed: Vec<String>,
+    /// Versions of tables by object number, for rows LogMiner names by number.
+    history: crate::schema_history::SchemaHistory,
 }
 
 impl TableLookup for Tables {
@@ -19,6 +23,22 @@ impl TableLookup for Tables {
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String> {
         self.refreshed.push(format!("{owner}.{table}"));
         Ok(())
+    }
+    fn numbered_row(
+        &mut self,
+        object_id: u64,
+        scn: u64,
+        values: &[NumberedValue],
+    ) -> Option<Result<ResolvedRow, ObjectRowError>> {
+        self.history.knows_object(object_id).then(|| {
+            resolve(
+                &self.history,
+                object_id,
+                scn,
+                values,
+                &Ok(DatabaseFormats::new(jiff::tz::Offset::UTC)),
+            )
+        })
     }
 }
 
@@ -45,6 +65,9 @@ fn tables() -> Tables {
     )
     .unwrap();
     let mut tables = Tables::default();
+    // HR.JOBS, object 45522, before and after an ADD COLUMN at SCN 300.
+    tables.history.insert(jobs(false), 10);
+    tables.history.insert(jobs(true), 300);
     tables
         .tables
         .insert(("APP".into(), "DOCS".into()), Arc::new(docs));
@@ -52,6 +75,44 @@ fn tables() -> Tables {
         .tables
         .insert(("APP".into(), "NOTES".into()), Arc::new(notes));
     tables
+}
+
+const JOBS_OBJECT: u64 = 45_522;
+
+/// Oracle's example table of a row rendered without a dictionary (Utilities, "LogMiner
+/// Configuration"): HR.JOBS, columns numbered 1 to 4, and a fifth once `added`.
+fn jobs(added: bool) -> Arc<TableSchema> {
+    let column = |name: &str, declaration: &str, number: u16| {
+        Column::new(name, OracleType::parse(declaration).unwrap()).segment(number)
+    };
+    let mut columns = vec![
+        column("JOB_ID", "VARCHAR2(10)", 1).key(1),
+        column("JOB_TITLE", "VARCHAR2(35)", 2),
+        column("MIN_SALARY", "NUMBER(6)", 3),
+        column("MAX_SALARY", "NUMBER(6)", 4),
+    ];
+    if added {
+        columns.push(column("GRADE", "NUMBER(2)", 5));
+    }
+    Arc::new(
+        TableSchema::new("HR", "JOBS", columns)
+            .unwrap()
+            .with_object(ObjectNumbers {
+                object_id: JOBS_OBJECT,
+                data_object_id: Some(JOBS_OBJECT),
+            }),
+    )
+}
+
+/// A row of object `object` as LogMiner writes it when the dictionary no longer fits (STATUS 2).
+fn numbered_row(operation: OperationCode, object: u64, sql: &str) -> LogMinerRow {
+    let sql = sql.replace("OBJ#", &format!("OBJ# {object}"));
+    LogMinerRow {
+        seg_owner: Some(Arc::from("UNKNOWN")),
+        table_name: Some(Arc::from(format!("OBJ# {object}").as_str())),
+        status: 2,
+        ..row(operation, ROWID, &sql)
+    }
 }
 
 fn row(operation: OperationCode, row_id: &str, sql: &str) -> LogMinerRow {
@@ -535,4 +596,109 @@ fn an_extended_string_longer_than_its_column_or_without_begin_is_refused() {
         matches!(result, Err(AssembleError::PartialLob { .. })),
         "{result:?}"
     );
+}
+
+#[test]
+fn rows_named_by_object_number_are_changes_of_the_version_they_were_written_with() {
+    // The statements of Oracle's example (Utilities, "LogMiner Configuration"), then an update
+    // and a delete of the same row, all written before the ADD COLUMN at SCN 300.
+    let rows = vec![
+        numbered_row(
+            OperationCode::Insert,
+            JOBS_OBJECT,
+            "insert into \"UNKNOWN\".\"OBJ#\"(\"COL 1\",\"COL 2\",\"COL 3\",\"COL 4\") values \
+             (HEXTORAW('45465f4748'),HEXTORAW('546563686e6963616c20577269746572'),\
+             HEXTORAW('c229'),HEXTORAW('c3020b'));",
+        ),
+        numbered_row(
+            OperationCode::Update,
+            JOBS_OBJECT,
+            &format!(
+                "update \"UNKNOWN\".\"OBJ#\" set \"COL 3\" = HEXTORAW('c22a') where \
+                 \"COL 1\" = HEXTORAW('45465f4748') and \"COL 3\" = HEXTORAW('c229') and \
+                 ROWID = '{ROWID}';"
+            ),
+        ),
+        numbered_row(
+            OperationCode::Delete,
+            JOBS_OBJECT,
+            &format!(
+                "delete from \"UNKNOWN\".\"OBJ#\" where \"COL 1\" = HEXTORAW('45465f4748') and \
+                 \"COL 2\" = HEXTORAW('546563686e6963616c20577269746572') and \
+                 \"COL 3\" = HEXTORAW('c22a') and \"COL 4\" IS NULL and ROWID = '{ROWID}';"
+            ),
+        ),
+        // Another object's row: not a captured table, nothing.
+        numbered_row(
+            OperationCode::Insert,
+            99_999,
+            "insert into \"UNKNOWN\".\"OBJ#\"(\"COL 1\") values (HEXTORAW('c102'));",
+        ),
+    ];
+    let (result, events, _) = assemble(rows, OnUnsupported::Fail);
+    result.unwrap();
+    let number = |text: &str| {
+        Some(Value::Number(
+            crate::value::number::OracleNumber::parse(text).unwrap(),
+        ))
+    };
+    assert_eq!(
+        events.iter().map(|e| e.op.clone()).collect::<Vec<_>>(),
+        [Operation::Create, Operation::Update, Operation::Delete]
+    );
+    for event in &events {
+        assert_eq!(event.table.qualified_name(), "HR.JOBS");
+        assert_eq!(
+            event.table.columns().len(),
+            4,
+            "the version before the ADD COLUMN"
+        );
+        assert_eq!(event.source.xid, Some(Xid::from_parts(3, 14, 716)));
+    }
+    let [insert, update, delete] = &events[..] else {
+        panic!("three events");
+    };
+    assert_eq!(value(insert, "after", "JOB_ID"), text("EF_GH"));
+    assert_eq!(
+        value(insert, "after", "JOB_TITLE"),
+        text("Technical Writer")
+    );
+    assert_eq!(value(insert, "after", "MIN_SALARY"), number("4000"));
+    assert_eq!(value(insert, "after", "MAX_SALARY"), number("11000"));
+    assert_eq!(value(update, "before", "MIN_SALARY"), number("4000"));
+    assert_eq!(value(update, "after", "MIN_SALARY"), number("4100"));
+    assert_eq!(value(update, "after", "JOB_ID"), text("EF_GH"));
+    assert_eq!(value(update, "after", "JOB_TITLE"), None, "not in the redo");
+    assert_eq!(value(delete, "before", "MIN_SALARY"), number("4100"));
+    assert_eq!(value(delete, "before", "MAX_SALARY"), Some(Value::Null));
+    assert!(delete.after.is_none());
+}
+
+#[test]
+fn a_captured_objects_row_that_cannot_be_matched_stops_even_under_skip() {
+    let unknown_column = numbered_row(
+        OperationCode::Insert,
+        JOBS_OBJECT,
+        "insert into \"UNKNOWN\".\"OBJ#\"(\"COL 1\",\"COL 9\") values \
+         (HEXTORAW('45465f4748'),HEXTORAW('c102'));",
+    );
+    let rendered_value = numbered_row(
+        OperationCode::Insert,
+        JOBS_OBJECT,
+        "insert into \"UNKNOWN\".\"OBJ#\"(\"COL 1\") values ('EF_GH');",
+    );
+    let lob = numbered_row(OperationCode::LobWrite, JOBS_OBJECT, "");
+    for row in [unknown_column, rendered_value, lob] {
+        for on_unsupported in [OnUnsupported::Fail, OnUnsupported::Skip] {
+            let (result, events, _) = assemble(vec![row.clone()], on_unsupported);
+            let error = result.unwrap_err();
+            assert!(events.is_empty());
+            let stop = error.stop();
+            assert_eq!(stop.code, StopCode::DictionaryMismatch, "{error}");
+            let xid = format!("transaction {}", Xid::from_parts(3, 14, 716));
+            for named in ["SCN 100", "45522", xid.as_str()] {
+                assert!(stop.message.contains(named), "{named} in {}", stop.message);
+            }
+        }
+    }
 }

@@ -24,12 +24,17 @@ use crate::dictionary::ddl::alter_columns;
 use crate::doctor::{self, Report};
 use crate::error::CaptureError;
 use crate::filter::Filters;
+use crate::schema_history::object_row::{NumberedValue, ObjectRowError, ResolvedRow, resolve};
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
-use crate::source::{DatabaseCatalog, SourceError, SupplementalLogging};
+use crate::source::{DatabaseCatalog, SourceError, StorageFormatError, SupplementalLogging};
+use crate::value::internal::DatabaseFormats;
 
 /// Captured tables by `(owner, table)`; only these are ever assembled.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CapturedTables {
+    /// How the database stores values, for rows LogMiner names by object number; what the
+    /// decoders cannot read is named when such a row needs it.
+    formats: Result<DatabaseFormats, StorageFormatError>,
     names: BTreeSet<(String, String)>,
     history: SchemaHistory,
     /// The commit SCN of the transaction being assembled: which versions are in force.
@@ -39,6 +44,22 @@ pub struct CapturedTables {
     /// table, and each lookup otherwise builds four owned names. Cleared by every method that can
     /// change an answer (a new commit SCN, new tables, a reload).
     last_lookup: Option<LastLookup>,
+    /// Whether the capture has warned that captured tables lack object numbers.
+    warned_unnumbered: bool,
+}
+
+impl Default for CapturedTables {
+    fn default() -> Self {
+        Self {
+            formats: Err(StorageFormatError::NotRead),
+            names: BTreeSet::new(),
+            history: SchemaHistory::default(),
+            commit_scn: 0,
+            stale: BTreeSet::new(),
+            last_lookup: None,
+            warned_unnumbered: false,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -57,6 +78,13 @@ pub struct Reloaded {
 }
 
 impl CapturedTables {
+    /// With the database's storage formats (`DatabaseCatalog::storage_settings`), which rows
+    /// named by object number are decoded with.
+    pub fn with_formats(mut self, formats: Result<DatabaseFormats, StorageFormatError>) -> Self {
+        self.formats = formats;
+        self
+    }
+
     /// The captured tables as of `from_scn`, from `history`. A table the history lacks is read
     /// from the current catalog and returned as a version to record from `from_scn`; a missing
     /// table is [`SourceError::NoSuchTable`] (CDC-1001). `resumed` (a bookmark exists) makes a
@@ -95,8 +123,7 @@ impl CapturedTables {
             names: names.iter().cloned().collect(),
             history,
             commit_scn: from_scn,
-            stale: BTreeSet::new(),
-            last_lookup: None,
+            ..Self::default()
         };
         Ok((tables, recorded))
     }
@@ -430,6 +457,53 @@ impl TableLookup for CapturedTables {
         }
         Ok(())
     }
+
+    /// The history holds only captured tables, so an object it knows is captured, and one it
+    /// does not know is another application's (its DDL makes such rows common, e.g. a work table
+    /// dropped with PURGE). A captured table whose version in force was recorded without object
+    /// numbers (by a redoline before they were read) cannot claim its rows until its next DDL
+    /// the capture mines records them: stopping on every foreign `OBJ#` row instead would leave
+    /// an upgraded capture no way forward, so it is warned about once (docs/limits.md).
+    fn numbered_row(
+        &mut self,
+        object_id: u64,
+        scn: u64,
+        values: &[NumberedValue],
+    ) -> Option<Result<ResolvedRow, ObjectRowError>> {
+        if self.history.knows_object(object_id) {
+            return Some(resolve(
+                &self.history,
+                object_id,
+                scn,
+                values,
+                &self.formats,
+            ));
+        }
+        if !self.warned_unnumbered {
+            let unnumbered: Vec<String> = (self.names.iter())
+                .filter(|(owner, table)| {
+                    self.history
+                        .in_force(owner, table, scn)
+                        .is_none_or(|version| version.object().is_none())
+                })
+                .map(|(owner, table)| format!("{owner}.{table}"))
+                .collect();
+            if !unnumbered.is_empty() {
+                self.warned_unnumbered = true;
+                tracing::warn!(
+                    object_id,
+                    scn,
+                    tables = %unnumbered.join(", "),
+                    "a row LogMiner names by object number belongs to no table whose object \
+                     number the schema history recorded, so it is taken as another \
+                     application's; these captured tables were recorded without object numbers \
+                     (before redoline read them) and get them at their next DDL the capture \
+                     mines: until then their rows named by number are not captured"
+                );
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]
@@ -587,5 +661,59 @@ mod tests {
             &structure_after(Arc::clone(&catalog), None, add),
             &catalog
         ));
+    }
+
+    /// A row named by object number is resolved for an object the history knows; another
+    /// object's row is nothing, also while a captured table has no object number (warned once).
+    #[test]
+    fn rows_named_by_number_are_matched_to_captured_objects_only() {
+        use crate::dictionary::ObjectNumbers;
+        use crate::schema_history::object_row::NumberedValue;
+        let table = |name: &str, object_id: Option<u64>| {
+            let schema = TableSchema::new(
+                "APP",
+                name,
+                vec![
+                    Column::new("ID", OracleType::parse("NUMBER(10)").unwrap())
+                        .key(1)
+                        .segment(1),
+                ],
+            )
+            .unwrap();
+            Arc::new(match object_id {
+                Some(object_id) => schema.with_object(ObjectNumbers {
+                    object_id,
+                    data_object_id: Some(object_id),
+                }),
+                None => schema,
+            })
+        };
+        let one = [NumberedValue {
+            column: 1,
+            bytes: Some(vec![0xc1, 0x02]),
+        }];
+        let mut history = SchemaHistory::default();
+        history.insert(table("T", Some(7)), 10);
+        let mut tables = CapturedTables {
+            names: [("APP".to_owned(), "T".to_owned())].into(),
+            history,
+            ..CapturedTables::default()
+        };
+        // The storage settings not read: the captured object's row says so.
+        let error = tables.numbered_row(7, 20, &one).unwrap().unwrap_err();
+        assert!(error.to_string().contains("not read"), "{error}");
+        let mut tables = tables.with_formats(Ok(crate::value::internal::DatabaseFormats::new(
+            jiff::tz::Offset::UTC,
+        )));
+        let resolved = tables.numbered_row(7, 20, &one).unwrap().unwrap();
+        assert_eq!(resolved.table.table(), "T");
+        assert!(tables.numbered_row(8, 20, &one).is_none(), "not captured");
+        // A captured table recorded without object numbers (an upgraded capture) cannot claim
+        // object 8: it stays another application's, with a warning, never a stop on every
+        // foreign row.
+        tables.names.insert(("APP".to_owned(), "U".to_owned()));
+        tables.history.insert(table("U", None), 10);
+        assert!(tables.numbered_row(8, 20, &one).is_none());
+        assert!(tables.warned_unnumbered);
     }
 }

@@ -46,8 +46,8 @@ impl<S: OracleSource> Engine<S> {
         } = wiring;
         let database = source.database()?;
         // Read once: how values are stored, which the rows LogMiner writes by object number
-        // (`OBJ# n`) need. A set without a decoder is no reason to stop here; it is named
-        // when such a row needs it.
+        // (`OBJ# n`) need; the captured tables hold it. A set without a decoder is no reason
+        // to stop here; it is named when such a row needs it.
         let storage = source.storage_settings()?;
         tracing::info!(
             character_set = storage.character_set,
@@ -103,6 +103,7 @@ impl<S: OracleSource> Engine<S> {
             bookmark.restart_scn,
             resumed,
         )?;
+        let tables = tables.with_formats(storage.formats());
         // Before mining: a selected column of a type the capture cannot decode would be emitted
         // without its value, so the capture stops and names the exclusion that fixes it.
         let unsupported: Vec<_> = tables

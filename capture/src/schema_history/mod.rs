@@ -285,6 +285,13 @@ impl SchemaHistory {
         }
     }
 
+    /// Whether any version of a table with object number `object_id` is known.
+    pub fn knows_object(&self, object_id: u64) -> bool {
+        self.objects
+            .get(&object_id)
+            .is_some_and(|versions| !versions.is_empty())
+    }
+
     /// The version of the table with object number `object_id` in force at `scn`, whatever the
     /// table was called then: the latest from at or before it. Unlike [`Self::in_force`], no
     /// version before the first: a row older than every version known for the object was

@@ -53,6 +53,8 @@ pub enum StorageFormatError {
          which side of a DST change each was written on"
     )]
     TimeZone(String),
+    #[error("the database's storage settings were not read")]
+    NotRead,
 }
 
 impl StorageSettings {

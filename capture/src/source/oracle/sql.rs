@@ -286,6 +286,21 @@ pub const NOT_INTERNAL_DDL: &str =
 /// (`AbstractLogMinerQueryBuilder.IN_CLAUSE_MAX_ELEMENTS`).
 pub const MAX_IN_LIST: usize = 1000;
 
+/// The rows LogMiner names by object number (`"UNKNOWN"."OBJ# n"`): with the online catalog it
+/// writes a row of a table altered since the row was written that way, and the schema history
+/// matches it to the captured table's version in force (`schema_history::object_row`).
+///
+/// Debezium's `hybrid` strategy keeps the same rows with `TABLE_NAME LIKE 'OBJ#%'`
+/// (`AbstractLogMinerQueryBuilder`, the table predicate of its `in` and `regex` filter modes).
+/// Chosen over binding the captured tables' object numbers (`TABLE_NAME IN ('OBJ# n', ...)`):
+/// a literal costs no binds and keeps the statement the same whatever is captured, and it also
+/// keeps rows of a captured object whose number the history has not recorded (a version from
+/// before the capture read object numbers), so those stop typed instead of being filtered out
+/// unseen. Rows of objects that are not captured are few (only after DDL) and are left out in
+/// the assembler, which knows the captured object numbers. `SEG_OWNER = 'UNKNOWN'` is what
+/// LogMiner writes for the owner of such a row.
+pub const NUMBERED_OBJECTS: &str = "(SEG_OWNER = 'UNKNOWN' AND TABLE_NAME LIKE 'OBJ#%')";
+
 /// The contents query for a window and its bind values, in order.
 ///
 /// The filter keeps transaction control rows and every row of a captured table, so LogMiner
@@ -315,6 +330,10 @@ pub fn contents_query(
         sql.push_str(" OR ");
         sql.push_str(&disjunct);
     }
+    if !tables.is_empty() {
+        sql.push_str(" OR ");
+        sql.push_str(NUMBERED_OBJECTS);
+    }
     sql.push(')');
     sql.push_str(" AND ");
     sql.push_str(NOT_INTERNAL_DDL);
@@ -341,8 +360,7 @@ pub fn contents_query(
 /// - Debezium's `regex` mode (`REGEXP_LIKE`) and `none` (filter in the client) fetch rows of
 ///   tables that are not captured, or run a regular expression on every row LogMiner returns.
 ///
-/// The rows of objects LogMiner can name only by number (`TABLE_NAME` `OBJ# n`, after a DDL the
-/// online catalog no longer matches) would be one more condition here.
+/// The rows of objects LogMiner can name only by number are kept by [`NUMBERED_OBJECTS`].
 pub fn captured_rows(
     tables: &[(String, String)],
     first_placeholder: usize,
@@ -677,7 +695,8 @@ mod tests {
             sql.contains(
                 "WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (6, 7, 34, 36) \
                  OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4, :5)) \
-                 OR (SEG_OWNER = :6 AND TABLE_NAME IN (:7))) \
+                 OR (SEG_OWNER = :6 AND TABLE_NAME IN (:7)) \
+                 OR (SEG_OWNER = 'UNKNOWN' AND TABLE_NAME LIKE 'OBJ#%')) \
                  AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%') \
                  AND SRC_CON_NAME = :8"
             ),
@@ -691,7 +710,8 @@ mod tests {
         assert!(!sql.contains("SQL_UNDO") && !sql.contains("ORDER BY"));
         let (sql, binds) = contents_query(&tables[..1], None);
         assert!(sql.ends_with(
-            "OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4))) \
+            "OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4)) \
+             OR (SEG_OWNER = 'UNKNOWN' AND TABLE_NAME LIKE 'OBJ#%')) \
              AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%')"
         ));
         assert_eq!(binds.len(), 2);
