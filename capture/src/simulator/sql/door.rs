@@ -91,6 +91,20 @@ const PGA_PER_START: u64 = 256 << 10;
 const PGA_PER_ROW: u64 = 512;
 
 impl SessionState {
+    /// A new session in `container` on `instance`, with a new server process's memory.
+    fn new(id: u32, container: String, instance: u16) -> Self {
+        Self {
+            id,
+            container,
+            tag: String::new(),
+            registered: Vec::new(),
+            flush_pending: false,
+            instance,
+            pga_bytes: SESSION_PGA_START,
+            pga_max_bytes: SESSION_PGA_START,
+        }
+    }
+
     fn grow_pga(&mut self, bytes: u64) {
         self.pga_bytes += bytes;
         self.pga_max_bytes = self.pga_max_bytes.max(self.pga_bytes);
@@ -182,16 +196,7 @@ impl SessionPool for SimulatorPool {
             None => {
                 let id = shared.next_session;
                 shared.next_session += 1;
-                let state = SessionState {
-                    id,
-                    container: shared.connect_container.clone(),
-                    tag: String::new(),
-                    registered: Vec::new(),
-                    flush_pending: false,
-                    instance: 1,
-                    pga_bytes: SESSION_PGA_START,
-                    pga_max_bytes: SESSION_PGA_START,
-                };
+                let state = SessionState::new(id, shared.connect_container.clone(), 1);
                 (state, false)
             }
         };
@@ -243,16 +248,7 @@ impl SessionPool for SimulatorPool {
             })?;
         let id = shared.next_session;
         shared.next_session += 1;
-        let state = SessionState {
-            id,
-            container: shared.connect_container.clone(),
-            tag: String::new(),
-            registered: Vec::new(),
-            flush_pending: false,
-            instance: thread,
-            pga_bytes: SESSION_PGA_START,
-            pga_max_bytes: SESSION_PGA_START,
-        };
+        let state = SessionState::new(id, shared.connect_container.clone(), thread);
         Ok(SimulatorSession {
             pool: self.clone(),
             state,
