@@ -265,6 +265,7 @@ fn window(sim: &mut Simulator) -> MiningWindow {
             .logs_covering(0)
             .map(|plan| plan.logs)
             .unwrap_or_default(),
+        objects: Vec::new(),
         tables: vec![("BENCH".to_owned(), "T".to_owned())],
         pdb: None,
         with_sql_undo: false,

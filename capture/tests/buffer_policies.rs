@@ -720,6 +720,7 @@ fn simulated_rows(scenario: &str) -> Vec<redoline_capture::source::LogMinerRow> 
         start_scn: 1,
         end_scn: end,
         logs: sim.logs_covering(1).unwrap().logs,
+        objects: Vec::new(),
         tables: vec![("APP".to_owned(), "DOCS".to_owned())],
         pdb: None,
         with_sql_undo: false,

@@ -237,6 +237,7 @@ fn parsed(expect: &Value, sql: &str) -> Result<Value, String> {
             DdlKind::AlterTable => "AlterTable",
             DdlKind::DropTable => "DropTable",
             DdlKind::TruncateTable => "TruncateTable",
+            DdlKind::RenameTable => "RenameTable",
             DdlKind::Other => "Other",
         };
         let object = statement.object.map(|o| json!([o.schema, o.name]));

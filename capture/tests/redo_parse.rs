@@ -470,6 +470,11 @@ fn ddl_kinds_and_objects() {
             DdlKind::CreateTable,
             object(Some("A"), "B"),
         ),
+        (
+            "rename orders to orders_2024;",
+            DdlKind::RenameTable,
+            object(None, "ORDERS"),
+        ),
         ("create index i on t(x);", DdlKind::Other, None),
         ("alter index i rebuild;", DdlKind::Other, None),
         ("comment on table t is 'x';", DdlKind::Other, None),
@@ -480,11 +485,31 @@ fn ddl_kinds_and_objects() {
             parse_ddl(sql).unwrap(),
             DdlStatement {
                 kind: *kind,
-                object: object.clone()
+                object: object.clone(),
+                renamed_to: (*kind == DdlKind::RenameTable).then(|| Cow::Borrowed("ORDERS_2024")),
             },
             "{sql}"
         );
     }
+}
+
+#[test]
+fn ddl_renames_name_the_new_table() {
+    let renamed = |sql: &str| parse_ddl(sql).unwrap().renamed_to.map(|n| n.into_owned());
+    assert_eq!(
+        renamed("ALTER TABLE APP.T RENAME TO T2;"),
+        Some("T2".to_owned())
+    );
+    assert_eq!(
+        renamed("alter table app.t rename to \"New t\";"),
+        Some("New t".to_owned())
+    );
+    assert_eq!(renamed("RENAME t TO t_old;"), Some("T_OLD".to_owned()));
+    // Renames of a column or a constraint leave the table's name.
+    assert_eq!(renamed("ALTER TABLE APP.T RENAME COLUMN A TO B;"), None);
+    assert_eq!(renamed("ALTER TABLE APP.T RENAME CONSTRAINT C TO D;"), None);
+    assert_eq!(renamed("ALTER TABLE APP.T ADD (X NUMBER);"), None);
+    assert!(parse_ddl("RENAME t;").is_err());
 }
 
 #[test]

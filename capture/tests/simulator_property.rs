@@ -152,6 +152,7 @@ fn mine(sim: &mut Simulator, start: u64, end: u64) -> Vec<LogMinerRow> {
         start_scn: start,
         end_scn: end,
         logs: sim.logs_covering(start).unwrap().logs,
+        objects: Vec::new(),
         tables: TABLES
             .iter()
             .map(|t| ("APP".to_owned(), (*t).to_owned()))

@@ -24,6 +24,7 @@ fn window(sim: &mut Simulator, start: u64, end: u64) -> Result<MiningWindow, Sou
         start_scn: start,
         end_scn: end,
         logs: sim.logs_covering(start)?.logs,
+        objects: Vec::new(),
         tables: vec![("APP".to_owned(), "T".to_owned())],
         pdb: None,
         with_sql_undo: true,

@@ -67,8 +67,11 @@ use crate::value::{Row, Value, ValueError, typed_row};
 
 /// The captured tables' current dictionary.
 pub trait TableLookup {
-    /// The schema of a captured table; `None` for a table that is not captured.
-    fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>>;
+    /// The schema of a captured table; `None` for a table that is not captured. `object` is
+    /// the row's `DATA_OBJ#` when the source gives it: it names the table whatever LogMiner
+    /// called it when mining (a renamed table's rows carry the new name).
+    fn table(&mut self, owner: &str, table: &str, object: Option<u64>)
+    -> Option<Arc<TableSchema>>;
     /// Reloads a table's columns after a DDL row on it.
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String>;
     /// A row LogMiner names by object number: the captured table's version in force at `scn`
@@ -279,7 +282,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         {
             return self.numbered(object_id, row, emit);
         }
-        let Some(table) = self.lookup.table(owner, table_name) else {
+        let Some(table) = self.lookup.table(owner, table_name, row.object_id) else {
             return Ok(());
         };
         match row.operation {

@@ -15,7 +15,12 @@ struct Tables {
 }
 
 impl TableLookup for Tables {
-    fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
+    fn table(
+        &mut self,
+        owner: &str,
+        table: &str,
+        _object: Option<u64>,
+    ) -> Option<Arc<TableSchema>> {
         self.tables
             .get(&(owner.to_owned(), table.to_owned()))
             .cloned()

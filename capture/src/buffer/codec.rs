@@ -61,6 +61,7 @@ pub fn encode_row(row: &LogMinerRow, out: &mut Vec<u8>) {
         sql_undo,
         src_con_name,
         con_id,
+        object_id,
     } = row;
     out.extend_from_slice(&scn.to_le_bytes());
     put_option(out, start_scn.as_ref(), |out, v| put_u64(out, *v));
@@ -86,6 +87,7 @@ pub fn encode_row(row: &LogMinerRow, out: &mut Vec<u8>) {
     put_option(out, sql_undo.as_deref(), put_text);
     put_option(out, src_con_name.as_deref(), put_text);
     put_option(out, con_id.as_ref(), |out, v| put_u32(out, *v));
+    put_option(out, object_id.as_ref(), |out, v| put_u64(out, *v));
 }
 
 /// Decodes one row from exactly `payload`.
@@ -140,6 +142,7 @@ impl RowDecoder {
             sql_undo: r.option(Reader::text)?,
             src_con_name: r.option(|r| self.shared(r, CONTAINER))?,
             con_id: r.option(Reader::u32)?,
+            object_id: r.option(Reader::u64)?,
         };
         if r.at != payload.len() {
             return Err(r.error("bytes left after the last column"));
@@ -314,6 +317,7 @@ mod tests {
             sql_undo: Some(String::new()),
             src_con_name: Some(Arc::from("PDB1")),
             con_id: Some(3),
+            object_id: Some(74_103),
         }
     }
 
@@ -343,6 +347,7 @@ mod tests {
             sql_undo: None,
             src_con_name: None,
             con_id: None,
+            object_id: None,
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! file   = magic frame*
-//! magic  = "RDLSPL01"                      8 bytes: format name and version 01
+//! magic  = "RDLSPL02"                      8 bytes: format name and version 02
 //! frame  = length crc payload
 //! length = u32 little-endian               payload bytes, at most MAX_FRAME_PAYLOAD
 //! crc    = u32 little-endian               CRC32 (IEEE, crc32fast) of length ‖ payload
@@ -44,7 +44,7 @@ use crate::source::{LogMinerRow, Xid};
 use super::codec::{self, CodecError, RowDecoder};
 
 /// The first bytes of every spill file: format name and version.
-pub const FILE_MAGIC: [u8; 8] = *b"RDLSPL01";
+pub const FILE_MAGIC: [u8; 8] = *b"RDLSPL02";
 /// Length and CRC in front of every payload.
 pub const FRAME_HEADER_LEN: usize = 8;
 /// A row is a few KiB at most (SQL_REDO is split at 4000 bytes); a longer length is damage.
@@ -544,8 +544,9 @@ mod tests {
             problem(read_all(&seed[..10], 2).unwrap_err()),
             Corruption::Truncated
         );
+        // A file of the format before (version 01, without DATA_OBJ#) is refused as such.
         let mut magic = seed.to_vec();
-        magic[7] = b'2';
+        magic[7] = b'1';
         assert_eq!(problem(read_all(&magic, 2).unwrap_err()), Corruption::Magic);
     }
 

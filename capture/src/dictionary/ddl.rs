@@ -4,7 +4,8 @@
 //! it when the catalog is already past later DDL).
 //!
 //! Understood: `ADD (c type [DEFAULT ..] [NOT NULL], ...)` / `ADD c type`, `DROP COLUMN c` /
-//! `DROP (c, ...)`. Anything else changes no column (`Ok(None)`).
+//! `DROP (c, ...)`, `RENAME COLUMN a TO b`, `MODIFY (c [type] [NOT NULL | NULL], ...)` /
+//! `MODIFY c ...`. Anything else changes no column (`Ok(None)`), a table rename included.
 //!
 //! Segment column numbers ([`Column::segment_column`], what LogMiner's `"COL n"` names), when
 //! every column has one: an added column takes the next number after the highest; a DROP
@@ -23,8 +24,15 @@ use super::{Column, OracleType};
 /// A statement Oracle would refuse (an existing or unknown column, all columns dropped, a type
 /// that does not parse) is an error with the reason.
 pub fn alter_columns(statement: &str, columns: &[Column]) -> Result<Option<Vec<Column>>, String> {
+    let statement = statement.trim_end().trim_end_matches(';');
     let upper = statement.to_ascii_uppercase();
     let mut columns = columns.to_vec();
+    if let Some(at) = keyword(&upper, "RENAME") {
+        return rename_column(&statement[at + "RENAME".len()..], columns);
+    }
+    if let Some(at) = keyword(&upper, "MODIFY") {
+        return modify_columns(&statement[at + "MODIFY".len()..], columns);
+    }
     if let Some(at) = keyword(&upper, "ADD") {
         let rest = statement[at + 3..].trim();
         let definitions = match rest.strip_prefix('(') {
@@ -74,6 +82,61 @@ pub fn alter_columns(statement: &str, columns: &[Column]) -> Result<Option<Vec<C
         return Ok(Some(columns));
     }
     Ok(None)
+}
+
+/// `RENAME COLUMN a TO b` (after `RENAME`): the column keeps its type, key and segment column
+/// number. `RENAME TO`, `RENAME CONSTRAINT`, ... change no column.
+fn rename_column(rest: &str, mut columns: Vec<Column>) -> Result<Option<Vec<Column>>, String> {
+    let rest = rest.trim_start();
+    let upper = rest.to_ascii_uppercase();
+    if keyword(&upper, "COLUMN") != Some(0) {
+        return Ok(None);
+    }
+    let rest = &rest["COLUMN".len()..];
+    let to = keyword(&rest.to_ascii_uppercase(), "TO").ok_or("RENAME COLUMN without TO")?;
+    let (old, new) = (identifier(&rest[..to]), identifier(&rest[to + 2..]));
+    if columns.iter().any(|c| c.name == new) {
+        return Err(format!("column {new} exists (ORA-00957)"));
+    }
+    let column = columns
+        .iter_mut()
+        .find(|c| c.name == old)
+        .ok_or_else(|| format!("no column {old} (ORA-00904)"))?;
+    column.name = new;
+    Ok(Some(columns))
+}
+
+/// `MODIFY (c [type] [NOT NULL | NULL], ...)` / `MODIFY c ...` (after `MODIFY`): a new type
+/// and nullability; a definition without a type (`c NOT NULL`) keeps the type. The column keeps
+/// its place, key and segment column number.
+fn modify_columns(rest: &str, mut columns: Vec<Column>) -> Result<Option<Vec<Column>>, String> {
+    let rest = rest.trim();
+    let definitions = match rest.strip_prefix('(') {
+        Some(_) => split_top_level(paren_body(rest).ok_or("unbalanced parentheses")?),
+        None => vec![rest],
+    };
+    for definition in definitions {
+        let name = identifier(definition.split_whitespace().next().unwrap_or_default());
+        let column = columns
+            .iter_mut()
+            .find(|c| c.name == name)
+            .ok_or_else(|| format!("no column {name} (ORA-00904)"))?;
+        let upper = definition.trim().to_ascii_uppercase();
+        let after_name = upper[upper.find(char::is_whitespace).unwrap_or(upper.len())..].trim_start();
+        let constraint_only = ["NOT NULL", "NULL", "DEFAULT", "CONSTRAINT"]
+            .iter()
+            .any(|word| after_name.starts_with(word));
+        if !constraint_only {
+            let (modified, _) = column_definition(definition)?;
+            column.data_type = modified.data_type;
+        }
+        if keyword(&upper, "NOT NULL").is_some() {
+            column.nullable = false;
+        } else if keyword(&upper, "NULL").is_some() && column.key_position.is_none() {
+            column.nullable = true;
+        }
+    }
+    Ok(Some(columns))
 }
 
 /// The number an added column takes: after the highest; `None` unless every column has one.
@@ -209,6 +272,37 @@ mod tests {
     }
 
     #[test]
+    fn rename_and_modify_keep_the_column_in_place() {
+        let renamed = alter_columns("ALTER TABLE T RENAME COLUMN NOTE TO REMARK;", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(names(&renamed), ["ID", "REMARK"]);
+        assert_eq!(renamed[1].data_type, base()[1].data_type);
+        let modified = alter_columns(
+            "alter table t modify (note varchar2(40) not null)",
+            &base(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(modified[1].data_type, OracleType::parse("VARCHAR2(40)").unwrap());
+        assert!(!modified[1].nullable);
+        let relaxed = alter_columns("ALTER TABLE T MODIFY NOTE NULL", &modified)
+            .unwrap()
+            .unwrap();
+        assert_eq!(relaxed[1].data_type, modified[1].data_type);
+        assert!(relaxed[1].nullable);
+        // A table rename or a constraint rename changes no column.
+        assert_eq!(alter_columns("ALTER TABLE T RENAME TO U", &base()), Ok(None));
+        assert_eq!(
+            alter_columns("ALTER TABLE T RENAME CONSTRAINT A TO B", &base()),
+            Ok(None)
+        );
+        assert!(alter_columns("ALTER TABLE T RENAME COLUMN NOPE TO X", &base()).is_err());
+        assert!(alter_columns("ALTER TABLE T RENAME COLUMN NOTE TO ID", &base()).is_err());
+        assert!(alter_columns("ALTER TABLE T MODIFY (NOPE NUMBER)", &base()).is_err());
+    }
+
+    #[test]
     fn segment_column_numbers_follow_oracles_add_and_drop() {
         // A clustered table's key column is stored first: numbers are not positions.
         let numbered = vec![
@@ -277,14 +371,7 @@ mod tests {
 
     #[test]
     fn other_statements_change_no_column_or_are_refused() {
-        assert_eq!(
-            alter_columns("ALTER TABLE T MODIFY (NOTE VARCHAR2(40))", &base()),
-            Ok(None)
-        );
-        assert_eq!(
-            alter_columns("ALTER TABLE T RENAME COLUMN A TO B", &base()),
-            Ok(None)
-        );
+        assert_eq!(alter_columns("ALTER TABLE T RENAME TO U", &base()), Ok(None));
         for refused in [
             "ALTER TABLE T ADD (NOTE NUMBER)",
             "ALTER TABLE T DROP COLUMN NOPE",

@@ -133,6 +133,7 @@ fn mine_recent<S: DatabaseCatalog + RedoMiner>(
         start_scn,
         end_scn,
         logs: plan.logs,
+        objects: Vec::new(),
         tables: request.tables.clone(),
         pdb: request.pdb.clone(),
         with_sql_undo: false,

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
 use crate::dictionary::ddl::alter_columns;
+use crate::redo::parse_ddl;
 use crate::doctor::{self, Report};
 use crate::error::CaptureError;
 use crate::filter::Filters;
@@ -66,6 +67,7 @@ impl Default for CapturedTables {
 struct LastLookup {
     owner: String,
     table: String,
+    object: Option<u64>,
     found: Option<Arc<TableSchema>>,
 }
 
@@ -75,6 +77,8 @@ pub struct Reloaded {
     /// The structure after the DDL (the last one when the table was dropped).
     pub table: Arc<TableSchema>,
     pub dropped: bool,
+    /// The name the table had before the DDL, when the DDL renamed it.
+    pub renamed_from: Option<String>,
 }
 
 impl CapturedTables {
@@ -188,6 +192,20 @@ impl CapturedTables {
         self.names.iter().cloned().collect()
     }
 
+    /// The object numbers of the captured tables, sorted: what mining asks LogMiner for besides
+    /// the names, so rows LogMiner names otherwise when mining (after a rename, a drop into the
+    /// recycle bin, or by number) are not filtered out.
+    pub fn object_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .names
+            .iter()
+            .flat_map(|(owner, table)| self.history.object_ids(owner, table))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// Whether a DDL left a table to reload.
     pub fn has_stale(&self) -> bool {
         !self.stale.is_empty()
@@ -197,27 +215,61 @@ impl CapturedTables {
     /// taken from the history when a run before this one recorded it, else read from the
     /// catalog and returned in `recorded` for the history. A dropped table keeps its last
     /// structure: no later row of it can exist.
+    ///
+    /// A rename keeps the columns and the object: the structure before it under the new name
+    /// (from the history when recorded), captured from here on when `selects` (the tables
+    /// `spec.tables` and the filters choose) takes the new name. A dropped table stops being
+    /// mined.
     pub fn reload_stale<S: DatabaseCatalog>(
         &mut self,
         source: &mut S,
         ddl_scn: u64,
         ddl: impl Fn(&str, &str) -> Option<String>,
+        selects: impl Fn(&str, &str) -> bool,
     ) -> Result<(Vec<Reloaded>, Vec<NewVersion>), SourceError> {
         self.last_lookup = None;
         let from_scn = ddl_scn.saturating_add(1);
         let mut reloaded = Vec::new();
         let mut recorded = Vec::new();
         for (owner, name) in std::mem::take(&mut self.stale) {
+            let statement = ddl(&owner, &name);
+            let renamed_to = statement.as_deref().and_then(|sql| {
+                parse_ddl(sql)
+                    .ok()
+                    .and_then(|parsed| parsed.renamed_to.map(|new| new.into_owned()))
+            });
+            if let Some(new_name) = renamed_to {
+                let Some(table) = self.renamed(&owner, &name, &new_name, ddl_scn, statement, &mut recorded)
+                else {
+                    continue;
+                };
+                if selects(&owner, &new_name) {
+                    self.names.insert((owner.clone(), new_name));
+                } else {
+                    tracing::warn!(
+                        table = %format!("{owner}.{name}"),
+                        renamed_to = %format!("{owner}.{new_name}"),
+                        scn = ddl_scn,
+                        "a captured table was renamed to a name that spec.tables and the filters                          do not select: its changes from this SCN on are not captured; add the new                          name to capture them"
+                    );
+                }
+                reloaded.push(Reloaded {
+                    table,
+                    dropped: false,
+                    renamed_from: Some(name),
+                });
+                continue;
+            }
             if let Some(table) = self.history.version_from(&owner, &name, from_scn) {
                 reloaded.push(Reloaded {
                     table,
                     dropped: false,
+                    renamed_from: None,
                 });
                 continue;
             }
             match source.table(&owner, &name) {
                 Ok(catalog) => {
-                    let statement = ddl(&owner, &name);
                     let previous = self.history.in_force(&owner, &name, ddl_scn);
                     let table = structure_after(catalog.schema, previous, statement.as_deref());
                     self.history.insert(Arc::clone(&table), from_scn);
@@ -232,13 +284,18 @@ impl CapturedTables {
                     reloaded.push(Reloaded {
                         table,
                         dropped: false,
+                        renamed_from: None,
                     });
                 }
                 Err(SourceError::NoSuchTable { .. }) => {
+                    // Dropped: no later row of it can exist, so it is no longer asked for. A
+                    // table created again under the name is captured as a new one.
+                    self.names.remove(&(owner.clone(), name.clone()));
                     if let Some(table) = self.history.in_force(&owner, &name, ddl_scn) {
                         reloaded.push(Reloaded {
                             table,
                             dropped: true,
+                            renamed_from: None,
                         });
                     }
                 }
@@ -246,6 +303,41 @@ impl CapturedTables {
             }
         }
         Ok((reloaded, recorded))
+    }
+}
+
+impl CapturedTables {
+    /// The structure of `owner.name` renamed to `new_name` at `ddl_scn`: the history's when an
+    /// earlier run recorded it, else the structure in force before the rename under the new name
+    /// (a rename changes no column and keeps the object numbers), recorded. `None` when the
+    /// history has no structure of the table.
+    fn renamed(
+        &mut self,
+        owner: &str,
+        name: &str,
+        new_name: &str,
+        ddl_scn: u64,
+        statement: Option<String>,
+        recorded: &mut Vec<NewVersion>,
+    ) -> Option<Arc<TableSchema>> {
+        let from_scn = ddl_scn.saturating_add(1);
+        if let Some(known) = self.history.version_from(owner, new_name, from_scn) {
+            return Some(known);
+        }
+        let previous = self.history.in_force(owner, name, ddl_scn)?;
+        let renamed = TableSchema::new(owner, new_name, previous.columns().to_vec()).ok()?;
+        let renamed = Arc::new(match previous.object() {
+            Some(object) => renamed.with_object(object),
+            None => renamed,
+        });
+        self.history.insert(Arc::clone(&renamed), from_scn);
+        recorded.push(NewVersion {
+            table: Arc::clone(&renamed),
+            from_scn,
+            kind: ChangeKind::Alter,
+            ddl: statement,
+        });
+        Some(renamed)
     }
 }
 
@@ -430,21 +522,41 @@ pub fn check_key_logging<S: DatabaseCatalog>(
 }
 
 impl TableLookup for CapturedTables {
-    fn table(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
+    /// By object number first: the version of the object in force at the commit SCN is the
+    /// table the row changed, whatever LogMiner named it (a rename or a drop into the recycle
+    /// bin since the row was written gives it the table's name at mining time). It is captured
+    /// when that version's name is. By name for an object the history has no number for (a
+    /// version recorded before the capture read object numbers, a source without `DATA_OBJ#`).
+    fn table(
+        &mut self,
+        owner: &str,
+        table: &str,
+        object: Option<u64>,
+    ) -> Option<Arc<TableSchema>> {
         if let Some(last) = &self.last_lookup
             && last.owner == owner
             && last.table == table
+            && last.object == object
         {
             return last.found.clone();
         }
-        let found = if self.names.contains(&(owner.to_owned(), table.to_owned())) {
-            self.history.in_force(owner, table, self.commit_scn)
-        } else {
-            None
+        let by_object = object
+            .filter(|&object| object != 0)
+            .and_then(|object| self.history.in_force_by_object(object, self.commit_scn));
+        let found = match by_object {
+            Some(version) => self
+                .names
+                .contains(&(version.schema().to_owned(), version.table().to_owned()))
+                .then_some(version),
+            None if self.names.contains(&(owner.to_owned(), table.to_owned())) => {
+                self.history.in_force(owner, table, self.commit_scn)
+            }
+            None => None,
         };
         self.last_lookup = Some(LastLookup {
             owner: owner.to_owned(),
             table: table.to_owned(),
+            object,
             found: found.clone(),
         });
         found
@@ -558,7 +670,7 @@ mod tests {
             ]
         );
         tables.at_commit(100);
-        assert!(tables.table("APP", "LATER").is_some());
+        assert!(tables.table("APP", "LATER", None).is_some());
     }
 
     /// The database-level logging of the simulator (minimal only).
@@ -641,9 +753,15 @@ mod tests {
             Some("ALTER TABLE APP.ORDERS DROP COLUMN Q"),
         );
         assert_eq!(dropped, table(&["P"]));
+        // A MODIFY keeps the names: behind a later ADD, the derived columns are taken.
+        let modified = structure_after(
+            table(&["P", "Q"]),
+            Some(table(&["P"])),
+            Some("ALTER TABLE APP.ORDERS MODIFY (P NUMBER(2))"),
+        );
+        assert!(modified.column_index("P").is_some() && modified.column_index("Q").is_none());
         // Statements that change no column, or that are not understood, keep the catalog.
         for statement in [
-            "ALTER TABLE APP.ORDERS MODIFY (P NUMBER(2))",
             "ALTER TABLE APP.ORDERS ADD CONSTRAINT U UNIQUE (P)",
             "ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS",
             "ALTER TABLE APP.ORDERS DROP PRIMARY KEY",

@@ -288,6 +288,7 @@ impl<S: OracleSource> Engine<S> {
                 start_scn,
                 end_scn,
                 logs: logs.logs,
+                objects: self.pipeline.tables.object_ids(),
                 tables: self.pipeline.tables.names(),
                 pdb: self.pipeline.config.database.pdb.clone(),
                 // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.

@@ -364,7 +364,20 @@ impl Pipeline {
                 _ => None,
             })
         };
-        let (reloaded, recorded) = self.tables.reload_stale(source, ddl_scn, statement)?;
+        let named = self.config.table_names();
+        let filters = Arc::clone(&self.filters);
+        let flush = self.config.mining.flush_table.to_uppercase();
+        let selects = |owner: &str, table: &str| {
+            named.iter().any(|(o, t)| o == owner && t == table)
+                || !filters
+                    .catalog_tables(&[(owner.to_owned(), table.to_owned())], |o, t| {
+                        flush == t || flush == format!("{o}.{t}")
+                    })
+                    .is_empty()
+        };
+        let (reloaded, recorded) =
+            self.tables
+                .reload_stale(source, ddl_scn, statement, selects)?;
         self.record_versions(&recorded)?;
         let now = Timestamp::now();
         for event in &events {
@@ -373,7 +386,9 @@ impl Pipeline {
             };
             let Some(reload) = reloaded.iter().find(|reload| {
                 reload.table.schema() == event.table.schema()
-                    && reload.table.table() == event.table.table()
+                    && (reload.renamed_from.as_deref())
+                        .unwrap_or(reload.table.table())
+                        == event.table.table()
             }) else {
                 continue;
             };

@@ -363,7 +363,7 @@ impl<S: OracleSource> Engine<S> {
                     .names()
                     .into_iter()
                     .find(|(owner, table)| format!("{owner}.{table}") == entry.table)
-                    .and_then(|(owner, table)| self.pipeline.tables.table(&owner, &table))
+                    .and_then(|(owner, table)| self.pipeline.tables.table(&owner, &table, None))
                     .ok_or_else(|| CaptureError::SnapshotTableUnselected {
                         table: entry.table.clone(),
                     })?;

@@ -8,7 +8,8 @@
 //! create := CREATE [OR REPLACE] {GLOBAL TEMPORARY | PRIVATE TEMPORARY | SHARDED | DUPLICATED
 //!           | IMMUTABLE | BLOCKCHAIN} TABLE [IF NOT EXISTS] NAME ...
 //! alter  := ALTER TABLE NAME ...          drop := DROP TABLE [IF EXISTS] NAME ...
-//! truncate := TRUNCATE TABLE NAME ...
+//! truncate := TRUNCATE TABLE NAME ...     rename := RENAME NAME TO PART
+//! (ALTER TABLE NAME RENAME TO PART also gives the new name)
 //! NAME   := PART [. PART]                 PART := "Quoted" | bare_word
 //! ```
 //!
@@ -28,6 +29,9 @@ pub enum DdlKind {
     AlterTable,
     DropTable,
     TruncateTable,
+    /// `RENAME old TO new`: the statement form of a table rename (`ALTER TABLE old RENAME TO
+    /// new` is an [`DdlKind::AlterTable`] with [`DdlStatement::renamed_to`]).
+    RenameTable,
     /// Any other DDL; its object is not extracted.
     Other,
 }
@@ -45,6 +49,10 @@ pub struct DdlStatement<'a> {
     pub kind: DdlKind,
     /// The table, for every kind but [`DdlKind::Other`].
     pub object: Option<ObjectName<'a>>,
+    /// The table's new name when the statement renames it (`ALTER TABLE old RENAME TO new`,
+    /// `RENAME old TO new`). Oracle takes no owner before the new name: a table keeps its
+    /// schema (SQL Language Reference, RENAME and ALTER TABLE, "rename_table_clause").
+    pub renamed_to: Option<Cow<'a, str>>,
 }
 
 /// Words that may stand between `CREATE` and `TABLE`.
@@ -92,6 +100,8 @@ pub fn parse_ddl(sql: &str) -> Result<DdlStatement<'_>, ParseError> {
         DdlKind::DropTable
     } else if cursor.eat_keyword("truncate")? && cursor.eat_keyword("table")? {
         DdlKind::TruncateTable
+    } else if cursor.eat_keyword("rename")? {
+        DdlKind::RenameTable
     } else {
         DdlKind::Other
     };
@@ -100,9 +110,25 @@ pub fn parse_ddl(sql: &str) -> Result<DdlStatement<'_>, ParseError> {
         DdlKind::CreateTable
         | DdlKind::AlterTable
         | DdlKind::DropTable
-        | DdlKind::TruncateTable => Some(object_name(&mut cursor)?),
+        | DdlKind::TruncateTable
+        | DdlKind::RenameTable => Some(object_name(&mut cursor)?),
     };
-    Ok(DdlStatement { kind, object })
+    let renamed_to = match kind {
+        DdlKind::RenameTable => {
+            cursor.expect_keyword("to", "`to` after the table to rename")?;
+            Some(name_part(&mut cursor)?)
+        }
+        // `RENAME COLUMN`, `RENAME CONSTRAINT` and `RENAME PARTITION` rename something else.
+        DdlKind::AlterTable if cursor.eat_keyword("rename")? && cursor.eat_keyword("to")? => {
+            Some(name_part(&mut cursor)?)
+        }
+        _ => None,
+    };
+    Ok(DdlStatement {
+        kind,
+        object,
+        renamed_to,
+    })
 }
 
 /// `PART [. PART]`.

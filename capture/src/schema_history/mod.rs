@@ -304,6 +304,21 @@ impl SchemaHistory {
             .map(|(_, table)| Arc::clone(table))
     }
 
+    /// The object numbers of every version of the table that knows its number: usually one,
+    /// more when the name was dropped and created again.
+    pub fn object_ids(&self, owner: &str, table: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .tables
+            .get(&(owner.to_owned(), table.to_owned()))
+            .into_iter()
+            .flat_map(BTreeMap::values)
+            .filter_map(|version| version.object().map(|object| object.object_id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// Whether the history holds any version of the table.
     pub fn knows(&self, owner: &str, table: &str) -> bool {
         self.tables

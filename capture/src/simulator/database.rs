@@ -84,6 +84,13 @@ impl Hasher for FastHasher {
 /// The SCN of a version not yet committed.
 pub(crate) const PENDING: u64 = u64::MAX;
 
+/// The name a dropped table has in the recycle bin (`BIN$` and a unique id, Oracle Database
+/// Administrator's Guide, "Naming Conventions for Objects in the Recycle Bin"); the model's id is
+/// the object number.
+pub(crate) fn recycle_bin_name(object_id: u32) -> String {
+    format!("BIN$SIMULATED{object_id:05}==$0")
+}
+
 /// Oracle's extended ROWID alphabet.
 const ROWID_ALPHABET: &[u8; 64] =
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -313,8 +320,14 @@ pub(crate) struct Table {
     /// only when a window asks for it.
     pub text: Arc<TableText>,
     /// Dropped: the table keeps its slot (open transactions may still name it) but is no
-    /// longer live.
+    /// longer live. Without PURGE it sits in the recycle bin under [`recycle_bin_name`].
     pub dropped: bool,
+    /// Dropped with PURGE: gone from the dictionary, so LogMiner names its rows by number.
+    pub purged: bool,
+    /// Every column structure the table has had, oldest first: the dictionary versions
+    /// (`DATA_OBJV#`), one more at each DDL that changes a column. A row remembers the version
+    /// it was written under (`redo_log::RowObject`).
+    pub versions: Vec<Arc<TableSchema>>,
     /// Column name → position, with the fast hasher (looked up for every scenario value).
     pub column_positions: FastMap<String, usize>,
     /// `ALL_OBJECTS.OBJECT_ID`: the data object number the table was created with, kept for
@@ -354,6 +367,8 @@ impl Table {
                 identification_key: Vec::new(),
             }),
             dropped: false,
+            purged: false,
+            versions: vec![Arc::clone(&schema)],
             column_positions: FastMap::default(),
             schema,
             logging,
@@ -371,6 +386,21 @@ impl Table {
         };
         table.refresh_columns();
         table
+    }
+
+    /// The current dictionary version (an index into [`Table::versions`]).
+    pub fn dictionary_version(&self) -> u32 {
+        u32::try_from(self.versions.len().saturating_sub(1)).unwrap_or(u32::MAX)
+    }
+
+    /// The table's name in today's dictionary: its recycle bin name once dropped.
+    pub fn mined_name(&self) -> (Arc<str>, Arc<str>) {
+        let name = if self.dropped {
+            Arc::from(recycle_bin_name(self.object_id).as_str())
+        } else {
+            Arc::clone(&self.name)
+        };
+        (Arc::clone(&self.owner), name)
     }
 
     pub fn refresh_columns(&mut self) {

@@ -10,12 +10,17 @@
 //! `CREATE TABLE t (c type [PRIMARY KEY] [NOT NULL], ..., [PRIMARY KEY (c, ...)])`,
 //! `ALTER TABLE t ADD (c type, ...)` / `ADD c type`, `ALTER TABLE t DROP COLUMN c` /
 //! `DROP (c, ...)`, `ALTER TABLE t ADD SUPPLEMENTAL LOG DATA (ALL|PRIMARY KEY) COLUMNS`,
-//! `DROP TABLE t`, `TRUNCATE TABLE t`. Column defaults are not modelled (added columns are NULL
+//! `ALTER TABLE t RENAME COLUMN a TO b`, `ALTER TABLE t MODIFY (c type ...)`, `ALTER TABLE t
+//! RENAME TO u` and `RENAME t TO u`, `DROP TABLE t [PURGE]` (without PURGE into the recycle
+//! bin, under a `BIN$` name), `TRUNCATE TABLE t`. Each column change is a new dictionary
+//! version of the table: rows written before it are rendered by number when mined after it
+//! (`at_mining`). Column defaults are not modelled (added columns are NULL
 //! in existing rows). A DDL on a table with uncommitted changes is refused (ORA-00054).
 
 use std::sync::Arc;
 
 use super::database::Version;
+use super::redo_log::RowObject;
 use super::scenario::TableLogging;
 use super::{ScenarioError, Simulator};
 use crate::dictionary::ddl::{
@@ -32,8 +37,11 @@ enum Effect {
     Create(TableSchema, TableLogging),
     Replace(usize, Vec<Column>),
     Logging(usize, TableLogging),
-    Drop(usize),
+    /// `DROP TABLE`, and whether with PURGE.
+    Drop(usize, bool),
     Truncate(usize),
+    /// A new name in the same schema.
+    Rename(usize, String),
     Nothing,
 }
 
@@ -79,9 +87,24 @@ impl Simulator {
                         "the table has uncommitted changes (ORA-00054)".to_owned(),
                     ));
                 }
-                match parsed.kind {
-                    DdlKind::DropTable => Effect::Drop(t),
-                    DdlKind::TruncateTable => Effect::Truncate(t),
+                match (parsed.kind, parsed.renamed_to.as_deref()) {
+                    (DdlKind::DropTable, _) => {
+                        let purge = statement
+                            .to_ascii_uppercase()
+                            .split_whitespace()
+                            .any(|word| word.trim_end_matches(';') == "PURGE");
+                        Effect::Drop(t, purge)
+                    }
+                    (DdlKind::TruncateTable, _) => Effect::Truncate(t),
+                    (_, Some(new_name)) => {
+                        let owner = &self.tables[t].owner;
+                        if self.table_index.contains_key(&format!("{owner}.{new_name}")) {
+                            return Err(error(format!(
+                                "name {owner}.{new_name} is already used (ORA-00955)"
+                            )));
+                        }
+                        Effect::Rename(t, new_name.to_owned())
+                    }
                     _ => alter(statement, self.tables[t].schema.columns(), t).map_err(error)?,
                 }
             }
@@ -101,6 +124,11 @@ impl Simulator {
             let mut spec = sim.tx_spec(tx, OperationCode::Ddl, DDL_ROW_ID.into(), None);
             spec.table = object.as_ref().zip(name_id).map(|((owner, name), id)| {
                 (Arc::from(owner.as_str()), Arc::from(name.as_str()), id)
+            });
+            spec.object = existing.map(|t| RowObject {
+                table: t as u32,
+                version: sim.tables[t].dictionary_version(),
+                object_id: sim.tables[t].object_id,
             });
             spec.info = Some(Arc::from("USER DDL (PlSql=0 RecDep=0)"));
             spec.sql_redo = Some(text);
@@ -136,13 +164,38 @@ impl Simulator {
                     }
                 }
                 table.schema = Arc::new(schema);
+                table.versions.push(Arc::clone(&table.schema));
                 table.refresh_columns();
                 table.ddl_scn = scn;
             }
+            Effect::Rename(t, new_name) => {
+                let (owner, old_key) = {
+                    let table = &self.tables[t];
+                    (
+                        Arc::clone(&table.owner),
+                        format!("{}.{}", table.owner, table.name),
+                    )
+                };
+                let next = self.names.len() as u32;
+                let name_id = *self
+                    .names
+                    .entry((owner.to_string(), new_name.clone()))
+                    .or_insert(next);
+                self.table_index.remove(&old_key);
+                self.table_index.insert(format!("{owner}.{new_name}"), t);
+                let table = &mut self.tables[t];
+                let schema = TableSchema::new(owner.as_ref(), new_name.as_str(), table.schema.columns().to_vec())
+                    .map_err(|e| error(e.to_string()))?;
+                table.schema = Arc::new(schema);
+                table.name = Arc::from(new_name.as_str());
+                table.name_id = name_id;
+                table.refresh_columns();
+            }
             Effect::Logging(t, logging) => self.tables[t].logging = logging,
-            Effect::Drop(t) => {
+            Effect::Drop(t, purge) => {
                 let table = &mut self.tables[t];
                 table.dropped = true;
+                table.purged = purge;
                 let key = format!("{}.{}", table.owner, table.name);
                 self.table_index.remove(&key);
             }

@@ -32,6 +32,7 @@
 
 mod action;
 mod apply;
+mod at_mining;
 mod database;
 mod ddl_steps;
 mod dml_steps;
@@ -531,6 +532,7 @@ impl RedoMiner for Simulator {
                 .map(|l| (l.thread, l.sequence))
                 .collect(),
             with_sql_undo: window.with_sql_undo,
+            objects: window.objects.iter().copied().collect(),
         });
         Ok(())
     }
@@ -571,16 +573,25 @@ impl RedoMiner for Simulator {
             .iter()
             .map(|t| (t.number, t.written_scn))
             .collect();
+        // The formats rows named by number are encoded in; with a character set the model has
+        // no encoder for, such rows have no SQL_REDO (the capture must stop on them).
+        let formats = StorageSettings {
+            character_set: self.catalog.character_set.clone(),
+            national_character_set: self.catalog.national_character_set.clone(),
+            database_time_zone: self.catalog.dbtimezone.clone(),
+        }
+        .formats()
+        .ok();
         let mut visited = 0;
         for (stored, text) in self.redo.rows.starting_at_scn(session.start_scn) {
             if stored.row.scn > session.end_scn {
                 break;
             }
-            if !session.shows(stored, &written) {
+            if !session.shows(stored, &written, &self.tables) {
                 continue;
             }
             visited += 1;
-            if visit(session.view(stored, text)).is_break() {
+            if visit(session.view(stored, text, &self.tables, formats.as_ref())).is_break() {
                 break;
             }
         }

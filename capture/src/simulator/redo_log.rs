@@ -27,7 +27,8 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, civil};
 
-use super::database::{FastSet, TableText, host_local_time};
+use super::at_mining::{AtMining, MISMATCH_INFO, NUMBERED_OWNER, at_mining, numbered_sql, renamed_sql};
+use super::database::{FastSet, Table, TableText, host_local_time};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
 use super::statement::{logged_columns, render_update_undo};
@@ -36,6 +37,7 @@ use crate::source::{
     LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled, Xid,
 };
 use crate::value::Value;
+use crate::value::internal::DatabaseFormats;
 
 /// One stored row with what the window view needs besides the row itself.
 #[derive(Clone, Debug)]
@@ -49,11 +51,25 @@ pub(crate) struct StoredRow {
     pub undo: StoredUndo,
     pub incarnation: u32,
     pub sequence: u32,
-    /// The interned `(owner, table)` for rows on a table.
+    /// The interned `(owner, table)` for rows on a table, as it was named when written.
     pub name_id: Option<u32>,
+    /// The table and its dictionary version when written: what decides the form the row takes
+    /// when mined ([`super::at_mining`]).
+    pub object: Option<RowObject>,
     /// For undo rows: the SCN of the change undone (sequence-less XID when it is before the
     /// window).
     pub undoes_scn: Option<u64>,
+}
+
+/// The table a row changed, as the dictionary knew it when the row was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowObject {
+    /// The table's slot in the simulator's tables.
+    pub table: u32,
+    /// Its dictionary version then ([`super::database::Table::versions`]).
+    pub version: u32,
+    /// `ALL_OBJECTS.OBJECT_ID`: the row's `DATA_OBJ#`.
+    pub object_id: u32,
 }
 
 /// A stored row's SQL_UNDO: the view fills it in only for a window that asks for it
@@ -254,6 +270,7 @@ pub(crate) struct RowSpec {
     pub rollback: bool,
     pub row_id: Arc<str>,
     pub table: Option<(Arc<str>, Arc<str>, u32)>,
+    pub object: Option<RowObject>,
     pub user: Option<Arc<str>>,
     pub session: Option<(u32, u32)>,
     pub thread: u16,
@@ -491,6 +508,8 @@ impl Redo {
             sql_undo: None,
             src_con_name,
             con_id,
+            // LogMiner writes 0 for rows of no object (START, COMMIT).
+            object_id: Some(spec.object.map_or(0, |object| u64::from(object.object_id))),
         };
         let incarnation = self.incarnation;
         let stored = |row: LogMinerRow, undo: StoredUndo| StoredRow {
@@ -501,6 +520,7 @@ impl Redo {
             incarnation,
             sequence,
             name_id,
+            object: spec.object,
             undoes_scn: spec.undoes_scn,
         };
         let too_long = |text: &Option<String>| {
@@ -630,7 +650,10 @@ impl Redo {
 pub(crate) struct MiningSession {
     pub start_scn: u64,
     pub end_scn: u64,
+    /// The interned names of the tables asked for.
     pub tables: FastSet<u32>,
+    /// The object numbers asked for ([`crate::source::MiningWindow::objects`]).
+    pub objects: FastSet<u64>,
     pub pdb: Option<String>,
     pub incarnation: u32,
     /// `(thread, sequence)` of every registered log.
@@ -642,8 +665,10 @@ pub(crate) struct MiningSession {
 }
 
 impl MiningSession {
-    /// Whether `stored` belongs in this window (see the filter rules in `docs/simulator.md`).
-    pub fn shows(&self, stored: &StoredRow, written: &[(u16, u64)]) -> bool {
+    /// Whether `stored` belongs in this window (see the filter rules in `docs/simulator.md`):
+    /// a row of a table by the name it has when mined, by its object number, or as a row
+    /// named by number (what the client's contents query keeps).
+    pub fn shows(&self, stored: &StoredRow, written: &[(u16, u64)], tables: &[Table]) -> bool {
         let row = &stored.row;
         if stored.incarnation != self.incarnation
             || !self.registered.contains(&(row.thread, stored.sequence))
@@ -663,24 +688,76 @@ impl MiningSession {
             | OperationCode::Commit
             | OperationCode::Rollback
             | OperationCode::MissingScn => true,
-            _ => stored.name_id.is_some_and(|id| self.tables.contains(&id)),
+            _ => {
+                if stored
+                    .object
+                    .is_some_and(|o| self.objects.contains(&u64::from(o.object_id)))
+                {
+                    return true;
+                }
+                match at_mining(stored, tables) {
+                    AtMining::AsWritten => stored.name_id.is_some_and(|id| self.tables.contains(&id)),
+                    AtMining::Renamed { name_id, .. } => self.tables.contains(&name_id),
+                    AtMining::Numbered { .. } => !self.tables.is_empty(),
+                }
+            }
         }
     }
 
     /// The row as this window shows it: an undo row of a change made before the window carries
     /// the sequence-less XID; SQL_UNDO only when the window selects it.
-    pub fn view(&self, stored: &StoredRow, text: &str) -> LogMinerRow {
+    pub fn view(
+        &self,
+        stored: &StoredRow,
+        text: &str,
+        tables: &[Table],
+        formats: Option<&DatabaseFormats>,
+    ) -> LogMinerRow {
         let row = &stored.row;
-        let sql_redo = stored
+        let mut sql_redo = stored
             .redo
             .and_then(|(start, length)| text.get(start as usize..(start + length) as usize))
             .map(str::to_owned);
-        let sql_undo = match &stored.undo {
+        let mut sql_undo = match &stored.undo {
             _ if !self.with_sql_undo => None,
             StoredUndo::None => None,
             StoredUndo::Text(text) => Some(text.clone()),
             StoredUndo::Deferred(deferred) => Some(deferred.render(&row.row_id)),
         };
+        let (mut seg_owner, mut table_name) = (row.seg_owner.clone(), row.table_name.clone());
+        let (mut status, mut info) = (row.status, row.info.clone());
+        match at_mining(stored, tables) {
+            AtMining::AsWritten => {}
+            AtMining::Renamed { owner, table, .. } => {
+                if let (Some(old_owner), Some(old_table)) = (&row.seg_owner, &row.table_name) {
+                    let written = (old_owner.as_ref(), old_table.as_ref());
+                    let rename = |sql: String| renamed_sql(&sql, written, (&owner, &table));
+                    sql_redo = sql_redo.map(rename);
+                    sql_undo = sql_undo.map(rename);
+                }
+                (seg_owner, table_name) = (Some(owner), Some(table));
+            }
+            AtMining::Numbered { object_id, schema } => {
+                let numbered = |sql: String| -> Option<String> {
+                    let dml = matches!(
+                        row.operation,
+                        OperationCode::Insert | OperationCode::Update | OperationCode::Delete
+                    );
+                    // A statement continued over several rows cannot be rebuilt piece by piece
+                    // (the last piece, with CSF 0, does not parse on its own).
+                    if !dml || row.csf {
+                        return None;
+                    }
+                    numbered_sql(&sql, object_id, &schema, formats?)
+                };
+                sql_redo = sql_redo.and_then(numbered);
+                sql_undo = sql_undo.and_then(numbered);
+                seg_owner = Some(Arc::from(NUMBERED_OWNER));
+                table_name = Some(Arc::from(format!("OBJ# {object_id}").as_str()));
+                status = 2;
+                info = Some(Arc::from(MISMATCH_INFO));
+            }
+        }
         let xid = if stored.undoes_scn.is_some_and(|scn| scn < self.start_scn) {
             Xid::from_parts(row.xid.usn(), row.xid.slot(), SEQUENCELESS_XIDSQN)
         } else {
@@ -700,18 +777,19 @@ impl MiningSession {
             rs_id: rs_id(stored.address),
             ssn: row.ssn,
             csf: row.csf,
-            seg_owner: row.seg_owner.clone(),
-            table_name: row.table_name.clone(),
+            seg_owner,
+            table_name,
             username: row.username.clone(),
             session: row.session,
             serial: row.serial,
             thread: row.thread,
-            info: row.info.clone(),
-            status: row.status,
+            info,
+            status,
             sql_redo,
             sql_undo,
             src_con_name: row.src_con_name.clone(),
             con_id: row.con_id,
+            object_id: row.object_id,
         }
     }
 }

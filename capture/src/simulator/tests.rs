@@ -40,6 +40,7 @@ fn mine_window(
         start_scn: start,
         end_scn: end,
         logs: plan.logs,
+        objects: Vec::new(),
         tables: tables
             .iter()
             .map(|t| {
@@ -704,9 +705,15 @@ fn ddl_rows_and_the_new_shape_of_later_rows() {
         (Some("APP"), Some("T"))
     );
     assert_eq!(ddl.sql_undo, None);
+    // Written after the ADD, mined after the DROP COLUMN: by number, with the internal bytes of
+    // NUMBER 1, 1 and 2 (exponent byte c1, one base-100 digit plus one).
     assert_eq!(
         redo(&rows[4]),
-        r#"insert into "APP"."T"("ID","V","PRIORITY") values ('1','1','2');"#
+        r#"insert into "UNKNOWN"."OBJ# 73001"("COL 1","COL 2","COL 3") values (HEXTORAW('c102'),HEXTORAW('c102'),HEXTORAW('c103'));"#
+    );
+    assert_eq!(
+        (rows[4].status, rows[4].info.as_deref(), rows[4].object_id),
+        (2, Some("Dictionary Mismatch"), Some(73_001))
     );
     let truncate = rows.iter().rev().find(|r| r.operation == Op::Ddl).unwrap();
     assert_eq!(redo(truncate), "TRUNCATE TABLE APP.T;");

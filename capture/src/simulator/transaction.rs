@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::database::{Change, PENDING, Started, TableRow, Transaction, Undo};
-use super::redo_log::RowSpec;
+use super::redo_log::{RowObject, RowSpec};
 use super::render::write_rowid_condition;
 use super::statement::{render_insert, write_set};
 use super::{ScenarioError, Simulator};
@@ -113,6 +113,11 @@ impl Simulator {
                     Arc::clone(&table.name),
                     table.name_id,
                 )
+            }),
+            object: table.map(|t| RowObject {
+                table: t as u32,
+                version: self.tables[t].dictionary_version(),
+                object_id: self.tables[t].object_id,
             }),
             user,
             session: None,

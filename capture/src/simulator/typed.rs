@@ -206,6 +206,7 @@ mod tests {
             start_scn: 0,
             end_scn: end,
             logs: sim.logs_covering(0).unwrap().logs,
+            objects: Vec::new(),
             tables: vec![("APP".to_owned(), "T".to_owned())],
             pdb: None,
             with_sql_undo,

@@ -88,7 +88,7 @@ pub mod arbitrary {
             names in (text(), text(), text(), text(), text()),
             session in any::<(Option<u32>, Option<u32>)>(), thread in any::<u16>(), status in any::<u32>(),
             sql in (proptest::option::of(".{0,40}"), proptest::option::of(".{0,40}")),
-            con_id in any::<Option<u32>>(),
+            con_id in any::<Option<u32>>(), object_id in any::<Option<u64>>(),
         ) -> LogMinerRow {
             LogMinerRow {
                 scn, start_scn, commit_scn,
@@ -98,7 +98,7 @@ pub mod arbitrary {
                 seg_owner: names.0, table_name: names.1, username: names.2,
                 session: session.0, serial: session.1, thread,
                 info: names.3, status, sql_redo: sql.0, sql_undo: sql.1,
-                src_con_name: names.4, con_id,
+                src_con_name: names.4, con_id, object_id,
             }
         }
     }

@@ -237,6 +237,10 @@ pub struct MiningWindow {
     pub logs: Vec<RedoLog>,
     /// Captured tables as `(owner, table)`, as in the dictionary.
     pub tables: Vec<(String, String)>,
+    /// The object numbers (`ALL_OBJECTS.OBJECT_ID`) the schema history knows for the captured
+    /// tables: their rows are mined whatever name LogMiner gives them when mining (after a
+    /// rename, a drop into the recycle bin, or as `"UNKNOWN"."OBJ# n"`).
+    pub objects: Vec<u64>,
     /// The PDB whose changes are wanted (`SRC_CON_NAME`); `None` on a non-CDB.
     pub pdb: Option<String>,
     /// Whether rows carry SQL_UNDO. The Oracle client ignores it: it never selects SQL_UNDO

@@ -381,6 +381,13 @@ pub struct LogMinerRow {
     pub src_con_name: Option<Arc<str>>,
     /// `CON_ID`.
     pub con_id: Option<u32>,
+    /// `DATA_OBJ#`: the number of the object the row changed (`ALL_OBJECTS.OBJECT_ID`), which a
+    /// rename, a drop into the recycle bin and an ALTER keep. It names the table where
+    /// `SEG_OWNER`/`TABLE_NAME` cannot: a row mined after its table was renamed carries the new
+    /// name, one of a table since altered or purged `"UNKNOWN"."OBJ# n"`. Debezium reads the
+    /// same column as the row's object id (`LogMinerEventRow.getObjectId`). 0 on control rows;
+    /// `None` where the source does not give it.
+    pub object_id: Option<u64>,
 }
 
 impl LogMinerRow {

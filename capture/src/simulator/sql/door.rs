@@ -768,6 +768,7 @@ impl SimulatorSession {
                     } else {
                         self.state.registered.clone()
                     },
+                    objects: Vec::new(),
                     tables,
                     pdb: in_pdb.then(|| self.state.container.clone()),
                     with_sql_undo: true,

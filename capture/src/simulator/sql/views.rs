@@ -746,20 +746,22 @@ impl Simulator {
         context: &ViewContext<'_>,
     ) -> Result<Relation, OraError> {
         let visible = self.sees_user_objects(context.container);
-        let mut tables: Vec<(String, String, bool)> = Vec::new();
+        // A purged table is gone from the dictionary; a dropped one is in the recycle bin.
+        let mut tables: Vec<(String, String, bool, u32)> = Vec::new();
         if visible {
-            for table in &self.tables {
+            for table in self.tables.iter().filter(|table| !table.purged) {
                 tables.push((
                     table.owner.to_string(),
                     table.name.to_string(),
                     table.dropped,
+                    table.object_id,
                 ));
             }
         }
         Ok(match name {
             "ALL_TABLES" => {
                 let mut rows = Vec::new();
-                for (index, (owner, table, dropped)) in tables.iter().enumerate() {
+                for (owner, table, dropped, object) in &tables {
                     let estimate = if *dropped {
                         None
                     } else {
@@ -767,7 +769,7 @@ impl Simulator {
                     };
                     // A dropped table sits in the recycle bin under a system name.
                     let shown = if *dropped {
-                        format!("BIN$SIMULATED{index:05}==$0")
+                        super::super::database::recycle_bin_name(*object)
                     } else {
                         table.clone()
                     };
@@ -817,9 +819,9 @@ impl Simulator {
                 // out: the model keeps no numbers for it.
                 let mut rows = Vec::new();
                 if visible {
-                    for (index, table) in self.tables.iter().enumerate() {
+                    for table in self.tables.iter().filter(|table| !table.purged) {
                         let shown = if table.dropped {
-                            format!("BIN$SIMULATED{index:05}==$0")
+                            super::super::database::recycle_bin_name(table.object_id)
                         } else {
                             table.name.to_string()
                         };
@@ -849,7 +851,7 @@ impl Simulator {
             }
             _ => {
                 let mut rows = Vec::new();
-                for (owner, table, _) in tables.iter().filter(|(_, _, dropped)| !dropped) {
+                for (owner, table, _, _) in tables.iter().filter(|(_, _, dropped, _)| !dropped) {
                     let Some(schema) = self.schema(owner, table) else {
                         continue;
                     };
@@ -1274,6 +1276,7 @@ fn contents(mined: &[LogMinerRow]) -> Relation {
                 Datum::text_or_null(row.sql_undo.as_deref()),
                 text(&row.src_con_name),
                 Datum::number_or_null(row.con_id),
+                Datum::number_or_null(row.object_id),
             ]
         })
         .collect();
@@ -1308,6 +1311,7 @@ fn contents(mined: &[LogMinerRow]) -> Relation {
             "SQL_UNDO",
             "SRC_CON_NAME",
             "CON_ID",
+            "DATA_OBJ#",
         ],
         rows,
     )

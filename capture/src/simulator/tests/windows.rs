@@ -47,6 +47,7 @@ fn pdb_rows_carry_the_container_and_the_window_filters_on_it() {
         start_scn: FIRST_SCN,
         end_scn: end,
         logs: Vec::new(),
+        objects: Vec::new(),
         tables: vec![("APP".to_owned(), "T".to_owned())],
         pdb: Some("ORCLPDB1".to_owned()),
         with_sql_undo: true,

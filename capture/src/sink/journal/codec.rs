@@ -15,7 +15,8 @@
 //! "operation_code":1,"rollback":false,"row_id":"..","rs_id":" 0x000007.000228b7.0010 ",
 //! "ssn":0,"csf":false,"seg_owner":"APP","table_name":"ORDERS","username":"APP","session":12,
 //! "serial":3456,"thread":1,"info":"..","status":0,"sql_redo":"..","sql_undo":"..",
-//! "src_con_name":"SALESPDB","con_id":3}`.
+//! "src_con_name":"SALESPDB","con_id":3,"object_id":74103}` (`object_id` is `DATA_OBJ#`, absent
+//! in journals written before it was read).
 //!
 //! Reading accepts keys and values with or without Kafka Connect's JSON envelope
 //! (`{"schema":..,"payload":..}`), so a journal written by a worker's JsonConverter in either mode
@@ -164,6 +165,9 @@ pub struct RowJson<'a> {
     pub src_con_name: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub con_id: Option<u32>,
+    /// `DATA_OBJ#`; absent in journals written before the capture read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<u64>,
 }
 
 impl<'a> From<&'a LogMinerRow> for RowJson<'a> {
@@ -196,6 +200,7 @@ impl<'a> From<&'a LogMinerRow> for RowJson<'a> {
             sql_undo: row.sql_undo.as_deref().map(Cow::Borrowed),
             src_con_name: text(&row.src_con_name),
             con_id: row.con_id,
+            object_id: row.object_id,
         }
     }
 }
@@ -237,6 +242,7 @@ impl RowJson<'_> {
             sql_undo: self.sql_undo.map(Cow::into_owned),
             src_con_name: shared(self.src_con_name),
             con_id: self.con_id,
+            object_id: self.object_id,
         })
     }
 }
@@ -291,6 +297,7 @@ mod tests {
             sql_undo: Some("update ...".into()),
             src_con_name: Some(Arc::from("SALESPDB")),
             con_id: Some(3),
+            object_id: Some(74_103),
         };
         assert_eq!(round_trip(&row), row);
         let json = serde_json::to_value(RowJson::from(&row)).unwrap();

@@ -165,6 +165,7 @@ pub fn contents_row(
         sql_undo: None,
         src_con_name: names.get(r.text(21)?),
         con_id: r.number(22)?,
+        object_id: r.number(23)?,
     })
 }
 
@@ -529,6 +530,7 @@ mod tests {
             ),
             Some("ORCLPDB1"),
             Some("3"),
+            Some("74103"),
         ])
     }
 
@@ -555,6 +557,7 @@ mod tests {
         assert_eq!(row.info, None);
         assert_eq!(row.src_con_name.as_deref(), Some("ORCLPDB1"));
         assert_eq!(row.con_id, Some(3));
+        assert_eq!(row.object_id, Some(74_103));
         assert!(row.sql_redo.unwrap().starts_with("update "));
         // Owner and user are the same text: one shared allocation.
         let again = contents_row(&mut update_row(), &mut names).unwrap();

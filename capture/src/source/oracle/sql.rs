@@ -242,7 +242,7 @@ pub const XID_PARTS: &str = "XIDUSN || '.' || XIDSLT || '.' || XIDSQN";
 /// The columns of the contents query, in select order; [`super::mapping`] reads them by these
 /// positions. `SQL_UNDO` is not selected: the capture never needs it, and each VARCHAR2(4000)
 /// column costs 4000 bytes per row of the fetch array.
-pub const CONTENTS_COLUMNS: [&str; 23] = [
+pub const CONTENTS_COLUMNS: [&str; 24] = [
     "SCN",
     "START_SCN",
     "COMMIT_SCN",
@@ -266,6 +266,7 @@ pub const CONTENTS_COLUMNS: [&str; 23] = [
     "SQL_REDO",
     "SRC_CON_NAME",
     "CON_ID",
+    "DATA_OBJ#",
 ];
 
 /// Operation codes every window needs whatever the table: START, COMMIT, MISSING_SCN, ROLLBACK.
@@ -316,6 +317,7 @@ pub const NUMBERED_OBJECTS: &str = "(SEG_OWNER = 'UNKNOWN' AND TABLE_NAME LIKE '
 /// few however many tables are captured (figures in `docs/oracle.md`, "Many tables").
 pub fn contents_query(
     tables: &[(String, String)],
+    objects: &[u64],
     container: Option<&str>,
 ) -> (String, Vec<String>) {
     let mut sql = String::with_capacity(640 + tables.len() * 8);
@@ -327,6 +329,10 @@ pub fn contents_query(
     // The SCN bounds are :1 and :2.
     let mut binds = Vec::with_capacity(tables.len() + 2);
     for disjunct in captured_rows(tables, 3, &mut binds) {
+        sql.push_str(" OR ");
+        sql.push_str(&disjunct);
+    }
+    for disjunct in captured_objects(objects) {
         sql.push_str(" OR ");
         sql.push_str(&disjunct);
     }
@@ -392,6 +398,35 @@ pub fn captured_rows(
         }
     }
     disjuncts
+}
+
+/// The conditions that keep the rows of the captured tables by object number, `DATA_OBJ# IN
+/// (n, ...)` cut at [`MAX_IN_LIST`], each to be ORed with the others.
+///
+/// With the online catalog LogMiner names a row by the table's name *when mining*: once a
+/// captured table is renamed (or dropped into the recycle bin, which renames it `BIN$...`), the
+/// rows written before carry the new name, which the name conditions of [`captured_rows`] do not
+/// select, and a capture still behind the rename would lose them without a trace. The object
+/// number survives renames and ALTERs (Oracle Database Reference, ALL_OBJECTS: `OBJECT_ID`
+/// "Dictionary object number of the object"), so these rows are kept by it and matched to the
+/// table's version in force by the schema history. Numbers are written as literals: they are
+/// digits the capture formats itself (nothing to escape), and binds would add one per table.
+pub fn captured_objects(objects: &[u64]) -> Vec<String> {
+    objects
+        .chunks(MAX_IN_LIST)
+        .map(|chunk| {
+            let mut condition = String::with_capacity(16 + chunk.len() * 8);
+            condition.push_str("DATA_OBJ# IN (");
+            for (index, object) in chunk.iter().enumerate() {
+                if index > 0 {
+                    condition.push_str(", ");
+                }
+                let _ = write!(condition, "{object}");
+            }
+            condition.push(')');
+            condition
+        })
+        .collect()
 }
 
 /// A flush table name that is safe to interpolate: `NAME` or `OWNER.NAME`, unquoted identifiers
@@ -689,13 +724,14 @@ mod tests {
             ("HR".to_owned(), "STAFF".to_owned()),
             ("APP".to_owned(), "LINES".to_owned()),
         ];
-        let (sql, binds) = contents_query(&tables, Some("PDB1"));
+        let (sql, binds) = contents_query(&tables, &[74_103, 74_104], Some("PDB1"));
         assert!(sql.starts_with("SELECT SCN, START_SCN, COMMIT_SCN, "));
         assert!(
             sql.contains(
                 "WHERE SCN >= :1 AND SCN <= :2 AND (OPERATION_CODE IN (6, 7, 34, 36) \
                  OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4, :5)) \
                  OR (SEG_OWNER = :6 AND TABLE_NAME IN (:7)) \
+                 OR DATA_OBJ# IN (74103, 74104) \
                  OR (SEG_OWNER = 'UNKNOWN' AND TABLE_NAME LIKE 'OBJ#%')) \
                  AND (OPERATION_CODE <> 5 OR INFO IS NULL OR INFO NOT LIKE 'INTERNAL DDL%') \
                  AND SRC_CON_NAME = :8"
@@ -708,7 +744,7 @@ mod tests {
             "one bind per table and one per owner"
         );
         assert!(!sql.contains("SQL_UNDO") && !sql.contains("ORDER BY"));
-        let (sql, binds) = contents_query(&tables[..1], None);
+        let (sql, binds) = contents_query(&tables[..1], &[], None);
         assert!(sql.ends_with(
             "OR (SEG_OWNER = :3 AND TABLE_NAME IN (:4)) \
              OR (SEG_OWNER = 'UNKNOWN' AND TABLE_NAME LIKE 'OBJ#%')) \
@@ -724,8 +760,15 @@ mod tests {
         let tables: Vec<(String, String)> = (0..2_500)
             .map(|n| ("APP".to_owned(), format!("T{n}")))
             .collect();
-        let (sql, binds) = contents_query(&tables, None);
+        let objects: Vec<u64> = (0..2_500).collect();
+        let (sql, binds) = contents_query(&tables, &objects, None);
         assert_eq!(sql.matches("SEG_OWNER = :").count(), 3);
+        // The object numbers too: three lists of at most 1000 literals, no binds.
+        assert_eq!(sql.matches("DATA_OBJ# IN (").count(), 3);
+        for list in sql.split("DATA_OBJ# IN (").skip(1) {
+            let list = &list[..list.find(')').unwrap()];
+            assert!(list.split(", ").count() <= MAX_IN_LIST, "{list}");
+        }
         for list in sql.split("TABLE_NAME IN (").skip(1) {
             let list = &list[..list.find(')').unwrap()];
             assert!(list.split(", ").count() <= MAX_IN_LIST, "{list}");

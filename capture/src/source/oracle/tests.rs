@@ -126,6 +126,7 @@ mod over_the_model {
                 next_scn: None,
                 kind: RedoLogKind::Online,
             }],
+            objects: Vec::new(),
             tables: vec![("APP".to_owned(), "ORDERS".to_owned())],
             pdb: Some("ORCLPDB1".to_owned()),
             with_sql_undo: false,

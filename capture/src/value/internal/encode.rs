@@ -1,6 +1,6 @@
 //! Encoders into Oracle's internal formats, written from the same documentation as the
-//! decoders (see each decoder's module docs), for the tests only: a value encoded here must
-//! decode to itself.
+//! decoders (see each decoder's module docs): the simulator writes rows LogMiner renders by
+//! number with them, and the tests check that a value encoded here decodes to itself.
 
 use jiff::civil;
 use jiff::tz::Offset;

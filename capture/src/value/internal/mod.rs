@@ -50,7 +50,6 @@ mod float;
 mod number;
 mod text;
 
-#[cfg(test)]
 mod encode;
 #[cfg(test)]
 mod tests;
@@ -136,6 +135,18 @@ pub enum InternalReason {
          the column with spec.filters.columnExcludeList"
     )]
     NotDecoded,
+}
+
+/// The internal bytes of `value` for a column of `data_type`, the inverse of
+/// [`decode_internal`] written from the same documentation: what the simulator writes for a
+/// row LogMiner renders by number. `None` when the value has no such form (a character the
+/// character set lacks, a type without an encoder).
+pub fn encode_internal(
+    data_type: &OracleType,
+    value: &Value,
+    formats: &DatabaseFormats,
+) -> Option<Vec<u8>> {
+    encode::encode(data_type, value, formats)
 }
 
 /// Decodes `bytes`, a column value in Oracle's internal format (LogMiner's `HEXTORAW('..')`

@@ -225,8 +225,7 @@ fn windows_1252(byte: u8) -> Option<char> {
     }
 }
 
-/// The byte of `c` in Windows-1252, for the tests' encoder.
-#[cfg(test)]
+/// The byte of `c` in Windows-1252, for the encoder.
 pub(super) fn windows_1252_byte(c: char) -> Option<u8> {
     (0..=255u8).find(|&b| windows_1252(b) == Some(c))
 }
