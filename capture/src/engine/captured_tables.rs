@@ -30,9 +30,58 @@ use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError, StorageFormatError, SupplementalLogging};
 use crate::value::internal::DatabaseFormats;
 
+/// Which names the configuration captures: `spec.tables`, and the names the schema and table
+/// lists of `spec.filters` select (the capture's flush table never). A table is captured under a
+/// name for as long as it has that name: rows of a table since renamed are matched to it by
+/// object number, and captured when the name it had then is selected, whether or not the table
+/// still exists under that name.
+#[derive(Clone, Debug, Default)]
+pub struct TableSelection {
+    named: BTreeSet<(String, String)>,
+    filters: Arc<Filters>,
+    flush: (Option<String>, String),
+}
+
+impl TableSelection {
+    pub fn new(named: &[(String, String)], filters: &Arc<Filters>, flush_table: &str) -> Self {
+        Self {
+            named: named.iter().cloned().collect(),
+            filters: Arc::clone(filters),
+            flush: flush_name(flush_table),
+        }
+    }
+
+    /// Whether `owner.table` is captured.
+    pub fn selects(&self, owner: &str, table: &str) -> bool {
+        self.named.contains(&(owner.to_owned(), table.to_owned()))
+            || !self
+                .filters
+                .catalog_tables(&[(owner.to_owned(), table.to_owned())], |o, t| {
+                    self.is_flush(o, t)
+                })
+                .is_empty()
+    }
+
+    fn is_flush(&self, owner: &str, table: &str) -> bool {
+        let (flush_owner, flush_table) = &self.flush;
+        table == flush_table && flush_owner.as_deref().is_none_or(|o| o == owner)
+    }
+}
+
+/// `(owner, table)` of `mining.flushTable` (owner optional), upper-cased as Oracle folds it.
+fn flush_name(flush_table: &str) -> (Option<String>, String) {
+    let upper = flush_table.to_uppercase();
+    match upper.split_once('.') {
+        Some((owner, table)) => (Some(owner.to_owned()), table.to_owned()),
+        None => (None, upper),
+    }
+}
+
 /// Captured tables by `(owner, table)`; only these are ever assembled.
 #[derive(Debug)]
 pub struct CapturedTables {
+    /// What the configuration captures, for tables LogMiner names otherwise when mining.
+    selection: TableSelection,
     /// How the database stores values, for rows LogMiner names by object number; what the
     /// decoders cannot read is named when such a row needs it.
     formats: Result<DatabaseFormats, StorageFormatError>,
@@ -52,6 +101,7 @@ pub struct CapturedTables {
 impl Default for CapturedTables {
     fn default() -> Self {
         Self {
+            selection: TableSelection::default(),
             formats: Err(StorageFormatError::NotRead),
             names: BTreeSet::new(),
             history: SchemaHistory::default(),
@@ -82,6 +132,12 @@ pub struct Reloaded {
 }
 
 impl CapturedTables {
+    /// With the configuration's selection of tables ([`TableSelection`]).
+    pub fn with_selection(mut self, selection: TableSelection) -> Self {
+        self.selection = selection;
+        self
+    }
+
     /// With the database's storage formats (`DatabaseCatalog::storage_settings`), which rows
     /// named by object number are decoded with.
     pub fn with_formats(mut self, formats: Result<DatabaseFormats, StorageFormatError>) -> Self {
@@ -217,15 +273,13 @@ impl CapturedTables {
     /// structure: no later row of it can exist.
     ///
     /// A rename keeps the columns and the object: the structure before it under the new name
-    /// (from the history when recorded), captured from here on when `selects` (the tables
-    /// `spec.tables` and the filters choose) takes the new name. A dropped table stops being
-    /// mined.
+    /// (from the history when recorded), captured from here on when the configuration selects
+    /// the new name ([`TableSelection`]). A dropped table stops being mined.
     pub fn reload_stale<S: DatabaseCatalog>(
         &mut self,
         source: &mut S,
         ddl_scn: u64,
         ddl: impl Fn(&str, &str) -> Option<String>,
-        selects: impl Fn(&str, &str) -> bool,
     ) -> Result<(Vec<Reloaded>, Vec<NewVersion>), SourceError> {
         self.last_lookup = None;
         let from_scn = ddl_scn.saturating_add(1);
@@ -243,7 +297,7 @@ impl CapturedTables {
                 else {
                     continue;
                 };
-                if selects(&owner, &new_name) {
+                if self.selection.selects(&owner, &new_name) {
                     self.names.insert((owner.clone(), new_name));
                 } else {
                     tracing::warn!(
@@ -307,6 +361,14 @@ impl CapturedTables {
 }
 
 impl CapturedTables {
+    /// Whether rows of this version of a table are captured: its name is captured now, or the
+    /// configuration selects it (a name the table had before a rename).
+    fn captures(&self, version: &TableSchema) -> bool {
+        self.names
+            .contains(&(version.schema().to_owned(), version.table().to_owned()))
+            || self.selection.selects(version.schema(), version.table())
+    }
+
     /// The structure of `owner.name` renamed to `new_name` at `ddl_scn`: the history's when an
     /// earlier run recorded it, else the structure in force before the rename under the new name
     /// (a rename changes no column and keeps the object numbers), recorded. `None` when the
@@ -397,14 +459,9 @@ impl TableListing {
         flush_table: &str,
         supplemental: SupplementalLogging,
     ) -> Self {
-        let upper = flush_table.to_uppercase();
-        let flush = match upper.split_once('.') {
-            Some((owner, table)) => (Some(owner.to_owned()), table.to_owned()),
-            None => (None, upper),
-        };
         Self {
             filters: Arc::clone(filters),
-            flush,
+            flush: flush_name(flush_table),
             supplemental,
             next: None,
         }
@@ -544,10 +601,7 @@ impl TableLookup for CapturedTables {
             .filter(|&object| object != 0)
             .and_then(|object| self.history.in_force_by_object(object, self.commit_scn));
         let found = match by_object {
-            Some(version) => self
-                .names
-                .contains(&(version.schema().to_owned(), version.table().to_owned()))
-                .then_some(version),
+            Some(version) => self.captures(&version).then_some(version),
             None if self.names.contains(&(owner.to_owned(), table.to_owned())) => {
                 self.history.in_force(owner, table, self.commit_scn)
             }
@@ -583,6 +637,12 @@ impl TableLookup for CapturedTables {
         values: &[NumberedValue],
     ) -> Option<Result<ResolvedRow, ObjectRowError>> {
         if self.history.knows_object(object_id) {
+            // A table renamed to a name the configuration does not select is no longer captured.
+            if let Some(version) = self.history.in_force_by_object(object_id, scn)
+                && !self.captures(&version)
+            {
+                return None;
+            }
             return Some(resolve(
                 &self.history,
                 object_id,
@@ -783,6 +843,114 @@ mod tests {
 
     /// A row named by object number is resolved for an object the history knows; another
     /// object's row is nothing, also while a captured table has no object number (warned once).
+    /// A table with one key column and object number 7.
+    fn numbered_table(name: &str) -> Arc<TableSchema> {
+        use crate::dictionary::ObjectNumbers;
+        Arc::new(
+            TableSchema::new(
+                "APP",
+                name,
+                vec![
+                    Column::new("ID", OracleType::parse("NUMBER(10)").unwrap())
+                        .key(1)
+                        .segment(1),
+                ],
+            )
+            .unwrap()
+            .with_object(ObjectNumbers {
+                object_id: 7,
+                data_object_id: Some(7),
+            }),
+        )
+    }
+
+    /// Captures `APP.T` (object 7) from SCN 10, with `named` as `spec.tables`.
+    fn captured_t(named: &[&str]) -> CapturedTables {
+        let mut history = SchemaHistory::default();
+        history.insert(numbered_table("T"), 10);
+        let named: Vec<(String, String)> = named
+            .iter()
+            .map(|name| ("APP".to_owned(), (*name).to_owned()))
+            .collect();
+        CapturedTables {
+            names: [("APP".to_owned(), "T".to_owned())].into(),
+            history,
+            ..CapturedTables::default()
+        }
+        .with_selection(TableSelection::new(
+            &named,
+            &Arc::new(Filters::default()),
+            "REDOLINE_LOGMNR_FLUSH",
+        ))
+    }
+
+    #[test]
+    fn a_renamed_tables_rows_are_matched_by_object_number() {
+        let mut sim = Simulator::new();
+        sim.apply_line(
+            r#"{"table":"APP.T2","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
+        )
+        .unwrap();
+        let rename = "ALTER TABLE APP.T RENAME TO T2;";
+        // Selected under its new name: followed from the rename on.
+        let mut tables = captured_t(&["T", "T2"]);
+        tables.at_commit(20);
+        // Written before the rename, mined after it: the new name, the same object.
+        assert_eq!(
+            tables.table("APP", "T2", Some(7)).map(|t| t.table().to_owned()),
+            Some("T".to_owned())
+        );
+        assert_eq!(tables.table("APP", "OTHER", Some(8)), None, "not captured");
+        tables.refresh("APP", "T").unwrap();
+        let (reloaded, recorded) = tables
+            .reload_stale(&mut sim, 30, |_, _| Some(rename.to_owned()))
+            .unwrap();
+        assert_eq!(reloaded[0].renamed_from.as_deref(), Some("T"));
+        assert_eq!(reloaded[0].table.table(), "T2");
+        assert_eq!(recorded[0].from_scn, 31);
+        assert_eq!(recorded[0].table.object().map(|o| o.object_id), Some(7));
+        assert!(tables.names().contains(&("APP".to_owned(), "T2".to_owned())));
+        assert_eq!(tables.object_ids(), [7]);
+        tables.at_commit(40);
+        assert_eq!(
+            tables.table("APP", "T2", Some(7)).map(|t| t.table().to_owned()),
+            Some("T2".to_owned())
+        );
+        // Renamed to a name nothing selects: rows before the rename still are captured (as
+        // T), rows after it are not, named or by number.
+        let mut tables = captured_t(&["T"]);
+        tables.refresh("APP", "T").unwrap();
+        tables
+            .reload_stale(&mut sim, 30, |_, _| Some(rename.to_owned()))
+            .unwrap();
+        assert!(!tables.names().contains(&("APP".to_owned(), "T2".to_owned())));
+        tables.at_commit(20);
+        assert!(tables.table("APP", "T2", Some(7)).is_some());
+        tables.at_commit(40);
+        assert_eq!(tables.table("APP", "T2", Some(7)), None);
+        let formats = crate::value::internal::DatabaseFormats::new(jiff::tz::Offset::UTC);
+        let mut tables = tables.with_formats(Ok(formats));
+        let one = [crate::schema_history::object_row::NumberedValue {
+            column: 1,
+            bytes: Some(vec![0xc1, 0x02]),
+        }];
+        assert!(tables.numbered_row(7, 20, &one).is_some());
+        assert!(tables.numbered_row(7, 40, &one).is_none());
+    }
+
+    #[test]
+    fn a_dropped_table_is_no_longer_mined() {
+        let mut sim = Simulator::new();
+        let mut tables = captured_t(&["T"]);
+        tables.refresh("APP", "T").unwrap();
+        let (reloaded, recorded) = tables
+            .reload_stale(&mut sim, 30, |_, _| Some("DROP TABLE APP.T PURGE;".to_owned()))
+            .unwrap();
+        assert!(reloaded[0].dropped && recorded.is_empty());
+        assert!(tables.names().is_empty());
+        assert!(tables.object_ids().is_empty());
+    }
+
     #[test]
     fn rows_named_by_number_are_matched_to_captured_objects_only() {
         use crate::dictionary::ObjectNumbers;

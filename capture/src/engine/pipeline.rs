@@ -364,20 +364,7 @@ impl Pipeline {
                 _ => None,
             })
         };
-        let named = self.config.table_names();
-        let filters = Arc::clone(&self.filters);
-        let flush = self.config.mining.flush_table.to_uppercase();
-        let selects = |owner: &str, table: &str| {
-            named.iter().any(|(o, t)| o == owner && t == table)
-                || !filters
-                    .catalog_tables(&[(owner.to_owned(), table.to_owned())], |o, t| {
-                        flush == t || flush == format!("{o}.{t}")
-                    })
-                    .is_empty()
-        };
-        let (reloaded, recorded) =
-            self.tables
-                .reload_stale(source, ddl_scn, statement, selects)?;
+        let (reloaded, recorded) = self.tables.reload_stale(source, ddl_scn, statement)?;
         self.record_versions(&recorded)?;
         let now = Timestamp::now();
         for event in &events {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
-use super::captured_tables::{CapturedTables, TableListing, check_key_logging};
+use super::captured_tables::{CapturedTables, TableListing, TableSelection, check_key_logging};
 use super::idle::{IdlePacer, WindowYield};
 use super::journaling::Journaling;
 use super::pipeline::Pipeline;
@@ -103,7 +103,13 @@ impl<S: OracleSource> Engine<S> {
             bookmark.restart_scn,
             resumed,
         )?;
-        let tables = tables.with_formats(storage.formats());
+        let tables = tables
+            .with_formats(storage.formats())
+            .with_selection(TableSelection::new(
+                &config.table_names(),
+                &filters,
+                &config.mining.flush_table,
+            ));
         // Before mining: a selected column of a type the capture cannot decode would be emitted
         // without its value, so the capture stops and names the exclusion that fixes it.
         let unsupported: Vec<_> = tables
