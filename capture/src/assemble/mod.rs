@@ -70,8 +70,7 @@ pub trait TableLookup {
     /// The schema of a captured table; `None` for a table that is not captured. `object` is
     /// the row's `DATA_OBJ#` when the source gives it: it names the table whatever LogMiner
     /// called it when mining (a renamed table's rows carry the new name).
-    fn table(&mut self, owner: &str, table: &str, object: Option<u64>)
-    -> Option<Arc<TableSchema>>;
+    fn table(&mut self, owner: &str, table: &str, object: Option<u64>) -> Option<Arc<TableSchema>>;
     /// Reloads a table's columns after a DDL row on it.
     fn refresh(&mut self, owner: &str, table: &str) -> Result<(), String>;
     /// A row LogMiner names by object number: the captured table's version in force at `scn`

@@ -122,7 +122,8 @@ fn modify_columns(rest: &str, mut columns: Vec<Column>) -> Result<Option<Vec<Col
             .find(|c| c.name == name)
             .ok_or_else(|| format!("no column {name} (ORA-00904)"))?;
         let upper = definition.trim().to_ascii_uppercase();
-        let after_name = upper[upper.find(char::is_whitespace).unwrap_or(upper.len())..].trim_start();
+        let after_name =
+            upper[upper.find(char::is_whitespace).unwrap_or(upper.len())..].trim_start();
         let constraint_only = ["NOT NULL", "NULL", "DEFAULT", "CONSTRAINT"]
             .iter()
             .any(|word| after_name.starts_with(word));
@@ -278,13 +279,13 @@ mod tests {
             .unwrap();
         assert_eq!(names(&renamed), ["ID", "REMARK"]);
         assert_eq!(renamed[1].data_type, base()[1].data_type);
-        let modified = alter_columns(
-            "alter table t modify (note varchar2(40) not null)",
-            &base(),
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(modified[1].data_type, OracleType::parse("VARCHAR2(40)").unwrap());
+        let modified = alter_columns("alter table t modify (note varchar2(40) not null)", &base())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            modified[1].data_type,
+            OracleType::parse("VARCHAR2(40)").unwrap()
+        );
         assert!(!modified[1].nullable);
         let relaxed = alter_columns("ALTER TABLE T MODIFY NOTE NULL", &modified)
             .unwrap()
@@ -292,7 +293,10 @@ mod tests {
         assert_eq!(relaxed[1].data_type, modified[1].data_type);
         assert!(relaxed[1].nullable);
         // A table rename or a constraint rename changes no column.
-        assert_eq!(alter_columns("ALTER TABLE T RENAME TO U", &base()), Ok(None));
+        assert_eq!(
+            alter_columns("ALTER TABLE T RENAME TO U", &base()),
+            Ok(None)
+        );
         assert_eq!(
             alter_columns("ALTER TABLE T RENAME CONSTRAINT A TO B", &base()),
             Ok(None)
@@ -371,7 +375,10 @@ mod tests {
 
     #[test]
     fn other_statements_change_no_column_or_are_refused() {
-        assert_eq!(alter_columns("ALTER TABLE T RENAME TO U", &base()), Ok(None));
+        assert_eq!(
+            alter_columns("ALTER TABLE T RENAME TO U", &base()),
+            Ok(None)
+        );
         for refused in [
             "ALTER TABLE T ADD (NOTE NUMBER)",
             "ALTER TABLE T DROP COLUMN NOPE",

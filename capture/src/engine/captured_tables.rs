@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 use crate::assemble::TableLookup;
 use crate::dictionary::TableSchema;
 use crate::dictionary::ddl::alter_columns;
-use crate::redo::parse_ddl;
 use crate::doctor::{self, Report};
 use crate::error::CaptureError;
 use crate::filter::Filters;
+use crate::redo::parse_ddl;
 use crate::schema_history::object_row::{NumberedValue, ObjectRowError, ResolvedRow, resolve};
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError, StorageFormatError, SupplementalLogging};
@@ -293,7 +293,8 @@ impl CapturedTables {
                     .and_then(|parsed| parsed.renamed_to.map(|new| new.into_owned()))
             });
             if let Some(new_name) = renamed_to {
-                let Some(table) = self.renamed(&owner, &name, &new_name, ddl_scn, statement, &mut recorded)
+                let Some(table) =
+                    self.renamed(&owner, &name, &new_name, ddl_scn, statement, &mut recorded)
                 else {
                     continue;
                 };
@@ -322,6 +323,27 @@ impl CapturedTables {
                 });
                 continue;
             }
+            let dropped = match statement.as_deref() {
+                Some(statement) => is_drop_table(statement),
+                // Without its statement, a table missing from the catalog was dropped.
+                None => matches!(
+                    source.table(&owner, &name),
+                    Err(SourceError::NoSuchTable { .. })
+                ),
+            };
+            if dropped {
+                // No later row of it can exist, so it is no longer asked for. A table created
+                // again under the name is captured as a new one.
+                self.names.remove(&(owner.clone(), name.clone()));
+                if let Some(table) = self.history.in_force(&owner, &name, ddl_scn) {
+                    reloaded.push(Reloaded {
+                        table,
+                        dropped: true,
+                        renamed_from: None,
+                    });
+                }
+                continue;
+            }
             match source.table(&owner, &name) {
                 Ok(catalog) => {
                     let previous = self.history.in_force(&owner, &name, ddl_scn);
@@ -342,22 +364,45 @@ impl CapturedTables {
                     });
                 }
                 Err(SourceError::NoSuchTable { .. }) => {
-                    // Dropped: no later row of it can exist, so it is no longer asked for. A
-                    // table created again under the name is captured as a new one.
-                    self.names.remove(&(owner.clone(), name.clone()));
-                    if let Some(table) = self.history.in_force(&owner, &name, ddl_scn) {
-                        reloaded.push(Reloaded {
-                            table,
-                            dropped: true,
-                            renamed_from: None,
-                        });
-                    }
+                    // Gone from the catalog since this DDL (a later DROP or rename the capture
+                    // has not mined yet): the structure it made is derived from the one before.
+                    let previous = self.history.in_force(&owner, &name, ddl_scn);
+                    let derived = previous
+                        .as_ref()
+                        .zip(statement.as_deref())
+                        .and_then(|(previous, statement)| derived_structure(previous, statement));
+                    let table = match (derived, previous) {
+                        (Some(derived), _) => {
+                            let table = Arc::new(derived);
+                            self.history.insert(Arc::clone(&table), from_scn);
+                            recorded.push(NewVersion {
+                                table: Arc::clone(&table),
+                                from_scn,
+                                kind: ChangeKind::Alter,
+                                ddl: statement,
+                            });
+                            table
+                        }
+                        // A DDL that changes no column: the structure stays.
+                        (None, Some(previous)) => previous,
+                        (None, None) => continue,
+                    };
+                    reloaded.push(Reloaded {
+                        table,
+                        dropped: false,
+                        renamed_from: None,
+                    });
                 }
                 Err(error) => return Err(error),
             }
         }
         Ok((reloaded, recorded))
     }
+}
+
+/// Whether `statement` is a `DROP TABLE`.
+fn is_drop_table(statement: &str) -> bool {
+    parse_ddl(statement).is_ok_and(|ddl| ddl.kind == crate::redo::DdlKind::DropTable)
 }
 
 impl CapturedTables {
@@ -411,16 +456,9 @@ fn structure_after(
     previous: Option<Arc<TableSchema>>,
     statement: Option<&str>,
 ) -> Arc<TableSchema> {
-    let derived = previous.zip(statement).and_then(|(previous, statement)| {
-        let columns = alter_columns(statement, previous.columns()).ok()??;
-        let derived = TableSchema::new(previous.schema(), previous.table(), columns).ok()?;
-        // ADD and DROP COLUMN keep the object and its segment (only TRUNCATE and MOVE make a
-        // new DATA_OBJECT_ID).
-        Some(match previous.object() {
-            Some(object) => derived.with_object(object),
-            None => derived,
-        })
-    });
+    let derived = previous
+        .zip(statement)
+        .and_then(|(previous, statement)| derived_structure(&previous, statement));
     let names = |table: &TableSchema| -> Vec<String> {
         table.columns().iter().map(|c| c.name.clone()).collect()
     };
@@ -435,6 +473,18 @@ fn structure_after(
         }
         _ => catalog,
     }
+}
+
+/// The columns `statement` (an ALTER of columns) gives `previous`; `None` when it changes no
+/// column or is not understood. ADD, DROP, RENAME and MODIFY COLUMN keep the object and its
+/// segment (only TRUNCATE and MOVE make a new DATA_OBJECT_ID).
+fn derived_structure(previous: &TableSchema, statement: &str) -> Option<TableSchema> {
+    let columns = alter_columns(statement, previous.columns()).ok()??;
+    let derived = TableSchema::new(previous.schema(), previous.table(), columns).ok()?;
+    Some(match previous.object() {
+        Some(object) => derived.with_object(object),
+        None => derived,
+    })
 }
 
 /// How often the catalog is listed again for the schema and table lists: a table created later
@@ -584,12 +634,7 @@ impl TableLookup for CapturedTables {
     /// bin since the row was written gives it the table's name at mining time). It is captured
     /// when that version's name is. By name for an object the history has no number for (a
     /// version recorded before the capture read object numbers, a source without `DATA_OBJ#`).
-    fn table(
-        &mut self,
-        owner: &str,
-        table: &str,
-        object: Option<u64>,
-    ) -> Option<Arc<TableSchema>> {
+    fn table(&mut self, owner: &str, table: &str, object: Option<u64>) -> Option<Arc<TableSchema>> {
         if let Some(last) = &self.last_lookup
             && last.owner == owner
             && last.table == table
@@ -897,7 +942,9 @@ mod tests {
         tables.at_commit(20);
         // Written before the rename, mined after it: the new name, the same object.
         assert_eq!(
-            tables.table("APP", "T2", Some(7)).map(|t| t.table().to_owned()),
+            tables
+                .table("APP", "T2", Some(7))
+                .map(|t| t.table().to_owned()),
             Some("T".to_owned())
         );
         assert_eq!(tables.table("APP", "OTHER", Some(8)), None, "not captured");
@@ -909,11 +956,17 @@ mod tests {
         assert_eq!(reloaded[0].table.table(), "T2");
         assert_eq!(recorded[0].from_scn, 31);
         assert_eq!(recorded[0].table.object().map(|o| o.object_id), Some(7));
-        assert!(tables.names().contains(&("APP".to_owned(), "T2".to_owned())));
+        assert!(
+            tables
+                .names()
+                .contains(&("APP".to_owned(), "T2".to_owned()))
+        );
         assert_eq!(tables.object_ids(), [7]);
         tables.at_commit(40);
         assert_eq!(
-            tables.table("APP", "T2", Some(7)).map(|t| t.table().to_owned()),
+            tables
+                .table("APP", "T2", Some(7))
+                .map(|t| t.table().to_owned()),
             Some("T2".to_owned())
         );
         // Renamed to a name nothing selects: rows before the rename still are captured (as
@@ -923,7 +976,11 @@ mod tests {
         tables
             .reload_stale(&mut sim, 30, |_, _| Some(rename.to_owned()))
             .unwrap();
-        assert!(!tables.names().contains(&("APP".to_owned(), "T2".to_owned())));
+        assert!(
+            !tables
+                .names()
+                .contains(&("APP".to_owned(), "T2".to_owned()))
+        );
         tables.at_commit(20);
         assert!(tables.table("APP", "T2", Some(7)).is_some());
         tables.at_commit(40);
@@ -944,11 +1001,26 @@ mod tests {
         let mut tables = captured_t(&["T"]);
         tables.refresh("APP", "T").unwrap();
         let (reloaded, recorded) = tables
-            .reload_stale(&mut sim, 30, |_, _| Some("DROP TABLE APP.T PURGE;".to_owned()))
+            .reload_stale(&mut sim, 30, |_, _| {
+                Some("DROP TABLE APP.T PURGE;".to_owned())
+            })
             .unwrap();
         assert!(reloaded[0].dropped && recorded.is_empty());
         assert!(tables.names().is_empty());
         assert!(tables.object_ids().is_empty());
+        // An ALTER of a table dropped since (the capture is behind the DROP): not a drop, the
+        // structure it made is derived from the statement.
+        let mut tables = captured_t(&["T"]);
+        tables.refresh("APP", "T").unwrap();
+        let (reloaded, recorded) = tables
+            .reload_stale(&mut sim, 30, |_, _| {
+                Some("ALTER TABLE APP.T ADD (NOTE VARCHAR2(10));".to_owned())
+            })
+            .unwrap();
+        assert!(!reloaded[0].dropped);
+        assert_eq!(recorded[0].table.columns().len(), 2);
+        assert_eq!(recorded[0].table.object().map(|o| o.object_id), Some(7));
+        assert_eq!(tables.names(), [("APP".to_owned(), "T".to_owned())]);
     }
 
     #[test]

@@ -373,8 +373,7 @@ impl Pipeline {
             };
             let Some(reload) = reloaded.iter().find(|reload| {
                 reload.table.schema() == event.table.schema()
-                    && (reload.renamed_from.as_deref())
-                        .unwrap_or(reload.table.table())
+                    && (reload.renamed_from.as_deref()).unwrap_or(reload.table.table())
                         == event.table.table()
             }) else {
                 continue;

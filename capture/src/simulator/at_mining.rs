@@ -44,9 +44,16 @@ pub(crate) const MISMATCH_INFO: &str = "Dictionary Mismatch";
 pub(crate) enum AtMining {
     AsWritten,
     /// Under the table's current name (interned id and text).
-    Renamed { name_id: u32, owner: Arc<str>, table: Arc<str> },
+    Renamed {
+        name_id: u32,
+        owner: Arc<str>,
+        table: Arc<str>,
+    },
     /// By object and column numbers, with the version the row was written under.
-    Numbered { object_id: u32, schema: Arc<TableSchema> },
+    Numbered {
+        object_id: u32,
+        schema: Arc<TableSchema>,
+    },
 }
 
 /// The form of `stored` given today's tables.

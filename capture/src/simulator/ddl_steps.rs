@@ -98,7 +98,10 @@ impl Simulator {
                     (DdlKind::TruncateTable, _) => Effect::Truncate(t),
                     (_, Some(new_name)) => {
                         let owner = &self.tables[t].owner;
-                        if self.table_index.contains_key(&format!("{owner}.{new_name}")) {
+                        if self
+                            .table_index
+                            .contains_key(&format!("{owner}.{new_name}"))
+                        {
                             return Err(error(format!(
                                 "name {owner}.{new_name} is already used (ORA-00955)"
                             )));
@@ -184,8 +187,12 @@ impl Simulator {
                 self.table_index.remove(&old_key);
                 self.table_index.insert(format!("{owner}.{new_name}"), t);
                 let table = &mut self.tables[t];
-                let schema = TableSchema::new(owner.as_ref(), new_name.as_str(), table.schema.columns().to_vec())
-                    .map_err(|e| error(e.to_string()))?;
+                let schema = TableSchema::new(
+                    owner.as_ref(),
+                    new_name.as_str(),
+                    table.schema.columns().to_vec(),
+                )
+                .map_err(|e| error(e.to_string()))?;
                 table.schema = Arc::new(schema);
                 table.name = Arc::from(new_name.as_str());
                 table.name_id = name_id;

@@ -27,7 +27,9 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, civil};
 
-use super::at_mining::{AtMining, MISMATCH_INFO, NUMBERED_OWNER, at_mining, numbered_sql, renamed_sql};
+use super::at_mining::{
+    AtMining, MISMATCH_INFO, NUMBERED_OWNER, at_mining, numbered_sql, renamed_sql,
+};
 use super::database::{FastSet, Table, TableText, host_local_time};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
@@ -696,7 +698,9 @@ impl MiningSession {
                     return true;
                 }
                 match at_mining(stored, tables) {
-                    AtMining::AsWritten => stored.name_id.is_some_and(|id| self.tables.contains(&id)),
+                    AtMining::AsWritten => {
+                        stored.name_id.is_some_and(|id| self.tables.contains(&id))
+                    }
                     AtMining::Renamed { name_id, .. } => self.tables.contains(&name_id),
                     AtMining::Numbered { .. } => !self.tables.is_empty(),
                 }

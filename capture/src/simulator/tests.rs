@@ -845,3 +845,108 @@ fn extended_strings_need_max_string_size_extended_and_are_logged_as_32k_rows() {
     assert!(rows[1..6].iter().all(|r| r.row_id == rows[1].row_id));
     assert!(rows[6].sql_redo.as_deref().unwrap().contains("'short'"));
 }
+
+/// The dictionary at mining time names the rows: a rename gives rows written before it the new
+/// name, a drop into the recycle bin its `BIN$` name, a purge the number form; the object number
+/// is kept throughout, and a window asking for the object finds them whatever their name.
+#[test]
+fn rows_are_named_with_the_dictionary_at_mining_time() {
+    let mut sim = simulator(&[
+        T,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":5}}"#,
+        r#"{"tx":"a","commit":true}"#,
+        r#"{"ddl":"ALTER TABLE APP.T RENAME TO T2"}"#,
+    ]);
+    let object = crate::source::DatabaseCatalog::table(&mut sim, "APP", "T2")
+        .unwrap()
+        .schema
+        .object()
+        .unwrap()
+        .object_id;
+    let insert = |rows: &[LogMinerRow]| {
+        rows.iter()
+            .find(|r| r.operation == Op::Insert)
+            .cloned()
+            .unwrap()
+    };
+    // Asked for by the old name only: the row is not found by name any more.
+    assert!(
+        mine(&mut sim, &["APP.T"])
+            .iter()
+            .all(|r| r.operation != Op::Insert)
+    );
+    let renamed = insert(&mine(&mut sim, &["APP.T2"]));
+    assert_eq!(
+        (renamed.seg_owner.as_deref(), renamed.table_name.as_deref()),
+        (Some("APP"), Some("T2"))
+    );
+    assert_eq!(
+        redo(&renamed),
+        r#"insert into "APP"."T2"("ID","V") values ('1','5');"#
+    );
+    assert_eq!((renamed.status, renamed.object_id), (0, Some(object)));
+    // By object number, whatever the name.
+    let end = sim.current_scn().unwrap();
+    sim.flush_redo().unwrap();
+    let by_object = |sim: &mut Simulator| {
+        let plan = sim.logs_covering(FIRST_SCN).unwrap();
+        sim.start_mining(&MiningWindow {
+            start_scn: FIRST_SCN,
+            end_scn: end,
+            logs: plan.logs,
+            objects: vec![object],
+            tables: Vec::new(),
+            pdb: None,
+            with_sql_undo: false,
+        })
+        .unwrap();
+        let mut rows = Vec::new();
+        sim.stream_rows(&mut |row| {
+            rows.push(row);
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+        sim.end_mining().unwrap();
+        insert(&rows)
+    };
+    assert_eq!(by_object(&mut sim).table_name.as_deref(), Some("T2"));
+    sim.apply_line(r#"{"ddl":"DROP TABLE APP.T2"}"#).unwrap();
+    let binned = by_object(&mut sim);
+    assert!(
+        binned
+            .table_name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("BIN$")),
+        "{binned:?}"
+    );
+    assert!(redo(&binned).starts_with("insert into \"APP\".\"BIN$"));
+    // Purged from the recycle bin (the model purges at the DROP): by number.
+    let mut sim = simulator(&[
+        T,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":5}}"#,
+        r#"{"tx":"a","commit":true}"#,
+    ]);
+    let object = crate::source::DatabaseCatalog::table(&mut sim, "APP", "T")
+        .unwrap()
+        .schema
+        .object()
+        .unwrap()
+        .object_id;
+    sim.apply_line(r#"{"ddl":"DROP TABLE APP.T PURGE"}"#)
+        .unwrap();
+    let purged = insert(&mine(&mut sim, &["APP.T"]));
+    assert_eq!(
+        (
+            purged.seg_owner.as_deref(),
+            purged.status,
+            purged.info.as_deref()
+        ),
+        (Some("UNKNOWN"), 2, Some("Dictionary Mismatch"))
+    );
+    assert_eq!(
+        redo(&purged),
+        format!(
+            r#"insert into "UNKNOWN"."OBJ# {object}"("COL 1","COL 2") values (HEXTORAW('c102'),HEXTORAW('c106'));"#
+        )
+    );
+}

@@ -10,7 +10,7 @@
 //! row another open transaction has locked; savepoints, rollbacks to them (later savepoints are
 //! erased, the target stays), failed statements (their redo and at once its undo), rollbacks;
 //! CLOB and BLOB columns written whole at insert and in pieces afterwards, with text outside the
-//! Basic Multilingual Plane; a DDL; two RAC threads; log switches; archive purges; and one
+//! Basic Multilingual Plane; DDL of every kind on a table the capture lags behind; two RAC threads; log switches; archive purges; and one
 //! transaction large enough to spill under a 16 MiB budget (and to be journaled on Kafka), rolled
 //! back to a savepoint taken after it spilled. From its own decisions it records the model:
 //! each committed transaction's changes as the capture must publish them, in commit order.
@@ -37,7 +37,7 @@ const BIG_SAVEPOINT_AT: usize = 4_250;
 const BIG_UNDONE_ROWS: usize = 120;
 /// Chunks of a workload: small transactions only (all ended by its end, so a purge behind it
 /// can pass the restart SCN), then the large transaction's first rows, then its other rows, its
-/// savepoint, the rollback to it, the DDL and the commit of everything still open.
+/// savepoint, the rollback to it, the DDL on TAGS and the commit of everything still open.
 const CHUNKS: usize = 3;
 /// Rows of the large transaction in the second chunk.
 const BIG_ROWS_FIRST: usize = 1_500;
@@ -144,8 +144,43 @@ const TABLES: &str = r#"{"database":{"max_string_size":"EXTENDED"}}
 /// The tables a capture of the workload lists.
 pub const CAPTURED: [&str; 3] = ["APP.ORDERS", "APP.DOCS", "APP.TAGS"];
 
-/// The DDL of every workload, on the table no long transaction touches.
-const DDL: &str = "ALTER TABLE APP.TAGS ADD (EXTRA VARCHAR2(20))";
+/// A DDL on TAGS, the table no long transaction touches. Each workload runs a seeded selection
+/// of them, in this order, at random moments of its last chunk (whenever no open transaction
+/// holds a TAGS row), between TAGS changes and with transactions of the other tables open. The
+/// runner gives the capture the whole chunk at once, so every row written before one of them is
+/// mined after it: by its new name, its `BIN$` name or by number, as LogMiner with the online
+/// catalog renders it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TagsDdl {
+    AddExtra,
+    ModifyName,
+    RenameNameColumn,
+    Truncate,
+    DropExtra,
+    /// The last ones: TAGS is gone (renamed to a name the capture does not select, or dropped).
+    RenameTable,
+    Drop,
+    DropPurge,
+}
+
+/// TAGS's columns after the DDL so far: its name column and whether EXTRA exists.
+#[derive(Clone, Copy, Debug)]
+struct TagsShape {
+    name: &'static str,
+    extra: bool,
+    /// Renamed away or dropped: no more TAGS steps.
+    gone: bool,
+}
+
+impl TagsShape {
+    fn columns(self) -> Vec<&'static str> {
+        let mut columns = vec!["ID", self.name];
+        if self.extra {
+            columns.push("EXTRA");
+        }
+        columns
+    }
+}
 
 /// A row as the generator knows it: column name to compact JSON value, and for LOBs the content
 /// as Oracle holds it (characters or bytes) to model writes in pieces.
@@ -202,8 +237,9 @@ struct Generator<'a> {
     committed: Vec<Committed>,
     next_id: i64,
     next_transaction: usize,
-    tags_extra: bool,
-    ddl_done: bool,
+    tags: TagsShape,
+    /// The DDL on TAGS still to run, in order.
+    tags_ddl: Vec<TagsDdl>,
     big_start_scn: u64,
 }
 
@@ -221,10 +257,15 @@ pub fn workload(seed: u64, under_repair: &[Feature]) -> Workload {
         committed: Vec::new(),
         next_id: 1,
         next_transaction: 0,
-        tags_extra: false,
-        ddl_done: false,
+        tags: TagsShape {
+            name: "NAME",
+            extra: false,
+            gone: false,
+        },
+        tags_ddl: Vec::new(),
         big_start_scn: 0,
     };
+    generator.tags_ddl = generator.choose_tags_ddl();
     let mut chunks = Vec::new();
     let mut last_switch = None;
     for chunk in 0..CHUNKS {
@@ -320,14 +361,15 @@ impl Generator<'_> {
                 for _ in 0..STEPS_PER_CHUNK / 3 {
                     self.small_step();
                     self.maybe_log_switch();
-                    if !self.ddl_done && self.random.percent(10) {
-                        self.try_ddl();
+                    if self.random.percent(15) {
+                        self.try_tags_ddl();
                     }
                 }
-                if !self.ddl_done {
-                    // Ends what holds TAGS rows first (the DDL needs the table unlocked).
+                while !self.tags_ddl.is_empty() {
+                    // Ends what holds TAGS rows first (a DDL needs the table unlocked).
                     self.end_all(|tx| tx != "big");
-                    self.try_ddl();
+                    self.try_tags_ddl();
+                    self.small_step();
                 }
                 self.end_all(|_| true);
                 self.autocommit_burst();
@@ -499,7 +541,7 @@ impl Generator<'_> {
             25..=31 => self.failed_statement(index),
             32..=47 => self.insert_order(index),
             48..=59 => self.insert_doc(index),
-            60..=64 if !self.ddl_pending() => self.insert_tag(index),
+            60..=64 if !self.tags.gone => self.insert_tag(index),
             65..=76 => self.update(index),
             77..=84 => self.delete(index),
             85..=94 => self.lob_change(index),
@@ -511,40 +553,112 @@ impl Generator<'_> {
         }
     }
 
-    /// The tables an update or delete may touch: TAGS not while it is kept free for the DDL.
+    /// The tables an update or delete may touch: TAGS until it is renamed away or dropped.
     fn changeable_tables(&self) -> &'static [&'static str] {
-        if self.ddl_pending() {
+        if self.tags.gone {
             &["ORDERS", "DOCS"]
         } else {
             &["ORDERS", "DOCS", "TAGS"]
         }
     }
 
-    /// Whether TAGS is kept free for the DDL (from chunk 2 until it ran).
-    fn ddl_pending(&self) -> bool {
-        !self.ddl_done && self.scn > FIRST_SCN + 2 * CHUNK_SCN_GAP
-    }
-
-    fn try_ddl(&mut self) {
-        if self.locks.keys().any(|(table, _)| *table == "TAGS") {
-            return;
-        }
-        self.step(&json!({ "ddl": DDL }));
-        self.committed.push(Committed {
-            name: "DDL".to_owned(),
-            changes: vec![Change {
-                op: "ddl",
-                table: "TAGS",
-                image: BTreeMap::from([("sql".to_owned(), json!(DDL))]),
-            }],
-        });
-        for ((table, _), row) in &mut self.rows {
-            if *table == "TAGS" {
-                row.values.insert("EXTRA".to_owned(), Value::Null);
+    /// A seeded selection of [`TagsDdl`], in order: each column change with probability 3/4,
+    /// TRUNCATE with 1/4, and one of the last ones (or none).
+    fn choose_tags_ddl(&mut self) -> Vec<TagsDdl> {
+        let mut chosen = Vec::new();
+        for ddl in [
+            TagsDdl::AddExtra,
+            TagsDdl::ModifyName,
+            TagsDdl::RenameNameColumn,
+            TagsDdl::Truncate,
+            TagsDdl::DropExtra,
+        ] {
+            let percent = if ddl == TagsDdl::Truncate { 25 } else { 75 };
+            // DROP COLUMN EXTRA needs the ADD.
+            if self.random.percent(percent)
+                && (ddl != TagsDdl::DropExtra || chosen.contains(&TagsDdl::AddExtra))
+            {
+                chosen.push(ddl);
             }
         }
-        self.tags_extra = true;
-        self.ddl_done = true;
+        match self.random.below(4) {
+            0 => chosen.push(TagsDdl::RenameTable),
+            1 => chosen.push(TagsDdl::Drop),
+            2 => chosen.push(TagsDdl::DropPurge),
+            _ => {}
+        }
+        chosen
+    }
+
+    /// Runs the next DDL on TAGS unless an open transaction holds a TAGS row.
+    fn try_tags_ddl(&mut self) {
+        if self.tags_ddl.is_empty() || self.locks.keys().any(|(table, _)| *table == "TAGS") {
+            return;
+        }
+        let ddl = self.tags_ddl.remove(0);
+        let name = self.tags.name;
+        let sql = match ddl {
+            TagsDdl::AddExtra => "ALTER TABLE APP.TAGS ADD (EXTRA VARCHAR2(20))".to_owned(),
+            TagsDdl::ModifyName => format!("ALTER TABLE APP.TAGS MODIFY ({name} VARCHAR2(60))"),
+            TagsDdl::RenameNameColumn => {
+                format!("ALTER TABLE APP.TAGS RENAME COLUMN {name} TO LABEL")
+            }
+            TagsDdl::Truncate => "TRUNCATE TABLE APP.TAGS".to_owned(),
+            TagsDdl::DropExtra => "ALTER TABLE APP.TAGS DROP COLUMN EXTRA".to_owned(),
+            TagsDdl::RenameTable => "ALTER TABLE APP.TAGS RENAME TO TAGS_OLD".to_owned(),
+            TagsDdl::Drop => "DROP TABLE APP.TAGS".to_owned(),
+            TagsDdl::DropPurge => "DROP TABLE APP.TAGS PURGE".to_owned(),
+        };
+        self.step(&json!({ "ddl": sql }));
+        // The capture publishes a TRUNCATE as its own event, every other DDL with its statement.
+        let change = if ddl == TagsDdl::Truncate {
+            Change {
+                op: "truncate",
+                table: "TAGS",
+                image: BTreeMap::new(),
+            }
+        } else {
+            Change {
+                op: "ddl",
+                table: "TAGS",
+                image: BTreeMap::from([("sql".to_owned(), json!(sql))]),
+            }
+        };
+        self.committed.push(Committed {
+            name: format!("DDL {ddl:?}"),
+            changes: vec![change],
+        });
+        let tags = self
+            .rows
+            .iter_mut()
+            .filter(|((table, _), _)| *table == "TAGS");
+        match ddl {
+            TagsDdl::AddExtra => {
+                for (_, row) in tags {
+                    row.values.insert("EXTRA".to_owned(), Value::Null);
+                }
+                self.tags.extra = true;
+            }
+            TagsDdl::ModifyName => {}
+            TagsDdl::RenameNameColumn => {
+                for (_, row) in tags {
+                    if let Some(value) = row.values.remove(name) {
+                        row.values.insert("LABEL".to_owned(), value);
+                    }
+                }
+                self.tags.name = "LABEL";
+            }
+            TagsDdl::DropExtra => {
+                for (_, row) in tags {
+                    row.values.remove("EXTRA");
+                }
+                self.tags.extra = false;
+            }
+            TagsDdl::Truncate | TagsDdl::RenameTable | TagsDdl::Drop | TagsDdl::DropPurge => {
+                self.rows.retain(|(table, _), _| *table != "TAGS");
+                self.tags.gone = ddl != TagsDdl::Truncate;
+            }
+        }
     }
 
     /// Text with characters outside the BMP, `len` characters long.
@@ -602,8 +716,11 @@ impl Generator<'_> {
 
     fn insert_tag(&mut self, index: usize) {
         let id = self.take_id();
-        let mut values = vec![("ID", json!(id)), ("NAME", json!(format!("tag {id}")))];
-        if self.tags_extra {
+        let mut values = vec![
+            ("ID", json!(id)),
+            (self.tags.name, json!(format!("tag {id}"))),
+        ];
+        if self.tags.extra {
             values.push(("EXTRA", json!("x")));
         }
         self.insert(index, "TAGS", id, &values);
@@ -651,7 +768,7 @@ impl Generator<'_> {
             .collect::<serde_json::Map<_, _>>()
             .into();
         self.step(&step);
-        let row = compact_row(table, values, self.tags_extra);
+        let row = compact_row(table, values, &self.tags.columns());
         let key = (table, id);
         self.locks.insert(key, self.open[index].name.clone());
         self.open[index].undo.push(UndoEntry { key, before: None });
@@ -705,7 +822,7 @@ impl Generator<'_> {
                 json!(format!("retitled {}", self.random.below(1000))),
             )],
             _ => vec![(
-                "NAME",
+                self.tags.name,
                 json!(format!("renamed {}", self.random.below(1000))),
             )],
         };
@@ -1023,12 +1140,11 @@ impl Generator<'_> {
 }
 
 /// The compact image of an inserted row: every column of the table, NULL where no value.
-fn compact_row(table: &'static str, values: &[(&str, Value)], tags_extra: bool) -> Row {
+fn compact_row(table: &'static str, values: &[(&str, Value)], tags: &[&'static str]) -> Row {
     let columns: &[&str] = match table {
         "ORDERS" => &["ID", "STATUS", "TOTAL", "LABEL", "NOTE"],
         "DOCS" => &["ID", "TITLE", "BODY", "DATA"],
-        _ if tags_extra => &["ID", "NAME", "EXTRA"],
-        _ => &["ID", "NAME"],
+        _ => tags,
     };
     let given = |column: &str| {
         values

@@ -13,7 +13,7 @@ use serde_json::Value;
 /// `xid`, `ts`) the model cannot know in advance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    /// `i`, `u`, `d` or `ddl`.
+    /// `i`, `u`, `d`, `ddl` or `truncate`.
     pub op: &'static str,
     pub table: &'static str,
     /// The row image the event must carry: `after` for inserts and updates, `before` for
@@ -51,6 +51,7 @@ fn read_event(event: &Value) -> Result<Emitted, String> {
         "u" => "u",
         "d" => "d",
         "ddl" => "ddl",
+        "truncate" => "truncate",
         other => return Err(format!("unexpected op {other:?}: {event}")),
     };
     let table = match text("table")? {
@@ -61,6 +62,7 @@ fn read_event(event: &Value) -> Result<Emitted, String> {
     };
     let image = match op {
         "ddl" => BTreeMap::from([("sql".to_owned(), event["sql"].clone())]),
+        "truncate" => BTreeMap::new(),
         "d" => object(&event["before"]),
         _ => object(&event["after"]),
     };

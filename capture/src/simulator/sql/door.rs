@@ -753,12 +753,17 @@ impl SimulatorSession {
                     ));
                 }
                 // LogMiner shows every table's rows; the client's query chooses. Inside a PDB
-                // (21c+) it shows that PDB's redo only.
+                // (21c+) it shows that PDB's redo only. Every object number too: the rows of a
+                // table renamed or dropped since, named as they were written (its DDL rows) or
+                // as it is named now, are shown all the same.
                 let tables = shared
                     .simulator
                     .tables
                     .iter()
                     .map(|t| (t.owner.to_string(), t.name.to_string()))
+                    .collect();
+                let objects = (shared.simulator.tables.iter())
+                    .map(|t| u64::from(t.object_id))
                     .collect();
                 let window = MiningWindow {
                     start_scn,
@@ -768,7 +773,7 @@ impl SimulatorSession {
                     } else {
                         self.state.registered.clone()
                     },
-                    objects: Vec::new(),
+                    objects,
                     tables,
                     pdb: in_pdb.then(|| self.state.container.clone()),
                     with_sql_undo: true,

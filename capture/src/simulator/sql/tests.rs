@@ -1127,6 +1127,9 @@ fn the_contents_query_keeps_rows_named_by_object_number() {
     assert!(numbered.len() > 1, "the example's own rows by number");
     for (owner, name, status) in numbered {
         assert_eq!((owner, status), (Some("UNKNOWN"), 2));
-        assert!(name.is_some_and(|name| name.starts_with("OBJ# ")), "{name:?}");
+        assert!(
+            name.is_some_and(|name| name.starts_with("OBJ# ")),
+            "{name:?}"
+        );
     }
 }

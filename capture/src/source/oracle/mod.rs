@@ -1043,7 +1043,8 @@ impl<P: SessionPool> RedoMiner for OracleClient<P> {
             MiningMode::Classic { container } => container.clone(),
             MiningMode::PerPdb => None,
         };
-        let (query, binds) = sql::contents_query(&window.tables, &window.objects, container.as_deref());
+        let (query, binds) =
+            sql::contents_query(&window.tables, &window.objects, container.as_deref());
         let mut params = vec![Bind::Number(window.start_scn), Bind::Number(window.end_scn)];
         params.extend(binds.iter().map(|bind| Bind::Text(bind)));
         let mut names = std::mem::take(&mut self.names);
