@@ -7,17 +7,29 @@
 //! `decimal.handling.mode` `double` and `string`, each into topics of its own and a PostgreSQL
 //! database of its own: an initial snapshot (rows committed before the capture's first run), then,
 //! appended to the scenario and streamed by a second run, inserts, updates, deletes, a change of a
-//! primary key, a DDL adding a column (the sink's `schema.evolution=basic` adds it) and a rolled
-//! back transaction. The tables hold the Oracle types of Debezium's own Oracle datatype test that
-//! the simulator supports. The JDBC sink takes Debezium envelopes as they are (its documentation:
-//! no `ExtractNewRecordState` needed, it reads `op`, `before` and `after` itself), so no SMT runs.
+//! primary key and a rolled back transaction, and on APP.ACCOUNTS an ADD COLUMN and later a DROP
+//! COLUMN with rows written before, between and after them. The second run starts only after all
+//! of it is written, so it mines every row after both DDLs are in the dictionary: a capture
+//! lagging behind its DDLs. The tables hold the Oracle types of Debezium's own Oracle datatype
+//! test that the simulator supports. The JDBC sink takes Debezium envelopes as they are (its
+//! documentation: no `ExtractNewRecordState` needed, it reads `op`, `before` and `after` itself),
+//! so no SMT runs.
+//!
+//! Before the sink runs, the APP.ACCOUNTS events and the schema change events of each capture are
+//! read back from Kafka through Debezium's `JsonConverter` (`tests/env/jsonconverter`): the value
+//! schema of each event must be the table's structure in force at the event's SCN (none of the
+//! added column before the ADD, the dropped column gone after the DROP, each switch at its DDL's
+//! SCN), and the schema change topic must hold one event per DDL, in order, with the table's
+//! columns after it (`jdbc_pipeline/schema_versions.rs`).
 //!
 //! The comparison is row by row and column by column against `Simulator::committed_rows` of the
-//! same scenario applied in-process, with the PostgreSQL column types the sink creates from the
-//! Connect schemas (`numeric` for `Decimal`, `double precision` for `VariableScaleDecimal` and
-//! float64, `text` for strings, `timestamp`/`timestamptz` for the time types, `interval` for
-//! `MicroDuration`) and the values Debezium's semantics give: exact decimals padded to the scale,
-//! floats equal as binary floats, times to PostgreSQL's microsecond, zoned times as instants.
+//! same scenario applied in-process (the dropped column, which the sink keeps, as the sink's
+//! upserts leave it: see `dropped_column_values`), with the PostgreSQL column types the sink
+//! creates from the Connect schemas (`numeric` for `Decimal`, `double precision` for
+//! `VariableScaleDecimal` and float64, `text` for strings, `timestamp`/`timestamptz` for the time
+//! types, `interval` for `MicroDuration`) and the values Debezium's semantics give: exact decimals
+//! padded to the scale, floats equal as binary floats, times to PostgreSQL's microsecond, zoned
+//! times as instants.
 //!
 //! The harness: `tests/env/jdbc-pipeline/run.sh` (Maven, cached); PostgreSQL: the one
 //! `REDOLINE_POSTGRES_URL` names (`tests/env/test-all.sh` starts one), otherwise one this test
@@ -33,8 +45,13 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redoline_capture::simulator::Simulator;
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_capture::value::Value;
 use redoline_tests::kafka::KafkaEnv;
+
+#[path = "jdbc_pipeline/schema_versions.rs"]
+mod schema_versions;
 
 /// The PostgreSQL server: `postgresql://user@host:port/db` of a superuser with trust access.
 const POSTGRES_ENV: &str = "REDOLINE_POSTGRES_URL";
@@ -102,13 +119,16 @@ const ALL_TYPES: &[(&str, &str, Kind)] = &[
     // own Oracle connector, whose MicroDuration is float64 too.
 ];
 
-/// APP.ACCOUNTS before the DDL, and the column the DDL adds.
+/// APP.ACCOUNTS before the DDLs, the column the first adds, and the one the second drops.
 const ACCOUNTS: &[(&str, &str, Kind)] = &[
     ("ID", "NUMBER(10)", Kind::Int),
     ("NAME", "VARCHAR2(40)", Kind::Text),
     ("BALANCE", "NUMBER(12,2)", Kind::Decimal(2)),
 ];
 const ACCOUNTS_ADDED: (&str, &str, Kind) = ("NOTE", "VARCHAR2(50)", Kind::Text);
+const ACCOUNTS_ADD: &str = "ALTER TABLE APP.ACCOUNTS ADD (NOTE VARCHAR2(50))";
+const ACCOUNTS_DROPPED: &str = "NAME";
+const ACCOUNTS_DROP: &str = "ALTER TABLE APP.ACCOUNTS DROP COLUMN NAME";
 
 /// APP.DOCS: LOBs, inserted and deleted only. An update leaving a LOB alone carries Debezium's
 /// unavailable-value placeholder for it, which the JDBC sink would write as the value (as it
@@ -180,11 +200,19 @@ fn snapshot_part() -> String {
     s
 }
 
-/// What happens after the snapshot: streamed by the capture's second run.
+/// What happens after the snapshot: streamed by the capture's second run. All of it is written
+/// while the capture is stopped, so that run mines every row after both DDLs on APP.ACCOUNTS are
+/// in the dictionary: the capture lags behind them, and the rows before each DDL must be typed
+/// with the structure their SCN had, not the catalog's.
 fn streaming_part() -> String {
+    streaming_before_drop() + &streaming_from_drop()
+}
+
+/// The streamed steps up to the DROP COLUMN.
+fn streaming_before_drop() -> String {
     use serde_json::json;
-    let long_clob: String = "0123456789abcdef".repeat(600); // 9,600 characters: LOB pieces
     let mut s = String::new();
+    // Before the ADD.
     s += &step(
         json!({"tx":"a","update":"APP.ACCOUNTS","where":{"ID":1},"set":{"BALANCE":"150.25"}}),
     );
@@ -201,8 +229,9 @@ fn streaming_part() -> String {
     );
     s += &step(json!({"tx":"r","delete":"APP.ACCOUNTS","where":{"ID":5}}));
     s += &step(json!({"tx":"r","rollback":true}));
-    // Schema evolution: a new column, then rows using it.
-    s += &step(json!({"ddl":"ALTER TABLE APP.ACCOUNTS ADD (NOTE VARCHAR2(50))"}));
+    // Schema evolution: a new column (the sink's `schema.evolution=basic` adds it), then rows
+    // using it.
+    s += &step(json!({"ddl": ACCOUNTS_ADD}));
     s += &step(
         json!({"tx":"b","insert":"APP.ACCOUNTS","values":{"ID":7,"NAME":"grace","BALANCE":"7.00","NOTE":"added later"}}),
     );
@@ -212,8 +241,35 @@ fn streaming_part() -> String {
     s +=
         &step(json!({"tx":"b","update":"APP.ACCOUNTS","where":{"ID":30},"set":{"NAME":"carol 2"}}));
     s += &step(json!({"tx":"b","commit":true}));
-    // Every type streamed: a row of NULLs, a full row, updates, a key change.
+    // Between the ADD and the DROP: both columns written.
+    s += &step(
+        json!({"tx":"b2","update":"APP.ACCOUNTS","where":{"ID":6},"set":{"NAME":"frank 2","NOTE":"before the drop"}}),
+    );
+    s += &step(
+        json!({"tx":"b2","insert":"APP.ACCOUNTS","values":{"ID":8,"NAME":"heidi","BALANCE":"8.00","NOTE":"re-keyed later"}}),
+    );
+    s += &step(json!({"tx":"b2","commit":true}));
+    // Every type streamed: a row of NULLs first, in a transaction still open at the DROP (on
+    // another table: Oracle takes the DDL's lock on APP.ACCOUNTS alone).
     s += &step(json!({"tx":"c","insert":"APP.ALL_TYPES","values":{"ID":3}}));
+    s
+}
+
+/// The streamed steps from the DROP COLUMN on.
+fn streaming_from_drop() -> String {
+    use serde_json::json;
+    let long_clob: String = "0123456789abcdef".repeat(600); // 9,600 characters: LOB pieces
+    let mut s = String::new();
+    s += &step(json!({"ddl": ACCOUNTS_DROP}));
+    // After the DROP: a new row, an update of a row written before it, a delete, a key change
+    // (a delete and a create), and a row deleted here and inserted again below.
+    s += &step(
+        json!({"tx":"f","insert":"APP.ACCOUNTS","values":{"ID":9,"BALANCE":"9.99","NOTE":"after the drop"}}),
+    );
+    s += &step(json!({"tx":"f","update":"APP.ACCOUNTS","where":{"ID":7},"set":{"BALANCE":"7.77"}}));
+    s += &step(json!({"tx":"f","delete":"APP.ACCOUNTS","where":{"ID":5}}));
+    s += &step(json!({"tx":"f","update":"APP.ACCOUNTS","where":{"ID":8},"set":{"ID":80}}));
+    s += &step(json!({"tx":"f","commit":true}));
     s += &step(json!({"tx":"c","insert":"APP.ALL_TYPES","values":{
     "ID":4,"FLAG":1,"N_INT18":"0","N_WIDE":"1","N_DEC":"99999999.99","N_NEG_SCALE":100,
     "N_FLOATING":"123456789012345678901234567890","F_FLOAT":"0.1","BF":3.4028235e38,
@@ -229,6 +285,13 @@ fn streaming_part() -> String {
     );
     s += &step(json!({"tx":"c","update":"APP.ALL_TYPES","where":{"ID":2},"set":{"ID":20}}));
     s += &step(json!({"tx":"c","commit":true}));
+    s += &step(
+        json!({"tx":"g","insert":"APP.ACCOUNTS","values":{"ID":5,"BALANCE":"5.55","NOTE":"back again"}}),
+    );
+    s += &step(
+        json!({"tx":"g","update":"APP.ACCOUNTS","where":{"ID":1},"set":{"NOTE":"still alice"}}),
+    );
+    s += &step(json!({"tx":"g","commit":true}));
     s += &step(
         json!({"tx":"d","insert":"APP.DOCS","values":{"ID":2,"CL":long_clob,"NCL":"𝄞 outside the BMP","BL":"00"}}),
     );
@@ -458,26 +521,101 @@ fn seconds_text(micros: i128) -> String {
     format!("{sign}{}.{:06}", m / 1_000_000, m % 1_000_000)
 }
 
-/// The rows PostgreSQL must hold for `table` in `mode`, by key (the ID column's canonical text).
+/// What PostgreSQL holds in the columns the source no longer has: by table and column, the value
+/// of each row by key.
+type Dropped = BTreeMap<(&'static str, &'static str), BTreeMap<String, Value>>;
+
+/// The rows PostgreSQL must hold for `table` in `mode`, by key (the ID column's canonical text):
+/// the simulator's committed rows, and for a column the table no longer has, its value in
+/// `dropped`.
 fn expected_rows(
     sim: &Simulator,
-    table: &str,
-    columns: &[(&str, &str, Kind)],
+    table: &'static str,
+    columns: &[(&'static str, &str, Kind)],
     mode: Mode,
+    dropped: &Dropped,
 ) -> BTreeMap<String, Vec<Expected>> {
+    let schema = sim.schema("APP", table).expect("the table exists");
     let rows = sim.committed_rows("APP", table).expect("the table exists");
     rows.into_iter()
         .map(|(_, values)| {
+            let id = decimal_text(&values[0], 0);
             let expected: Vec<Expected> = columns
                 .iter()
-                .enumerate()
-                .map(|(i, (_, _, kind))| {
-                    expected(*kind, mode, values.get(i).unwrap_or(&Value::Null))
+                .map(|(name, _, kind)| {
+                    let value = match schema.column_index(name) {
+                        Some(i) => &values[i],
+                        None => dropped
+                            .get(&(table, *name))
+                            .and_then(|held| held.get(&id))
+                            .unwrap_or_else(|| panic!("{table}.{name} ID={id}: no value")),
+                    };
+                    expected(*kind, mode, value)
                 })
                 .collect();
-            (decimal_text(&values[0], 0), expected)
+            (id, expected)
         })
         .collect()
+}
+
+/// What PostgreSQL holds, after the workload, in the column the DROP removed from APP.ACCOUNTS,
+/// evaluated over the steps from the DROP on (`from_drop`) from the column's committed values
+/// just before it (`before_drop`).
+///
+/// The sink never drops a column: `schema.evolution=basic` alters a table only to add the fields
+/// a record has and the table lacks (`JdbcChangeEventSink.alterTableIfNeeded` in
+/// debezium-connector-jdbc: `resolveMissingFields`, then `getAlterTableStatement` for those).
+/// Its upsert names the record's fields alone (`PostgresDatabaseDialect.getUpsertStatement`:
+/// `INSERT INTO t (<key fields>, <value fields>) VALUES (...) ON CONFLICT (<key fields>) DO
+/// UPDATE SET <value field>=EXCLUDED.<value field>, ...`). So a row the sink only updates after
+/// the DROP keeps what the column held, and a row it inserts after it (a new row, a row deleted
+/// first, the new key of a key change, which Debezium sends as a delete and a create) has NULL
+/// there. A delete removes the row. Rolled back transactions reach nothing.
+fn dropped_column_values(before_drop: &Simulator, from_drop: &str) -> BTreeMap<String, Value> {
+    let schema = before_drop.schema("APP", "ACCOUNTS").unwrap();
+    let index = schema.column_index(ACCOUNTS_DROPPED).unwrap();
+    let mut held: BTreeMap<String, Value> = before_drop
+        .committed_rows("APP", "ACCOUNTS")
+        .unwrap()
+        .into_iter()
+        .map(|(_, values)| (decimal_text(&values[0], 0), values[index].clone()))
+        .collect();
+    let key = |row: &serde_json::Value| {
+        let map = row.as_object().unwrap();
+        assert!(
+            map.keys().all(|k| k == "ID"),
+            "a row named by more than its key: {row}"
+        );
+        map["ID"].to_string()
+    };
+    let mut open: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+    for line in from_drop.lines() {
+        let step: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(tx) = step.get("tx").and_then(|t| t.as_str()) else {
+            continue; // a DDL
+        };
+        if step.get("rollback").is_some() {
+            open.remove(tx);
+        } else if step.get("commit").is_none() {
+            open.entry(tx.to_owned()).or_default().push(step);
+            continue;
+        }
+        for change in open.remove(tx).unwrap_or_default() {
+            let on_accounts =
+                |op: &str| change.get(op).and_then(|t| t.as_str()) == Some("APP.ACCOUNTS");
+            if on_accounts("insert") {
+                held.insert(change["values"]["ID"].to_string(), Value::Null);
+            } else if on_accounts("delete") {
+                held.remove(&key(&change["where"]));
+            } else if on_accounts("update")
+                && let Some(new_key) = change["set"].get("ID")
+            {
+                held.remove(&key(&change["where"]));
+                held.insert(new_key.to_string(), Value::Null);
+            }
+        }
+    }
+    held
 }
 
 // ----- PostgreSQL -----------------------------------------------------------------------------
@@ -559,7 +697,9 @@ fn free_port() -> u16 {
 /// Runs `sql` in `db`; rows of fields separated by U+001F, NULL as U+0000-free marker `\N`.
 fn psql(db: &str, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
     let pg = postgres();
-    let output = Command::new("psql")
+    // Bounded like every process of the test: a server that stops answering fails the call.
+    let output = Command::new("timeout")
+        .args(["60", "psql"])
         .arg(format!("{}{db}", pg.base))
         .args([
             "-X",
@@ -710,6 +850,60 @@ fn unique(test: &str) -> String {
     format!("{test}_{}_{millis:x}", std::process::id())
 }
 
+/// The capture's `kafka.topicPrefix` (and name) for one mode of a run.
+fn topic_prefix(run_id: &str, mode: Mode) -> String {
+    format!("{run_id}-{}", mode.name()).replace('_', "-")
+}
+
+/// The APP.ACCOUNTS change events and the schema change events of each capture (by topic
+/// prefix), read back from Kafka (`read_committed`) and through Debezium's JsonConverter
+/// (`tests/env/jsonconverter/check.sh`, which fails on any record it cannot convert).
+fn read_back_with_json_converter(
+    bootstrap: &str,
+    prefixes: &[String],
+    dir: &Path,
+) -> (
+    Vec<schema_versions::RowSchema>,
+    BTreeMap<String, Vec<schema_versions::SchemaChange>>,
+) {
+    let settings = KafkaClientSettings::with_bootstrap(bootstrap);
+    let raw = |bytes: &Option<Vec<u8>>| {
+        bytes.as_ref().map_or_else(
+            || "null".to_owned(),
+            |b| String::from_utf8(b.clone()).unwrap(),
+        )
+    };
+    let mut changes = BTreeMap::new();
+    let mut rows = Vec::new();
+    for prefix in prefixes {
+        let mut lines = String::new();
+        for topic in [prefix.clone(), format!("{prefix}.APP.ACCOUNTS")] {
+            read_to_end(&settings, &topic, Duration::from_secs(30), |record| {
+                let topic_json = serde_json::Value::from(topic.as_str());
+                let _ = writeln!(
+                    lines,
+                    r#"{{"topic":{topic_json},"key":{},"value":{}}}"#,
+                    raw(&record.key),
+                    raw(&record.value)
+                );
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("reading {topic} back: {e}"));
+        }
+        let input = dir.join(format!("{prefix}.records.jsonl"));
+        std::fs::write(&input, &lines).unwrap();
+        let script = repo_root().join("tests/env/jsonconverter/check.sh");
+        let output =
+            redoline_tests::process::run_script(&script, &[&input], &[], Duration::from_secs(600))
+                .unwrap_or_else(|e| panic!("JsonConverter refused the records of {prefix}: {e:#}"));
+        let (mut read, ddl) = schema_versions::parse_check_output(&output)
+            .unwrap_or_else(|e| panic!("{e}\n{output}"));
+        rows.append(&mut read);
+        changes.insert(prefix.clone(), ddl);
+    }
+    (rows, changes)
+}
+
 fn capture_config(bootstrap: &str, prefix: &str, name: &str, mode: Mode) -> String {
     let decimal = match mode {
         Mode::Precise => String::new(),
@@ -727,25 +921,21 @@ fn capture_config(bootstrap: &str, prefix: &str, name: &str, mode: Mode) -> Stri
     )
 }
 
+/// One run of the capture to the end of the scenario, killed after a deadline.
 fn run_capture(binary: &Path, dir: &Path, what: &str) {
-    let output = Command::new(binary)
-        .args(["run", "--exit-at-end", "--config"])
-        .arg(dir.join("capture.yaml"))
-        .env(
-            "REDOLINE_TERMINATION_LOG",
-            dir.join(format!("{what}.termination")),
-        )
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "the capture's {what} run failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let config = dir.join("capture.yaml");
+    let termination = dir.join(format!("{what}.termination"));
+    let config = config.to_str().unwrap();
+    redoline_tests::process::run_script(
+        binary,
+        &["run", "--exit-at-end", "--config", config],
+        &[
+            ("REDOLINE_TERMINATION_LOG", termination.to_str().unwrap()),
+            ("RUST_LOG", "warn"),
+        ],
+        Duration::from_secs(300),
+    )
+    .unwrap_or_else(|e| panic!("the capture's {what} run failed: {e:#}"));
 }
 
 struct Connect {
@@ -774,6 +964,8 @@ struct ModeRun {
     connector: String,
 }
 
+/// The tables as PostgreSQL holds them: every column any structure of theirs had, since the sink
+/// adds columns and never drops them.
 fn tables() -> Vec<(&'static str, Columns)> {
     let mut accounts = ACCOUNTS.to_vec();
     accounts.push(ACCOUNTS_ADDED);
@@ -795,19 +987,29 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
     let run_id = unique("jdbc");
     let work = tempfile::tempdir().unwrap();
 
-    // The simulator's own final state, from the same scenario applied in-process.
+    // The simulator's own final state, from the same scenario applied in-process, and what the
+    // sink keeps of the dropped column, from the state right before the DROP.
     let scenario_a = snapshot_part();
     let scenario_b = streaming_part();
     let sim = Simulator::from_reader(std::io::Cursor::new(format!("{scenario_a}{scenario_b}")))
         .expect("the scenario is valid");
     assert!(sim.open_transaction_names().is_empty());
+    let before_drop = Simulator::from_reader(std::io::Cursor::new(format!(
+        "{scenario_a}{}",
+        streaming_before_drop()
+    )))
+    .expect("the scenario is valid");
+    let dropped: Dropped = BTreeMap::from([(
+        ("ACCOUNTS", ACCOUNTS_DROPPED),
+        dropped_column_values(&before_drop, &streaming_from_drop()),
+    )]);
 
     // Capture: the snapshot run, then the streaming run on the grown scenario.
     let mut runs = Vec::new();
     for mode in MODES {
         let dir = work.path().join(mode.name());
         std::fs::create_dir_all(&dir).unwrap();
-        let prefix = format!("{run_id}-{}", mode.name()).replace('_', "-");
+        let prefix = topic_prefix(&run_id, mode);
         std::fs::write(
             dir.join("capture.yaml"),
             capture_config(&bootstrap, &prefix, &prefix, mode),
@@ -848,10 +1050,37 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
                 db,
                 connector: file.display().to_string(),
             },
-            sim_rows(&sim, mode),
+            sim_rows(&sim, mode, &dropped),
         ));
     }
     let captured = started.elapsed();
+
+    // Each change event of APP.ACCOUNTS carries the structure in force at its SCN, and the schema
+    // change topic one event per DDL, as Debezium's JsonConverter reads them.
+    let versions =
+        schema_versions::table_versions(&format!("{scenario_a}{scenario_b}"), "APP", "ACCOUNTS");
+    assert_eq!(versions.len(), 3, "{versions:?}");
+    let prefixes: Vec<String> = MODES.iter().map(|m| topic_prefix(&run_id, *m)).collect();
+    let (rows, changes) = read_back_with_json_converter(&bootstrap, &prefixes, work.path());
+    let mut wrong = Vec::new();
+    for prefix in &prefixes {
+        let topic = format!("{prefix}.APP.ACCOUNTS");
+        let changes = changes.get(prefix).map_or(&[][..], Vec::as_slice);
+        wrong.extend(
+            schema_versions::differences(&versions, &topic, &rows, changes)
+                .into_iter()
+                .map(|d| format!("[{prefix}] {d}")),
+        );
+    }
+    assert!(
+        wrong.is_empty(),
+        "the events do not carry the structure in force at their SCN:\n{}",
+        wrong.join("\n")
+    );
+    let accounts_events = rows
+        .iter()
+        .filter(|r| r.topic.ends_with(".APP.ACCOUNTS"))
+        .count();
 
     // One Connect worker for all three modes.
     let script = repo_root().join("tests/env/jdbc-pipeline/run.sh");
@@ -942,7 +1171,8 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
         std::thread::sleep(Duration::from_millis(500));
     }
     eprintln!(
-        "jdbc pipeline: captured 3 modes in {captured:?}, PostgreSQL equal after {:?}",
+        "jdbc pipeline: captured 3 modes in {captured:?}, {accounts_events} APP.ACCOUNTS events \
+         in 3 structures checked, PostgreSQL equal after {:?}",
         started.elapsed()
     );
     drop(connect);
@@ -951,10 +1181,11 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
 fn sim_rows(
     sim: &Simulator,
     mode: Mode,
+    dropped: &Dropped,
 ) -> BTreeMap<&'static str, BTreeMap<String, Vec<Expected>>> {
     tables()
         .into_iter()
-        .map(|(table, columns)| (table, expected_rows(sim, table, &columns, mode)))
+        .map(|(table, columns)| (table, expected_rows(sim, table, &columns, mode, dropped)))
         .collect()
 }
 

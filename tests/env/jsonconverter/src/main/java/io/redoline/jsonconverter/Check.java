@@ -7,6 +7,7 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,12 @@ import io.debezium.transforms.ExtractNewRecordState;
  * by name (a field the schema lacks fails the run). The second prints
  * {@code flattened <op> <field>=<value>} for the added fields. {@code VariableScaleDecimal} values
  * are decoded with Debezium's own {@code VariableScaleDecimal.toLogical}.
+ *
+ * <p>The structure each record was read with is printed too, for checks of schema evolution:
+ * {@code row schema <topic> <op> scn=<source.scn> envelope=<name>/<version> value=<row schema
+ * name> fields=<row fields> key=<key fields>} for each change event, and for each table change of
+ * a schema change event {@code table change scn=<source.scn> <type> <id>
+ * columns=<name>@<position>,... key=<primary key columns>}.
  */
 public final class Check {
   private Check() {}
@@ -126,6 +133,20 @@ public final class Check {
             expect(!table.getArray("columns").isEmpty(), lineNumber, "the table's columns");
           }
           System.out.println("schema change " + envelope.getString("ddl"));
+          String ddlScn = envelope.getStruct("source").getString("scn");
+          for (Object change : envelope.getArray("tableChanges")) {
+            Struct tableChange = (Struct) change;
+            Struct table = tableChange.getStruct("table");
+            List<String> columns = new ArrayList<>();
+            for (Object column : table.getArray("columns")) {
+              Struct c = (Struct) column;
+              columns.add(c.getString("name") + "@" + c.getInt32("position"));
+            }
+            List<Object> primaryKey = table.getArray("primaryKeyColumnNames");
+            System.out.println("table change scn=" + ddlScn + " " + tableChange.getString("type")
+                + " " + tableChange.getString("id") + " columns=" + String.join(",", columns)
+                + " key=" + (primaryKey == null ? "" : joined(primaryKey)));
+          }
           checked++;
           continue;
         }
@@ -142,6 +163,17 @@ public final class Check {
           continue;
         }
         String op = envelope.getString("op");
+        // The structure this event was written with, as the converter read it: the row schema
+        // of `before` and `after` (one schema, Debezium's `<topic>.Value`), its envelope's
+        // name and version, and the key's fields.
+        Schema rowSchema = envelope.schema().field("after").schema();
+        expect(rowSchema.equals(envelope.schema().field("before").schema()), lineNumber,
+            "one row schema for before and after");
+        System.out.println("row schema " + topic + " " + op
+            + " scn=" + envelope.getStruct("source").getString("scn")
+            + " envelope=" + envelope.schema().name() + "/" + envelope.schema().version()
+            + " value=" + rowSchema.name() + " fields=" + fieldNames(rowSchema)
+            + " key=" + (keyData.schema() == null ? "" : fieldNames(keyData.schema())));
         for (String image : new String[] {"before", "after"}) {
           Struct row = envelope.getStruct(image);
           if (row != null) {
@@ -190,6 +222,22 @@ public final class Check {
       "source.txId", "source.txSeq", "source.start_scn", "source.start_ts_ms",
       "source.commit_ts_ms", "source.lcr_position", "source.redo_sql", "source.rs_id",
       "source.ssn", "source.redo_thread", "source.user_name", "source.row_id");
+
+  private static String fieldNames(Schema schema) {
+    List<String> names = new ArrayList<>();
+    for (Field field : schema.fields()) {
+      names.add(field.name());
+    }
+    return String.join(",", names);
+  }
+
+  private static String joined(List<Object> items) {
+    List<String> texts = new ArrayList<>();
+    for (Object item : items) {
+      texts.add(String.valueOf(item));
+    }
+    return String.join(",", texts);
+  }
 
   private static byte[] bytes(String text) {
     return text == null ? null : text.getBytes(StandardCharsets.UTF_8);
