@@ -656,17 +656,19 @@ fn a_capture_of_two_thousand_tables_is_mined_through_one_statement() {
     let current = direct.current_scn().unwrap();
     let logs = direct.logs_covering(0).unwrap().logs;
     let start_scn = logs.iter().map(|log| log.first_scn).min().unwrap();
-    let window = |tables: Vec<(String, String)>| MiningWindow {
+    let window = |tables: Vec<(String, String)>, objects: Vec<u64>| MiningWindow {
         start_scn,
         end_scn: current,
         logs: logs.clone(),
-        objects: Vec::new(),
+        objects,
         tables,
         pdb: None,
         with_sql_undo: false,
     };
     let captured = vec![("SALES".to_owned(), "ORDERS".to_owned())];
-    direct.start_mining(&window(captured.clone())).unwrap();
+    direct
+        .start_mining(&window(captured.clone(), Vec::new()))
+        .unwrap();
     let expected = rows(&mut |visit| direct.stream_rows(visit)).unwrap();
     assert!(
         expected
@@ -681,9 +683,13 @@ fn a_capture_of_two_thousand_tables_is_mined_through_one_statement() {
             let owner = if i % 4 == 0 { "HR" } else { "SALES" };
             (owner.to_owned(), format!("TABLE_{i:04}"))
         }));
-        let (sql, binds) = crate::source::oracle::sql::contents_query(&tables, &[], None);
+        // An object number per table as well (none of the example's: no row changes).
+        let objects: Vec<u64> = (0..n).map(|i| 900_000 + i as u64).collect();
+        let (sql, binds) = crate::source::oracle::sql::contents_query(&tables, &objects, None);
         let mut client = client(simulator());
-        client.start_mining(&window(tables.clone())).unwrap();
+        client
+            .start_mining(&window(tables.clone(), objects))
+            .unwrap();
         let began = std::time::Instant::now();
         let found = rows(&mut |visit| client.stream_rows(visit)).unwrap();
         let took = began.elapsed();
