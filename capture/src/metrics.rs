@@ -523,7 +523,9 @@ impl EngineMetrics {
     pub fn window_cap_changed(&self, change: &CapChange) {
         match change {
             CapChange::Shrunk { to, breach, .. } => {
-                self.window_shrinks.with_label_values(&[breach.label()]).inc();
+                self.window_shrinks
+                    .with_label_values(&[breach.label()])
+                    .inc();
                 self.set_window_max_scns(*to);
             }
             CapChange::Grew { to, .. } => {

@@ -73,10 +73,7 @@ kafka: {bootstrapServers: "k:9092", topicPrefix: app}
     assert_eq!(spec.mining.max_scn_window, 500_000);
     assert_eq!(spec.mining.min_scn_window, 1000);
     assert_eq!(spec.mining.window_max_seconds, 60);
-    assert_eq!(
-        spec.mining.session_pga_max_bytes.bytes().unwrap(),
-        1 << 30
-    );
+    assert_eq!(spec.mining.session_pga_max_bytes.bytes().unwrap(), 1 << 30);
     assert_eq!(spec.mining.poll_interval_seconds, 1);
     assert_eq!(spec.mining.batch_size, 1000);
     assert_eq!(spec.mining.statement_timeout_seconds, 600);

@@ -316,7 +316,10 @@ mod tests {
         assert!(!verdict.recycle, "time is not memory");
         let message = verdict.change.unwrap().message();
         assert!(message.contains("mining.windowMaxSeconds"), "{message}");
-        assert!(message.contains("at most 4000 SCNs (were 8000)"), "{message}");
+        assert!(
+            message.contains("at most 4000 SCNs (were 8000)"),
+            "{message}"
+        );
         for _ in 1..GROW_AFTER {
             assert_eq!(sizer.after_window(window(4000, true, 29, 100)).change, None);
         }
@@ -347,7 +350,11 @@ mod tests {
                 ..
             } if bytes == 1025 * MIB && bound == 1024 * MIB
         ));
-        assert!(change.message().contains("1025 MiB"), "{}", change.message());
+        assert!(
+            change.message().contains("1025 MiB"),
+            "{}",
+            change.message()
+        );
         // At the floor: still recycled, the cap stays.
         let mut floor = WindowSizer::new(bounds(8000, 8000));
         let verdict = floor.after_window(window(8000, true, 1, 2000));
@@ -363,7 +370,11 @@ mod tests {
             max_pga_bytes: None,
         });
         let mut mined = window(1000, true, 500, 5000);
-        assert_eq!(sizer.after_window(mined).change, None, "no bounds, no breach");
+        assert_eq!(
+            sizer.after_window(mined).change,
+            None,
+            "no bounds, no breach"
+        );
         mined.cost.out_of_memory = true;
         let verdict = sizer.after_window(mined);
         assert!(matches!(
@@ -374,7 +385,10 @@ mod tests {
                 ..
             })
         ));
-        assert!(!verdict.recycle, "the engine recycled it when the error came");
+        assert!(
+            !verdict.recycle,
+            "the engine recycled it when the error came"
+        );
     }
 
     #[test]
@@ -411,7 +425,12 @@ mod tests {
         for _ in 1..GROW_AFTER {
             assert_eq!(sizer.after_window(window(4000, true, 1, 10)).change, None);
         }
-        assert!(sizer.after_window(window(4000, true, 1, 10)).change.is_some());
+        assert!(
+            sizer
+                .after_window(window(4000, true, 1, 10))
+                .change
+                .is_some()
+        );
     }
 
     #[test]
@@ -458,11 +477,7 @@ mod tests {
         } else {
             (cap * fraction / 100).max(1)
         };
-        MinedWindow {
-            scns,
-            capped,
-            cost,
-        }
+        MinedWindow { scns, capped, cost }
     }
 
     fn breaches(bounds: &SizeBounds, cost: &WindowCost) -> bool {
