@@ -19,9 +19,10 @@
 //!
 //! Debezium sizes its windows too (`log.mining.batch.size.min`, `.max`, `.default`;
 //! `calculateUpperBounds` and `updateBatchSize` in its `LogMinerStreamingChangeEventSource`), but
-//! by lag alone: the batch steps up by the minimum while the database is more than a default batch
-//! ahead of the window's end and down while it is not, whatever the window cost. That was the idea
-//! taken here, with two changes. The cap follows the cost, since a window the current SCN bounds is
+//! by lag alone: the batch steps up by the minimum while the current SCN is more than a default
+//! batch beyond the batch's end, and down by the minimum while the batch's end is more than a
+//! default batch beyond the current SCN, whatever the window cost. That was the idea taken here,
+//! with two changes. The cap follows the cost, since a window the current SCN bounds is
 //! already no larger than the lag needs. And it halves rather than stepping down by the minimum:
 //! steps of 1,000 SCNs take hundreds of windows to leave a 500,000 SCN window that runs for
 //! minutes or exhausts the process's memory, where halving (the multiplicative decrease of TCP's
