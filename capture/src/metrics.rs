@@ -14,8 +14,11 @@
 //! | `redoline_capture_skipped_changes_total` | counter | `reason` = `unsupported` / `dictionary_mismatch` / `partial_lob` |
 //! | `redoline_capture_window_start_scn` / `redoline_capture_window_end_scn` | gauge | |
 //! | `redoline_capture_window_duration_seconds` | histogram | |
+//! | `redoline_capture_window_max_scns` | gauge | (the most SCNs the next window may cover: `mining.maxScnWindow`, less while windows are made smaller) |
+//! | `redoline_capture_window_shrinks_total` | counter | `reason` = `duration` / `pga` / `out_of_memory` |
+//! | `redoline_capture_window_grows_total` | counter | |
 //! | `redoline_capture_logminer_session_pga_bytes` / `redoline_capture_logminer_session_pga_max_bytes` | gauge | (the mining session's `session pga memory` / `session pga memory max`; -1 until read) |
-//! | `redoline_capture_logminer_sessions_recycled_total` | counter | `reason` = `age` / `memory` |
+//! | `redoline_capture_logminer_sessions_recycled_total` | counter | `reason` = `age` / `memory` / `pga` |
 //! | `redoline_capture_rows_fetched_total` | counter | |
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
@@ -42,6 +45,7 @@ use crate::dictionary::TableSchema;
 use crate::event::Operation;
 use crate::snapshot::SnapshotProgress;
 use crate::source::SessionMemory;
+use crate::source::window_size::{Breach, CapChange};
 
 pub const LAG_SECONDS: &str = "redoline_capture_lag_seconds";
 pub const COMMIT_SCN: &str = "redoline_capture_commit_scn";
@@ -52,6 +56,9 @@ pub const SKIPPED_CHANGES_TOTAL: &str = "redoline_capture_skipped_changes_total"
 pub const WINDOW_START_SCN: &str = "redoline_capture_window_start_scn";
 pub const WINDOW_END_SCN: &str = "redoline_capture_window_end_scn";
 pub const WINDOW_DURATION_SECONDS: &str = "redoline_capture_window_duration_seconds";
+pub const WINDOW_MAX_SCNS: &str = "redoline_capture_window_max_scns";
+pub const WINDOW_SHRINKS_TOTAL: &str = "redoline_capture_window_shrinks_total";
+pub const WINDOW_GROWS_TOTAL: &str = "redoline_capture_window_grows_total";
 pub const SESSION_PGA_BYTES: &str = "redoline_capture_logminer_session_pga_bytes";
 pub const SESSION_PGA_MAX_BYTES: &str = "redoline_capture_logminer_session_pga_max_bytes";
 pub const SESSIONS_RECYCLED_TOTAL: &str = "redoline_capture_logminer_sessions_recycled_total";
@@ -77,7 +84,7 @@ pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
     "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
 
 /// Every metric name above.
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 29] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -87,6 +94,12 @@ pub const ALL: [&str; 23] = [
     WINDOW_START_SCN,
     WINDOW_END_SCN,
     WINDOW_DURATION_SECONDS,
+    WINDOW_MAX_SCNS,
+    WINDOW_SHRINKS_TOTAL,
+    WINDOW_GROWS_TOTAL,
+    SESSION_PGA_BYTES,
+    SESSION_PGA_MAX_BYTES,
+    SESSIONS_RECYCLED_TOTAL,
     ROWS_FETCHED_TOTAL,
     ROUNDTRIPS_TOTAL,
     LAST_STOP,
@@ -120,6 +133,9 @@ pub struct EngineMetrics {
     pub window_start_scn: IntGauge,
     pub window_end_scn: IntGauge,
     pub window_duration: Histogram,
+    window_max_scns: IntGauge,
+    window_shrinks: IntCounterVec,
+    window_grows: IntCounter,
     session_pga: IntGauge,
     session_pga_max: IntGauge,
     sessions_recycled: IntCounterVec,
@@ -328,6 +344,21 @@ impl EngineMetrics {
                 HistogramOpts::new(WINDOW_DURATION_SECONDS, "Time to mine one window")
                     .buckets(WINDOW_BUCKETS.to_vec()),
             )?,
+            window_max_scns: IntGauge::new(
+                WINDOW_MAX_SCNS,
+                "Most SCNs the next mining window may cover: mining.maxScnWindow, less while windows are made smaller",
+            )?,
+            window_shrinks: IntCounterVec::new(
+                Opts::new(
+                    WINDOW_SHRINKS_TOTAL,
+                    "Times the mining window's SCN cap was halved, by the bound a window exceeded",
+                ),
+                &["reason"],
+            )?,
+            window_grows: IntCounter::new(
+                WINDOW_GROWS_TOTAL,
+                "Times the mining window's SCN cap was doubled after windows well within their bounds",
+            )?,
             session_pga: IntGauge::new(
                 SESSION_PGA_BYTES,
                 "PGA of the mining session's server process (session pga memory)",
@@ -390,10 +421,16 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.window_start_scn.clone()))?;
         registry.register(Box::new(metrics.window_end_scn.clone()))?;
         registry.register(Box::new(metrics.window_duration.clone()))?;
+        registry.register(Box::new(metrics.window_max_scns.clone()))?;
+        registry.register(Box::new(metrics.window_shrinks.clone()))?;
+        registry.register(Box::new(metrics.window_grows.clone()))?;
+        for reason in Breach::LABELS {
+            metrics.window_shrinks.with_label_values(&[reason]);
+        }
         registry.register(Box::new(metrics.session_pga.clone()))?;
         registry.register(Box::new(metrics.session_pga_max.clone()))?;
         registry.register(Box::new(metrics.sessions_recycled.clone()))?;
-        for reason in ["age", "memory"] {
+        for reason in ["age", "memory", "pga"] {
             metrics.sessions_recycled.with_label_values(&[reason]);
         }
         registry.register(Box::new(metrics.rows_fetched.clone()))?;
@@ -470,10 +507,32 @@ impl EngineMetrics {
         self.session_pga_max.set(gauge(memory.pga_max_bytes));
     }
 
-    /// Counts a mining session ended for a fresh one: `age` (`mining.sessionMaxSeconds`) or
-    /// `memory` (ORA-04030).
+    /// Counts a mining session ended for a fresh one: `age` (`mining.sessionMaxSeconds`),
+    /// `memory` (ORA-04030) or `pga` (`mining.sessionPgaMaxBytes`).
     pub fn session_recycled(&self, reason: &str) {
         self.sessions_recycled.with_label_values(&[reason]).inc();
+    }
+
+    /// The cap on the next window's SCN range.
+    pub fn set_window_max_scns(&self, scns: u64) {
+        self.window_max_scns
+            .set(i64::try_from(scns).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a change of the window cap and shows the new one.
+    pub fn window_cap_changed(&self, change: &CapChange) {
+        match change {
+            CapChange::Shrunk { to, breach, .. } => {
+                self.window_shrinks
+                    .with_label_values(&[breach.label()])
+                    .inc();
+                self.set_window_max_scns(*to);
+            }
+            CapChange::Grew { to, .. } => {
+                self.window_grows.inc();
+                self.set_window_max_scns(*to);
+            }
+        }
     }
 
     /// Counts one restart after a transient fault; `cause` is one of a fixed set of labels.

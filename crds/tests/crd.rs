@@ -71,6 +71,9 @@ kafka: {bootstrapServers: "k:9092", topicPrefix: app}
     assert_eq!(spec.transactions.max_age_action, MaxAgeAction::Fail);
     assert_eq!(spec.transactions.max_staged_records, 1_000_000);
     assert_eq!(spec.mining.max_scn_window, 500_000);
+    assert_eq!(spec.mining.min_scn_window, 1000);
+    assert_eq!(spec.mining.window_max_seconds, 60);
+    assert_eq!(spec.mining.session_pga_max_bytes.bytes().unwrap(), 1 << 30);
     assert_eq!(spec.mining.poll_interval_seconds, 1);
     assert_eq!(spec.mining.batch_size, 1000);
     assert_eq!(spec.mining.statement_timeout_seconds, 600);
@@ -92,6 +95,10 @@ fn schema_defaults_match_serde_defaults() {
     assert_eq!(
         spec["mining"]["properties"]["maxScnWindow"]["default"],
         500_000
+    );
+    assert_eq!(
+        spec["mining"]["properties"]["sessionPgaMaxBytes"]["default"],
+        "1Gi"
     );
     assert_eq!(spec["format"]["properties"]["type"]["default"], "debezium");
     assert_eq!(

@@ -103,6 +103,9 @@ async fn sample_is_created_and_defaults_are_filled_in_by_the_apiserver() {
     assert_eq!(spec["mining"]["maxScnWindow"], 500_000);
     assert_eq!(spec["mining"]["flushTable"], "REDOLINE_LOGMNR_FLUSH");
     assert_eq!(spec["mining"]["sessionMaxSeconds"], 3600);
+    assert_eq!(spec["mining"]["minScnWindow"], 1000);
+    assert_eq!(spec["mining"]["windowMaxSeconds"], 60);
+    assert_eq!(spec["mining"]["sessionPgaMaxBytes"], "1Gi");
     assert_eq!(spec["format"]["type"], "debezium");
     assert_eq!(spec["startPosition"]["type"], "current");
     assert_eq!(spec["snapshot"]["mode"], "initial");
@@ -438,6 +441,21 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "bad flush table",
             with(minimal_spec(), "mining.flushTable", json!("drop table x;")),
             "spec.mining.flushTable",
+        ),
+        (
+            "window floor above the window",
+            with(minimal_spec(), "mining.minScnWindow", json!(600_000)),
+            "spec.mining.minScnWindow must not exceed spec.mining.maxScnWindow",
+        ),
+        (
+            "window bound over an hour",
+            with(minimal_spec(), "mining.windowMaxSeconds", json!(3601)),
+            "spec.mining.windowMaxSeconds",
+        ),
+        (
+            "session PGA bound in bytes meant as MiB",
+            with(minimal_spec(), "mining.sessionPgaMaxBytes", json!(1024)),
+            "spec.mining.sessionPgaMaxBytes must be 0 (no bound) or at least 16Mi",
         ),
         (
             "mining session kept over a day",

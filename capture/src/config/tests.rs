@@ -36,6 +36,12 @@ fn the_contracts_minimal_config_loads_with_defaults() {
     );
     assert_eq!(config.buffer.memory_max_bytes.bytes().unwrap(), 64 << 20);
     assert_eq!(config.mining.max_scn_window, 500_000);
+    assert_eq!(config.mining.min_scn_window, 1000);
+    assert_eq!(config.mining.window_max_seconds, 60);
+    assert_eq!(
+        config.mining.session_pga_max_bytes.bytes().unwrap(),
+        1 << 30
+    );
     assert_eq!(config.transactions.max_staged_records, 1_000_000);
     assert_eq!(config.transactions.released_ledger_max_entries, 4096);
     assert_eq!(config.http.port, 8080);
@@ -126,6 +132,18 @@ fn the_crd_rules_are_mirrored() {
         (
             with("journal: {chunkMaxBytes: 32Mi}"),
             "journal.chunkMaxBytes",
+        ),
+        (
+            with("mining: {sessionPgaMaxBytes: 1Mi}"),
+            "mining.sessionPgaMaxBytes",
+        ),
+        (
+            with("mining: {sessionPgaMaxBytes: 1024}"),
+            "mining.sessionPgaMaxBytes",
+        ),
+        (
+            with("mining: {maxScnWindow: 5000, minScnWindow: 6000}"),
+            "mining.minScnWindow",
         ),
         (MINIMAL.replace("[SALES.ORDERS]", "[SALES]"), "tables[0]"),
         (

@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
 use redoline_crds::v1alpha1::{
-    DEBEZIUM_ONLY_FIELDS, FormatType, MIN_MEMORY_BYTES, SkippedOperation, StartPositionType,
+    DEBEZIUM_ONLY_FIELDS, FormatType, MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation,
+    StartPositionType,
 };
 use serde_json::Value;
 
@@ -136,6 +137,22 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
         return Err(ConfigError::new(
             "journal.chunkMaxBytes",
             "must be between 1Ki and 16Mi",
+        ));
+    }
+    let pga = size(
+        "mining.sessionPgaMaxBytes",
+        &config.mining.session_pga_max_bytes,
+    )?;
+    if pga != 0 && pga < MIN_SESSION_PGA_BYTES {
+        return Err(ConfigError::new(
+            "mining.sessionPgaMaxBytes",
+            "must be 0 (no bound) or at least 16Mi",
+        ));
+    }
+    if config.mining.min_scn_window > config.mining.max_scn_window {
+        return Err(ConfigError::new(
+            "mining.minScnWindow",
+            "must not exceed mining.maxScnWindow",
         ));
     }
     if let Some(kafka) = &config.kafka {

@@ -12,7 +12,8 @@ use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
 use crate::http::CaptureState;
-use crate::source::window::Plan;
+use crate::source::window::{Bound, Plan};
+use crate::source::window_size::{CapChange, MinedWindow, WindowCost};
 use crate::source::{MiningWindow, OracleSource, SourceError};
 
 /// Tries of a window whose listed logs LogMiner cannot use, and the pause after the first
@@ -24,6 +25,14 @@ const LOG_RELIST_FIRST_PAUSE: Duration = Duration::from_millis(200);
 /// switch is routine on a busy database; several in a row mean logs are too small for the
 /// window, and a restart (with its backoff) is then the better pace.
 const LOG_SWITCH_REMINES: u32 = 3;
+
+/// A LogMiner session started over a window.
+struct MiningStarted {
+    /// When the `START_LOGMNR` that succeeded was sent.
+    at: Instant,
+    /// Whether an attempt before it ran out of memory (ORA-04030).
+    out_of_memory: bool,
+}
 
 /// The `RedoMissing` for logs LogMiner still cannot use after the retries: the log it named, or
 /// the thread whose listed logs begin latest (the one least likely to reach the start).
@@ -145,18 +154,23 @@ impl<S: OracleSource> Engine<S> {
                         return Ok(Finish::Stopped);
                     }
                 }
-                Plan::Mine { window, .. } => {
+                Plan::Mine { window, bound } => {
                     self.read_database_offset()?;
                     let end = match self.end_scn {
                         Some(end_scn) => window.end_scn.min(end_scn),
                         None => window.end_scn,
                     };
                     self.pipeline.window_yield = WindowYield::default();
-                    self.mine_window(window.start_scn, end)?;
+                    let cost = self.mine_window(window.start_scn, end)?;
                     if self.options.stop.load(Ordering::Relaxed) {
                         // The window's pages are committed; nothing else is due before exiting.
                         return Ok(Finish::Stopped);
                     }
+                    self.size_next_window(MinedWindow {
+                        scns: end - window.start_scn + 1,
+                        capped: bound == Bound::MaxWindow && end == window.end_scn,
+                        cost,
+                    })?;
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
                     let pause = self.idle.after_window(self.pipeline.window_yield);
@@ -175,21 +189,28 @@ impl<S: OracleSource> Engine<S> {
         }
     }
 
-    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<(), CaptureError> {
+    /// Mines one window and returns what it cost the database (`window_size`).
+    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<WindowCost, CaptureError> {
         let started = Instant::now();
         let metrics = &self.pipeline.metrics;
         metrics.window_start_scn.set(to_gauge(start_scn));
         metrics.window_end_scn.set(to_gauge(end_scn));
         let mut from_scn = start_scn;
         let mut remines = 0;
+        let mut cost = WindowCost::default();
         self.recycle_if_old()?;
         loop {
-            self.start_mining_with_fresh_logs(from_scn, end_scn)?;
+            let mining_started = self.start_mining_with_fresh_logs(from_scn, end_scn)?;
+            cost.out_of_memory |= mining_started.out_of_memory;
             self.mining_since.get_or_insert_with(Instant::now);
             let pipeline = &mut self.pipeline;
             // The LogMiner session is kept for the next window (the source ends it when the
             // logs change, when it is recycled, or at the end of the run).
             let streamed = self.source.stream_rows(&mut |row| pipeline.push_row(row));
+            // The database's part of the window: from START_LOGMNR to the end of the fetch (the
+            // rows are handled as they come, so the query stays open for that too), without the
+            // log listings and their pauses before it, or the sink's commit after it.
+            cost.duration += mining_started.at.elapsed();
             if let Some(failure) = self.pipeline.failure.take() {
                 return Err(failure);
             }
@@ -224,6 +245,7 @@ impl<S: OracleSource> Engine<S> {
                 // given, as after an overwritten log.
                 Err(SourceError::SessionMemory { message }) if remines < LOG_SWITCH_REMINES => {
                     remines += 1;
+                    cost.out_of_memory = true;
                     from_scn = self.pipeline.resume_after_failed_fetch(from_scn);
                     tracing::warn!(
                         attempt = remines,
@@ -239,7 +261,7 @@ impl<S: OracleSource> Engine<S> {
                 Err(error) => return Err(error.into()),
             }
         }
-        self.read_session_memory();
+        cost.pga_bytes = self.read_session_memory();
         // Schema history hook: the DDL's structures and schema change events join its page.
         if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
             self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
@@ -266,6 +288,30 @@ impl<S: OracleSource> Engine<S> {
             .metrics
             .window_duration
             .observe(started.elapsed().as_secs_f64());
+        Ok(cost)
+    }
+
+    /// Sets the cap on the next window from what this one cost (`window_size`): smaller after a
+    /// window over `mining.windowMaxSeconds` or `mining.sessionPgaMaxBytes`, or one that ran out
+    /// of memory, larger again after windows well within both. A session over its PGA bound is
+    /// ended for a fresh one, since its server process gives the memory back only when it ends.
+    fn size_next_window(&mut self, window: MinedWindow) -> Result<(), CaptureError> {
+        let verdict = self.window_sizer.after_window(window);
+        if let Some(change) = verdict.change {
+            match change {
+                CapChange::Shrunk { .. } => tracing::warn!("{}", change.message()),
+                CapChange::Grew { .. } => tracing::info!("{}", change.message()),
+            }
+            self.pipeline.metrics.window_cap_changed(&change);
+            self.planner.set_max_window(self.window_sizer.cap());
+        }
+        if verdict.recycle {
+            tracing::info!(
+                pga_bytes = window.cost.pga_bytes,
+                "the mining session's PGA is above mining.sessionPgaMaxBytes; starting a fresh one"
+            );
+            self.recycle_mining("pga")?;
+        }
         Ok(())
     }
 
@@ -280,9 +326,13 @@ impl<S: OracleSource> Engine<S> {
         &mut self,
         start_scn: u64,
         end_scn: u64,
-    ) -> Result<(), CaptureError> {
+    ) -> Result<MiningStarted, CaptureError> {
         let mut pause = LOG_RELIST_FIRST_PAUSE;
-        for attempt in 1..=LOG_RELIST_ATTEMPTS {
+        let mut out_of_memory = false;
+        // Every path of the last attempt returns: its failures are not retried.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
             let logs = self.source.logs_covering(start_scn)?;
             let window = MiningWindow {
                 start_scn,
@@ -294,11 +344,13 @@ impl<S: OracleSource> Engine<S> {
                 // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
                 with_sql_undo: false,
             };
+            let at = Instant::now();
             let (log, message) = match self.source.start_mining(&window) {
-                Ok(()) => return Ok(()),
+                Ok(()) => return Ok(MiningStarted { at, out_of_memory }),
                 Err(SourceError::LogsChanged { log, message }) => (log, message),
                 // Out of process memory at the start (ORA-04030): once more on a fresh session.
                 Err(SourceError::SessionMemory { message }) if attempt < LOG_RELIST_ATTEMPTS => {
+                    out_of_memory = true;
                     tracing::warn!(
                         attempt,
                         %message,
@@ -325,7 +377,6 @@ impl<S: OracleSource> Engine<S> {
             std::thread::sleep(pause);
             pause *= 2;
         }
-        Ok(())
     }
 
     /// Ends the mining session for a fresh one once it is older than `mining.sessionMaxSeconds`
@@ -357,22 +408,26 @@ impl<S: OracleSource> Engine<S> {
         Ok(())
     }
 
-    /// The mining session's memory for `/metrics`, read after each window on the session itself
-    /// (as Debezium does after each mining iteration). A failure (no grant on V$MYSTAT, say)
-    /// leaves the gauges as they were and is reported once: the figure is for operators, not
-    /// something mining depends on.
-    fn read_session_memory(&mut self) {
+    /// The mining session's memory for `/metrics` and `mining.sessionPgaMaxBytes`, read after
+    /// each window on the session itself (as Debezium does after each mining iteration); its
+    /// `session pga memory` is returned. A failure (no grant on V$MYSTAT, say) leaves the gauges
+    /// as they were and is reported once: mining goes on without the PGA bound.
+    fn read_session_memory(&mut self) -> Option<u64> {
         match self.source.mining_session_memory() {
-            Ok(Some(memory)) => self.pipeline.metrics.set_session_memory(memory),
-            Ok(None) => {}
+            Ok(Some(memory)) => {
+                self.pipeline.metrics.set_session_memory(memory);
+                Some(memory.pga_bytes)
+            }
+            Ok(None) => None,
             Err(error) => {
                 if !std::mem::replace(&mut self.session_memory_failed, true) {
                     tracing::warn!(
                         %error,
                         "cannot read the mining session's memory (V$MYSTAT, V$STATNAME); the \
-                         PGA gauges stay unset"
+                         PGA gauges stay unset and mining.sessionPgaMaxBytes is not enforced"
                     );
                 }
+                None
             }
         }
     }

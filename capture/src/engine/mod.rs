@@ -5,8 +5,9 @@
 //! start (start.rs):  bookmark (or the start position) → incarnation check → restart SCN
 //!         → snapshot.mode: the initial snapshot first, in batches (snapshot.rs)
 //! loop (mining.rs):  current SCN → flush → plan window (size, current SCN, redo written per
-//!         thread) → logs → START_LOGMNR → rows → END_LOGMNR → orphan check, max age (ops
-//!         events, dead letters), lag, status
+//!         thread) → logs → START_LOGMNR → rows → END_LOGMNR → the next window's size (its
+//!         duration, the session's PGA) → orphan check, max age (ops events, dead letters), lag,
+//!         status
 //! rows (pipeline.rs): CSF join → buffer (heap, spill) → COMMIT: skip if already emitted, else
 //!         assemble → filter → encode → page → sink → bookmark (commit SCN, restart SCN)
 //!         → release spill
@@ -65,6 +66,7 @@ use crate::sink::Output;
 use crate::sink::journal::{Journal, RebuiltTransaction};
 use crate::source::OracleSource;
 use crate::source::window::WindowPlanner;
+use crate::source::window_size::WindowSizer;
 
 /// Why the run ended without a stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +109,8 @@ pub struct Engine<S: OracleSource> {
     pipeline: Pipeline,
     board: StatusBoard,
     planner: WindowPlanner,
+    /// The cap on the planner's windows, made smaller while windows cost too much.
+    window_sizer: WindowSizer,
     lag: LagTracker,
     next_scn: u64,
     end_scn: Option<u64>,

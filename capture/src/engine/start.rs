@@ -23,6 +23,7 @@ use crate::lag::LagTracker;
 use crate::sink::{Bookmark, PagePolicy};
 use crate::source::csf::ContinuationJoiner;
 use crate::source::window::WindowPlanner;
+use crate::source::window_size::{SizeBounds, WindowSizer};
 use crate::source::{DatabaseCatalog, OpenTransaction, OracleSource, SourceError};
 
 impl<S: OracleSource> Engine<S> {
@@ -198,12 +199,27 @@ impl<S: OracleSource> Engine<S> {
                 .and_then(|sla| seconds(sla.max_lag_seconds)),
             seconds(pipeline.config.heartbeat.interval_seconds),
         );
+        let window_sizer = WindowSizer::new(SizeBounds {
+            min_scns: mining.min_scn_window,
+            max_scns: mining.max_scn_window,
+            max_duration: seconds(mining.window_max_seconds),
+            max_pga_bytes: {
+                let field = "mining.sessionPgaMaxBytes";
+                let bytes = mining
+                    .session_pga_max_bytes
+                    .bytes()
+                    .map_err(|error| ConfigError::new(field, error.to_string()).stop())?;
+                (bytes > 0).then_some(bytes)
+            },
+        });
+        pipeline.metrics.set_window_max_scns(window_sizer.cap());
         Ok(Self {
             heartbeat,
             idle,
             mining_since: None,
             session_memory_failed: false,
-            planner: WindowPlanner::new(pipeline.config.mining.max_scn_window),
+            planner: WindowPlanner::new(window_sizer.cap()),
+            window_sizer,
             source,
             pipeline,
             board,

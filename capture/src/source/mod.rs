@@ -26,6 +26,7 @@ pub mod row;
 pub mod storage;
 pub mod unique_key;
 pub mod window;
+pub mod window_size;
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;

@@ -1,7 +1,8 @@
 //! Mining-window arithmetic: how far the next LogMiner session may reach.
 //!
 //! A window runs from the first SCN not yet mined to the lowest of:
-//! - `start + maxScnWindow - 1`, so one session never reads an unbounded range;
+//! - `start + maxScnWindow - 1`, so one session never reads an unbounded range (less while windows
+//!   cost the database too much: [`super::window_size`]);
 //! - the database's current SCN, read *before* the flush write: the flush commit makes LGWR write
 //!   the instance's whole log buffer, so once it returns every change at or below an SCN read
 //!   earlier is in the online log. Read after the flush, the SCN can include changes other
@@ -95,6 +96,12 @@ impl WindowPlanner {
             held: None,
             warned: false,
         }
+    }
+
+    /// Sets the largest window (`maxScnWindow`, or less while windows are made smaller:
+    /// `window_size`).
+    pub fn set_max_window(&mut self, max_window: u64) {
+        self.max_window = max_window.max(1);
     }
 
     /// The next window from `next_scn` (the first SCN not mined yet), given the current SCN read
@@ -207,6 +214,12 @@ mod tests {
             mine(100, 400, Bound::CurrentScn)
         );
         assert_eq!(planner.plan(401, 400, &flushed, at(0)).0, Plan::Idle);
+        // Windows made smaller (`window_size`).
+        planner.set_max_window(250);
+        assert_eq!(
+            planner.plan(100, 5000, &flushed, at(0)).0,
+            mine(100, 349, Bound::MaxWindow)
+        );
     }
 
     #[test]

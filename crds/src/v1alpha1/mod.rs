@@ -26,6 +26,10 @@ pub use status::{
 
 /// The smallest heap budget the capture accepts: below it, ordinary transactions would spill.
 pub const MIN_MEMORY_BYTES: u64 = 16 << 20;
+/// The smallest `mining.sessionPgaMaxBytes` other than 0: a fresh server process with LogMiner
+/// started holds a few MiB already, so a smaller bound would end the session after every window,
+/// and a bare number meant as MiB is caught rather than read as bytes.
+pub const MIN_SESSION_PGA_BYTES: u64 = 16 << 20;
 /// The flush table's default name (seed 001).
 pub const DEFAULT_FLUSH_TABLE: &str = "REDOLINE_LOGMNR_FLUSH";
 /// `transactions.releasedLedgerMaxEntries` unless set: the bound the ledger had before it was a
@@ -881,13 +885,41 @@ pub enum MaxAgeAction {
 }
 
 /// How LogMiner is driven.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("self.minScnWindow <= self.maxScnWindow").message("spec.mining.minScnWindow must not exceed spec.mining.maxScnWindow"))]
 pub struct MiningSpec {
-    /// Largest SCN range mined by one LogMiner session.
+    /// Largest SCN range one window mines (one `START_LOGMNR` over the range). Windows start at
+    /// this size and are made smaller while they exceed `windowMaxSeconds` or
+    /// `sessionPgaMaxBytes`.
     #[serde(default = "default_max_scn_window")]
     #[schemars(range(min = 1000))]
     pub max_scn_window: u64,
+
+    /// Smallest SCN range windows are made down to when they exceed `windowMaxSeconds` or
+    /// `sessionPgaMaxBytes` (Debezium's `log.mining.batch.size.min`). Each breach halves the
+    /// window size; after four windows in a row that were as large as allowed and used less than
+    /// half of each bound, it doubles again, up to `maxScnWindow`.
+    #[serde(default = "default_min_scn_window")]
+    #[schemars(range(min = 1))]
+    pub min_scn_window: u64,
+
+    /// Seconds one window may take, from `START_LOGMNR` to the end of its fetch, before the next
+    /// windows are made smaller; 0 turns the bound off. Work between windows (the lag, the
+    /// orphan check, the maximum age, heartbeats) waits for the window in progress, and a long
+    /// window holds its LogMiner session busy the whole time.
+    #[serde(default = "default_window_max_seconds")]
+    #[schemars(range(max = 3600))]
+    pub window_max_seconds: u64,
+
+    /// Memory (`session pga memory`) of the database session LogMiner runs on, read after each
+    /// window, past which that session is ended for a fresh one (a server process gives its PGA
+    /// back only when it ends) and the next windows are made smaller; 0 turns the bound off,
+    /// otherwise at least 16Mi. Keep it well below `PGA_AGGREGATE_LIMIT`, which ends the
+    /// sessions using the most PGA with ORA-04036 once the instance's total passes it.
+    #[serde(default = "default_session_pga_max_bytes")]
+    #[schemars(extend("x-kubernetes-validations" = session_pga_rules()))]
+    pub session_pga_max_bytes: ByteQuantity,
 
     /// Seconds between polls that find nothing new.
     #[serde(default = "default_poll_interval")]
@@ -982,6 +1014,9 @@ impl Default for MiningSpec {
     fn default() -> Self {
         Self {
             max_scn_window: default_max_scn_window(),
+            min_scn_window: default_min_scn_window(),
+            window_max_seconds: default_window_max_seconds(),
+            session_pga_max_bytes: default_session_pga_max_bytes(),
             poll_interval_seconds: default_poll_interval(),
             batch_size: default_batch_size(),
             statement_timeout_seconds: default_statement_timeout(),
@@ -1107,6 +1142,21 @@ fn default_released_ledger_max_entries() -> u64 {
 fn default_max_scn_window() -> u64 {
     500_000
 }
+/// Debezium's `log.mining.batch.size.min` default, and the smallest `maxScnWindow`.
+fn default_min_scn_window() -> u64 {
+    1000
+}
+/// A minute: far above what a window takes in steady streaming (well under a second) or over a
+/// backlog of archived logs at `maxScnWindow` (seconds), so only a window that is truly too large
+/// for the redo it covers (a bulk load, many LOBs) makes the next ones smaller.
+fn default_window_max_seconds() -> u64 {
+    60
+}
+/// Half of the smallest default `PGA_AGGREGATE_LIMIT` (2 GB): the capture's one session cannot
+/// take an instance with default settings to its limit on its own.
+fn default_session_pga_max_bytes() -> ByteQuantity {
+    ByteQuantity::quantity("1Gi")
+}
 fn default_poll_interval() -> u64 {
     1
 }
@@ -1151,6 +1201,17 @@ fn memory_rules() -> serde_json::Value {
         list.push(serde_json::json!({
             "rule": bounded_size_rule(&format!("SIZE.compareTo(quantity('{MIN_MEMORY_BYTES}')) >= 0")),
             "message": "spec.buffer.memoryMaxBytes must be at least 16Mi",
+        }));
+    }
+    rules
+}
+
+fn session_pga_rules() -> serde_json::Value {
+    let mut rules = quantity_rules("spec.mining.sessionPgaMaxBytes");
+    if let Some(list) = rules.as_array_mut() {
+        list.push(serde_json::json!({
+            "rule": bounded_size_rule(&format!("SIZE.compareTo(quantity('0')) == 0 || SIZE.compareTo(quantity('{MIN_SESSION_PGA_BYTES}')) >= 0")),
+            "message": "spec.mining.sessionPgaMaxBytes must be 0 (no bound) or at least 16Mi",
         }));
     }
     rules
