@@ -486,7 +486,7 @@ fn ddl_kinds_and_objects() {
             DdlStatement {
                 kind: *kind,
                 object: object.clone(),
-                renamed_to: (*kind == DdlKind::RenameTable).then(|| Cow::Borrowed("ORDERS_2024")),
+                renamed_to: (*kind == DdlKind::RenameTable).then_some(Cow::Borrowed("ORDERS_2024")),
             },
             "{sql}"
         );
