@@ -9,15 +9,17 @@
 //!
 //! The capture runs in this process with the real Oracle client over the simulator's SQL door
 //! (`database.simulator.through: sql`, `tests/load_support`), default config but for the file
-//! sink; every statement the client sends is counted from `SimulatorPool::issued`. Workloads:
+//! sink, whose pages hold many transactions ([`PAGES`]); every statement the client sends is
+//! counted from `SimulatorPool::issued`. Workloads:
 //! - idle: `REDOLINE_BENCH_LOAD_IDLE_SECONDS` (default 60) of a database where nothing happens,
 //!   extrapolated to an hour;
 //! - steady: one-row transactions at `REDOLINE_BENCH_LOAD_TPS` (default 2,000) for
-//!   `REDOLINE_BENCH_LOAD_STEADY_SECONDS` (default 20), a log switch every 10 s; what the
-//!   simulator sustains through the SQL door is printed (records captured per second);
-//! - behind: `REDOLINE_BENCH_LOAD_BACKLOG` (default 10,000, as the SQL door mines a few hundred
-//!   changes a second) one-row transactions already in the redo, a log switch every 5,000, the
-//!   capture starting from the oldest redo and running until it has caught up.
+//!   `REDOLINE_BENCH_LOAD_STEADY_SECONDS` (default 20), a log switch every 10 s; the records
+//!   captured per second are printed, and whether the capture kept up;
+//! - behind: `REDOLINE_BENCH_LOAD_BACKLOG` (default 100,000: an hour at 2,000 tx/s scaled down
+//!   72 times, the figures per change hold) one-row transactions already in the redo, a log
+//!   switch every 5,000, the capture starting from the oldest redo and running until it has
+//!   caught up.
 //!
 //! Redo the capture makes: the flush commits only (the capture writes nothing else). The
 //! simulator does not model redo bytes, so the figure is flush commits × an estimate of the redo
@@ -78,6 +80,13 @@ fn debezium_batches(span: u64) -> f64 {
 const REDO_PER_FLUSH_BYTES: f64 = 1024.0;
 /// The capture's poll interval (default config).
 const POLL_SECONDS: f64 = 1.0;
+/// The file sink's pages: many transactions each, committed at the end of each window
+/// (`mining.batchSize: 0`), as the Kafka sink's pages are by default. The file sink's default, a
+/// page per transaction, syncs the data file and replaces the bookmark file for every
+/// transaction: three `fsync`s each, which on this kind of disk hold the capture to some 500
+/// transactions a second whatever the database does, so a bench of what the capture asks of the
+/// database at 2,000 a second would measure the disk instead (2026-12-05: 551 a second).
+const PAGES: &str = "mining: {batchSize: 0}";
 
 const TABLE: &str = r#"{"table":"APP.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"}],"logging":"all"}"#;
 
@@ -235,7 +244,13 @@ fn report(title: &str, figures: &Figures, debezium: &[(&str, Debezium)], changes
 fn idle() {
     let seconds = env_number("REDOLINE_BENCH_LOAD_IDLE_SECONDS", 60);
     let scenario = format!("{TABLE}\n{}", transaction(1));
-    let issued = run_capture(&scenario, "APP.T", "", Duration::from_secs(seconds), None);
+    let issued = run_capture(
+        &scenario,
+        "APP.T",
+        PAGES,
+        Duration::from_secs(seconds),
+        None,
+    );
     let figures = Figures::of(&issued);
     let hour = 3600.0;
     report(
@@ -292,7 +307,7 @@ fn steady() {
     let issued = run_capture_with(
         &scenario,
         "APP.T",
-        "",
+        PAGES,
         Duration::from_secs(seconds),
         None,
         Some(&mut workload),
@@ -305,13 +320,26 @@ fn steady() {
         changes,
         figures.per_second(changes)
     );
-    if figures.per_second(changes) < 0.9 * tps as f64 {
+    if changes < 0.95 * applied as f64 {
         println!(
-            "  the simulator's SQL door sustains about {:.0} changes a second (the contents query \
-             is evaluated by the SQL model), below the rate asked: the capture fell behind, so the \
+            "  the capture fell behind ({:.0} of {applied} transactions captured by the end): the \
              figures below are those of a capture mining a growing backlog",
-            figures.per_second(changes)
+            changes
         );
+    } else {
+        println!("  the capture kept up");
+    }
+    // What one window under load sends: the round in the middle of the run, flush to flush.
+    let rounds = issued.rounds();
+    if let Some(round) = rounds.get(rounds.len() / 2) {
+        println!(
+            "  a window under load, flush to flush, {} statements:",
+            round.len()
+        );
+        for statement in round.iter() {
+            let shown: String = statement.chars().take(90).collect();
+            println!("    {shown}");
+        }
     }
     report(
         &format!("steady {tps} tx/s"),
@@ -342,7 +370,7 @@ fn steady() {
 }
 
 fn behind() {
-    let backlog = env_number("REDOLINE_BENCH_LOAD_BACKLOG", 10_000);
+    let backlog = env_number("REDOLINE_BENCH_LOAD_BACKLOG", 100_000);
     let mut scenario = format!("{TABLE}\n");
     for id in 1..=backlog {
         scenario.push_str(&transaction(id));
@@ -363,7 +391,7 @@ fn behind() {
     let issued = run_capture_with(
         &scenario,
         "APP.T",
-        "",
+        PAGES,
         Duration::from_secs(600),
         Some(backlog as usize),
         None,

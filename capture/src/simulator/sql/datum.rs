@@ -2,6 +2,7 @@
 //! between types (SQL Language Reference 19c, "Data Type Comparison Rules" and "Implicit Data
 //! Conversion").
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use jiff::civil;
@@ -62,25 +63,59 @@ impl Datum {
     /// The value converted to character data as `TO_CHAR` without a format does it; dates use
     /// the session's fixed NLS format (`value::nls`): every session the client opens sets it.
     pub fn to_text(&self) -> Option<String> {
+        self.text_of().map(Cow::into_owned)
+    }
+
+    /// [`Datum::to_text`], borrowed when the value is character data already.
+    pub fn text_of(&self) -> Option<Cow<'_, str>> {
         match self {
             Self::Null => None,
-            Self::Number(number) => Some(number.0.clone()),
-            Self::Text(text) => Some(text.clone()),
-            Self::Raw(bytes) => Some(encode_hex(bytes).to_ascii_uppercase()),
-            Self::Date(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S").to_string()),
-            Self::Timestamp(time) => Some(time.strftime("%Y-%m-%d %H:%M:%S%.9f").to_string()),
-            Self::RowId(text) => Some(text.clone()),
+            Self::Text(text) | Self::RowId(text) => Some(Cow::Borrowed(text)),
+            other => {
+                let mut text = String::new();
+                other.push_text(&mut text);
+                Some(Cow::Owned(text))
+            }
+        }
+    }
+
+    /// [`Datum::to_text`] of a value no longer needed: character data is moved, not copied.
+    pub fn into_text(self) -> Option<String> {
+        match self {
+            Self::Text(text) | Self::RowId(text) => Some(text),
+            other => other.to_text(),
+        }
+    }
+
+    /// Appends [`Datum::to_text`] to `out` (nothing for NULL).
+    pub fn push_text(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        // Writing to a String cannot fail.
+        let _ = match self {
+            Self::Null => Ok(()),
+            Self::Number(number) => write!(out, "{number}"),
+            Self::Text(text) | Self::RowId(text) => {
+                out.push_str(text);
+                Ok(())
+            }
+            Self::Raw(bytes) => {
+                out.push_str(&encode_hex(bytes).to_ascii_uppercase());
+                Ok(())
+            }
+            Self::Date(time) => write!(out, "{}", time.strftime("%Y-%m-%d %H:%M:%S")),
+            Self::Timestamp(time) => write!(out, "{}", time.strftime("%Y-%m-%d %H:%M:%S%.9f")),
             Self::TimestampTz(time, offset) => {
                 let seconds = offset.seconds();
-                Some(format!(
+                write!(
+                    out,
                     "{} {}{:02}:{:02}",
                     time.strftime("%Y-%m-%d %H:%M:%S%.9f"),
                     if seconds < 0 { '-' } else { '+' },
                     seconds.unsigned_abs() / 3600,
                     seconds.unsigned_abs() % 3600 / 60
-                ))
+                )
             }
-        }
+        };
     }
 
     /// The value as a `NUMBER`: character data is converted (ORA-01722 when it is not one).
@@ -107,10 +142,10 @@ impl Datum {
         match self.to_number()? {
             None => Ok(None),
             Some(number) => number
-                .0
-                .parse()
+                .to_i128()
+                .and_then(|value| u64::try_from(value).ok())
                 .map(Some)
-                .map_err(|_| OraError::new(1722, "invalid number")),
+                .ok_or_else(|| OraError::new(1722, "invalid number")),
         }
     }
 
@@ -177,13 +212,26 @@ fn row_id_digits(text: &str) -> Result<Vec<u8>, OraError> {
         .collect()
 }
 
-/// A `NUMBER` as exact decimal text: `-12.5`, `0`, `1000000`.
+/// A `NUMBER`, exact. A whole number that fits 64 bits, which is what most values the views
+/// hold are (SCNs, codes, counts, ids), is kept as one, so building and comparing them costs no
+/// allocation; any other value as canonical decimal text (no leading `+`, no leading zeros, no
+/// trailing fraction zeros). Each value has one form, so equal numbers are equal as values.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Number(String);
+pub struct Number(Repr);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Repr {
+    Integer(i64),
+    /// Never a whole number that fits an `i64`.
+    Decimal(Box<str>),
+}
 
 impl Number {
     pub fn from_integer(value: i128) -> Self {
-        Self(value.to_string())
+        match i64::try_from(value) {
+            Ok(value) => Self(Repr::Integer(value)),
+            Err(_) => Self(Repr::Decimal(value.to_string().into_boxed_str())),
+        }
     }
 
     /// Parses decimal text as `TO_NUMBER` does (blanks around it allowed, `.5`, `+3`, `1e3` no).
@@ -204,10 +252,19 @@ impl Number {
         }
         let whole = whole.trim_start_matches('0');
         let fraction = fraction.trim_end_matches('0');
-        let mut canonical = String::with_capacity(whole.len() + fraction.len() + 3);
         if whole.is_empty() && fraction.is_empty() {
-            return Some(Self("0".to_owned()));
+            return Some(Self(Repr::Integer(0)));
         }
+        if fraction.is_empty()
+            && let Ok(magnitude) = whole.parse::<i128>()
+        {
+            return Some(Self::from_integer(if negative {
+                -magnitude
+            } else {
+                magnitude
+            }));
+        }
+        let mut canonical = String::with_capacity(whole.len() + fraction.len() + 3);
         if negative {
             canonical.push('-');
         }
@@ -216,31 +273,66 @@ impl Number {
             canonical.push('.');
             canonical.push_str(fraction);
         }
-        Some(Self(canonical))
+        Some(Self(Repr::Decimal(canonical.into_boxed_str())))
     }
 
-    pub fn as_str(&self) -> &str {
-        &self.0
+    /// The value as a whole number, when it is one that fits.
+    pub fn to_i128(&self) -> Option<i128> {
+        match &self.0 {
+            Repr::Integer(value) => Some(i128::from(*value)),
+            Repr::Decimal(text) => text.parse().ok(),
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.0 == Repr::Integer(0)
+    }
+
+    /// The number with the opposite sign.
+    pub fn negated(&self) -> Self {
+        match &self.0 {
+            Repr::Integer(value) => Self::from_integer(-i128::from(*value)),
+            Repr::Decimal(text) => match text.strip_prefix('-') {
+                Some(magnitude) => Self::parse(magnitude),
+                None => Self::parse(&format!("-{text}")),
+            }
+            .unwrap_or_else(|| Self::from_integer(0)),
+        }
+    }
+
+    /// Sign, whole digits and fraction digits of the canonical text.
+    fn parts(text: &str) -> (bool, &str, &str) {
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+        (negative, whole, fraction)
+    }
+}
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Repr::Integer(value) => write!(f, "{value}"),
+            Repr::Decimal(text) => f.write_str(text),
+        }
     }
 }
 
 impl Ord for Number {
     fn cmp(&self, other: &Self) -> Ordering {
-        let split = |n: &Number| {
-            let (negative, digits) = match n.0.strip_prefix('-') {
-                Some(rest) => (true, rest.to_owned()),
-                None => (false, n.0.clone()),
-            };
-            let (whole, fraction) = digits.split_once('.').unwrap_or((&digits, ""));
-            (negative, whole.to_owned(), fraction.to_owned())
-        };
-        let (a_negative, a_whole, a_fraction) = split(self);
-        let (b_negative, b_whole, b_fraction) = split(other);
+        if let (Repr::Integer(a), Repr::Integer(b)) = (&self.0, &other.0) {
+            return a.cmp(b);
+        }
+        let (a, b) = (self.to_string(), other.to_string());
+        let (a_negative, a_whole, a_fraction) = Self::parts(&a);
+        let (b_negative, b_whole, b_fraction) = Self::parts(&b);
         let magnitude = a_whole
             .len()
             .cmp(&b_whole.len())
-            .then_with(|| a_whole.cmp(&b_whole))
-            .then_with(|| a_fraction.cmp(&b_fraction));
+            .then_with(|| a_whole.cmp(b_whole))
+            .then_with(|| a_fraction.cmp(b_fraction));
         match (a_negative, b_negative) {
             (false, false) => magnitude,
             (true, true) => magnitude.reverse(),
@@ -263,9 +355,19 @@ mod tests {
     #[test]
     fn numbers_are_canonical_and_ordered_by_value() {
         let n = |text| Number::parse(text).expect(text);
-        assert_eq!(n("007.50").as_str(), "7.5");
-        assert_eq!(n("-0.0").as_str(), "0");
-        assert_eq!(n(".5").as_str(), "0.5");
+        assert_eq!(n("007.50").to_string(), "7.5");
+        assert_eq!(n("-0.0").to_string(), "0");
+        assert_eq!(n(".5").to_string(), "0.5");
+        assert_eq!(n("-0012").to_string(), "-12");
+        assert_eq!(n("12.000"), Number::from_integer(12));
+        let huge = "123456789012345678901234567890";
+        assert_eq!(n(huge).to_string(), huge);
+        assert_eq!(n(huge), Number::from_integer(huge.parse().unwrap()));
+        assert!(n(huge) > n("9223372036854775807"));
+        let negative_huge = format!("-{huge}");
+        assert!(n(&negative_huge) < n("-1.5"));
+        assert_eq!(n("2.5").negated().to_string(), "-2.5");
+        assert_eq!(n("-7").negated(), n("7"));
         assert!(n("10") > n("9.99"));
         assert!(n("-10") < n("-9"));
         assert!(n("0.05") < n("0.5"));

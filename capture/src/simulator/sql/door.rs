@@ -9,7 +9,7 @@
 //! instance its connect string names. So a flush reaches only the instance it was committed on,
 //! as in Oracle, where each RAC instance has a log writer of its own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -19,7 +19,7 @@ use sqlparser::ast::{AssignmentTarget, FromTable, Statement as Sql, TableFactor,
 use super::datum::Datum;
 use super::engine::{Binds, Evaluator, object_name};
 use super::statement::{self, Argument, Statement};
-use super::views::ViewContext;
+use super::views::{self, ViewContext};
 use super::{Database, OraError, Relation};
 use crate::simulator::Simulator;
 use crate::source::oracle::error::Failure;
@@ -49,6 +49,21 @@ struct Shared {
     alterations: Vec<Alteration>,
     /// Errors the next use of a view or procedure raises ([`SimulatorPool::fail_next`]).
     faults: Vec<(String, OraError)>,
+    /// Statements parsed before, by text: Oracle keeps a parsed statement in its shared pool
+    /// and runs it again without parsing it (a soft parse), and the client sends the same few
+    /// texts window after window.
+    parsed: HashMap<String, Arc<Parsed>>,
+}
+
+/// The most statements [`Shared::parsed`] keeps; past it the cache starts again empty.
+const PARSED_STATEMENTS: usize = 256;
+
+/// A statement as parsed once: its bind placeholders in order, and its tree or the error
+/// parsing it raised.
+#[derive(Debug)]
+struct Parsed {
+    placeholders: Result<Vec<String>, OraError>,
+    statement: Result<Statement, OraError>,
 }
 
 /// A change a test makes to what a view answers: another release's column name, a value in
@@ -140,6 +155,7 @@ impl SimulatorPool {
                 issued: Vec::new(),
                 alterations: Vec::new(),
                 faults: Vec::new(),
+                parsed: HashMap::new(),
             })),
         }
     }
@@ -368,7 +384,7 @@ impl SqlSession for SimulatorSession {
                 .map(|(index, datum)| match datum {
                     Datum::Null => Cell::Null,
                     Datum::Raw(bytes) if fetch.byte_columns.contains(&index) => Cell::Bytes(bytes),
-                    other => other.to_text().map_or(Cell::Null, Cell::Text),
+                    other => other.into_text().map_or(Cell::Null, Cell::Text),
                 })
                 .collect();
             if visit(cells).is_break() {
@@ -393,8 +409,8 @@ impl SqlSession for SimulatorSession {
 
 /// The binds of a statement by placeholder: OCI binds by position, in order of appearance;
 /// too few values is ORA-01008, too many ORA-01036.
-fn bind_values(sql: &str, binds: &[Bind<'_>]) -> Result<Binds, OraError> {
-    let names = statement::placeholders(sql)?;
+fn bind_values(parsed: &Parsed, binds: &[Bind<'_>]) -> Result<Binds, OraError> {
+    let names = parsed.placeholders.as_ref().map_err(Clone::clone)?;
     if binds.len() < names.len() {
         return Err(OraError::new(1008, "not all variables bound"));
     }
@@ -402,14 +418,14 @@ fn bind_values(sql: &str, binds: &[Bind<'_>]) -> Result<Binds, OraError> {
         return Err(OraError::new(1036, "illegal variable name/number"));
     }
     Ok(names
-        .into_iter()
+        .iter()
         .zip(binds)
         .map(|(name, bind)| {
             let value = match bind {
                 Bind::Text(text) => Datum::text(*text),
                 Bind::Number(number) => Datum::number(*number),
             };
-            (name, value)
+            (name.clone(), value)
         })
         .collect())
 }
@@ -418,7 +434,7 @@ fn bind_values(sql: &str, binds: &[Bind<'_>]) -> Result<Binds, OraError> {
 fn view_context<'a>(
     flush_tables: &'a BTreeMap<String, (String, String, u64)>,
     state: &'a SessionState,
-    mined: Option<&'a [LogMinerRow]>,
+    mined: Option<Vec<Vec<Datum>>>,
 ) -> ViewContext<'a> {
     let flush = flush_tables.get(&state.container);
     ViewContext {
@@ -433,7 +449,9 @@ fn view_context<'a>(
 struct SessionDatabase<'a> {
     shared: &'a mut Shared,
     state: &'a SessionState,
-    mined: Option<Vec<LogMinerRow>>,
+    /// Rows LogMiner rendered for this statement (each read of `V$LOGMNR_CONTENTS` renders
+    /// its rows anew, as Oracle reads the logs again for it).
+    rendered: u64,
 }
 
 impl Database for SessionDatabase<'_> {
@@ -447,12 +465,12 @@ impl Database for SessionDatabase<'_> {
             if let Some(error) = take_fault(self.shared, name) {
                 return Err(error);
             }
-            if name == "V$LOGMNR_CONTENTS" && self.mined.is_none() {
-                self.mined = self.mine()?;
-            }
-            let context =
-                view_context(&self.shared.flush_tables, self.state, self.mined.as_deref());
-            match self.shared.simulator.view(name, &context) {
+            let mined = match name {
+                "V$LOGMNR_CONTENTS" => self.mine()?,
+                _ => None,
+            };
+            let context = view_context(&self.shared.flush_tables, self.state, mined);
+            match self.shared.simulator.view(name, context) {
                 Err(error) if error.code == 942 && owner.is_none() => {}
                 Ok(mut relation) => {
                     for alteration in &self.shared.alterations {
@@ -515,19 +533,21 @@ impl Database for SessionDatabase<'_> {
 }
 
 impl SessionDatabase<'_> {
-    /// The rows of this session's LogMiner session, read when the query runs.
-    fn mine(&mut self) -> Result<Option<Vec<LogMinerRow>>, OraError> {
+    /// The rows of this session's LogMiner session as `V$LOGMNR_CONTENTS` rows, read when the
+    /// query runs.
+    fn mine(&mut self) -> Result<Option<Vec<Vec<Datum>>>, OraError> {
         if self.shared.mining_session != Some(self.state.id) {
             return Ok(None);
         }
         let mut rows = Vec::new();
         self.shared
             .simulator
-            .stream_rows(&mut |row| {
-                rows.push(row);
+            .stream_rows(&mut |row: LogMinerRow| {
+                rows.push(views::contents_row(row));
                 ControlFlow::Continue(())
             })
             .map_err(|error| ora_of(&error))?;
+        self.rendered += rows.len() as u64;
         Ok(Some(rows))
     }
 }
@@ -539,12 +559,31 @@ impl SimulatorSession {
             .push((self.state.id, self.state.container.clone(), sql.to_owned()));
     }
 
+    /// The statement `sql` parsed, from the cache when it was parsed before.
+    fn parsed(shared: &mut Shared, sql: &str) -> Arc<Parsed> {
+        if let Some(parsed) = shared.parsed.get(sql) {
+            return Arc::clone(parsed);
+        }
+        let parsed = Arc::new(Parsed {
+            placeholders: statement::placeholders(sql),
+            statement: statement::parse(sql),
+        });
+        if shared.parsed.len() >= PARSED_STATEMENTS {
+            shared.parsed.clear();
+        }
+        shared.parsed.insert(sql.to_owned(), Arc::clone(&parsed));
+        parsed
+    }
+
     fn run_query(&mut self, sql: &str, binds: &[Bind<'_>]) -> Result<Relation, OraError> {
         let pool = self.pool.clone();
         let mut shared = pool.lock();
         self.record(&mut shared, sql);
-        let binds = bind_values(sql, binds)?;
-        let Statement::Query { query, as_of_scn } = statement::parse(sql)? else {
+        let parsed = Self::parsed(&mut shared, sql);
+        let binds = bind_values(&parsed, binds)?;
+        let Statement::Query { query, as_of_scn } =
+            parsed.statement.as_ref().map_err(Clone::clone)?
+        else {
             return Err(OraError::new(
                 24374,
                 "define not done before fetch or execute and fetch",
@@ -553,7 +592,7 @@ impl SimulatorSession {
         let mut database = SessionDatabase {
             shared: &mut shared,
             state: &self.state,
-            mined: None,
+            rendered: 0,
         };
         let as_of_scn = match as_of_scn.as_deref() {
             Some(sqlparser::ast::Expr::Value(value)) => match &value.value {
@@ -570,8 +609,8 @@ impl SimulatorSession {
             binds: &binds,
             as_of_scn,
         }
-        .query(&query);
-        let rendered = database.mined.as_ref().map_or(0, Vec::len) as u64;
+        .query(query);
+        let rendered = database.rendered;
         self.state.grow_pga(rendered * PGA_PER_ROW);
         result
     }
@@ -580,16 +619,17 @@ impl SimulatorSession {
         let pool = self.pool.clone();
         let mut shared = pool.lock();
         self.record(&mut shared, sql);
-        let values = bind_values(sql, binds)?;
-        match statement::parse(sql)? {
+        let parsed = Self::parsed(&mut shared, sql);
+        let values = bind_values(&parsed, binds)?;
+        match parsed.statement.as_ref().map_err(Clone::clone)? {
             Statement::Query { .. } => Err(OraError::invalid_sql("a query run as a statement")),
             Statement::AlterSession { parameter, value } => self
-                .alter_session(&mut shared, &parameter, value)
+                .alter_session(&mut shared, parameter, value.clone())
                 .map(|()| 0),
-            Statement::Call { procedure, args } => self
-                .call(&mut shared, &procedure, &args, &values)
-                .map(|()| 0),
-            Statement::Sql(statement) => self.dml(&mut shared, sql, &statement, &values),
+            Statement::Call { procedure, args } => {
+                self.call(&mut shared, procedure, args, &values).map(|()| 0)
+            }
+            Statement::Sql(statement) => self.dml(&mut shared, sql, statement, &values),
         }
     }
 
@@ -862,7 +902,7 @@ impl SimulatorSession {
                     let mut database = SessionDatabase {
                         shared,
                         state: &self.state,
-                        mined: None,
+                        rendered: 0,
                     };
                     let mut evaluator = Evaluator {
                         database: &mut database,

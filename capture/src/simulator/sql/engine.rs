@@ -12,13 +12,15 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
-    Ident, InTarget, ObjectName, OrderByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem,
-    SetExpr, SetOperator, SetQuantifier, TableFactor, UnaryOperator, Value,
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, InTarget,
+    ObjectName, OrderByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr,
+    SetOperator, SetQuantifier, TableFactor, Value,
 };
 
+use super::compiled::{self, Compiled};
 use super::datum::{Datum, Number};
 use super::functions;
+use super::operators::{self, truth};
 use super::{Database, OraError, Relation};
 
 /// Bind values by placeholder (`:1`).
@@ -52,7 +54,7 @@ pub fn object_name(name: &ObjectName) -> Result<(Option<String>, String), OraErr
 
 /// The relations of a `FROM` list, side by side: each column is found by its relation's
 /// qualifier (alias or name) and its own name.
-struct Scope {
+pub struct Scope {
     sources: Vec<Source>,
 }
 
@@ -63,8 +65,30 @@ struct Source {
 }
 
 impl Scope {
+    /// The scope of one relation, `qualifier` with `columns`.
+    #[cfg(test)]
+    pub fn of(qualifier: &str, columns: &[&str]) -> Self {
+        Self {
+            sources: vec![Source {
+                qualifier: qualifier.to_owned(),
+                columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+                offset: 0,
+            }],
+        }
+    }
+
+    /// A frame for one row of this scope.
+    #[cfg(test)]
+    pub fn frame<'a>(&'a self, row: &'a [Datum]) -> Frame<'a> {
+        Frame {
+            scope: self,
+            row,
+            group: None,
+        }
+    }
+
     /// The position in a joined row of a column, `qualifier.name` or `name`.
-    fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Option<usize>, OraError> {
+    pub fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Option<usize>, OraError> {
         let mut found = None;
         for source in &self.sources {
             if qualifier.is_some_and(|q| q != source.qualifier) {
@@ -95,9 +119,9 @@ type Group<'a> = (&'a [Vec<Datum>], &'a [(String, Datum)]);
 
 /// What an expression is evaluated over: one joined row, or a group of them.
 #[derive(Clone, Copy)]
-struct Frame<'a> {
+pub struct Frame<'a> {
     scope: &'a Scope,
-    row: &'a [Datum],
+    pub row: &'a [Datum],
     /// The group's rows and its `GROUP BY` expressions with their values, in a grouped query.
     group: Option<Group<'a>>,
 }
@@ -244,6 +268,12 @@ impl Evaluator<'_> {
                 columns: relation.columns,
                 offset,
             });
+            // The first relation's rows are the rows so far, as they are; each further one
+            // multiplies them.
+            if scope.sources.len() == 1 {
+                rows = relation.rows;
+                continue;
+            }
             let mut joined = Vec::with_capacity(rows.len() * relation.rows.len());
             for left in &rows {
                 for right in &relation.rows {
@@ -276,18 +306,24 @@ impl Evaluator<'_> {
             ));
         }
         let (scope, rows) = self.from(select)?;
+        // The condition is compiled once; a row it rejects is dropped where it is, and a kept
+        // one moved, never copied.
+        let condition = select
+            .selection
+            .as_ref()
+            .map(|condition| compiled::compile(condition, &scope, self.binds));
         let mut kept = Vec::with_capacity(rows.len());
         for row in rows {
-            let keep = match &select.selection {
+            let keep = match &condition {
                 None => true,
-                Some(condition) => truth(&self.eval(
-                    condition,
-                    Frame {
+                Some(condition) => {
+                    let frame = Frame {
                         scope: &scope,
                         row: &row,
                         group: None,
-                    },
-                )?),
+                    };
+                    truth(condition.value(self, frame)?.as_ref())
+                }
             };
             if keep {
                 kept.push(row);
@@ -340,13 +376,24 @@ impl Evaluator<'_> {
                 output.push(self.project(&projection, order, frame)?);
             }
         } else {
-            for row in &kept {
+            // Each kept row is projected with the select list compiled once, then dropped.
+            let compiled: Vec<Compiled<'_>> = projection
+                .iter()
+                .map(|(expr, _)| compiled::compile(expr, &scope, self.binds))
+                .collect();
+            output.reserve(kept.len());
+            for row in kept {
                 let frame = Frame {
                     scope: &scope,
-                    row,
+                    row: &row,
                     group: None,
                 };
-                output.push(self.project(&projection, order, frame)?);
+                let mut values = Vec::with_capacity(compiled.len());
+                for expr in &compiled {
+                    values.push(expr.value(self, frame)?.into_owned());
+                }
+                let keys = self.order_keys(&projection, order, &values, frame)?;
+                output.push((values, keys));
             }
         }
         if !order.is_empty() {
@@ -419,8 +466,7 @@ impl Evaluator<'_> {
         Ok(())
     }
 
-    /// The select list's values and the `ORDER BY` keys of one row or group. An `ORDER BY`
-    /// name that is no column of the `FROM` list may name a select-list column (its alias).
+    /// The select list's values and the `ORDER BY` keys of one group.
     fn project(
         &mut self,
         projection: &[(Expr, String)],
@@ -431,20 +477,35 @@ impl Evaluator<'_> {
         for (expr, _) in projection {
             values.push(self.eval(expr, frame)?);
         }
+        let keys = self.order_keys(projection, order, &values, frame)?;
+        Ok((values, keys))
+    }
+
+    /// The `ORDER BY` keys of one row or group whose select list is `values`. An `ORDER BY`
+    /// name that is no column of the `FROM` list may name a select-list column (its alias).
+    fn order_keys(
+        &mut self,
+        projection: &[(Expr, String)],
+        order: &[OrderByExpr],
+        values: &[Datum],
+        frame: Frame<'_>,
+    ) -> Result<Vec<Datum>, OraError> {
         let mut keys = Vec::with_capacity(order.len());
         for item in order {
             let key = match self.eval(&item.expr, frame) {
-                Err(error) if error.code == 904 => output_column(&item.expr, projection, &values)
+                Err(error) if error.code == 904 => output_column(&item.expr, projection, values)
                     .ok_or(error)?
                     .clone(),
                 other => other?,
             };
             keys.push(key);
         }
-        Ok((values, keys))
+        Ok(keys)
     }
 
-    fn eval(&mut self, expr: &Expr, frame: Frame<'_>) -> Result<Datum, OraError> {
+    /// Evaluates `expr` from the parse tree, looking its names up: for a group, for an
+    /// expression evaluated once, and for what [`compiled`] leaves to it.
+    pub(super) fn eval(&mut self, expr: &Expr, frame: Frame<'_>) -> Result<Datum, OraError> {
         if let Some((_, keys)) = frame.group {
             let text = expr.to_string();
             if let Some((_, value)) = keys.iter().find(|(key, _)| *key == text) {
@@ -460,26 +521,15 @@ impl Evaluator<'_> {
             Expr::Value(value) => literal(&value.value, self.binds),
             Expr::Nested(inner) => self.eval(inner, frame),
             Expr::UnaryOp { op, expr } => {
-                let value = self.eval(expr, frame)?;
-                match op {
-                    UnaryOperator::Not => Ok(match tri(&value) {
-                        Some(b) => boolean(!b),
-                        None => Datum::Null,
-                    }),
-                    UnaryOperator::Minus => Ok(match value.to_number()? {
-                        None => Datum::Null,
-                        Some(n) => Datum::Number(
-                            Number::parse(&format!("-{}", n.as_str()))
-                                .unwrap_or_else(|| Number::from_integer(0)),
-                        ),
-                    }),
-                    UnaryOperator::Plus => Ok(value),
-                    _ => Err(OraError::invalid_sql("this unary operator")),
-                }
+                operators::unary(op, std::borrow::Cow::Owned(self.eval(expr, frame)?))
             }
-            Expr::BinaryOp { left, op, right } => self.binary(left, op, right, frame),
-            Expr::IsNull(inner) => Ok(boolean(self.eval(inner, frame)?.is_null())),
-            Expr::IsNotNull(inner) => Ok(boolean(!self.eval(inner, frame)?.is_null())),
+            Expr::BinaryOp { left, op, right } => {
+                let a = self.eval(left, frame)?;
+                let b = self.eval(right, frame)?;
+                operators::binary(op, &a, &b)
+            }
+            Expr::IsNull(inner) => Ok(operators::boolean(self.eval(inner, frame)?.is_null())),
+            Expr::IsNotNull(inner) => Ok(operators::boolean(!self.eval(inner, frame)?.is_null())),
             Expr::In {
                 expr,
                 target: InTarget::List(list),
@@ -491,7 +541,7 @@ impl Evaluator<'_> {
                 for item in list {
                     candidates.push(self.eval(item, frame)?);
                 }
-                membership(&value, &candidates, *negated)
+                operators::membership(&value, &candidates, *negated)
             }
             Expr::In {
                 expr,
@@ -509,7 +559,7 @@ impl Evaluator<'_> {
                     .into_iter()
                     .filter_map(|row| row.into_iter().next())
                     .collect();
-                membership(&value, &candidates, *negated)
+                operators::membership(&value, &candidates, *negated)
             }
             Expr::Between {
                 expr,
@@ -520,13 +570,7 @@ impl Evaluator<'_> {
                 let value = self.eval(expr, frame)?;
                 let low = self.eval(low, frame)?;
                 let high = self.eval(high, frame)?;
-                let above = value.compare(&low)?.map(|o| o != Ordering::Less);
-                let below = value.compare(&high)?.map(|o| o != Ordering::Greater);
-                let inside = and(above, below);
-                Ok(match inside {
-                    None => Datum::Null,
-                    Some(b) => boolean(b != *negated),
-                })
+                operators::between(&value, &low, &high, *negated)
             }
             Expr::Like {
                 negated,
@@ -539,14 +583,14 @@ impl Evaluator<'_> {
                 let pattern = self.eval(pattern, frame)?;
                 let escape = match escape_char {
                     None => None,
-                    Some(escape) => self.eval(escape, frame)?.to_text(),
+                    Some(escape) => Some(self.eval(escape, frame)?),
                 };
-                Ok(match (value.to_text(), pattern.to_text()) {
-                    (Some(value), Some(pattern)) => boolean(
-                        like(&value, &pattern, escape.and_then(|e| e.chars().next())) != *negated,
-                    ),
-                    _ => Datum::Null,
-                })
+                Ok(operators::like_condition(
+                    &value,
+                    &pattern,
+                    escape.as_ref(),
+                    *negated,
+                ))
             }
             Expr::Subquery(query) => {
                 let relation = self.query(query)?;
@@ -598,59 +642,6 @@ impl Evaluator<'_> {
                 _ => Err(OraError::invalid_identifier(&name)),
             },
             None => Err(OraError::invalid_identifier(&name)),
-        }
-    }
-
-    fn binary(
-        &mut self,
-        left: &Expr,
-        op: &BinaryOperator,
-        right: &Expr,
-        frame: Frame<'_>,
-    ) -> Result<Datum, OraError> {
-        let a = self.eval(left, frame)?;
-        // AND and OR look at the right side even when the left decides, as a model of a
-        // database that may evaluate in any order: both sides must be valid.
-        let b = self.eval(right, frame)?;
-        let compared = |wanted: fn(Ordering) -> bool| -> Result<Datum, OraError> {
-            Ok(match a.compare(&b)? {
-                None => Datum::Null,
-                Some(order) => boolean(wanted(order)),
-            })
-        };
-        match op {
-            BinaryOperator::And => Ok(option_boolean(and(tri(&a), tri(&b)))),
-            BinaryOperator::Or => Ok(option_boolean(or(tri(&a), tri(&b)))),
-            BinaryOperator::Eq => compared(|o| o == Ordering::Equal),
-            BinaryOperator::NotEq => compared(|o| o != Ordering::Equal),
-            BinaryOperator::Lt => compared(|o| o == Ordering::Less),
-            BinaryOperator::LtEq => compared(|o| o != Ordering::Greater),
-            BinaryOperator::Gt => compared(|o| o == Ordering::Greater),
-            BinaryOperator::GtEq => compared(|o| o != Ordering::Less),
-            // `||` treats NULL as the empty string (SQL Language Reference, Concatenation
-            // Operator).
-            BinaryOperator::StringConcat => Ok(Datum::text(format!(
-                "{}{}",
-                a.to_text().unwrap_or_default(),
-                b.to_text().unwrap_or_default()
-            ))),
-            BinaryOperator::Plus | BinaryOperator::Minus => {
-                let (Some(x), Some(y)) = (a.to_number()?, b.to_number()?) else {
-                    return Ok(Datum::Null);
-                };
-                let parse = |n: &Number| -> Result<i128, OraError> {
-                    n.as_str()
-                        .parse()
-                        .map_err(|_| OraError::invalid_sql("arithmetic on fractions"))
-                };
-                let (x, y) = (parse(&x)?, parse(&y)?);
-                Ok(Datum::number(if *op == BinaryOperator::Plus {
-                    x + y
-                } else {
-                    x - y
-                }))
-            }
-            _ => Err(OraError::invalid_sql(&format!("the operator {op}"))),
         }
     }
 
@@ -838,7 +829,8 @@ fn has_aggregate(expr: &Expr) -> bool {
     }
 }
 
-fn literal(value: &Value, binds: &Binds) -> Result<Datum, OraError> {
+/// A literal's or a bind's value.
+pub fn literal(value: &Value, binds: &Binds) -> Result<Datum, OraError> {
     match value {
         Value::Null => Ok(Datum::Null),
         Value::Number(text, _) => Number::parse(text)
@@ -850,77 +842,5 @@ fn literal(value: &Value, binds: &Binds) -> Result<Datum, OraError> {
             .cloned()
             .ok_or_else(|| OraError::new(1008, "not all variables bound")),
         other => Err(OraError::invalid_sql(&format!("the literal {other}"))),
-    }
-}
-
-fn membership(value: &Datum, candidates: &[Datum], negated: bool) -> Result<Datum, OraError> {
-    let mut found: Option<bool> = Some(false);
-    for candidate in candidates {
-        found = or(
-            found,
-            value.compare(candidate)?.map(|o| o == Ordering::Equal),
-        );
-    }
-    Ok(match found {
-        None => Datum::Null,
-        Some(b) => boolean(b != negated),
-    })
-}
-
-/// `LIKE` with `%`, `_` and an optional escape character.
-fn like(value: &str, pattern: &str, escape: Option<char>) -> bool {
-    let value: Vec<char> = value.chars().collect();
-    let pattern: Vec<char> = pattern.chars().collect();
-    fn matches(v: &[char], p: &[char], escape: Option<char>) -> bool {
-        match p.first() {
-            None => v.is_empty(),
-            Some(&c) if Some(c) == escape => match (p.get(1), v.first()) {
-                (Some(literal), Some(first)) if literal == first => {
-                    matches(&v[1..], &p[2..], escape)
-                }
-                _ => false,
-            },
-            Some('%') => (0..=v.len()).any(|skip| matches(&v[skip..], &p[1..], escape)),
-            Some('_') => !v.is_empty() && matches(&v[1..], &p[1..], escape),
-            Some(c) => v.first() == Some(c) && matches(&v[1..], &p[1..], escape),
-        }
-    }
-    matches(&value, &pattern, escape)
-}
-
-/// Conditions are carried as values: `1` true, `0` false, NULL unknown.
-fn boolean(value: bool) -> Datum {
-    Datum::number(i128::from(value))
-}
-
-fn option_boolean(value: Option<bool>) -> Datum {
-    value.map_or(Datum::Null, boolean)
-}
-
-fn tri(value: &Datum) -> Option<bool> {
-    match value {
-        Datum::Null => None,
-        Datum::Number(n) => Some(n.as_str() != "0"),
-        _ => Some(true),
-    }
-}
-
-fn truth(value: &Datum) -> bool {
-    tri(value) == Some(true)
-}
-
-fn and(a: Option<bool>, b: Option<bool>) -> Option<bool> {
-    match (a, b) {
-        (Some(false), _) | (_, Some(false)) => Some(false),
-        (Some(true), Some(true)) => Some(true),
-        _ => None,
-    }
-}
-
-fn or(a: Option<bool>, b: Option<bool>) -> Option<bool> {
-    match (a, b) {
-        (Some(true), _) | (_, Some(true)) => Some(true),
-        (Some(false), Some(false)) => Some(false),
-        _ => None,
     }
 }

@@ -42,12 +42,8 @@ pub fn aggregate(name: &str, values: Vec<Datum>) -> Result<Datum, OraError> {
     }
 }
 
-fn arity(
-    name: &str,
-    values: &[Datum],
-    range: std::ops::RangeInclusive<usize>,
-) -> Result<(), OraError> {
-    if range.contains(&values.len()) {
+fn arity(name: &str, count: usize, range: std::ops::RangeInclusive<usize>) -> Result<(), OraError> {
+    if range.contains(&count) {
         Ok(())
     } else {
         Err(OraError::new(
@@ -62,25 +58,26 @@ pub fn scalar(
     values: Vec<Datum>,
     database: &mut dyn Database,
 ) -> Result<Datum, OraError> {
-    let mut args = values.clone().into_iter();
+    let count = values.len();
+    let mut args = values.into_iter();
     let mut next = || args.next().unwrap_or(Datum::Null);
     match name {
         "NVL" => {
-            arity(name, &values, 2..=2)?;
+            arity(name, count, 2..=2)?;
             let (first, second) = (next(), next());
             Ok(if first.is_null() { second } else { first })
         }
         "TO_CHAR" => {
-            arity(name, &values, 1..=2)?;
+            arity(name, count, 1..=2)?;
             let (value, format) = (next(), next());
             to_char(&value, format.to_text().as_deref())
         }
         "TO_NUMBER" => {
-            arity(name, &values, 1..=1)?;
+            arity(name, count, 1..=1)?;
             Ok(next().to_number()?.map_or(Datum::Null, Datum::Number))
         }
         "RAWTOHEX" => {
-            arity(name, &values, 1..=1)?;
+            arity(name, count, 1..=1)?;
             Ok(match next() {
                 Datum::Null => Datum::Null,
                 Datum::Raw(bytes) => Datum::text(encode_hex(&bytes).to_ascii_uppercase()),
@@ -99,7 +96,7 @@ pub fn scalar(
             })
         }
         "HEXTORAW" => {
-            arity(name, &values, 1..=1)?;
+            arity(name, count, 1..=1)?;
             Ok(match next().to_text() {
                 None => Datum::Null,
                 Some(text) => Datum::Raw(
@@ -108,13 +105,13 @@ pub fn scalar(
             })
         }
         "UPPER" => {
-            arity(name, &values, 1..=1)?;
+            arity(name, count, 1..=1)?;
             Ok(next()
                 .to_text()
                 .map_or(Datum::Null, |t| Datum::text(t.to_uppercase())))
         }
         "SYS_CONTEXT" => {
-            arity(name, &values, 2..=3)?;
+            arity(name, count, 2..=3)?;
             let (namespace, parameter) = (next(), next());
             let namespace = namespace.to_text().unwrap_or_default().to_uppercase();
             let parameter = parameter.to_text().unwrap_or_default().to_uppercase();
@@ -124,14 +121,14 @@ pub fn scalar(
             database.sys_context(&parameter)
         }
         "SCN_TO_TIMESTAMP" => {
-            arity(name, &values, 1..=1)?;
+            arity(name, count, 1..=1)?;
             match next().to_u64()? {
                 None => Ok(Datum::Null),
                 Some(scn) => database.scn_to_timestamp(scn).map(Datum::Timestamp),
             }
         }
         "ROWIDTOCHAR" | "CHARTOROWID" => {
-            arity(name, &values, 1..=1)?;
+            arity(name, count, 1..=1)?;
             let value = next();
             match value.to_text() {
                 None => Ok(Datum::Null),
@@ -208,6 +205,8 @@ fn format_datetime(
     format: &str,
     precision: Precision,
 ) -> Result<String, OraError> {
+    // Writing to a String cannot fail.
+    use std::fmt::Write as _;
     let timestamp = !matches!(precision, Precision::Seconds);
     let unknown = || OraError::new(1821, "date format not recognized");
     let upper = format.to_uppercase();
@@ -227,19 +226,19 @@ fn format_datetime(
             // with a minus sign").
             let year = time.year();
             out.push(if year < 0 { '-' } else { ' ' });
-            out.push_str(&format!("{:04}", year.unsigned_abs()));
+            let _ = write!(out, "{:04}", year.unsigned_abs());
         } else if take("YYYY") {
-            out.push_str(&format!("{:04}", time.year().unsigned_abs()));
+            let _ = write!(out, "{:04}", time.year().unsigned_abs());
         } else if take("MM") {
-            out.push_str(&format!("{:02}", time.month()));
+            let _ = write!(out, "{:02}", time.month());
         } else if take("DD") {
-            out.push_str(&format!("{:02}", time.day()));
+            let _ = write!(out, "{:02}", time.day());
         } else if take("HH24") {
-            out.push_str(&format!("{:02}", time.hour()));
+            let _ = write!(out, "{:02}", time.hour());
         } else if take("MI") {
-            out.push_str(&format!("{:02}", time.minute()));
+            let _ = write!(out, "{:02}", time.minute());
         } else if take("SS") {
-            out.push_str(&format!("{:02}", time.second()));
+            let _ = write!(out, "{:02}", time.second());
         } else if rest.starts_with("TZH") || rest.starts_with("TZM") {
             let Precision::WithOffset(offset) = precision else {
                 return Err(unknown());
@@ -252,9 +251,9 @@ fn format_datetime(
             if element == "TZH" {
                 let sign = if seconds < 0 { '-' } else { '+' };
                 out.push(sign);
-                out.push_str(&format!("{:02}", seconds.unsigned_abs() / 3600));
+                let _ = write!(out, "{:02}", seconds.unsigned_abs() / 3600);
             } else {
-                out.push_str(&format!("{:02}", seconds.unsigned_abs() % 3600 / 60));
+                let _ = write!(out, "{:02}", seconds.unsigned_abs() % 3600 / 60);
             }
         } else if rest.starts_with("FF") {
             if !timestamp {

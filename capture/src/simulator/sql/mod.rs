@@ -7,6 +7,7 @@
 //! OracleClient ── SqlSession::query/execute ── SimulatorPool (door.rs)
 //!                                                 │ statement::parse (sqlparser, OracleDialect)
 //!                                                 ├ SELECT → engine.rs over views.rs' relations
+//!                                                 │   (WHERE and select list: compiled.rs)
 //!                                                 ├ BEGIN DBMS_LOGMNR.… END; → LogMiner calls
 //!                                                 └ ALTER SESSION, flush table DML, COMMIT
 //! ```
@@ -22,10 +23,12 @@
 //! Every view and its columns are written down once, in [`views`], with the section of the
 //! Oracle Database Reference 19c they follow.
 
+mod compiled;
 mod datum;
 mod door;
 mod engine;
 mod functions;
+mod operators;
 mod statement;
 mod views;
 

@@ -84,8 +84,9 @@ pub struct ViewContext<'a> {
     pub container: &'a str,
     /// The flush table `(owner, name, rows)` when it exists.
     pub flush_table: Option<(&'a str, &'a str, u64)>,
-    /// The current LogMiner session's rows, when one is started.
-    pub mined: Option<&'a [LogMinerRow]>,
+    /// The rows the session's LogMiner session shows, as `V$LOGMNR_CONTENTS` holds them
+    /// ([`contents_row`]), when one is started.
+    pub mined: Option<Vec<Vec<Datum>>>,
     /// The querying session: its SID and its PGA now and at its peak (`V$MYSTAT`).
     pub session: (u32, u64, u64),
 }
@@ -144,7 +145,7 @@ impl Simulator {
     pub(super) fn view(
         &mut self,
         name: &str,
-        context: &ViewContext<'_>,
+        context: ViewContext<'_>,
     ) -> Result<Relation, OraError> {
         if self.catalog.ungranted_views.contains(name) {
             return Err(OraError::new(942, "table or view does not exist"));
@@ -527,7 +528,7 @@ impl Simulator {
                          v$logmnr_contents",
                     ));
                 }
-                Some(rows) => contents(rows),
+                Some(rows) => relation(&CONTENTS_COLUMNS, rows),
             },
             "SESSION_PRIVS" | "ALL_TAB_PRIVS" => {
                 let privileges = self.privileges().map_err(fail)?;
@@ -613,7 +614,7 @@ impl Simulator {
             }
             "ALL_TABLES" | "ALL_OBJECTS" | "ALL_TAB_COLS" | "ALL_CONSTRAINTS"
             | "ALL_CONS_COLUMNS" | "ALL_INDEXES" | "ALL_IND_COLUMNS" | "ALL_LOG_GROUPS" => {
-                self.dictionary_view(name, context)?
+                self.dictionary_view(name, &context)?
             }
             _ => return Err(OraError::new(942, "table or view does not exist")),
         })
@@ -1240,81 +1241,77 @@ fn operation_name(operation: OperationCode) -> &'static str {
     }
 }
 
-/// `V$LOGMNR_CONTENTS` over the rows the LogMiner session shows.
-fn contents(mined: &[LogMinerRow]) -> Relation {
+/// The columns of `V$LOGMNR_CONTENTS` the model holds, in the order of [`contents_row`].
+const CONTENTS_COLUMNS: [&str; 30] = [
+    "SCN",
+    "START_SCN",
+    "COMMIT_SCN",
+    "TIMESTAMP",
+    "COMMIT_TIMESTAMP",
+    "XIDUSN",
+    "XIDSLT",
+    "XIDSQN",
+    "XID",
+    "OPERATION",
+    "OPERATION_CODE",
+    "ROLLBACK",
+    "SEG_OWNER",
+    "SEG_NAME",
+    "TABLE_NAME",
+    "ROW_ID",
+    "USERNAME",
+    "SESSION#",
+    "SERIAL#",
+    "THREAD#",
+    "RS_ID",
+    "SSN",
+    "CSF",
+    "INFO",
+    "STATUS",
+    "SQL_REDO",
+    "SQL_UNDO",
+    "SRC_CON_NAME",
+    "CON_ID",
+    "DATA_OBJ#",
+];
+
+/// One row the LogMiner session shows, as a row of `V$LOGMNR_CONTENTS` ([`CONTENTS_COLUMNS`]);
+/// built as the row is mined, its SQL text moved rather than copied.
+pub(super) fn contents_row(row: LogMinerRow) -> Vec<Datum> {
     let text = |value: &Option<std::sync::Arc<str>>| Datum::text_or_null(value.as_deref());
-    let rows = mined
-        .iter()
-        .map(|row| {
-            vec![
-                Datum::number(row.scn),
-                Datum::number_or_null(row.start_scn),
-                Datum::number_or_null(row.commit_scn),
-                row.timestamp.map_or(Datum::Null, Datum::Date),
-                row.commit_timestamp.map_or(Datum::Null, Datum::Date),
-                Datum::number(row.xid.usn()),
-                Datum::number(row.xid.slot()),
-                Datum::number(row.xid.sequence()),
-                xid_raw(row.xid),
-                Datum::text(operation_name(row.operation)),
-                Datum::number(row.operation.code()),
-                Datum::number(u8::from(row.rollback)),
-                text(&row.seg_owner),
-                text(&row.table_name),
-                text(&row.table_name),
-                Datum::text(row.row_id.to_string()),
-                text(&row.username),
-                Datum::number_or_null(row.session),
-                Datum::number_or_null(row.serial),
-                Datum::number(row.thread),
-                Datum::text(row.rs_id.to_string()),
-                Datum::number(row.ssn),
-                Datum::number(u8::from(row.csf)),
-                text(&row.info),
-                Datum::number(row.status),
-                Datum::text_or_null(row.sql_redo.as_deref()),
-                Datum::text_or_null(row.sql_undo.as_deref()),
-                text(&row.src_con_name),
-                Datum::number_or_null(row.con_id),
-                Datum::number_or_null(row.object_id),
-            ]
-        })
-        .collect();
-    relation(
-        &[
-            "SCN",
-            "START_SCN",
-            "COMMIT_SCN",
-            "TIMESTAMP",
-            "COMMIT_TIMESTAMP",
-            "XIDUSN",
-            "XIDSLT",
-            "XIDSQN",
-            "XID",
-            "OPERATION",
-            "OPERATION_CODE",
-            "ROLLBACK",
-            "SEG_OWNER",
-            "SEG_NAME",
-            "TABLE_NAME",
-            "ROW_ID",
-            "USERNAME",
-            "SESSION#",
-            "SERIAL#",
-            "THREAD#",
-            "RS_ID",
-            "SSN",
-            "CSF",
-            "INFO",
-            "STATUS",
-            "SQL_REDO",
-            "SQL_UNDO",
-            "SRC_CON_NAME",
-            "CON_ID",
-            "DATA_OBJ#",
-        ],
-        rows,
-    )
+    let table_name = text(&row.table_name);
+    vec![
+        Datum::number(row.scn),
+        Datum::number_or_null(row.start_scn),
+        Datum::number_or_null(row.commit_scn),
+        row.timestamp.map_or(Datum::Null, Datum::Date),
+        row.commit_timestamp.map_or(Datum::Null, Datum::Date),
+        Datum::number(row.xid.usn()),
+        Datum::number(row.xid.slot()),
+        Datum::number(row.xid.sequence()),
+        xid_raw(row.xid),
+        Datum::text(operation_name(row.operation)),
+        Datum::number(row.operation.code()),
+        Datum::number(u8::from(row.rollback)),
+        text(&row.seg_owner),
+        table_name.clone(),
+        table_name,
+        Datum::text(&*row.row_id),
+        text(&row.username),
+        Datum::number_or_null(row.session),
+        Datum::number_or_null(row.serial),
+        Datum::number(row.thread),
+        Datum::text(&*row.rs_id),
+        Datum::number(row.ssn),
+        Datum::number(u8::from(row.csf)),
+        text(&row.info),
+        Datum::number(row.status),
+        row.sql_redo.map_or(Datum::Null, Datum::text),
+        row.sql_undo.map_or(Datum::Null, Datum::text),
+        text(&row.src_con_name),
+        Datum::number_or_null(row.con_id),
+        Datum::number_or_null(row.object_id),
+    ]
 }
 
 impl Simulator {
