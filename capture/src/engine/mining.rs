@@ -118,6 +118,7 @@ impl<S: OracleSource> Engine<S> {
                 return Ok(Finish::ReachedEnd);
             }
             let now = Timestamp::now();
+            let window_began = Instant::now();
             self.board.beat(now);
             // The SCN first, then the flush: the flush commit makes LGWR write everything in
             // the log buffer, so all redo at or below an SCN read before it is on disk once it
@@ -166,14 +167,19 @@ impl<S: OracleSource> Engine<S> {
                         // The window's pages are committed; nothing else is due before exiting.
                         return Ok(Finish::Stopped);
                     }
+                    let capped = bound == Bound::MaxWindow && end == window.end_scn;
                     self.size_next_window(MinedWindow {
                         scns: end - window.start_scn + 1,
-                        capped: bound == Bound::MaxWindow && end == window.end_scn,
+                        capped,
                         cost,
                     })?;
                     self.after_window(current)?;
                     self.heartbeat_if_due()?;
-                    let pause = self.idle.after_window(self.pipeline.window_yield);
+                    let mut pause = self.idle.after_window(self.pipeline.window_yield);
+                    // Caught up under load: the next window a little later (`busy_pause`).
+                    if !capped && !self.pipeline.window_yield.is_idle() {
+                        pause = self.idle.busy_pause(window_began.elapsed());
+                    }
                     // A run with an end (`--exit-at-end`) mines on to it without pausing: the
                     // end was read at start, so every window until then has redo to reach.
                     if self.end_scn.is_none()
