@@ -12,9 +12,10 @@ use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
 use crate::http::CaptureState;
+use crate::source::logs::plan_logs;
 use crate::source::window::{Bound, Plan};
 use crate::source::window_size::{CapChange, MinedWindow, WindowCost};
-use crate::source::{MiningWindow, OracleSource, SourceError};
+use crate::source::{LogPlan, MiningWindow, OracleSource, RedoThread, SourceError};
 
 /// Tries of a window whose listed logs LogMiner cannot use, and the pause after the first
 /// (doubling: 0.2 + 0.4 + 0.8 + 1.6 s in all, time for the archiver to finish a log).
@@ -162,7 +163,7 @@ impl<S: OracleSource> Engine<S> {
                         None => window.end_scn,
                     };
                     self.pipeline.window_yield = WindowYield::default();
-                    let cost = self.mine_window(window.start_scn, end)?;
+                    let cost = self.mine_window(window.start_scn, end, &threads)?;
                     if self.options.stop.load(Ordering::Relaxed) {
                         // The window's pages are committed; nothing else is due before exiting.
                         return Ok(Finish::Stopped);
@@ -196,7 +197,12 @@ impl<S: OracleSource> Engine<S> {
     }
 
     /// Mines one window and returns what it cost the database (`window_size`).
-    fn mine_window(&mut self, start_scn: u64, end_scn: u64) -> Result<WindowCost, CaptureError> {
+    fn mine_window(
+        &mut self,
+        start_scn: u64,
+        end_scn: u64,
+        threads: &[RedoThread],
+    ) -> Result<WindowCost, CaptureError> {
         let started = Instant::now();
         let metrics = &self.pipeline.metrics;
         metrics.window_start_scn.set(to_gauge(start_scn));
@@ -206,7 +212,9 @@ impl<S: OracleSource> Engine<S> {
         let mut cost = WindowCost::default();
         self.recycle_if_old()?;
         loop {
-            let mining_started = self.start_mining_with_fresh_logs(from_scn, end_scn)?;
+            // The threads read for this window's plan; a window mined again lists afresh.
+            let threads = (remines == 0).then_some(threads);
+            let mining_started = self.start_mining_with_fresh_logs(from_scn, end_scn, threads)?;
             cost.out_of_memory |= mining_started.out_of_memory;
             self.mining_since.get_or_insert_with(Instant::now);
             let pipeline = &mut self.pipeline;
@@ -321,6 +329,31 @@ impl<S: OracleSource> Engine<S> {
         Ok(())
     }
 
+    /// The logs covering `start_scn` on every thread: from the last listing while no thread has
+    /// switched logs since it ([`super::LogListing`]), else from a new one, kept.
+    fn logs_from_listing(
+        &mut self,
+        start_scn: u64,
+        threads: &[RedoThread],
+    ) -> Result<LogPlan, CaptureError> {
+        let sequences: Vec<(u16, u32)> = threads.iter().map(|t| (t.thread, t.sequence)).collect();
+        let listed = match &self.log_listing {
+            Some(listing) if listing.sequences == sequences && start_scn >= listing.from_scn => {
+                listing.logs.clone()
+            }
+            _ => {
+                let logs = self.source.redo_logs(start_scn)?;
+                self.log_listing = Some(super::LogListing {
+                    from_scn: start_scn,
+                    sequences,
+                    logs: logs.clone(),
+                });
+                logs
+            }
+        };
+        Ok(plan_logs(threads, listed, start_scn)?)
+    }
+
     /// Lists the logs and starts LogMiner over the window. When LogMiner cannot use logs the
     /// listing named (a log archived, reused or deleted in between: ORA-01291 at START_LOGMNR,
     /// ORA-01284/00308 at ADD_LOGFILE), the window is tried again on a fresh listing, a few
@@ -332,6 +365,7 @@ impl<S: OracleSource> Engine<S> {
         &mut self,
         start_scn: u64,
         end_scn: u64,
+        threads: Option<&[RedoThread]>,
     ) -> Result<MiningStarted, CaptureError> {
         let mut pause = LOG_RELIST_FIRST_PAUSE;
         let mut out_of_memory = false;
@@ -339,7 +373,16 @@ impl<S: OracleSource> Engine<S> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let logs = self.source.logs_covering(start_scn)?;
+            // The first try on the threads just read and, while none switched logs, the last
+            // listing; a retry on fresh ones (the listing was stale).
+            let logs = match threads.filter(|_| attempt == 1) {
+                Some(threads) => self.logs_from_listing(start_scn, threads)?,
+                None => {
+                    let threads = self.source.threads()?;
+                    self.log_listing = None;
+                    self.logs_from_listing(start_scn, &threads)?
+                }
+            };
             let window = MiningWindow {
                 start_scn,
                 end_scn,

@@ -130,6 +130,21 @@ pub struct Engine<S: OracleSource> {
     mining_since: Option<std::time::Instant>,
     /// Whether reading the mining session's memory failed already (reported once).
     session_memory_failed: bool,
+    /// The last listing of the redo logs, reused while no thread has switched logs since.
+    log_listing: Option<LogListing>,
+}
+
+/// The redo logs listed for windows from `from_scn` on, when the threads were at `sequences`
+/// (`V$THREAD.SEQUENCE#` per thread). Until one of them moves (a log switch, which is also when
+/// logs are archived) the same files hold every later window's redo, so a window asks for
+/// `V$THREAD` once and lists the logs again only after a switch, as Debezium does (its loop
+/// lists logs again only when `isLogSwitchPending`). A file deleted meanwhile (an archive purge)
+/// fails at ADD_LOGFILE and sends the window to a fresh listing, as any listing gone stale.
+#[derive(Clone, Debug)]
+struct LogListing {
+    from_scn: u64,
+    sequences: Vec<(u16, u32)>,
+    logs: Vec<crate::source::RedoLog>,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {

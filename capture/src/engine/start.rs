@@ -218,6 +218,7 @@ impl<S: OracleSource> Engine<S> {
             idle,
             mining_since: None,
             session_memory_failed: false,
+            log_listing: None,
             planner: WindowPlanner::new(window_sizer.cap()),
             window_sizer,
             source,
