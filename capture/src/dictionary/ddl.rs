@@ -84,17 +84,33 @@ pub fn alter_columns(statement: &str, columns: &[Column]) -> Result<Option<Vec<C
     Ok(None)
 }
 
-/// `RENAME COLUMN a TO b` (after `RENAME`): the column keeps its type, key and segment column
-/// number. `RENAME TO`, `RENAME CONSTRAINT`, ... change no column.
-fn rename_column(rest: &str, mut columns: Vec<Column>) -> Result<Option<Vec<Column>>, String> {
+/// The old and new name of `ALTER TABLE ... RENAME COLUMN a TO b`; `None` for any other
+/// statement.
+pub fn renamed_column(statement: &str) -> Option<(String, String)> {
+    let statement = statement.trim_end().trim_end_matches(';');
+    let at = keyword(&statement.to_ascii_uppercase(), "RENAME")?;
+    column_rename(&statement[at + "RENAME".len()..])
+        .ok()
+        .flatten()
+}
+
+/// `COLUMN a TO b` (after `RENAME`): the names; `None` for `RENAME TO`, `RENAME CONSTRAINT`, ...
+fn column_rename(rest: &str) -> Result<Option<(String, String)>, String> {
     let rest = rest.trim_start();
-    let upper = rest.to_ascii_uppercase();
-    if keyword(&upper, "COLUMN") != Some(0) {
+    if keyword(&rest.to_ascii_uppercase(), "COLUMN") != Some(0) {
         return Ok(None);
     }
     let rest = &rest["COLUMN".len()..];
     let to = keyword(&rest.to_ascii_uppercase(), "TO").ok_or("RENAME COLUMN without TO")?;
-    let (old, new) = (identifier(&rest[..to]), identifier(&rest[to + 2..]));
+    Ok(Some((identifier(&rest[..to]), identifier(&rest[to + 2..]))))
+}
+
+/// `RENAME COLUMN a TO b` (after `RENAME`): the column keeps its type, key and segment column
+/// number. `RENAME TO`, `RENAME CONSTRAINT`, ... change no column.
+fn rename_column(rest: &str, mut columns: Vec<Column>) -> Result<Option<Vec<Column>>, String> {
+    let Some((old, new)) = column_rename(rest)? else {
+        return Ok(None);
+    };
     if columns.iter().any(|c| c.name == new) {
         return Err(format!("column {new} exists (ORA-00957)"));
     }

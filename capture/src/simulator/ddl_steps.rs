@@ -24,7 +24,7 @@ use super::redo_log::RowObject;
 use super::scenario::TableLogging;
 use super::{ScenarioError, Simulator};
 use crate::dictionary::ddl::{
-    alter_columns, column_definition, identifier, paren_body, split_top_level,
+    alter_columns, column_definition, identifier, paren_body, renamed_column, split_top_level,
 };
 use crate::dictionary::{Column, TableSchema};
 use crate::redo::{DdlKind, parse_ddl};
@@ -147,10 +147,18 @@ impl Simulator {
                 let old = Arc::clone(&table.schema);
                 let schema = TableSchema::new(old.schema(), old.table(), columns)
                     .map_err(|e| error(e.to_string()))?;
+                // Each column's values by name; a renamed column's under its old name.
+                let renamed = renamed_column(statement);
                 let mapping: Vec<Option<usize>> = schema
                     .columns()
                     .iter()
-                    .map(|c| old.column_index(&c.name))
+                    .map(|c| {
+                        let before = match &renamed {
+                            Some((from, to)) if *to == c.name => from.as_str(),
+                            _ => c.name.as_str(),
+                        };
+                        old.column_index(before)
+                    })
                     .collect();
                 for row in table.rows.values_mut() {
                     for version in row.versions.iter_mut() {

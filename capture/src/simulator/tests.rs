@@ -950,3 +950,23 @@ fn rows_are_named_with_the_dictionary_at_mining_time() {
         )
     );
 }
+
+/// A renamed column keeps its values: a later change logs them under the new name.
+#[test]
+fn a_renamed_column_keeps_its_values() {
+    let mut sim = simulator(&[
+        T,
+        r#"{"tx":"a","insert":"APP.T","values":{"ID":1,"V":5}}"#,
+        r#"{"tx":"a","commit":true}"#,
+        r#"{"ddl":"ALTER TABLE APP.T RENAME COLUMN V TO W"}"#,
+        r#"{"tx":"b","delete":"APP.T","where":{"ID":1}}"#,
+        r#"{"tx":"b","commit":true}"#,
+    ]);
+    let rows = mine(&mut sim, &["APP.T"]);
+    let delete = rows.iter().find(|r| r.operation == Op::Delete).unwrap();
+    assert!(
+        redo(delete).starts_with(r#"delete from "APP"."T" where "ID" = '1' and "W" = '5'"#),
+        "{}",
+        redo(delete)
+    );
+}
