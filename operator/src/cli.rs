@@ -84,6 +84,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
     pub lease_namespace: Option<String>,
 
+    /// Run every capture on the Oracle simulator instead of a database, each following the
+    /// scenario `<DIR>/<namespace>.<name>.jsonl` on its node (mounted read-only). For demos and
+    /// tests on a cluster without Oracle; never in production.
+    #[arg(long, value_name = "DIR", env = "REDOLINE_SIMULATOR_SCENARIOS")]
+    pub simulator_scenarios: Option<String>,
+
     /// The name of the leader Lease; replicas with the same Lease elect one leader.
     #[arg(long, value_name = "NAME", default_value = crate::leader::DEFAULT_LEASE_NAME)]
     pub lease_name: String,

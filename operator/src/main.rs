@@ -107,6 +107,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         let identity = args.identity();
         let mut settings = ControllerSettings::new(OperatorSettings {
             default_image: args.default_image.unwrap_or_else(default_capture_image),
+            simulator_scenarios: args.simulator_scenarios,
         });
         settings.scope = if args.namespaces.is_empty() {
             WatchScope::AllNamespaces

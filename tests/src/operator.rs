@@ -140,6 +140,7 @@ where
 pub fn controller_settings(namespace: &str) -> ControllerSettings {
     let mut settings = ControllerSettings::new(OperatorSettings {
         default_image: CAPTURE_IMAGE.into(),
+        simulator_scenarios: None,
     });
     settings.scope = WatchScope::Namespaces(vec![namespace.to_owned()]);
     settings

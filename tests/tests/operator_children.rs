@@ -64,6 +64,7 @@ async fn children_are_accepted_run_and_are_collected_with_their_owner() {
         &stored,
         &OperatorSettings {
             default_image: CAPTURE_IMAGE.into(),
+            simulator_scenarios: None,
         },
     )
     .expect("desired state");

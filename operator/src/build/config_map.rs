@@ -15,7 +15,7 @@ use redoline_crds::OracleCapture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{BuildError, Identity, SPILL_DIR};
+use super::{BuildError, Identity, OperatorSettings, SPILL_DIR, simulator};
 
 /// The key of the config file in the ConfigMap, and its file name in the pod.
 pub const CONFIG_FILE: &str = "capture.yaml";
@@ -24,6 +24,12 @@ pub const CONFIG_HASH_ANNOTATION: &str = "redoline.io/config-sha256";
 
 /// The capture config file for this resource, as YAML.
 pub fn render_capture_config(capture: &OracleCapture) -> Result<String, BuildError> {
+    let document = render_document(capture)?;
+    serde_norway::to_string(&document).map_err(|e| BuildError::RenderConfig(e.to_string()))
+}
+
+/// The capture config as a document, before it is written out.
+fn render_document(capture: &OracleCapture) -> Result<serde_json::Map<String, Value>, BuildError> {
     let render = |e: &dyn std::fmt::Display| BuildError::RenderConfig(e.to_string());
     let mut config = serde_json::to_value(&capture.spec).map_err(|e| render(&e))?;
     let Value::Object(fields) = &mut config else {
@@ -55,11 +61,20 @@ pub fn render_capture_config(capture: &OracleCapture) -> Result<String, BuildErr
         document.insert("namespace".into(), Value::String(namespace.clone()));
     }
     document.append(fields);
-    serde_norway::to_string(&document).map_err(|e| render(&e))
+    Ok(document)
 }
 
-pub(super) fn build(capture: &OracleCapture, identity: &Identity) -> Result<ConfigMap, BuildError> {
-    let rendered = render_capture_config(capture)?;
+pub(super) fn build(
+    capture: &OracleCapture,
+    identity: &Identity,
+    settings: &OperatorSettings,
+) -> Result<ConfigMap, BuildError> {
+    let mut document = render_document(capture)?;
+    if settings.simulator_scenarios.is_some() {
+        simulator::simulated_database(&mut document, identity);
+    }
+    let rendered =
+        serde_norway::to_string(&document).map_err(|e| BuildError::RenderConfig(e.to_string()))?;
     let mut metadata = identity.metadata(identity.config_map_name());
     metadata.annotations = Some(BTreeMap::from([(
         CONFIG_HASH_ANNOTATION.to_owned(),
@@ -113,6 +128,9 @@ mod tests {
     #[test]
     fn the_hash_follows_the_config() {
         let identity = Identity::of(&fixtures::sample()).unwrap();
+        let settings = fixtures::settings();
+        let build =
+            |capture: &OracleCapture, identity: &Identity| build(capture, identity, &settings);
         let a = build(&fixtures::sample(), &identity).unwrap();
         let mut changed = fixtures::sample();
         changed.spec.mining.poll_interval_seconds = 5;

@@ -15,6 +15,7 @@
 mod config_map;
 mod service;
 mod service_account;
+mod simulator;
 mod statefulset;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use kube::Resource;
 use redoline_crds::OracleCapture;
 
 pub use config_map::{CONFIG_FILE, CONFIG_HASH_ANNOTATION, render_capture_config};
+pub use simulator::scenario_file_name;
 pub use statefulset::{
     CAPTURE_CONTAINER, DOCTOR_CONTAINER, HTTP_PORT, SPILL_DIR, SPILL_VOLUME, mounted_secret_files,
 };
@@ -35,6 +37,9 @@ pub use statefulset::{
 pub struct OperatorSettings {
     /// The capture image used when `spec.image` is unset: the operator's own version.
     pub default_image: String,
+    /// A directory on the nodes with the simulator's scenarios: every capture then runs on the
+    /// Oracle simulator instead of a database (`simulator.rs`; demos and tests only).
+    pub simulator_scenarios: Option<String>,
 }
 
 /// The objects one OracleCapture owns.
@@ -63,7 +68,7 @@ pub fn build(
     settings: &OperatorSettings,
 ) -> Result<CaptureChildren, BuildError> {
     let identity = Identity::of(capture)?;
-    let config_map = config_map::build(capture, &identity)?;
+    let config_map = config_map::build(capture, &identity, settings)?;
     Ok(CaptureChildren {
         service_account: service_account::build(&identity),
         service: service::build(&identity),
@@ -169,6 +174,7 @@ pub(crate) mod fixtures {
     pub fn settings() -> super::OperatorSettings {
         super::OperatorSettings {
             default_image: "ghcr.io/redoline/redoline-capture:0.1.0".into(),
+            simulator_scenarios: None,
         }
     }
 }

@@ -31,7 +31,7 @@ use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::ImagePullPolicy;
 
 use super::config_map::CONFIG_HASH_ANNOTATION;
-use super::{BuildError, CONFIG_FILE, Identity, OperatorSettings};
+use super::{BuildError, CONFIG_FILE, Identity, OperatorSettings, simulator};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The capture's HTTP port: `/metrics`, `/healthz`, `/readyz`, `/status`.
@@ -109,7 +109,12 @@ pub(super) fn build(
         .map(|(name, value)| env(name, &value))
         .chain([env("REDOLINE_LOG_FORMAT", "json")])
         .collect();
-    let mounts = volume_mounts(capture);
+    let mut mounts = volume_mounts(capture);
+    let mut volumes = volumes(capture, identity);
+    if let Some(host_dir) = &settings.simulator_scenarios {
+        mounts.push(simulator::volume_mount());
+        volumes.push(simulator::volume(host_dir));
+    }
 
     let doctor = Container {
         name: DOCTOR_CONTAINER.into(),
@@ -160,7 +165,7 @@ pub(super) fn build(
         automount_service_account_token: Some(false),
         init_containers: Some(vec![doctor]),
         containers: vec![capture_container],
-        volumes: Some(volumes(capture, identity)),
+        volumes: Some(volumes),
         termination_grace_period_seconds: Some(TERMINATION_GRACE_SECONDS),
         security_context: Some(PodSecurityContext {
             run_as_non_root: Some(true),
