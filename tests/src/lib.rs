@@ -18,6 +18,7 @@
 //! their own. See docs/testing.md.
 
 pub mod demo;
+pub mod helm;
 pub mod k8s;
 pub mod metric_names;
 pub mod operator;

@@ -24,8 +24,8 @@
 //! fails the test, it is never skipped.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -33,6 +33,7 @@ use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, Patch, PatchParams};
+use redoline_tests::helm::{self, Helm};
 use redoline_tests::k8s::{FIELD_MANAGER, KubeEnv, apply_crd};
 use redoline_tests::metric_names::{
     capture_families, is_exported, operator_families, redoline_names,
@@ -55,131 +56,20 @@ const ALERTS: [&str; 8] = [
     "RedolineCaptureSpillNearCap",
     "RedolineCaptureReleasedLedgerNearCap",
 ];
-
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    helm::repo()
 }
 
 fn chart() -> PathBuf {
-    repo().join("charts/redoline")
+    helm::chart()
 }
 
 fn all_features() -> PathBuf {
     chart().join("ci/all-features-values.yaml")
 }
 
-/// The helm binary: `REDOLINE_HELM`, else the cache of build-helm.sh (built when missing).
-fn helm_path() -> PathBuf {
-    if let Some(path) = std::env::var_os("REDOLINE_HELM").filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "REDOLINE_HELM={} is not a file",
-            path.display()
-        );
-        return path;
-    }
-    let script = repo().join("tests/env/build-helm.sh");
-    let build = Command::new("bash").arg(&script).output().unwrap();
-    assert!(
-        build.status.success(),
-        "tests/env/build-helm.sh failed (Go is needed to build helm):\n{}{}",
-        String::from_utf8_lossy(&build.stdout),
-        String::from_utf8_lossy(&build.stderr)
-    );
-    let path = Command::new("bash")
-        .arg(&script)
-        .arg("path")
-        .output()
-        .unwrap();
-    PathBuf::from(String::from_utf8(path.stdout).unwrap().trim())
-}
-
-/// `helm` with its state directories in a temporary directory (nothing under ~).
-struct Helm {
-    bin: PathBuf,
-    home: tempfile::TempDir,
-}
-
-impl Helm {
-    fn new() -> Self {
-        Helm {
-            bin: helm_path(),
-            home: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut cmd = Command::new(&self.bin);
-        for (var, dir) in [
-            ("HELM_CACHE_HOME", "cache"),
-            ("HELM_CONFIG_HOME", "config"),
-            ("HELM_DATA_HOME", "data"),
-        ] {
-            cmd.env(var, self.home.path().join(dir));
-        }
-        cmd.env_remove("KUBECONFIG");
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd().args(args).output().unwrap()
-    }
-
-    /// `helm install` of the chart as `release` into `namespace`, with `extra` arguments; panics
-    /// with helm's message when it fails. Its output (the NOTES).
-    fn install(&self, release: &str, namespace: &str, kubeconfig: &str, extra: &[&str]) -> Output {
-        let chart = chart();
-        let mut args = vec![
-            "install",
-            release,
-            chart.to_str().unwrap(),
-            "--namespace",
-            namespace,
-            "--kubeconfig",
-            kubeconfig,
-        ];
-        args.extend_from_slice(extra);
-        let out = self.run(&args);
-        assert!(out.status.success(), "helm install:\n{}", stderr(&out));
-        out
-    }
-
-    fn uninstall(&self, release: &str, namespace: &str, kubeconfig: &str) {
-        let out = self.run(&[
-            "uninstall",
-            release,
-            "--namespace",
-            namespace,
-            "--kubeconfig",
-            kubeconfig,
-        ]);
-        assert!(out.status.success(), "helm uninstall:\n{}", stderr(&out));
-    }
-
-    /// `helm template` of the chart; panics with helm's message when it fails.
-    fn template(&self, namespace: &str, extra: &[&str]) -> String {
-        let chart = chart();
-        let mut args = vec![
-            "template",
-            "redoline",
-            chart.to_str().unwrap(),
-            "--namespace",
-            namespace,
-        ];
-        args.extend_from_slice(extra);
-        let out = self.run(&args);
-        assert!(out.status.success(), "helm {args:?}:\n{}", stderr(&out));
-        String::from_utf8(out.stdout).unwrap()
-    }
-}
-
 fn stderr(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    helm::output_text(out)
 }
 
 /// The documents of a multi-document YAML text, empty ones left out.
@@ -246,10 +136,10 @@ fn chart_rbac_source_is_operator_rbac() {
 /// The rendered ClusterRole and Role carry exactly the rules of operator/rbac/clusterrole.yaml.
 #[test]
 fn rendered_rbac_rules_are_operator_rbac() {
-    let helm = Helm::new();
+    let helm = Helm::new().unwrap();
     let source =
         documents(&std::fs::read_to_string(repo().join("operator/rbac/clusterrole.yaml")).unwrap());
-    let rendered = documents(&helm.template("redoline-system", &[]));
+    let rendered = documents(&helm.template("redoline-system", &[]).unwrap());
     assert_eq!(cluster_role_rules(&rendered), cluster_role_rules(&source));
     assert_eq!(cluster_role_rules(&source).len(), 2);
     assert_eq!(
@@ -257,10 +147,14 @@ fn rendered_rbac_rules_are_operator_rbac() {
         one_of_kind(&source, "Role")["rules"]
     );
     // Another Lease name moves the Role's resourceNames with it, and nothing else.
-    let renamed = documents(&helm.template(
-        "redoline-system",
-        &["--set", "leaderElection.leaseName=other-lease"],
-    ));
+    let renamed = documents(
+        &helm
+            .template(
+                "redoline-system",
+                &["--set", "leaderElection.leaseName=other-lease"],
+            )
+            .unwrap(),
+    );
     let mut expected = one_of_kind(&source, "Role")["rules"].clone();
     expected[0]["resourceNames"] = json!(["other-lease"]);
     assert_eq!(one_of_kind(&renamed, "Role")["rules"], expected);
@@ -279,19 +173,19 @@ fn rendered_rbac_rules_are_operator_rbac() {
 
 #[test]
 fn helm_lint_passes_with_defaults_and_all_features() {
-    let helm = Helm::new();
+    let helm = Helm::new().unwrap();
     let chart = chart();
     for extra in [&[][..], &["--values", all_features().to_str().unwrap()][..]] {
         let mut args = vec!["lint", "--strict", chart.to_str().unwrap()];
         args.extend_from_slice(extra);
-        let out = helm.run(&args);
+        let out = helm.run(&args).unwrap();
         assert!(out.status.success(), "helm {args:?}:\n{}", stderr(&out));
     }
 }
 
 #[test]
 fn values_schema_rejects_bad_values() {
-    let helm = Helm::new();
+    let helm = Helm::new().unwrap();
     let chart = chart();
     // (arguments, a part of the error helm must print)
     let cases: [(&[&str], &str); 8] = [
@@ -327,7 +221,7 @@ fn values_schema_rejects_bad_values() {
     for (extra, expected) in cases {
         let mut args = vec!["template", "redoline", chart.to_str().unwrap()];
         args.extend_from_slice(extra);
-        let out = helm.run(&args);
+        let out = helm.run(&args).unwrap();
         let text = stderr(&out);
         assert!(!out.status.success(), "helm {args:?} accepted a bad value");
         assert!(
@@ -339,7 +233,8 @@ fn values_schema_rejects_bad_values() {
     helm.template(
         "redoline-system",
         &["--values", all_features().to_str().unwrap()],
-    );
+    )
+    .unwrap();
 }
 
 // --- NetworkPolicy ---------------------------------------------------------------------------
@@ -350,11 +245,15 @@ fn values_schema_rejects_bad_values() {
 /// run test checks that the apiserver accepts it.)
 #[test]
 fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
-    let helm = Helm::new();
-    let docs = documents(&helm.template(
-        "redoline-system",
-        &["--values", all_features().to_str().unwrap()],
-    ));
+    let helm = Helm::new().unwrap();
+    let docs = documents(
+        &helm
+            .template(
+                "redoline-system",
+                &["--values", all_features().to_str().unwrap()],
+            )
+            .unwrap(),
+    );
     let policies = of_kind(&docs, "NetworkPolicy");
     let namespaces: BTreeSet<&str> = policies
         .iter()
@@ -372,6 +271,7 @@ fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
         &capture,
         &redoline_operator::build::OperatorSettings {
             default_image: "ghcr.io/redoline/redoline-capture:test".into(),
+            simulator_scenarios: None,
         },
     )
     .unwrap();
@@ -456,13 +356,15 @@ fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
     }
 
     // Without namespaces to put them in, the chart refuses instead of guarding nothing.
-    let out = helm.run(&[
-        "template",
-        "r",
-        chart().to_str().unwrap(),
-        "--set",
-        "networkPolicy.enabled=true",
-    ]);
+    let out = helm
+        .run(&[
+            "template",
+            "r",
+            chart().to_str().unwrap(),
+            "--set",
+            "networkPolicy.enabled=true",
+        ])
+        .unwrap();
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("networkPolicy.enabled needs watchNamespaces"),
@@ -493,7 +395,7 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
     .expect("controller");
     let ns = h.ns.name.clone();
 
-    let rendered = Helm::new().template(
+    let rendered = Helm::new().unwrap().template(
         "redoline-system",
         &[
             "--set",
@@ -502,7 +404,7 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
             &format!("watchNamespaces={{{ns}}}"),
         ],
     );
-    let docs = documents(&rendered);
+    let docs = documents(&rendered.unwrap());
     let policy: NetworkPolicy =
         serde_json::from_value(one_of_kind(&docs, "NetworkPolicy").clone()).unwrap();
     let policies: Api<NetworkPolicy> = h.api();
@@ -591,11 +493,15 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
 
 #[test]
 fn prometheus_objects_are_well_formed_and_use_exported_metrics() {
-    let helm = Helm::new();
-    let docs = documents(&helm.template(
-        "redoline-system",
-        &["--values", all_features().to_str().unwrap()],
-    ));
+    let helm = Helm::new().unwrap();
+    let docs = documents(
+        &helm
+            .template(
+                "redoline-system",
+                &["--values", all_features().to_str().unwrap()],
+            )
+            .unwrap(),
+    );
     let service = one_of_kind(&docs, "Service");
     let service_labels = service["metadata"]["labels"].as_object().unwrap();
     let service_ports: Vec<&str> = service["spec"]["ports"]
@@ -761,7 +667,7 @@ async fn rendered_objects_pass_server_side_dry_run() {
         "watchNamespaces={{{},{}}}",
         watched[0].name, watched[1].name
     );
-    let helm = Helm::new();
+    let helm = Helm::new().unwrap();
     let all = all_features();
     let value_sets: [(&str, Vec<&str>); 2] = [
         ("defaults", vec![]),
@@ -771,7 +677,7 @@ async fn rendered_objects_pass_server_side_dry_run() {
         ),
     ];
     for (what, extra) in value_sets {
-        let rendered = helm.template(&release_ns.name, &extra);
+        let rendered = helm.template(&release_ns.name, &extra).unwrap();
         let docs = documents(&rendered);
         let out = kubectl_ok(
             env,
@@ -884,10 +790,10 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         .await
         .unwrap();
 
-    let helm = Helm::new();
-    let kubeconfig = env.kubeconfig_path().to_str().unwrap().to_owned();
+    let helm = Helm::new().unwrap();
+    let kubeconfig = env.kubeconfig_path().to_owned();
     let release = "redoline";
-    let out = helm.install(release, &ns.name, &kubeconfig, &[]);
+    let out = helm.install(release, &ns.name, &kubeconfig, &[]).unwrap();
     let notes = String::from_utf8_lossy(&out.stdout);
     assert!(
         notes.contains("redoline-operator") && notes.contains(&ns.name),
@@ -972,7 +878,7 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 
-    helm.uninstall(release, &ns.name, &kubeconfig);
+    helm.uninstall(release, &ns.name, &kubeconfig).unwrap();
     assert!(
         Api::<ClusterRole>::all(client.clone())
             .get_opt(cluster_name)
@@ -1029,11 +935,12 @@ async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_names
     let ns = env.namespace("helm-scoped").await.unwrap();
     let watched = env.namespace("helm-scoped-sales").await.unwrap();
     let other = env.namespace("helm-scoped-other").await.unwrap();
-    let helm = Helm::new();
-    let kubeconfig = env.kubeconfig_path().to_str().unwrap().to_owned();
+    let helm = Helm::new().unwrap();
+    let kubeconfig = env.kubeconfig_path().to_owned();
     let release = "redoline";
     let watch_list = format!("watchNamespaces={{{}}}", watched.name);
-    helm.install(release, &ns.name, &kubeconfig, &["--set", &watch_list]);
+    helm.install(release, &ns.name, &kubeconfig, &["--set", &watch_list])
+        .unwrap();
     let account = format!("system:serviceaccount:{}:{release}", ns.name);
     let account = account.as_str();
     let sales = Some(watched.name.as_str());
@@ -1087,7 +994,7 @@ async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_names
         );
     }
 
-    helm.uninstall(release, &ns.name, &kubeconfig);
+    helm.uninstall(release, &ns.name, &kubeconfig).unwrap();
     ns.delete().await;
     watched.delete().await;
     other.delete().await;
