@@ -9,7 +9,10 @@
 //!   checks.
 //! * [`sink`]: helpers for the capture's Kafka sink on that broker.
 //! * [`demo`]: the Kubernetes demo (`make demo`) and the flow `tests/tests/demo_e2e.rs` asserts:
-//!   the operator, a kubelet stand-in running the capture pod on the Oracle simulator, a workload.
+//!   the operator from the chart, the capture pod on the real node on the Oracle simulator, a
+//!   workload.
+//! * [`node`]: the real node (kubelet, containerd, runc) and the images built here, for the tests
+//!   that run pods; [`helm`]: the chart installed with a real helm.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -21,8 +24,28 @@ pub mod demo;
 pub mod helm;
 pub mod k8s;
 pub mod metric_names;
+pub mod node;
 pub mod operator;
 pub mod sink;
 
 // In a crate of their own so the capture's integration tests can start the same broker.
 pub use redoline_testenv::{kafka, process};
+
+/// The `redoline-capture` built beside `exe` (a binary of `target/<profile>/` or a test of
+/// `target/<profile>/deps/`), for tests that run the capture as a process.
+pub fn capture_binary_beside(exe: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let candidates = exe
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join("redoline-capture"));
+    for candidate in candidates {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    anyhow::bail!(
+        "no redoline-capture beside {}: build it first (cargo build -p redoline-capture)",
+        exe.display()
+    )
+}

@@ -979,7 +979,7 @@ fn tables() -> Vec<(&'static str, Columns)> {
 #[test]
 fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
     let started = Instant::now();
-    let binary = redoline_tests::demo::capture_binary_beside(&std::env::current_exe().unwrap())
+    let binary = redoline_tests::capture_binary_beside(&std::env::current_exe().unwrap())
         .expect("cargo test --workspace builds redoline-capture");
     let kafka = KafkaEnv::shared().unwrap_or_else(|e| panic!("no Kafka broker: {e:#}"));
     let bootstrap = kafka.bootstrap_servers().to_owned();

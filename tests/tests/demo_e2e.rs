@@ -1,15 +1,13 @@
 //! The Kubernetes demo's flow (`make demo`, `redoline_tests::demo`), asserted: a real control
-//! plane and Kafka broker, the operator, the capture pod run by the kubelet stand-in on the
-//! Oracle simulator with a live workload.
+//! plane, node and Kafka broker, the operator installed by the Helm chart from its image, the
+//! capture pod run by the kubelet from the capture image, on the Oracle simulator with a live
+//! workload.
 
 use redoline_tests::demo::{self, Options};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_goes_ready_breaches_the_sla_and_reports_a_typed_stop() {
-    let capture_binary = demo::capture_binary_beside(&std::env::current_exe().unwrap())
-        .expect("cargo test --workspace builds redoline-capture");
     let report = demo::run(&Options {
-        capture_binary,
         narrate: false,
         keep: false,
     })
@@ -35,6 +33,20 @@ async fn the_demo_goes_ready_breaches_the_sla_and_reports_a_typed_stop() {
         report.describe_ready
     );
 
+    // The pod ran on the node from the image built here.
+    let node = redoline_tests::node::NodeEnv::from_env().unwrap();
+    assert_eq!(report.running_pod.node, node.name);
+    assert!(
+        report.running_pod.image.ends_with(&node.capture_image),
+        "{:?}",
+        report.running_pod
+    );
+    assert!(
+        report.running_pod.container_id.starts_with("containerd://"),
+        "{:?}",
+        report.running_pod
+    );
+
     // The quiet RAC instance breaches the SLA; the log switches restore it.
     assert!(
         report.breach_message.contains("exceeds the SLA of 10s"),
@@ -49,7 +61,9 @@ async fn the_demo_goes_ready_breaches_the_sla_and_reports_a_typed_stop() {
     );
 
     // The batch job: CDC-4001 in the termination message, the status and an Event.
+    // The kubelet read the termination message of the container that ended.
     assert_ne!(report.stop.exit_code, 0);
+    assert_eq!(report.stop.reason.as_deref(), Some("Error"));
     let message: serde_json::Value = serde_json::from_str(
         report
             .stop

@@ -1,21 +1,17 @@
 //! `make demo`: the Kubernetes demo, narrated (see `redoline_tests::demo`).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 use redoline_tests::demo::{self, Options};
 
-/// Runs redoline on a local Kubernetes control plane and Kafka broker, with the Oracle simulator
-/// standing in for the database, and shows each step.
+/// Runs redoline on a local Kubernetes control plane, node and Kafka broker, with the Oracle
+/// simulator standing in for the database, and shows each step. examples/demo-k8s.sh starts them
+/// and builds the images first (`make demo`).
 #[derive(Debug, Parser)]
 #[command(name = "redoline-demo")]
 struct Args {
-    /// The redoline-capture binary; defaults to the one beside this program (`cargo build -p
-    /// redoline-capture` puts it there).
-    #[arg(long, value_name = "PATH")]
-    capture: Option<PathBuf>,
-    /// Keep the work directory (logs, volumes, workload) afterwards.
+    /// Keep the namespace and the workload afterwards.
     #[arg(long)]
     keep: bool,
 }
@@ -31,13 +27,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let capture_binary = match args.capture {
-        Some(path) => path,
-        None => demo::capture_binary_beside(&std::env::current_exe()?)?,
-    };
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(demo::run(&Options {
-        capture_binary,
         narrate: true,
         keep: args.keep,
     }))?;

@@ -2,41 +2,43 @@
 //! narrated for a person or asserted by the test.
 //!
 //! ```text
-//! Kafka broker + control plane (etcd, kube-apiserver, kube-controller-manager)
-//! operator (in this process) ── OracleCapture examples/demo/oraclecapture.yaml
-//!     └─ ConfigMap, StatefulSet ─ kube-controller-manager ─ Pod orders-capture-0
-//! kubelet stand-in (kubelet.rs): runs the pod's doctor and capture as local processes,
-//!     the database being the Oracle simulator fed live by the workload (workload.rs)
+//! Kafka broker + control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)
+//! + a real node (kubelet, containerd, runc) running the images built from images/*.Dockerfile
+//! operator: Deployment from the Helm chart, 2 replicas, one leader
+//!   └─ OracleCapture examples/demo/oraclecapture.yaml
+//!        └─ ConfigMap, StatefulSet ─ Pod orders-capture-0 on the node, spill volume a local PV
+//! capture pod: doctor init container, then the capture, on the Oracle simulator following the
+//!     workload's scenario file on the node (workload.rs; the operator's --simulator-scenarios)
 //! capture ── Kafka topics <prefix>.SALES.* ; /status ── operator ── status, Events
 //! ```
 //!
-//! Steps: the capture goes Ready and its events arrive in Kafka; a quiet RAC instance holds
-//! capture back until the lag breaches the SLA (LagWithinSLA False), and the remedy
-//! (ARCHIVE_LAG_TARGET) brings it back; a batch job's transaction overflows the spill cap and the
-//! capture stops with CDC-4001, which the status shows. Every step waits with a bound and fails
-//! naming what did not happen.
+//! Steps: the capture goes Ready through its probes and its events arrive in Kafka; a quiet RAC
+//! instance holds capture back until the lag breaches the SLA (LagWithinSLA False), and the
+//! remedy (ARCHIVE_LAG_TARGET) brings it back; a batch job's transaction overflows the spill cap
+//! and the capture stops with CDC-4001, whose termination message the kubelet reads and the status
+//! shows. Every step waits with a bound and fails naming what did not happen.
 
-pub mod kubelet;
 pub mod workload;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_crds::OracleCapture;
+use redoline_operator::build::{CAPTURE_CONTAINER, scenario_file_name};
 use serde_json::json;
 
+use crate::helm::Helm;
 use crate::k8s::{KubeEnv, apply_crd};
 use crate::kafka::KafkaEnv;
-use crate::operator::{Controller, controller_settings, create_secret};
-use crate::process::free_ports;
-use kubelet::{Kubelet, Terminated};
+use crate::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS, Terminated};
+use crate::operator::create_secret;
 use workload::{Incident, Workload};
 
 /// The demo's OracleCapture.
@@ -48,7 +50,11 @@ const POD: &str = "orders-capture-0";
 const TABLES: [&str; 3] = ["SALES.CUSTOMERS", "SALES.ORDERS", "SALES.ORDER_LINES"];
 /// The operator polls the capture's `/status` this often (30 s by default; shorter to keep the
 /// demo brisk).
-const STATUS_POLL: Duration = Duration::from_secs(2);
+const STATUS_POLL: &str = "2s";
+/// The operator's Helm release, and its Deployment's name.
+const RELEASE: &str = "redoline";
+/// Operator replicas: one leader, one standby.
+const OPERATOR_REPLICAS: u32 = 2;
 /// Bound of each step.
 const STEP_WITHIN: Duration = Duration::from_secs(120);
 /// The batch job: more rows of 4,000 bytes than the 16 MiB heap and 32 MiB spill cap hold.
@@ -60,11 +66,9 @@ const BATCH_JOB: Incident = Incident::BatchJob {
 /// How to run the demo.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The `redoline-capture` binary the pod runs.
-    pub capture_binary: PathBuf,
     /// Print each step and what it shows (the demo); the test leaves it off.
     pub narrate: bool,
-    /// Keep the work directory (logs, volumes, workload) instead of removing it.
+    /// Keep the namespace and the scenario directory instead of removing them.
     pub keep: bool,
 }
 
@@ -80,7 +84,9 @@ pub struct Report {
     /// LagWithinSLA's message when it went False, and once restored.
     pub breach_message: String,
     pub restored_message: String,
-    /// The capture container's end (exit code and termination message).
+    /// The capture pod as the kubelet ran it while streaming: node, image, container id.
+    pub running_pod: RunningPod,
+    /// The capture container's end, as the kubelet reports it (exit code, termination message).
     pub stop: Terminated,
     /// `status.lastStop.code` and the Stalled condition's message after the stop.
     pub last_stop_code: Option<String>,
@@ -126,39 +132,39 @@ impl Narrator {
     }
 }
 
+/// The capture pod as the kubelet runs it.
+#[derive(Clone, Debug)]
+pub struct RunningPod {
+    pub node: String,
+    pub pod_ip: String,
+    pub image: String,
+    pub container_id: String,
+    pub restarts: i32,
+}
+
 /// Runs the whole demo and cleans up after it, whether it succeeded or not.
 pub async fn run(options: &Options) -> anyhow::Result<Report> {
     let say = Narrator {
         on: options.narrate,
         started: Instant::now(),
     };
-    say.step("starting a Kafka broker (KRaft, one node) and a Kubernetes control plane");
+    let node = NodeEnv::from_env()?;
+    say.step("a Kafka broker (KRaft, one node), a Kubernetes control plane and a node: kubelet, containerd, runc");
     let kafka = tokio::task::spawn_blocking(KafkaEnv::shared).await??;
     let kube_env = tokio::task::spawn_blocking(KubeEnv::shared).await??;
     say.show(&format!(
-        "Kafka on {}; kube-apiserver with kubeconfig {}",
+        "Kafka on {} (pods: {}); kube-apiserver with kubeconfig {}; images {} and {}",
         kafka.bootstrap_servers(),
-        kube_env.kubeconfig_path().display()
+        node.kafka_bootstrap,
+        kube_env.kubeconfig_path().display(),
+        node.operator_image,
+        node.capture_image,
     ));
     let client = kube_env.client().await?;
     apply_crd(&client, &redoline_crds::crd()).await?;
     let namespace = kube_env.namespace("redoline-demo").await?;
-    let work = tempfile::Builder::new()
-        .prefix("redoline-demo-")
-        .tempdir()
-        .context("creating the demo's work directory")?;
-    let http_port = *free_ports(1)?
-        .first()
-        .context("no free port for the capture")?;
-
-    say.step(&format!(
-        "running the operator, watching namespace {}",
-        namespace.name
-    ));
-    let mut settings = controller_settings(&namespace.name);
-    settings.status_port = http_port;
-    settings.status_poll_interval = STATUS_POLL;
-    let controller = Controller::start(client.clone(), settings);
+    let scenarios = node.scenario_dir("demo")?;
+    let helm = Helm::new()?;
 
     let scene = Scene {
         say: &say,
@@ -166,32 +172,30 @@ pub async fn run(options: &Options) -> anyhow::Result<Report> {
         namespace: namespace.name.clone(),
         kube_env,
         kafka,
-        kubelet: Kubelet {
-            client: client.clone(),
-            namespace: namespace.name.clone(),
-            capture_binary: options.capture_binary.clone(),
-            work_dir: work.path().to_owned(),
-            workload: work.path().join("workload.jsonl"),
-            http_port,
-        },
+        node: &node,
+        helm: &helm,
+        scenarios: scenarios.path(),
     };
     let result = scene.play().await;
 
-    say.step("cleaning up: the operator, the namespace and the work directory");
-    let stopped = controller.stop().await;
-    namespace.delete().await;
-    if options.keep {
-        let kept = work.keep();
-        say.show(&format!("work directory kept: {}", kept.display()));
-    } else if let Err(error) = &result {
-        let kept = work.keep();
-        eprintln!(
-            "the demo failed ({error:#}); logs are in {}",
+    say.step("cleaning up: the operator's release and the namespace");
+    if options.keep || result.is_err() {
+        let kept = scenarios.keep();
+        let note = format!(
+            "kept: namespace {} and the workload in {}",
+            namespace.name,
             kept.display()
         );
+        match &result {
+            Err(error) => eprintln!("the demo failed ({error:#}); {note}"),
+            Ok(_) => say.show(&note),
+        }
+        return result;
     }
+    let uninstalled = helm.uninstall(RELEASE, &namespace.name, kube_env.kubeconfig_path());
+    namespace.delete().await;
     let report = result?;
-    stopped?;
+    uninstalled?;
     Ok(report)
 }
 
@@ -202,7 +206,9 @@ struct Scene<'a> {
     namespace: String,
     kube_env: &'static KubeEnv,
     kafka: &'static KafkaEnv,
-    kubelet: Kubelet,
+    node: &'a NodeEnv,
+    helm: &'a Helm,
+    scenarios: &'a std::path::Path,
 }
 
 impl Scene<'_> {
@@ -211,43 +217,45 @@ impl Scene<'_> {
         let captures: Api<OracleCapture> = Api::namespaced(self.client.clone(), &self.namespace);
         let prefix = self.kafka.unique_prefix("demo");
 
-        say.step("applying the OracleCapture examples/demo/oraclecapture.yaml");
-        create_secret(
-            &self.client,
-            &self.namespace,
-            "orders-db-cdc",
-            json!({"username": "C##CDC", "password": "not-used-by-the-simulator"}),
+        say.step(&format!(
+            "installing the operator with the Helm chart: a Deployment of {OPERATOR_REPLICAS} replicas from the image built here, electing a leader"
+        ));
+        self.node.install_operator(
+            self.helm,
+            self.kube_env,
+            &OperatorInstall {
+                release: RELEASE,
+                namespace: &self.namespace,
+                replicas: OPERATOR_REPLICAS,
+                status_poll_interval: STATUS_POLL,
+                scenarios: self.scenarios,
+            },
+        )?;
+        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
+        wait_for(
+            "the operator's replicas to be Ready",
+            STEP_WITHIN,
+            || async {
+                let ready = deployments
+                    .get(RELEASE)
+                    .await
+                    .ok()?
+                    .status?
+                    .ready_replicas?;
+                (ready == OPERATOR_REPLICAS as i32).then_some(())
+            },
         )
         .await?;
-        let mut capture: OracleCapture =
-            serde_norway::from_str(CAPTURE).context("examples/demo/oraclecapture.yaml")?;
-        capture.metadata.namespace = Some(self.namespace.clone());
-        capture.spec.kafka.bootstrap_servers = self.kafka.bootstrap_servers().to_owned();
-        capture.spec.kafka.topic_prefix = prefix.clone();
-        captures
-            .create(&PostParams::default(), &capture)
-            .await
-            .context("creating the OracleCapture")?;
-        say.show(&format!(
-            "topic prefix {prefix}, Kafka {}",
-            self.kafka.bootstrap_servers()
-        ));
+        say.show(&self.kubectl(&["get", "deployment,pods,lease", "-o", "wide"])?);
 
-        say.step("the operator creates the ConfigMap, StatefulSet, Service and ServiceAccount; the StatefulSet controller creates the pod");
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
-        wait_for("the capture pod", STEP_WITHIN, || async {
-            pods.get_opt(POD).await.ok().flatten().map(|_| ())
-        })
-        .await?;
-        say.show(&self.kubectl(&["get", "configmap,statefulset,service,serviceaccount,pod"])?);
-
-        say.step("starting the workload: an order a second on the simulated Oracle database");
-        let workload = Workload::start(&self.kubelet.workload, Duration::from_secs(1))?;
-
-        say.step("kubelet stand-in: running the pod's doctor init container, then the capture");
-        let (doctor, pod) = self.kubelet.run_pod(POD).await?;
-        say.show(&format!("doctor exited {}", doctor.exit_code));
-        let played = self.streaming(&captures, &workload, pod, &prefix).await;
+        say.step("starting the workload: an order a second on the simulated Oracle database (the scenario file the pod follows)");
+        let workload = Workload::start(
+            &self
+                .scenarios
+                .join(scenario_file_name(&self.namespace, NAME)),
+            Duration::from_secs(1),
+        )?;
+        let played = self.streaming(&captures, &workload, &prefix).await;
         let stopped = workload.stop();
         let report = played?;
         stopped?;
@@ -258,10 +266,59 @@ impl Scene<'_> {
         &self,
         captures: &Api<OracleCapture>,
         workload: &Workload,
-        pod: kubelet::PodRun,
         prefix: &str,
     ) -> anyhow::Result<Report> {
         let say = self.say;
+        say.step("applying the OracleCapture examples/demo/oraclecapture.yaml, its spill volume a local PersistentVolume of the node");
+        create_secret(
+            &self.client,
+            &self.namespace,
+            "orders-db-cdc",
+            json!({"username": "C##CDC", "password": "not-used-by-the-simulator"}),
+        )
+        .await?;
+        self.node
+            .local_volume(&self.client, &format!("{}-spill", self.namespace), "1Gi")
+            .await?;
+        let mut capture: OracleCapture =
+            serde_norway::from_str(CAPTURE).context("examples/demo/oraclecapture.yaml")?;
+        capture.metadata.namespace = Some(self.namespace.clone());
+        capture.spec.kafka.bootstrap_servers = self.node.kafka_bootstrap.clone();
+        capture.spec.kafka.topic_prefix = prefix.to_owned();
+        capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
+        capture.spec.pod.tolerations = vec![NodeEnv::toleration()];
+        capture.spec.pod.image_pull_policy = Some(redoline_crds::v1alpha1::ImagePullPolicy::Never);
+        captures
+            .create(&PostParams::default(), &capture)
+            .await
+            .context("creating the OracleCapture")?;
+        say.show(&format!(
+            "topic prefix {prefix}, Kafka {} as the pod reaches it",
+            self.node.kafka_bootstrap
+        ));
+
+        say.step("the operator creates the ConfigMap, StatefulSet, Service and ServiceAccount; the scheduler puts the pod on the node, whose kubelet runs the doctor init container, then the capture");
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let running_pod = wait_for("the capture pod to be Ready", STEP_WITHIN, || async {
+            let pod = pods.get_opt(POD).await.ok().flatten()?;
+            node::is_ready(&pod).then(|| running_pod(&pod)).flatten()
+        })
+        .await?;
+        say.show(&self.kubectl(&[
+            "get",
+            "configmap,statefulset,service,serviceaccount,pvc,pod",
+            "-o",
+            "wide",
+        ])?);
+        say.show(&format!(
+            "pod {POD} on node {}, IP {}: image {}, container {}, restarts {}",
+            running_pod.node,
+            running_pod.pod_ip,
+            running_pod.image,
+            running_pod.container_id,
+            running_pod.restarts
+        ));
+
         say.step("waiting for the OracleCapture to be Ready");
         let ready_message = wait_for_condition(captures, "Ready", "True").await?;
         let describe_ready = self.kubectl(&["describe", "oraclecapture", NAME])?;
@@ -282,6 +339,10 @@ impl Scene<'_> {
             say.show(&format!("one of them: {event}"));
         }
         say.show(&format!("{} orders committed so far", workload.orders()));
+        say.show(&format!(
+            "$ kubectl logs {POD} -c {CAPTURE_CONTAINER} --tail 3\n{}",
+            self.kubectl(&["logs", POD, "-c", CAPTURE_CONTAINER, "--tail", "3"])?
+        ));
 
         say.step("a second RAC instance commits once and goes quiet: the capture mines read-only (no flush write), so mining cannot pass what the quiet instance's log writer last wrote, and the lag grows past the 10 s SLA");
         workload.cause(Incident::QuietInstance)?;
@@ -296,10 +357,20 @@ impl Scene<'_> {
 
         say.step("a batch job inserts 14,000 rows of 4 KB in one transaction: more than the 16 MiB heap and the 32 MiB spill cap hold");
         workload.cause(BATCH_JOB)?;
-        let stop = pod.wait_terminated(STEP_WITHIN).await?;
+        let stop = wait_for(
+            "the capture container to end with a termination message",
+            STEP_WITHIN,
+            || async {
+                let pod = pods.get_opt(POD).await.ok().flatten()?;
+                node::last_termination(&pod, CAPTURE_CONTAINER)
+                    .filter(|end| end.exit_code != 0 && end.message.is_some())
+            },
+        )
+        .await?;
         say.show(&format!(
-            "the capture exited {} with the termination message:\n{}",
+            "the kubelet reports the capture exited {} ({}) with the termination message:\n{}",
             stop.exit_code,
+            stop.reason.as_deref().unwrap_or("no reason"),
             stop.message.as_deref().unwrap_or("(none)")
         ));
         let stalled_message = wait_for_condition(captures, "Stalled", "True").await?;
@@ -311,7 +382,7 @@ impl Scene<'_> {
             .map(|stop| stop.code.clone());
         let describe_stopped = self.kubectl(&["describe", "oraclecapture", NAME])?;
         say.describe(&describe_stopped);
-        pod.kill().await;
+        say.show(&self.kubectl(&["get", "pod", POD, "-o", "wide"])?);
         let event_reasons = crate::operator::event_reasons(&self.client, &self.namespace).await?;
         Ok(Report {
             events_by_topic,
@@ -319,6 +390,7 @@ impl Scene<'_> {
             ready_message,
             breach_message,
             restored_message,
+            running_pod,
             stop,
             last_stop_code,
             stalled_message,
@@ -379,6 +451,19 @@ impl Scene<'_> {
     }
 }
 
+/// The capture container as the kubelet runs it, once it has a container id.
+fn running_pod(pod: &Pod) -> Option<RunningPod> {
+    let status = node::container_status(pod, CAPTURE_CONTAINER)?;
+    let pod_status = pod.status.as_ref()?;
+    Some(RunningPod {
+        node: pod.spec.as_ref()?.node_name.clone()?,
+        pod_ip: pod_status.pod_ip.clone()?,
+        image: status.image.clone(),
+        container_id: status.container_id.clone()?,
+        restarts: status.restart_count,
+    })
+}
+
 /// Waits until the OracleCapture's condition `type_` has `status`; returns its message.
 async fn wait_for_condition(
     captures: &Api<OracleCapture>,
@@ -408,23 +493,4 @@ where
     Fut: Future<Output = Option<T>>,
 {
     crate::operator::eventually(what, within, Duration::from_millis(500), get).await
-}
-
-/// The `redoline-capture` built beside `exe` (a binary of `target/<profile>/` or a test of
-/// `target/<profile>/deps/`).
-pub fn capture_binary_beside(exe: &std::path::Path) -> anyhow::Result<PathBuf> {
-    let candidates = exe
-        .ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join("redoline-capture"));
-    for candidate in candidates {
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-    }
-    bail!(
-        "no redoline-capture beside {}: build it first (cargo build -p redoline-capture)",
-        exe.display()
-    )
 }

@@ -1,0 +1,308 @@
+//! The real Kubernetes node of the test environment: a kubelet with containerd and runc, and
+//! kube-scheduler, started by `tests/env/node.sh` beside the control plane (see docs/testing.md),
+//! and the images built here by `tests/env/build-images.sh` from the project's Dockerfiles.
+//!
+//! `make test` (tests/env/test-all.sh) and `make demo` (examples/demo-k8s.sh) start the node and
+//! build and import the images, then tell the tests about them through the environment variables
+//! below; a test that needs the node fails (it is never skipped) when they are missing, naming
+//! how to get them.
+//!
+//! What the node looks like to a test:
+//! - node `127.0.0.1`, tainted `redoline.io/real-node=true:NoSchedule`, so that only pods that
+//!   tolerate it run (every other test shares the apiserver and expects its pods to stay
+//!   Pending);
+//! - pods have network namespaces of their own on a bridge; the host is `host_ip` from a pod:
+//!   Kafka's pod listener and the apiserver are there (there is no kube-proxy, so a pod that talks
+//!   to the apiserver is given its address instead of the `kubernetes` Service's);
+//! - the images are in containerd already (`imagePullPolicy: Never`);
+//! - local PersistentVolumes of the StorageClass `redoline-local` are made by the test.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use k8s_openapi::api::core::v1::{
+    ContainerStatus, LocalVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+    PersistentVolume, PersistentVolumeSpec, Pod, Toleration, VolumeNodeAffinity,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube::Api;
+use kube::api::{ObjectMeta, PostParams};
+use serde_json::json;
+
+use crate::helm::Helm;
+use crate::k8s::KubeEnv;
+
+/// The taint the node registers with; pods that run on it tolerate it.
+pub const TAINT_KEY: &str = "redoline.io/real-node";
+/// The StorageClass of the node's local volumes (no provisioner, bound when a pod is scheduled).
+pub const STORAGE_CLASS: &str = "redoline-local";
+/// The user the images run as; volumes the pods read must be readable by it.
+pub const IMAGE_UID: u32 = 65532;
+
+/// The node and the images, as the environment describes them.
+#[derive(Clone, Debug)]
+pub struct NodeEnv {
+    /// The node's name (`REDOLINE_NODE_NAME`).
+    pub name: String,
+    /// The host's address as pods see it (`REDOLINE_NODE_HOST_IP`).
+    pub host_ip: String,
+    /// The apiserver as pods reach it, `host:port` (`REDOLINE_NODE_APISERVER`).
+    pub apiserver: String,
+    /// Where local volumes go on the node (`REDOLINE_NODE_VOLUMES`).
+    pub volumes: PathBuf,
+    /// Kafka as pods reach it (`REDOLINE_KAFKA_POD_BOOTSTRAP`).
+    pub kafka_bootstrap: String,
+    /// The images built from images/*.Dockerfile, in the node's containerd
+    /// (`REDOLINE_CAPTURE_IMAGE`, `REDOLINE_OPERATOR_IMAGE`).
+    pub capture_image: String,
+    pub operator_image: String,
+}
+
+impl NodeEnv {
+    /// The node of this run, from the environment `make test` and `make demo` set.
+    pub fn from_env() -> anyhow::Result<NodeEnv> {
+        let var = |name: &str| -> anyhow::Result<String> {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .with_context(|| {
+                    format!(
+                        "{name} is not set: the tests on a real node run under `make test` \
+                     (tests/env/test-all.sh starts the node with tests/env/node.sh and builds the \
+                     images with tests/env/build-images.sh); see docs/testing.md"
+                    )
+                })
+        };
+        Ok(NodeEnv {
+            name: var("REDOLINE_NODE_NAME")?,
+            host_ip: var("REDOLINE_NODE_HOST_IP")?,
+            apiserver: var("REDOLINE_NODE_APISERVER")?,
+            volumes: PathBuf::from(var("REDOLINE_NODE_VOLUMES")?),
+            kafka_bootstrap: var("REDOLINE_KAFKA_POD_BOOTSTRAP")?,
+            capture_image: var("REDOLINE_CAPTURE_IMAGE")?,
+            operator_image: var("REDOLINE_OPERATOR_IMAGE")?,
+        })
+    }
+
+    /// The toleration of the node's taint.
+    pub fn toleration() -> Toleration {
+        Toleration {
+            key: Some(TAINT_KEY.into()),
+            operator: Some("Exists".into()),
+            effect: Some("NoSchedule".into()),
+            ..Toleration::default()
+        }
+    }
+
+    /// A local PersistentVolume of `size` on the node, in a new directory of its own, for one
+    /// claim of the StorageClass [`STORAGE_CLASS`]. Its name is `name`.
+    pub async fn local_volume(
+        &self,
+        client: &kube::Client,
+        name: &str,
+        size: &str,
+    ) -> anyhow::Result<PathBuf> {
+        let dir = self.volumes.join(name);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("creating the local volume {}", dir.display()))?;
+        let volume = PersistentVolume {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PersistentVolumeSpec {
+                capacity: Some(BTreeMap::from([("storage".into(), Quantity(size.into()))])),
+                access_modes: Some(vec!["ReadWriteOnce".into()]),
+                persistent_volume_reclaim_policy: Some("Retain".into()),
+                storage_class_name: Some(STORAGE_CLASS.into()),
+                local: Some(LocalVolumeSource {
+                    path: dir.to_string_lossy().into_owned(),
+                    fs_type: None,
+                }),
+                node_affinity: Some(VolumeNodeAffinity {
+                    required: Some(NodeSelector {
+                        node_selector_terms: vec![NodeSelectorTerm {
+                            match_expressions: Some(vec![NodeSelectorRequirement {
+                                key: "kubernetes.io/hostname".into(),
+                                operator: "In".into(),
+                                values: Some(vec![self.name.clone()]),
+                            }]),
+                            match_fields: None,
+                        }],
+                    }),
+                }),
+                ..PersistentVolumeSpec::default()
+            }),
+            status: None,
+        };
+        Api::<PersistentVolume>::all(client.clone())
+            .create(&PostParams::default(), &volume)
+            .await
+            .with_context(|| format!("creating PersistentVolume {name}"))?;
+        Ok(dir)
+    }
+
+    /// A new directory for the simulator's scenarios (the operator's `--simulator-scenarios`),
+    /// readable by the images' user.
+    pub fn scenario_dir(&self, test: &str) -> anyhow::Result<tempfile::TempDir> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("redoline-scenarios-{test}-"))
+            .tempdir()
+            .context("creating a scenario directory")?;
+        set_mode(dir.path(), 0o755)?;
+        Ok(dir)
+    }
+
+    /// Installs the operator with the Helm chart (`charts/redoline`) into `namespace` as release
+    /// `release`, from the operator image built here, watching `namespace`, its captures on the
+    /// simulator of `scenarios` and the capture image built here. `replicas` above one elect a
+    /// leader through the chart's Lease.
+    pub fn install_operator(
+        &self,
+        helm: &Helm,
+        kube_env: &KubeEnv,
+        install: &OperatorInstall<'_>,
+    ) -> anyhow::Result<()> {
+        let (api_host, api_port) = self.apiserver.rsplit_once(':').with_context(|| {
+            format!(
+                "REDOLINE_NODE_APISERVER={} is not host:port",
+                self.apiserver
+            )
+        })?;
+        let (operator_repository, operator_tag) = split_image(&self.operator_image)?;
+        let (capture_repository, capture_tag) = split_image(&self.capture_image)?;
+        let values = json!({
+            "replicas": install.replicas,
+            "image": {"repository": operator_repository, "tag": operator_tag, "pullPolicy": "Never"},
+            "captureImage": {"repository": capture_repository, "tag": capture_tag},
+            "watchNamespaces": [install.namespace],
+            "operator": {
+                "statusPollInterval": install.status_poll_interval,
+                "logFormat": "json",
+                "logLevel": "info",
+                "extraArgs": [format!("--simulator-scenarios={}", install.scenarios.display())],
+                // No kube-proxy on the test node: the `kubernetes` Service's address leads
+                // nowhere, so the in-cluster configuration is pointed at the apiserver itself.
+                "extraEnv": [
+                    {"name": "KUBERNETES_SERVICE_HOST", "value": api_host},
+                    {"name": "KUBERNETES_SERVICE_PORT", "value": api_port},
+                ],
+            },
+            "tolerations": [Self::toleration()],
+        });
+        let values_file = tempfile::Builder::new()
+            .prefix("redoline-operator-values-")
+            .suffix(".yaml")
+            .tempfile()
+            .context("creating the chart values file")?;
+        std::fs::write(values_file.path(), serde_json::to_string_pretty(&values)?)
+            .context("writing the chart values file")?;
+        let values_path = values_file.path().to_string_lossy().into_owned();
+        helm.install(
+            install.release,
+            install.namespace,
+            kube_env.kubeconfig_path(),
+            &["--values", &values_path],
+        )?;
+        Ok(())
+    }
+}
+
+/// How [`NodeEnv::install_operator`] installs the chart.
+#[derive(Clone, Debug)]
+pub struct OperatorInstall<'a> {
+    pub release: &'a str,
+    pub namespace: &'a str,
+    pub replicas: u32,
+    /// The operator's `--status-poll-interval` (`2s`).
+    pub status_poll_interval: &'a str,
+    /// The node's directory of simulator scenarios.
+    pub scenarios: &'a Path,
+}
+
+/// How a container ended, as the kubelet reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Terminated {
+    pub exit_code: i32,
+    /// The kubelet's reason (`Completed`, `Error`, `OOMKilled`).
+    pub reason: Option<String>,
+    /// The termination message the container wrote (`terminationMessagePath`), if any.
+    pub message: Option<String>,
+    /// The container that ended, `containerd://…`.
+    pub container_id: Option<String>,
+}
+
+/// The status of container `name` of `pod`.
+pub fn container_status<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .iter()
+        .find(|c| c.name == name)
+}
+
+/// The last end of container `name`: its current state when it has ended, else the end before
+/// its restart.
+pub fn last_termination(pod: &Pod, name: &str) -> Option<Terminated> {
+    let status = container_status(pod, name)?;
+    let ended = status
+        .state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .or_else(|| status.last_state.as_ref()?.terminated.as_ref())?;
+    Some(Terminated {
+        exit_code: ended.exit_code,
+        reason: ended.reason.clone(),
+        message: ended.message.clone(),
+        container_id: ended.container_id.clone(),
+    })
+}
+
+/// Whether the pod's Ready condition is True.
+pub fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+        })
+}
+
+/// `repository:tag` → (repository, tag); a digest reference is refused (the images built here
+/// are tagged).
+fn split_image(image: &str) -> anyhow::Result<(&str, &str)> {
+    match image.rsplit_once(':') {
+        Some((repository, tag)) if !tag.contains('/') && !repository.contains('@') => {
+            Ok((repository, tag))
+        }
+        _ => bail!("image {image} is not repository:tag"),
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {mode:o} {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_image;
+
+    #[test]
+    fn images_split_into_repository_and_tag() {
+        assert_eq!(
+            split_image("localhost/redoline-capture:3f9a").ok(),
+            Some(("localhost/redoline-capture", "3f9a"))
+        );
+        assert_eq!(
+            split_image("127.0.0.1:5000/redoline:1").ok(),
+            Some(("127.0.0.1:5000/redoline", "1"))
+        );
+        assert!(split_image("127.0.0.1:5000/redoline").is_err());
+    }
+}

@@ -1,0 +1,387 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! A capture pod as Kubernetes runs it: the real node of the test environment (kubelet,
+//! containerd, runc; `redoline_tests::node`), the operator installed by the Helm chart from its
+//! image, the capture image built from images/capture.Dockerfile, on the Oracle simulator fed by
+//! a live workload.
+//!
+//! One story, because each step needs the pod the previous one left:
+//! 1. the pod goes Ready through its real probes, its spill volume a local PersistentVolume bound
+//!    through the StatefulSet's claim;
+//! 2. it runs with the security context the operator sets (non-root, read-only root file system,
+//!    no capabilities), checked from inside with `kubectl exec`, and captures in it;
+//! 3. `kubectl logs` gives one JSON object per line;
+//! 4. a spec change rolls the pod: the kubelet stops the old container with SIGTERM and it exits
+//!    0 within the grace period;
+//! 5. a deleted pod comes back on the same claim and volume and resumes from its bookmark;
+//! 6. read back `read_committed`, Kafka has every order the workload committed exactly once across
+//!    the rollout and the deletion.
+//!
+//! The demo (`demo_e2e.rs`) covers the rest on the same node: two operator replicas electing a
+//! leader, the lag SLA, and a CDC-4001 stop whose termination message the kubelet reads.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_crds::OracleCapture;
+use redoline_crds::v1alpha1::ImagePullPolicy;
+use redoline_operator::build::{CAPTURE_CONTAINER, SPILL_DIR, scenario_file_name};
+use redoline_tests::demo::workload::Workload;
+use redoline_tests::helm::Helm;
+use redoline_tests::k8s::{KubeEnv, apply_crd};
+use redoline_tests::kafka::KafkaEnv;
+use redoline_tests::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS, Terminated};
+use redoline_tests::operator::{create_secret, eventually};
+use serde_json::{Value, json};
+
+const NAME: &str = "orders";
+const POD: &str = "orders-capture-0";
+const CLAIM: &str = "spill-orders-capture-0";
+const RELEASE: &str = "redoline";
+/// Bound of each wait: pulls are local, but a cold pod start on a loaded 2-core machine is slow.
+const WITHIN: Duration = Duration::from_secs(180);
+const POLL: Duration = Duration::from_millis(500);
+/// The grace period the operator gives the capture pod.
+const GRACE: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
+    let node = NodeEnv::from_env().unwrap();
+    let kafka = tokio::task::spawn_blocking(KafkaEnv::shared)
+        .await
+        .unwrap()
+        .unwrap();
+    let kube_env = tokio::task::spawn_blocking(KubeEnv::shared)
+        .await
+        .unwrap()
+        .unwrap();
+    let client = kube_env.client().await.unwrap();
+    apply_crd(&client, &redoline_crds::crd()).await.unwrap();
+    let namespace = kube_env.namespace("real-pods").await.unwrap();
+    let ns = namespace.name.clone();
+    let scenarios = node.scenario_dir("real-pods").unwrap();
+    let helm = Helm::new().unwrap();
+    node.install_operator(
+        &helm,
+        kube_env,
+        &OperatorInstall {
+            release: RELEASE,
+            namespace: &ns,
+            replicas: 1,
+            status_poll_interval: "2s",
+            scenarios: scenarios.path(),
+        },
+    )
+    .unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    eventually(
+        "the operator Deployment to be available",
+        WITHIN,
+        POLL,
+        || async {
+            let ready = deployments
+                .get(RELEASE)
+                .await
+                .ok()?
+                .status?
+                .ready_replicas?;
+            (ready == 1).then_some(())
+        },
+    )
+    .await
+    .unwrap();
+
+    let workload = Workload::start(
+        &scenarios.path().join(scenario_file_name(&ns, NAME)),
+        Duration::from_millis(500),
+    )
+    .unwrap();
+    create_secret(
+        &client,
+        &ns,
+        "orders-db-cdc",
+        json!({"username": "C##CDC", "password": "not-used-by-the-simulator"}),
+    )
+    .await
+    .unwrap();
+    let volume_name = format!("{ns}-spill");
+    let volume_dir = node
+        .local_volume(&client, &volume_name, "1Gi")
+        .await
+        .unwrap();
+    let prefix = kafka.unique_prefix("real-pods");
+    let mut capture: OracleCapture = serde_norway::from_str(redoline_tests::demo::CAPTURE).unwrap();
+    capture.metadata.namespace = Some(ns.clone());
+    capture.spec.kafka.bootstrap_servers = node.kafka_bootstrap.clone();
+    capture.spec.kafka.topic_prefix = prefix.clone();
+    capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
+    capture.spec.pod.tolerations = vec![NodeEnv::toleration()];
+    capture.spec.pod.image_pull_policy = Some(ImagePullPolicy::Never);
+    capture.spec.sla = None;
+    let captures: Api<OracleCapture> = Api::namespaced(client.clone(), &ns);
+    captures
+        .create(&PostParams::default(), &capture)
+        .await
+        .unwrap();
+
+    // Every state the pod goes through, for the rollout's SIGTERM below (the old pod's final
+    // status lasts only until the kubelet removes it).
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let seen_ends = record_container_ends(pods.clone());
+
+    // 1. Ready through the real probes, the spill claim bound to the local volume.
+    let first = ready_pod(&pods, None).await;
+    assert_eq!(
+        first.spec.as_ref().unwrap().node_name.as_deref(),
+        Some(node.name.as_str())
+    );
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &ns);
+    let claim = claims.get(CLAIM).await.unwrap();
+    assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"));
+    assert_eq!(
+        claim.spec.unwrap().volume_name.as_deref(),
+        Some(volume_name.as_str())
+    );
+    let topic = format!("{prefix}.SALES.ORDERS");
+    eventually("order events in Kafka", WITHIN, POLL, || async {
+        let created = created_keys(&kafka, &topic).await;
+        (!created.is_empty()).then_some(())
+    })
+    .await
+    .unwrap();
+
+    // 2. The security context, seen from inside the running capture container.
+    let status = exec(kube_env, &ns, &["cat", "/proc/self/status"]);
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("no {name} in\n{status}"))
+            .to_owned()
+    };
+    assert_eq!(field("CapEff:"), "0000000000000000");
+    assert_eq!(field("CapPrm:"), "0000000000000000");
+    assert_eq!(field("NoNewPrivs:"), "1");
+    assert!(field("Uid:").starts_with("65532\t"), "{}", field("Uid:"));
+    let write_root = kube_env
+        .kubectl()
+        .args(["exec", "-n", &ns, POD, "-c", CAPTURE_CONTAINER, "--"])
+        .args(["sh", "-c", "echo x > /written-to-root"])
+        .output()
+        .unwrap();
+    assert!(!write_root.status.success());
+    assert!(
+        String::from_utf8_lossy(&write_root.stderr).contains("Read-only file system"),
+        "{}",
+        String::from_utf8_lossy(&write_root.stderr)
+    );
+    // The spill volume is writable by the capture's user (fsGroup on the local volume).
+    exec(
+        kube_env,
+        &ns,
+        &[
+            "sh",
+            "-c",
+            &format!("touch {SPILL_DIR}/.probe && rm {SPILL_DIR}/.probe"),
+        ],
+    );
+
+    // 3. kubectl logs: JSON objects, one a line.
+    let logs = kubectl(kube_env, &["logs", "-n", &ns, POD, "-c", CAPTURE_CONTAINER]);
+    let lines: Vec<Value> = logs
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    assert!(!lines.is_empty(), "no log lines");
+    for line in &lines {
+        for key in ["timestamp", "level", "message"] {
+            assert!(line.get(key).is_some(), "no {key} in {line}");
+        }
+    }
+
+    // 4. A spec change rolls the pod: SIGTERM, a clean exit within the grace period.
+    let first_uid = first.metadata.uid.clone().unwrap();
+    captures
+        .patch(
+            NAME,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"mining": {"pollIntervalSeconds": 2}}})),
+        )
+        .await
+        .unwrap();
+    let second = ready_pod(&pods, Some(&first_uid)).await;
+    let old_end = eventually("the old capture container's end", GRACE, POLL, || async {
+        seen_ends.lock().unwrap().get(&first_uid).cloned()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        (old_end.exit_code, old_end.reason.as_deref()),
+        (0, Some("Completed")),
+        "the capture did not stop cleanly on SIGTERM: {old_end:?}"
+    );
+
+    // 5. A deleted pod comes back on the same claim and resumes from its bookmark.
+    let second_uid = second.metadata.uid.clone().unwrap();
+    pods.delete(POD, &DeleteParams::default()).await.unwrap();
+    let third = ready_pod(&pods, Some(&second_uid)).await;
+    let claim_of = |pod: &Pod| {
+        pod.spec
+            .as_ref()
+            .unwrap()
+            .volumes
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find_map(|v| v.persistent_volume_claim.as_ref())
+            .map(|c| c.claim_name.clone())
+    };
+    assert_eq!(claim_of(&third).as_deref(), Some(CLAIM));
+    assert_eq!(
+        claims
+            .get(CLAIM)
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .volume_name
+            .as_deref(),
+        Some(volume_name.as_str())
+    );
+    // It resumes from the bookmark of what was emitted before, not from where the first pod began.
+    let resumed = kubectl(kube_env, &["logs", "-n", &ns, POD, "-c", CAPTURE_CONTAINER]);
+    let resumed: Vec<Value> = resumed
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let (began, resumed_at) = (mining_start(&lines), mining_start(&resumed));
+    assert!(
+        resumed_at > began,
+        "the third pod mined from commit SCN {resumed_at}, the first from {began}"
+    );
+    assert!(volume_dir.is_dir());
+
+    // 6. Every committed order once, across both restarts.
+    let orders = {
+        let placed_before_stop = workload.orders();
+        workload.stop().unwrap();
+        placed_before_stop.max(1)
+    };
+    let created = eventually("every order in Kafka", WITHIN, POLL, || async {
+        let created = created_keys(&kafka, &topic).await;
+        let total: usize = created.values().sum();
+        (total as u64 >= orders).then_some(created)
+    })
+    .await
+    .unwrap();
+    let repeated: Vec<_> = created.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(repeated.is_empty(), "orders created twice: {repeated:?}");
+    let expected: Vec<u64> = (1..=orders).collect();
+    let got: Vec<u64> = created.keys().copied().collect();
+    assert_eq!(got, expected, "orders lost or invented");
+
+    helm.uninstall(RELEASE, &ns, kube_env.kubeconfig_path())
+        .unwrap();
+    namespace.delete().await;
+}
+
+/// The commit SCN of the capture's "mining starts" log line.
+fn mining_start(lines: &[Value]) -> u64 {
+    lines
+        .iter()
+        .find(|line| line["message"] == "mining starts")
+        .and_then(|line| line["commit_scn"].as_u64())
+        .unwrap_or_else(|| panic!("no \"mining starts\" line in {lines:?}"))
+}
+
+/// The pod once it is Ready and is not the pod `replaced` (its uid).
+async fn ready_pod(pods: &Api<Pod>, replaced: Option<&str>) -> Pod {
+    eventually("the capture pod to be Ready", WITHIN, POLL, || async {
+        let pod = pods.get_opt(POD).await.ok().flatten()?;
+        let is_new = pod.metadata.uid.as_deref() != replaced;
+        (is_new && node::is_ready(&pod)).then_some(pod)
+    })
+    .await
+    .unwrap()
+}
+
+/// Watches the capture pods and records, by pod uid, how their capture container ended.
+fn record_container_ends(pods: Api<Pod>) -> Arc<Mutex<BTreeMap<String, Terminated>>> {
+    let ends = Arc::new(Mutex::new(BTreeMap::new()));
+    let recorded = Arc::clone(&ends);
+    tokio::spawn(async move {
+        let config = watcher::Config::default().fields(&format!("metadata.name={POD}"));
+        let mut events = watcher::watcher(pods, config).boxed();
+        while let Some(event) = events.next().await {
+            let (watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) = (match event {
+                Ok(event) => event,
+                Err(_) => continue,
+            }) else {
+                continue;
+            };
+            let ended = node::container_status(&pod, CAPTURE_CONTAINER)
+                .and_then(|s| s.state.as_ref()?.terminated.as_ref())
+                .is_some();
+            if ended
+                && let (Some(uid), Some(end)) = (
+                    pod.metadata.uid.clone(),
+                    node::last_termination(&pod, CAPTURE_CONTAINER),
+                )
+            {
+                recorded.lock().unwrap().insert(uid, end);
+            }
+        }
+    });
+    ends
+}
+
+/// Order ids of the `c` events in `topic` (read_committed), with how often each was created.
+async fn created_keys(kafka: &'static KafkaEnv, topic: &str) -> BTreeMap<u64, usize> {
+    let settings = KafkaClientSettings::with_bootstrap(kafka.bootstrap_servers());
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut created = BTreeMap::new();
+        let read = read_to_end(&settings, &topic, Duration::from_secs(20), |record| {
+            if let Some(value) = &record.value {
+                let event: Value = serde_json::from_slice(value).unwrap();
+                if event["op"] == "c" {
+                    let id = event["after"]["ID"].as_u64().unwrap();
+                    *created.entry(id).or_insert(0) += 1;
+                }
+            }
+            Ok(())
+        });
+        // Before the capture's first transaction the topic does not exist yet.
+        if read.is_err() {
+            created.clear();
+        }
+        created
+    })
+    .await
+    .unwrap()
+}
+
+/// `kubectl exec` in the capture container; its stdout, or a panic with its stderr.
+fn exec(kube_env: &KubeEnv, ns: &str, command: &[&str]) -> String {
+    let mut args = vec!["exec", "-n", ns, POD, "-c", CAPTURE_CONTAINER, "--"];
+    args.extend_from_slice(command);
+    kubectl(kube_env, &args)
+}
+
+fn kubectl(kube_env: &KubeEnv, args: &[&str]) -> String {
+    let out = kube_env.kubectl().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
