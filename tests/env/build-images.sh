@@ -178,8 +178,8 @@ make_base() {
 
 # ----- the images ------------------------------------------------------------------------------
 
-# build_image NAME REF BINARY DOCKERFILE BUILD_ARG...: the image REF from a build context holding only
-# BINARY (the Dockerfiles' own .dockerignore files are for a context that is the repository root).
+# build_image NAME REF BINARY DOCKERFILE BUILD_ARG...: the image REF from a build context that holds
+# only BINARY (the Dockerfiles' own .dockerignore files are for the repository root as context).
 build_image() {
   local name=$1 ref=$2 binary=$3 dockerfile=$4
   shift 4
@@ -200,6 +200,8 @@ build_image() {
     --build-arg "CREATED=$CREATED" "$@" \
     -t "$ref" "$tmp/context" >/dev/null
   bh push --quiet "$ref" "oci-archive:$tmp/image.oci.tar:$ref"
+  # Whenever NAME.ref exists, it names what NAME.oci.tar holds.
+  rm -f "$IMAGES/$name.ref"
   mv "$tmp/image.oci.tar" "$IMAGES/$name.oci.tar"
   echo "$ref" > "$IMAGES/$name.ref"
   rm -rf "$tmp"
