@@ -9,10 +9,24 @@
 # From the repository root (docs/images.md):
 #   docker build -f images/capture.Dockerfile -t ghcr.io/redoline/redoline-capture:0.1.0 \
 #     --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
+#
+# Without build arguments this is the published image. Two arguments make the test environment's
+# image (tests/env/build-images.sh, docs/images.md), which cannot reach Oracle's registries:
+#   ORACLE_CLIENT=none      a runtime stage on NO_CLIENT_IMAGE without Instant Client; the capture
+#                           then reaches no Oracle database, only its embedded simulator. The
+#                           image says so in its description and in io.redoline.oracle-client.
+#   BINARY_FROM=context     copies a binary already built (path BINARY in the build context)
+#                           instead of compiling in the build stage; it must have been built
+#                           against a glibc no newer than the runtime stage's.
+# Both are chosen with `FROM <stage>-${ARG}`. Buildah before 1.29 resolves such a stage name only
+# when the argument is given with --build-arg, not from its default below.
 ARG OL_IMAGE=container-registry.oracle.com/os/oraclelinux:9
 ARG OL_SLIM_IMAGE=container-registry.oracle.com/os/oraclelinux:9-slim
+ARG NO_CLIENT_IMAGE=${OL_SLIM_IMAGE}
+ARG ORACLE_CLIENT=instantclient
+ARG BINARY_FROM=source
 
-FROM ${OL_IMAGE} AS build
+FROM ${OL_IMAGE} AS binary-source
 # The Rust toolchain of rust-toolchain.toml; cmake, gcc-c++ and perl build librdkafka (rdkafka-sys),
 # zlib-devel its compression.
 RUN dnf -y install gcc gcc-c++ make cmake perl zlib-devel git && dnf clean all
@@ -24,10 +38,14 @@ COPY . .
 RUN rustup toolchain install && cargo build --release --locked -p redoline-capture \
  && install -m 0755 target/release/redoline-capture /redoline-capture
 
-FROM ${OL_SLIM_IMAGE}
-ARG VERSION=0.1.0
-ARG REVISION=unknown
-ARG CREATED=1970-01-01T00:00:00Z
+FROM scratch AS binary-context
+ARG BINARY=target/release/redoline-capture
+COPY ${BINARY} /redoline-capture
+
+FROM binary-${BINARY_FROM} AS binary
+
+FROM ${OL_SLIM_IMAGE} AS runtime-instantclient
+ARG OL_SLIM_IMAGE
 # Oracle Instant Client from Oracle's yum repository for Oracle Linux 9 (the release package adds
 # the repository). Basic Light has the English messages and the character sets a capture needs;
 # the RPM registers its directory with ldconfig, where ODPI-C looks for libclntsh.so.
@@ -38,9 +56,25 @@ RUN microdnf -y install oracle-instantclient-release-23ai-el9 \
 # The capture writes only to its spill volume, /tmp (an emptyDir in the operator's pod) and the
 # termination log; nothing in the image needs to be writable.
 RUN groupadd --gid 65532 redoline && useradd --uid 65532 --gid 65532 --no-create-home --shell /sbin/nologin redoline
+LABEL org.opencontainers.image.description="Oracle LogMiner change data capture to Kafka (one OracleCapture), with Oracle Instant Client" \
+      org.opencontainers.image.base.name="${OL_SLIM_IMAGE}" \
+      io.redoline.oracle-client="instantclient-basiclite-23ai"
 
+# No Oracle client: the capture stops with CDC-2004 (DPI-1047) on an Oracle source and runs only
+# the embedded simulator. The base needs glibc, libssl3 and zlib (ldd redoline-capture), groupadd
+# and useradd.
+FROM ${NO_CLIENT_IMAGE} AS runtime-none
+ARG NO_CLIENT_IMAGE
+RUN groupadd --gid 65532 redoline && useradd --uid 65532 --gid 65532 --no-create-home --shell /sbin/nologin redoline
+LABEL org.opencontainers.image.description="Oracle LogMiner change data capture to Kafka (one OracleCapture), WITHOUT Oracle Instant Client: reaches only the embedded Oracle simulator, not an Oracle database" \
+      org.opencontainers.image.base.name="${NO_CLIENT_IMAGE}" \
+      io.redoline.oracle-client="none"
+
+FROM runtime-${ORACLE_CLIENT}
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=1970-01-01T00:00:00Z
 LABEL org.opencontainers.image.title="redoline-capture" \
-      org.opencontainers.image.description="Oracle LogMiner change data capture to Kafka (one OracleCapture), with Oracle Instant Client" \
       org.opencontainers.image.source="https://github.com/redoline/redoline" \
       org.opencontainers.image.url="https://github.com/redoline/redoline" \
       org.opencontainers.image.documentation="https://github.com/redoline/redoline/blob/main/docs/capture.md" \
@@ -48,10 +82,9 @@ LABEL org.opencontainers.image.title="redoline-capture" \
       org.opencontainers.image.vendor="redoline" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.created="${CREATED}" \
-      org.opencontainers.image.base.name="container-registry.oracle.com/os/oraclelinux:9-slim"
+      org.opencontainers.image.created="${CREATED}"
 
-COPY --from=build --chown=0:0 /redoline-capture /usr/local/bin/redoline-capture
+COPY --from=binary --chown=0:0 /redoline-capture /usr/local/bin/redoline-capture
 USER 65532:65532
 # /metrics, /healthz, /readyz, /status
 EXPOSE 8080

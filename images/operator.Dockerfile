@@ -8,10 +8,17 @@
 #   docker build -f images/operator.Dockerfile -t ghcr.io/redoline/redoline-operator:0.1.0 \
 #     --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
 # For arm64 use --build-arg TARGET=aarch64-unknown-linux-musl with a binary built for it.
+#
+# The test environment (tests/env/build-images.sh, docs/images.md) builds it from the glibc debug
+# binary instead: BINARY=<its path in the build context> and, since that binary needs glibc, a
+# BASE that has it (a Debian base made with mmdebstrap); org.opencontainers.image.base.name says
+# which base an image has.
 ARG BASE=gcr.io/distroless/static-debian12:nonroot
 FROM ${BASE}
 
+ARG BASE
 ARG TARGET=x86_64-unknown-linux-musl
+ARG BINARY=target/${TARGET}/release/redoline-operator
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=1970-01-01T00:00:00Z
@@ -25,10 +32,11 @@ LABEL org.opencontainers.image.title="redoline-operator" \
       org.opencontainers.image.vendor="redoline" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.created="${CREATED}"
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.base.name="${BASE}"
 
 # Root-owned and not writable by the process; the chart also mounts the root filesystem read-only.
-COPY --chown=0:0 --chmod=0755 target/${TARGET}/release/redoline-operator /usr/local/bin/redoline-operator
+COPY --chown=0:0 --chmod=0755 ${BINARY} /usr/local/bin/redoline-operator
 
 # Numeric, so that runAsNonRoot can verify it without reading /etc/passwd.
 USER 65532:65532

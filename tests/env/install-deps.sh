@@ -18,6 +18,13 @@ command -v psql >/dev/null || need+=(postgresql-client)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 # librdkafka is built with OpenSSL (TLS and SASL/SCRAM to Kafka).
 dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)
+# The container images of the capture and the operator (tests/env/build-images.sh): a Debian base
+# made with mmdebstrap, built with buildah (daemonless); umoci unpacks them and runc runs them in
+# the image tests (tests/tests/images.rs).
+command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
+command -v buildah >/dev/null || need+=(buildah)
+command -v umoci >/dev/null || need+=(umoci)
+command -v runc >/dev/null || need+=(runc)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

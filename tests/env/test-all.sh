@@ -50,6 +50,10 @@ step "check: cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "build: tests"
 cargo test --workspace --locked --no-run
+step "build: container images (capture, operator)"
+# From the debug binaries just built, on a Debian base (docs/images.md); cached by their inputs.
+bash tests/env/build-images.sh
+eval "$(bash tests/env/build-images.sh env)"
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/redoline-test-env.XXXXXX")
 cleanup() {
