@@ -4,9 +4,9 @@
 # Debian's packages (docs/images.md says what differs from the published images):
 #   - a Debian base image made with mmdebstrap (bookworm, minbase, plus what the binaries load at
 #     run time), since no base image can be pulled;
-#   - the glibc debug binaries target/debug/redoline-{capture,operator} (`cargo test --workspace
-#     --no-run` builds them; built here only when missing), since neither Oracle Linux nor rustup
-#     can be fetched in a build;
+#   - the glibc debug binaries target/debug/redoline-{capture,operator} (brought up to date here
+#     with `cargo build`, a no-op after `cargo test --workspace --no-run` built them), since
+#     neither Oracle Linux nor rustup can be fetched in a build;
 #   - the capture without Oracle Instant Client (ORACLE_CLIENT=none): it runs the simulator only.
 # buildah (daemonless, as root) builds them, with its storage under the cache and a run directory
 # of its own, so the machine's container storage is left alone. Each image is written as an OCI
@@ -79,13 +79,14 @@ current() { # NAME REF: the archive of NAME holds REF
 }
 
 if [ "${1:-}" != base ]; then
-  if [ ! -x "$CAPTURE_BIN" ] || [ ! -x "$OPERATOR_BIN" ]; then
-    if [ "${1:-}" = env ]; then
+  if [ "${1:-}" = env ]; then
+    if [ ! -x "$CAPTURE_BIN" ] || [ ! -x "$OPERATOR_BIN" ]; then
       echo "build-images: the debug binaries are missing: run tests/env/build-images.sh" >&2
       exit 1
     fi
-    echo "build-images: building the debug binaries"
-    timeout 3600 cargo build --locked -p redoline-capture -p redoline-operator --bins
+  else
+    # Never an image of a stale binary: cargo rebuilds what changed (nothing, usually).
+    timeout 3600 cargo build --locked -q -p redoline-capture -p redoline-operator --bins
   fi
   CAPTURE_REF=$(image_ref redoline-capture "$CAPTURE_BIN" images/capture.Dockerfile)
   OPERATOR_REF=$(image_ref redoline-operator "$OPERATOR_BIN" images/operator.Dockerfile)
