@@ -18,6 +18,13 @@ command -v psql >/dev/null || need+=(postgresql-client)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 # librdkafka is built with OpenSSL (TLS and SASL/SCRAM to Kafka).
 dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)
+# The test node (tests/env/node.sh): the container runtime the kubelet drives, the CNI plugins that
+# put pods on a bridge, and the tools that set up its namespaces and links.
+command -v containerd >/dev/null || need+=(containerd)
+command -v runc >/dev/null || need+=(runc)
+[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || need+=(containernetworking-plugins)
+command -v ip >/dev/null || need+=(iproute2)
+command -v nsenter >/dev/null || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
