@@ -162,29 +162,33 @@ launch() {
   die "$name did not start"
 }
 
-exe_name() { basename "$(readlink "/proc/$1/exe" 2>/dev/null)" 2>/dev/null; }
+# "PID TARGET" for every process, TARGET being where /proc/PID/LINK points (exe, ns/mnt). One
+# find for all processes: a readlink per process takes seconds on a busy machine.
+proc_links() {
+  # Processes come and go while find runs: its complaints about those are no failure.
+  { find /proc/[0-9]*/"$1" -maxdepth 0 -printf '%p %l\n' 2>/dev/null || true; } |
+    sed -n "s#^/proc/\([0-9]*\)/$1 #\1 #p"
+}
+
+# "PID NAME" for the processes whose executable is called NAME, one of the arguments.
+procs_named() {
+  proc_links exe | awk -v names=" $* " '{ n = $2; sub(/.*\//, "", n); if (index(names, " " n " ")) print $1, n }'
+}
 
 # Processes of the node's binaries that mention DIR (the kubelet's and containerd's configuration,
 # the shims' containerd address), whether or not a pid file knows them.
 strays() {
-  local dir=$1 p
-  for p in /proc/[0-9]*; do
-    case "$(exe_name "${p#/proc/}")" in
-      kubelet | kube-scheduler | containerd | containerd-shim*) mentions_dir "${p#/proc/}" "$dir" && echo "${p#/proc/}" ;;
-    esac
-  done
+  local dir=$1 pid name
+  while read -r pid name; do
+    mentions_dir "$pid" "$dir" && echo "$pid"
+  done < <(procs_named kubelet kube-scheduler containerd containerd-shim-runc-v2 containerd-shim)
   return 0
 }
 
 # Processes in the node's mount namespace (containerd, kubelet, shims, runc, the CNI plugins, and
 # the containers unless they have their own).
 in_namespace() {
-  local ns=$1 p
-  [ -n "$ns" ] || return 0
-  for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
-  done
-  return 0
+  [ -z "$1" ] || proc_links ns/mnt | awk -v ns="$1" '$2 == ns { print $1 }'
 }
 
 # Processes in the node's cgroups (the containers).
@@ -192,7 +196,7 @@ in_cgroups() {
   local root=$1 h
   [ -n "$root" ] || return 0
   for h in $(cgroup_hierarchies); do
-    [ -d "$h$root" ] && find "$h$root" -name cgroup.procs -exec cat {} + 2>/dev/null
+    if [ -d "$h$root" ]; then find "$h$root" -name cgroup.procs -exec cat {} + 2>/dev/null || true; fi
   done | sort -un
 }
 
@@ -212,10 +216,9 @@ wait_gone() { # wait_gone SECONDS PID...: until none is alive; fails if one stil
 
 # Directories of the other nodes that run now (their containerd's --config names them).
 other_nodes() {
-  local dir=$1 p args other
-  for p in /proc/[0-9]*; do
-    [ "$(exe_name "${p#/proc/}")" = containerd ] || continue
-    args=$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null) || continue
+  local dir=$1 pid name args other
+  procs_named containerd | while read -r pid name; do
+    args=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null) || continue
     other=$(sed -n 's#^\(/.*\)/containerd/config\.toml$#\1#p' <<<"$args" | head -1)
     [ -n "$other" ] && [ "$other" != "$dir" ] && [ -e "$other/$MARKER" ] && echo "$other"
   done | sort -u
@@ -258,8 +261,9 @@ restore_machine() {
       sysctl)
         [ "$(sysctl -n "$name")" = "$value" ] || sysctl -q -w "$name=$value" >/dev/null ;;
       made)
-        # Only while no mount namespace still has a mount there.
-        if grep -qs " $name " /proc/[0-9]*/mountinfo; then
+        # Only while no mount namespace still has a mount there (one process of each is enough).
+        if proc_links ns/mnt | sort -u -k2,2 | awk '{ print "/proc/" $1 "/mountinfo" }' |
+          xargs grep -qs " $name " 2>/dev/null; then
           say "not removing $name: still a mount point somewhere"
         elif [ -d "$name" ]; then
           find "$name" -depth -type d -empty -delete 2>/dev/null || true
@@ -651,7 +655,10 @@ cmd_wait() {
 
 # --- stop -----------------------------------------------------------------------------------
 
+# Best effort throughout: a step that fails must not keep the later ones from cleaning up, so no
+# errexit here; the status says whether something was left.
 stop_all() {
+  set +e
   local dir=$1 grace=${NODE_STOP_GRACE:-10} pid pids=() ns="" root="" name
   K8S_DIR="" BRIDGE="" CGROUP_ROOT=""
   load_settings "$dir" || true
@@ -665,7 +672,7 @@ stop_all() {
     if pid=$(live_pid "$dir" "$name"); then kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); fi
   done
   for pid in $(strays "$dir"); do
-    case "$(exe_name "$pid")" in kubelet | kube-scheduler) kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid") ;; esac
+    case "$(readlink "/proc/$pid/exe")" in */kubelet | */kube-scheduler) kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid") ;; esac
   done
   wait_gone "$grace" "${pids[@]}" || kill -KILL "${pids[@]}" 2>/dev/null || true
   wait_gone 5 "${pids[@]}" || say "kubelet or kube-scheduler survived SIGKILL"
@@ -708,7 +715,8 @@ stop_all() {
   # The addresses the pods had are free again (their network namespaces are gone).
   rm -rf "$dir/cni/ipam"
   rm -f "$dir/mntns"
-  restore_machine "$dir"
+  restore_machine "$dir" || status=1
+  set -e
   return $status
 }
 
@@ -754,7 +762,7 @@ cmd_env() {
 
 # One line per fact: "<kind> <what>". Only facts a node could change are listed.
 snapshot() {
-  local name p h exe
+  local name p h
   for name in "${SYSCTLS[@]}"; do echo "sysctl $name=$(sysctl -n "$name")"; done
   for p in "${WATCHED_DIRS[@]}"; do [ -e "$p" ] && echo "path $p"; done
   # mountinfo: the mount point is field 5, the file system type follows the "-" field.
@@ -763,10 +771,7 @@ snapshot() {
     find "$h" -mindepth 1 -maxdepth 1 -type d -printf "cgroup $h/%f\n"
   done
   ip -o link show | awk -F': ' '{sub(/@.*/, "", $2); print "link " $2}'
-  for p in /proc/[0-9]*; do
-    exe=$(exe_name "${p#/proc/}") || continue
-    for name in "${NODE_EXES[@]}"; do [ "$exe" = "$name" ] && echo "process $exe ${p#/proc/}"; done
-  done
+  procs_named "${NODE_EXES[@]}" | awk '{ print "process " $2 " " $1 }'
   if command -v iptables-save >/dev/null; then
     iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sed 's/^/iptables /'
   fi
