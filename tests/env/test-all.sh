@@ -3,10 +3,12 @@
 #   1. provision the tools (cached under ~/.cache/redoline, keyed by version; the Maven fetches
 #      overlap the Go builds),
 #   2. format and lint checks,
-#   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane for the whole run,
-#      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
-#      REDOLINE_KUBECONFIG (each test still gets its
-#      own topic prefix or namespace), stopped again when this script exits,
+#   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane with one real node
+#      (tainted: only pods that tolerate it run) for the whole run, shared by every test binary
+#      through REDOLINE_KAFKA_BOOTSTRAP (REDOLINE_KAFKA_POD_BOOTSTRAP from pods),
+#      REDOLINE_POSTGRES_URL, REDOLINE_KUBECONFIG and REDOLINE_NODE_* (each test still gets its
+#      own topic prefix or namespace), stopped again when this script exits; the run fails if the
+#      node left the machine changed,
 #   4. every test of the workspace with cargo-nextest, test binaries side by side (.config/nextest.toml;
 #      capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds and mutations of them; the
 #      libFuzzer run is `make fuzz`, which CI runs after this), then the doc tests.
@@ -52,11 +54,15 @@ step "build: tests"
 cargo test --workspace --locked --no-run
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/redoline-test-env.XXXXXX")
+# What the machine looks like before the node, to check after it that nothing of it is left.
+bash tests/env/node.sh record "$run_dir/machine.before"
 cleanup() {
   status=$?
   bash tests/env/kafka.sh stop "$run_dir/kafka" || true
+  bash tests/env/node.sh stop "$run_dir/node" || status=1
   bash tests/env/k8s.sh stop "$run_dir/k8s" || true
   bash tests/env/postgres.sh stop "$run_dir/postgres" || true
+  bash tests/env/node.sh check-clean "$run_dir/machine.before" || status=1
   if [ $status -eq 0 ]; then rm -rf "$run_dir"; else echo "test environment logs kept in $run_dir"; fi
   exit $status
 }
@@ -65,18 +71,25 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 kafka_port=$(free_port)
 kafka_controller_port=$(free_port)
+kafka_pod_port=$(free_port)
 postgres_port=$(free_port)
 # PostgreSQL runs as the postgres user when this script runs as root: it must reach its directory.
 chmod 755 "$run_dir"
 
-step "start: Kafka on 127.0.0.1:$kafka_port, PostgreSQL on 127.0.0.1:$postgres_port and the control plane"
-bash tests/env/kafka.sh start "$run_dir/kafka" "$kafka_port" "$kafka_controller_port" $$
+step "start: the control plane and its node, Kafka on 127.0.0.1:$kafka_port, PostgreSQL on 127.0.0.1:$postgres_port"
 bash tests/env/k8s.sh start "$run_dir/k8s" $$
+# The node creates the pods' bridge before it returns: Kafka's pod listener binds its address.
+bash tests/env/node.sh start "$run_dir/node" "$run_dir/k8s" $$
+eval "$(bash tests/env/node.sh env "$run_dir/node")"
+KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" \
+  bash tests/env/kafka.sh start "$run_dir/kafka" "$kafka_port" "$kafka_controller_port" $$
 bash tests/env/postgres.sh start "$run_dir/postgres" "$postgres_port" $$
 bash tests/env/kafka.sh wait "$run_dir/kafka" "$kafka_port" 120
 bash tests/env/k8s.sh wait "$run_dir/k8s" 180
+bash tests/env/node.sh wait "$run_dir/node" 120
 bash tests/env/postgres.sh wait "$run_dir/postgres" "$postgres_port" 60
 export REDOLINE_KAFKA_BOOTSTRAP="127.0.0.1:$kafka_port"
+export REDOLINE_KAFKA_POD_BOOTSTRAP="$REDOLINE_NODE_HOST_IP:$kafka_pod_port"
 export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
 export REDOLINE_POSTGRES_URL="postgresql://postgres@127.0.0.1:$postgres_port/postgres"
 
