@@ -248,18 +248,21 @@ record_machine() {
   mv "$dir/machine.before.tmp" "$dir/machine.before"
 }
 
+# Once restored (or left to another node, which has its own copy), the record goes: the next start
+# in DIR records the machine afresh.
 restore_machine() {
-  local dir=$1 kind name value others path
+  local dir=$1 kind name value others status=0
   [ -s "$dir/machine.before" ] || return 0
   others=$(other_nodes "$dir")
   if [ -n "$others" ]; then
     say "another node still runs ($others): it restores the sysctls and mount points when it stops"
+    rm -f "$dir/machine.before"
     return 0
   fi
   while read -r kind name value; do
     case $kind in
       sysctl)
-        [ "$(sysctl -n "$name")" = "$value" ] || sysctl -q -w "$name=$value" >/dev/null ;;
+        [ "$(sysctl -n "$name")" = "$value" ] || sysctl -q -w "$name=$value" >/dev/null || status=1 ;;
       made)
         # Only while no mount namespace still has a mount there (one process of each is enough).
         if proc_links ns/mnt | sort -u -k2,2 | awk '{ print "/proc/" $1 "/mountinfo" }' |
@@ -271,6 +274,8 @@ restore_machine() {
         fi ;;
     esac
   done <"$dir/machine.before"
+  [ $status != 0 ] || rm -f "$dir/machine.before"
+  return $status
 }
 
 make_mount_points() {
