@@ -95,16 +95,15 @@ usage() {
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
 
 ensure_bins() {
-  local b
+  local b tool
   for b in kubelet kube-scheduler kubectl pause-image.tar pause-image.ref; do
     [ -e "$BIN/$b" ] && continue
     [ -n "${K8S_BIN:-}" ] && die "K8S_BIN=$K8S_BIN has no $b"
     say "$b missing in $BIN, running build-k8s.sh"
     K8S_VERSION="$K8S_VERSION" bash "$HERE/build-k8s.sh" >&2
-    return
+    break
   done
-  local tool
-  for tool in containerd runc ctr unshare nsenter ip; do
+  for tool in containerd runc ctr unshare nsenter ip openssl python3; do
     command -v "$tool" >/dev/null || die "$tool is missing (tests/env/install-deps.sh installs it)"
   done
   for tool in bridge host-local loopback; do
@@ -266,7 +265,7 @@ restore_machine() {
       made)
         # Only while no mount namespace still has a mount there (one process of each is enough).
         if proc_links ns/mnt | sort -u -k2,2 | awk '{ print "/proc/" $1 "/mountinfo" }' |
-          xargs grep -qs " $name " 2>/dev/null; then
+          xargs -r grep -qs " $name " 2>/dev/null; then
           say "not removing $name: still a mount point somewhere"
         elif [ -d "$name" ]; then
           find "$name" -depth -type d -empty -delete 2>/dev/null || true
@@ -283,11 +282,11 @@ make_mount_points() {
   for p in "${MOUNTS[@]}"; do mkdir -p "${p%%=*}"; done
 }
 
-# Hierarchies of cgroup v1 (and the v2 one of a hybrid setup) mounted below /sys/fs/cgroup.
+# Where the cgroup hierarchies are mounted: each of v1, and v2 (alone, or beside v1 in a hybrid
+# setup), from the mount table.
 cgroup_hierarchies() {
-  local h
-  for h in /sys/fs/cgroup/*/; do [ -e "$h/cgroup.procs" ] && echo "${h%/}"; done
-  [ ! -e /sys/fs/cgroup/cgroup.procs ] || echo /sys/fs/cgroup
+  awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) ~ /^cgroup2?$/) print $5; break } }' \
+    /proc/self/mountinfo | sort -u
 }
 
 make_cgroup_root() {
