@@ -84,7 +84,6 @@ MOUNTS=(
 WATCHED_DIRS=(/var/lib/kubelet /var/log/pods /var/log/containers /run/containerd /run/netns
   /var/lib/cni /var/lib/containerd /opt/containerd /etc/cni /opt/cni /etc/kubernetes
   /usr/libexec/kubernetes /dev/termination-log)
-NODE_EXES=(kubelet kube-scheduler containerd containerd-shim-runc-v2 containerd-shim runc pause probe)
 
 say() { echo "node.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -764,22 +763,52 @@ cmd_env() {
 
 # --- record, check-clean --------------------------------------------------------------------
 
-# One line per fact: "<kind> <what>". Only facts a node could change are listed.
+# One line per fact: "<kind> <what>". Only what a node makes is listed, so that the comparison
+# holds on a machine where other work goes on (a build's overlay mounts, another program's
+# containerd): the sysctls the kubelet sets, the paths it or containerd create, mounts at those
+# paths, below a node's DIR or of network namespaces, the cgroups a kubelet or containerd names
+# (redoline-node-*, kubepods*, k8s.io), bridges and veth pairs, the node's processes (by their
+# command lines) and every process in a node's cgroups, and the kubelet's iptables chains.
 snapshot() {
-  local name p h
+  local name p type pid
   for name in "${SYSCTLS[@]}"; do echo "sysctl $name=$(sysctl -n "$name")"; done
   for p in "${WATCHED_DIRS[@]}"; do [ -e "$p" ] && echo "path $p"; done
   # mountinfo: the mount point is field 5, the file system type follows the "-" field.
-  awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { print "mount " $5 " " $(i + 1); break } }' /proc/self/mountinfo
-  for h in $(cgroup_hierarchies); do
-    find "$h" -mindepth 1 -maxdepth 1 -type d -printf "cgroup $h/%f\n"
+  awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { print $5, $(i + 1); break } }' /proc/self/mountinfo |
+    while read -r p type; do
+      if [ "$type" = nsfs ] || node_path "$p"; then echo "mount $p $type"; fi
+    done
+  for p in $(cgroup_hierarchies); do
+    find "$p" -mindepth 1 -maxdepth 1 -type d \( -name 'redoline-node-*' -o -name 'kubepods*' -o -name k8s.io \) \
+      -printf "cgroup $p/%f\n"
   done
-  ip -o link show | awk -F': ' '{sub(/@.*/, "", $2); print "link " $2}'
-  procs_named "${NODE_EXES[@]}" | awk '{ print "process " $2 " " $1 }'
+  for type in bridge veth; do
+    ip -o link show type "$type" | awk -v t="$type" -F': ' '{ sub(/@.*/, "", $2); print "link " t " " $2 }'
+  done
+  procs_named kubelet kube-scheduler containerd containerd-shim-runc-v2 containerd-shim |
+    while read -r pid name; do
+      case "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" in
+        */kubelet/config.yaml* | */scheduler.kubeconfig* | */containerd/config.toml* | */containerd/containerd.sock*)
+          echo "process $name $pid" ;;
+      esac
+    done
+  { grep -l '/redoline-node-' /proc/[0-9]*/cgroup 2>/dev/null || true; } |
+    sed -n 's#^/proc/\([0-9]*\)/cgroup$#process in-node-cgroup \1#p'
   if command -v iptables-save >/dev/null; then
-    iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sed 's/^/iptables /'
+    { iptables-save 2>/dev/null || true; } | { grep 'KUBE-' || true; } | sed 's/\[[0-9]*:[0-9]*\]//; s/^/iptables /'
   fi
   return 0
+}
+
+# A path where containerd or the kubelet mount things: a fixed one, or below a node's DIR.
+node_path() {
+  local p=$1 m
+  for m in "${MOUNTS[@]}"; do [[ $p == "${m%%=*}" || $p == "${m%%=*}"/* ]] && return 0; done
+  while [ "$p" != / ] && [ -n "$p" ]; do
+    [ -e "$p/$MARKER" ] && return 0
+    p=$(dirname "$p")
+  done
+  return 1
 }
 
 cmd_record() {
@@ -787,15 +816,15 @@ cmd_record() {
   snapshot | sort -u >"$1"
 }
 
-# Fails when something is there now that was not before (or a sysctl or watched path differs).
-# Things that vanished meanwhile are someone else's business, except a sysctl or path.
+# Fails when something is there now that was not before, or a sysctl differs. Things that
+# vanished meanwhile are someone else's business.
 cmd_check_clean() {
   [ $# -eq 1 ] || usage
   [ -s "$1" ] || die "no state file $1 (node.sh record writes it)"
   local now added removed
   now=$(snapshot | sort -u)
   added=$(comm -13 "$1" <(echo "$now"))
-  removed=$(comm -23 "$1" <(echo "$now") | grep -E '^(sysctl|path) ' || true)
+  removed=$(comm -23 "$1" <(echo "$now") | grep '^sysctl ' || true)
   if [ -z "$added" ] && [ -z "$removed" ]; then
     say "the machine is as it was before the node"
     return 0
