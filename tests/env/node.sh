@@ -737,10 +737,21 @@ cmd_stop() {
 
 cmd_import() {
   [ $# -eq 2 ] || usage
-  local dir
+  local dir names name
   dir=$(abs_dir "$1")
   [ -s "$2" ] || die "no image archive $2"
   live_pid "$dir" containerd >/dev/null || die "containerd of $dir is not running"
+  # ctr names an image after its annotation only when that is a full reference; a bare tag (what
+  # the OCI spec suggests) would become "import-<date>:<tag>", which no pod spec names.
+  names=$({ tar -xOf "$2" index.json 2>/dev/null || tar -xOf "$2" ./index.json 2>/dev/null; } | python3 -c '
+import json, sys
+for m in json.load(sys.stdin).get("manifests", []):
+    print(m.get("annotations", {}).get("org.opencontainers.image.ref.name", ""))
+' 2>/dev/null) || die "$2 is not an OCI image archive (no index.json)"
+  while read -r name; do
+    [[ $name == */*:* || $name == */*@* ]] ||
+      die "$2 names its image '$name': org.opencontainers.image.ref.name must be a full reference like localhost/app:1"
+  done <<<"$names"
   ctr_node "$dir" images import "$2" >&2
 }
 
