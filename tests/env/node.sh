@@ -27,9 +27,10 @@
 #                                  its index.json (a full reference, e.g. localhost/app:1); pods
 #                                  run it with imagePullPolicy Never or IfNotPresent.
 #   node.sh env DIR                prints the `export` lines the tests read (REDOLINE_NODE_*).
-#   node.sh record STATE_FILE      notes what the machine looks like (processes, mounts, cgroups,
-#   node.sh check-clean STATE_FILE links, sysctls, directories, iptables), then compares it after
-#                                  a stop: fails, listing the difference, if the node left any.
+#   node.sh record STATE_FILE      notes what of the machine a node could change (its processes,
+#   node.sh check-clean STATE_FILE mounts, cgroups, bridges and veths, sysctls, paths, iptables
+#                                  chains; see snapshot), then compares after a stop: fails,
+#                                  listing the difference, if a node left anything.
 #   node.sh selftest               a throw-away control plane and node, a pod through its whole
 #                                  life, a stop, and the cleanliness check.
 #
@@ -56,6 +57,8 @@
 #   NODE_STOP_GRACE    seconds between TERM and KILL in stop (default 10)
 #   NODE_REMOVE_DIR=1  the watchdog also deletes DIR after stopping (only a DIR made by start)
 # Logs: DIR/logs/{containerd,kubelet,kube-scheduler,launcher}.log, the pods' logs in DIR/pod-logs.
+# Local PersistentVolumes: directories below DIR/volumes (REDOLINE_NODE_VOLUMES), claimed through
+# the StorageClass redoline-local.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
