@@ -25,6 +25,12 @@ command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
 command -v buildah >/dev/null || need+=(buildah)
 command -v umoci >/dev/null || need+=(umoci)
 command -v runc >/dev/null || need+=(runc)
+# The test node (tests/env/node.sh): the container runtime the kubelet drives, the CNI plugins that
+# put pods on a bridge, and the tools that set up its namespaces and links.
+command -v containerd >/dev/null || need+=(containerd)
+[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || need+=(containernetworking-plugins)
+command -v ip >/dev/null || need+=(iproute2)
+command -v nsenter >/dev/null || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

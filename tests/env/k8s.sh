@@ -3,7 +3,8 @@
 # kube-controller-manager, no scheduler, no nodes, no kubelet. Pods therefore stay Pending, but
 # everything that lives in the API server and the controller manager is the real thing: server-side
 # apply, watches, admission, RBAC, ServiceAccount tokens, StatefulSets creating Pods and PVCs,
-# namespace deletion, garbage collection.
+# namespace deletion, garbage collection. node.sh adds a scheduler and one real node (a kubelet)
+# to it; that node is tainted, so only pods that tolerate the taint leave Pending.
 #
 #   k8s.sh start DIR [OWNER_PID]  PKI, etcd and kube-apiserver at once; kube-controller-manager as
 #                                 soon as the API server answers (a background launcher does that,
@@ -13,7 +14,13 @@
 #   k8s.sh stop DIR               TERM, then KILL after a grace period. Safe to repeat.
 #   k8s.sh bin-dir                prints the directory with etcd, kube-apiserver, kubectl, ...
 #
-# DIR/kubeconfig is the admin kubeconfig (group system:masters). Logs: DIR/logs/*.log.
+# DIR/kubeconfig is the admin kubeconfig (group system:masters). Logs: DIR/logs/*.log. For
+# node.sh: DIR/kubelet.kubeconfig (user system:node:127.0.0.1 in group system:nodes, the identity
+# the Node authorizer and NodeRestriction expect of node "127.0.0.1"), DIR/scheduler.kubeconfig
+# (system:kube-scheduler), DIR/pki/ca.crt (which also signs the API server's client certificate
+# towards kubelets) and DIR/ports.
+# The API server listens on every address (0.0.0.0), not only loopback: pods on node.sh's bridge
+# reach it at the bridge's address, which is therefore in its serving certificate.
 # Environment (all optional):
 #   K8S_ETCD_CLIENT_PORT, K8S_ETCD_PEER_PORT, K8S_APISERVER_PORT  fixed ports instead of free ones
 #   K8S_BIN              directory with the binaries (default: the cache of build-k8s.sh, built
@@ -21,6 +28,8 @@
 #   K8S_REMOVE_DIR=1     the watchdog also deletes DIR after stopping (only a DIR made by start)
 #   K8S_STOP_GRACE       seconds between TERM and KILL in stop (default 10)
 #   K8S_KCM_SA_CREDENTIALS=true  controllers use per-controller ServiceAccounts (slower start)
+#   K8S_NODE_HOST_IP     the host's address on node.sh's pod bridge, added to the API server's
+#                        certificate (default 10.244.0.1, node.sh's default)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,6 +40,9 @@ COMPONENTS=(kube-controller-manager kube-apiserver etcd) # stop order: dependant
 MARKER=.redoline-k8s
 SERVICE_CIDR=10.96.0.0/20 # 4094 ClusterIPs: room for the 1,000-capture operator benchmark
 SERVICE_IP=10.96.0.1 # first address of SERVICE_CIDR: the "kubernetes" Service
+NODE_HOST_IP=${K8S_NODE_HOST_IP:-10.244.0.1}
+NODE_NAME=127.0.0.1 # node.sh's kubelet registers under this name (its --hostname-override)
+PKI_REV=2 # bump when make_pki's output changes, so that a restart in an old DIR remakes it
 
 say() { echo "k8s.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -155,7 +167,7 @@ subjectKeyIdentifier = hash
 basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature
 extendedKeyUsage = serverAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost,IP:$SERVICE_IP,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+subjectAltName = IP:127.0.0.1,DNS:localhost,IP:$NODE_HOST_IP,IP:$SERVICE_IP,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
 authorityKeyIdentifier = keyid
 [client]
 basicConstraints = critical,CA:FALSE
@@ -180,7 +192,7 @@ leaf() {
 
 make_pki() {
   local pki=$1/pki
-  [ -s "$pki/complete" ] && return 0
+  [ "$(cat "$pki/complete" 2>/dev/null)" = "$PKI_REV $NODE_HOST_IP" ] && return 0
   rm -rf "$pki" && mkdir -p "$pki" && chmod 700 "$pki"
   openssl_conf >"$pki/openssl.cnf"
   ec_key "$pki/ca.key"
@@ -191,10 +203,17 @@ make_pki() {
   # In system:masters: unless K8S_KCM_SA_CREDENTIALS=true, every controller acts as this identity,
   # and the bootstrap role of system:kube-controller-manager alone is too narrow for that.
   leaf "$pki" controller-manager "/O=system:masters/CN=system:kube-controller-manager" client
+  # The bootstrap RBAC binds the scheduler's roles to this user.
+  leaf "$pki" scheduler "/CN=system:kube-scheduler" client
+  leaf "$pki" node "/O=system:nodes/CN=system:node:$NODE_NAME" client
+  # The API server towards kubelets (logs, exec, port-forward): the kubelet trusts ca.crt, and
+  # asks the API server whether this user may use its API (webhook authorization); as a master
+  # it may.
+  leaf "$pki" apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" client
   # ServiceAccount token signing: RSA, the algorithm every token consumer understands.
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/sa.key" 2>/dev/null
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
-  echo ok >"$pki/complete"
+  echo "$PKI_REV $NODE_HOST_IP" >"$pki/complete"
 }
 
 b64() { base64 -w0 <"$1"; }
@@ -256,7 +275,9 @@ APISERVER_PORT=$api_port
 EOF
   kubeconfig "$pki" "$api_port" admin >"$dir/kubeconfig.tmp" && mv "$dir/kubeconfig.tmp" "$dir/kubeconfig"
   kubeconfig "$pki" "$api_port" controller-manager >"$dir/controller-manager.kubeconfig"
-  chmod 600 "$dir/kubeconfig" "$dir/controller-manager.kubeconfig"
+  kubeconfig "$pki" "$api_port" scheduler >"$dir/scheduler.kubeconfig"
+  kubeconfig "$pki" "$api_port" node >"$dir/kubelet.kubeconfig"
+  chmod 600 "$dir"/*.kubeconfig "$dir/kubeconfig"
 
   rm -rf "$dir/etcd-data"
   # No fsync: the data is thrown away anyway, and fsync on a shared CI disk is the slowest part.
@@ -270,10 +291,13 @@ EOF
   GOMEMLIMIT=${K8S_APISERVER_GOMEMLIMIT:-600MiB} \
     launch "$dir" kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+    --bind-address=0.0.0.0 --advertise-address=127.0.0.1 --secure-port="$api_port" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
-    --authorization-mode=RBAC \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types=InternalIP \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" \
@@ -282,7 +306,7 @@ EOF
     --profiling=false
 
   start_launcher "$dir" "$owner"
-  say "starting in $dir: etcd on 127.0.0.1:$etcd_port, kube-apiserver on https://127.0.0.1:$api_port"
+  say "starting in $dir: etcd on 127.0.0.1:$etcd_port, kube-apiserver on https://127.0.0.1:$api_port (and every other address of the host)"
 }
 
 start_launcher() {
@@ -318,6 +342,7 @@ cmd_launcher() {
       # K8S_KCM_SA_CREDENTIALS=true runs each controller as its own ServiceAccount under RBAC, as
       # kubeadm does; it costs ~4 s of start-up, so by default the controllers share the
       # controller manager's identity. No serving port (nothing scrapes it; avoids port clashes).
+      # The FlexVolume directory in DIR: by default it creates /usr/libexec/kubernetes/... .
       GOMEMLIMIT=${K8S_KCM_GOMEMLIMIT:-300MiB} \
         launch "$dir" kube-controller-manager "$BIN/kube-controller-manager" \
         --kubeconfig="$dir/controller-manager.kubeconfig" \
@@ -329,6 +354,7 @@ cmd_launcher() {
         --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
         --service-cluster-ip-range="$SERVICE_CIDR" \
         --controllers='*' \
+        --flex-volume-plugin-dir="$dir/flexvolume" \
         --profiling=false
     else
       say "kube-apiserver not healthy; kube-controller-manager not started"

@@ -11,6 +11,9 @@
 #       configuration live in DATA_DIR. With OWNER_PID, a watchdog stops the broker once that
 #       process has exited (and then deletes DATA_DIR if KAFKA_REMOVE_DATA_ON_EXIT=1).
 #       Starting a broker that is already running from DATA_DIR does nothing.
+#       With KAFKA_POD_LISTENER=ADDRESS:PORT (e.g. 10.244.0.1:29092, the host's address on
+#       node.sh's pod bridge), a second plaintext listener "POD" on that address, advertised as
+#       such, so that clients in pods get broker addresses they can reach.
 #   kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]
 #       Wait until the broker has logged that it started and accepts connections on PORT. Fails
 #       with the tail of its log when it dies or the timeout (default 120 s) passes.
@@ -137,6 +140,14 @@ cmd_start() {
 
   sed -e "s#@DATA_DIR@#$dir#g" -e "s/@PORT@/$port/g" -e "s/@CONTROLLER_PORT@/$cport/g" \
     "$TEMPLATES/server.properties.in" > "$dir/server.properties"
+  if [ -n "${KAFKA_POD_LISTENER:-}" ]; then
+    [[ $KAFKA_POD_LISTENER =~ ^([0-9]+\.){3}[0-9]+:([0-9]+)$ ]] \
+      || die "KAFKA_POD_LISTENER must be IPv4-ADDRESS:PORT, got '$KAFKA_POD_LISTENER'"
+    check_port "${KAFKA_POD_LISTENER##*:}"
+    sed -i -e "s#^listeners=.*#&,POD://$KAFKA_POD_LISTENER#" \
+      -e "s#^advertised.listeners=.*#&,POD://$KAFKA_POD_LISTENER#" \
+      -e "s#^listener.security.protocol.map=.*#&,POD:PLAINTEXT#" "$dir/server.properties"
+  fi
 
   local cp="$LIBS/*"
   # The serial collector suits a small heap on 2 cores (no parallel GC threads competing with
@@ -172,7 +183,7 @@ cmd_start() {
   [ -s "$dir/broker.pid" ] || die "broker did not write its pid file"
   local bpid
   bpid="$(cat "$dir/broker.pid")"
-  log "broker starting from $dir (pid $bpid, 127.0.0.1:$port, controller 127.0.0.1:$cport)"
+  log "broker starting from $dir (pid $bpid, 127.0.0.1:$port, controller 127.0.0.1:$cport${KAFKA_POD_LISTENER:+, pods $KAFKA_POD_LISTENER})"
 
   if [ -n "$owner" ]; then
     # The watchdog: once the owner is gone, stop the broker (and remove its data if asked).

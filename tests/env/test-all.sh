@@ -3,10 +3,12 @@
 #   1. provision the tools (cached under ~/.cache/redoline, keyed by version; the Maven fetches
 #      overlap the Go builds),
 #   2. format and lint checks,
-#   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane for the whole run,
-#      shared by every test binary through REDOLINE_KAFKA_BOOTSTRAP, REDOLINE_POSTGRES_URL and
-#      REDOLINE_KUBECONFIG (each test still gets its
-#      own topic prefix or namespace), stopped again when this script exits,
+#   3. one Kafka broker, one PostgreSQL server and one Kubernetes control plane with one real node
+#      (tainted: only pods that tolerate it run) for the whole run, shared by every test binary
+#      through REDOLINE_KAFKA_BOOTSTRAP (REDOLINE_KAFKA_POD_BOOTSTRAP from pods),
+#      REDOLINE_POSTGRES_URL, REDOLINE_KUBECONFIG and REDOLINE_NODE_* (each test still gets its
+#      own topic prefix or namespace), stopped again when this script exits; the run fails if the
+#      node left the machine changed,
 #   4. every test of the workspace with cargo-nextest, test binaries side by side (.config/nextest.toml;
 #      capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds and mutations of them; the
 #      libFuzzer run is `make fuzz`, which CI runs after this), then the doc tests.
@@ -58,31 +60,16 @@ eval "$(bash tests/env/build-images.sh env)"
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/redoline-test-env.XXXXXX")
 cleanup() {
   status=$?
-  bash tests/env/kafka.sh stop "$run_dir/kafka" || true
-  bash tests/env/k8s.sh stop "$run_dir/k8s" || true
-  bash tests/env/postgres.sh stop "$run_dir/postgres" || true
+  # Fails when the node left anything behind on the machine: then the run fails too.
+  bash tests/env/stack.sh stop "$run_dir" || status=1
   if [ $status -eq 0 ]; then rm -rf "$run_dir"; else echo "test environment logs kept in $run_dir"; fi
   exit $status
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-kafka_port=$(free_port)
-kafka_controller_port=$(free_port)
-postgres_port=$(free_port)
-# PostgreSQL runs as the postgres user when this script runs as root: it must reach its directory.
-chmod 755 "$run_dir"
-
-step "start: Kafka on 127.0.0.1:$kafka_port, PostgreSQL on 127.0.0.1:$postgres_port and the control plane"
-bash tests/env/kafka.sh start "$run_dir/kafka" "$kafka_port" "$kafka_controller_port" $$
-bash tests/env/k8s.sh start "$run_dir/k8s" $$
-bash tests/env/postgres.sh start "$run_dir/postgres" "$postgres_port" $$
-bash tests/env/kafka.sh wait "$run_dir/kafka" "$kafka_port" 120
-bash tests/env/k8s.sh wait "$run_dir/k8s" 180
-bash tests/env/postgres.sh wait "$run_dir/postgres" "$postgres_port" 60
-export REDOLINE_KAFKA_BOOTSTRAP="127.0.0.1:$kafka_port"
-export REDOLINE_KUBECONFIG="$run_dir/k8s/kubeconfig"
-export REDOLINE_POSTGRES_URL="postgresql://postgres@127.0.0.1:$postgres_port/postgres"
+step "start: the control plane and its node (with the images), Kafka and PostgreSQL"
+STACK_POSTGRES=1 bash tests/env/stack.sh start "$run_dir" $$
+eval "$(bash tests/env/stack.sh env "$run_dir")"
 
 step "test: workspace"
 # Every test runs even when one fails (nextest.toml: no fail-fast), so one run shows every failure;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The whole test environment as one unit, for `make test` (test-all.sh) and `make demo`
+# (examples/demo-k8s.sh): a Kubernetes control plane (k8s.sh), a real node for it (node.sh) with
+# the images of build-images.sh imported, a Kafka broker with a listener for pods (kafka.sh), and,
+# with STACK_POSTGRES=1, a PostgreSQL server (postgres.sh). Every address is on this machine.
+#
+#   stack.sh start DIR [OWNER_PID]  starts them all (each service's directory under DIR), waits
+#                                   until every one is ready, imports the images named by
+#                                   REDOLINE_{CAPTURE,OPERATOR}_IMAGE_ARCHIVE when set, and writes
+#                                   DIR/env. With OWNER_PID, each service's watchdog stops it once
+#                                   OWNER_PID has exited.
+#   stack.sh env DIR                prints the `export` lines that tell the tests where everything
+#                                   is (REDOLINE_KUBECONFIG, REDOLINE_NODE_*, REDOLINE_KAFKA_*,
+#                                   REDOLINE_POSTGRES_URL).
+#   stack.sh stop DIR               stops everything, then fails if the node left anything behind
+#                                   on the machine (node.sh check-clean). Safe to repeat.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+say() { echo "stack.sh: $*" >&2; }
+usage() { say "usage: stack.sh start DIR [OWNER_PID] | env DIR | stop DIR"; exit 1; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+cmd_start() {
+  local dir=$1 owner=${2:-}
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  # PostgreSQL runs as the postgres user when this runs as root: it must reach its directory.
+  chmod 755 "$dir"
+  # What the machine looks like before the node, to check after it that nothing of it is left.
+  bash "$HERE/node.sh" record "$dir/machine.before"
+  local kafka_port kafka_controller_port kafka_pod_port postgres_port=""
+  kafka_port=$(free_port)
+  kafka_controller_port=$(free_port)
+  kafka_pod_port=$(free_port)
+
+  bash "$HERE/k8s.sh" start "$dir/k8s" $owner
+  # The node creates the pods' bridge before it returns: Kafka's pod listener binds its address.
+  bash "$HERE/node.sh" start "$dir/node" "$dir/k8s" $owner
+  eval "$(bash "$HERE/node.sh" env "$dir/node")"
+  KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" \
+    bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
+  if [ "${STACK_POSTGRES:-0}" = 1 ]; then
+    postgres_port=$(free_port)
+    bash "$HERE/postgres.sh" start "$dir/postgres" "$postgres_port" $owner
+  fi
+  bash "$HERE/kafka.sh" wait "$dir/kafka" "$kafka_port" 120
+  bash "$HERE/k8s.sh" wait "$dir/k8s" 180
+  bash "$HERE/node.sh" wait "$dir/node" 120
+  [ -z "$postgres_port" ] || bash "$HERE/postgres.sh" wait "$dir/postgres" "$postgres_port" 60
+  local archive
+  for archive in "${REDOLINE_CAPTURE_IMAGE_ARCHIVE:-}" "${REDOLINE_OPERATOR_IMAGE_ARCHIVE:-}"; do
+    [ -z "$archive" ] || bash "$HERE/node.sh" import "$dir/node" "$archive"
+  done
+
+  {
+    bash "$HERE/node.sh" env "$dir/node"
+    echo "export REDOLINE_KUBECONFIG=$dir/k8s/kubeconfig"
+    echo "export REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:$kafka_port"
+    echo "export REDOLINE_KAFKA_POD_BOOTSTRAP=$REDOLINE_NODE_HOST_IP:$kafka_pod_port"
+    [ -z "$postgres_port" ] ||
+      echo "export REDOLINE_POSTGRES_URL=postgresql://postgres@127.0.0.1:$postgres_port/postgres"
+  } >"$dir/env.tmp"
+  mv "$dir/env.tmp" "$dir/env"
+}
+
+cmd_env() {
+  [ -s "$1/env" ] || { say "no environment started in $1"; exit 1; }
+  cat "$1/env"
+}
+
+cmd_stop() {
+  local dir=$1 status=0
+  bash "$HERE/kafka.sh" stop "$dir/kafka" || true
+  bash "$HERE/node.sh" stop "$dir/node" || status=1
+  bash "$HERE/k8s.sh" stop "$dir/k8s" || true
+  [ ! -d "$dir/postgres" ] || bash "$HERE/postgres.sh" stop "$dir/postgres" || true
+  if [ -f "$dir/machine.before" ]; then
+    bash "$HERE/node.sh" check-clean "$dir/machine.before" || status=1
+  fi
+  return $status
+}
+
+case "${1:-}" in
+  start) [ $# -ge 2 ] || usage; shift; cmd_start "$@" ;;
+  env) [ $# -eq 2 ] || usage; cmd_env "$2" ;;
+  stop) [ $# -eq 2 ] || usage; cmd_stop "$2" ;;
+  *) usage ;;
+esac
