@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throw-away Kubernetes control plane on loopback for the tests: etcd, kube-apiserver and
-# kube-controller-manager, no scheduler, no nodes, no kubelet. Pods therefore stay Pending, but
+# kube-controller-manager; no scheduler, no nodes, no kubelet of its own. Pods therefore stay Pending, but
 # everything that lives in the API server and the controller manager is the real thing: server-side
 # apply, watches, admission, RBAC, ServiceAccount tokens, StatefulSets creating Pods and PVCs,
 # namespace deletion, garbage collection. node.sh adds a scheduler and one real node (a kubelet)

@@ -1,7 +1,8 @@
 //! A real Kubernetes control plane for the tests, in the spirit of controller-runtime's envtest:
 //! etcd, kube-apiserver and kube-controller-manager run as local processes on loopback (see
-//! `env/k8s.sh`), without scheduler or nodes. Pods stay Pending; everything the API server and the
-//! controllers do (server-side apply, watches, admission, RBAC, StatefulSets making Pods and PVCs,
+//! `env/k8s.sh`). Under `make test` the control plane also has a scheduler and one real node
+//! (`env/node.sh`, [`crate::node`]), tainted so that only pods that tolerate it run; every other
+//! Pod stays Pending. Everything the API server and the controllers do (server-side apply, watches, admission, RBAC, StatefulSets making Pods and PVCs,
 //! garbage collection) is the real implementation.
 //!
 //! [`KubeEnv::shared`] starts one control plane per test binary, on first use, in a temporary

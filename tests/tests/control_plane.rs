@@ -336,7 +336,7 @@ async fn statefulsets_get_pods_and_volume_claims_from_the_controller_manager() {
             .is_some_and(|c| c.claim_name == "data-db-0")),
         "{volumes:?}"
     );
-    // No scheduler: the Pod is never bound to a node.
+    // The only node is tainted and this Pod does not tolerate it: it is never bound.
     assert_eq!(pod.status.and_then(|s| s.phase).as_deref(), Some("Pending"));
 
     ns.delete().await;

@@ -856,7 +856,7 @@ async fn helm_install_creates_the_operator_and_its_rbac() {
         .await
         .expect("the leader-election RoleBinding");
 
-    // The pod passes the restricted admission (it stays Pending: the test cluster has no nodes).
+    // The pod passes the restricted admission (it stays Pending: it does not tolerate the test node's taint).
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
     let selector = format!("app.kubernetes.io/instance={release}");
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -10,8 +10,9 @@
 //! | `payments` | PrerequisitesMet=False | the doctor init container ended with a CDC-1002 report |
 //! | `shipments` | Stalled after CDC-4001, lag estimated over the SLA | it streamed on 127.0.0.3, then ended with a CDC-4001 stop |
 //!
-//! There is no kubelet: the test writes the pods' status (`pods/status`) and serves `/status`
-//! itself, as `operator_reconcile.rs` does.
+//! The pods do not run (they do not tolerate the test node's taint): the test writes their status
+//! (`pods/status`) and serves `/status` itself, as `operator_reconcile.rs` does, to show every
+//! state side by side at once.
 //!
 //! The test asserts what a reader needs (printer columns with values, conditions whose reasons
 //! and messages start with the stop code, fix statements, Events), then compares the output with

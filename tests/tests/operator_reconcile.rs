@@ -1,7 +1,9 @@
 //! The reconciler against a real control plane: the controller runs in this process, watching one
 //! test namespace, while kube-apiserver and kube-controller-manager do what they do in a cluster.
 //!
-//! There is no kubelet, so the tests stand in for it: they write the capture pod's status through
+//! The pods do not run here (they do not tolerate the test node's taint): the tests stand in for the
+//! kubelet, which reaches every state at once (a real pod on the node is `real_pods.rs`'s): they
+//! write the capture pod's status through
 //! the `pods/status` subresource (an init container that failed with a CDC-1002 report, a capture
 //! container that stopped with CDC-4001, a running capture on 127.0.0.1 whose `/status` a small
 //! HTTP server in the test answers) and assert the conditions, `lastStop`, `lagSeconds` and Events
