@@ -151,7 +151,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
     );
     let topic = format!("{prefix}.SALES.ORDERS");
     eventually("order events in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(&kafka, &topic).await;
+        let created = created_keys(kafka, &topic).await;
         (!created.is_empty()).then_some(())
     })
     .await
@@ -276,7 +276,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         placed_before_stop.max(1)
     };
     let created = eventually("every order in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(&kafka, &topic).await;
+        let created = created_keys(kafka, &topic).await;
         let total: usize = created.values().sum();
         (total as u64 >= orders).then_some(created)
     })
