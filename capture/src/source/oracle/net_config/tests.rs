@@ -27,7 +27,7 @@ fn sqlnet_naming(dir: &str) -> String {
 fn check_in_pod(dir: &Path, connect_string: &str) -> Result<NetConfig, NetConfigError> {
     let tns_admin = dir.display().to_string();
     let env = move |name: &str| (name == TNS_ADMIN).then(|| tns_admin.clone());
-    check(dir, &env, &NetConfigDir::read(dir).unwrap(), connect_string)
+    check(dir, &env, &NetConfigDir::read(dir)?, connect_string)
 }
 
 const EZ: &str = "tcps://db.example.com:2484/sales";
