@@ -20,6 +20,7 @@ use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
+use crate::config::secrets::DatabaseCredentials;
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
 use crate::engine::idle::pause_unless_stopped;
@@ -43,6 +44,7 @@ use crate::sink::{
 };
 use crate::sink::{FileLines, Output};
 use crate::source::login_guard::LoginGuard;
+use crate::source::oracle::net_config::{self, NetConfig, NetConfigDir, NetConfigError};
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
 
@@ -174,15 +176,24 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
         None => {
             let credentials = secrets::database_credentials(&lookup)?;
             let user = credentials.username.clone();
-            match connect(&config) {
-                Ok(mut source) => Ok(doctor_with(&mut source, &request(user), stored)),
+            // A wallet the client would not use is the finding: connecting would fail, or not
+            // with the TLS settings intended.
+            let wallet = match net_config(&credentials, &connect_string(&config)?) {
+                Some(Err(error)) => return Ok(doctor::wallet_failed(&error)),
+                Some(Ok(net)) => Some(doctor::wallet_used(&net)),
+                None => None,
+            };
+            let mut report = match connect(&config) {
+                Ok(mut source) => doctor_with(&mut source, &request(user), stored),
                 // Not reached, not set up (a PDB not open), or a connection LogMiner cannot run on
                 // (a PDB service before 21c): a report naming the fix.
                 Err(CaptureError::Source(error)) if doctor::reported_at_connect(&error) => {
-                    Ok(doctor::connection_failed(&error))
+                    doctor::connection_failed(&error)
                 }
-                Err(error) => Err(error),
-            }
+                Err(error) => return Err(error),
+            };
+            report.checks.splice(0..0, wallet);
+            Ok(report)
         }
     }
 }
@@ -222,31 +233,52 @@ fn stored_bookmark(config: &CaptureConfig) -> Result<Option<Bookmark>, String> {
     }
 }
 
-fn connect(config: &CaptureConfig) -> Result<OracleClient, CaptureError> {
-    let credentials = secrets::database_credentials(&lookup).map_err(|error| error.stop())?;
+/// The connect string: `database.connectString`, or Easy Connect from host, port and service.
+fn connect_string(config: &CaptureConfig) -> Result<String, CaptureError> {
     let database = &config.database;
-    let connect_string = match (
+    match (
         &database.connect_string,
         &database.host,
         &database.service_name,
     ) {
-        (Some(connect_string), _, _) => connect_string.clone(),
-        (None, Some(host), Some(service)) => ez_connect(host, database.port, service),
-        _ => {
-            return Err(ConfigError::new(
-                "database",
-                "set database.serviceName with database.host, or database.connectString",
+        (Some(connect_string), _, _) => Ok(connect_string.clone()),
+        (None, Some(host), Some(service)) => Ok(ez_connect(host, database.port, service)),
+        _ => Err(ConfigError::new(
+            "database",
+            "set database.serviceName with database.host, or database.connectString",
+        )
+        .stop()
+        .into()),
+    }
+}
+
+/// With a wallet mounted: the configuration the Oracle client will read from it, or why it would
+/// not use the wallet ([`net_config`]). The pod sets `TNS_ADMIN` rather than the capture handing
+/// the directory to ODPI-C, which would `setenv` with other threads running.
+fn net_config(
+    credentials: &DatabaseCredentials,
+    connect_string: &str,
+) -> Option<Result<NetConfig, NetConfigError>> {
+    let wallet = credentials.wallet_dir.as_deref()?;
+    Some(
+        NetConfigDir::read(wallet)
+            .and_then(|dir| net_config::check(wallet, &lookup, &dir, connect_string)),
+    )
+}
+
+fn connect(config: &CaptureConfig) -> Result<OracleClient, CaptureError> {
+    let credentials = secrets::database_credentials(&lookup).map_err(|error| error.stop())?;
+    let database = &config.database;
+    let connect_string = connect_string(config)?;
+    if let Some(net) = net_config(&credentials, &connect_string) {
+        let net = net.map_err(|error| {
+            ConfigError::new(
+                "database.walletSecret",
+                format!("{error}; fix: {}", error.fix()),
             )
             .stop()
-            .into());
-        }
-    };
-    if let Some(wallet) = &credentials.wallet_dir {
-        // ODPI-C finds sqlnet.ora, tnsnames.ora and the wallet through TNS_ADMIN, which the pod
-        // sets (changing the environment of a running process is unsound); check it agrees.
-        if std::env::var_os("TNS_ADMIN").as_deref() != Some(wallet.as_os_str()) {
-            tracing::warn!(wallet = %wallet.display(), "TNS_ADMIN does not name the wallet directory; TLS settings there are not used");
-        }
+        })?;
+        tracing::info!(%net, "Oracle client configuration");
     }
     let options = ConnectOptions {
         username: credentials.username,

@@ -7,6 +7,8 @@
 //! message CDC-1002 with `details.checks`.
 //!
 //! What is checked (seed 001, "Database prerequisites"):
+//! - with `spec.database.walletSecret`, before connecting: that the Oracle client reads its
+//!   configuration and wallet from the mounted Secret ([`crate::source::oracle::net_config`]);
 //! - the database answers (client library, credentials, network) and its release;
 //! - ARCHIVELOG mode; minimal supplemental logging at the database;
 //! - per captured table (named in `spec.tables` or selected by the filter lists): visible, and
@@ -36,11 +38,15 @@ use crate::engine::captured_tables::TableListing;
 use crate::filter::{Filters, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
 use crate::source::key_logging;
+use crate::source::oracle::net_config::{NetConfig, NetConfigError};
 use crate::source::oracle::sql;
 use crate::source::{
     CatalogTable, DatabaseCatalog, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
     SourceError, SupplementalLogging,
 };
+
+/// The name of the wallet check.
+const WALLET_CHECK: &str = "wallet";
 
 /// What doctor needs to know besides the database.
 #[derive(Clone, Debug)]
@@ -344,6 +350,22 @@ pub fn connection_failed(error: &SourceError) -> Report {
             error_text(error),
             connection_fix(error),
         )],
+        position: None,
+    }
+}
+
+/// The check of the Oracle client's configuration directory when a wallet is mounted: what the
+/// client will read there ([`NetConfig`]'s text names the files and the wallet).
+pub fn wallet_used(net: &NetConfig) -> Check {
+    Check::pass(WALLET_CHECK, net.to_string())
+}
+
+/// The report when the client would not use the mounted wallet (the capture stops with CDC-1001
+/// for the same reason): the one failed check, naming the file and what to change. Nothing is
+/// asked of the database, which would be reached without the TLS settings intended, if at all.
+pub fn wallet_failed(error: &NetConfigError) -> Report {
+    Report {
+        checks: vec![Check::fail(WALLET_CHECK, error.to_string(), error.fix())],
         position: None,
     }
 }

@@ -567,3 +567,48 @@ fn the_character_sets_are_shown_and_an_undecodable_one_is_named_without_failing(
         "{report}"
     );
 }
+
+/// A wallet the client would not use is doctor's one finding, in the termination message's
+/// shape (CDC-1002, `details.checks`), naming the file and the change; a usable one is a passing
+/// check naming what the client reads.
+#[test]
+fn the_wallet_check_names_the_file_and_the_fix() {
+    use crate::source::oracle::net_config::{self, NetConfigDir, TNS_ADMIN};
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().display().to_string();
+    std::fs::write(dir.path().join("cwallet.sso"), "auto-login").unwrap();
+    std::fs::write(
+        dir.path().join("sqlnet.ora"),
+        "WALLET_LOCATION = (SOURCE = (METHOD = file) (METHOD_DATA = (DIRECTORY=\"?/network/admin\")))\n",
+    )
+    .unwrap();
+    let env = |name: &str| (name == TNS_ADMIN).then(|| mount.clone());
+    let checked = |dir: &tempfile::TempDir| {
+        let listing = NetConfigDir::read(dir.path()).unwrap();
+        net_config::check(dir.path(), &env, &listing, "tcps://db:2484/sales")
+    };
+    let report = wallet_failed(&checked(&dir).unwrap_err());
+    let stop = report.stop().unwrap();
+    assert_eq!(stop.code.code(), "CDC-1002");
+    let check = &stop.details["checks"][0];
+    assert_eq!(check["name"], "wallet");
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("WALLET_LOCATION in {mount}/sqlnet.ora")),
+        "{message}"
+    );
+    let fix = check["fix"].as_str().unwrap();
+    assert!(fix.contains(&format!("(DIRECTORY = \"{mount}\")")), "{fix}");
+    assert!(report.to_string().contains("FAIL   wallet"), "{report}");
+
+    std::fs::write(dir.path().join("sqlnet.ora"), "SSL_SERVER_DN_MATCH=yes\n").unwrap();
+    let used = wallet_used(&checked(&dir).unwrap());
+    assert!(used.ok);
+    assert_eq!(
+        used.message,
+        format!(
+            "TNS_ADMIN={mount} (cwallet.sso, sqlnet.ora); the wallet cwallet.sso there, found \
+             through TNS_ADMIN"
+        )
+    );
+}

@@ -167,7 +167,10 @@ pub struct DatabaseSpec {
     #[schemars(range(min = 1, max = 65535))]
     pub port: u16,
 
-    /// Service name of the PDB that owns the tables (Oracle 21c+ mines per PDB), or of a non-CDB.
+    /// Service name to connect to: the CDB root's service, with `pdb` naming the PDB that owns
+    /// the tables (any release, and the only way on 19c and earlier, where LogMiner cannot run
+    /// inside a PDB); on 21c and later also the PDB's own service, without `pdb` (LogMiner then
+    /// runs inside the PDB); or a non-CDB's service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub service_name: Option<String>,

@@ -9,6 +9,8 @@
 //! - `redoline-capture doctor` runs as an init container, so a failing prerequisite shows up as
 //!   its termination message (CDC-1002) before the capture starts.
 //! - Credentials are Secret volumes mounted read-only; environment variables name the files.
+//! - The Oracle wallet's directory is the Oracle client's configuration directory (`TNS_ADMIN`)
+//!   in both containers, so doctor and the capture connect the same way ([`oracle_client_env`]).
 //! - Restricted security: non-root, read-only root filesystem (a small emptyDir for /tmp), no
 //!   capabilities, no privilege escalation, seccomp RuntimeDefault, no API token.
 //! - The termination grace period leaves time to abort the open Kafka transaction cleanly.
@@ -73,6 +75,24 @@ pub fn mounted_secret_files(capture: &OracleCapture) -> Vec<(&'static str, Strin
     files
 }
 
+/// The Oracle client's environment: `TNS_ADMIN` naming the mounted wallet when there is one, so
+/// the client reads `sqlnet.ora`, `tnsnames.ora` and the wallet from the Secret.
+///
+/// Why the environment and not ODPI-C's `dpiContextCreateParams.oracleClientConfigDir` (the
+/// `oracle` crate's `InitParams::oracle_client_config_dir`): ODPI-C implements that parameter by
+/// calling `setenv("TNS_ADMIN")` when it creates its context, that is at the capture's first
+/// connection, when the HTTP runtime and librdkafka's threads already run and may read the
+/// environment; `setenv` beside a concurrent `getenv` is undefined behaviour in glibc. Set on the
+/// container, the variable is in place before the process starts, the same for the doctor init
+/// container and the capture, and visible in `kubectl describe pod`. The capture checks that it
+/// names the wallet directory and that the wallet there is the one the client will use.
+fn oracle_client_env(capture: &OracleCapture) -> Vec<(&'static str, String)> {
+    match capture.spec.database.wallet_secret {
+        Some(_) => vec![("TNS_ADMIN", WALLET_DIR.into())],
+        None => Vec::new(),
+    }
+}
+
 pub(super) fn build(
     capture: &OracleCapture,
     identity: &Identity,
@@ -106,6 +126,7 @@ pub(super) fn build(
     let config_path = format!("{CONFIG_DIR}/{CONFIG_FILE}");
     let env: Vec<EnvVar> = mounted_secret_files(capture)
         .into_iter()
+        .chain(oracle_client_env(capture))
         .map(|(name, value)| env(name, &value))
         .chain([env("REDOLINE_LOG_FORMAT", "json")])
         .collect();
@@ -488,6 +509,79 @@ mod tests {
             (items[1].key.as_str(), items[1].path.as_str()),
             ("password", "password")
         );
+    }
+
+    /// The environment variables and mounts of each container, by container name.
+    fn containers(pod: &PodSpec) -> Vec<(String, Vec<EnvVar>, Vec<VolumeMount>)> {
+        pod.init_containers
+            .iter()
+            .flatten()
+            .chain(&pod.containers)
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    c.env.clone().unwrap_or_default(),
+                    c.volume_mounts.clone().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_wallet_is_the_oracle_client_configuration_of_doctor_and_capture() {
+        let mut capture = fixtures::sample();
+        capture.spec.database.wallet_secret = Some(redoline_crds::v1alpha1::SecretRef {
+            name: "orders-db-wallet".into(),
+        });
+        let pod = pod(&sts(&capture));
+        let containers = containers(&pod);
+        assert_eq!(
+            containers.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+            [DOCTOR_CONTAINER, CAPTURE_CONTAINER]
+        );
+        for (name, env, mounts) in &containers {
+            let value = |var: &str| {
+                let found: Vec<_> = env.iter().filter(|e| e.name == var).collect();
+                assert_eq!(found.len(), 1, "{name}: {var} once");
+                found[0].value.clone()
+            };
+            assert_eq!(value("TNS_ADMIN").as_deref(), Some(WALLET_DIR), "{name}");
+            assert_eq!(
+                value("REDOLINE_DATABASE_WALLET_DIR").as_deref(),
+                Some(WALLET_DIR),
+                "{name}"
+            );
+            let wallet = mounts.iter().find(|m| m.mount_path == WALLET_DIR);
+            let wallet = wallet.unwrap_or_else(|| panic!("{name}: the wallet is mounted"));
+            assert_eq!(wallet.name, "wallet");
+            assert_eq!(wallet.read_only, Some(true));
+        }
+        let volume = pod
+            .volumes
+            .unwrap()
+            .into_iter()
+            .find(|v| v.name == "wallet")
+            .unwrap();
+        let secret = volume.secret.unwrap();
+        assert_eq!(secret.secret_name.as_deref(), Some("orders-db-wallet"));
+        // Every key of the Secret: cwallet.sso, sqlnet.ora, tnsnames.ora, whatever the wallet has.
+        assert_eq!(secret.items, None);
+    }
+
+    #[test]
+    fn without_a_wallet_the_oracle_client_keeps_its_defaults() {
+        let capture = fixtures::sample();
+        assert!(capture.spec.database.wallet_secret.is_none());
+        let pod = pod(&sts(&capture));
+        for (name, env, mounts) in containers(&pod) {
+            assert!(
+                !env.iter()
+                    .any(|e| e.name == "TNS_ADMIN" || e.name == "REDOLINE_DATABASE_WALLET_DIR"),
+                "{name}"
+            );
+            assert!(!mounts.iter().any(|m| m.mount_path == WALLET_DIR), "{name}");
+        }
+        assert!(!pod.volumes.unwrap().iter().any(|v| v.name == "wallet"));
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod error;
 mod fake;
 pub mod instances;
 pub mod mapping;
+pub mod net_config;
 pub mod session;
 pub mod sql;
 #[cfg(test)]
