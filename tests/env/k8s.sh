@@ -129,26 +129,8 @@ stop_all() {
 
 # --- ports ----------------------------------------------------------------------------------
 
-port_taken() { # any TCP socket (listening or not) bound to local port $1
-  local hex
-  hex=$(printf ':%04X' "$1")
-  awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h { found = 1 } END { exit !found }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-PICKED=" "
-free_port() { # below the kernel's ephemeral range, so outgoing connections do not collide
-  local p i
-  for i in $(seq 200); do
-    p=$((20000 + RANDOM % 12000))
-    [[ $PICKED == *" $p "* ]] && continue
-    port_taken "$p" && continue
-    PICKED+="$p "
-    echo "$p"
-    return 0
-  done
-  die "no free port found"
-}
+# shellcheck source=lib/ports.sh
+. "$HERE/lib/ports.sh"
 
 # --- PKI ------------------------------------------------------------------------------------
 
@@ -372,14 +354,9 @@ cmd_launcher() {
 
 # --- wait -----------------------------------------------------------------------------------
 
-tails() {
-  local dir=$1 f
-  for f in "$dir"/logs/*.log; do
-    [ -e "$f" ] || continue
-    echo "----- last lines of $f -----" >&2
-    tail -n "${K8S_LOG_TAIL:-25}" "$f" >&2
-  done
-}
+# shellcheck source=lib/logs.sh
+. "$HERE/lib/logs.sh"
+tails() { log_tails "$1" "${K8S_LOG_TAIL:-25}"; }
 
 cmd_wait() {
   (($# >= 1 && $# <= 2)) || usage

@@ -343,26 +343,8 @@ remove_bridge() {
 
 # --- ports ----------------------------------------------------------------------------------
 
-port_taken() {
-  local hex
-  hex=$(printf ':%04X' "$1")
-  awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h { found = 1 } END { exit !found }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-PICKED=" "
-free_port() { # below the kernel's ephemeral range, so outgoing connections do not collide
-  local p i
-  for i in $(seq 200); do
-    p=$((20000 + RANDOM % 12000))
-    [[ $PICKED == *" $p "* ]] && continue
-    port_taken "$p" && continue
-    PICKED+="$p "
-    echo "$p"
-    return 0
-  done
-  die "no free port found"
-}
+# shellcheck source=lib/ports.sh
+. "$HERE/lib/ports.sh"
 
 # --- configuration --------------------------------------------------------------------------
 
@@ -618,14 +600,9 @@ cmd_launcher() {
 
 # --- wait -----------------------------------------------------------------------------------
 
-tails() {
-  local dir=$1 f
-  for f in "$dir"/logs/*.log; do
-    [ -e "$f" ] || continue
-    echo "----- last lines of $f -----" >&2
-    tail -n "${NODE_LOG_TAIL:-25}" "$f" >&2
-  done
-}
+# shellcheck source=lib/logs.sh
+. "$HERE/lib/logs.sh"
+tails() { log_tails "$1" "${NODE_LOG_TAIL:-25}"; }
 
 node_ready() {
   [ "$(kc get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]

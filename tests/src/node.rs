@@ -19,8 +19,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ContainerStatus, LocalVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
     PersistentVolume, PersistentVolumeSpec, Pod, Toleration, VolumeNodeAffinity,
@@ -32,11 +34,14 @@ use serde_json::json;
 
 use crate::helm::Helm;
 use crate::k8s::KubeEnv;
+use crate::operator::eventually;
 
 /// The taint the node registers with; pods that run on it tolerate it.
 pub const TAINT_KEY: &str = "redoline.io/real-node";
 /// The StorageClass of the node's local volumes (no provisioner, bound when a pod is scheduled).
 pub const STORAGE_CLASS: &str = "redoline-local";
+/// Bound for the operator's pods to be Ready: a cold start on a loaded 2-core machine is slow.
+const OPERATOR_READY_WITHIN: Duration = Duration::from_secs(180);
 /// The user the images run as; volumes the pods read must be readable by it.
 pub const IMAGE_UID: u32 = 65532;
 
@@ -157,8 +162,8 @@ impl NodeEnv {
     /// Installs the operator with the Helm chart (`charts/redoline`) into `namespace` as release
     /// `release`, from the operator image built here, watching `namespace`, its captures on the
     /// simulator of `scenarios` and the capture image built here. `replicas` above one elect a
-    /// leader through the chart's Lease.
-    pub fn install_operator(
+    /// leader through the chart's Lease. Returns once every replica is Ready.
+    pub async fn install_operator(
         &self,
         helm: &Helm,
         kube_env: &KubeEnv,
@@ -205,7 +210,19 @@ impl NodeEnv {
             kube_env.kubeconfig_path(),
             &["--values", &values_path],
         )?;
-        Ok(())
+        let deployments: Api<Deployment> =
+            Api::namespaced(kube_env.client().await?, install.namespace);
+        let replicas = i32::try_from(install.replicas).context("too many replicas")?;
+        eventually(
+            "the operator's replicas to be Ready",
+            OPERATOR_READY_WITHIN,
+            Duration::from_millis(500),
+            || async {
+                let status = deployments.get(install.release).await.ok()?.status?;
+                (status.ready_replicas? == replicas).then_some(())
+            },
+        )
+        .await
     }
 }
 

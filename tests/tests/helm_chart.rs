@@ -68,6 +68,18 @@ fn all_features() -> PathBuf {
     chart().join("ci/all-features-values.yaml")
 }
 
+/// The chart rendered with every optional feature on.
+fn all_features_rendered(helm: &Helm) -> Vec<Value> {
+    documents(
+        &helm
+            .template(
+                "redoline-system",
+                &["--values", all_features().to_str().unwrap()],
+            )
+            .unwrap(),
+    )
+}
+
 fn stderr(out: &Output) -> String {
     helm::output_text(out)
 }
@@ -246,14 +258,7 @@ fn values_schema_rejects_bad_values() {
 #[test]
 fn the_network_policy_admits_the_operator_to_the_captures_http_port_only() {
     let helm = Helm::new().unwrap();
-    let docs = documents(
-        &helm
-            .template(
-                "redoline-system",
-                &["--values", all_features().to_str().unwrap()],
-            )
-            .unwrap(),
-    );
+    let docs = all_features_rendered(&helm);
     let policies = of_kind(&docs, "NetworkPolicy");
     let namespaces: BTreeSet<&str> = policies
         .iter()
@@ -494,14 +499,7 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
 #[test]
 fn prometheus_objects_are_well_formed_and_use_exported_metrics() {
     let helm = Helm::new().unwrap();
-    let docs = documents(
-        &helm
-            .template(
-                "redoline-system",
-                &["--values", all_features().to_str().unwrap()],
-            )
-            .unwrap(),
-    );
+    let docs = all_features_rendered(&helm);
     let service = one_of_kind(&docs, "Service");
     let service_labels = service["metadata"]["labels"].as_object().unwrap();
     let service_ports: Vec<&str> = service["spec"]["ports"]

@@ -24,7 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
@@ -79,25 +78,8 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
             scenarios: scenarios.path(),
         },
     )
-    .unwrap();
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    eventually(
-        "the operator Deployment to be available",
-        WITHIN,
-        POLL,
-        || async {
-            let ready = deployments
-                .get(RELEASE)
-                .await
-                .ok()?
-                .status?
-                .ready_replicas?;
-            (ready == 1).then_some(())
-        },
-    )
     .await
     .unwrap();
-
     let workload = Workload::start(
         &scenarios.path().join(scenario_file_name(&ns, NAME)),
         Duration::from_millis(500),

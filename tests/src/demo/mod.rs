@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
@@ -220,32 +219,19 @@ impl Scene<'_> {
         say.step(&format!(
             "installing the operator with the Helm chart: a Deployment of {OPERATOR_REPLICAS} replicas from the image built here, electing a leader"
         ));
-        self.node.install_operator(
-            self.helm,
-            self.kube_env,
-            &OperatorInstall {
-                release: RELEASE,
-                namespace: &self.namespace,
-                replicas: OPERATOR_REPLICAS,
-                status_poll_interval: STATUS_POLL,
-                scenarios: self.scenarios,
-            },
-        )?;
-        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
-        wait_for(
-            "the operator's replicas to be Ready",
-            STEP_WITHIN,
-            || async {
-                let ready = deployments
-                    .get(RELEASE)
-                    .await
-                    .ok()?
-                    .status?
-                    .ready_replicas?;
-                (ready == OPERATOR_REPLICAS as i32).then_some(())
-            },
-        )
-        .await?;
+        self.node
+            .install_operator(
+                self.helm,
+                self.kube_env,
+                &OperatorInstall {
+                    release: RELEASE,
+                    namespace: &self.namespace,
+                    replicas: OPERATOR_REPLICAS,
+                    status_poll_interval: STATUS_POLL,
+                    scenarios: self.scenarios,
+                },
+            )
+            .await?;
         say.show(&self.kubectl(&["get", "deployment,pods,lease", "-o", "wide"])?);
 
         say.step("starting the workload: an order a second on the simulated Oracle database (the scenario file the pod follows)");

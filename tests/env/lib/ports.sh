@@ -1,0 +1,23 @@
+# Free TCP ports for the services the test environment starts (sourced by k8s.sh and node.sh).
+# The caller defines die().
+
+port_taken() { # any TCP socket (listening or not) bound to local port $1
+  local hex
+  hex=$(printf ':%04X' "$1")
+  awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h { found = 1 } END { exit !found }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+PICKED=" "
+free_port() { # below the kernel's ephemeral range, so outgoing connections do not collide
+  local p i
+  for i in $(seq 200); do
+    p=$((20000 + RANDOM % 12000))
+    [[ $PICKED == *" $p "* ]] && continue
+    port_taken "$p" && continue
+    PICKED+="$p "
+    echo "$p"
+    return 0
+  done
+  die "no free port found"
+}
