@@ -9,7 +9,7 @@
 //!    through the StatefulSet's claim;
 //! 2. it runs with the security context the operator sets (non-root, read-only root file system,
 //!    no capabilities), checked from inside with `kubectl exec`, and captures in it;
-//! 3. `kubectl logs` gives one JSON object per line;
+//! 3. `kubectl logs` gives one JSON object per line, with the fields docs/capture.md describes;
 //! 4. a spec change rolls the pod: the kubelet stops the old container with SIGTERM and it exits
 //!    0 within the grace period;
 //! 5. a deleted pod comes back on the same claim and volume and resumes from its bookmark;
@@ -184,7 +184,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         .collect();
     assert!(!lines.is_empty(), "no log lines");
     for line in &lines {
-        for key in ["timestamp", "level", "message"] {
+        for key in ["timestamp", "level", "message", "target"] {
             assert!(line.get(key).is_some(), "no {key} in {line}");
         }
     }
