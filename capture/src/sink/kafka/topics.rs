@@ -48,7 +48,11 @@ pub struct TopicNames {
 impl TopicNames {
     /// The names for a spec (see the module table).
     pub fn new(kafka: &KafkaSpec, journal: &JournalSpec) -> Self {
-        let prefix = &kafka.topic_prefix;
+        Self::with_prefix(&kafka.topic_prefix, journal)
+    }
+
+    /// The names for `kafka.topicPrefix` and the journal spec.
+    pub fn with_prefix(prefix: &str, journal: &JournalSpec) -> Self {
         Self {
             offsets: format!("{prefix}.redoline.offsets"),
             journal: journal
@@ -64,11 +68,15 @@ impl TopicNames {
     /// Every topic with the settings it is created with, and the spec field naming it.
     pub fn required(&self) -> Vec<RequiredTopic<'_>> {
         vec![
-            RequiredTopic::compacted(&self.offsets, "spec.kafka.topicPrefix"),
-            RequiredTopic::compacted(&self.journal, "spec.journal.topic"),
-            RequiredTopic::compacted(&self.schema_history, "spec.kafka.topicPrefix"),
-            RequiredTopic::plain(&self.ops, "spec.kafka.topicPrefix"),
-            RequiredTopic::plain(&self.dlq, "spec.kafka.topicPrefix"),
+            RequiredTopic::compacted(&self.offsets, "spec.kafka.topicPrefix", "bookmarks"),
+            RequiredTopic::compacted(&self.journal, "spec.journal.topic", "journal"),
+            RequiredTopic::compacted(
+                &self.schema_history,
+                "spec.kafka.topicPrefix",
+                "schema history",
+            ),
+            RequiredTopic::plain(&self.ops, "spec.kafka.topicPrefix", "ops events"),
+            RequiredTopic::plain(&self.dlq, "spec.kafka.topicPrefix", "dead letters"),
         ]
     }
 }
@@ -80,22 +88,26 @@ pub struct RequiredTopic<'a> {
     pub compacted: bool,
     /// The spec field that chose the name, for error messages.
     pub field: &'static str,
+    /// What the topic holds, for people.
+    pub purpose: &'static str,
 }
 
 impl<'a> RequiredTopic<'a> {
-    pub fn compacted(name: &'a str, field: &'static str) -> Self {
+    pub fn compacted(name: &'a str, field: &'static str, purpose: &'static str) -> Self {
         Self {
             name,
             compacted: true,
             field,
+            purpose,
         }
     }
 
-    pub fn plain(name: &'a str, field: &'static str) -> Self {
+    pub fn plain(name: &'a str, field: &'static str, purpose: &'static str) -> Self {
         Self {
             name,
             compacted: false,
             field,
+            purpose,
         }
     }
 }
@@ -334,7 +346,7 @@ mod tests {
     #[test]
     fn a_topic_the_broker_does_not_show_yet_is_retried_not_refused() {
         let (_, admin, name) = broker_admin("not-shown");
-        let topic = RequiredTopic::compacted(&name, "spec.kafka.topicPrefix");
+        let topic = RequiredTopic::compacted(&name, "spec.kafka.topicPrefix", "bookmarks");
         match check_compacted(&admin, &admin_options(), &topic) {
             Err(TopicError::Admin { action, topic, .. }) => {
                 assert_eq!(action, "DescribeConfigs");
@@ -353,7 +365,11 @@ mod tests {
             NewTopic::new(&name, 1, TopicReplication::Fixed(-1)).set("cleanup.policy", "delete");
         let created = block_on(admin.create_topics([&user_topic], &admin_options())).unwrap();
         assert!(created[0].is_ok(), "{created:?}");
-        let required = [RequiredTopic::compacted(&name, "spec.kafka.topicPrefix")];
+        let required = [RequiredTopic::compacted(
+            &name,
+            "spec.kafka.topicPrefix",
+            "bookmarks",
+        )];
         let started = std::time::Instant::now();
         let stop = loop {
             match ensure_topics(&settings, &required, Duration::from_secs(30)) {
@@ -374,7 +390,11 @@ mod tests {
 
     #[test]
     fn a_non_compacted_topic_is_cdc_1001_naming_the_field() {
-        let topic = RequiredTopic::compacted("sales.redoline.offsets", "spec.kafka.topicPrefix");
+        let topic = RequiredTopic::compacted(
+            "sales.redoline.offsets",
+            "spec.kafka.topicPrefix",
+            "bookmarks",
+        );
         let stop = not_compacted(&topic, "delete");
         assert_eq!(stop.code, StopCode::InvalidConfiguration);
         assert!(
