@@ -603,12 +603,9 @@ fn kafka_sink_options(
         config.name.as_str(),
     );
     let topics = TopicNames::new(&spec, &config.journal);
-    Ok(SinkOptions::new(
-        identity,
-        settings,
-        topics,
-        DeliveryMode::from_spec(&spec),
-    ))
+    let mut options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
+    options.topic_settings = kafka.topics.clone();
+    Ok(options)
 }
 
 /// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an

@@ -462,6 +462,42 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             with(minimal_spec(), "mining.sessionMaxSeconds", json!(86_401)),
             "spec.mining.sessionMaxSeconds",
         ),
+        (
+            "internal topics needing more in-sync replicas than they have",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"internal": {"replicationFactor": 2, "minInsyncReplicas": 3}}),
+            ),
+            "spec.kafka.topics.internal.minInsyncReplicas must not exceed replicationFactor",
+        ),
+        (
+            "data topic settings the capture would not apply",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"data": {"creation": "external", "partitions": 6}}),
+            ),
+            "partitions, replicationFactor and config apply only with creation: capture",
+        ),
+        (
+            "data topics needing more in-sync replicas than they have",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"data": {"replicationFactor": 1, "config": {"min.insync.replicas": "2"}}}),
+            ),
+            "config min.insync.replicas must not exceed replicationFactor",
+        ),
+        (
+            "a topic config name Kafka does not spell so",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"data": {"config": {"Retention_MS": "1"}}}),
+            ),
+            "spec.kafka.topics.data.config",
+        ),
     ];
 
     let mut failures = Vec::new();
