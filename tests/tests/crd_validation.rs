@@ -687,3 +687,39 @@ async fn explain_and_printer_columns_are_useful() {
 fn jiff_now() -> k8s_openapi::jiff::Timestamp {
     k8s_openapi::jiff::Timestamp::now()
 }
+
+/// `spec.kafka.topics` as docs/kafka.md shows it is accepted, and an unset one defaults to the
+/// capture creating data topics.
+#[tokio::test]
+async fn declared_topics_are_accepted_and_creation_defaults_to_the_capture() {
+    let (_env, api) = setup("crd-topics").await;
+    let topics = json!({
+        "data": {
+            "creation": "capture",
+            "partitions": 6,
+            "replicationFactor": 3,
+            "config": {"min.insync.replicas": "2", "retention.ms": "604800000"}
+        },
+        "internal": {"replicationFactor": 3, "minInsyncReplicas": 2}
+    });
+    let declared = with(minimal_spec(), "kafka.topics", topics.clone());
+    let created = api
+        .create(&PostParams::default(), &object("declared", declared))
+        .await
+        .expect("accepted");
+    assert_eq!(created.data["spec"]["kafka"]["topics"], topics);
+    let external = with(
+        minimal_spec(),
+        "kafka.topics",
+        json!({"data": {"creation": "external"}}),
+    );
+    api.create(&PostParams::default(), &object("external", external))
+        .await
+        .expect("accepted");
+    let plain = api
+        .create(&PostParams::default(), &object("plain", minimal_spec()))
+        .await
+        .expect("accepted");
+    let creation = &plain.data["spec"]["kafka"]["topics"]["data"]["creation"];
+    assert_eq!(creation, "capture", "{}", plain.data["spec"]["kafka"]);
+}

@@ -397,15 +397,23 @@ pub struct DataTopicsSpec {
 const DATA_TOPIC_SETTINGS_RULE: &str = "!has(self.creation) || self.creation == 'capture' || (!has(self.partitions) && !has(self.replicationFactor) && (!has(self.config) || size(self.config) == 0))";
 const DATA_TOPIC_MIN_ISR_RULE: &str = "!has(self.replicationFactor) || !has(self.config) || !('min.insync.replicas' in self.config) || !self.config['min.insync.replicas'].matches('^[0-9]{1,9}$') || int(self.config['min.insync.replicas']) <= self.replicationFactor";
 
-/// Topic config names are Kafka's (lower case, dots); at most 50, values bounded.
+/// Topic config names are Kafka's (lower case, dots); at most 50, values bounded. The name rule
+/// is said twice: the CRD drops `propertyNames` (structural schemas have no such keyword), so the
+/// apiserver checks the CEL rule, and the capture's JSON schema check `propertyNames`.
 fn topic_config_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
         "maxProperties": 50,
-        "propertyNames": {"pattern": "^[a-z0-9.]{1,100}$"},
-        "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 1024}
+        "propertyNames": {"pattern": TOPIC_CONFIG_NAME},
+        "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 1024},
+        "x-kubernetes-validations": [{
+            "rule": format!("self.all(name, name.matches('{TOPIC_CONFIG_NAME}'))"),
+            "message": "spec.kafka.topics.data.config: names are Kafka's topic config names, such as retention.ms",
+        }]
     })
 }
+
+const TOPIC_CONFIG_NAME: &str = "^[a-z0-9.]{1,100}$";
 
 /// Who creates a missing data topic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
