@@ -15,7 +15,11 @@
 //! | FindCoordinator (transaction), InitProducerId, AddPartitionsToTxn, EndTxn | the transactional producer | the transactional id | Describe, Write |
 //!
 //! The readers assign their partitions and never commit offsets, so they never join their group
-//! (JoinGroup, OffsetCommit: Read on the group) and Describe is enough. An idempotent producer
+//! (JoinGroup, OffsetCommit: Read on the group) and Describe is enough. It is needed all the
+//! same: librdkafka's group handle starts by asking for its coordinator whenever `group.id` is
+//! set, and passes a GROUP_AUTHORIZATION_FAILED answer on to the consumer's queue, where the
+//! reader would meet it (librdkafka 2.12, `rdkafka_cgrp.c`, `rd_kafka_cgrp_serve` and
+//! `rd_kafka_cgrp_handle_FindCoordinator`). An idempotent producer
 //! without transactions (at least once) needs IdempotentWrite on the cluster only on brokers
 //! before Kafka 2.8: KIP-679 made Write on any topic enough for InitProducerId there; the
 //! `legacy_idempotent_write` rule adds it for older brokers.
