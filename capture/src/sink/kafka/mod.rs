@@ -42,6 +42,7 @@
 //! From async code, call it inside `tokio::task::spawn_blocking`. The delivery reports and
 //! librdkafka's events are served by the producer's own polling thread (`ThreadedProducer`).
 
+pub mod authentication;
 pub mod config;
 pub mod error;
 pub mod metrics;
