@@ -71,8 +71,10 @@ pub struct KafkaAuthenticationConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 20))]
     pub tls_trusted_certificates: Vec<TrustedCertificateFiles>,
+    /// Letters, digits and `._-/@`: librdkafka hands it to `kinit` through a shell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024))]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._/-]+(@[A-Za-z0-9._-]+)?$"))]
     pub principal: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keytab_file: Option<PathBuf>,

@@ -403,6 +403,12 @@ fn kafka_security_rules_are_mirrored() {
             "authentication: {type: gssapi, principal: p}",
             "kafka.authentication.keytabFile",
         ),
+        // The schema's pattern refuses it; the schema reports it at `kafka`, the optional
+        // member whose `anyOf` (the block or null) failed.
+        (
+            "authentication: {type: gssapi, principal: 'p\"; rm -rf /', keytabFile: k}",
+            "kafka",
+        ),
         (
             "authentication: {type: gssapi, principal: p, keytabFile: k, serviceName: kafka/host}",
             "kafka.authentication.serviceName",
@@ -425,7 +431,8 @@ fn kafka_security_rules_are_mirrored() {
         ),
     ];
     for (block, field) in cases {
-        assert_eq!(error(&kafka(block)).field, field, "{block}");
+        let found = error(&kafka(block));
+        assert_eq!(found.field, field, "{block}: {found}");
     }
     for block in [
         "tls: {}",

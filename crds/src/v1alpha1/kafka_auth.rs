@@ -78,11 +78,7 @@ pub const FIELDS_BY_TYPE: &[(&str, &[KafkaAuthenticationType], bool)] = {
 };
 
 /// The message of the rule for `field`: the same words in the CRD and in the capture.
-pub fn field_rule_message(
-    field: &str,
-    types: &[KafkaAuthenticationType],
-    required: bool,
-) -> String {
+fn field_rule_message(field: &str, types: &[KafkaAuthenticationType], required: bool) -> String {
     let names: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
     let names = names.join(", ");
     if required {
@@ -128,7 +124,8 @@ pub struct KafkaTlsSpec {
 }
 
 /// PEM certificates in a Secret: one key (`certificate`) or every key whose name matches a glob
-/// (`pattern`, `*` and `?` as in a shell, e.g. `*.crt`). Strimzi's `CertSecretSource`.
+/// (`pattern`, `*` and `?` as in a shell, e.g. `*.crt`). Strimzi's `CertSecretSource`. Keys
+/// have the shape Kubernetes allows for Secret keys, which is also a plain file name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("has(self.certificate) != has(self.pattern)").message("set exactly one of certificate and pattern in each trusted certificate"))]
@@ -139,10 +136,12 @@ pub struct CertSecretSource {
     /// The key holding the certificate(s), PEM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
     pub certificate: Option<String>,
     /// A glob over the Secret's keys: every matching key holds PEM certificates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9*?]+$"))]
     pub pattern: Option<String>,
 }
 
@@ -203,9 +202,12 @@ pub struct KafkaAuthenticationSpec {
     #[schemars(length(max = 20))]
     pub tls_trusted_certificates: Vec<CertSecretSource>,
 
-    /// With `gssapi`: the capture's Kerberos principal (`capture@EXAMPLE.COM`).
+    /// With `gssapi`: the capture's Kerberos principal (`capture@EXAMPLE.COM`, or
+    /// `capture/host@EXAMPLE.COM`). Letters, digits and `._-/@` only: librdkafka hands it to
+    /// `kinit` through a shell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024))]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._/-]+(@[A-Za-z0-9._-]+)?$"))]
     pub principal: Option<String>,
 
     /// With `gssapi`: the keytab holding the principal's keys.
@@ -250,9 +252,11 @@ pub struct CertAndKeySecretSource {
     pub secret_name: String,
     /// The key holding the certificate (Strimzi: `user.crt`).
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
     pub certificate: String,
     /// The key holding the private key, unencrypted PEM (Strimzi: `user.key`).
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
     pub key: String,
 }
 
@@ -265,6 +269,7 @@ pub struct PasswordSecretSource {
     pub secret_name: String,
     /// The key holding the password (Strimzi: `password`).
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
     pub password: String,
 }
 
@@ -277,6 +282,7 @@ pub struct GenericSecretSource {
     pub secret_name: String,
     /// The key.
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
     pub key: String,
 }
 
@@ -296,6 +302,7 @@ pub struct Krb5ConfigSource {
     /// The key holding the file.
     #[serde(default = "default_krb5_key")]
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
     pub key: String,
 }
 

@@ -24,7 +24,7 @@ pub use hash_algorithm::{HashAlgorithm, UnknownHashAlgorithm};
 pub use kafka_auth::{
     CertAndKeySecretSource, CertSecretSource, FIELDS_BY_TYPE, GenericSecretSource,
     KafkaAuthenticationSpec, KafkaAuthenticationType, KafkaTlsSpec, Krb5ConfigSource,
-    PasswordSecretSource, TLS_AUTHENTICATION_NEEDS_TLS, field_rule_message,
+    PasswordSecretSource, TLS_AUTHENTICATION_NEEDS_TLS,
 };
 pub use status::{
     LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, condition_type,
