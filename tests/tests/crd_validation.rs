@@ -547,6 +547,17 @@ async fn kafka_authentication_rules_hold_on_the_apiserver() {
             "keytabSecret": {"secretName": "keytab", "key": "capture.keytab"},
             "krb5Config": {"configMapName": "krb5"}, "serviceName": "kafka"}}),
     ];
+    // The Strimzi example as shipped.
+    let example = include_str!("../../crds/examples/oraclecapture-strimzi.yaml");
+    let capture = example
+        .split("\n---\n")
+        .find(|doc| doc.contains("kind: OracleCapture"))
+        .expect("the example has an OracleCapture");
+    let mut capture: DynamicObject = serde_norway::from_str(capture).expect("example parses");
+    capture.metadata.namespace = None;
+    api.create(&PostParams::default(), &capture)
+        .await
+        .unwrap_or_else(|e| panic!("the Strimzi example is refused: {e}"));
     for (i, block) in accepted.iter().enumerate() {
         api.create(
             &PostParams::default(),
