@@ -3,9 +3,9 @@
 //! The config has the spec's field names and shape (the contracts' "capture config file") plus
 //! `name` and the spill directory on the mounted volume. Fields that only shape the pod (`image`,
 //! `pod`, `suspend`, the spill volume's `size` and `storageClassName`) are left out, and so are the
-//! Secret references: credentials reach the capture
-//! as mounted files named by environment variables (see `statefulset.rs`), never through the
-//! ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
+//! Secret references: credentials reach the capture as mounted files named by environment
+//! variables (see `statefulset.rs`) or, for `kafka.tls` and `kafka.authentication`, by the paths
+//! written in their place (see `kafka_credentials.rs`), never through the ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
 //! the pod.
 
 use std::collections::BTreeMap;

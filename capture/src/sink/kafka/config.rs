@@ -1,14 +1,17 @@
-//! librdkafka client settings: the spec's broker list, redoline's producer defaults, and the
-//! properties of `spec.kafka.configSecret`.
+//! librdkafka client settings: the spec's broker list, redoline's producer defaults, the
+//! properties of `spec.kafka.tls` and `spec.kafka.authentication` ([`super::authentication`]),
+//! and those of `spec.kafka.configSecret`.
 //!
-//! The operator mounts that Secret as a directory (`$REDOLINE_KAFKA_CONFIG_DIR`): every file is
-//! one librdkafka property, named by the file and valued by its content (a trailing newline is
-//! dropped). That is how SASL (`security.protocol=sasl_ssl`, `sasl.mechanism=PLAIN`,
-//! `SCRAM-SHA-256` or `SCRAM-SHA-512`, `sasl.username`, `sasl.password`) and TLS (`ssl.ca.pem`,
-//! `ssl.ca.location`, `ssl.certificate.pem`, `ssl.key.pem`, ...) reach librdkafka, and also how a
-//! producer setting (`linger.ms`, `compression.type`, `batch.size`, ...) is overridden. Properties
-//! that exactly-once delivery rests on are redoline's own and cannot be overridden
-//! ([`RESERVED_PROPERTIES`]); naming one is CDC-1001.
+//! The typed fields name files (the operator mounts their Secrets, see `kafka_auth` in the
+//! config): passwords and client secrets are read from them here, trusted certificates are
+//! concatenated into one PEM string, certificate and key files are handed to librdkafka by path.
+//! The operator mounts `configSecret` as a directory (`$REDOLINE_KAFKA_CONFIG_DIR`): every file
+//! is one librdkafka property, named by the file and valued by its content (a trailing newline is
+//! dropped). That is how anything the typed fields do not cover reaches librdkafka (a producer
+//! setting such as `linger.ms`, or SASL and TLS settings for a spec without the typed fields). A
+//! property set both ways is CDC-1001 naming both fields. Properties that exactly-once delivery
+//! rests on are redoline's own and cannot be overridden ([`RESERVED_PROPERTIES`]); naming one is
+//! CDC-1001.
 //!
 //! Secrets are never logged: `Debug` shows the property names but replaces the value of every
 //! property that may hold a secret ([`is_sensitive`]) with `<redacted>`, and a librdkafka error

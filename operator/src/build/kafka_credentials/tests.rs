@@ -20,8 +20,11 @@ fn pod(capture: &OracleCapture) -> PodSpec {
     sts.spec.unwrap().template.spec.unwrap()
 }
 
-/// (secret or config map name, items as (key, path), mount path) of each Kafka volume.
-fn kafka_volumes(pod: &PodSpec) -> Vec<(String, Option<Vec<(String, String)>>, String)> {
+/// A Kafka volume: Secret (or `configmap/<name>`), projected items as (key, path) (`None`: every
+/// key), and where it is mounted.
+type KafkaVolume = (String, Option<Vec<(String, String)>>, String);
+
+fn kafka_volumes(pod: &PodSpec) -> Vec<KafkaVolume> {
     let mounts = pod.containers[0].volume_mounts.clone().unwrap();
     pod.volumes
         .iter()
