@@ -400,3 +400,39 @@ fn a_property_set_twice_names_both_fields() {
         .with_property("ssl.endpoint.identification.algorithm", "none")
         .unwrap();
 }
+
+/// Whether this librdkafka build has `feature` (librdkafka refuses a `builtin.features` list
+/// naming one it lacks).
+fn librdkafka_has(feature: &str) -> bool {
+    use rdkafka::producer::BaseProducer;
+    rdkafka::ClientConfig::new()
+        .set("builtin.features", feature)
+        .create::<BaseProducer>()
+        .is_ok()
+}
+
+/// librdkafka accepts the OIDC properties when it is built with its HTTP client (the rdkafka
+/// `curl` feature); creating the client fetches no token yet. A build without it (rdkafka with
+/// `ssl` only) cannot run this: the authentication tests against a real token endpoint cover it.
+#[test]
+fn oidc_properties_reach_librdkafka_when_it_has_oidc() {
+    use rdkafka::producer::BaseProducer;
+    // The probe itself works: the build has OpenSSL, and nothing called `no_such_feature`.
+    assert!(librdkafka_has("ssl") && !librdkafka_has("no_such_feature"));
+    if !librdkafka_has("oidc") {
+        eprintln!("librdkafka is built without oidc: not checked here");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let volume = secret_volume(root.path(), "client", &[("secret", b"s3cret")]);
+    let block = format!(
+        "tls: {{}}, authentication: {{type: oauth, clientId: capture, clientSecretFile: {}/secret, \
+         tokenEndpointUri: 'https://127.0.0.1:1/token', scope: kafka, saslExtensions: {{a: b}}}}",
+        volume.display()
+    );
+    let settings = KafkaClientSettings::with_bootstrap("127.0.0.1:1")
+        .with_security(&kafka(&block))
+        .unwrap();
+    let created: Result<BaseProducer, _> = settings.producer_config(None).create();
+    assert!(created.is_ok(), "{:?}", created.err());
+}
