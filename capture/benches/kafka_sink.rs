@@ -47,6 +47,8 @@ fn main() -> Result<(), BenchError> {
     let spec = KafkaSpec {
         bootstrap_servers: bootstrap.clone(),
         topic_prefix: run.clone(),
+        tls: None,
+        authentication: None,
         config_secret: None,
         exactly_once: true,
         transactions: KafkaTransactionsSpec::default(),

@@ -588,6 +588,8 @@ fn kafka_sink_options(
     let spec = redoline_crds::v1alpha1::KafkaSpec {
         bootstrap_servers: kafka.bootstrap_servers.clone(),
         topic_prefix: kafka.topic_prefix.clone(),
+        tls: None,
+        authentication: None,
         config_secret: None,
         exactly_once: kafka.exactly_once,
         transactions: kafka.transactions.clone(),
@@ -597,6 +599,8 @@ fn kafka_sink_options(
     for (name, value) in secrets::kafka_properties(&lookup).map_err(|error| error.stop())? {
         settings = settings.with_property(&name, value.expose())?;
     }
+    settings = settings.with_security(kafka)?;
+    secrets::check_krb5_config(&lookup).map_err(|error| error.stop())?;
     // A config written by hand (outside the operator) has no namespace: Kubernetes' default.
     let identity = CaptureIdentity::new(
         config.namespace.as_deref().unwrap_or("default"),

@@ -44,6 +44,8 @@ pub fn kafka_spec(env: &KafkaEnv, prefix: &str) -> KafkaSpec {
     KafkaSpec {
         bootstrap_servers: env.bootstrap_servers().to_owned(),
         topic_prefix: prefix.to_owned(),
+        tls: None,
+        authentication: None,
         config_secret: None,
         exactly_once: true,
         transactions: Default::default(),

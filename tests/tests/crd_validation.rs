@@ -550,6 +550,167 @@ async fn hash_algorithms_are_accepted_as_the_jdk_accepts_them() {
     }
 }
 
+/// `spec.kafka.tls` and `spec.kafka.authentication` as Strimzi users write them are accepted,
+/// and each type's missing or foreign field is refused naming it.
+#[tokio::test]
+async fn kafka_authentication_rules_hold_on_the_apiserver() {
+    let (_env, api) = setup("crd-kafka-auth").await;
+    let kafka = |block: Value| {
+        let mut spec = minimal_spec();
+        spec["kafka"]
+            .as_object_mut()
+            .unwrap()
+            .extend(block.as_object().unwrap().clone());
+        spec
+    };
+    let cluster_ca = json!({"trustedCertificates": [
+        {"secretName": "my-cluster-cluster-ca-cert", "pattern": "*.crt"}]});
+    let accepted = [
+        json!({"tls": cluster_ca}),
+        json!({"tls": {}}),
+        json!({"tls": cluster_ca, "authentication": {"type": "tls", "certificateAndKey":
+            {"secretName": "capture", "certificate": "user.crt", "key": "user.key"}}}),
+        json!({"tls": cluster_ca, "authentication": {"type": "scram-sha-512", "username": "capture",
+            "passwordSecret": {"secretName": "capture", "password": "password"}}}),
+        json!({"authentication": {"type": "plain", "username": "capture",
+            "passwordSecret": {"secretName": "capture", "password": "password"}}}),
+        json!({"tls": {}, "authentication": {"type": "oauth", "clientId": "capture",
+            "clientSecret": {"secretName": "idp", "key": "secret"},
+            "tokenEndpointUri": "https://idp.example/realms/kafka/protocol/openid-connect/token",
+            "scope": "kafka", "saslExtensions": {"logicalCluster": "lkc-1"},
+            "tlsTrustedCertificates": [{"secretName": "idp-ca", "certificate": "ca.crt"}]}}),
+        json!({"authentication": {"type": "gssapi", "principal": "capture/host@EXAMPLE.COM",
+            "keytabSecret": {"secretName": "keytab", "key": "capture.keytab"},
+            "krb5Config": {"configMapName": "krb5"}, "serviceName": "kafka"}}),
+    ];
+    // The Strimzi example as shipped.
+    let example = include_str!("../../crds/examples/oraclecapture-strimzi.yaml");
+    let capture = example
+        .split("\n---\n")
+        .find(|doc| doc.contains("kind: OracleCapture"))
+        .expect("the example has an OracleCapture");
+    let mut capture: DynamicObject = serde_norway::from_str(capture).expect("example parses");
+    capture.metadata.namespace = None;
+    api.create(&PostParams::default(), &capture)
+        .await
+        .unwrap_or_else(|e| panic!("the Strimzi example is refused: {e}"));
+    for (i, block) in accepted.iter().enumerate() {
+        api.create(
+            &PostParams::default(),
+            &object(&format!("kafka-auth-{i}"), kafka(block.clone())),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{block} refused: {e}"));
+    }
+
+    let password = json!({"secretName": "capture", "password": "password"});
+    let refused = [
+        (
+            json!({"authentication": {"type": "tls", "certificateAndKey":
+                {"secretName": "c", "certificate": "user.crt", "key": "user.key"}}}),
+            "type tls needs spec.kafka.tls",
+        ),
+        (
+            json!({"tls": {}, "authentication": {"type": "tls"}}),
+            "spec.kafka.authentication.certificateAndKey is required with type tls",
+        ),
+        (
+            json!({"authentication": {"type": "scram-sha-256", "passwordSecret": password}}),
+            "spec.kafka.authentication.username is required",
+        ),
+        (
+            json!({"authentication": {"type": "plain", "username": "u"}}),
+            "spec.kafka.authentication.passwordSecret is required",
+        ),
+        (
+            json!({"authentication": {"type": "scram-sha-512", "username": "u",
+                "passwordSecret": password, "scope": "kafka"}}),
+            "spec.kafka.authentication.scope is allowed only with type oauth",
+        ),
+        (
+            json!({"authentication": {"type": "oauth", "clientId": "c",
+                "clientSecret": {"secretName": "s", "key": "k"}}}),
+            "spec.kafka.authentication.tokenEndpointUri is required",
+        ),
+        (
+            json!({"authentication": {"type": "oauth", "clientId": "c",
+                "clientSecret": {"secretName": "s", "key": "k"}, "tokenEndpointUri": "idp/token"}}),
+            "spec.kafka.authentication.tokenEndpointUri must be an http:// or https:// URL",
+        ),
+        (
+            json!({"authentication": {"type": "oauth", "clientId": "c",
+                "clientSecret": {"secretName": "s", "key": "k"},
+                "tokenEndpointUri": "https://i/t", "saslExtensions": {"auth": "x"}}}),
+            "spec.kafka.authentication.saslExtensions",
+        ),
+        (
+            json!({"authentication": {"type": "gssapi",
+                "keytabSecret": {"secretName": "k", "key": "capture.keytab"}}}),
+            "spec.kafka.authentication.principal is required",
+        ),
+        (
+            json!({"authentication": {"type": "gssapi", "principal": "p \"x\"",
+                "keytabSecret": {"secretName": "k", "key": "capture.keytab"}}}),
+            "spec.kafka.authentication.principal",
+        ),
+        (
+            json!({"authentication": {"type": "gssapi", "principal": "p",
+                "keytabSecret": {"secretName": "k", "key": "k"},
+                "krb5Config": {"configMapName": "a", "secretName": "b"}}}),
+            "set exactly one of configMapName and secretName",
+        ),
+        (
+            json!({"authentication": {"type": "gssapi", "principal": "p",
+                "keytabSecret": {"secretName": "k", "key": "k"}, "serviceName": "kafka/broker"}}),
+            "spec.kafka.authentication.serviceName",
+        ),
+        (
+            json!({"authentication": {"type": "plain", "username": "u", "passwordSecret": password,
+                "serviceName": "kafka"}}),
+            "spec.kafka.authentication.serviceName is allowed only with type gssapi",
+        ),
+        (
+            json!({"tls": {"trustedCertificates": [{"secretName": "ca"}]}}),
+            "set exactly one of certificate and pattern",
+        ),
+        (
+            json!({"tls": {"trustedCertificates": [
+                {"secretName": "ca", "certificate": "ca.crt", "pattern": "*.crt"}]}}),
+            "set exactly one of certificate and pattern",
+        ),
+        (
+            json!({"tls": {"trustedCertificates": [{"secretName": "ca", "certificate": "../ca.crt/x"}]}}),
+            "spec.kafka.tls.trustedCertificates[0].certificate",
+        ),
+        (
+            json!({"authentication": {"type": "kerberos"}}),
+            "spec.kafka.authentication.type",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (i, (block, expected)) in refused.iter().enumerate() {
+        match api
+            .create(
+                &PostParams::default(),
+                &object(&format!("kafka-auth-bad-{i}"), kafka(block.clone())),
+            )
+            .await
+        {
+            Ok(_) => failures.push(format!("{block}: accepted")),
+            Err(kube::Error::Api(status)) if status.code == 422 => {
+                if !status.message.contains(expected) {
+                    failures.push(format!(
+                        "{block}: message does not contain {expected:?}: {}",
+                        status.message
+                    ));
+                }
+            }
+            Err(other) => failures.push(format!("{block}: unexpected error {other}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[tokio::test]
 async fn schema_and_table_lists_may_replace_the_table_list() {
     let (_env, api) = setup("crd-lists").await;

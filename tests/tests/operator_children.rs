@@ -135,3 +135,121 @@ async fn children_are_accepted_run_and_are_collected_with_their_owner() {
     .await;
     ns.delete().await;
 }
+
+/// A capture authenticating with a Strimzi KafkaUser (mutual TLS) and trusting the Strimzi cluster
+/// CA by pattern, and one using Kerberos: the StatefulSets are accepted by the apiserver, and the
+/// pods kube-controller-manager makes from them carry the Secret volumes (only the named keys,
+/// the pattern's Secret whole), the krb5.conf ConfigMap and `KRB5_CONFIG`.
+#[tokio::test]
+async fn kafka_credentials_reach_the_capture_pod() {
+    let (client, ns) = operator::admin_and_namespace("operator-kafka-credentials")
+        .await
+        .expect("CRD and namespace");
+    let settings = OperatorSettings {
+        default_image: CAPTURE_IMAGE.into(),
+        simulator_scenarios: None,
+    };
+    let blocks = [
+        (
+            "mtls",
+            serde_json::json!({
+                "tls": {"trustedCertificates": [
+                    {"secretName": "my-cluster-cluster-ca-cert", "pattern": "*.crt"}]},
+                "authentication": {"type": "tls", "certificateAndKey":
+                    {"secretName": "capture", "certificate": "user.crt", "key": "user.key"}},
+            }),
+        ),
+        (
+            "kerberos",
+            serde_json::json!({
+                "authentication": {"type": "gssapi", "principal": "capture@EXAMPLE.COM",
+                    "keytabSecret": {"secretName": "capture-keytab", "key": "capture.keytab"},
+                    "krb5Config": {"configMapName": "krb5"}},
+            }),
+        ),
+    ];
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let mut seen = Vec::new();
+    for (name, block) in blocks {
+        let mut capture = operator::sample_in(&ns.name).expect("sample");
+        capture.metadata.name = Some(name.into());
+        let mut kafka = serde_json::to_value(&capture.spec.kafka).unwrap();
+        kafka
+            .as_object_mut()
+            .unwrap()
+            .extend(block.as_object().unwrap().clone());
+        capture.spec.kafka = serde_json::from_value(kafka).unwrap();
+        let stored = operator::create_capture(&client, &capture)
+            .await
+            .expect("OracleCapture created");
+        let children = build(&stored, &settings).expect("desired state");
+        // The pod names its ServiceAccount, which admission wants to exist.
+        apply(&client, &ns.name, &children.service_account).await;
+        apply(&client, &ns.name, &children.config_map).await;
+        apply(&client, &ns.name, &children.stateful_set).await;
+        let pod_name = format!("{name}-capture-0");
+        let pod = eventually("the capture pod", || async {
+            pods.get_opt(&pod_name).await.ok().flatten()
+        })
+        .await;
+        let spec = pod.spec.expect("pod spec");
+        let volumes = spec.volumes.unwrap_or_default();
+        let mounts = spec.containers[0].volume_mounts.clone().unwrap_or_default();
+        let kafka_credentials = |v: &&k8s_openapi::api::core::v1::Volume| {
+            v.name.starts_with("kafka-tls-") || v.name.starts_with("kafka-auth-")
+        };
+        for volume in volumes.iter().filter(kafka_credentials) {
+            let mount = mounts
+                .iter()
+                .find(|m| m.name == volume.name)
+                .unwrap_or_else(|| panic!("{} is mounted", volume.name));
+            let source = match (&volume.secret, &volume.config_map) {
+                (Some(secret), _) => (
+                    secret.secret_name.clone().unwrap(),
+                    secret.items.clone().map(|i| i.len()),
+                ),
+                (None, Some(config_map)) => (
+                    format!("configmap/{}", config_map.name),
+                    config_map.items.clone().map(|i| i.len()),
+                ),
+                _ => panic!("{}: neither Secret nor ConfigMap", volume.name),
+            };
+            seen.push((mount.mount_path.clone(), source.0, source.1));
+        }
+        let env = spec.containers[0].env.clone().unwrap_or_default();
+        let krb5 = env.iter().find(|e| e.name == "KRB5_CONFIG");
+        assert_eq!(
+            krb5.and_then(|e| e.value.as_deref()),
+            (name == "kerberos").then_some("/var/run/secrets/redoline/kafka-auth/krb5/krb5.conf"),
+            "{name}"
+        );
+    }
+    let expected = [
+        (
+            "/var/run/secrets/redoline/kafka-tls/0",
+            "my-cluster-cluster-ca-cert",
+            None,
+        ),
+        (
+            "/var/run/secrets/redoline/kafka-auth/certificate-and-key",
+            "capture",
+            Some(2),
+        ),
+        (
+            "/var/run/secrets/redoline/kafka-auth/keytab",
+            "capture-keytab",
+            Some(1),
+        ),
+        (
+            "/var/run/secrets/redoline/kafka-auth/krb5",
+            "configmap/krb5",
+            Some(1),
+        ),
+    ];
+    let expected: Vec<(String, String, Option<usize>)> = expected
+        .iter()
+        .map(|(path, name, items)| ((*path).to_owned(), (*name).to_owned(), *items))
+        .collect();
+    assert_eq!(seen, expected);
+    ns.delete().await;
+}

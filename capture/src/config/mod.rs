@@ -15,6 +15,7 @@
 //! the shapes differ (no Secret references, local alternatives).
 
 pub mod env;
+pub mod kafka_auth;
 pub mod secrets;
 pub mod validate;
 
@@ -139,7 +140,8 @@ pub enum SimulatorDoor {
     Sql,
 }
 
-/// The Kafka sink, as in the spec; client properties (security) come from the mounted Secret.
+/// The Kafka sink, as in the spec; TLS and authentication name the files holding their
+/// credentials ([`kafka_auth`]), other client properties come from the mounted `configSecret`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KafkaConfig {
@@ -147,6 +149,10 @@ pub struct KafkaConfig {
     pub bootstrap_servers: String,
     #[schemars(length(min = 1, max = 200))]
     pub topic_prefix: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<kafka_auth::KafkaTlsConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<kafka_auth::KafkaAuthenticationConfig>,
     #[serde(default = "default_true")]
     pub exactly_once: bool,
     /// How many database transactions one Kafka transaction carries.
@@ -155,6 +161,31 @@ pub struct KafkaConfig {
     /// Who creates the topics, with which settings.
     #[serde(default)]
     pub topics: KafkaTopicsSpec,
+}
+
+impl KafkaConfig {
+    /// Makes every credential file path absolute with `resolve`.
+    fn resolve_relative_paths(&mut self, resolve: &dyn Fn(&mut PathBuf)) {
+        let certificates = |list: &mut Vec<kafka_auth::TrustedCertificateFiles>| {
+            for entry in list {
+                entry.certificate.iter_mut().for_each(resolve);
+                entry.pattern.iter_mut().for_each(resolve);
+            }
+        };
+        if let Some(tls) = &mut self.tls {
+            certificates(&mut tls.trusted_certificates);
+        }
+        if let Some(auth) = &mut self.authentication {
+            certificates(&mut auth.tls_trusted_certificates);
+            if let Some(pair) = &mut auth.certificate_and_key {
+                resolve(&mut pair.certificate);
+                resolve(&mut pair.key);
+            }
+            auth.password_file.iter_mut().for_each(resolve);
+            auth.client_secret_file.iter_mut().for_each(resolve);
+            auth.keytab_file.iter_mut().for_each(resolve);
+        }
+    }
 }
 
 fn default_true() -> bool {
@@ -350,6 +381,9 @@ impl CaptureConfig {
         }
         if let Some(dir) = &mut self.buffer.spill.dir {
             resolve(dir);
+        }
+        if let Some(kafka) = &mut self.kafka {
+            kafka.resolve_relative_paths(&resolve);
         }
     }
 

@@ -89,7 +89,7 @@ fn secret_value(lookup: Lookup<'_>, file_var: &str, var: &str) -> Result<Secret,
 }
 
 /// A mounted Secret key: the file's text without one trailing newline (editors add one).
-fn read_secret_file(path: &Path) -> Result<Secret, String> {
+pub(crate) fn read_secret_file(path: &Path) -> Result<Secret, String> {
     let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
     let value = text
         .strip_suffix("\r\n")
@@ -127,4 +127,24 @@ pub fn kafka_properties(lookup: Lookup<'_>) -> Result<Vec<(String, Secret)>, Con
     }
     properties.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(properties)
+}
+
+/// The variable the Kerberos library reads its `krb5.conf` from (MIT Kerberos' `KRB5_CONFIG`);
+/// the operator sets it on the containers when `spec.kafka.authentication.krb5Config` is set.
+pub const KRB5_CONFIG_VAR: &str = "KRB5_CONFIG";
+
+/// A `KRB5_CONFIG` naming a file that is not there is CDC-1001 now, rather than a GSSAPI
+/// failure at the first broker connection. (The capture never sets it: `setenv` beside the
+/// threads that already run is not safe, so it must be in place when the process starts.)
+pub fn check_krb5_config(lookup: Lookup<'_>) -> Result<(), ConfigError> {
+    match lookup(KRB5_CONFIG_VAR) {
+        // A list (`a:b`, which MIT Kerberos also reads) is the user's own: left to the library.
+        Some(path) if !path.contains(':') && !Path::new(&path).is_file() => Err(ConfigError::new(
+            KRB5_CONFIG_VAR,
+            format!(
+                "{path} is not a file (it should be the krb5.conf of spec.kafka.authentication.krb5Config)"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }

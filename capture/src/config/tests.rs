@@ -373,3 +373,141 @@ fn kafka_properties_are_one_file_per_property() {
     assert!(!format!("{properties:?}").contains("hunter2"));
     assert!(secrets::kafka_properties(&|_| None).unwrap().is_empty());
 }
+
+/// The CRD's rules for `spec.kafka.tls` and `spec.kafka.authentication`, on the config's fields
+/// (file paths in place of Secret references).
+#[test]
+fn kafka_security_rules_are_mirrored() {
+    let kafka = |block: &str| {
+        MINIMAL.replace(
+            "file: {path: out.jsonl}",
+            &format!("kafka: {{bootstrapServers: 'b:9092', topicPrefix: x, {block}}}"),
+        )
+    };
+    let cases = [
+        (
+            "authentication: {type: tls, certificateAndKey: {certificate: c, key: k}}",
+            "kafka.tls",
+        ),
+        (
+            "tls: {}, authentication: {type: tls}",
+            "kafka.authentication.certificateAndKey",
+        ),
+        (
+            "authentication: {type: scram-sha-512, passwordFile: p}",
+            "kafka.authentication.username",
+        ),
+        (
+            "authentication: {type: plain, username: u}",
+            "kafka.authentication.passwordFile",
+        ),
+        (
+            "authentication: {type: scram-sha-256, username: u, passwordFile: p, principal: x}",
+            "kafka.authentication.principal",
+        ),
+        (
+            "authentication: {type: oauth, clientId: c, clientSecretFile: s}",
+            "kafka.authentication.tokenEndpointUri",
+        ),
+        (
+            "authentication: {type: oauth, clientId: c, clientSecretFile: s, tokenEndpointUri: 'ftp://x'}",
+            "kafka.authentication.tokenEndpointUri",
+        ),
+        (
+            "authentication: {type: oauth, clientId: c, clientSecretFile: s, tokenEndpointUri: 'https://i/t', saslExtensions: {auth: x}}",
+            "kafka.authentication.saslExtensions.auth",
+        ),
+        (
+            "authentication: {type: oauth, clientId: c, clientSecretFile: s, tokenEndpointUri: 'https://i/t', saslExtensions: {a: 'x,y'}}",
+            "kafka.authentication.saslExtensions.a",
+        ),
+        (
+            "authentication: {type: plain, username: u, passwordFile: p, scope: s}",
+            "kafka.authentication.scope",
+        ),
+        (
+            "authentication: {type: gssapi, keytabFile: k}",
+            "kafka.authentication.principal",
+        ),
+        (
+            "authentication: {type: gssapi, principal: p}",
+            "kafka.authentication.keytabFile",
+        ),
+        // The schema's pattern refuses it; the schema reports it at `kafka`, the optional
+        // member whose `anyOf` (the block or null) failed.
+        (
+            "authentication: {type: gssapi, principal: 'p\"; rm -rf /', keytabFile: k}",
+            "kafka",
+        ),
+        (
+            "authentication: {type: gssapi, principal: p, keytabFile: k, serviceName: kafka/host}",
+            "kafka.authentication.serviceName",
+        ),
+        (
+            "authentication: {type: plain, username: u, passwordFile: p, serviceName: kafka}",
+            "kafka.authentication.serviceName",
+        ),
+        (
+            "tls: {trustedCertificates: [{}]}",
+            "kafka.tls.trustedCertificates[0]",
+        ),
+        (
+            "tls: {trustedCertificates: [{certificate: a, pattern: '*.crt'}]}",
+            "kafka.tls.trustedCertificates[0]",
+        ),
+        (
+            "authentication: {type: kerberos}",
+            "kafka.authentication.type",
+        ),
+    ];
+    for (block, field) in cases {
+        let found = error(&kafka(block));
+        assert_eq!(found.field, field, "{block}: {found}");
+    }
+    for block in [
+        "tls: {}",
+        "tls: {trustedCertificates: [{pattern: '/certs/*.crt'}]}, authentication: {type: tls, certificateAndKey: {certificate: c, key: k}}",
+        "authentication: {type: scram-sha-512, username: u, passwordFile: p}",
+        "authentication: {type: gssapi, principal: p, keytabFile: k, serviceName: kafka}",
+    ] {
+        parse(&kafka(block), &[]).unwrap_or_else(|e| panic!("{block}: {e}"));
+    }
+}
+
+#[test]
+fn kafka_credential_paths_follow_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.yaml");
+    let text = MINIMAL.replace(
+        "file: {path: out.jsonl}",
+        "kafka: {bootstrapServers: 'b:9092', topicPrefix: x, \
+         tls: {trustedCertificates: [{pattern: 'certs/*.crt'}]}, \
+         authentication: {type: plain, username: u, passwordFile: /abs/password}}",
+    );
+    std::fs::write(&path, text).unwrap();
+    let config = load(&path, &[]).unwrap();
+    let kafka = config.kafka.unwrap();
+    assert_eq!(
+        kafka.tls.unwrap().trusted_certificates[0].pattern,
+        Some(dir.path().join("certs/*.crt"))
+    );
+    assert_eq!(
+        kafka.authentication.unwrap().password_file,
+        Some(std::path::PathBuf::from("/abs/password"))
+    );
+}
+
+#[test]
+fn a_krb5_config_that_is_not_there_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("krb5.conf");
+    let missing = file.display().to_string();
+    let lookup = |name: &str| (name == secrets::KRB5_CONFIG_VAR).then(|| missing.clone());
+    assert_eq!(
+        secrets::check_krb5_config(&lookup).unwrap_err().field,
+        "KRB5_CONFIG"
+    );
+    std::fs::write(&file, "[libdefaults]\n").unwrap();
+    secrets::check_krb5_config(&lookup).unwrap();
+    secrets::check_krb5_config(&|_| None).unwrap();
+}

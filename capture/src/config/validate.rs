@@ -8,12 +8,13 @@ use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
 use redoline_crds::v1alpha1::{
-    DEBEZIUM_ONLY_FIELDS, FormatType, KafkaTopicsSpec, MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES,
-    SkippedOperation, StartPositionType, TopicCreation,
+    DEBEZIUM_ONLY_FIELDS, FIELDS_BY_TYPE, FormatType, KafkaAuthenticationType, KafkaTopicsSpec,
+    MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation, StartPositionType, TopicCreation,
 };
 use serde_json::Value;
 
-use super::{CaptureConfig, ConfigError};
+use super::kafka_auth::TrustedCertificateFiles;
+use super::{CaptureConfig, ConfigError, KafkaConfig};
 use crate::filter::Filters;
 
 /// The schema of [`CaptureConfig`], generated once.
@@ -290,7 +291,7 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
                     "may hold only letters, digits, '.', '_' and '-'",
                 ));
             }
-            Ok(())
+            kafka_security_rules(kafka)
         }
         (None, Some(_)) => Ok(()),
         _ => Err(ConfigError::new(
@@ -298,6 +299,106 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             "set exactly one of kafka (a Kafka sink) and file (a JSON Lines file)",
         )),
     }
+}
+
+/// The rules of `spec.kafka.tls` and `spec.kafka.authentication`, on the config's fields.
+fn kafka_security_rules(kafka: &KafkaConfig) -> Result<(), ConfigError> {
+    if let Some(tls) = &kafka.tls {
+        trusted_certificate_rules("kafka.tls.trustedCertificates", &tls.trusted_certificates)?;
+    }
+    let Some(auth) = &kafka.authentication else {
+        return Ok(());
+    };
+    for (field, types, required) in FIELDS_BY_TYPE {
+        let Some((name, present)) = auth.counterpart(field) else {
+            continue;
+        };
+        let with_type = types.contains(&auth.type_);
+        if present != with_type && (*required || present) {
+            let names: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
+            let message = if *required {
+                format!(
+                    "is required with type {} and not allowed with any other type",
+                    names.join(", ")
+                )
+            } else {
+                format!("is allowed only with type {}", names.join(", "))
+            };
+            return Err(ConfigError::new(
+                format!("kafka.authentication.{name}"),
+                message,
+            ));
+        }
+    }
+    if auth.type_ == KafkaAuthenticationType::Tls && kafka.tls.is_none() {
+        return Err(ConfigError::new(
+            "kafka.tls",
+            "authentication type tls needs kafka.tls: the client certificate is presented in the \
+             TLS handshake",
+        ));
+    }
+    trusted_certificate_rules(
+        "kafka.authentication.tlsTrustedCertificates",
+        &auth.tls_trusted_certificates,
+    )?;
+    if let Some(uri) = &auth.token_endpoint_uri {
+        let scheme = uri.strip_prefix("https://").or(uri.strip_prefix("http://"));
+        if scheme.is_none_or(|rest| rest.is_empty() || rest.contains(char::is_whitespace)) {
+            return Err(ConfigError::new(
+                "kafka.authentication.tokenEndpointUri",
+                "must be an http:// or https:// URL",
+            ));
+        }
+    }
+    for (name, value) in &auth.sasl_extensions {
+        let name_ok = !name.is_empty()
+            && name.len() <= 64
+            && name.chars().all(|c| c.is_ascii_alphabetic())
+            && name != "auth";
+        if !name_ok || value.contains([',', '=']) || value.len() > 1024 {
+            return Err(ConfigError::new(
+                format!("kafka.authentication.saslExtensions.{name}"),
+                "names are letters only (not 'auth'), values hold no ',' or '='",
+            ));
+        }
+    }
+    if let Some(service) = &auth.service_name
+        && service.contains(|c: char| c == '/' || c == '@' || c.is_whitespace())
+    {
+        return Err(ConfigError::new(
+            "kafka.authentication.serviceName",
+            "is the principal's first part, without '/' or '@'",
+        ));
+    }
+    Ok(())
+}
+
+/// Each entry names exactly one of a file and a pattern; a pattern is a directory and a glob.
+fn trusted_certificate_rules(
+    field: &str,
+    entries: &[TrustedCertificateFiles],
+) -> Result<(), ConfigError> {
+    for (index, entry) in entries.iter().enumerate() {
+        match (&entry.certificate, &entry.pattern) {
+            (Some(_), None) => {}
+            (None, Some(pattern)) => {
+                if pattern.file_name().is_none() || pattern.parent().is_none() {
+                    return Err(ConfigError::new(
+                        format!("{field}[{index}].pattern"),
+                        "must be a directory followed by a glob over file names, such as \
+                         /certs/*.crt",
+                    ));
+                }
+            }
+            _ => {
+                return Err(ConfigError::new(
+                    format!("{field}[{index}]"),
+                    "set exactly one of certificate and pattern",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn database_rules(config: &CaptureConfig) -> Result<(), ConfigError> {

@@ -7,6 +7,7 @@
 //! with a message naming the field, rather than by a crash-looping pod.
 
 mod hash_algorithm;
+mod kafka_auth;
 mod status;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::quantity::ByteQuantity;
 pub use hash_algorithm::{HashAlgorithm, UnknownHashAlgorithm};
+pub use kafka_auth::{
+    CertAndKeySecretSource, CertSecretSource, FIELDS_BY_TYPE, GenericSecretSource,
+    KafkaAuthenticationSpec, KafkaAuthenticationType, KafkaTlsSpec, Krb5ConfigSource,
+    PasswordSecretSource, TLS_AUTHENTICATION_NEEDS_TLS,
+};
 pub use status::{
     LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, condition_type,
 };
@@ -323,6 +329,7 @@ pub enum SnapshotMode {
 /// The Kafka sink.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.authentication) || self.authentication.type != 'tls' || has(self.tls)").message(TLS_AUTHENTICATION_NEEDS_TLS))]
 pub struct KafkaSpec {
     /// Comma-separated host:port list of brokers.
     #[schemars(length(min = 1, max = 4096))]
@@ -333,8 +340,18 @@ pub struct KafkaSpec {
     #[x_kube(validation = kube::core::Rule::new("self.matches('^[A-Za-z0-9._-]+$')").message("spec.kafka.topicPrefix may hold only letters, digits, '.', '_' and '-'"))]
     pub topic_prefix: String,
 
-    /// A Secret whose keys are librdkafka client properties (security.protocol, sasl.mechanism,
-    /// sasl.username, sasl.password, ssl.ca.pem, ...), for SASL and TLS.
+    /// TLS to the brokers and the CA certificates trusted (Strimzi's `tls`). Unset: plaintext,
+    /// unless `configSecret` sets `security.protocol`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<KafkaTlsSpec>,
+
+    /// How the capture authenticates to the brokers (Strimzi's `authentication`, plus `gssapi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<KafkaAuthenticationSpec>,
+
+    /// A Secret whose keys are librdkafka client properties, for anything `tls` and
+    /// `authentication` do not cover (`ssl.endpoint.identification.algorithm`, `linger.ms`, ...).
+    /// A property those fields set cannot be set here too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_secret: Option<SecretRef>,
 

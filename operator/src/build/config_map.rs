@@ -3,9 +3,9 @@
 //! The config has the spec's field names and shape (the contracts' "capture config file") plus
 //! `name` and the spill directory on the mounted volume. Fields that only shape the pod (`image`,
 //! `pod`, `suspend`, the spill volume's `size` and `storageClassName`) are left out, and so are the
-//! Secret references: credentials reach the capture
-//! as mounted files named by environment variables (see `statefulset.rs`), never through the
-//! ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
+//! Secret references: credentials reach the capture as mounted files named by environment
+//! variables (see `statefulset.rs`) or, for `kafka.tls` and `kafka.authentication`, by the paths
+//! written in their place (see `kafka_credentials.rs`), never through the ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
 //! the pod.
 
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ use redoline_crds::OracleCapture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{BuildError, Identity, OperatorSettings, SPILL_DIR, simulator};
+use super::{BuildError, Identity, OperatorSettings, SPILL_DIR, kafka_credentials, simulator};
 
 /// The key of the config file in the ConfigMap, and its file name in the pod.
 pub const CONFIG_FILE: &str = "capture.yaml";
@@ -44,6 +44,10 @@ fn render_document(capture: &OracleCapture) -> Result<serde_json::Map<String, Va
     }
     if let Some(Value::Object(kafka)) = fields.get_mut("kafka") {
         kafka.remove("configSecret");
+        // The Secret references of tls and authentication become the paths they are mounted at.
+        kafka.remove("tls");
+        kafka.remove("authentication");
+        kafka.extend(kafka_credentials::config_fields(capture));
     }
     if let Some(Value::Object(spill)) = fields.get_mut("buffer").and_then(|b| b.get_mut("spill")) {
         // The volume's size and class shape the claim, not the capture: leaving them out keeps

@@ -13,6 +13,7 @@
 //! deleting the resource deletes them all through Kubernetes' garbage collector.
 
 mod config_map;
+mod kafka_credentials;
 mod service;
 mod service_account;
 mod simulator;
@@ -27,6 +28,7 @@ use kube::Resource;
 use redoline_crds::OracleCapture;
 
 pub use config_map::{CONFIG_FILE, CONFIG_HASH_ANNOTATION, render_capture_config};
+pub use kafka_credentials::{KAFKA_AUTH_DIR, KAFKA_TLS_DIR};
 pub use simulator::scenario_file_name;
 pub use statefulset::{
     CAPTURE_CONTAINER, DOCTOR_CONTAINER, HTTP_PORT, SPILL_DIR, SPILL_VOLUME, mounted_secret_files,

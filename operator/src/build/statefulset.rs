@@ -8,7 +8,8 @@
 //!   while suspended.
 //! - `redoline-capture doctor` runs as an init container, so a failing prerequisite shows up as
 //!   its termination message (CDC-1002) before the capture starts.
-//! - Credentials are Secret volumes mounted read-only; environment variables name the files.
+//! - Credentials are Secret volumes mounted read-only; environment variables name the files
+//!   (Kafka TLS and authentication: the rendered config names them, see `kafka_credentials`).
 //! - The Oracle wallet's directory is the Oracle client's configuration directory (`TNS_ADMIN`)
 //!   in both containers, so doctor and the capture connect the same way ([`oracle_client_env`]).
 //! - Restricted security: non-root, read-only root filesystem (a small emptyDir for /tmp), no
@@ -33,7 +34,7 @@ use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::ImagePullPolicy;
 
 use super::config_map::CONFIG_HASH_ANNOTATION;
-use super::{BuildError, CONFIG_FILE, Identity, OperatorSettings, simulator};
+use super::{BuildError, CONFIG_FILE, Identity, OperatorSettings, kafka_credentials, simulator};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The capture's HTTP port: `/metrics`, `/healthz`, `/readyz`, `/status`.
@@ -124,14 +125,18 @@ pub(super) fn build(
         .clone()
         .unwrap_or_else(|| settings.default_image.clone());
     let config_path = format!("{CONFIG_DIR}/{CONFIG_FILE}");
+    let kafka_credentials = kafka_credentials::build(capture);
     let env: Vec<EnvVar> = mounted_secret_files(capture)
         .into_iter()
         .chain(oracle_client_env(capture))
+        .chain(kafka_credentials.env)
         .map(|(name, value)| env(name, &value))
         .chain([env("REDOLINE_LOG_FORMAT", "json")])
         .collect();
     let mut mounts = volume_mounts(capture);
+    mounts.extend(kafka_credentials.mounts);
     let mut volumes = volumes(capture, identity);
+    volumes.extend(kafka_credentials.volumes);
     if let Some(host_dir) = &settings.simulator_scenarios {
         mounts.push(simulator::volume_mount());
         volumes.push(simulator::volume(host_dir));

@@ -1,14 +1,17 @@
-//! librdkafka client settings: the spec's broker list, redoline's producer defaults, and the
-//! properties of `spec.kafka.configSecret`.
+//! librdkafka client settings: the spec's broker list, redoline's producer defaults, the
+//! properties of `spec.kafka.tls` and `spec.kafka.authentication` ([`super::authentication`]),
+//! and those of `spec.kafka.configSecret`.
 //!
-//! The operator mounts that Secret as a directory (`$REDOLINE_KAFKA_CONFIG_DIR`): every file is
-//! one librdkafka property, named by the file and valued by its content (a trailing newline is
-//! dropped). That is how SASL (`security.protocol=sasl_ssl`, `sasl.mechanism=PLAIN`,
-//! `SCRAM-SHA-256` or `SCRAM-SHA-512`, `sasl.username`, `sasl.password`) and TLS (`ssl.ca.pem`,
-//! `ssl.ca.location`, `ssl.certificate.pem`, `ssl.key.pem`, ...) reach librdkafka, and also how a
-//! producer setting (`linger.ms`, `compression.type`, `batch.size`, ...) is overridden. Properties
-//! that exactly-once delivery rests on are redoline's own and cannot be overridden
-//! ([`RESERVED_PROPERTIES`]); naming one is CDC-1001.
+//! The typed fields name files (the operator mounts their Secrets, see `kafka_auth` in the
+//! config): passwords and client secrets are read from them here, trusted certificates are
+//! concatenated into one PEM string, certificate and key files are handed to librdkafka by path.
+//! The operator mounts `configSecret` as a directory (`$REDOLINE_KAFKA_CONFIG_DIR`): every file
+//! is one librdkafka property, named by the file and valued by its content (a trailing newline is
+//! dropped). That is how anything the typed fields do not cover reaches librdkafka (a producer
+//! setting such as `linger.ms`, or SASL and TLS settings for a spec without the typed fields). A
+//! property set both ways is CDC-1001 naming both fields. Properties that exactly-once delivery
+//! rests on are redoline's own and cannot be overridden ([`RESERVED_PROPERTIES`]); naming one is
+//! CDC-1001.
 //!
 //! Secrets are never logged: `Debug` shows the property names but replaces the value of every
 //! property that may hold a secret ([`is_sensitive`]) with `<redacted>`, and a librdkafka error
@@ -23,6 +26,10 @@ use rdkafka::error::KafkaError;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::KafkaSpec;
 
+use super::authentication::{self, PropertyValue, conflicting_properties};
+use crate::config::KafkaConfig;
+use crate::config::kafka_auth::TrustedCertificateFiles;
+use crate::config::secrets::read_secret_file;
 use crate::stop::Stop;
 
 /// The directory holding the mounted `spec.kafka.configSecret` (set by the operator).
@@ -75,8 +82,12 @@ const PRODUCER_DEFAULTS: &[(&str, &str)] = &[
 #[derive(Clone, PartialEq, Eq)]
 pub struct KafkaClientSettings {
     bootstrap_servers: String,
-    /// From `spec.kafka.configSecret`, by property name.
+    /// From `spec.kafka.configSecret`, `spec.kafka.tls` and `spec.kafka.authentication`, by
+    /// property name.
     properties: BTreeMap<String, String>,
+    /// The properties set from `spec.kafka.tls` and `spec.kafka.authentication`, with the field
+    /// each comes from.
+    typed: BTreeMap<&'static str, &'static str>,
 }
 
 impl KafkaClientSettings {
@@ -90,11 +101,20 @@ impl KafkaClientSettings {
         Self {
             bootstrap_servers: bootstrap_servers.to_owned(),
             properties: BTreeMap::new(),
+            typed: BTreeMap::new(),
         }
     }
 
-    /// Adds one property; a reserved one is CDC-1001.
+    /// Adds one property of `spec.kafka.configSecret`; a reserved one, or one that
+    /// `spec.kafka.tls` or `spec.kafka.authentication` set, is CDC-1001.
     pub fn with_property(mut self, name: &str, value: &str) -> Result<Self, Stop> {
+        if let Some((typed, field)) = self
+            .typed
+            .iter()
+            .find(|(typed, _)| conflicting_properties(typed).contains(&name))
+        {
+            return Err(both_set(name, typed, field));
+        }
         if RESERVED_PROPERTIES.contains(&name) {
             return Err(Stop::new(
                 StopCode::InvalidConfiguration,
@@ -141,6 +161,35 @@ impl KafkaClientSettings {
             let value = text.strip_suffix('\n').unwrap_or(&text);
             let value = value.strip_suffix('\r').unwrap_or(value);
             self = self.with_property(&name, value)?;
+        }
+        Ok(self)
+    }
+
+    /// Adds the properties of the config's `tls` and `authentication` ([`authentication`]),
+    /// reading the files they name: a password, a client secret, the trusted certificates. A
+    /// file that cannot be read, a certificate file without a PEM certificate, or a property the
+    /// `configSecret` already set is CDC-1001 naming the field.
+    pub fn with_security(mut self, kafka: &KafkaConfig) -> Result<Self, Stop> {
+        for property in authentication::properties(kafka) {
+            let conflict = conflicting_properties(property.name)
+                .iter()
+                .find(|name| self.properties.contains_key(**name));
+            if let Some(secret_property) = conflict {
+                return Err(both_set(secret_property, property.name, property.field));
+            }
+            let value = match &property.value {
+                PropertyValue::Text(text) => text.clone(),
+                PropertyValue::FileText(path) => read_secret_file(path)
+                    .map_err(|message| {
+                        unusable_file(property.field, &format!("{}: {message}", path.display()))
+                    })?
+                    .expose()
+                    .to_owned(),
+                PropertyValue::Certificates(sources) => certificates_pem(sources)
+                    .map_err(|message| unusable_file(property.field, &message))?,
+            };
+            self.properties.insert(property.name.to_owned(), value);
+            self.typed.insert(property.name, property.field);
         }
         Ok(self)
     }
@@ -200,6 +249,79 @@ impl KafkaClientSettings {
             .set("fetch.wait.max.ms", "10");
         config
     }
+}
+
+/// A property set both by a typed field and by `spec.kafka.configSecret`.
+fn both_set(secret_property: &str, typed_property: &str, field: &str) -> Stop {
+    let same = if secret_property == typed_property {
+        String::new()
+    } else {
+        format!(" (which librdkafka takes in place of {typed_property})")
+    };
+    Stop::new(
+        StopCode::InvalidConfiguration,
+        format!(
+            "spec.kafka.configSecret: property {secret_property}{same} is also set by {field}: \
+             set it in one place"
+        ),
+    )
+    .with_detail("field", "spec.kafka.configSecret")
+    .with_detail("property", secret_property)
+    .with_detail("also", field)
+}
+
+fn unusable_file(field: &str, message: &str) -> Stop {
+    Stop::new(
+        StopCode::InvalidConfiguration,
+        format!("{field}: {message}"),
+    )
+    .with_detail("field", field)
+}
+
+/// The PEM certificates of the files (or the matching files of a directory), concatenated. Each
+/// file must hold at least one certificate: a Strimzi `ca.p12` or `ca.password` picked by a too
+/// wide pattern is refused rather than handed to OpenSSL as garbage.
+fn certificates_pem(sources: &[TrustedCertificateFiles]) -> Result<String, String> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for source in sources {
+        if let Some(file) = &source.certificate {
+            files.push(file.clone());
+        }
+        if let Some(pattern) = &source.pattern {
+            let (Some(dir), Some(glob)) = (pattern.parent(), pattern.file_name()) else {
+                return Err(format!("{}: not a directory and a glob", pattern.display()));
+            };
+            let glob = glob.to_string_lossy();
+            let entries = std::fs::read_dir(dir)
+                .map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+            let mut matched = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                // Secret keys are symlinks into `..data`: follow them, skip directories.
+                if authentication::glob_matches(&glob, &name) && !entry.path().is_dir() {
+                    matched.push(entry.path());
+                }
+            }
+            if matched.is_empty() {
+                return Err(format!("no file in {} matches {glob}", dir.display()));
+            }
+            matched.sort();
+            files.extend(matched);
+        }
+    }
+    let mut pem = String::new();
+    for file in files {
+        let bytes =
+            std::fs::read(&file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+        let text = String::from_utf8(bytes)
+            .ok()
+            .filter(|text| text.contains("-----BEGIN CERTIFICATE-----"))
+            .ok_or_else(|| format!("{}: holds no PEM certificate", file.display()))?;
+        pem.push_str(text.trim_end());
+        pem.push('\n');
+    }
+    Ok(pem)
 }
 
 /// Drops a librdkafka client (a start-up's admin client or topic reader) on a thread of its own:

@@ -43,6 +43,7 @@
 //! librdkafka's events are served by the producer's own polling thread (`ThreadedProducer`).
 
 pub mod acls;
+pub mod authentication;
 pub mod config;
 pub mod error;
 pub mod metrics;
