@@ -23,6 +23,7 @@
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
 //! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` |
+//! | `redoline_capture_credential_changes_total` | counter | (changes of the mounted credentials seen: [`crate::rotation`]; the capture then exits) |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
@@ -82,9 +83,10 @@ pub const SCHEMA_HISTORY_LAST_RECOVERED_CHANGE: &str =
     "redoline_capture_schema_history_last_recovered_change_timestamp_seconds";
 pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
     "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
+pub const CREDENTIAL_CHANGES_TOTAL: &str = "redoline_capture_credential_changes_total";
 
 /// Every metric name above.
-pub const ALL: [&str; 29] = [
+pub const ALL: [&str; 30] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -114,6 +116,7 @@ pub const ALL: [&str; 29] = [
     SCHEMA_HISTORY_CHANGES_APPLIED_TOTAL,
     SCHEMA_HISTORY_LAST_RECOVERED_CHANGE,
     SCHEMA_HISTORY_LAST_APPLIED_CHANGE,
+    CREDENTIAL_CHANGES_TOTAL,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -148,6 +151,8 @@ pub struct EngineMetrics {
     snapshot_rows_scanned: IntGauge,
     snapshot_rows_remaining: IntGauge,
     pub schema_history: SchemaHistoryMetrics,
+    /// Counted by [`crate::rotation::watch`].
+    pub credential_changes: IntCounter,
     last_table_events: LastTableEvents,
 }
 
@@ -407,12 +412,17 @@ impl EngineMetrics {
                 "Rows the initial snapshot has left, from the optimizer statistics; -1 when unknown",
             )?,
             schema_history: SchemaHistoryMetrics::new(registry)?,
+            credential_changes: IntCounter::new(
+                CREDENTIAL_CHANGES_TOTAL,
+                "Changes of the mounted credentials seen; the capture then ends for a restart with them",
+            )?,
             last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
         metrics.session_pga.set(-1);
         metrics.session_pga_max.set(-1);
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
+        registry.register(Box::new(metrics.credential_changes.clone()))?;
         registry.register(Box::new(metrics.commit_scn.clone()))?;
         registry.register(Box::new(metrics.restart_scn.clone()))?;
         registry.register(Box::new(metrics.events.clone()))?;
