@@ -328,7 +328,7 @@ fn no_rule_of_either_install_touches_secrets() {
             for resource in rule["resources"].as_array().unwrap() {
                 let resource = resource.as_str().unwrap();
                 resources.push(resource.to_owned());
-                let core = groups.iter().any(|g| *g == "" || *g == "*");
+                let core = groups.iter().any(|g| g.is_empty() || *g == "*");
                 assert!(
                     !(core && (resource == "secrets" || resource == "*")),
                     "a rule grants {:?} on {resource} in {groups:?}",

@@ -267,7 +267,7 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
     );
 
     // Nothing on the pod template follows a Secret: the operator reads none, and a changed
-    // credential reaches the pod through the kubelet's refresh of its volume (real_pods.rs).
+    // credential reaches the pod through the kubelet's refresh of its volume (real_credentials.rs).
     let annotations = rolled
         .spec
         .as_ref()

@@ -328,9 +328,9 @@ fn sink_property(kube_env: &KubeEnv, ns: &str, name: &str) -> String {
     let logs = kubectl(kube_env, &["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER]);
     let ready = logs
         .lines()
+        .rev()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|line| line["message"] == "Kafka sink ready.")
-        .last()
+        .find(|line| line["message"] == "Kafka sink ready.")
         .unwrap_or_else(|| panic!("no \"Kafka sink ready.\" line in {logs}"));
     let settings = ready["settings"].as_str().unwrap_or_default().to_owned();
     let key = format!("\"{name}\": \"");

@@ -63,7 +63,7 @@ pub fn mount_failures(events: &Store<Event>, namespace: &str, pod_uid: &str) -> 
         .filter(|event| event.involved_object.uid.as_deref() == Some(pod_uid))
         .filter_map(|event| Some((last_seen(event), event.message.clone()?)))
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(seen, _)| std::cmp::Reverse(*seen));
     found.into_iter().map(|(_, message)| message).collect()
 }
 
