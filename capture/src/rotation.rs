@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use prometheus::IntCounter;
+use prometheus::Gauge;
 use sha2::{Digest, Sha256};
 
 /// Where every Secret of a capture pod is mounted, one directory per purpose.
@@ -140,8 +140,8 @@ pub struct Watch {
     pub stop: Arc<AtomicBool>,
     /// Given the changed mounts when a change is seen.
     pub rotated: Rotated,
-    /// `redoline_capture_credential_changes_total`.
-    pub changes: IntCounter,
+    /// `redoline_capture_credentials_loaded_timestamp_seconds`: set when the tree is first read.
+    pub loaded: Gauge,
 }
 
 /// Follows the tree under `watch.root` until a change, then asks the run to stop. Returns at
@@ -172,6 +172,9 @@ async fn first_read(watch: &Watch) -> Option<TreeDigest> {
     }
     match read(root).await {
         Ok(digest) => {
+            watch
+                .loaded
+                .set(jiff::Timestamp::now().as_millisecond() as f64 / 1000.0);
             tracing::info!(
                 root = %root.display(),
                 files = digest.len(),
@@ -211,7 +214,6 @@ async fn follow(watch: Watch, known: TreeDigest) {
         if changed.is_empty() {
             continue;
         }
-        watch.changes.inc();
         let mounts: Vec<&str> = changed.iter().map(String::as_str).collect();
         tracing::warn!(
             mounts = mounts.join(","),
@@ -336,18 +338,23 @@ mod tests {
 
     #[tokio::test]
     async fn a_change_stops_the_run_and_no_root_does_nothing() {
-        let counter = || IntCounter::new("changes", "test").unwrap();
+        let gauge = || {
+            let gauge = Gauge::new("loaded", "test").unwrap();
+            gauge.set(-1.0);
+            gauge
+        };
         // No root: returns at once, nothing set.
         let nothing = Watch {
             root: PathBuf::from("/nonexistent/redoline"),
             interval: Duration::from_millis(10),
             stop: Arc::new(AtomicBool::new(false)),
             rotated: Rotated::default(),
-            changes: counter(),
+            loaded: gauge(),
         };
         watch(nothing.clone()).await;
         assert!(!nothing.stop.load(Ordering::Relaxed));
         assert!(nothing.rotated.get().is_none());
+        assert_eq!(nothing.loaded.get(), -1.0);
 
         let root = tempfile::tempdir().unwrap();
         let mut database = KubeletVolume::new(
@@ -359,9 +366,11 @@ mod tests {
             interval: Duration::from_millis(20),
             stop: Arc::new(AtomicBool::new(false)),
             rotated: Rotated::default(),
-            changes: counter(),
+            loaded: gauge(),
         };
         let known = first_read(&watched).await.expect("a tree to follow");
+        // Read at the first look: the timestamp of the credentials this process runs with.
+        assert!(watched.loaded.get() > 1.7e9, "{}", watched.loaded.get());
         database.write(&[("username", "cdc"), ("password", "n3w")]);
         tokio::time::timeout(Duration::from_secs(60), follow(watched.clone(), known))
             .await
@@ -371,6 +380,5 @@ mod tests {
             watched.rotated.get(),
             Some(&BTreeSet::from(["database".to_owned()]))
         );
-        assert_eq!(watched.changes.get(), 1);
     }
 }

@@ -370,7 +370,7 @@ where
             interval: rotation::POLL_INTERVAL,
             stop: Arc::clone(&stop),
             rotated: Arc::clone(&settings.rotated),
-            changes: shared.engine_metrics.credential_changes.clone(),
+            loaded: shared.engine_metrics.credentials_loaded.clone(),
         }));
     }
     let mut budget = RestartBudget::new(settings.database_retry);
