@@ -479,7 +479,7 @@ fn write_memory_scenario(path: &Path, bytes: u64, one_transaction: bool) -> u64 
 /// In a child process: runs `config` to the end and prints the peak RSS.
 fn memory_child(config: &Path) {
     match run::run(config, true) {
-        Ok(()) => {}
+        Ok(_) => {}
         Err(error) => panic!("the memory run failed: {error}"),
     }
     println!(

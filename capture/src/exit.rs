@@ -8,3 +8,6 @@ pub const INTERNAL_ERROR: u8 = 1;
 pub const USAGE: u8 = 2;
 /// A typed stop: the termination message names the CDC- code and what to do.
 pub const STOPPED: u8 = 3;
+/// The mounted credentials changed (`crate::rotation`): the run ended cleanly, as on SIGTERM,
+/// so that the kubelet starts the container again with the new files.
+pub const CREDENTIALS_CHANGED: u8 = 4;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use redoline_capture::cli::{Cli, Command, RedoCommand};
 use redoline_capture::error::{CaptureError, Disposition};
-use redoline_capture::run;
+use redoline_capture::run::{self, Ended};
 use redoline_capture::{VERSION, exit};
 
 fn main() -> ExitCode {
@@ -13,7 +13,12 @@ fn main() -> ExitCode {
         Command::Run {
             config,
             exit_at_end,
-        } => return finish(run::run(&config, exit_at_end)),
+        } => {
+            return match run::run(&config, exit_at_end) {
+                Ok(Ended::CredentialsChanged(_)) => ExitCode::from(exit::CREDENTIALS_CHANGED),
+                other => finish(other.map(|_| ())),
+            };
+        }
         Command::Doctor { config, json } => {
             let report = match run::doctor(&config) {
                 Ok(report) => report,

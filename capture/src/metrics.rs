@@ -23,6 +23,7 @@
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
 //! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` |
+//! | `redoline_capture_credentials_loaded_timestamp_seconds` | gauge | (when this process read the mounted credentials it follows, [`crate::rotation`]; -1 when none are followed) |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
@@ -82,9 +83,10 @@ pub const SCHEMA_HISTORY_LAST_RECOVERED_CHANGE: &str =
     "redoline_capture_schema_history_last_recovered_change_timestamp_seconds";
 pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
     "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
+pub const CREDENTIALS_LOADED: &str = "redoline_capture_credentials_loaded_timestamp_seconds";
 
 /// Every metric name above.
-pub const ALL: [&str; 29] = [
+pub const ALL: [&str; 30] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -114,6 +116,7 @@ pub const ALL: [&str; 29] = [
     SCHEMA_HISTORY_CHANGES_APPLIED_TOTAL,
     SCHEMA_HISTORY_LAST_RECOVERED_CHANGE,
     SCHEMA_HISTORY_LAST_APPLIED_CHANGE,
+    CREDENTIALS_LOADED,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -148,6 +151,9 @@ pub struct EngineMetrics {
     snapshot_rows_scanned: IntGauge,
     snapshot_rows_remaining: IntGauge,
     pub schema_history: SchemaHistoryMetrics,
+    /// Set by [`crate::rotation::watch`]. A change ends the process, so a counter of changes
+    /// would rarely be scraped; this timestamp moves with each rotation instead.
+    pub credentials_loaded: Gauge,
     last_table_events: LastTableEvents,
 }
 
@@ -407,12 +413,18 @@ impl EngineMetrics {
                 "Rows the initial snapshot has left, from the optimizer statistics; -1 when unknown",
             )?,
             schema_history: SchemaHistoryMetrics::new(registry)?,
+            credentials_loaded: Gauge::new(
+                CREDENTIALS_LOADED,
+                "When this process read the mounted credentials it follows (a change ends it for a restart with the new ones); -1 when none are followed",
+            )?,
             last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
         metrics.session_pga.set(-1);
         metrics.session_pga_max.set(-1);
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
+        metrics.credentials_loaded.set(-1.0);
+        registry.register(Box::new(metrics.credentials_loaded.clone()))?;
         registry.register(Box::new(metrics.commit_scn.clone()))?;
         registry.register(Box::new(metrics.restart_scn.clone()))?;
         registry.register(Box::new(metrics.events.clone()))?;

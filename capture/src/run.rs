@@ -1,8 +1,11 @@
 //! `redoline-capture run` and `doctor`: from a config file to a source, a sink and the engine.
 //!
 //! Everything is checked before anything connects: the config (CDC-1001), the secrets, the
-//! scenario of a simulated database. The HTTP face and SIGTERM handling run on a small Tokio
-//! runtime beside the mining loop, which is blocking (the `oracle` crate is synchronous).
+//! scenario of a simulated database. The HTTP face, SIGTERM handling and the watch of the mounted
+//! credentials ([`crate::rotation`]) run on a small Tokio runtime beside the mining loop, which is
+//! blocking (the `oracle` crate is synchronous). A credential change stops the run as SIGTERM
+//! does; [`run`] then says so ([`Ended::CredentialsChanged`]) and the process exits with its own
+//! status.
 //!
 //! A transient database fault, or a Kafka page aborted by a transient fault, ends one attempt,
 //! not the run: after a pause ([`crate::outage`])
@@ -11,7 +14,8 @@
 //! engine resume from the bookmark, so nothing is emitted twice. The HTTP server, the status
 //! board and the metric families live across attempts.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -31,6 +35,7 @@ use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::{EngineMetrics, SchemaHistoryMetrics, SchemaHistoryStatus};
 use crate::outage::{self, RestartBudget, Verdict};
+use crate::rotation::{self, Rotated};
 use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
 use crate::simulator::sql::SimulatorPool;
@@ -67,8 +72,14 @@ pub struct RunSettings {
     pub database_retry: RetryPolicy,
     /// Every metric family is registered here and served on `/metrics`.
     pub registry: Registry,
-    /// Set on SIGTERM (or by a test): the run ends after the transaction being read.
+    /// Set on SIGTERM, on a credential change (or by a test): the run ends after the
+    /// transaction being read.
     pub stop: Arc<AtomicBool>,
+    /// The mounted credentials to follow ([`rotation::MOUNT_ROOT`] for `run`; none by default,
+    /// and nothing is followed when the directory does not exist).
+    pub credentials_root: Option<PathBuf>,
+    /// Which mounts changed, once the watch of `credentials_root` saw a change.
+    pub rotated: Rotated,
 }
 
 impl RunSettings {
@@ -78,14 +89,38 @@ impl RunSettings {
             database_retry: outage::DATABASE_RETRY,
             registry: Registry::new(),
             stop: Arc::new(AtomicBool::new(false)),
+            credentials_root: None,
+            rotated: Rotated::default(),
         }
     }
 }
 
+/// How a run that did not fail ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// At the end of the data (`--exit-at-end`) or on SIGTERM.
+    Finished,
+    /// The files of these mounts under [`rotation::MOUNT_ROOT`] changed: the run stopped as on
+    /// SIGTERM so that a new process reads them.
+    CredentialsChanged(BTreeSet<String>),
+}
+
 /// `run --config FILE`.
-pub fn run(config_path: &Path, exit_at_end: bool) -> Result<(), CaptureError> {
+pub fn run(config_path: &Path, exit_at_end: bool) -> Result<Ended, CaptureError> {
     let config = config::load(config_path, &environment())?;
-    let settings = RunSettings::new(exit_at_end);
+    let settings = RunSettings {
+        credentials_root: Some(PathBuf::from(rotation::MOUNT_ROOT)),
+        ..RunSettings::new(exit_at_end)
+    };
+    let rotated = Arc::clone(&settings.rotated);
+    let result = run_config(config, settings);
+    result.map(|()| match rotated.get() {
+        Some(mounts) => Ended::CredentialsChanged(mounts.clone()),
+        None => Ended::Finished,
+    })
+}
+
+fn run_config(config: CaptureConfig, settings: RunSettings) -> Result<(), CaptureError> {
     match config.database.simulator.clone() {
         // A scenario that does not load is CDC-1001 at the first attempt, never retried.
         Some(simulator) => match simulator.through {
@@ -373,8 +408,17 @@ where
     );
     let board = StatusBoard::new(started, wedged_after);
     let stop = Arc::clone(&settings.stop);
-    let _runtime = serve(&config, board.clone(), registry.clone(), Arc::clone(&stop))?;
+    let runtime = serve(&config, board.clone(), registry.clone(), Arc::clone(&stop))?;
     let shared = Shared::register(&config, &registry, board)?;
+    if let Some(root) = &settings.credentials_root {
+        runtime.spawn(rotation::watch(rotation::Watch {
+            root: root.clone(),
+            interval: rotation::POLL_INTERVAL,
+            stop: Arc::clone(&stop),
+            rotated: Arc::clone(&settings.rotated),
+            loaded: shared.engine_metrics.credentials_loaded.clone(),
+        }));
+    }
     let mut budget = RestartBudget::new(settings.database_retry);
     loop {
         let (result, windows) = attempt(&config, &mut open_source, &shared, &settings, &stop);

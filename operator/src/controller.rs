@@ -1,12 +1,13 @@
 //! The reconciler: drives every OracleCapture towards its desired state and reports what it sees.
 //!
 //! ```text
-//! trigger ─▶ check Secrets ─▶ build (pure) ─▶ apply: SA, ConfigMap, Service, StatefulSet
-//!         ─▶ observe: StatefulSet, pod <name>-capture-0, GET <podIP>:8080/status
+//! trigger ─▶ build (pure) ─▶ apply: SA, ConfigMap, Service, StatefulSet
+//!         ─▶ observe: StatefulSet, pod <name>-capture-0 and its FailedMount Events,
+//!            GET <podIP>:8080/status
 //!         ─▶ status::compute (pure) ─▶ apply status (only when changed) ─▶ Events
 //! ```
 //!
-//! Secrets, the StatefulSet and the pod are read from watch caches ([`watch::Caches`]) fed by
+//! The StatefulSet, the pod and the kubelet's Events are read from watch caches ([`watch::Caches`]) fed by
 //! the same watches that trigger reconciles, and a child is applied only when its desired state
 //! changed or its cached copy is not the one last applied ([`apply::AppliedChildren`]): a
 //! reconcile of an idle capture makes no API call. A new spill size replaces the StatefulSet
@@ -17,19 +18,22 @@
 //! A reconcile runs when the OracleCapture changes, when an object it owns changes (StatefulSet,
 //! ConfigMap, Service, ServiceAccount: found through their controller owner reference), when its
 //! capture pod changes (pods labelled `app.kubernetes.io/name=redoline-capture`, mapped back
-//! through `app.kubernetes.io/instance`), and when a Secret it references changes. While a capture
+//! through `app.kubernetes.io/instance`), and when the kubelet reports that the capture pod's
+//! volume cannot be mounted (a `FailedMount` Event about `<name>-capture-0`). While a capture
 //! pod runs it also requeues every `status_poll_interval`, which is how `status.lagSeconds` stays
 //! fresh; otherwise it resyncs every [`RESYNC_INTERVAL`] as a safety net, or sooner when no
 //! capture streams and the lag estimated from the stored position will cross `spec.sla` before
 //! then ([`crate::status::lag_breach_in`]).
 //!
 //! # Secrets
-//! A missing Secret or key is the user's to fix, not an error to retry: it becomes `Stalled` with
-//! reason `SecretNotFound` or `SecretKeyMissing` and a message naming the spec field. The
-//! StatefulSet is then left as it is (unless the spec asks for zero pods): a running capture keeps
-//! the credentials it mounted, and no new pod is started that could not mount them. Otherwise a
-//! digest of the referenced Secrets' identities and versions goes on the pod template
-//! ([`apply::SECRETS_HASH_ANNOTATION`]), so an edited credential rolls the pod.
+//! The operator reads no Secret and holds no permission on them: it only names them in the pod
+//! template. A missing Secret or key keeps the pod in `ContainerCreating`, and the kubelet says
+//! why in `FailedMount` Events about the pod; those become `Stalled` with reason
+//! `SecretNotFound` or `SecretKeyMissing` and a message naming the spec field
+//! ([`crate::status::mount_problem`]), a problem the user fixes, not an error to retry. Once the
+//! Secret is there, the kubelet's next mount attempt starts the pod. A changed credential needs no
+//! rollout: the kubelet refreshes the mounted files and the capture, which follows them, ends
+//! cleanly and is started again with them (`redoline_capture::rotation`).
 //!
 //! # Status writes
 //! The status is written with server-side apply on the status subresource, and only when it
@@ -51,20 +55,17 @@ mod memory;
 pub mod observe;
 mod reconcile;
 pub mod resize;
-pub mod secrets;
 pub mod watch;
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::{BoxFuture, FutureExt, Shared};
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::PartialObjectMeta;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, Resource, ResourceExt};
@@ -91,8 +92,6 @@ pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
 /// Longest wait of a reconcile for the watch caches' first lists.
 const CACHE_READY_LIMIT: Duration = Duration::from_secs(30);
-/// How soon a reconcile that found a Secret on the API server but not yet in the cache runs again.
-const SECRET_CACHE_WAIT: Duration = Duration::from_secs(1);
 /// Failed reconciles in a row (about 15 s with the backoff) after which the status says so.
 const STALL_AFTER_FAILURES: u32 = 5;
 /// The Event reason when the capture's `/status` stops answering the operator's polls.
@@ -151,9 +150,6 @@ pub enum Error {
     /// Waiting for the watch caches' first lists.
     #[error("the watch caches did not fill within {CACHE_READY_LIMIT:?}; see the operator's log")]
     CachesNotReady,
-    /// Dereferencing the Secrets the spec names.
-    #[error("reading a referenced Secret: {0}")]
-    SecretRead(#[source] kube::Error),
     /// Replacing the StatefulSet for a new spill size, before applying it.
     #[error("resizing the spill volume: {0}")]
     Resize(#[source] kube::Error),
@@ -171,7 +167,6 @@ impl Error {
         match self {
             Error::MissingMetadata(_) => "MissingMetadata",
             Error::CachesNotReady => "CachesNotReady",
-            Error::SecretRead(_) => "SecretReadFailed",
             Error::Resize(_) => "ResizeFailed",
             Error::Apply(_) => "ApplyFailed",
             // A server-side apply too: the reason the docs, dashboards and alerts already name.
@@ -186,11 +181,10 @@ struct Context {
     settings: ControllerSettings,
     events: EventPublisher,
     captures: Store<OracleCapture>,
-    /// StatefulSets, Pods, Secrets and the other children, as the watches last saw them.
+    /// StatefulSets, Pods, FailedMount Events and the other children, as the watches last saw
+    /// them.
     caches: watch::Caches,
     memory: Mutex<Memory>,
-    /// What is known of the referenced Secrets (key names and value digests, no values).
-    secret_facts: Mutex<secrets::SecretFactsCache>,
 }
 
 impl Context {
@@ -245,7 +239,7 @@ async fn run_one(
     let ns = namespace.as_deref();
     // Lists may come from the API server's watch cache (`any_semantic`): a slightly old start is
     // fine for a level-based reconciler, and it keeps restarts cheap for etcd. The children,
-    // pods and Secrets are watched once each, feeding both the triggers and the caches the
+    // pods and FailedMount Events are watched once each, feeding both the triggers and the caches the
     // reconciler reads (see `watch::watch`).
     let (caches, feeds) = watch::watch(&client, ns);
     let (captures, capture_feed) = watch::watch_captures(&client, ns);
@@ -253,7 +247,6 @@ async fn run_one(
     if let Some(metrics) = &settings.metrics {
         metrics.track_captures(captures.clone());
     }
-    let secret_readers = captures.clone();
     let config = controller::Config::default().concurrency(settings.concurrency);
     let context = Arc::new(Context {
         client: client.clone(),
@@ -262,7 +255,6 @@ async fn run_one(
         captures,
         caches,
         memory: Mutex::new(Memory::default()),
-        secret_facts: Mutex::new(secrets::SecretFactsCache::default()),
     });
     tracing::info!(namespace = ns.unwrap_or("*"), "watching OracleCaptures");
     controller
@@ -272,9 +264,7 @@ async fn run_one(
         .owns_stream(feeds.services)
         .owns_stream(feeds.service_accounts)
         .watches_stream(feeds.pods, capture_of_pod)
-        .watches_stream(feeds.secrets, move |secret| {
-            readers_of_secret(&secret_readers, &secret)
-        })
+        .watches_stream(feeds.mount_failures, capture_of_mount_failure)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {
@@ -297,21 +287,17 @@ fn capture_of_pod(pod: Pod) -> Option<ObjectRef<OracleCapture>> {
     Some(ObjectRef::new(instance).within(&namespace))
 }
 
-/// The OracleCaptures that reference a Secret.
-fn readers_of_secret(
-    captures: &Store<OracleCapture>,
-    secret: &PartialObjectMeta<Secret>,
-) -> Vec<ObjectRef<OracleCapture>> {
-    let (Some(name), Some(namespace)) = (&secret.metadata.name, &secret.metadata.namespace) else {
-        return Vec::new();
-    };
-    captures
-        .state()
-        .iter()
-        .filter(|c| c.metadata.namespace.as_ref() == Some(namespace))
-        .filter(|c| secrets::references_secret(&c.spec, name))
-        .map(|c| ObjectRef::from_obj(c.as_ref()))
-        .collect()
+/// The OracleCapture whose pod a `FailedMount` Event is about: the pod is `<name>-capture-0`
+/// (the Event carries no labels). An Event about another pod maps to no capture, or to one whose
+/// reconcile finds no such Event of its own pod and changes nothing.
+fn capture_of_mount_failure(event: Event) -> Option<ObjectRef<OracleCapture>> {
+    let object = &event.involved_object;
+    let name = object.name.as_deref()?.strip_suffix("-capture-0")?;
+    let namespace = object
+        .namespace
+        .as_deref()
+        .or(event.metadata.namespace.as_deref())?;
+    Some(ObjectRef::new(name).within(namespace))
 }
 
 fn object_key(capture: &OracleCapture) -> String {
@@ -426,49 +412,13 @@ fn remember(context: &Context, uid: String, status: OracleCaptureStatus) {
     let live = context.captures.state();
     if memory.captures.len() > live.len() + 64 {
         memory.keep_only(&live);
-        drop(memory);
-        let referenced = referenced_secrets(&live);
-        context
-            .secret_facts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|namespace, name| referenced.contains(&(namespace, name)));
     }
-}
-
-/// The (namespace, name) of every Secret a capture in `live` references.
-fn referenced_secrets(live: &[Arc<OracleCapture>]) -> HashSet<(&str, &str)> {
-    live.iter()
-        .flat_map(|c| {
-            let namespace = c.metadata.namespace.as_deref().unwrap_or_default();
-            secrets::referenced_names(&c.spec)
-                .into_iter()
-                .map(move |name| (namespace, name))
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::fixtures;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-    use kube::runtime::watcher;
-
-    #[test]
-    fn only_the_secrets_of_live_captures_are_referenced() {
-        let kept = Arc::new(fixtures::sample_at("sales", "orders", "uid-kept"));
-        let referenced = referenced_secrets(std::slice::from_ref(&kept));
-        let names = secrets::referenced_names(&kept.spec);
-        assert!(!names.is_empty());
-        for name in names {
-            assert!(referenced.contains(&("sales", name)));
-            assert!(
-                !referenced.contains(&("hr", name)),
-                "only the live capture's namespace"
-            );
-        }
-    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {
@@ -507,35 +457,27 @@ mod tests {
     }
 
     #[test]
-    fn a_secret_maps_to_the_captures_that_read_it() {
-        use crate::build::fixtures;
-        let (store, mut writer) = kube::runtime::reflector::store::<OracleCapture>();
-        let orders = fixtures::sample();
-        let mut elsewhere = fixtures::sample();
-        elsewhere.metadata.namespace = Some("hr".into());
-        let mut other = fixtures::sample();
-        other.metadata.name = Some("invoices".into());
-        other.spec.database.credentials_secret.name = "invoices-db".into();
-        for capture in [orders, elsewhere, other] {
-            writer.apply_watcher_event(&watcher::Event::Apply(capture));
-        }
-        let secret = |namespace: &str, name: &str| PartialObjectMeta::<Secret> {
+    fn a_failed_mount_maps_to_the_capture_of_the_pod() {
+        use k8s_openapi::api::core::v1::ObjectReference;
+        let event = |name: &str| Event {
             metadata: ObjectMeta {
-                name: Some(name.into()),
-                namespace: Some(namespace.into()),
+                namespace: Some("sales".into()),
                 ..ObjectMeta::default()
             },
-            ..PartialObjectMeta::default()
+            involved_object: ObjectReference {
+                kind: Some("Pod".into()),
+                name: Some(name.into()),
+                namespace: Some("sales".into()),
+                ..ObjectReference::default()
+            },
+            reason: Some("FailedMount".into()),
+            ..Event::default()
         };
         assert_eq!(
-            readers_of_secret(&store, &secret("sales", "orders-db-cdc")),
-            [ObjectRef::new("orders").within("sales")]
+            capture_of_mount_failure(event("orders-capture-0")),
+            Some(ObjectRef::new("orders").within("sales"))
         );
-        assert_eq!(
-            readers_of_secret(&store, &secret("sales", "invoices-db")),
-            [ObjectRef::new("invoices").within("sales")]
-        );
-        assert!(readers_of_secret(&store, &secret("sales", "unrelated")).is_empty());
+        assert_eq!(capture_of_mount_failure(event("web-7f9c")), None);
     }
 
     #[test]

@@ -451,6 +451,11 @@ evictionHard:
   imagefs.available: 1%
   imagefs.inodesFree: 1%
 serializeImagePulls: false
+# How often the kubelet syncs each pod, and so refreshes its Secret volumes (the Secret itself
+# reaches the kubelet by its watch, configMapAndSecretChangeDetectionStrategy: Watch): 1m by
+# default, so a rotated credential would take a minute or more to reach the files. 5 s lets the
+# rotation tests (real_credentials.rs) see the kubelet swap the files within seconds.
+syncFrequency: 5s
 rotateCertificates: false
 serverTLSBootstrap: false
 resolvConf: /etc/resolv.conf

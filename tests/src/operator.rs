@@ -428,6 +428,46 @@ pub fn requested_storage(claim: &PersistentVolumeClaim) -> Option<u64> {
     ByteQuantity::quantity(&quantity.0).bytes().ok()
 }
 
+/// Posts a `FailedMount` Event about `pod`, as the kubelet does when a volume of it cannot be
+/// mounted (core/v1, `source.component: kubelet`, `message` in the kubelet's words), last seen
+/// `at` (whole seconds, as the kubelet's `lastTimestamp`).
+pub async fn post_failed_mount(
+    client: &Client,
+    pod: &Pod,
+    message: &str,
+    at: k8s_openapi::jiff::Timestamp,
+) -> anyhow::Result<()> {
+    let namespace = pod
+        .metadata
+        .namespace
+        .as_deref()
+        .context("the pod's namespace")?;
+    let name = pod.metadata.name.as_deref().context("the pod's name")?;
+    let at = at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let event: k8s_openapi::api::core::v1::Event = serde_json::from_value(json!({
+        "metadata": {"generateName": format!("{name}.")},
+        "involvedObject": {
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "namespace": namespace,
+            "name": name,
+            "uid": pod.metadata.uid,
+        },
+        "reason": "FailedMount",
+        "type": "Warning",
+        "message": message,
+        "source": {"component": "kubelet", "host": "redoline-node"},
+        "firstTimestamp": at,
+        "lastTimestamp": at,
+        "count": 1,
+    }))?;
+    Api::<k8s_openapi::api::core::v1::Event>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &event)
+        .await
+        .context("posting a FailedMount Event")?;
+    Ok(())
+}
+
 /// Writes the status of pod `name`, as the kubelet would.
 pub async fn write_pod_status(
     pods: &Api<Pod>,

@@ -923,8 +923,8 @@ fn can_i(
 
 /// The namespace-scoped install, the documented least-privilege option: the operator's account
 /// can do in the watched namespace what a reconcile and a spill resize need (the StorageClass
-/// read included, which only a ClusterRoleBinding can grant), and nothing with Secrets or claims
-/// anywhere else.
+/// read included, which only a ClusterRoleBinding can grant), nothing with Secrets anywhere (not
+/// even there), and nothing with claims anywhere else.
 #[tokio::test]
 async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_namespaces() {
     let env = KubeEnv::shared().expect("control plane");
@@ -947,8 +947,8 @@ async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_names
         ("patch", "oraclecaptures.redoline.io/status"),
         ("patch", "statefulsets.apps"),
         ("delete", "statefulsets.apps"),
-        ("get", "secrets"),
-        ("watch", "secrets"),
+        ("list", "events"),
+        ("watch", "events"),
         ("patch", "persistentvolumeclaims"),
         ("create", "events.events.k8s.io"),
     ] {
@@ -979,6 +979,10 @@ async fn a_namespace_scoped_install_grants_a_resize_and_nothing_beyond_its_names
         );
     }
     for (verb, resource) in [
+        // The operator reads no Secret: the kubelet mounts them, the capture follows them.
+        ("get", "secrets"),
+        ("list", "secrets"),
+        ("watch", "secrets"),
         // A spill recreation deletes the StatefulSet, which owns its claims.
         ("delete", "persistentvolumeclaims"),
         ("create", "storageclasses.storage.k8s.io"),

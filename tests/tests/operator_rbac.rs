@@ -4,8 +4,10 @@
 //! (impersonation), leader election included.
 //!
 //! * With the rules as written, a full reconcile of the sample OracleCapture succeeds: the Lease is
-//!   taken, all four children appear, the status is written for the current generation, a Warning
-//!   Event is published for a broken Secret, and no reconcile fails.
+//!   taken, all four children appear, the status is written for the current generation, the
+//!   kubelet's `FailedMount` Event about the pod (posted here as the kubelet would) becomes a
+//!   Warning Event, and no reconcile fails.
+//! * No rule of either install (these files, the chart's copy) grants anything on Secrets.
 //! * With one verb taken away (`patch` on StatefulSets) the same reconcile fails with a forbidden
 //!   error, so the test would notice a rule that is missing.
 //! * In the namespace-scoped install (the ClusterRole bound by a RoleBinding), a spill recreation
@@ -18,13 +20,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{
-    ConfigMap, PersistentVolumeClaim, Secret, Service, ServiceAccount,
-};
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service, ServiceAccount};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use redoline_crds::OracleCapture;
 use redoline_operator::leader::{LeaderError, LeaderSettings, RoleCell};
 use redoline_operator::metrics::{Metrics, Registry};
@@ -36,6 +36,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 const RULES: &str = include_str!("../../operator/rbac/clusterrole.yaml");
+const CHART_RULES: &str = include_str!("../../charts/redoline/files/rbac/clusterrole.yaml");
 const BINDINGS: &str = include_str!("../../operator/rbac/bindings.yaml");
 const ACCOUNT: &str = "redoline-operator";
 const WAIT: Duration = Duration::from_secs(60);
@@ -307,6 +308,38 @@ async fn finish(setup: Setup, running: Running) {
     setup.ns.delete().await;
 }
 
+/// The operator reads no Secret, so neither install may grant a verb on them, by name or by a
+/// wildcard.
+#[test]
+fn no_rule_of_either_install_touches_secrets() {
+    assert_eq!(
+        RULES, CHART_RULES,
+        "the chart's rules are a copy of operator/rbac/"
+    );
+    let mut resources = Vec::new();
+    for doc in documents(RULES) {
+        for rule in doc["rules"].as_array().into_iter().flatten() {
+            let groups: Vec<&str> = rule["apiGroups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| g.as_str().unwrap())
+                .collect();
+            for resource in rule["resources"].as_array().unwrap() {
+                let resource = resource.as_str().unwrap();
+                resources.push(resource.to_owned());
+                let core = groups.iter().any(|g| g.is_empty() || *g == "*");
+                assert!(
+                    !(core && (resource == "secrets" || resource == "*")),
+                    "a rule grants {:?} on {resource} in {groups:?}",
+                    rule["verbs"]
+                );
+            }
+        }
+    }
+    assert!(resources.iter().any(|r| r == "events"), "{resources:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_reconciles_under_exactly_its_rbac() {
     let setup = setup("operator-rbac-full", |rbac| rbac).await;
@@ -365,17 +398,23 @@ async fn the_operator_reconciles_under_exactly_its_rbac() {
             .is_some()
     );
 
-    // Events: a broken Secret gives a Warning Event (publishing failures are only logged, so
-    // the Event's existence is what shows the permission).
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "orders-db-cdc"},
-        "stringData": {"username": "u"},
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(admin.clone(), &ns)
-        .replace("orders-db-cdc", &PostParams::default(), &secret)
-        .await
-        .expect("Secret replaced");
+    // Events: the kubelet's FailedMount Event about the pod is read (list and watch on events)
+    // and gives a Warning Event (publishing failures are only logged, so the Event's existence is
+    // what shows both permissions).
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), &ns);
+    let pods = &pods;
+    let pod = wait_for("the capture pod", || async move {
+        pods.get_opt("orders-capture-0").await.expect("get pod")
+    })
+    .await;
+    operator::post_failed_mount(
+        &admin,
+        &pod,
+        "MountVolume.SetUp failed for volume \"database-credentials\" : couldn't find key password in Secret x/orders-db-cdc",
+        k8s_openapi::jiff::Timestamp::now(),
+    )
+    .await
+    .expect("FailedMount posted");
     wait_for_event(&setup, "SecretKeyMissing").await;
 
     let text = running.metrics.render().expect("render");

@@ -21,16 +21,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::api::{Patch, PatchParams};
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::LastStop;
 use redoline_operator::build::CONFIG_HASH_ANNOTATION;
 use redoline_operator::controller;
-use redoline_operator::controller::apply::SECRETS_HASH_ANNOTATION;
 use redoline_tests::k8s::KubeEnv;
 use redoline_tests::operator::{
     self, NAME, container_status, has_condition, observes_its_generation, ready_pod_status,
@@ -95,18 +93,6 @@ impl Harness {
 
     async fn patch_spec(&self, spec: serde_json::Value) -> i64 {
         self.0.patch_spec(spec).await.expect("spec patched")
-    }
-
-    /// Sets the database password in the credentials Secret.
-    async fn set_password(&self, password: &str) {
-        self.api::<Secret>()
-            .patch(
-                "orders-db-cdc",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"stringData": {"password": password}})),
-            )
-            .await
-            .expect("Secret patched");
     }
 
     /// Writes the capture pod's status, as the kubelet would.
@@ -233,11 +219,7 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
     h.create_sample().await;
 
     // (a) The children appear and the first status is written for the first generation.
-    let first = h
-        .stateful_set_where("created", |s| {
-            !template_annotation(s, SECRETS_HASH_ANNOTATION).is_empty()
-        })
-        .await;
+    let first = h.stateful_set_where("created", |_| true).await;
     assert_eq!(first.spec.as_ref().unwrap().replicas, Some(1));
     let config_maps = h.api::<ConfigMap>();
     let config = config_maps
@@ -284,13 +266,19 @@ async fn children_follow_the_spec_and_suspend_scales_to_zero() {
         changed.metadata.annotations.as_ref().unwrap()[CONFIG_HASH_ANNOTATION]
     );
 
-    // A changed credential rolls the pod too (the Secret watch triggers the reconcile).
-    let secrets_hash = template_annotation(&rolled, SECRETS_HASH_ANNOTATION);
-    h.set_password("rotated").await;
-    h.stateful_set_where("the new secrets hash", |s| {
-        template_annotation(s, SECRETS_HASH_ANNOTATION) != secrets_hash
-    })
-    .await;
+    // Nothing on the pod template follows a Secret: the operator reads none, and a changed
+    // credential reaches the pod through the kubelet's refresh of its volume (real_credentials.rs).
+    let annotations = rolled
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.metadata.as_ref())
+        .and_then(|m| m.annotations.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        annotations.keys().collect::<Vec<_>>(),
+        [CONFIG_HASH_ANNOTATION],
+        "no digest of a Secret"
+    );
 
     // Suspend: zero replicas, Ready=True with reason Suspended.
     h.patch_spec(json!({"suspend": true})).await;
@@ -591,42 +579,51 @@ fn report_at(lag_seconds: f64, commit_time: Timestamp) -> String {
     report.to_string()
 }
 
+/// A Secret or key the pod cannot mount: the kubelet keeps the pod in ContainerCreating and says
+/// why in `FailedMount` Events, posted here in its words as it would; the operator, which reads
+/// no Secret, turns them into the status it has always shown, naming the spec field. Once a
+/// container of the pod started, the Events are history.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_missing_secret_stalls_until_it_is_created() {
+async fn a_secret_the_pod_cannot_mount_stalls_until_the_pod_starts() {
     let h = Harness::start("operator-reconcile-secrets", 1).await;
     h.create_secret("orders-kafka-client", &["client.properties"])
         .await;
     h.create_sample().await;
+    // The operator does not look for the Secret: the StatefulSet and its pod are made.
+    h.stateful_set_where("created", |_| true).await;
+    h.wait_for_pod().await;
+    let pod = h.api::<Pod>().get(POD).await.expect("the capture pod");
+    let first = Timestamp::now();
+    operator::post_failed_mount(
+        &h.client,
+        &pod,
+        "MountVolume.SetUp failed for volume \"database-credentials\" : secret \"orders-db-cdc\" not found",
+        first,
+    )
+    .await
+    .expect("Event posted");
 
-    // (f) No credentials Secret: Stalled, and no pod is started that could not mount it.
     let capture = h.wait_condition("Stalled", "True", "SecretNotFound").await;
     let message = message_of(&capture, "Stalled");
-    assert!(message.contains("\"orders-db-cdc\""), "{message}");
-    assert!(
-        message.contains("spec.database.credentialsSecret"),
-        "{message}"
+    assert_eq!(
+        message,
+        "Secret \"orders-db-cdc\" named by spec.database.credentialsSecret does not exist"
     );
     assert!(has_condition(&capture, "Ready", "False", "SecretNotFound"));
-    assert!(has_condition(&capture, "Reconciling", "False", "Blocked"));
     h.event("SecretNotFound").await;
-    let statefulsets = h.api::<StatefulSet>();
-    assert!(
-        statefulsets
-            .get_opt("orders-capture")
-            .await
-            .unwrap()
-            .is_none()
-    );
-    assert!(
-        h.api::<ConfigMap>()
-            .get_opt("orders-capture-config")
-            .await
-            .unwrap()
-            .is_some()
-    );
 
-    // A Secret without the password key.
-    h.create_secret("orders-db-cdc", &["username"]).await;
+    // Created since without the password key: the kubelet's next attempt says so.
+    operator::post_failed_mount(
+        &h.client,
+        &pod,
+        &format!(
+            "MountVolume.SetUp failed for volume \"database-credentials\" : couldn't find key password in Secret {}/orders-db-cdc",
+            h.ns.name
+        ),
+        first + SignedDuration::from_secs(10),
+    )
+    .await
+    .expect("Event posted");
     let capture = h
         .wait_condition("Stalled", "True", "SecretKeyMissing")
         .await;
@@ -637,10 +634,13 @@ async fn a_missing_secret_stalls_until_it_is_created() {
         "{message}"
     );
 
-    // Fixed: the stall clears and the StatefulSet is created.
-    h.set_password("secret").await;
+    // Fixed: the volumes mount and the doctor starts; the Events are history.
+    h.write_pod_status(json!({
+        "phase": "Pending",
+        "initContainerStatuses": [container_status("doctor", json!({"running": {}}), false)],
+    }))
+    .await;
     h.wait_condition("Stalled", "False", "NoStop").await;
-    h.stateful_set_where("created", |_| true).await;
     h.finish().await;
 }
 

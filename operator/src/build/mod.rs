@@ -31,7 +31,8 @@ pub use config_map::{CONFIG_FILE, CONFIG_HASH_ANNOTATION, render_capture_config}
 pub use kafka_credentials::{KAFKA_AUTH_DIR, KAFKA_TLS_DIR};
 pub use simulator::scenario_file_name;
 pub use statefulset::{
-    CAPTURE_CONTAINER, DOCTOR_CONTAINER, HTTP_PORT, SPILL_DIR, SPILL_VOLUME, mounted_secret_files,
+    CAPTURE_CONTAINER, DOCTOR_CONTAINER, HTTP_PORT, SPILL_DIR, SPILL_VOLUME, SecretVolume,
+    mounted_secret_files, secret_volumes,
 };
 
 /// Settings of the operator that shape what it builds.

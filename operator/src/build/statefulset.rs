@@ -76,6 +76,56 @@ pub fn mounted_secret_files(capture: &OracleCapture) -> Vec<(&'static str, Strin
     files
 }
 
+/// A Secret volume of the capture pod, with the spec field naming the Secret and, when the volume
+/// lists its keys (`items`, so that a missing key fails the mount), the field naming each key.
+/// The operator reads no Secret: the kubelet's `FailedMount` Events about these volumes are how it
+/// learns that a Secret or key is missing ([`crate::status::mount_problem`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretVolume<'a> {
+    pub volume: &'static str,
+    pub secret: &'a str,
+    pub field: &'static str,
+    /// (key, the spec field naming it); empty when the whole Secret is mounted.
+    pub keys: Vec<(&'a str, &'static str)>,
+}
+
+/// The capture pod's Secret volumes as [`volumes`] builds them.
+pub fn secret_volumes(capture: &OracleCapture) -> Vec<SecretVolume<'_>> {
+    let credentials = &capture.spec.database.credentials_secret;
+    let mut found = vec![SecretVolume {
+        volume: "database-credentials",
+        secret: &credentials.name,
+        field: "spec.database.credentialsSecret",
+        keys: vec![
+            (
+                &credentials.username_key,
+                "spec.database.credentialsSecret.usernameKey",
+            ),
+            (
+                &credentials.password_key,
+                "spec.database.credentialsSecret.passwordKey",
+            ),
+        ],
+    }];
+    if let Some(wallet) = &capture.spec.database.wallet_secret {
+        found.push(SecretVolume {
+            volume: "wallet",
+            secret: &wallet.name,
+            field: "spec.database.walletSecret",
+            keys: Vec::new(),
+        });
+    }
+    if let Some(kafka) = &capture.spec.kafka.config_secret {
+        found.push(SecretVolume {
+            volume: "kafka-config",
+            secret: &kafka.name,
+            field: "spec.kafka.configSecret",
+            keys: Vec::new(),
+        });
+    }
+    found
+}
+
 /// The Oracle client's environment: `TNS_ADMIN` naming the mounted wallet when there is one, so
 /// the client reads `sqlnet.ora`, `tnsnames.ora` and the wallet from the Secret.
 ///
@@ -608,5 +658,39 @@ mod tests {
             .as_ref()
             .unwrap();
         assert_eq!(annotations[CONFIG_HASH_ANNOTATION].len(), 64);
+    }
+
+    #[test]
+    fn every_secret_volume_is_known_with_its_spec_field() {
+        let mut capture = fixtures::sample();
+        capture.spec.database.wallet_secret = Some(redoline_crds::v1alpha1::SecretRef {
+            name: "orders-db-wallet".into(),
+        });
+        let pod = pod(&sts(&capture));
+        let built: Vec<(String, String, Vec<String>)> = pod
+            .volumes
+            .unwrap()
+            .into_iter()
+            .filter_map(|v| {
+                let secret = v.secret?;
+                let keys = secret.items.unwrap_or_default();
+                Some((
+                    v.name,
+                    secret.secret_name.unwrap_or_default(),
+                    keys.into_iter().map(|k| k.key).collect(),
+                ))
+            })
+            .collect();
+        let known: Vec<(String, String, Vec<String>)> = secret_volumes(&capture)
+            .into_iter()
+            .map(|v| {
+                (
+                    v.volume.to_owned(),
+                    v.secret.to_owned(),
+                    v.keys.iter().map(|(k, _)| (*k).to_owned()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(built, known);
     }
 }

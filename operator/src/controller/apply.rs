@@ -13,8 +13,6 @@
 //! cached copy is no longer the object that apply returned (someone changed or deleted it); see
 //! [`AppliedChildren`].
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -31,10 +29,6 @@ use crate::build::CaptureChildren;
 /// The field manager of everything the operator writes.
 pub const FIELD_MANAGER: &str = "redoline-operator";
 
-/// Pod template annotation: a digest of the referenced Secrets, so a changed credential rolls the
-/// pod (Secret volumes are refreshed in place, but the capture reads its credentials at start).
-pub const SECRETS_HASH_ANNOTATION: &str = "redoline.io/secrets-sha256";
-
 /// A write the API server refused.
 #[derive(Debug, thiserror::Error)]
 #[error("applying {kind} {name}: {source}")]
@@ -50,21 +44,6 @@ impl ApplyError {
     pub fn is_invalid(&self) -> bool {
         matches!(&self.source, kube::Error::Api(status) if status.code == 422)
     }
-}
-
-/// Puts the Secrets' digest on the pod template.
-pub fn annotate_secrets(children: &mut CaptureChildren, digest: &str) {
-    let template = children
-        .stateful_set
-        .spec
-        .get_or_insert_with(Default::default)
-        .template
-        .metadata
-        .get_or_insert_with(Default::default);
-    template
-        .annotations
-        .get_or_insert_with(BTreeMap::new)
-        .insert(SECRETS_HASH_ANNOTATION.to_owned(), digest.to_owned());
 }
 
 /// What was last applied for each child of one capture, so that an unchanged child is not sent
@@ -274,28 +253,5 @@ mod tests {
         children.config_map.metadata.resource_version = Some("42".into());
         assert_eq!(version(&children.stateful_set), "generation 3");
         assert_eq!(version(&children.config_map), "42");
-    }
-
-    #[test]
-    fn the_secrets_digest_lands_on_the_pod_template_only() {
-        let mut children = build(&fixtures::sample(), &fixtures::settings()).unwrap();
-        annotate_secrets(&mut children, "abc");
-        let spec = children.stateful_set.spec.as_ref().unwrap();
-        let annotations = spec
-            .template
-            .metadata
-            .as_ref()
-            .unwrap()
-            .annotations
-            .as_ref();
-        assert_eq!(annotations.unwrap()[SECRETS_HASH_ANNOTATION], "abc");
-        assert!(
-            children
-                .stateful_set
-                .metadata
-                .annotations
-                .as_ref()
-                .is_none_or(|a| !a.contains_key(SECRETS_HASH_ANNOTATION))
-        );
     }
 }

@@ -1,5 +1,6 @@
-//! Reading the world for one OracleCapture: its StatefulSet and pod, and the capture's own
-//! `/status` endpoint (the Secrets it references: [`super::secrets`]).
+//! Reading the world for one OracleCapture: its StatefulSet and pod, the kubelet's
+//! `FailedMount` Events about the pod (a Secret or key it cannot mount), and the capture's own
+//! `/status` endpoint.
 //!
 //! Everything here only reads, and the Kubernetes objects come from the watch caches
 //! ([`super::watch::Caches`]), so observing costs no API call. What it returns is plain
@@ -14,7 +15,8 @@ use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::jiff::Timestamp;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::status::{CaptureReport, ContainerState, PodObservation, WorkloadObservation};
@@ -49,6 +51,39 @@ pub fn pod(pods: &Store<Pod>, namespace: &str, workload_name: &str) -> Option<Ca
         ip,
         uid: pod.metadata.uid.clone().unwrap_or_default(),
     })
+}
+
+/// The messages of the kubelet's `FailedMount` Events about the pod with `pod_uid` (this pod, not
+/// an earlier one of the same name), newest first.
+pub fn mount_failures(events: &Store<Event>, namespace: &str, pod_uid: &str) -> Vec<String> {
+    let mut found: Vec<(Option<Timestamp>, String)> = events
+        .state()
+        .iter()
+        .filter(|event| event.metadata.namespace.as_deref() == Some(namespace))
+        .filter(|event| event.involved_object.uid.as_deref() == Some(pod_uid))
+        .filter_map(|event| Some((last_seen(event), event.message.clone()?)))
+        .collect();
+    found.sort_by_key(|(seen, _)| std::cmp::Reverse(*seen));
+    found.into_iter().map(|(_, message)| message).collect()
+}
+
+/// When an Event was last seen: its series, its `lastTimestamp` (core/v1 writers such as the
+/// kubelet), its `eventTime`, or when it was created.
+fn last_seen(event: &Event) -> Option<Timestamp> {
+    event
+        .series
+        .as_ref()
+        .and_then(|series| series.last_observed_time.as_ref())
+        .map(|time| time.0)
+        .or_else(|| event.last_timestamp.as_ref().map(|time| time.0))
+        .or_else(|| event.event_time.as_ref().map(|time| time.0))
+        .or_else(|| {
+            event
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|time| time.0)
+        })
 }
 
 /// The capture pod as a reconcile sees it.

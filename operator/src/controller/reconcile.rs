@@ -3,11 +3,9 @@
 //! variant:
 //!
 //! ```text
-//! check_secrets ─▶ apply_desired (build, resize, apply) ─▶ observe
+//! apply_desired (build, resize, apply) ─▶ observe (with the pod's FailedMount Events)
 //!               ─▶ status::compute (pure) ─▶ write_status
 //! ```
-
-use std::sync::PoisonError;
 
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
@@ -16,11 +14,14 @@ use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::OracleCaptureStatus;
 
 use super::{
-    CACHE_READY_LIMIT, Context, Error, RESYNC_INTERVAL, SECRET_CACHE_WAIT, STATUS_UNANSWERED,
-    apply, now, object_key, observe, remember, resize, secrets,
+    CACHE_READY_LIMIT, Context, Error, RESYNC_INTERVAL, STATUS_UNANSWERED, apply, now, object_key,
+    observe, remember, resize,
 };
-use crate::build::{BuildError, build};
-use crate::status::{ConfigurationProblem, Observation, Transition, compute, lag_breach_in};
+use crate::build::{BuildError, build, secret_volumes};
+use crate::status::{
+    ConfigurationProblem, ContainerState, Observation, PodObservation, Transition, compute,
+    lag_breach_in, mount_problem,
+};
 
 /// One reconcile under way: the OracleCapture, with the metadata every step needs, and the
 /// controller's context.
@@ -32,8 +33,8 @@ struct Reconcile<'a> {
     uid: &'a str,
 }
 
-/// One reconcile, Stackable's shape: check the Secrets, build and apply the children, observe,
-/// compute the status, write it. Each step fails with its own [`Error`] variant; a problem the
+/// One reconcile, Stackable's shape: build and apply the children, observe, compute the status,
+/// write it. Each step fails with its own [`Error`] variant; a problem the
 /// user must fix is no error but a [`ConfigurationProblem`] in the status.
 pub(super) async fn reconcile_capture(
     capture: &OracleCapture,
@@ -41,15 +42,11 @@ pub(super) async fn reconcile_capture(
 ) -> Result<Action, Error> {
     let reconcile = Reconcile::of(capture, context)?;
     // The caches fill from the controller's watches; a reconcile before their first list would
-    // read a missing Secret where there is one.
+    // apply children it has not seen yet and miss the pod's Events.
     if !context.caches.ready(CACHE_READY_LIMIT).await {
         return Err(Error::CachesNotReady);
     }
-    let Some(secrets) = reconcile.check_secrets().await? else {
-        // The Secret's watch event is on its way and triggers the next reconcile.
-        return Ok(Action::requeue(SECRET_CACHE_WAIT));
-    };
-    let applied = reconcile.apply_desired(&secrets).await?;
+    let applied = reconcile.apply_desired().await?;
     let observed = reconcile.observe(applied.configuration_problem).await;
     let written = context.memory().capture(reconcile.uid).written.clone();
     let previous = written.or_else(|| capture.status.clone());
@@ -86,39 +83,16 @@ impl<'a> Reconcile<'a> {
         })
     }
 
-    /// Dereferences the Secrets the spec names: what is known of them is brought up to date, then
-    /// checked. `None` when a Secret missing from the metadata cache exists on the API server.
-    async fn check_secrets(&self) -> Result<Option<secrets::SecretCheck>, Error> {
-        let (context, namespace) = (self.context, self.namespace);
-        let (client, cache, spec) = (&context.client, &context.caches.secrets, &self.capture.spec);
-        secrets::SecretFactsCache::refresh(&context.secret_facts, client, cache, namespace, spec)
-            .await
-            .map_err(Error::SecretRead)?;
-        let check = {
-            let facts = context
-                .secret_facts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            secrets::check(spec, |name| facts.get(namespace, name))
-        };
-        let not_found = matches!(check.problem, Some(ConfigurationProblem::SecretNotFound(_)));
-        if not_found && secrets::metadata_cache_behind(client, namespace, spec, cache).await {
-            return Ok(None);
-        }
-        Ok(Some(check))
-    }
-
     /// Builds the children (pure) and applies those that changed. The StatefulSet is left as it
-    /// is while a Secret is missing (unless the spec asks for zero pods) and while a spill resize
-    /// holds it back. A spec the builders refuse, or a child the API server refuses as invalid, is
+    /// is while a spill resize holds it back. A spec the builders refuse, or a child the API server refuses as invalid, is
     /// a configuration problem: retrying the same object cannot succeed.
-    async fn apply_desired(&self, secrets: &secrets::SecretCheck) -> Result<Applied, Error> {
+    async fn apply_desired(&self) -> Result<Applied, Error> {
         let (capture, context) = (self.capture, self.context);
         let mut applied = Applied {
-            configuration_problem: secrets.problem.clone(),
+            configuration_problem: None,
             resize_waiting: false,
         };
-        let mut children = match build(capture, &context.settings.build) {
+        let children = match build(capture, &context.settings.build) {
             Ok(children) => children,
             Err(BuildError::MissingMetadata(field)) => return Err(Error::MissingMetadata(field)),
             Err(invalid @ (BuildError::SpillSize(_) | BuildError::RenderConfig(_))) => {
@@ -127,10 +101,8 @@ impl<'a> Reconcile<'a> {
                 return Ok(applied);
             }
         };
-        apply::annotate_secrets(&mut children, &secrets.digest);
-        let roll_allowed = secrets.problem.is_none() || capture.spec.suspend;
         // A new spill size cannot be applied to the StatefulSet: `resize` replaces it.
-        let with_stateful_set = roll_allowed && {
+        let with_stateful_set = {
             let step = self.resize(&children).await?;
             applied.resize_waiting = step.pending;
             step.apply
@@ -167,8 +139,9 @@ impl<'a> Reconcile<'a> {
         Ok(applied)
     }
 
-    /// Reads the StatefulSet and the pod from the caches and, while the capture runs, polls its
-    /// `/status`. A poll that fails is no error: the last answer stands in for a few
+    /// Reads the StatefulSet, the pod and, while no container of the pod started, the kubelet's
+    /// `FailedMount` Events about it from the caches (a missing Secret or key, when nothing else is
+    /// wrong with the spec); while the capture runs, polls its `/status`. A poll that fails is no error: the last answer stands in for a few
     /// ([`crate::status::StatusPolls`]), then Ready follows the pod's readiness.
     async fn observe(&self, configuration_problem: Option<ConfigurationProblem>) -> Observed {
         let (capture, context) = (self.capture, self.context);
@@ -177,6 +150,15 @@ impl<'a> Reconcile<'a> {
         let workload_name = format!("{name}-capture");
         let workload = observe::workload(&context.caches.stateful_sets, namespace, &workload_name);
         let pod = observe::pod(&context.caches.pods, namespace, &workload_name);
+        let configuration_problem = configuration_problem.or_else(|| {
+            let pod = pod.as_ref().filter(|pod| !started(&pod.observation))?;
+            let failures =
+                observe::mount_failures(&context.caches.mount_failures, namespace, &pod.uid);
+            mount_problem(
+                &secret_volumes(capture),
+                failures.iter().map(String::as_str),
+            )
+        });
         let running = pod
             .as_ref()
             .is_some_and(|pod| observe::capture_running(&pod.observation));
@@ -313,9 +295,20 @@ impl<'a> Reconcile<'a> {
     }
 }
 
+/// Whether a container of the pod has started: its volumes were mounted, so the pod's
+/// `FailedMount` Events are history.
+fn started(pod: &PodObservation) -> bool {
+    [&pod.doctor, &pod.capture].iter().any(|container| {
+        matches!(
+            container.state,
+            ContainerState::Running { .. } | ContainerState::Terminated(_)
+        ) || container.last_terminated.is_some()
+    })
+}
+
 /// What applying the desired state leaves for the rest of the reconcile.
 struct Applied {
-    /// From the Secrets, the builders or the API server.
+    /// From the builders or the API server.
     configuration_problem: Option<ConfigurationProblem>,
     /// A spill resize is under way: look again soon.
     resize_waiting: bool,

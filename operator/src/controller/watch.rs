@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::stream::{BoxStream, Stream};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod, Service, ServiceAccount};
 use kube::api::PartialObjectMeta;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -19,14 +19,15 @@ use redoline_crds::OracleCapture;
 ///
 /// To keep the operator small with many captures, what is cached is trimmed to what the
 /// reconciler reads: no `managedFields` anywhere, no pod template spec in StatefulSets, no pod
-/// spec in Pods. Secrets are watched as metadata only (their values never reach the cache), and
-/// ConfigMaps, Services and ServiceAccounts are kept as metadata only.
+/// spec in Pods. ConfigMaps, Services and ServiceAccounts are kept as metadata only. No Secret is
+/// watched or read: a missing Secret or key is learnt from the kubelet's `FailedMount` Events.
 #[derive(Clone)]
 pub struct Caches {
     pub stateful_sets: Store<StatefulSet>,
     pub pods: Store<Pod>,
-    /// Metadata only: [`super::secrets`] reads a referenced Secret when its version moves.
-    pub secrets: Store<PartialObjectMeta<Secret>>,
+    /// The kubelet's `FailedMount` Events about pods (a missing Secret or key of a capture pod:
+    /// [`crate::status::mount_problem`]).
+    pub mount_failures: Store<Event>,
     pub config_maps: Store<PartialObjectMeta<ConfigMap>>,
     pub services: Store<PartialObjectMeta<Service>>,
     pub service_accounts: Store<PartialObjectMeta<ServiceAccount>>,
@@ -37,7 +38,7 @@ impl std::fmt::Debug for Caches {
         f.debug_struct("Caches")
             .field("stateful_sets", &self.stateful_sets.len())
             .field("pods", &self.pods.len())
-            .field("secrets", &self.secrets.len())
+            .field("mount_failures", &self.mount_failures.len())
             .finish_non_exhaustive()
     }
 }
@@ -50,7 +51,7 @@ pub type Feed<K> = BoxStream<'static, Result<K, watcher::Error>>;
 pub struct Feeds {
     pub stateful_sets: Feed<StatefulSet>,
     pub pods: Feed<Pod>,
-    pub secrets: Feed<PartialObjectMeta<Secret>>,
+    pub mount_failures: Feed<Event>,
     pub config_maps: Feed<PartialObjectMeta<ConfigMap>>,
     pub services: Feed<PartialObjectMeta<Service>>,
     pub service_accounts: Feed<PartialObjectMeta<ServiceAccount>>,
@@ -71,7 +72,7 @@ impl Caches {
             futures::join!(
                 self.stateful_sets.wait_until_ready(),
                 self.pods.wait_until_ready(),
-                self.secrets.wait_until_ready(),
+                self.mount_failures.wait_until_ready(),
                 self.config_maps.wait_until_ready(),
                 self.services.wait_until_ready(),
                 self.service_accounts.wait_until_ready(),
@@ -81,6 +82,9 @@ impl Caches {
         tokio::time::timeout(limit, all).await.is_ok()
     }
 }
+
+/// The kubelet's Events saying that a pod's volume cannot be mounted.
+pub const FAILED_MOUNT_SELECTOR: &str = "involvedObject.kind=Pod,reason=FailedMount";
 
 /// Sets up the watches of one namespace (or all) and their caches.
 pub fn watch(client: &Client, namespace: Option<&str>) -> (Caches, Feeds) {
@@ -104,11 +108,14 @@ pub fn watch(client: &Client, namespace: Option<&str>) -> (Caches, Feeds) {
         ),
         trim_pod,
     );
-    // Metadata only: no Secret value crosses the wire or sits in the cache.
-    let (secrets, secret_feed) = cached(
+    // Only what the kubelet says when a volume cannot be mounted: the Events of a namespace are
+    // many, these few (filtered by the API server).
+    let (mount_failures, mount_failure_feed) = cached(
         watcher(
-            super::api::<PartialObjectMeta<Secret>>(client, namespace),
-            watcher::Config::default().any_semantic(),
+            super::api::<Event>(client, namespace),
+            watcher::Config::default()
+                .fields(FAILED_MOUNT_SELECTOR)
+                .any_semantic(),
         ),
         trim_meta,
     );
@@ -122,7 +129,7 @@ pub fn watch(client: &Client, namespace: Option<&str>) -> (Caches, Feeds) {
         Caches {
             stateful_sets,
             pods,
-            secrets,
+            mount_failures,
             config_maps,
             services,
             service_accounts,
@@ -130,7 +137,7 @@ pub fn watch(client: &Client, namespace: Option<&str>) -> (Caches, Feeds) {
         Feeds {
             stateful_sets: stateful_set_feed,
             pods: pod_feed,
-            secrets: secret_feed,
+            mount_failures: mount_failure_feed,
             config_maps: config_map_feed,
             services: service_feed,
             service_accounts: service_account_feed,

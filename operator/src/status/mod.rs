@@ -16,6 +16,7 @@
 //! value changes. [`Transition`]s say which changes deserve an Event.
 
 mod lag;
+mod mounts;
 mod observation;
 mod polls;
 mod termination;
@@ -26,6 +27,7 @@ use redoline_crds::v1alpha1::{
     LastStop, OracleCaptureStatus, Phase, Position, condition_type as ct,
 };
 
+pub use mounts::mount_problem;
 pub use observation::{
     CaptureReport, ConfigurationProblem, ContainerObservation, ContainerState, Observation,
     PodObservation, Terminated, WorkloadObservation,

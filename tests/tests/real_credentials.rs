@@ -1,0 +1,381 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+//! Credentials on the real node, with an operator that reads no Secret (its roles have no Secret
+//! rule): the kubelet mounts them, says when it cannot, and refreshes them; the capture follows
+//! the mounted files itself.
+//!
+//! One story, because each step needs the pod the previous one left:
+//! 1. the credentials Secret does not exist yet: the pod sits in ContainerCreating, the kubelet
+//!    posts `FailedMount`, and the OracleCapture's status says `SecretNotFound`, naming
+//!    `spec.database.credentialsSecret`;
+//! 2. the Secret is created: the kubelet's next mount attempt starts the pod, which streams, and
+//!    the stall clears;
+//! 3. a property of `kafka.configSecret` changes (`linger.ms`; the simulator checks no password,
+//!    so a value the capture visibly uses is changed): the kubelet swaps the files, the capture
+//!    ends cleanly with exit status 4, naming the mount, and the container that the kubelet
+//!    starts again uses the new value; then the database password changes, the same way;
+//! 4. read back `read_committed`, Kafka has every order the workload committed exactly once
+//!    across both restarts.
+//!
+//! It prints how long each rotation took from the Secret update to the capture's exit and to the
+//! new container being Ready (the kubelet's `syncFrequency` is 5 s on the test node: node.sh).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_crds::OracleCapture;
+use redoline_crds::v1alpha1::{ImagePullPolicy, SecretRef};
+use redoline_operator::build::{CAPTURE_CONTAINER, scenario_file_name};
+use redoline_tests::demo::workload::Workload;
+use redoline_tests::helm::Helm;
+use redoline_tests::k8s::{KubeEnv, apply_crd};
+use redoline_tests::kafka::KafkaEnv;
+use redoline_tests::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS};
+use redoline_tests::operator::{create_secret, eventually, has_condition};
+use serde_json::{Value, json};
+
+const NAME: &str = "orders";
+const POD: &str = "orders-capture-0";
+const RELEASE: &str = "redoline";
+const KAFKA_SECRET: &str = "orders-kafka-client";
+/// Bound of each wait: a cold pod start on a loaded 2-core machine is slow, and the kubelet
+/// retries a failed mount with a backoff of up to about two minutes.
+const WITHIN: Duration = Duration::from_secs(240);
+const POLL: Duration = Duration::from_millis(500);
+/// The capture's exit status when its mounted credentials changed (docs/capture.md).
+const CREDENTIALS_CHANGED: i32 = 4;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_reads() {
+    let node = NodeEnv::from_env().unwrap();
+    let kafka = tokio::task::spawn_blocking(KafkaEnv::shared)
+        .await
+        .unwrap()
+        .unwrap();
+    let kube_env = tokio::task::spawn_blocking(KubeEnv::shared)
+        .await
+        .unwrap()
+        .unwrap();
+    let client = kube_env.client().await.unwrap();
+    apply_crd(&client, &redoline_crds::crd()).await.unwrap();
+    let namespace = kube_env.namespace("real-credentials").await.unwrap();
+    let ns = namespace.name.clone();
+    let scenarios = node.scenario_dir("real-credentials").unwrap();
+    let helm = Helm::new().unwrap();
+    node.install_operator(
+        &helm,
+        kube_env,
+        &OperatorInstall {
+            release: RELEASE,
+            namespace: &ns,
+            replicas: 1,
+            status_poll_interval: "2s",
+            scenarios: scenarios.path(),
+        },
+    )
+    .await
+    .unwrap();
+    let workload = Workload::start(
+        &scenarios.path().join(scenario_file_name(&ns, NAME)),
+        Duration::from_millis(500),
+    )
+    .unwrap();
+    create_secret(&client, &ns, KAFKA_SECRET, json!({"linger.ms": "5"}))
+        .await
+        .unwrap();
+    node.local_volume(&client, &format!("{ns}-spill"), "1Gi")
+        .await
+        .unwrap();
+    let prefix = kafka.unique_prefix("real-credentials");
+    let mut capture: OracleCapture = serde_norway::from_str(redoline_tests::demo::CAPTURE).unwrap();
+    capture.metadata.namespace = Some(ns.clone());
+    capture.spec.kafka.bootstrap_servers = node.kafka_bootstrap.clone();
+    capture.spec.kafka.topic_prefix = prefix.clone();
+    capture.spec.kafka.config_secret = Some(SecretRef {
+        name: KAFKA_SECRET.into(),
+    });
+    capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
+    capture.spec.pod.tolerations = vec![NodeEnv::toleration()];
+    capture.spec.pod.image_pull_policy = Some(ImagePullPolicy::Never);
+    capture.spec.sla = None;
+    let captures: Api<OracleCapture> = Api::namespaced(client.clone(), &ns);
+    captures
+        .create(&PostParams::default(), &capture)
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+
+    // 1. No credentials Secret: the kubelet cannot mount it, and the status says which field.
+    let stalled = eventually("SecretNotFound in the status", WITHIN, POLL, || async {
+        let capture = captures.get(NAME).await.ok()?;
+        has_condition(&capture, "Stalled", "True", "SecretNotFound").then_some(capture)
+    })
+    .await
+    .unwrap();
+    let message = &stalled
+        .status
+        .as_ref()
+        .unwrap()
+        .condition("Stalled")
+        .unwrap()
+        .message;
+    assert_eq!(
+        message,
+        "Secret \"orders-db-cdc\" named by spec.database.credentialsSecret does not exist"
+    );
+    let pending = pods.get(POD).await.unwrap();
+    assert_eq!(
+        pending.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Pending")
+    );
+
+    // 2. Created: the pod starts on the kubelet's next attempt, and the stall clears.
+    create_secret(
+        &client,
+        &ns,
+        "orders-db-cdc",
+        json!({"username": "C##CDC", "password": "first"}),
+    )
+    .await
+    .unwrap();
+    let first = ready_pod(&pods).await;
+    assert_eq!(
+        first.metadata.uid, pending.metadata.uid,
+        "the same pod, once mounted"
+    );
+    eventually("the stall to clear", WITHIN, POLL, || async {
+        let capture = captures.get(NAME).await.ok()?;
+        has_condition(&capture, "Stalled", "False", "NoStop").then_some(())
+    })
+    .await
+    .unwrap();
+    let topic = format!("{prefix}.SALES.ORDERS");
+    eventually("order events in Kafka", WITHIN, POLL, || async {
+        (!created_keys(kafka, &topic).await.is_empty()).then_some(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(sink_property(kube_env, &ns, "linger.ms"), "5");
+
+    // 3. Rotations: the files change under the running capture, which restarts with them.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let kafka_rotation = rotate(
+        &pods,
+        kube_env,
+        &ns,
+        || async {
+            secrets
+                .patch(
+                    KAFKA_SECRET,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"stringData": {"linger.ms": "20"}})),
+                )
+                .await
+                .unwrap();
+        },
+        "kafka",
+    )
+    .await;
+    assert_eq!(sink_property(kube_env, &ns, "linger.ms"), "20");
+    let database_rotation = rotate(
+        &pods,
+        kube_env,
+        &ns,
+        || async {
+            secrets
+                .patch(
+                    "orders-db-cdc",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"stringData": {"password": "second"}})),
+                )
+                .await
+                .unwrap();
+        },
+        "database",
+    )
+    .await;
+    for (what, rotation) in [
+        ("kafka.configSecret", kafka_rotation),
+        ("credentialsSecret", database_rotation),
+    ] {
+        println!(
+            "rotation of {what}: Secret updated -> capture exited {:.1} s -> new container Ready \
+             {:.1} s",
+            rotation.exited.as_secs_f64(),
+            rotation.ready.as_secs_f64()
+        );
+    }
+
+    // 4. Every committed order once, across both restarts.
+    let orders = workload.stop().unwrap();
+    assert!(orders > 0, "the workload placed no order");
+    let created = eventually("every order in Kafka", WITHIN, POLL, || async {
+        let created = created_keys(kafka, &topic).await;
+        let total: usize = created.values().sum();
+        (total as u64 >= orders).then_some(created)
+    })
+    .await
+    .unwrap();
+    let repeated: Vec<_> = created.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(repeated.is_empty(), "orders created twice: {repeated:?}");
+    let expected: Vec<u64> = (1..=orders).collect();
+    let got: Vec<u64> = created.keys().copied().collect();
+    assert_eq!(got, expected, "orders lost or invented");
+
+    helm.uninstall(RELEASE, &ns, kube_env.kubeconfig_path())
+        .unwrap();
+    namespace.delete().await;
+}
+
+/// How long one rotation took, from the Secret update.
+struct Rotation {
+    exited: Duration,
+    ready: Duration,
+}
+
+/// Updates a Secret (`update`) under the running capture and waits for the capture container to
+/// end with [`CREDENTIALS_CHANGED`], having logged that `mount` changed, and for the container the
+/// kubelet starts again to be Ready (same pod: no rollout).
+async fn rotate<F, Fut>(
+    pods: &Api<Pod>,
+    kube_env: &KubeEnv,
+    ns: &str,
+    update: F,
+    mount: &str,
+) -> Rotation
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let before = pods.get(POD).await.unwrap();
+    let restarts = restart_count(&before);
+    let started = Instant::now();
+    let updated_at = Timestamp::now();
+    update().await;
+    let after = eventually("the capture container to restart", WITHIN, POLL, || async {
+        let pod = pods.get(POD).await.ok()?;
+        (restart_count(&pod) > restarts && node::is_ready(&pod)).then_some(pod)
+    })
+    .await
+    .unwrap();
+    let ready = started.elapsed();
+    // When the old container ended, as the kubelet recorded it (whole seconds).
+    let finished_at = node::container_status(&after, CAPTURE_CONTAINER)
+        .and_then(|s| {
+            s.last_state
+                .as_ref()?
+                .terminated
+                .as_ref()?
+                .finished_at
+                .clone()
+        })
+        .unwrap()
+        .0;
+    let exited = Duration::try_from(finished_at.duration_since(updated_at)).unwrap_or_default();
+    assert_eq!(after.metadata.uid, before.metadata.uid, "no new pod");
+    let ended = node::last_termination(&after, CAPTURE_CONTAINER).unwrap();
+    assert_eq!(
+        ended.exit_code, CREDENTIALS_CHANGED,
+        "the capture did not end for the credential change: {ended:?}"
+    );
+    let previous = kubectl(
+        kube_env,
+        &["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER, "--previous"],
+    );
+    let lines: Vec<Value> = previous
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let changed = lines
+        .iter()
+        .find(|line| {
+            line["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("mounted credentials changed"))
+        })
+        .unwrap_or_else(|| panic!("no credential change logged in {previous}"));
+    assert_eq!(changed["mounts"], mount, "{changed}");
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["message"] == "capture stopped"),
+        "the run did not end as on SIGTERM: {previous}"
+    );
+    Rotation { exited, ready }
+}
+
+fn restart_count(pod: &Pod) -> i32 {
+    node::container_status(pod, CAPTURE_CONTAINER).map_or(0, |s| s.restart_count)
+}
+
+/// The pod once it is Ready.
+async fn ready_pod(pods: &Api<Pod>) -> Pod {
+    eventually("the capture pod to be Ready", WITHIN, POLL, || async {
+        let pod = pods.get_opt(POD).await.ok().flatten()?;
+        node::is_ready(&pod).then_some(pod)
+    })
+    .await
+    .unwrap()
+}
+
+/// A librdkafka property as the running capture's Kafka sink took it (its "Kafka sink ready."
+/// log line, where non-sensitive properties are shown).
+fn sink_property(kube_env: &KubeEnv, ns: &str, name: &str) -> String {
+    let logs = kubectl(kube_env, &["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER]);
+    let ready = logs
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|line| line["message"] == "Kafka sink ready.")
+        .unwrap_or_else(|| panic!("no \"Kafka sink ready.\" line in {logs}"));
+    let settings = ready["settings"].as_str().unwrap_or_default().to_owned();
+    let key = format!("\"{name}\": \"");
+    let at = settings
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {settings}"));
+    settings[at + key.len()..]
+        .split('"')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Order ids of the `c` events in `topic` (read_committed), with how often each was created.
+async fn created_keys(kafka: &'static KafkaEnv, topic: &str) -> BTreeMap<u64, usize> {
+    let settings = KafkaClientSettings::with_bootstrap(kafka.bootstrap_servers());
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut created = BTreeMap::new();
+        let read = read_to_end(&settings, &topic, Duration::from_secs(20), |record| {
+            if let Some(value) = &record.value {
+                let event: Value = serde_json::from_slice(value).unwrap();
+                if event["op"] == "c" {
+                    let id = event["after"]["ID"].as_u64().unwrap();
+                    *created.entry(id).or_insert(0) += 1;
+                }
+            }
+            Ok(())
+        });
+        // Before the capture's first transaction the topic does not exist yet.
+        if read.is_err() {
+            created.clear();
+        }
+        created
+    })
+    .await
+    .unwrap()
+}
+
+fn kubectl(kube_env: &KubeEnv, args: &[&str]) -> String {
+    let out = kube_env.kubectl().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
