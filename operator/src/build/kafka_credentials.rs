@@ -19,6 +19,8 @@ use k8s_openapi::api::core::v1::{
 };
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::CertSecretSource;
+
+use super::SecretVolume;
 use serde_json::{Map, Value, json};
 
 /// Where the trusted certificates of `spec.kafka.tls` are mounted, one directory each.
@@ -32,13 +34,29 @@ pub struct KafkaCredentials {
     pub volumes: Vec<Volume>,
     pub mounts: Vec<VolumeMount>,
     pub env: Vec<(&'static str, String)>,
+    /// The Secret volumes among `volumes`, with the spec fields naming them, for the status of a
+    /// failed mount.
+    pub secret_volumes: Vec<SecretVolume>,
 }
 
 impl KafkaCredentials {
     /// A Secret volume at `dir`, with only `keys` projected (all keys when empty), each file
-    /// named as its key.
-    fn secret(&mut self, volume: String, secret: &str, keys: &[&str], dir: &str) {
-        let items = (!keys.is_empty()).then(|| keys.iter().map(|key| item(key)).collect());
+    /// named as its key; `field` names the Secret in the spec and `keys` pairs each key with
+    /// the field naming it.
+    fn secret(
+        &mut self,
+        volume: String,
+        secret: &str,
+        field: String,
+        keys: &[(&str, String)],
+        dir: &str,
+    ) {
+        let items = (!keys.is_empty()).then(|| keys.iter().map(|(key, _)| item(key)).collect());
+        let known = keys.iter().fold(
+            SecretVolume::new(volume.clone(), secret, field),
+            |known, (key, field)| known.key(key, field.clone()),
+        );
+        self.secret_volumes.push(known);
         self.volumes.push(Volume {
             name: volume.clone(),
             secret: Some(SecretVolumeSource {
@@ -78,17 +96,23 @@ pub fn build(capture: &OracleCapture) -> KafkaCredentials {
     if let Some(tls) = &kafka.tls {
         for (index, source) in tls.trusted_certificates.iter().enumerate() {
             let dir = format!("{KAFKA_TLS_DIR}/{index}");
-            trusted(&mut out, format!("kafka-tls-{index}"), source, &dir);
+            let field = format!("spec.kafka.tls.trustedCertificates[{index}]");
+            trusted(&mut out, format!("kafka-tls-{index}"), source, field, &dir);
         }
     }
     let Some(auth) = &kafka.authentication else {
         return out;
     };
     if let Some(pair) = &auth.certificate_and_key {
+        const FIELD: &str = "spec.kafka.authentication.certificateAndKey";
         out.secret(
             "kafka-auth-cert-and-key".into(),
             &pair.secret_name,
-            &[&pair.certificate, &pair.key],
+            FIELD.into(),
+            &[
+                (&pair.certificate, format!("{FIELD}.certificate")),
+                (&pair.key, format!("{FIELD}.key")),
+            ],
             &format!("{KAFKA_AUTH_DIR}/certificate-and-key"),
         );
     }
@@ -96,7 +120,11 @@ pub fn build(capture: &OracleCapture) -> KafkaCredentials {
         out.secret(
             "kafka-auth-password".into(),
             &password.secret_name,
-            &[&password.password],
+            "spec.kafka.authentication.passwordSecret".into(),
+            &[(
+                &password.password,
+                "spec.kafka.authentication.passwordSecret.password".into(),
+            )],
             &format!("{KAFKA_AUTH_DIR}/password"),
         );
     }
@@ -104,19 +132,34 @@ pub fn build(capture: &OracleCapture) -> KafkaCredentials {
         out.secret(
             "kafka-auth-client-secret".into(),
             &secret.secret_name,
-            &[&secret.key],
+            "spec.kafka.authentication.clientSecret".into(),
+            &[(
+                &secret.key,
+                "spec.kafka.authentication.clientSecret.key".into(),
+            )],
             &format!("{KAFKA_AUTH_DIR}/client-secret"),
         );
     }
     for (index, source) in auth.tls_trusted_certificates.iter().enumerate() {
         let dir = format!("{KAFKA_AUTH_DIR}/tls-trusted/{index}");
-        trusted(&mut out, format!("kafka-auth-tls-{index}"), source, &dir);
+        let field = format!("spec.kafka.authentication.tlsTrustedCertificates[{index}]");
+        trusted(
+            &mut out,
+            format!("kafka-auth-tls-{index}"),
+            source,
+            field,
+            &dir,
+        );
     }
     if let Some(keytab) = &auth.keytab_secret {
         out.secret(
             "kafka-auth-keytab".into(),
             &keytab.secret_name,
-            &[&keytab.key],
+            "spec.kafka.authentication.keytabSecret".into(),
+            &[(
+                &keytab.key,
+                "spec.kafka.authentication.keytabSecret.key".into(),
+            )],
             &format!("{KAFKA_AUTH_DIR}/keytab"),
         );
     }
@@ -136,18 +179,28 @@ pub fn build(capture: &OracleCapture) -> KafkaCredentials {
             });
             out.mount(volume, &dir);
         } else if let Some(secret) = &krb5.secret_name {
-            out.secret(volume, secret, &[&krb5.key], &dir);
+            const FIELD: &str = "spec.kafka.authentication.krb5Config";
+            let key = [(krb5.key.as_str(), format!("{FIELD}.key"))];
+            out.secret(volume, secret, FIELD.into(), &key, &dir);
         }
         out.env.push(("KRB5_CONFIG", format!("{dir}/{}", krb5.key)));
     }
     out
 }
 
-fn trusted(out: &mut KafkaCredentials, volume: String, source: &CertSecretSource, dir: &str) {
-    match &source.certificate {
-        Some(key) => out.secret(volume, &source.secret_name, &[key], dir),
-        None => out.secret(volume, &source.secret_name, &[], dir),
-    }
+fn trusted(
+    out: &mut KafkaCredentials,
+    volume: String,
+    source: &CertSecretSource,
+    field: String,
+    dir: &str,
+) {
+    let keys: Vec<(&str, String)> = source
+        .certificate
+        .iter()
+        .map(|key| (key.as_str(), format!("{field}.certificate")))
+        .collect();
+    out.secret(volume, &source.secret_name, field, &keys, dir);
 }
 
 /// The config's entry for one trusted certificate mounted at `dir`.

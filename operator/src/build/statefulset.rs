@@ -81,48 +81,64 @@ pub fn mounted_secret_files(capture: &OracleCapture) -> Vec<(&'static str, Strin
 /// The operator reads no Secret: the kubelet's `FailedMount` Events about these volumes are how it
 /// learns that a Secret or key is missing ([`crate::status::mount_problem`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SecretVolume<'a> {
-    pub volume: &'static str,
-    pub secret: &'a str,
-    pub field: &'static str,
+pub struct SecretVolume {
+    pub volume: String,
+    pub secret: String,
+    pub field: String,
     /// (key, the spec field naming it); empty when the whole Secret is mounted.
-    pub keys: Vec<(&'a str, &'static str)>,
+    pub keys: Vec<(String, String)>,
+}
+
+impl SecretVolume {
+    pub fn new(volume: impl Into<String>, secret: &str, field: impl Into<String>) -> Self {
+        Self {
+            volume: volume.into(),
+            secret: secret.to_owned(),
+            field: field.into(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Names a key the volume projects, with the spec field that names it.
+    pub fn key(mut self, key: &str, field: impl Into<String>) -> Self {
+        self.keys.push((key.to_owned(), field.into()));
+        self
+    }
 }
 
 /// The capture pod's Secret volumes as [`volumes`] builds them.
-pub fn secret_volumes(capture: &OracleCapture) -> Vec<SecretVolume<'_>> {
+pub fn secret_volumes(capture: &OracleCapture) -> Vec<SecretVolume> {
     let credentials = &capture.spec.database.credentials_secret;
-    let mut found = vec![SecretVolume {
-        volume: "database-credentials",
-        secret: &credentials.name,
-        field: "spec.database.credentialsSecret",
-        keys: vec![
-            (
-                &credentials.username_key,
-                "spec.database.credentialsSecret.usernameKey",
-            ),
-            (
-                &credentials.password_key,
-                "spec.database.credentialsSecret.passwordKey",
-            ),
-        ],
-    }];
+    let mut found = vec![
+        SecretVolume::new(
+            "database-credentials",
+            &credentials.name,
+            "spec.database.credentialsSecret",
+        )
+        .key(
+            &credentials.username_key,
+            "spec.database.credentialsSecret.usernameKey",
+        )
+        .key(
+            &credentials.password_key,
+            "spec.database.credentialsSecret.passwordKey",
+        ),
+    ];
     if let Some(wallet) = &capture.spec.database.wallet_secret {
-        found.push(SecretVolume {
-            volume: "wallet",
-            secret: &wallet.name,
-            field: "spec.database.walletSecret",
-            keys: Vec::new(),
-        });
+        found.push(SecretVolume::new(
+            "wallet",
+            &wallet.name,
+            "spec.database.walletSecret",
+        ));
     }
     if let Some(kafka) = &capture.spec.kafka.config_secret {
-        found.push(SecretVolume {
-            volume: "kafka-config",
-            secret: &kafka.name,
-            field: "spec.kafka.configSecret",
-            keys: Vec::new(),
-        });
+        found.push(SecretVolume::new(
+            "kafka-config",
+            &kafka.name,
+            "spec.kafka.configSecret",
+        ));
     }
+    found.extend(kafka_credentials::build(capture).secret_volumes);
     found
 }
 
@@ -588,6 +604,16 @@ mod tests {
         capture.spec.database.wallet_secret = Some(redoline_crds::v1alpha1::SecretRef {
             name: "orders-db-wallet".into(),
         });
+        // Every kind of Kafka credential volume too.
+        capture.spec.kafka.tls = serde_json::from_value(serde_json::json!({
+            "trustedCertificates": [{"secretName": "cluster-ca", "pattern": "*.crt"}],
+        }))
+        .unwrap();
+        capture.spec.kafka.authentication = serde_json::from_value(serde_json::json!({
+            "type": "tls",
+            "certificateAndKey": {"secretName": "capture", "certificate": "user.crt", "key": "user.key"},
+        }))
+        .unwrap();
         let pod = pod(&sts(&capture));
         let containers = containers(&pod);
         assert_eq!(
@@ -666,6 +692,16 @@ mod tests {
         capture.spec.database.wallet_secret = Some(redoline_crds::v1alpha1::SecretRef {
             name: "orders-db-wallet".into(),
         });
+        // Every kind of Kafka credential volume too.
+        capture.spec.kafka.tls = serde_json::from_value(serde_json::json!({
+            "trustedCertificates": [{"secretName": "cluster-ca", "pattern": "*.crt"}],
+        }))
+        .unwrap();
+        capture.spec.kafka.authentication = serde_json::from_value(serde_json::json!({
+            "type": "tls",
+            "certificateAndKey": {"secretName": "capture", "certificate": "user.crt", "key": "user.key"},
+        }))
+        .unwrap();
         let pod = pod(&sts(&capture));
         let built: Vec<(String, String, Vec<String>)> = pod
             .volumes
@@ -685,9 +721,9 @@ mod tests {
             .into_iter()
             .map(|v| {
                 (
-                    v.volume.to_owned(),
-                    v.secret.to_owned(),
-                    v.keys.iter().map(|(k, _)| (*k).to_owned()).collect(),
+                    v.volume,
+                    v.secret,
+                    v.keys.into_iter().map(|(k, _)| k).collect(),
                 )
             })
             .collect();

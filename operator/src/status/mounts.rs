@@ -63,7 +63,7 @@ pub fn parse(message: &str) -> Option<MountFailure> {
 /// the key); the volumes in the order `volumes` lists them, then any other. The first problem
 /// gives the reason; the message names every one, as the status has always shown them.
 pub fn mount_problem<'a>(
-    volumes: &[SecretVolume<'_>],
+    volumes: &[SecretVolume],
     messages: impl IntoIterator<Item = &'a str>,
 ) -> Option<ConfigurationProblem> {
     let mut newest: BTreeMap<String, MountFailure> = BTreeMap::new();
@@ -97,7 +97,7 @@ pub fn mount_problem<'a>(
     })
 }
 
-fn describe(volumes: &[SecretVolume<'_>], failure: &MountFailure) -> String {
+fn describe(volumes: &[SecretVolume], failure: &MountFailure) -> String {
     let Some(volume) = volumes.iter().find(|v| v.volume == failure.volume) else {
         return format!(
             "the Secret volume {:?} cannot be mounted: {}",

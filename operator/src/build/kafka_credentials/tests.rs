@@ -252,3 +252,36 @@ fn the_rendered_config_names_no_secret() {
         "{yaml}"
     );
 }
+
+/// The operator reads no Secret: a missing one shows only in the kubelet's `FailedMount` Event,
+/// which the status turns into a message naming the spec field, so every Secret volume built here
+/// is listed with its field, and with the field of each key it projects.
+#[test]
+fn a_failed_mount_of_a_kafka_secret_names_its_spec_field() {
+    let capture = capture(json!({
+        "tls": {"trustedCertificates": [
+            {"secretName": "my-cluster-cluster-ca-cert", "certificate": "ca.crt"},
+        ]},
+        "authentication": {"type": "tls", "certificateAndKey":
+            {"secretName": "capture", "certificate": "user.crt", "key": "user.key"}},
+    }));
+    let volumes = crate::build::secret_volumes(&capture);
+    let problem = crate::status::mount_problem(
+        &volumes,
+        [
+            "MountVolume.SetUp failed for volume \"kafka-auth-cert-and-key\" : couldn't find key \
+             user.key in Secret sales/capture",
+            "MountVolume.SetUp failed for volume \"kafka-tls-0\" : secret \
+             \"my-cluster-cluster-ca-cert\" not found",
+        ],
+    )
+    .unwrap();
+    assert_eq!(problem.reason(), "SecretNotFound");
+    assert_eq!(
+        problem.message(),
+        "Secret \"my-cluster-cluster-ca-cert\" named by spec.kafka.tls.trustedCertificates[0] \
+         does not exist; Secret \"capture\" named by \
+         spec.kafka.authentication.certificateAndKey has no key \"user.key\" (set by \
+         spec.kafka.authentication.certificateAndKey.key)"
+    );
+}
