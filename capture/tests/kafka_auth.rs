@@ -116,11 +116,22 @@ fn capture_through(mechanism: Mechanism) {
     );
 
     let topic = format!("{prefix}.APP.ITEMS");
-    assert_eq!(ids(&read(&env.plaintext, &[], &topic)), [1, 2], "{mechanism:?}");
+    assert_eq!(
+        ids(&read(&env.plaintext, &[], &topic)),
+        [1, 2],
+        "{mechanism:?}"
+    );
     if process_env.is_empty() {
-        assert_eq!(ids(&read(&listener, &properties, &topic)), [1, 2], "{mechanism:?}");
+        assert_eq!(
+            ids(&read(&listener, &properties, &topic)),
+            [1, 2],
+            "{mechanism:?}"
+        );
     }
-    println!("{mechanism:?}: two capture runs and the read-back took {:?}", started.elapsed());
+    println!(
+        "{mechanism:?}: two capture runs and the read-back took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -156,4 +167,58 @@ fn gssapi_with_a_keytab() {
 #[test]
 fn oauthbearer_with_oidc_client_credentials() {
     capture_through(Mechanism::OAuthBearer);
+}
+
+/// Runs a capture whose client `spoil` changed, and returns its typed stop (the termination
+/// message) and stderr.
+fn refused(mechanism: Mechanism, spoil: impl Fn(&mut Vec<(String, String)>)) -> (Value, String) {
+    let env = env();
+    let (listener, mut properties) = env.client(mechanism).unwrap();
+    spoil(&mut properties);
+    let prefix = unique_prefix(&format!("refused-{mechanism:?}").to_lowercase());
+    let capture = capture_with(&listener, &prefix, &properties, &scenario(&[("a", 1)]));
+    let started = Instant::now();
+    let output = run(&capture, &[], "run");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    let stop = capture
+        .termination("run")
+        .unwrap_or_else(|| panic!("no typed stop after {:?}: {stderr}", started.elapsed()));
+    println!(
+        "{mechanism:?} refused: stopped after {:?}",
+        started.elapsed()
+    );
+    (stop, stderr)
+}
+
+fn set(properties: &mut [(String, String)], name: &str, value: &str) {
+    let property = properties.iter_mut().find(|(n, _)| n == name).unwrap();
+    property.1 = value.to_owned();
+}
+
+/// A wrong SCRAM password: the broker's refusal reaches librdkafka's error callback only (the
+/// calls just wait), and the capture stops with CDC-1004 at once rather than retrying it.
+#[test]
+fn a_wrong_password_is_a_typed_stop() {
+    let (stop, stderr) = refused(Mechanism::ScramSha512, |p| {
+        set(p, "sasl.password", "not-the-password");
+    });
+    assert_eq!(stop["code"], "CDC-1004", "{stop}\n{stderr}");
+    assert_eq!(stop["details"]["layer"], "SASL", "{stop}");
+    let message = stop["message"].as_str().unwrap();
+    assert!(message.contains("SCRAM-SHA-512"), "{message}");
+    assert!(!message.contains("not-the-password"), "{message}");
+    assert!(!stderr.contains("not-the-password"), "{stderr}");
+}
+
+/// The broker's certificate checked against a CA that did not sign it: the TLS handshake fails,
+/// which is CDC-1004 as well.
+#[test]
+fn a_broker_certificate_from_another_ca_is_a_typed_stop() {
+    let untrusted = env().untrusted_ca.display().to_string();
+    let (stop, stderr) = refused(Mechanism::Tls, |p| set(p, "ssl.ca.location", &untrusted));
+    assert_eq!(stop["code"], "CDC-1004", "{stop}\n{stderr}");
+    assert_eq!(stop["details"]["layer"], "TLS", "{stop}");
+    let message = stop["message"].as_str().unwrap();
+    assert!(message.contains("certificate verify failed"), "{message}");
 }

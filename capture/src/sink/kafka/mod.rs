@@ -25,7 +25,8 @@
 //! durable and visible: that is the caller's signal to delete the spill files of the page's
 //! transactions, never earlier.
 //!
-//! Errors: fencing ends the sink with CDC-5001 at once; transient faults of a single call (begin,
+//! Errors: fencing ends the sink with CDC-5001 at once, and so do a refused authentication
+//! (CDC-1004) and a missing permission (CDC-5004, see `refusal`); transient faults of a single call (begin,
 //! commit, abort, the wait for deliveries, reads, admin) are retried with backoff inside
 //! [`RetryPolicy`]'s budget (see `retry`). A fault that loses part of an open page (an abortable
 //! transaction error, a failed delivery, a refused send) cannot be repaired by sending the page
@@ -46,6 +47,7 @@ pub mod config;
 pub mod error;
 pub mod metrics;
 pub mod reader;
+pub mod refusal;
 pub mod retry;
 pub(crate) mod sender;
 pub mod topics;
@@ -53,17 +55,18 @@ pub mod topics;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rdkafka::ClientContext;
 use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{ClientContext, Message};
 use redoline_crds::v1alpha1::KafkaSpec;
 
 use self::config::{KafkaClientSettings, refused_settings};
 use self::error::{Class, SinkError, classify};
 use self::metrics::SinkMetrics;
 use self::reader::{ReadError, TopicRecord, read_to_end};
+use self::refusal::{Attempted, Refusals, not_authorized};
 use self::retry::{ProducerState, RetryPolicy, SinkStatus};
 use self::sender::{LIBRDKAFKA_WAIT_STEP, RecordSender};
 use self::topics::{TopicError, TopicNames, ensure_topics};
@@ -143,6 +146,10 @@ pub struct Committed {
 struct DeliveryContext {
     /// The first delivery failure since the last [`Self::take_failure`].
     failure: Mutex<Option<KafkaError>>,
+    /// The topic of the last delivery refused for lack of a permission, to name it in CDC-5004.
+    unauthorized_topic: Mutex<Option<String>>,
+    /// A refused authentication, which librdkafka only reports here (see `refusal`).
+    refusals: Refusals,
 }
 
 impl DeliveryContext {
@@ -157,6 +164,7 @@ impl DeliveryContext {
 impl ClientContext for DeliveryContext {
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(%error, reason, "Kafka client error.");
+        self.refusals.record(&error, reason);
     }
 }
 
@@ -164,7 +172,13 @@ impl ProducerContext for DeliveryContext {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((error, _)) = result {
+        if let Err((error, message)) = result {
+            if error.rdkafka_error_code() == Some(RDKafkaErrorCode::TopicAuthorizationFailed) {
+                *self
+                    .unauthorized_topic
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(message.topic().to_owned());
+            }
             self.failure
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -238,12 +252,30 @@ impl KafkaSink {
             metrics,
             status,
         };
+        sink.retrying("reach the brokers", || sink.reach_brokers())?;
         sink.retrying("create the topics", || {
             let required = sink.options.topics.required();
             ensure_topics(&sink.options.settings, &required, sink.options.call_timeout).map_err(
                 |error| match error {
                     TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
-                    TopicError::Admin { source, .. } => Attempt::Retry(source),
+                    TopicError::Admin {
+                        action,
+                        topic,
+                        source,
+                    } => {
+                        let operation = match action {
+                            "DescribeConfigs" => "DescribeConfigs",
+                            _ => "Create",
+                        };
+                        let attempted = Attempted {
+                            operation,
+                            name: Some(&topic),
+                        };
+                        match not_authorized(&source, attempted) {
+                            Some(stop) => Attempt::Fail(stop.into()),
+                            None => Attempt::Retry(source),
+                        }
+                    }
                 },
             )
         })?;
@@ -306,7 +338,16 @@ impl KafkaSink {
             match read {
                 Ok(()) => Ok(state),
                 Err(ReadError::Refused(stop)) => Err(Attempt::Fail(stop.into())),
-                Err(ReadError::Kafka { source, .. }) => Err(Attempt::Retry(source)),
+                Err(ReadError::Kafka { source, .. }) => {
+                    let attempted = Attempted {
+                        operation: "Read",
+                        name: Some(topic),
+                    };
+                    match not_authorized(&source, attempted) {
+                        Some(stop) => Err(Attempt::Fail(stop.into())),
+                        None => Err(Attempt::Retry(source)),
+                    }
+                }
                 Err(ReadError::Timeout { .. }) => Err(Attempt::Retry(KafkaError::Flush(
                     RDKafkaErrorCode::OperationTimedOut,
                 ))),
@@ -473,6 +514,7 @@ impl KafkaSink {
         // Records of the page still queued for the sender must not reach a later transaction.
         self.sender.discard();
         *page = Page::default();
+        let refused = self.refused(action, &error);
         let class = classify(&error);
         if self.options.mode == DeliveryMode::ExactlyOnce
             && !matches!(class, Class::Fenced | Class::Fatal)
@@ -480,16 +522,17 @@ impl KafkaSink {
         {
             return abort_failed;
         }
-        let abandoned = match class {
-            Class::Fenced => SinkError::Fenced {
+        let abandoned = match (refused, class) {
+            (Some(stop), _) => SinkError::Stop(stop),
+            (None, Class::Fenced) => SinkError::Fenced {
                 transactional_id: self.options.identity.transactional_id(),
                 source: error,
             },
-            Class::Retriable | Class::Abortable => SinkError::PageAborted {
+            (None, Class::Retriable | Class::Abortable) => SinkError::PageAborted {
                 action,
                 source: error,
             },
-            Class::Fatal | Class::Definite => SinkError::Kafka {
+            (None, Class::Fatal | Class::Definite) => SinkError::Kafka {
                 action,
                 source: error,
             },
@@ -552,8 +595,59 @@ impl KafkaSink {
         sender::send_waiting(&self.producer, topic, key, value)
     }
 
+    /// Whether the broker refused the producer: its authentication (whatever `error` is, often
+    /// just a timeout) or, by `error`'s code, a permission `action` needed (CDC-1004, CDC-5004).
+    fn refused(&self, action: &'static str, error: &KafkaError) -> Option<Stop> {
+        let context = self.producer.context();
+        if let Some(stop) = context.refusals.get() {
+            return Some(stop);
+        }
+        let transactional_id = self.options.identity.transactional_id();
+        let topic = context
+            .unauthorized_topic
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let name = match error.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => {
+                Some(transactional_id.as_str())
+            }
+            Some(RDKafkaErrorCode::TopicAuthorizationFailed) => topic.as_deref(),
+            _ => None,
+        };
+        let operation = if action.starts_with("read") {
+            "Read"
+        } else {
+            "Write"
+        };
+        not_authorized(error, Attempted { operation, name })
+    }
+
+    /// One metadata request, in short steps so that a refused authentication (which librdkafka
+    /// reports only to the error callback, while the request waits) stops the start at once.
+    fn reach_brokers(&self) -> Result<(), Attempt> {
+        const STEP: Duration = Duration::from_secs(1);
+        let started = Instant::now();
+        loop {
+            let answered = self.producer.client().fetch_metadata(None, STEP);
+            if let Some(stop) = self.producer.context().refusals.get() {
+                return Err(Attempt::Fail(stop.into()));
+            }
+            match answered {
+                Ok(_) => return Ok(()),
+                Err(error) if started.elapsed() >= self.options.call_timeout => {
+                    return Err(self.failure("reach the brokers", error));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
     /// Turns a Kafka error of `action` into an attempt outcome (see `error::classify`).
     fn failure(&self, action: &'static str, error: KafkaError) -> Attempt {
+        if let Some(stop) = self.refused(action, &error) {
+            return Attempt::Fail(stop.into());
+        }
         match classify(&error) {
             Class::Fenced => Attempt::Fail(SinkError::Fenced {
                 transactional_id: self.options.identity.transactional_id(),
@@ -612,6 +706,9 @@ impl KafkaSink {
         started: Instant,
         error: KafkaError,
     ) -> Result<(), SinkError> {
+        if let Some(stop) = self.refused(action, &error) {
+            return Err(stop.into());
+        }
         *retries += 1;
         let pause = self.options.retry.backoff(*retries);
         if !self.options.retry.allows(started.elapsed(), pause) {
