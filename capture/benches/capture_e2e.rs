@@ -209,7 +209,7 @@ fn plain_producer_time(
     let settings = KafkaClientSettings::with_bootstrap(bootstrap);
     ensure_topics(
         &settings,
-        &[RequiredTopic::plain(topic, "bench")],
+        &[RequiredTopic::plain(topic, "bench", "data")],
         Duration::from_secs(30),
     )
     .map_err(|error| error.to_string())?;

@@ -50,6 +50,7 @@ fn main() -> Result<(), BenchError> {
         config_secret: None,
         exactly_once: true,
         transactions: KafkaTransactionsSpec::default(),
+        topics: Default::default(),
     };
     let topics = TopicNames::new(&spec, &JournalSpec::default());
     let options = SinkOptions::new(
@@ -68,8 +69,8 @@ fn main() -> Result<(), BenchError> {
     ensure_topics(
         &settings,
         &[
-            RequiredTopic::plain(&data, "bench"),
-            RequiredTopic::plain(&plain_topic, "bench"),
+            RequiredTopic::plain(&data, "bench", "data"),
+            RequiredTopic::plain(&plain_topic, "bench", "data"),
         ],
         Duration::from_secs(30),
     )?;

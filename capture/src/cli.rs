@@ -36,6 +36,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the Kafka ACLs the capture of a config needs (see docs/kafka.md, "ACLs").
+    Acls {
+        #[arg(long, value_name = "FILE")]
+        config: std::path::PathBuf,
+        /// The capture's Kafka principal, as `User:NAME`.
+        #[arg(long, value_name = "User:NAME")]
+        principal: String,
+        #[arg(long, value_enum, default_value_t = AclFormat::KafkaAcls)]
+        format: AclFormat,
+        /// Add IdempotentWrite on the cluster, which brokers before Kafka 2.8 need for a capture
+        /// with `kafka.exactlyOnce: false` (KIP-679 made it unnecessary).
+        #[arg(long)]
+        legacy_idempotent_write: bool,
+    },
     /// Print the version and exit.
     Version {
         /// Print a JSON object instead of a line.
@@ -47,6 +61,17 @@ pub enum Command {
         #[command(subcommand)]
         command: RedoCommand,
     },
+}
+
+/// How `acls` prints the rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AclFormat {
+    /// `kafka-acls.sh --add` commands, one per rule.
+    KafkaAcls,
+    /// A Strimzi KafkaUser's `spec.authorization` block (YAML).
+    Strimzi,
+    /// A JSON array of rules, each with the reason the capture needs it.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

@@ -29,6 +29,15 @@ fn main() -> ExitCode {
                 None => ExitCode::from(exit::OK),
             };
         }
+        Command::Acls {
+            config,
+            principal,
+            format,
+            legacy_idempotent_write,
+        } => match run::acls(&config, &principal, format, legacy_idempotent_write) {
+            Ok(text) => print!("{text}"),
+            Err(error) => return finish(Err(error)),
+        },
         Command::Version { json: false } => println!("redoline-capture {VERSION}"),
         Command::Version { json: true } => println!(
             "{}",

@@ -20,6 +20,7 @@ use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 
 use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
+use crate::cli::AclFormat;
 use crate::config::secrets::DatabaseCredentials;
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
@@ -38,6 +39,7 @@ use crate::sink::file::{self, FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
 };
+use crate::sink::kafka::acls;
 use crate::sink::{
     Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, RetryPolicy,
     SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames, peek_bookmark,
@@ -138,6 +140,50 @@ fn load_scenario(simulator: &SimulatorConfig) -> Result<Simulator, CaptureError>
 }
 
 /// `doctor --config FILE`.
+/// The text `redoline-capture acls` prints for the config at `config_path` (see
+/// `sink::kafka::acls`). A config without a Kafka sink is CDC-1001: it needs no ACLs, and asking
+/// for them is a mistake worth saying.
+pub fn acls(
+    config_path: &Path,
+    principal: &str,
+    format: AclFormat,
+    legacy_idempotent_write: bool,
+) -> Result<String, CaptureError> {
+    let config = config::load(config_path, &environment())?;
+    let Some(kafka) = &config.kafka else {
+        return Err(
+            ConfigError::new("kafka", "the config has no Kafka sink, so it needs no ACLs").into(),
+        );
+    };
+    if !principal.contains(':') {
+        return Err(ConfigError::new(
+            "--principal",
+            format!("{principal:?} is not a Kafka principal: write it as User:NAME"),
+        )
+        .into());
+    }
+    let mut rules = acls::required_acls(&config, principal);
+    if legacy_idempotent_write {
+        rules.extend(acls::legacy_idempotent_write(&config, principal));
+    }
+    Ok(match format {
+        AclFormat::KafkaAcls => acls::kafka_acls_commands(&rules, &kafka.bootstrap_servers),
+        AclFormat::Strimzi => {
+            let block = serde_json::json!({"authorization": acls::strimzi_authorization(&rules)});
+            let yaml = serde_norway::to_string(&block).map_err(|error| {
+                ConfigError::new("--format", format!("cannot render YAML: {error}"))
+            })?;
+            format!("# spec of the KafkaUser whose principal is {principal}\n{yaml}")
+        }
+        AclFormat::Json => {
+            let json = serde_json::to_string_pretty(&rules).map_err(|error| {
+                ConfigError::new("--format", format!("cannot render JSON: {error}"))
+            })?;
+            format!("{json}\n")
+        }
+    })
+}
+
 pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
     let config = config::load(config_path, &environment())?;
     let filters = Filters::new(&config.filters, &config.columns)
@@ -545,6 +591,7 @@ fn kafka_sink_options(
         config_secret: None,
         exactly_once: kafka.exactly_once,
         transactions: kafka.transactions.clone(),
+        topics: kafka.topics.clone(),
     };
     let mut settings = KafkaClientSettings::new(&spec);
     for (name, value) in secrets::kafka_properties(&lookup).map_err(|error| error.stop())? {
@@ -556,12 +603,9 @@ fn kafka_sink_options(
         config.name.as_str(),
     );
     let topics = TopicNames::new(&spec, &config.journal);
-    Ok(SinkOptions::new(
-        identity,
-        settings,
-        topics,
-        DeliveryMode::from_spec(&spec),
-    ))
+    let mut options = SinkOptions::new(identity, settings, topics, DeliveryMode::from_spec(&spec));
+    options.topic_settings = kafka.topics.clone();
+    Ok(options)
 }
 
 /// Kafka start-up, in the order `sink` documents: topics and `init_transactions` (fencing an

@@ -47,6 +47,7 @@ pub fn kafka_spec(env: &KafkaEnv, prefix: &str) -> KafkaSpec {
         config_secret: None,
         exactly_once: true,
         transactions: Default::default(),
+        topics: Default::default(),
     }
 }
 
@@ -61,7 +62,7 @@ pub fn open(options: &SinkOptions) -> Result<KafkaSink> {
 pub fn create_data_topic(options: &SinkOptions, topic: &str) -> Result<()> {
     ensure_topics(
         &options.settings,
-        &[RequiredTopic::plain(topic, "test")],
+        &[RequiredTopic::plain(topic, "test", "data")],
         CALL_TIMEOUT,
     )
     .with_context(|| format!("creating {topic}"))

@@ -462,6 +462,42 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             with(minimal_spec(), "mining.sessionMaxSeconds", json!(86_401)),
             "spec.mining.sessionMaxSeconds",
         ),
+        (
+            "internal topics needing more in-sync replicas than they have",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"internal": {"replicationFactor": 2, "minInsyncReplicas": 3}}),
+            ),
+            "spec.kafka.topics.internal.minInsyncReplicas must not exceed replicationFactor",
+        ),
+        (
+            "data topic settings the capture would not apply",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"data": {"creation": "external", "partitions": 6}}),
+            ),
+            "partitions, replicationFactor and config apply only with creation: capture",
+        ),
+        (
+            "data topics needing more in-sync replicas than they have",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"data": {"replicationFactor": 1, "config": {"min.insync.replicas": "2"}}}),
+            ),
+            "config min.insync.replicas must not exceed replicationFactor",
+        ),
+        (
+            "a topic config name Kafka does not spell so",
+            with(
+                minimal_spec(),
+                "kafka.topics",
+                json!({"data": {"config": {"Retention_MS": "1"}}}),
+            ),
+            "spec.kafka.topics.data.config",
+        ),
     ];
 
     let mut failures = Vec::new();
@@ -650,4 +686,40 @@ async fn explain_and_printer_columns_are_useful() {
 
 fn jiff_now() -> k8s_openapi::jiff::Timestamp {
     k8s_openapi::jiff::Timestamp::now()
+}
+
+/// `spec.kafka.topics` as docs/kafka.md shows it is accepted, and an unset one defaults to the
+/// capture creating data topics.
+#[tokio::test]
+async fn declared_topics_are_accepted_and_creation_defaults_to_the_capture() {
+    let (_env, api) = setup("crd-topics").await;
+    let topics = json!({
+        "data": {
+            "creation": "capture",
+            "partitions": 6,
+            "replicationFactor": 3,
+            "config": {"min.insync.replicas": "2", "retention.ms": "604800000"}
+        },
+        "internal": {"replicationFactor": 3, "minInsyncReplicas": 2}
+    });
+    let declared = with(minimal_spec(), "kafka.topics", topics.clone());
+    let created = api
+        .create(&PostParams::default(), &object("declared", declared))
+        .await
+        .expect("accepted");
+    assert_eq!(created.data["spec"]["kafka"]["topics"], topics);
+    let external = with(
+        minimal_spec(),
+        "kafka.topics",
+        json!({"data": {"creation": "external"}}),
+    );
+    api.create(&PostParams::default(), &object("external", external))
+        .await
+        .expect("accepted");
+    let plain = api
+        .create(&PostParams::default(), &object("plain", minimal_spec()))
+        .await
+        .expect("accepted");
+    let creation = &plain.data["spec"]["kafka"]["topics"]["data"]["creation"];
+    assert_eq!(creation, "capture", "{}", plain.data["spec"]["kafka"]);
 }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use redoline_crds::ByteQuantity;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{
-    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, HeartbeatSpec, JournalSpec,
+    BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, HeartbeatSpec, JournalSpec, KafkaTopicsSpec,
     KafkaTransactionsSpec, MiningSpec, SlaSpec, SnapshotSpec, StartPosition, TableName,
     TransactionsSpec, default_max_connections, default_port, default_spill_max_bytes,
 };
@@ -152,6 +152,9 @@ pub struct KafkaConfig {
     /// How many database transactions one Kafka transaction carries.
     #[serde(default)]
     pub transactions: KafkaTransactionsSpec,
+    /// Who creates the topics, with which settings.
+    #[serde(default)]
+    pub topics: KafkaTopicsSpec,
 }
 
 fn default_true() -> bool {

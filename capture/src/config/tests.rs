@@ -26,6 +26,14 @@ fn with(extra: &str) -> String {
     format!("{MINIMAL}{extra}\n")
 }
 
+/// [`MINIMAL`] with a Kafka sink whose fields add `fields`.
+fn kafka(fields: &str) -> String {
+    MINIMAL.replace(
+        "file: {path: out.jsonl}",
+        &format!("kafka: {{bootstrapServers: 'b:9092', topicPrefix: x, {fields}}}"),
+    )
+}
+
 #[test]
 fn the_contracts_minimal_config_loads_with_defaults() {
     let config = parse(MINIMAL, &[]).unwrap();
@@ -241,6 +249,28 @@ fn the_crd_rules_are_mirrored() {
             debezium("columns: {datatypePropagateSourceType: ['[']}"),
             "columns.datatypePropagateSourceType[0]",
         ),
+        (
+            kafka("topics: {internal: {replicationFactor: 2, minInsyncReplicas: 3}}"),
+            "kafka.topics.internal.minInsyncReplicas",
+        ),
+        (
+            kafka("topics: {data: {creation: external, partitions: 6}}"),
+            "kafka.topics.data",
+        ),
+        (
+            kafka("topics: {data: {creation: broker, config: {retention.ms: '1'}}}"),
+            "kafka.topics.data",
+        ),
+        (
+            kafka("topics: {data: {replicationFactor: 1, config: {min.insync.replicas: '2'}}}"),
+            "kafka.topics.data",
+        ),
+        (
+            // Schema errors under the optional `kafka` are reported at `kafka` (its `anyOf`).
+            kafka("topics: {data: {config: {Retention_MS: '1'}}}"),
+            "kafka",
+        ),
+        (kafka("topics: {internal: {replicationFactor: 0}}"), "kafka"),
     ];
     for (text, field) in cases {
         assert_eq!(error(&text).field, field, "{text}");

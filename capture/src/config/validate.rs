@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
 use redoline_crds::v1alpha1::{
-    DEBEZIUM_ONLY_FIELDS, FormatType, MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation,
-    StartPositionType,
+    DEBEZIUM_ONLY_FIELDS, FormatType, KafkaTopicsSpec, MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES,
+    SkippedOperation, StartPositionType, TopicCreation,
 };
 use serde_json::Value;
 
@@ -117,6 +117,44 @@ fn heartbeat_rules(config: &CaptureConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `spec.kafka.topics`' CEL rules: settings only where the capture creates topics, and never
+/// more in-sync replicas required than there are replicas.
+fn topic_rules(topics: &KafkaTopicsSpec) -> Result<(), ConfigError> {
+    let data = &topics.data;
+    let settings = data.partitions.is_some() || data.replication_factor.is_some();
+    if data.creation != TopicCreation::Capture && (settings || !data.config.is_empty()) {
+        return Err(ConfigError::new(
+            "kafka.topics.data",
+            "partitions, replicationFactor and config apply only with creation: capture",
+        ));
+    }
+    let min_insync = data
+        .config
+        .get("min.insync.replicas")
+        .filter(|value| (1..=9).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|value| value.parse::<i64>().ok());
+    if let (Some(replication), Some(min_insync)) = (data.replication_factor, min_insync)
+        && min_insync > i64::from(replication)
+    {
+        return Err(ConfigError::new(
+            "kafka.topics.data",
+            "config min.insync.replicas must not exceed replicationFactor, or no write with \
+             acks=all could succeed",
+        ));
+    }
+    let internal = &topics.internal;
+    if let (Some(replication), Some(min_insync)) =
+        (internal.replication_factor, internal.min_insync_replicas)
+        && min_insync > replication
+    {
+        return Err(ConfigError::new(
+            "kafka.topics.internal.minInsyncReplicas",
+            "must not exceed replicationFactor, or no write with acks=all could succeed",
+        ));
+    }
+    Ok(())
+}
+
 /// The CRD's CEL rules, in Rust.
 pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
     let size = |field: &str, quantity: &ByteQuantity| {
@@ -161,6 +199,7 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
         if !(1 << 10..=1 << 30).contains(&bytes) {
             return Err(ConfigError::new(field, "must be between 1Ki and 1Gi"));
         }
+        topic_rules(&kafka.topics)?;
     }
     for (index, table) in config.tables.iter().enumerate() {
         if split_table_name(&table.0).is_none() {

@@ -20,6 +20,7 @@ use crate::event::RecordEncoder;
 use crate::filter::{Filters, unsupported};
 use crate::heartbeat::{HeartbeatClock, heartbeat_topic};
 use crate::lag::LagTracker;
+use crate::sink::kafka::topics::data_topics;
 use crate::sink::{Bookmark, PagePolicy};
 use crate::source::csf::ContinuationJoiner;
 use crate::source::window::WindowPlanner;
@@ -132,6 +133,14 @@ impl<S: OracleSource> Engine<S> {
             &database.name,
             Arc::clone(&filters),
         );
+        // The data topics are made ready (created, or found) before the first Kafka transaction.
+        let structures = tables.structures();
+        let known_topics = data_topics(
+            &config,
+            &topic_prefix,
+            structures.iter().map(|t| (t.schema(), t.table())),
+        );
+        sink.prepare_topics(&known_topics)?;
         let end_scn = if options.exit_at_end {
             // Everything committed before the flush write: on RAC the flush reaches only the
             // connected instance, so its own SCN may lie above another thread's written redo.

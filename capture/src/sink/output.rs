@@ -124,6 +124,15 @@ impl Output {
         }))
     }
 
+    /// Makes data topics ready before a page writes to them (see `KafkaSink::prepare_topics`);
+    /// nothing for a file.
+    pub fn prepare_topics(&self, topics: &[String]) -> Result<(), OutputError> {
+        match self {
+            Self::File(_) => Ok(()),
+            Self::Kafka(kafka) => Ok(kafka.sink.prepare_topics(topics)?),
+        }
+    }
+
     /// Adds a committed transaction's records to the page.
     pub fn append(&mut self, records: Vec<Record>) -> Result<u64, OutputError> {
         let count = records.len() as u64;

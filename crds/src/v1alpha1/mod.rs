@@ -346,6 +346,105 @@ pub struct KafkaSpec {
     /// How many committed database transactions one Kafka transaction carries.
     #[serde(default)]
     pub transactions: KafkaTransactionsSpec,
+
+    /// Who creates the topics, and with which settings (see docs/kafka.md, "Topics").
+    #[serde(default)]
+    pub topics: KafkaTopicsSpec,
+}
+
+/// The capture's topics: data topics (change events, transaction metadata, schema changes,
+/// heartbeats) and its internal ones (bookmarks, journal, schema history, ops events, dead
+/// letters), which the capture always creates itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KafkaTopicsSpec {
+    /// The topics events are written to.
+    #[serde(default)]
+    pub data: DataTopicsSpec,
+    /// The capture's own topics.
+    #[serde(default)]
+    pub internal: InternalTopicsSpec,
+}
+
+/// Data topics: who creates a missing one, and (when the capture does) its settings. Unset
+/// settings are the broker's defaults (`num.partitions`, `default.replication.factor`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new(DATA_TOPIC_SETTINGS_RULE).message("spec.kafka.topics.data: partitions, replicationFactor and config apply only with creation: capture"))]
+#[x_kube(validation = kube::core::Rule::new(DATA_TOPIC_MIN_ISR_RULE).message("spec.kafka.topics.data: config min.insync.replicas must not exceed replicationFactor, or no write with acks=all could succeed"))]
+pub struct DataTopicsSpec {
+    /// `capture`: the capture creates a missing data topic with these settings before it first
+    /// writes to it; `broker`: left to the broker's auto-creation (`auto.create.topics.enable`);
+    /// `external`: created by someone else (Strimzi KafkaTopic resources, a pipeline), and a
+    /// missing one stops the capture with CDC-1001 naming it.
+    #[serde(default)]
+    pub creation: TopicCreation,
+    /// Partitions of a created data topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 10_000))]
+    pub partitions: Option<i32>,
+    /// Replication factor of a created data topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 32))]
+    pub replication_factor: Option<i32>,
+    /// Topic configs of a created data topic (`retention.ms`, `min.insync.replicas`,
+    /// `cleanup.policy`, ...), by Kafka's names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "topic_config_schema")]
+    pub config: BTreeMap<String, String>,
+}
+
+const DATA_TOPIC_SETTINGS_RULE: &str = "!has(self.creation) || self.creation == 'capture' || (!has(self.partitions) && !has(self.replicationFactor) && (!has(self.config) || size(self.config) == 0))";
+const DATA_TOPIC_MIN_ISR_RULE: &str = "!has(self.replicationFactor) || !has(self.config) || !('min.insync.replicas' in self.config) || !self.config['min.insync.replicas'].matches('^[0-9]{1,9}$') || int(self.config['min.insync.replicas']) <= self.replicationFactor";
+
+/// Topic config names are Kafka's (lower case, dots); at most 50, values bounded. The name rule
+/// is said twice: the CRD drops `propertyNames` (structural schemas have no such keyword), so the
+/// apiserver checks the CEL rule, and the capture's JSON schema check `propertyNames`.
+fn topic_config_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": 50,
+        "propertyNames": {"pattern": TOPIC_CONFIG_NAME},
+        "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 1024},
+        "x-kubernetes-validations": [{
+            "rule": format!("self.all(name, name.matches('{TOPIC_CONFIG_NAME}'))"),
+            "message": "spec.kafka.topics.data.config: names are Kafka's topic config names, such as retention.ms",
+        }]
+    })
+}
+
+const TOPIC_CONFIG_NAME: &str = "^[a-z0-9.]{1,100}$";
+
+/// Who creates a missing data topic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TopicCreation {
+    /// The capture, with `spec.kafka.topics.data`'s settings.
+    #[default]
+    Capture,
+    /// The broker's auto-creation, with the broker's defaults.
+    Broker,
+    /// Someone else; a missing topic stops the capture.
+    External,
+}
+
+/// The internal topics (bookmarks, journal, schema history, ops events, dead letters), which
+/// the capture creates when missing. Unset settings are the broker's defaults. At start the
+/// capture checks that each has at least `min.insync.replicas` replicas, and that the compacted
+/// ones are compacted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("!has(self.replicationFactor) || !has(self.minInsyncReplicas) || self.minInsyncReplicas <= self.replicationFactor").message("spec.kafka.topics.internal.minInsyncReplicas must not exceed replicationFactor, or no write with acks=all could succeed"))]
+pub struct InternalTopicsSpec {
+    /// Replication factor of a created internal topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 32))]
+    pub replication_factor: Option<i32>,
+    /// `min.insync.replicas` of a created internal topic: how many replicas must have a write
+    /// before it is acknowledged (the capture writes with acks=all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 32))]
+    pub min_insync_replicas: Option<i32>,
 }
 
 /// Bounds of one Kafka transaction (a page, with its bookmark at the end). Database transactions

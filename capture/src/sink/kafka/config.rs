@@ -39,6 +39,8 @@ pub const RESERVED_PROPERTIES: &[&str] = &[
     "isolation.level",
     "enable.auto.commit",
     "group.id",
+    // Follows `spec.kafka.topics.data.creation` (see `KafkaSink::open`).
+    "allow.auto.create.topics",
 ];
 
 /// Redoline's producer defaults, applied before the Secret's properties.

@@ -43,6 +43,7 @@
 //! From async code, call it inside `tokio::task::spawn_blocking`. The delivery reports and
 //! librdkafka's events are served by the producer's own polling thread (`ThreadedProducer`).
 
+pub mod acls;
 pub mod config;
 pub mod error;
 pub mod metrics;
@@ -52,6 +53,7 @@ pub mod retry;
 pub(crate) mod sender;
 pub mod topics;
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -60,7 +62,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::producer::{DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientContext, Message};
-use redoline_crds::v1alpha1::KafkaSpec;
+use redoline_crds::v1alpha1::{KafkaSpec, KafkaTopicsSpec, TopicCreation};
 
 use self::config::{KafkaClientSettings, refused_settings};
 use self::error::{Class, SinkError, classify};
@@ -69,7 +71,9 @@ use self::reader::{ReadError, TopicRecord, read_to_end};
 use self::refusal::{Attempted, Refusals, not_authorized};
 use self::retry::{ProducerState, RetryPolicy, SinkStatus};
 use self::sender::{LIBRDKAFKA_WAIT_STEP, RecordSender};
-use self::topics::{TopicError, TopicNames, ensure_topics};
+use self::topics::{
+    TopicError, TopicNames, check_external_topic, ensure_data_topic, ensure_topics,
+};
 use super::CaptureIdentity;
 use super::bookmark::{Bookmark, RecordLocation, unreadable};
 use super::page::{Page, record_bytes};
@@ -106,6 +110,8 @@ pub struct SinkOptions {
     pub retry: RetryPolicy,
     /// Bound of every single blocking call (init, commit, abort, flush, reads, admin).
     pub call_timeout: Duration,
+    /// `spec.kafka.topics`: who creates the data topics, and the topics' settings.
+    pub topic_settings: KafkaTopicsSpec,
 }
 
 impl SinkOptions {
@@ -123,6 +129,7 @@ impl SinkOptions {
             mode,
             retry: RetryPolicy::default(),
             call_timeout: Duration::from_secs(30),
+            topic_settings: KafkaTopicsSpec::default(),
         }
     }
 }
@@ -187,6 +194,33 @@ impl ProducerContext for DeliveryContext {
     }
 }
 
+/// A failure to create or check a topic as an attempt's outcome: a misconfigured topic and a
+/// missing permission are final, anything else is retried.
+fn topic_attempt(error: TopicError) -> Attempt {
+    match error {
+        TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
+        TopicError::Admin {
+            action,
+            topic,
+            source,
+        } => {
+            let operation = match action {
+                "CreateTopics" => "Create",
+                "DescribeConfigs" => "DescribeConfigs",
+                _ => "Describe",
+            };
+            let attempted = Attempted {
+                operation,
+                name: Some(&topic),
+            };
+            match not_authorized(&source, attempted) {
+                Some(stop) => Attempt::Fail(stop.into()),
+                None => Attempt::Retry(source),
+            }
+        }
+    }
+}
+
 /// The outcome of one attempt at a step.
 enum Attempt {
     /// A transient fault: pause, then try the step again.
@@ -204,6 +238,9 @@ pub struct KafkaSink {
     bookmark_key: String,
     metrics: SinkMetrics,
     status: SinkStatus,
+    /// Topics known to be ready for writing: the internal ones once created and checked, and
+    /// every data topic once prepared (see [`Self::prepare_topic`]).
+    ready_topics: Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for KafkaSink {
@@ -230,12 +267,19 @@ impl KafkaSink {
             DeliveryMode::ExactlyOnce => Some(transactional_id.as_str()),
             DeliveryMode::AtLeastOnce => None,
         };
+        let mut producer_config = options.settings.producer_config(id);
+        // A producer's metadata request may create a missing topic (librdkafka's producer
+        // default) only when the broker is the one meant to create data topics: otherwise a topic
+        // the capture creates with its settings, or one that must exist, would be created with
+        // the broker's defaults by the first write's metadata request.
+        let broker_creates = options.topic_settings.data.creation == TopicCreation::Broker;
+        producer_config.set(
+            "allow.auto.create.topics",
+            if broker_creates { "true" } else { "false" },
+        );
         let producer = Arc::new(
-            ThreadedProducer::from_config_and_context(
-                &options.settings.producer_config(id),
-                DeliveryContext::default(),
-            )
-            .map_err(|e| SinkError::Stop(refused_settings(&e)))?,
+            ThreadedProducer::from_config_and_context(&producer_config, DeliveryContext::default())
+                .map_err(|e| SinkError::Stop(refused_settings(&e)))?,
         );
         let sender = RecordSender::start(Arc::clone(&producer)).map_err(|error| {
             tracing::error!(%error, "The Kafka record sender thread could not start.");
@@ -251,34 +295,28 @@ impl KafkaSink {
             options,
             metrics,
             status,
+            ready_topics: Mutex::new(HashSet::new()),
         };
         sink.retrying("reach the brokers", || sink.reach_brokers())?;
         sink.retrying("create the topics", || {
-            let required = sink.options.topics.required();
-            ensure_topics(&sink.options.settings, &required, sink.options.call_timeout).map_err(
-                |error| match error {
-                    TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
-                    TopicError::Admin {
-                        action,
-                        topic,
-                        source,
-                    } => {
-                        let operation = match action {
-                            "DescribeConfigs" => "DescribeConfigs",
-                            _ => "Create",
-                        };
-                        let attempted = Attempted {
-                            operation,
-                            name: Some(&topic),
-                        };
-                        match not_authorized(&source, attempted) {
-                            Some(stop) => Attempt::Fail(stop.into()),
-                            None => Attempt::Retry(source),
-                        }
-                    }
-                },
-            )
+            let internal = &sink.options.topic_settings.internal;
+            let required: Vec<_> = sink
+                .options
+                .topics
+                .required()
+                .into_iter()
+                .map(|topic| topic.with_settings(internal))
+                .collect();
+            ensure_topics(&sink.options.settings, &required, sink.options.call_timeout)
+                .map_err(topic_attempt)
         })?;
+        sink.ready().extend(
+            sink.options
+                .topics
+                .required()
+                .iter()
+                .map(|t| t.name.to_owned()),
+        );
         if sink.options.mode == DeliveryMode::ExactlyOnce {
             sink.retrying("initialise transactions", || {
                 sink.producer
@@ -362,6 +400,7 @@ impl KafkaSink {
     /// to be sent again.
     pub fn produce(&self, page: &mut Page, record: Record) -> Result<(), SinkError> {
         const ACTION: &str = "write a page";
+        self.prepare_topic(&record.topic)?;
         self.begin(page)?;
         let bytes = record_bytes(&record);
         let sent = self
@@ -376,6 +415,54 @@ impl KafkaSink {
             }
             Err(error) => Err(self.abandon(page, ACTION, error)),
         }
+    }
+
+    /// Makes data topics ready for writing before any page writes to them, as
+    /// `spec.kafka.topics.data.creation` says: `capture` creates a missing one with the declared
+    /// settings, `external` requires it to exist (CDC-1001 naming it otherwise), `broker` leaves
+    /// it to the broker's auto-creation. The engine calls this at start with every topic it
+    /// knows, so they are ready before the first Kafka transaction.
+    pub fn prepare_topics(&self, topics: &[String]) -> Result<(), SinkError> {
+        topics
+            .iter()
+            .try_for_each(|topic| self.prepare_topic(topic))
+    }
+
+    /// [`Self::prepare_topics`] for one topic; nothing once it is ready. A topic first met in
+    /// the middle of a page (a table created while the capture runs) is prepared while the
+    /// page's Kafka transaction is open, which exactly-once survives: CreateTopics is no part of
+    /// the transaction, creates an empty topic and changes nothing on a retry, and the record
+    /// joins the transaction (AddPartitionsToTxn) only once the topic exists, because it is
+    /// handed to librdkafka only after this returns. Should the page abort, the topic stays,
+    /// empty of anything a `read_committed` consumer sees.
+    fn prepare_topic(&self, topic: &str) -> Result<(), SinkError> {
+        if self.ready().contains(topic) {
+            return Ok(());
+        }
+        let timeout = self.options.call_timeout;
+        let prepared = |result: Result<(), TopicError>| result.map_err(topic_attempt);
+        match self.options.topic_settings.data.creation {
+            TopicCreation::Broker => {}
+            TopicCreation::Capture => self.retrying("create a data topic", || {
+                prepared(ensure_data_topic(
+                    &self.options.settings,
+                    &self.options.topic_settings.data,
+                    topic,
+                    timeout,
+                ))
+            })?,
+            TopicCreation::External => self.retrying("find a data topic", || {
+                prepared(check_external_topic(self.producer.client(), topic, timeout))
+            })?,
+        }
+        self.ready().insert(topic.to_owned());
+        Ok(())
+    }
+
+    fn ready(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.ready_topics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Records librdkafka holds for this producer: queued, in flight, or waiting for their

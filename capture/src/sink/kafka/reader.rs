@@ -75,6 +75,12 @@ impl ConsumerContext for ReaderContext {}
 
 type Reader = BaseConsumer<ReaderContext>;
 
+/// The `group.id` of the reader of `topic`: librdkafka asks for its coordinator (Describe on the
+/// group), though the reader assigns its partitions and never joins nor commits.
+pub fn reader_group(topic: &str) -> String {
+    format!("redoline-reader-{topic}")
+}
+
 /// Reads `topic` to its end, handing every record to `visit` in partition offset order.
 pub fn read_to_end(
     settings: &KafkaClientSettings,
@@ -84,7 +90,7 @@ pub fn read_to_end(
 ) -> Result<(), ReadError> {
     let failed = |action| failed(topic, action);
     let consumer: Reader = settings
-        .reader_config(&format!("redoline-reader-{topic}"))
+        .reader_config(&reader_group(topic))
         .create_with_context(ReaderContext)
         .map_err(failed("creating a consumer"))?;
     let read = read_with(&consumer, topic, timeout, &mut visit);
