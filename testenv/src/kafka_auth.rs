@@ -23,13 +23,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 
 use crate::kafka::BOOTSTRAP_ENV;
-use crate::process::{ScriptService, free_ports};
+use crate::process::{ScriptService, free_ports, run_script};
 
 /// The directory holding `auth.json` of an already running broker.
 pub const AUTH_DIR_ENV: &str = "REDOLINE_KAFKA_AUTH_DIR";
 
 const START_TIMEOUT: Duration = Duration::from_secs(900);
 const READY_TIMEOUT_SECS: u64 = 180;
+/// One `kafka-acls.sh` run: a JVM start, and Maven on the first use of a cold cache.
+const ACLS_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// A user name and its password.
 #[derive(Debug, Clone, Deserialize)]
@@ -117,8 +119,8 @@ impl KafkaAuthEnv {
     /// Reads `auth.json` from `dir`.
     pub fn read(dir: &Path) -> Result<KafkaAuthEnv> {
         let path = dir.join("auth.json");
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }
 
@@ -198,6 +200,32 @@ impl KafkaAuthEnv {
         })
     }
 
+    /// The SASL_SSL listener and the librdkafka properties of [`Self::acl_user`] (SCRAM-SHA-512),
+    /// the principal `User:acl-capture` that has no rights but the ACLs a test grants it.
+    pub fn acl_client(&self) -> (String, Vec<(String, String)>) {
+        let ca = path_text(&self.ca);
+        let properties = [
+            ("security.protocol", "sasl_ssl"),
+            ("ssl.ca.location", ca.as_str()),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            ("sasl.username", self.acl_user.username.as_str()),
+            ("sasl.password", self.acl_user.password.as_str()),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        (self.sasl_ssl.clone(), properties)
+    }
+
+    /// Runs `kafka-acls.sh ARGS...` (`tests/env/kafka.sh acls`) and returns its output. The
+    /// arguments name the broker (`--bootstrap-server`); [`Self::plaintext`] is a super user's.
+    pub fn kafka_acls(&self, args: &[String]) -> Result<String> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/env/kafka.sh");
+        let mut all = vec!["acls".to_owned()];
+        all.extend(args.iter().cloned());
+        run_script(&script, &all, &[], ACLS_TIMEOUT)
+    }
+
     /// Environment variables a client process of `mechanism` needs, given a directory of its
     /// own: for GSSAPI the realm's `krb5.conf` (`KRB5_CONFIG`) and a ticket cache of the
     /// process's own (`KRB5CCNAME`, where librdkafka's `kinit` puts the ticket).
@@ -218,9 +246,9 @@ impl KafkaAuthEnv {
     }
 
     fn kerberos(&self) -> Result<&Kerberos> {
-        self.kerberos
-            .as_ref()
-            .context("this broker has no GSSAPI listener (kafka.sh was started without KAFKA_KDC_DIR)")
+        self.kerberos.as_ref().context(
+            "this broker has no GSSAPI listener (kafka.sh was started without KAFKA_KDC_DIR)",
+        )
     }
 
     fn oauth(&self) -> Result<&OAuth> {

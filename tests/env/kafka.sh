@@ -21,6 +21,9 @@
 #       with the tail of its log when it dies or the timeout (default 120 s) passes.
 #   kafka.sh stop DATA_DIR
 #       SIGTERM, then SIGKILL after KAFKA_STOP_GRACE seconds (default 20). Idempotent.
+#   kafka.sh acls ARGS...
+#       kafka-acls.sh ARGS... (Kafka's AclCommand, resolved with its dependencies into
+#       $REDOLINE_CACHE/kafka-tools-$KAFKA_VERSION/libs on first use, apart from the broker's jars).
 #
 # Environment: KAFKA_VERSION (default below), LOG4J_VERSION, REDOLINE_CACHE (default
 # ~/.cache/redoline), KAFKA_HEAP_OPTS (default -Xms256m -Xmx512m), KAFKA_JVM_OPTS (extra options),
@@ -104,6 +107,46 @@ fetch_libs() {
   mv "$LIBS.partial" "$LIBS"
   pom_digest > "$MARKER"
   log "kafka $KAFKA_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars in $LIBS"
+}
+
+# --- tools -----------------------------------------------------------------------------------
+
+TOOLS_HOME="$CACHE/kafka-tools-$KAFKA_VERSION"
+TOOLS_LIBS="$TOOLS_HOME/libs"
+
+render_tools_pom() {
+  sed -e "s/@KAFKA_VERSION@/$KAFKA_VERSION/g" -e "s/@LOG4J_VERSION@/$LOG4J_VERSION/g" \
+    "$TEMPLATES/tools-pom.xml.in"
+}
+
+tools_fetched() {
+  [ -f "$TOOLS_HOME/.complete" ] && [ -d "$TOOLS_LIBS" ] \
+    && [ "$(cat "$TOOLS_HOME/.complete")" = "$(render_tools_pom | sha256sum | cut -d' ' -f1)" ]
+}
+
+fetch_tools() {
+  command -v mvn >/dev/null || die "the tools need Maven (mvn) on PATH"
+  log "kafka-tools $KAFKA_VERSION: resolving with Maven into $TOOLS_LIBS"
+  local work="$TOOLS_HOME/maven"
+  rm -rf "$work" "$TOOLS_LIBS.partial"
+  mkdir -p "$work"
+  render_tools_pom >"$work/pom.xml"
+  if ! timeout 900 mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$TOOLS_LIBS.partial" >"$work/mvn.log" 2>&1; then
+    tail -n 40 "$work/mvn.log" >&2
+    die "Maven could not resolve org.apache.kafka:kafka-tools:$KAFKA_VERSION (log: $work/mvn.log)"
+  fi
+  rm -rf "$TOOLS_LIBS"
+  mv "$TOOLS_LIBS.partial" "$TOOLS_LIBS"
+  render_tools_pom | sha256sum | cut -d' ' -f1 >"$TOOLS_HOME/.complete"
+}
+
+cmd_acls() {
+  tools_fetched || build_once "$TOOLS_HOME" tools_fetched fetch_tools
+  # A one-shot tool: the quick C1 compiler, a small heap, no parallel GC threads; log4j2's own
+  # default configuration (errors only, on the console).
+  "$JAVA" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m \
+    -cp "$TOOLS_LIBS/*" org.apache.kafka.tools.AclCommand "$@"
 }
 
 # --- process helpers --------------------------------------------------------------------------
@@ -402,5 +445,6 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   wait) shift; cmd_wait "$@" ;;
   stop) shift; cmd_stop "$@" ;;
-  *) die "usage: kafka.sh fetch | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
+  acls) shift; cmd_acls "$@" ;;
+  *) die "usage: kafka.sh fetch | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR | acls ARGS..." ;;
 esac

@@ -57,7 +57,9 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use rdkafka::client::DefaultClientContext;
 use rdkafka::config::FromClientConfigAndContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
@@ -67,7 +69,7 @@ use redoline_crds::v1alpha1::{KafkaSpec, KafkaTopicsSpec, TopicCreation};
 use self::config::{KafkaClientSettings, refused_settings};
 use self::error::{Class, SinkError, classify};
 use self::metrics::SinkMetrics;
-use self::reader::{ReadError, TopicRecord, read_to_end};
+use self::reader::{ReadError, TopicRecord, read_to_end, reader_group};
 use self::refusal::{Attempted, Refusals, not_authorized};
 use self::retry::{ProducerState, RetryPolicy, SinkStatus};
 use self::sender::{LIBRDKAFKA_WAIT_STEP, RecordSender};
@@ -153,9 +155,8 @@ pub struct Committed {
 struct DeliveryContext {
     /// The first delivery failure since the last [`Self::take_failure`].
     failure: Mutex<Option<KafkaError>>,
-    /// The topic of the last delivery refused for lack of a permission, to name it in CDC-5004.
-    unauthorized_topic: Mutex<Option<String>>,
-    /// A refused authentication, which librdkafka only reports here (see `refusal`).
+    /// A refused authentication or permission that librdkafka reports only to the error or log
+    /// callback (see `refusal`).
     refusals: Refusals,
 }
 
@@ -173,6 +174,11 @@ impl ClientContext for DeliveryContext {
         tracing::warn!(%error, reason, "Kafka client error.");
         self.refusals.record(&error, reason);
     }
+
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.refusals.record_log(log_message);
+        DefaultClientContext.log(level, fac, log_message);
+    }
 }
 
 impl ProducerContext for DeliveryContext {
@@ -181,10 +187,10 @@ impl ProducerContext for DeliveryContext {
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
         if let Err((error, message)) = result {
             if error.rdkafka_error_code() == Some(RDKafkaErrorCode::TopicAuthorizationFailed) {
-                *self
-                    .unauthorized_topic
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(message.topic().to_owned());
+                self.refusals.record_log(&format!(
+                    "Failed to add partition \"{}\": Topic authorization failed",
+                    message.topic()
+                ));
             }
             self.failure
                 .lock()
@@ -376,10 +382,22 @@ impl KafkaSink {
             match read {
                 Ok(()) => Ok(state),
                 Err(ReadError::Refused(stop)) => Err(Attempt::Fail(stop.into())),
-                Err(ReadError::Kafka { source, .. }) => {
-                    let attempted = Attempted {
-                        operation: "Read",
-                        name: Some(topic),
+                Err(ReadError::Kafka { source, action, .. }) => {
+                    // What each step of a read asks the authorizer for (see `acls`).
+                    let group = reader_group(topic);
+                    let attempted = match (source.rdkafka_error_code(), action) {
+                        (Some(RDKafkaErrorCode::GroupAuthorizationFailed), _) => Attempted {
+                            operation: "Describe",
+                            name: Some(&group),
+                        },
+                        (_, "consuming") => Attempted {
+                            operation: "Read",
+                            name: Some(topic),
+                        },
+                        _ => Attempted {
+                            operation: "Describe",
+                            name: Some(topic),
+                        },
                     };
                     match not_authorized(&source, attempted) {
                         Some(stop) => Err(Attempt::Fail(stop.into())),
@@ -607,7 +625,11 @@ impl KafkaSink {
             && !matches!(class, Class::Fenced | Class::Fatal)
             && let Err(abort_failed) = self.abort()
         {
-            return abort_failed;
+            // A refused permission is why the page failed, whatever the abort met after it.
+            return match refused {
+                Some(stop) => SinkError::Stop(stop),
+                None => abort_failed,
+            };
         }
         let abandoned = match (refused, class) {
             (Some(stop), _) => SinkError::Stop(stop),
@@ -690,11 +712,23 @@ impl KafkaSink {
             return Some(stop);
         }
         let transactional_id = self.options.identity.transactional_id();
-        let topic = context
-            .unauthorized_topic
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let denied = context.refusals.denied();
+        // A failed transaction shows its callers only purged records and a rejected abort; the
+        // refusal behind it is the one librdkafka logged.
+        let error = match (&denied, error.rdkafka_error_code()) {
+            (
+                Some((code, _)),
+                Some(
+                    RDKafkaErrorCode::PurgeQueue
+                    | RDKafkaErrorCode::PurgeInflight
+                    | RDKafkaErrorCode::InvalidTransactionalState
+                    | RDKafkaErrorCode::State
+                    | RDKafkaErrorCode::Fatal,
+                ),
+            ) => &KafkaError::Global(*code),
+            _ => error,
+        };
+        let topic = denied.and_then(|(_, topic)| topic);
         let name = match error.rdkafka_error_code() {
             Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => {
                 Some(transactional_id.as_str())

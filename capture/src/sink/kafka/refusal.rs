@@ -14,9 +14,15 @@
 //! A missing permission comes back as the call's error code, one per resource kind Kafka's
 //! authorizer knows (`TOPIC_AUTHORIZATION_FAILED`, `GROUP_…`, `TRANSACTIONAL_ID_…`,
 //! `CLUSTER_…`); the code names the kind, the caller names the resource and the operation it
-//! was attempting, as far as it knows them.
+//! was attempting, as far as it knows them. One refusal does not: a transaction's
+//! AddPartitionsToTxn refused for a topic fails the transaction inside librdkafka, and the
+//! producer's callers then see only their records purged (`_PURGE_QUEUE`) and an abort the
+//! broker rejects. librdkafka says what happened only in its log ("Failed to add partition
+//! "TOPIC" [0] to transaction: Broker: Topic authorization failed", "… (TOPIC_AUTHORIZATION_FAILED)"),
+//! so the producer's log callback records it too ([`authorization_in_log`]).
 
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rdkafka::error::KafkaError;
 use rdkafka::types::RDKafkaErrorCode;
@@ -68,7 +74,12 @@ pub struct Attempted<'a> {
 /// CDC-5004 when `error` says a permission is missing, naming the resource kind from the code
 /// and the operation and name from `attempted`.
 pub fn not_authorized(error: &KafkaError, attempted: Attempted<'_>) -> Option<Stop> {
-    let resource = Resource::of(error.rdkafka_error_code()?)?;
+    // rust-rdkafka gives no code for an admin operation's error: it carries its own.
+    let code = match error {
+        KafkaError::AdminOp(code) => Some(*code),
+        other => other.rdkafka_error_code(),
+    };
+    let resource = Resource::of(code?)?;
     // The cluster's only operation the capture needs is IdempotentWrite (an idempotent producer
     // without transactional id); the code says the cluster, whatever the call was.
     let (operation, name) = match resource {
@@ -97,7 +108,18 @@ pub fn not_authorized(error: &KafkaError, attempted: Attempted<'_>) -> Option<St
 
 /// CDC-1004 when a client error callback says the broker refused the capture's authentication.
 /// `reason` is librdkafka's text, which names the broker and the mechanism but no secret.
+/// librdkafka also reports a connection lost in the middle of a SASL handshake as an
+/// authentication error ("… handshake failed: Local: Broker transport failure"): that is an
+/// outage, not a refusal.
 pub fn authentication_refused(error: &KafkaError, reason: &str) -> Option<Stop> {
+    const LOST_CONNECTION: &[&str] = &[
+        "Broker transport failure",
+        "Timed out",
+        "Connection refused",
+    ];
+    if LOST_CONNECTION.iter().any(|lost| reason.contains(lost)) {
+        return None;
+    }
     let what = match error.rdkafka_error_code()? {
         RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed => "SASL",
         RDKafkaErrorCode::SSL => "TLS",
@@ -116,28 +138,99 @@ pub fn authentication_refused(error: &KafkaError, reason: &str) -> Option<Stop> 
     )
 }
 
-/// What the error callback of one client has said that retrying cannot mend: the first refused
-/// authentication since the client was made.
+/// The authorization failure a librdkafka log line reports, with the topic when the line names
+/// one (the transaction manager's lines, see the module docs).
+pub fn authorization_in_log(line: &str) -> Option<(RDKafkaErrorCode, Option<String>)> {
+    const CODES: &[(&str, RDKafkaErrorCode)] = &[
+        (
+            "TOPIC_AUTHORIZATION_FAILED",
+            RDKafkaErrorCode::TopicAuthorizationFailed,
+        ),
+        (
+            "GROUP_AUTHORIZATION_FAILED",
+            RDKafkaErrorCode::GroupAuthorizationFailed,
+        ),
+        (
+            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+            RDKafkaErrorCode::TransactionalIdAuthorizationFailed,
+        ),
+        (
+            "CLUSTER_AUTHORIZATION_FAILED",
+            RDKafkaErrorCode::ClusterAuthorizationFailed,
+        ),
+    ];
+    if line.contains("Topic authorization failed")
+        && let Some(rest) = line.split("Failed to add partition \"").nth(1)
+        && let Some(topic) = rest.split('"').next()
+    {
+        return Some((
+            RDKafkaErrorCode::TopicAuthorizationFailed,
+            Some(topic.to_owned()),
+        ));
+    }
+    CODES
+        .iter()
+        .find(|(name, _)| line.contains(&format!("({name})")))
+        .map(|(_, code)| (*code, None))
+}
+
+/// What the error callback of one client has said that retrying cannot mend: the last refused
+/// authentication, and when. librdkafka reconnects a refused client with a backoff of at most
+/// `reconnect.backoff.max.ms` (10 s) and reports the refusal again each time, at least every
+/// [`Refusals::RECENT`] even when it suppresses repeated log lines; a refusal older than that
+/// was followed by a connection that worked.
 #[derive(Debug, Default)]
-pub struct Refusals(Mutex<Option<Stop>>);
+pub struct Refusals {
+    authentication: Mutex<Option<(Instant, Stop)>>,
+    /// The last authorization failure librdkafka logged (see [`authorization_in_log`]).
+    denied: Mutex<Option<(RDKafkaErrorCode, Option<String>)>>,
+}
 
 impl Refusals {
+    /// How long a recorded refusal counts.
+    pub const RECENT: Duration = Duration::from_secs(60);
+
     /// Called from a client context's error callback.
     pub fn record(&self, error: &KafkaError, reason: &str) {
         if let Some(stop) = authentication_refused(error, reason) {
-            self.0
+            *self
+                .authentication
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert(stop);
+                .unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), stop));
         }
     }
 
-    /// The recorded refusal, if any.
-    pub fn get(&self) -> Option<Stop> {
-        self.0
+    /// Called from a client context's log callback.
+    pub fn record_log(&self, line: &str) {
+        if let Some((code, topic)) = authorization_in_log(line) {
+            let mut denied = self.denied.lock().unwrap_or_else(PoisonError::into_inner);
+            // The line naming the topic comes first; the summary after it must not forget it.
+            let topic = topic.or_else(|| {
+                denied
+                    .as_ref()
+                    .filter(|(earlier, _)| *earlier == code)
+                    .and_then(|(_, topic)| topic.clone())
+            });
+            *denied = Some((code, topic));
+        }
+    }
+
+    /// The last authorization failure logged: its code and the topic when known.
+    pub fn denied(&self) -> Option<(RDKafkaErrorCode, Option<String>)> {
+        self.denied
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The refusal recorded within [`Self::RECENT`], if any.
+    pub fn get(&self) -> Option<Stop> {
+        self.authentication
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() <= Self::RECENT)
+            .map(|(_, stop)| stop.clone())
     }
 }
 
@@ -164,6 +257,16 @@ mod tests {
             topic.message.contains("Write on topic sales.APP.ITEMS"),
             "{topic}"
         );
+
+        let create = not_authorized(
+            &KafkaError::AdminOp(RDKafkaErrorCode::TopicAuthorizationFailed),
+            Attempted {
+                operation: "Create",
+                name: Some("sales.APP.ITEMS"),
+            },
+        )
+        .unwrap();
+        assert_eq!(create.details["operation"], "Create");
 
         let cluster = not_authorized(
             &KafkaError::Global(RDKafkaErrorCode::ClusterAuthorizationFailed),
@@ -205,7 +308,26 @@ mod tests {
     }
 
     #[test]
-    fn refused_authentication_is_recorded_once_and_outages_are_not() {
+    fn a_refused_add_partitions_is_read_from_librdkafka_s_log() {
+        let refusals = Refusals::default();
+        refusals.record_log("TxnCoordinator/1: Failed to add partition \"sales.redoline.offsets\" [0] to transaction: Broker: Topic authorization failed");
+        refusals.record_log("Current transaction failed in state InTransaction: Failed to add partition(s) to transaction on broker TxnCoordinator/1: Broker: Topic authorization failed (after 0 ms) (TOPIC_AUTHORIZATION_FAILED)");
+        assert_eq!(
+            refusals.denied(),
+            Some((
+                RDKafkaErrorCode::TopicAuthorizationFailed,
+                Some("sales.redoline.offsets".to_owned())
+            ))
+        );
+        assert_eq!(
+            authorization_in_log("Failed to init: (TRANSACTIONAL_ID_AUTHORIZATION_FAILED)"),
+            Some((RDKafkaErrorCode::TransactionalIdAuthorizationFailed, None))
+        );
+        assert_eq!(authorization_in_log("Broker: Not coordinator"), None);
+    }
+
+    #[test]
+    fn refused_authentication_is_recorded_and_outages_are_not() {
         let refusals = Refusals::default();
         refusals.record(
             &KafkaError::Global(RDKafkaErrorCode::AllBrokersDown),
@@ -214,11 +336,17 @@ mod tests {
         assert!(refusals.get().is_none());
         refusals.record(
             &KafkaError::Global(RDKafkaErrorCode::Authentication),
-            "sasl_ssl://b:9093/bootstrap: SASL authentication error: invalid credentials",
+            "GroupCoordinator: SASL SCRAM-SHA-512 mechanism handshake failed: Local: Broker \
+             transport failure: broker's supported mechanisms: (n/a)",
         );
+        assert!(refusals.get().is_none(), "a connection lost mid-handshake");
         refusals.record(
             &KafkaError::Global(RDKafkaErrorCode::SSL),
             "ssl://b:9093/bootstrap: SSL handshake failed",
+        );
+        refusals.record(
+            &KafkaError::Global(RDKafkaErrorCode::Authentication),
+            "sasl_ssl://b:9093/bootstrap: SASL authentication error: invalid credentials",
         );
         let stop = refusals.get().unwrap();
         assert_eq!(stop.code, StopCode::KafkaAuthenticationFailed);
