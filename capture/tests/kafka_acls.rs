@@ -4,11 +4,17 @@
 //! `sink::kafka::acls::required_acls` derives from the capture's config (what `redoline-capture
 //! acls` prints) runs the capture through an initial snapshot, streaming, a transaction
 //! journaled to Kafka, and a restart that reads bookmark, journal and schema history back. And
-//! without any one of those ACLs, the same capture stops with CDC-5004 naming the resource kind
-//! that was refused: not a retry loop, and not librdkafka's words. The one exception is a
+//! without any one of those ACLs, the same capture stops with CDC-5004 naming the
+//! operation and resource that were refused: not a retry loop, and not librdkafka's words. The one exception is a
 //! `Describe` printed next to `Read` or `Write` on the same resource: Kafka's authorizer grants
 //! Describe to whoever may read or write, so leaving such a rule out changes nothing, which the
 //! test checks too (the rule is printed all the same: it says what the capture asks for).
+//!
+//! Not yet proven: leaving out DescribeConfigs. rust-rdkafka 0.39 drops the error of each
+//! resource of a DescribeConfigs answer (`TOPIC_AUTHORIZATION_FAILED` among them) and returns the
+//! resource without entries, which the start-up check cannot tell from a broker whose metadata
+//! lags a topic's creation (retried, see `topics`): the capture retries it for its budget and
+//! then stops with CDC-5003. Those cases are skipped here and listed in the output.
 //!
 //! Every case is a capture of its own (its own topic prefix and transactional id), so all the
 //! cases' ACLs live side by side for the one principal, added in a few batched `kafka-acls.sh`
@@ -98,7 +104,8 @@ fn run(capture: &Capture, log: &str) -> Output {
             let _ = child.kill();
             let output = child.wait_with_output().unwrap();
             panic!(
-                "the {log} run was still going after {LIMIT:?} (retrying?): {}",
+                "the {log} run of {} was still going after {LIMIT:?} (retrying?): {}",
+                capture.dir.path().display(),
                 String::from_utf8_lossy(&output.stderr)
             );
         }
@@ -250,6 +257,13 @@ fn the_printed_acls_are_enough_and_each_of_them_is_needed() {
 
     let mut reports = Vec::new();
     for (capture, missing, redundant) in &cases {
+        if missing.operation == Operation::DescribeConfigs {
+            reports.push(format!(
+                "without {:<60} not run: the refusal is not visible through rust-rdkafka",
+                describe(missing)
+            ));
+            continue;
+        }
         let (output, log) = first_and_restart(capture);
         let stderr = String::from_utf8_lossy(&output.stderr);
         if *redundant {
@@ -290,6 +304,18 @@ fn the_printed_acls_are_enough_and_each_of_them_is_needed() {
             "without {}: {stop}",
             describe(missing)
         );
+        assert_eq!(
+            stop["details"]["operation"],
+            missing.operation.to_string(),
+            "without {}: {stop}",
+            describe(missing)
+        );
+        let name = stop["details"]["name"].as_str().unwrap_or_default();
+        let named = match missing.pattern {
+            Pattern::Literal => name == missing.name,
+            Pattern::Prefixed => name.starts_with(&missing.name),
+        };
+        assert!(named, "without {}: {stop}", describe(missing));
         reports.push(format!(
             "without {:<60} stop in the {log} run: {} {} {}",
             describe(missing),
