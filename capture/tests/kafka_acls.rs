@@ -4,11 +4,12 @@
 //! `sink::kafka::acls::required_acls` derives from the capture's config (what `redoline-capture
 //! acls` prints) runs the capture through an initial snapshot, streaming, a transaction
 //! journaled to Kafka, and a restart that reads bookmark, journal and schema history back. And
-//! without any one of those ACLs, the same capture stops with CDC-5004 naming the
-//! operation and resource that were refused: not a retry loop, and not librdkafka's words. The one exception is a
-//! `Describe` printed next to `Read` or `Write` on the same resource: Kafka's authorizer grants
-//! Describe to whoever may read or write, so leaving such a rule out changes nothing, which the
-//! test checks too (the rule is printed all the same: it says what the capture asks for).
+//! without any one of those ACLs, the same capture stops with CDC-5004 naming the operation and
+//! resource that were refused: not a retry loop, and not librdkafka's words. The one exception
+//! is a `Describe` printed next to `Read` or `Write` on the same resource: Kafka's authorizer
+//! grants Describe to whoever may read or write, so leaving such a rule out changes nothing,
+//! which the test checks too (the rule is printed all the same: it says what the capture asks
+//! for).
 //!
 //! Not yet proven: leaving out DescribeConfigs. rust-rdkafka 0.39 drops the error of each
 //! resource of a DescribeConfigs answer (`TOPIC_AUTHORIZATION_FAILED` among them) and returns the
