@@ -2,7 +2,8 @@
 # redoline-capture on Oracle Linux 9 with Oracle Instant Client (Basic Light), so that the `oracle`
 # crate (ODPI-C) finds libclntsh.so at run time through the loader cache. Non-root (UID 65532).
 #
-# The capture links glibc dynamically (librdkafka, zlib, and ODPI-C's dlopen of libclntsh), so it
+# The capture links glibc dynamically (librdkafka, zlib, OpenSSL, Cyrus SASL, libcurl, and ODPI-C's
+# dlopen of libclntsh), so it
 # is built on the same Oracle Linux release it runs on: a binary built on a newer distribution
 # would need a newer glibc than Oracle Linux 9's 2.34. The build stage is that release build:
 #   cargo build --release --locked -p redoline-capture
@@ -28,8 +29,10 @@ ARG BINARY_FROM=source
 
 FROM ${OL_IMAGE} AS binary-source
 # The Rust toolchain of rust-toolchain.toml; cmake, gcc-c++ and perl build librdkafka (rdkafka-sys),
-# zlib-devel its compression.
-RUN dnf -y install gcc gcc-c++ make cmake perl zlib-devel git && dnf clean all
+# zlib-devel its compression, openssl-devel TLS and SCRAM, cyrus-sasl-devel SASL/GSSAPI (Kerberos,
+# the `gssapi` feature) and libcurl-devel the OIDC token requests of SASL/OAUTHBEARER (`curl`).
+RUN dnf -y install gcc gcc-c++ make cmake perl zlib-devel openssl-devel cyrus-sasl-devel \
+      libcurl-devel git && dnf clean all
 ENV RUSTUP_HOME=/opt/rustup CARGO_HOME=/opt/cargo PATH=/opt/cargo/bin:$PATH
 RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none
 WORKDIR /src
@@ -49,8 +52,14 @@ ARG OL_SLIM_IMAGE
 # Oracle Instant Client from Oracle's yum repository for Oracle Linux 9 (the release package adds
 # the repository). Basic Light has the English messages and the character sets a capture needs;
 # the RPM registers its directory with ldconfig, where ODPI-C looks for libclntsh.so.
+#
+# The Kafka client's libraries (ldd redoline-capture): OpenSSL, Cyrus SASL with its GSSAPI plugin
+# (cyrus-sasl-gssapi: without it SASL/GSSAPI fails at the first connection, not at start),
+# libcurl for OIDC token requests, and MIT Kerberos with kinit (krb5-workstation), which
+# librdkafka runs to get and renew the capture's ticket from its keytab.
 RUN microdnf -y install oracle-instantclient-release-23ai-el9 \
  && microdnf -y install oracle-instantclient-basiclite zlib libaio \
+      openssl-libs cyrus-sasl-lib cyrus-sasl-gssapi libcurl-minimal krb5-libs krb5-workstation \
  && microdnf clean all \
  && ldconfig -p | grep -q libclntsh.so
 # The capture writes only to its spill volume, /tmp (an emptyDir in the operator's pod) and the
@@ -61,8 +70,9 @@ LABEL org.opencontainers.image.description="Oracle LogMiner change data capture 
       io.redoline.oracle-client="instantclient-basiclite-23ai"
 
 # No Oracle client: the capture stops with CDC-2004 (DPI-1047) on an Oracle source and runs only
-# the embedded simulator. The base needs glibc, libssl3 and zlib (ldd redoline-capture), groupadd
-# and useradd.
+# the embedded simulator. The base needs glibc, libssl3, zlib, libsasl2 with its GSSAPI plugin,
+# libcurl and the Kerberos libraries with kinit (ldd redoline-capture; see the stage above), and
+# groupadd and useradd. tests/env/build-images.sh makes such a base from Debian's packages.
 FROM ${NO_CLIENT_IMAGE} AS runtime-none
 ARG NO_CLIENT_IMAGE
 RUN groupadd --gid 65532 redoline && useradd --uid 65532 --gid 65532 --no-create-home --shell /sbin/nologin redoline

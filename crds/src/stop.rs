@@ -45,6 +45,7 @@ stop_codes! {
     InvalidConfiguration = "CDC-1001", "The configuration is invalid; the message names the field.";
     PrerequisitesNotMet = "CDC-1002", "A database prerequisite checked by `doctor` is not met; the message carries the statements that fix it.";
     DatabaseLoginRefused = "CDC-1003", "The database refused the capture user's login (wrong credentials, locked or expired account, no CREATE SESSION); the capture does not try the same credentials again.";
+    KafkaAuthenticationFailed = "CDC-1004", "The Kafka brokers refused the capture's authentication (wrong credentials, an untrusted or mismatched certificate, a Kerberos ticket or OAuth token the broker refuses); the capture does not retry them.";
     RedoMissing = "CDC-2001", "Redo needed to resume is no longer available; the message names the missing SCN range.";
     DictionaryMismatch = "CDC-2002", "Redo written before a DDL cannot be rendered with the current dictionary.";
     IncarnationMismatch = "CDC-2003", "The bookmark belongs to another database or PDB incarnation.";
@@ -59,6 +60,7 @@ stop_codes! {
     ProducerFenced = "CDC-5001", "Another instance with the same transactional id took over the Kafka producer.";
     BookmarkUnreadable = "CDC-5002", "The stored bookmark or journal cannot be read or decoded.";
     KafkaUnavailable = "CDC-5003", "The Kafka brokers could not be reached, or a Kafka transaction could not be completed, within the retry budget.";
+    KafkaNotAuthorized = "CDC-5004", "The Kafka brokers refused an operation for lack of a permission (an ACL); the message names the resource and the operation.";
     UnsupportedChange = "CDC-6001", "LogMiner could not render a change and `onUnsupported` is `fail`.";
     PartialLobWrite = "CDC-6002", "A LOB write cannot be reassembled into a whole value.";
     ReleasedTransactionCommitted = "CDC-7001", "A COMMIT arrived for a transaction that was released or discarded earlier.";
@@ -147,7 +149,9 @@ mod tests {
         assert_eq!(StopCode::ReleasedLedgerFull.reason(), "ReleasedLedgerFull");
         assert_eq!(StopCode::DatabaseUnavailable.code(), "CDC-2005");
         assert_eq!(StopCode::KafkaUnavailable.code(), "CDC-5003");
-        assert_eq!(StopCode::ALL.len(), 22);
+        assert_eq!(StopCode::KafkaAuthenticationFailed.code(), "CDC-1004");
+        assert_eq!(StopCode::KafkaNotAuthorized.code(), "CDC-5004");
+        assert_eq!(StopCode::ALL.len(), 24);
     }
 
     #[test]

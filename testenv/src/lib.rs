@@ -4,10 +4,14 @@
 //!
 //! * [`kafka`]: a single-node Apache Kafka broker (KRaft) from Maven Central jars, shared by the
 //!   tests of a test binary, or the one `REDOLINE_KAFKA_BOOTSTRAP` names.
+//! * [`kafka_auth`]: that broker with a listener per authentication (TLS, mutual TLS, PLAIN,
+//!   SCRAM, GSSAPI against a real KDC, OAUTHBEARER against a real OIDC token endpoint) and its
+//!   authorizer on, or the one `REDOLINE_KAFKA_AUTH_DIR` describes.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run the
 //!   services.
 //! * [`usage`]: the CPU time and memory a process has used, for the benchmarks.
 
 pub mod kafka;
+pub mod kafka_auth;
 pub mod process;
 pub mod usage;

@@ -32,7 +32,12 @@ IMAGES="$CACHE/images"
 SUITE=bookworm
 # What the binaries load (ldd target/debug/redoline-*): glibc and libgcc_s for both, libssl3 and
 # zlib for the capture's librdkafka; CA certificates for TLS to Kafka, as the published base has.
-BASE_PACKAGES=(libssl3 zlib1g libgcc-s1 ca-certificates)
+# librdkafka's SASL/GSSAPI needs Cyrus SASL (libsasl2-2) and its GSSAPI plugin
+# (libsasl2-modules-gssapi-mit, which brings the MIT Kerberos libraries) and kinit (krb5-user),
+# which it runs to get the capture's ticket from its keytab; SASL/OAUTHBEARER with OIDC fetches
+# tokens with libcurl (libcurl4).
+BASE_PACKAGES=(libssl3 zlib1g libgcc-s1 ca-certificates libsasl2-2 libsasl2-modules-gssapi-mit
+  libcurl4 krb5-user)
 # Documentation, manual pages and translations are no use in an image (only the copyrights stay).
 MMDEBSTRAP_OPTS=(
   --variant=minbase

@@ -16,8 +16,17 @@ command -v curl >/dev/null || need+=(curl)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v psql >/dev/null || need+=(postgresql-client)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
-# librdkafka is built with OpenSSL (TLS and SASL/SCRAM to Kafka).
+# librdkafka is built with OpenSSL (TLS and SASL/SCRAM to Kafka), Cyrus SASL with its GSSAPI
+# plugin (SASL/GSSAPI, Kerberos) and libcurl (SASL/OAUTHBEARER with OIDC: the token requests).
 dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)
+dpkg -s libsasl2-dev >/dev/null 2>&1 || need+=(libsasl2-dev)
+dpkg -s libsasl2-modules-gssapi-mit >/dev/null 2>&1 || need+=(libsasl2-modules-gssapi-mit)
+dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
+# The test KDC (tests/env/kdc.sh: krb5kdc, kdb5_util; kadmin.local is in the admin server's
+# package) and kinit, which librdkafka runs to get the capture's Kerberos ticket.
+command -v krb5kdc >/dev/null || need+=(krb5-kdc)
+command -v kadmin.local >/dev/null || need+=(krb5-admin-server)
+command -v kinit >/dev/null || need+=(krb5-user)
 # The container images of the capture and the operator (tests/env/build-images.sh): a Debian base
 # made with mmdebstrap, built with buildah (daemonless); umoci unpacks them and runc runs them in
 # the image tests (tests/tests/images.rs).

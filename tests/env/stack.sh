@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test environment as one unit, for `make test` (test-all.sh) and `make demo`
 # (examples/demo-k8s.sh): a Kubernetes control plane (k8s.sh), a real node for it (node.sh) with
-# the images of build-images.sh imported, a Kafka broker with a listener for pods (kafka.sh), and,
-# with STACK_POSTGRES=1, a PostgreSQL server (postgres.sh). Every address is on this machine.
+# the images of build-images.sh imported, a Kafka broker with a listener for pods and one per
+# authentication, its authorizer on (kafka.sh, KAFKA_AUTH=1), the Kerberos KDC (kdc.sh) and OIDC
+# token endpoint (oidc.sh) those listeners check against, and, with STACK_POSTGRES=1, a
+# PostgreSQL server (postgres.sh). Every address is on this machine.
 #
 #   stack.sh start DIR [OWNER_PID]  starts them all (each service's directory under DIR), waits
 #                                   until every one is ready, imports the images named by
@@ -11,6 +13,7 @@
 #                                   OWNER_PID has exited.
 #   stack.sh env DIR                prints the `export` lines that tell the tests where everything
 #                                   is (REDOLINE_KUBECONFIG, REDOLINE_NODE_*, REDOLINE_KAFKA_*,
+#                                   REDOLINE_KAFKA_AUTH_DIR: the listeners and credentials,
 #                                   REDOLINE_POSTGRES_URL).
 #   stack.sh stop DIR               stops everything, then fails if the node left anything behind
 #                                   on the machine (node.sh check-clean). Safe to repeat.
@@ -35,12 +38,22 @@ cmd_start() {
   kafka_port=$(free_port)
   kafka_controller_port=$(free_port)
   kafka_pod_port=$(free_port)
+  local kdc_port oidc_port
+  kdc_port=$(free_port)
+  oidc_port=$(free_port)
 
+  # The broker logs in to the KDC and fetches the token endpoint's keys as it starts: these two
+  # start first and are ready long before the broker starts, after the control plane.
+  bash "$HERE/kdc.sh" start "$dir/kdc" "$kdc_port" $owner
+  bash "$HERE/oidc.sh" start "$dir/oidc" "$oidc_port" $owner
   bash "$HERE/k8s.sh" start "$dir/k8s" $owner
   # The node creates the pods' bridge before it returns: Kafka's pod listener binds its address.
   bash "$HERE/node.sh" start "$dir/node" "$dir/k8s" $owner
   eval "$(bash "$HERE/node.sh" env "$dir/node")"
-  KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" \
+  bash "$HERE/kdc.sh" wait "$dir/kdc" "$kdc_port" 60
+  bash "$HERE/oidc.sh" wait "$dir/oidc" "$oidc_port" 120
+  KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" KAFKA_AUTH=1 \
+    KAFKA_KDC_DIR="$dir/kdc" KAFKA_OIDC_DIR="$dir/oidc" \
     bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
   if [ "${STACK_POSTGRES:-0}" = 1 ]; then
     postgres_port=$(free_port)
@@ -60,6 +73,7 @@ cmd_start() {
     echo "export REDOLINE_KUBECONFIG=$dir/k8s/kubeconfig"
     echo "export REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:$kafka_port"
     echo "export REDOLINE_KAFKA_POD_BOOTSTRAP=$REDOLINE_NODE_HOST_IP:$kafka_pod_port"
+    echo "export REDOLINE_KAFKA_AUTH_DIR=$dir/kafka/auth"
     [ -z "$postgres_port" ] ||
       echo "export REDOLINE_POSTGRES_URL=postgresql://postgres@127.0.0.1:$postgres_port/postgres"
   } >"$dir/env.tmp"
@@ -74,6 +88,8 @@ cmd_env() {
 cmd_stop() {
   local dir=$1 status=0
   bash "$HERE/kafka.sh" stop "$dir/kafka" || true
+  bash "$HERE/oidc.sh" stop "$dir/oidc" || true
+  bash "$HERE/kdc.sh" stop "$dir/kdc" || true
   bash "$HERE/node.sh" stop "$dir/node" || status=1
   bash "$HERE/k8s.sh" stop "$dir/k8s" || true
   [ ! -d "$dir/postgres" ] || bash "$HERE/postgres.sh" stop "$dir/postgres" || true

@@ -25,7 +25,8 @@
 //! durable and visible: that is the caller's signal to delete the spill files of the page's
 //! transactions, never earlier.
 //!
-//! Errors: fencing ends the sink with CDC-5001 at once; transient faults of a single call (begin,
+//! Errors: fencing ends the sink with CDC-5001 at once, and so do a refused authentication
+//! (CDC-1004) and a missing permission (CDC-5004, see `refusal`); transient faults of a single call (begin,
 //! commit, abort, the wait for deliveries, reads, admin) are retried with backoff inside
 //! [`RetryPolicy`]'s budget (see `retry`). A fault that loses part of an open page (an abortable
 //! transaction error, a failed delivery, a refused send) cannot be repaired by sending the page
@@ -48,6 +49,7 @@ pub mod config;
 pub mod error;
 pub mod metrics;
 pub mod reader;
+pub mod refusal;
 pub mod retry;
 pub(crate) mod sender;
 pub mod topics;
@@ -56,17 +58,20 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rdkafka::ClientContext;
+use rdkafka::client::DefaultClientContext;
 use rdkafka::config::FromClientConfigAndContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{ClientContext, Message};
 use redoline_crds::v1alpha1::{KafkaSpec, KafkaTopicsSpec, TopicCreation};
 
 use self::config::{KafkaClientSettings, refused_settings};
 use self::error::{Class, SinkError, classify};
 use self::metrics::SinkMetrics;
-use self::reader::{ReadError, TopicRecord, read_to_end};
+use self::reader::{ReadError, TopicRecord, read_to_end, reader_group};
+use self::refusal::{Attempted, Refusals, not_authorized};
 use self::retry::{ProducerState, RetryPolicy, SinkStatus};
 use self::sender::{LIBRDKAFKA_WAIT_STEP, RecordSender};
 use self::topics::{
@@ -151,6 +156,9 @@ pub struct Committed {
 struct DeliveryContext {
     /// The first delivery failure since the last [`Self::take_failure`].
     failure: Mutex<Option<KafkaError>>,
+    /// A refused authentication or permission that librdkafka reports only to the error or log
+    /// callback (see `refusal`).
+    refusals: Refusals,
 }
 
 impl DeliveryContext {
@@ -165,6 +173,12 @@ impl DeliveryContext {
 impl ClientContext for DeliveryContext {
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(%error, reason, "Kafka client error.");
+        self.refusals.record(&error, reason);
+    }
+
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.refusals.record_log(log_message);
+        DefaultClientContext.log(level, fac, log_message);
     }
 }
 
@@ -172,11 +186,44 @@ impl ProducerContext for DeliveryContext {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((error, _)) = result {
+        if let Err((error, message)) = result {
+            if error.rdkafka_error_code() == Some(RDKafkaErrorCode::TopicAuthorizationFailed) {
+                self.refusals.record_log(&format!(
+                    "Failed to add partition \"{}\": Topic authorization failed",
+                    message.topic()
+                ));
+            }
             self.failure
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get_or_insert_with(|| error.clone());
+        }
+    }
+}
+
+/// A failure to create or check a topic as an attempt's outcome: a misconfigured topic and a
+/// missing permission are final, anything else is retried.
+fn topic_attempt(error: TopicError) -> Attempt {
+    match error {
+        TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
+        TopicError::Admin {
+            action,
+            topic,
+            source,
+        } => {
+            let operation = match action {
+                "CreateTopics" => "Create",
+                "DescribeConfigs" => "DescribeConfigs",
+                _ => "Describe",
+            };
+            let attempted = Attempted {
+                operation,
+                name: Some(&topic),
+            };
+            match not_authorized(&source, attempted) {
+                Some(stop) => Attempt::Fail(stop.into()),
+                None => Attempt::Retry(source),
+            }
         }
     }
 }
@@ -257,6 +304,7 @@ impl KafkaSink {
             status,
             ready_topics: Mutex::new(HashSet::new()),
         };
+        sink.retrying("reach the brokers", || sink.reach_brokers())?;
         sink.retrying("create the topics", || {
             let internal = &sink.options.topic_settings.internal;
             let required: Vec<_> = sink
@@ -266,12 +314,8 @@ impl KafkaSink {
                 .into_iter()
                 .map(|topic| topic.with_settings(internal))
                 .collect();
-            ensure_topics(&sink.options.settings, &required, sink.options.call_timeout).map_err(
-                |error| match error {
-                    TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
-                    TopicError::Admin { source, .. } => Attempt::Retry(source),
-                },
-            )
+            ensure_topics(&sink.options.settings, &required, sink.options.call_timeout)
+                .map_err(topic_attempt)
         })?;
         sink.ready().extend(
             sink.options
@@ -339,7 +383,28 @@ impl KafkaSink {
             match read {
                 Ok(()) => Ok(state),
                 Err(ReadError::Refused(stop)) => Err(Attempt::Fail(stop.into())),
-                Err(ReadError::Kafka { source, .. }) => Err(Attempt::Retry(source)),
+                Err(ReadError::Kafka { source, action, .. }) => {
+                    // What each step of a read asks the authorizer for (see `acls`).
+                    let group = reader_group(topic);
+                    let attempted = match (source.rdkafka_error_code(), action) {
+                        (Some(RDKafkaErrorCode::GroupAuthorizationFailed), _) => Attempted {
+                            operation: "Describe",
+                            name: Some(&group),
+                        },
+                        (_, "consuming") => Attempted {
+                            operation: "Read",
+                            name: Some(topic),
+                        },
+                        _ => Attempted {
+                            operation: "Describe",
+                            name: Some(topic),
+                        },
+                    };
+                    match not_authorized(&source, attempted) {
+                        Some(stop) => Err(Attempt::Fail(stop.into())),
+                        None => Err(Attempt::Retry(source)),
+                    }
+                }
                 Err(ReadError::Timeout { .. }) => Err(Attempt::Retry(KafkaError::Flush(
                     RDKafkaErrorCode::OperationTimedOut,
                 ))),
@@ -394,12 +459,7 @@ impl KafkaSink {
             return Ok(());
         }
         let timeout = self.options.call_timeout;
-        let prepared = |result: Result<(), TopicError>| {
-            result.map_err(|error| match error {
-                TopicError::Misconfigured(stop) => Attempt::Fail(stop.into()),
-                TopicError::Admin { source, .. } => Attempt::Retry(source),
-            })
-        };
+        let prepared = |result: Result<(), TopicError>| result.map_err(topic_attempt);
         match self.options.topic_settings.data.creation {
             TopicCreation::Broker => {}
             TopicCreation::Capture => self.retrying("create a data topic", || {
@@ -560,23 +620,29 @@ impl KafkaSink {
         // Records of the page still queued for the sender must not reach a later transaction.
         self.sender.discard();
         *page = Page::default();
+        let refused = self.refused(action, &error);
         let class = classify(&error);
         if self.options.mode == DeliveryMode::ExactlyOnce
             && !matches!(class, Class::Fenced | Class::Fatal)
             && let Err(abort_failed) = self.abort()
         {
-            return abort_failed;
+            // A refused permission is why the page failed, whatever the abort met after it.
+            return match refused {
+                Some(stop) => SinkError::Stop(stop),
+                None => abort_failed,
+            };
         }
-        let abandoned = match class {
-            Class::Fenced => SinkError::Fenced {
+        let abandoned = match (refused, class) {
+            (Some(stop), _) => SinkError::Stop(stop),
+            (None, Class::Fenced) => SinkError::Fenced {
                 transactional_id: self.options.identity.transactional_id(),
                 source: error,
             },
-            Class::Retriable | Class::Abortable => SinkError::PageAborted {
+            (None, Class::Retriable | Class::Abortable) => SinkError::PageAborted {
                 action,
                 source: error,
             },
-            Class::Fatal | Class::Definite => SinkError::Kafka {
+            (None, Class::Fatal | Class::Definite) => SinkError::Kafka {
                 action,
                 source: error,
             },
@@ -639,8 +705,71 @@ impl KafkaSink {
         sender::send_waiting(&self.producer, topic, key, value)
     }
 
+    /// Whether the broker refused the producer: its authentication (whatever `error` is, often
+    /// just a timeout) or, by `error`'s code, a permission `action` needed (CDC-1004, CDC-5004).
+    fn refused(&self, action: &'static str, error: &KafkaError) -> Option<Stop> {
+        let context = self.producer.context();
+        if let Some(stop) = context.refusals.get() {
+            return Some(stop);
+        }
+        let transactional_id = self.options.identity.transactional_id();
+        let denied = context.refusals.denied();
+        // A failed transaction shows its callers only purged records and a rejected abort; the
+        // refusal behind it is the one librdkafka logged.
+        let error = match (&denied, error.rdkafka_error_code()) {
+            (
+                Some((code, _)),
+                Some(
+                    RDKafkaErrorCode::PurgeQueue
+                    | RDKafkaErrorCode::PurgeInflight
+                    | RDKafkaErrorCode::InvalidTransactionalState
+                    | RDKafkaErrorCode::State
+                    | RDKafkaErrorCode::Fatal,
+                ),
+            ) => &KafkaError::Global(*code),
+            _ => error,
+        };
+        let topic = denied.and_then(|(_, topic)| topic);
+        let name = match error.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::TransactionalIdAuthorizationFailed) => {
+                Some(transactional_id.as_str())
+            }
+            Some(RDKafkaErrorCode::TopicAuthorizationFailed) => topic.as_deref(),
+            _ => None,
+        };
+        let operation = if action.starts_with("read") {
+            "Read"
+        } else {
+            "Write"
+        };
+        not_authorized(error, Attempted { operation, name })
+    }
+
+    /// One metadata request, in short steps so that a refused authentication (which librdkafka
+    /// reports only to the error callback, while the request waits) stops the start at once.
+    fn reach_brokers(&self) -> Result<(), Attempt> {
+        const STEP: Duration = Duration::from_secs(1);
+        let started = Instant::now();
+        loop {
+            let answered = self.producer.client().fetch_metadata(None, STEP);
+            if let Some(stop) = self.producer.context().refusals.get() {
+                return Err(Attempt::Fail(stop.into()));
+            }
+            match answered {
+                Ok(_) => return Ok(()),
+                Err(error) if started.elapsed() >= self.options.call_timeout => {
+                    return Err(self.failure("reach the brokers", error));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
     /// Turns a Kafka error of `action` into an attempt outcome (see `error::classify`).
     fn failure(&self, action: &'static str, error: KafkaError) -> Attempt {
+        if let Some(stop) = self.refused(action, &error) {
+            return Attempt::Fail(stop.into());
+        }
         match classify(&error) {
             Class::Fenced => Attempt::Fail(SinkError::Fenced {
                 transactional_id: self.options.identity.transactional_id(),
@@ -699,6 +828,9 @@ impl KafkaSink {
         started: Instant,
         error: KafkaError,
     ) -> Result<(), SinkError> {
+        if let Some(stop) = self.refused(action, &error) {
+            return Err(stop.into());
+        }
         *retries += 1;
         let pause = self.options.retry.backoff(*retries);
         if !self.options.retry.allows(started.elapsed(), pause) {

@@ -125,9 +125,17 @@ fn read_with(
         .flat_map(|t| t.partitions().iter().map(|p| p.id()))
         .collect();
     if partitions.is_empty() {
-        return Err(failed("fetching metadata")(KafkaError::MetadataFetch(
-            rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition,
-        )));
+        // The broker lists a topic the principal may not describe with that error and no
+        // partitions; say so, rather than that the topic is missing.
+        let code = metadata
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic)
+            .and_then(|t| t.error())
+            .map(rdkafka::types::RDKafkaErrorCode::from)
+            .filter(|code| *code == rdkafka::types::RDKafkaErrorCode::TopicAuthorizationFailed)
+            .unwrap_or(rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition);
+        return Err(failed("fetching metadata")(KafkaError::MetadataFetch(code)));
     }
 
     let mut assignment = TopicPartitionList::new();

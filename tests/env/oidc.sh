@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# A real OAuth 2.0 / OpenID Connect token endpoint for the tests of SASL/OAUTHBEARER to Kafka
+# (KIP-768): NAV's mock-oauth2-server, from Maven Central through Maven itself. It issues signed
+# JWTs for the client credentials grant and publishes their keys as a JWKS, which the broker
+# checks every token against.
+#
+#   oidc.sh fetch
+#       Resolve no.nav.security:mock-oauth2-server:$OIDC_VERSION with its runtime dependencies
+#       into $REDOLINE_CACHE/mock-oauth2-server-$OIDC_VERSION/libs. A warm cache does nothing.
+#   oidc.sh start DATA_DIR PORT [OWNER_PID]
+#       Start the server in the background on 127.0.0.1:PORT. Its issuer is
+#       http://127.0.0.1:PORT/redoline (written to DATA_DIR/issuer): tokens from
+#       <issuer>/token, keys at <issuer>/jwks. A client credentials token has `sub`
+#       redoline-oauth and `aud` kafka, whatever client asks (the server checks no client
+#       secret: it stands for an identity provider, the broker's check of the token is what the
+#       tests exercise). With OWNER_PID, a watchdog stops it once that process has exited (and
+#       then deletes DATA_DIR if OIDC_REMOVE_DATA_ON_EXIT=1).
+#   oidc.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]
+#       Wait until the server answers /isalive (default 60 s).
+#   oidc.sh stop DATA_DIR
+#       SIGTERM, then SIGKILL after 10 s. Idempotent.
+#
+# Environment: OIDC_VERSION (default below), REDOLINE_CACHE (default ~/.cache/redoline), JAVA.
+set -euo pipefail
+
+OIDC_VERSION="${OIDC_VERSION:-6.0.2}"
+ISSUER_ID=redoline
+SUBJECT=redoline-oauth
+AUDIENCE=kafka
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+# shellcheck source=lib/cache.sh
+. "$HERE/lib/cache.sh"
+HOME_DIR="$CACHE/mock-oauth2-server-$OIDC_VERSION"
+LIBS="$HOME_DIR/libs"
+MARKER="$HOME_DIR/.complete"
+SERVICE="token endpoint"
+SERVICE_LOG=oidc.log
+# shellcheck source=lib/service.sh
+. "$HERE/lib/service.sh"
+JAVA="${JAVA:-java}"
+
+die() { echo "oidc.sh: $*" >&2; exit 1; }
+log() { echo "oidc.sh: $*" >&2; }
+
+render_pom() { sed -e "s/@OIDC_VERSION@/$OIDC_VERSION/g" "$HERE/oidc/pom.xml.in"; }
+pom_digest() { render_pom | sha256sum | cut -d' ' -f1; }
+fetched() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$(pom_digest)" ] && [ -d "$LIBS" ]; }
+
+cmd_fetch() {
+  [ $# -eq 0 ] || die "usage: oidc.sh fetch"
+  if fetched; then
+    log "mock-oauth2-server $OIDC_VERSION: cached in $LIBS"
+    return 0
+  fi
+  build_once "$HOME_DIR" fetched fetch_libs
+}
+
+fetch_libs() {
+  command -v mvn >/dev/null || die "fetch needs Maven (mvn) on PATH"
+  log "mock-oauth2-server $OIDC_VERSION: resolving with Maven into $LIBS"
+  local work="$HOME_DIR/maven"
+  rm -rf "$work" "$LIBS.partial"
+  mkdir -p "$work"
+  render_pom >"$work/pom.xml"
+  if ! timeout 900 mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$LIBS.partial" >"$work/mvn.log" 2>&1; then
+    tail -n 40 "$work/mvn.log" >&2
+    die "Maven could not resolve no.nav.security:mock-oauth2-server:$OIDC_VERSION (log: $work/mvn.log)"
+  fi
+  [ -f "$LIBS.partial/mock-oauth2-server-$OIDC_VERSION.jar" ] \
+    || die "Maven finished but mock-oauth2-server-$OIDC_VERSION.jar is not in $LIBS.partial"
+  rm -rf "$LIBS"
+  mv "$LIBS.partial" "$LIBS"
+  pom_digest >"$MARKER"
+}
+
+# The pid in DATA_DIR/oidc.pid if that process is alive and is this directory's server (its
+# command line names the directory).
+service_pid() {
+  local dir="$1" pid
+  [ -f "$dir/oidc.pid" ] || return 1
+  pid="$(cat "$dir/oidc.pid")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-Dredoline.oidc.dir=$dir " || return 1
+  echo "$pid"
+}
+
+cmd_start() {
+  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: oidc.sh start DATA_DIR PORT [OWNER_PID]"; fi
+  local dir port owner="${3:-}" pid
+  dir="$(abs_dir "$1")"; port="$2"
+  check_port "$port"
+  [ -z "$owner" ] || check_owner "$owner"
+  if pid="$(service_pid "$dir")"; then
+    log "token endpoint already running from $dir (pid $pid)"
+    return 0
+  fi
+  cmd_fetch
+  command -v "$JAVA" >/dev/null || die "java not found (set JAVA)"
+  # Client credentials requests (what librdkafka's OIDC client sends) get the subject the
+  # broker's super.users or ACLs name, and the audience the broker expects.
+  cat >"$dir/config.json" <<EOF
+{
+  "tokenCallbacks": [
+    {
+      "issuerId": "$ISSUER_ID",
+      "tokenExpiry": 3600,
+      "requestMappings": [
+        {
+          "requestParam": "grant_type",
+          "match": "client_credentials",
+          "claims": { "sub": "$SUBJECT", "aud": ["$AUDIENCE"] }
+        }
+      ]
+    }
+  ]
+}
+EOF
+  echo "http://127.0.0.1:$port/$ISSUER_ID" >"$dir/issuer"
+  : >"$dir/$SERVICE_LOG"
+  # The quick C1 compiler and the serial collector: a small server on a 2-core machine.
+  # shellcheck disable=SC2016 # $$ and "$@" belong to the inner shell
+  SERVER_HOSTNAME=127.0.0.1 SERVER_PORT="$port" JSON_CONFIG_PATH="$dir/config.json" \
+    setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' start-oidc "$dir/oidc.pid" \
+    "$JAVA" -Dredoline.oidc.dir="$dir" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx128m \
+    -cp "$LIBS/*" no.nav.security.mock.oauth2.StandaloneMockOAuth2ServerKt \
+    </dev/null >>"$dir/$SERVICE_LOG" 2>&1 &
+  for _ in $(seq 50); do [ -s "$dir/oidc.pid" ] && break; sleep 0.1; done
+  [ -s "$dir/oidc.pid" ] || die "the token endpoint did not write its pid file"
+  log "token endpoint starting from $dir (pid $(cat "$dir/oidc.pid"), issuer $(cat "$dir/issuer"))"
+  if [ -n "$owner" ]; then
+    local marker=""
+    [ "${OIDC_REMOVE_DATA_ON_EXIT:-0}" != 1 ] || marker=config.json
+    start_watchdog "$owner" "$SELF" "$dir" "$marker"
+    log "watchdog: stops the token endpoint when pid $owner exits"
+  fi
+}
+
+oidc_ready() { curl -sf -m 2 "http://127.0.0.1:$2/isalive" >/dev/null 2>&1; }
+
+cmd_wait() {
+  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: oidc.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
+  wait_ready "$1" "$2" "${3:-60}" oidc_ready
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || die "usage: oidc.sh stop DATA_DIR"
+  local dir pid
+  dir="$(stopping_dir "$1")" || return 0
+  end_watchdog "$dir"
+  if ! pid="$(service_pid "$dir")"; then
+    rm -f "$dir/oidc.pid"
+    log "token endpoint of $dir is not running"
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + 10))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "token endpoint (pid $pid) still running after 10s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$dir/oidc.pid"
+  log "token endpoint of $dir stopped"
+}
+
+case "${1:-}" in
+  fetch) shift; cmd_fetch "$@" ;;
+  start) shift; cmd_start "$@" ;;
+  wait) shift; cmd_wait "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  *) die "usage: oidc.sh fetch | start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
+esac
