@@ -267,39 +267,42 @@ impl KafkaAuthEnv {
                  authenticate to it (tests/env/stack.sh sets both)"
             );
         }
-        let dir = tempfile::Builder::new()
-            .prefix("redoline-kafka-auth-")
-            .tempdir()
-            .context("creating the directory of the authentication environment")?
-            .keep();
-        let result = Self::start_local(&dir);
+        // A directory per service, each deleted by its own watchdog once this process exits.
+        let mut dirs = Vec::new();
+        for prefix in ["redoline-kdc-", "redoline-oidc-", "redoline-kafka-auth-"] {
+            let dir = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir()
+                .context("creating a directory of the authentication environment")?
+                .keep();
+            dirs.push(dir);
+        }
+        let result = Self::start_local(&dirs[0], &dirs[1], &dirs[2]);
         if result.is_err() {
-            let _ = std::fs::remove_dir_all(&dir);
+            for dir in &dirs {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
         result
     }
 
     /// KDC and token endpoint first (the broker logs in to the one and fetches the keys of the
     /// other while it starts), then the broker.
-    fn start_local(dir: &Path) -> Result<KafkaAuthEnv> {
+    fn start_local(kdc_dir: &Path, oidc_dir: &Path, kafka_dir: &Path) -> Result<KafkaAuthEnv> {
         let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/env");
         let ports = free_ports(4)?;
         let [kdc_port, oidc_port, port, controller_port] =
             [ports[0], ports[1], ports[2], ports[3]].map(|p| p.to_string());
-        let kdc = ScriptService::new("the test KDC", scripts.join("kdc.sh"), dir.join("kdc"))
+        let kdc = ScriptService::new("the test KDC", scripts.join("kdc.sh"), kdc_dir)
             .env("KDC_REMOVE_DATA_ON_EXIT", "1");
-        let oidc = ScriptService::new(
-            "the test token endpoint",
-            scripts.join("oidc.sh"),
-            dir.join("oidc"),
-        )
-        .env("OIDC_REMOVE_DATA_ON_EXIT", "1");
+        let oidc = ScriptService::new("the test token endpoint", scripts.join("oidc.sh"), oidc_dir)
+            .env("OIDC_REMOVE_DATA_ON_EXIT", "1");
         let kdc_dir = path_text(kdc.data_dir());
         let oidc_dir = path_text(oidc.data_dir());
         let broker = ScriptService::new(
             "the authenticating test Kafka broker",
             scripts.join("kafka.sh"),
-            dir.join("kafka"),
+            kafka_dir,
         )
         .env("KAFKA_REMOVE_DATA_ON_EXIT", "1")
         .env("KAFKA_AUTH", "1")

@@ -21,9 +21,12 @@
 #       with the tail of its log when it dies or the timeout (default 120 s) passes.
 #   kafka.sh stop DATA_DIR
 #       SIGTERM, then SIGKILL after KAFKA_STOP_GRACE seconds (default 20). Idempotent.
+#   kafka.sh fetch-tools
+#       Resolve org.apache.kafka:kafka-tools:$KAFKA_VERSION (kafka-acls.sh's AclCommand) with its
+#       dependencies into $REDOLINE_CACHE/kafka-tools-$KAFKA_VERSION/libs, apart from the broker's
+#       jars. A warm cache does nothing.
 #   kafka.sh acls ARGS...
-#       kafka-acls.sh ARGS... (Kafka's AclCommand, resolved with its dependencies into
-#       $REDOLINE_CACHE/kafka-tools-$KAFKA_VERSION/libs on first use, apart from the broker's jars).
+#       kafka-acls.sh ARGS... (fetching the tools first when needed).
 #
 # Environment: KAFKA_VERSION (default below), LOG4J_VERSION, REDOLINE_CACHE (default
 # ~/.cache/redoline), KAFKA_HEAP_OPTS (default -Xms256m -Xmx512m), KAFKA_JVM_OPTS (extra options),
@@ -141,8 +144,12 @@ fetch_tools() {
   render_tools_pom | sha256sum | cut -d' ' -f1 >"$TOOLS_HOME/.complete"
 }
 
-cmd_acls() {
+cmd_fetch_tools() {
   tools_fetched || build_once "$TOOLS_HOME" tools_fetched fetch_tools
+}
+
+cmd_acls() {
+  cmd_fetch_tools
   # A one-shot tool: the quick C1 compiler, a small heap, no parallel GC threads; log4j2's own
   # default configuration (errors only, on the console).
   "$JAVA" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m \
@@ -445,6 +452,7 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   wait) shift; cmd_wait "$@" ;;
   stop) shift; cmd_stop "$@" ;;
+  fetch-tools) shift; cmd_fetch_tools ;;
   acls) shift; cmd_acls "$@" ;;
-  *) die "usage: kafka.sh fetch | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR | acls ARGS..." ;;
+  *) die "usage: kafka.sh fetch | fetch-tools | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR | acls ARGS..." ;;
 esac

@@ -21,7 +21,7 @@ step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 # The Maven fetches mostly wait on the network (cold: ~1.5 min, a fifth of it CPU), so they run
 # alongside the Go builds, in their own process group so that a failed build stops them too.
 fetch_log=$(mktemp "${TMPDIR:-/tmp}/redoline-fetch.XXXXXX")
-setsid -w bash -c 'bash tests/env/kafka.sh fetch && bash tests/env/oidc.sh fetch && bash tests/env/jdbc-pipeline/run.sh fetch' \
+setsid -w bash -c 'bash tests/env/kafka.sh fetch && bash tests/env/kafka.sh fetch-tools && bash tests/env/oidc.sh fetch && bash tests/env/jdbc-pipeline/run.sh fetch' \
   >"$fetch_log" 2>&1 </dev/null &
 fetch_pid=$!
 trap 'kill -- -$fetch_pid 2>/dev/null || true; rm -f "$fetch_log"' EXIT
