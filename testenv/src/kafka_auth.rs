@@ -72,9 +72,14 @@ pub struct KafkaAuthEnv {
     pub plaintext: String,
     pub ssl: String,
     pub mtls: String,
+    /// Mutual TLS on the pods' address, when the broker has a listener for pods.
+    #[serde(default)]
+    pub pod_mtls: Option<String>,
     pub sasl_ssl: String,
     /// The CA that signed the broker's and the client's certificates.
     pub ca: PathBuf,
+    /// Its key, for tests that issue a certificate of their own (a rotated client certificate).
+    pub ca_key: PathBuf,
     /// A CA that signed nothing the broker has.
     pub untrusted_ca: PathBuf,
     pub client_certificate: PathBuf,

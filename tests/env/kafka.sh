@@ -38,6 +38,7 @@
 # loopback ports of its own choosing, the broker gets these listeners:
 #   SSL        TLS, server verified by the client, no client certificate (principal ANONYMOUS)
 #   MTLS       TLS with ssl.client.auth=required (principal User:CN=redoline-mtls)
+#   PODMTLS    the same on the pods' address, with KAFKA_POD_LISTENER
 #   SASLSSL    SASL over TLS: PLAIN (redoline-plain), SCRAM-SHA-256 and SCRAM-SHA-512
 #              (redoline-scram, and acl-capture, the one principal without super-user rights)
 #   KERBEROS   SASL_PLAINTEXT with GSSAPI (redoline-kerberos), when KAFKA_KDC_DIR names a
@@ -296,7 +297,10 @@ make_credentials() {
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$auth/untrusted-ca.key" \
     -out "$auth/untrusted-ca.pem" -days 30 -subj "/CN=redoline-untrusted-ca" >/dev/null 2>&1 \
     || die "openssl: the untrusted CA"
-  sign_cert "$auth" broker "subjectAltName=IP:127.0.0.1,DNS:localhost
+  # The pods' listener's address too (KAFKA_POD_LISTENER), for the PODMTLS listener.
+  local pod_san=""
+  [ -z "${KAFKA_POD_LISTENER:-}" ] || pod_san=",IP:${KAFKA_POD_LISTENER%%:*}"
+  sign_cert "$auth" broker "subjectAltName=IP:127.0.0.1,DNS:localhost$pod_san
 extendedKeyUsage=serverAuth"
   sign_cert "$auth" redoline-mtls "extendedKeyUsage=clientAuth"
   # Kafka's PEM key store: the private key (PKCS#8, as openssl writes it) then the chain.
@@ -323,14 +327,23 @@ setup_auth() {
   local listeners="SSL://127.0.0.1:$ssl_port,MTLS://127.0.0.1:$mtls_port,SASLSSL://127.0.0.1:$sasl_port"
   local map="SSL:SSL,MTLS:SSL,SASLSSL:SASL_SSL"
   local supers="User:ANONYMOUS;User:CN=redoline-mtls;User:redoline-plain;User:redoline-scram"
-  local krb_json="null" oauth_json="null"
+  local krb_json="null" oauth_json="null" pod_mtls_json="null"
+  # Mutual TLS for pods as well (tests of Strimzi-shaped Secrets on the node), on the pods'
+  # address beside the plaintext POD listener.
+  if [ -n "${KAFKA_POD_LISTENER:-}" ]; then
+    local pod_mtls
+    pod_mtls="${KAFKA_POD_LISTENER%%:*}:$(free_port)"
+    listeners+=",PODMTLS://$pod_mtls"
+    map+=",PODMTLS:SSL"
+    pod_mtls_json="\"$pod_mtls\""
+  fi
   {
     echo
     echo "# --- authentication (kafka.sh, KAFKA_AUTH=1) ---"
     echo "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
     echo "allow.everyone.if.no.acl.found=false"
     # Kafka's PEM stores: no keystore password to manage in a throwaway environment.
-    for l in ssl mtls saslssl; do
+    for l in ssl mtls podmtls saslssl; do
       echo "listener.name.$l.ssl.keystore.type=PEM"
       echo "listener.name.$l.ssl.keystore.location=$auth/broker-keystore.pem"
       echo "listener.name.$l.ssl.truststore.type=PEM"
@@ -338,6 +351,7 @@ setup_auth() {
     done
     echo "listener.name.ssl.ssl.client.auth=none"
     echo "listener.name.mtls.ssl.client.auth=required"
+    echo "listener.name.podmtls.ssl.client.auth=required"
     echo "listener.name.saslssl.ssl.client.auth=none"
     echo "listener.name.saslssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
     echo "listener.name.saslssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_redoline-plain=\"$PLAIN_PASSWORD\";"
@@ -396,8 +410,10 @@ setup_auth() {
   "plaintext": "127.0.0.1:$port",
   "ssl": "127.0.0.1:$ssl_port",
   "mtls": "127.0.0.1:$mtls_port",
+  "podMtls": $pod_mtls_json,
   "saslSsl": "127.0.0.1:$sasl_port",
   "ca": "$auth/ca.pem",
+  "caKey": "$auth/ca.key",
   "untrustedCa": "$auth/untrusted-ca.pem",
   "clientCertificate": "$auth/redoline-mtls.pem",
   "clientKey": "$auth/redoline-mtls.key",

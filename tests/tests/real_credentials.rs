@@ -12,9 +12,15 @@
 //! 3. a property of `kafka.configSecret` changes (`linger.ms`; the simulator checks no password,
 //!    so a value the capture visibly uses is changed): the kubelet swaps the files, the capture
 //!    ends cleanly with exit status 4, naming the mount, and the container that the kubelet
-//!    starts again uses the new value; then the database password changes, the same way;
+//!    starts again uses the new value; then the database password changes, the same way; then
+//!    the KafkaUser Secret gets a new client certificate, as Strimzi's User Operator renews one;
 //! 4. read back `read_committed`, Kafka has every order the workload committed exactly once
-//!    across both restarts.
+//!    across the three restarts.
+//!
+//! The capture reaches Kafka with mutual TLS (the broker's PODMTLS listener), configured by
+//! `spec.kafka.tls` and `spec.kafka.authentication` from Secrets shaped as Strimzi makes them: a
+//! KafkaUser Secret (`ca.crt`, `user.crt`, `user.key`, `user.p12`, `user.password`) and the
+//! cluster CA Secret (`ca.crt`, `ca.p12`, `ca.password`), trusted by the pattern `*.crt`.
 //!
 //! It prints how long each rotation took from the Secret update to the capture's exit and to the
 //! new container being Ready (the kubelet's `syncFrequency` is 5 s on the test node: node.sh).
@@ -30,18 +36,26 @@ use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::{ImagePullPolicy, SecretRef};
 use redoline_operator::build::{CAPTURE_CONTAINER, scenario_file_name};
+use redoline_testenv::kafka_auth::KafkaAuthEnv;
 use redoline_tests::demo::workload::Workload;
 use redoline_tests::helm::Helm;
 use redoline_tests::k8s::{KubeEnv, apply_crd};
 use redoline_tests::kafka::KafkaEnv;
 use redoline_tests::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS};
 use redoline_tests::operator::{create_secret, eventually, has_condition};
+use redoline_tests::process::run_script;
 use serde_json::{Value, json};
 
 const NAME: &str = "orders";
 const POD: &str = "orders-capture-0";
 const RELEASE: &str = "redoline";
 const KAFKA_SECRET: &str = "orders-kafka-client";
+/// Strimzi's names: the KafkaUser's Secret is named as the user, the cluster CA's
+/// `<cluster>-cluster-ca-cert`.
+const KAFKA_USER_SECRET: &str = "orders-cdc";
+const CLUSTER_CA_SECRET: &str = "my-cluster-cluster-ca-cert";
+/// The client certificate's subject, a super user of the test broker (tests/env/kafka.sh).
+const CLIENT_CN: &str = "redoline-mtls";
 /// Bound of each wait: a cold pod start on a loaded 2-core machine is slow, and the kubelet
 /// retries a failed mount with a backoff of up to about two minutes.
 const WITHIN: Duration = Duration::from_secs(240);
@@ -87,13 +101,55 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     create_secret(&client, &ns, KAFKA_SECRET, json!({"linger.ms": "5"}))
         .await
         .unwrap();
+    let auth = tokio::task::spawn_blocking(KafkaAuthEnv::shared)
+        .await
+        .unwrap()
+        .unwrap();
+    let pod_mtls = auth
+        .pod_mtls
+        .clone()
+        .expect("the broker has no PODMTLS listener (tests/env/stack.sh starts one)");
+    let ca = std::fs::read_to_string(&auth.ca).unwrap();
+    create_secret(
+        &client,
+        &ns,
+        CLUSTER_CA_SECRET,
+        json!({"ca.crt": ca, "ca.p12": "not PEM", "ca.password": "changeit"}),
+    )
+    .await
+    .unwrap();
+    let first_certificate = client_certificate(auth, "first");
+    create_secret(
+        &client,
+        &ns,
+        KAFKA_USER_SECRET,
+        json!({
+            "ca.crt": ca,
+            "user.crt": first_certificate.certificate,
+            "user.key": first_certificate.key,
+            "user.p12": "not PEM",
+            "user.password": "changeit",
+        }),
+    )
+    .await
+    .unwrap();
     node.local_volume(&client, &format!("{ns}-spill"), "1Gi")
         .await
         .unwrap();
     let prefix = kafka.unique_prefix("real-credentials");
     let mut capture: OracleCapture = serde_norway::from_str(redoline_tests::demo::CAPTURE).unwrap();
     capture.metadata.namespace = Some(ns.clone());
-    capture.spec.kafka.bootstrap_servers = node.kafka_bootstrap.clone();
+    capture.spec.kafka.bootstrap_servers = pod_mtls;
+    capture.spec.kafka.tls = serde_json::from_value(json!({
+        "trustedCertificates": [{"secretName": CLUSTER_CA_SECRET, "pattern": "*.crt"}],
+    }))
+    .unwrap();
+    capture.spec.kafka.authentication = serde_json::from_value(json!({
+        "type": "tls",
+        "certificateAndKey":
+            {"secretName": KAFKA_USER_SECRET, "certificate": "user.crt", "key": "user.key"},
+    }))
+    .unwrap();
     capture.spec.kafka.topic_prefix = prefix.clone();
     capture.spec.kafka.config_secret = Some(SecretRef {
         name: KAFKA_SECRET.into(),
@@ -160,6 +216,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     .await
     .unwrap();
     assert_eq!(sink_property(kube_env, &ns, "linger.ms"), "5");
+    assert_eq!(sink_property(kube_env, &ns, "security.protocol"), "ssl");
 
     // 3. Rotations: the files change under the running capture, which restarts with them.
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
@@ -198,9 +255,31 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
         "database",
     )
     .await;
+    let renewed = client_certificate(auth, "renewed");
+    let certificate_rotation = rotate(
+        &pods,
+        kube_env,
+        &ns,
+        || async {
+            secrets
+                .patch(
+                    KAFKA_USER_SECRET,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"stringData": {
+                        "user.crt": renewed.certificate,
+                        "user.key": renewed.key,
+                    }})),
+                )
+                .await
+                .unwrap();
+        },
+        "kafka-auth",
+    )
+    .await;
     for (what, rotation) in [
         ("kafka.configSecret", kafka_rotation),
         ("credentialsSecret", database_rotation),
+        ("the KafkaUser's certificate", certificate_rotation),
     ] {
         println!(
             "rotation of {what}: Secret updated -> capture exited {:.1} s -> new container Ready \
@@ -229,6 +308,69 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     helm.uninstall(RELEASE, &ns, kube_env.kubeconfig_path())
         .unwrap();
     namespace.delete().await;
+}
+
+/// A client certificate and its key, PEM.
+struct ClientCertificate {
+    certificate: String,
+    key: String,
+}
+
+/// A new client certificate for [`CLIENT_CN`], signed by the test broker's CA, as a renewal
+/// would issue one (a new key each time).
+fn client_certificate(auth: &KafkaAuthEnv, name: &str) -> ClientCertificate {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |file: &str| dir.path().join(format!("{name}.{file}"));
+    let openssl = std::path::Path::new("openssl");
+    let within = Duration::from_secs(60);
+    let subject = format!("/CN={CLIENT_CN}");
+    run_script(
+        openssl,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            &subject,
+            "-keyout",
+            path("key").to_str().unwrap(),
+            "-out",
+            path("csr").to_str().unwrap(),
+        ],
+        &[],
+        within,
+    )
+    .unwrap();
+    std::fs::write(path("ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+    run_script(
+        openssl,
+        &[
+            "x509",
+            "-req",
+            "-days",
+            "1",
+            "-sha256",
+            "-in",
+            path("csr").to_str().unwrap(),
+            "-CA",
+            auth.ca.to_str().unwrap(),
+            "-CAkey",
+            auth.ca_key.to_str().unwrap(),
+            "-extfile",
+            path("ext").to_str().unwrap(),
+            "-out",
+            path("crt").to_str().unwrap(),
+        ],
+        &[],
+        within,
+    )
+    .unwrap();
+    ClientCertificate {
+        certificate: std::fs::read_to_string(path("crt")).unwrap(),
+        key: std::fs::read_to_string(path("key")).unwrap(),
+    }
 }
 
 /// How long one rotation took, from the Secret update.

@@ -419,8 +419,17 @@ fn librdkafka_has_what_every_authentication_needs_and_takes_the_oidc_properties(
     use rdkafka::producer::BaseProducer;
     // The probe itself works: nothing is called `no_such_feature`.
     assert!(!librdkafka_has("no_such_feature"));
-    for feature in ["ssl", "sasl_gssapi", "sasl_scram", "sasl_oauthbearer", "oidc"] {
-        assert!(librdkafka_has(feature), "librdkafka is built without {feature}");
+    for feature in [
+        "ssl",
+        "sasl_gssapi",
+        "sasl_scram",
+        "sasl_oauthbearer",
+        "oidc",
+    ] {
+        assert!(
+            librdkafka_has(feature),
+            "librdkafka is built without {feature}"
+        );
     }
     let root = tempfile::tempdir().unwrap();
     let volume = secret_volume(root.path(), "client", &[("secret", b"s3cret")]);
