@@ -309,8 +309,16 @@ pub fn check_topic(
     // it), and it answered UNKNOWN_TOPIC_OR_PARTITION for the resource, which rust-rdkafka
     // returns as a resource without entries. Transient, so retried; never read as an empty
     // policy.
+    // A refused DescribeConfigs looks the same (rust-rdkafka 0.39 drops each resource's error
+    // code, so TOPIC_AUTHORIZATION_FAILED arrives as no entries too; Materialize met this in
+    // MaterializeInc/materialize#18853): the message names both causes, since the stop a lasting
+    // one ends in is the place a person reads it.
     let not_shown = || {
-        failed("DescribeConfigs")(KafkaError::AdminOp(
+        failed(
+            "DescribeConfigs (the broker showed no configs: either it has not caught up with the \
+             topic's creation, or the principal lacks DescribeConfigs on the topic, which \
+             `redoline-capture acls` lists)",
+        )(KafkaError::AdminOp(
             RDKafkaErrorCode::UnknownTopicOrPartition,
         ))
     };
