@@ -351,7 +351,9 @@ fn an_unreachable_broker_is_retried_shown_and_given_up_after_the_budget() -> Res
             .join()
             .map_err(|_| anyhow::anyhow!("the watcher panicked"))?
             .as_deref(),
-        Some("create the topics")
+        // The first step of an open: the brokers are reached (and authenticate) before the
+        // topics are created.
+        Some("reach the brokers")
     );
     assert!(matches!(status.get(), ProducerState::Failed { .. }));
     let retries = counter(&registry, "retries_total");
