@@ -67,7 +67,7 @@ use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
 use redoline_capture::run;
 use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::kafka::reader::read_to_end;
-use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics_retrying};
 use redoline_capture::sink::{KafkaClientSettings, send_waiting};
 
 const DEFAULT_TRANSACTIONS: u64 = 20_000;
@@ -207,10 +207,11 @@ fn plain_producer_time(
     records: &[ReadBack],
 ) -> Result<Duration, String> {
     let settings = KafkaClientSettings::with_bootstrap(bootstrap);
-    ensure_topics(
+    ensure_topics_retrying(
         &settings,
         &[RequiredTopic::plain(topic, "bench", "data")],
         Duration::from_secs(30),
+        Duration::from_secs(60),
     )
     .map_err(|error| error.to_string())?;
     let producer: ThreadedProducer<DefaultProducerContext> = settings

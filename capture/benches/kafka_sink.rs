@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use prometheus::Registry;
 use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
 use redoline_capture::event::debezium::Record;
-use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics_retrying};
 use redoline_capture::sink::{
     Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageFill,
     PagePolicy, SinkMetrics, SinkOptions, SinkStatus, TopicNames, send_waiting,
@@ -68,13 +68,14 @@ fn main() -> Result<(), BenchError> {
     )?;
     let data = format!("{run}.APP.ORDERS");
     let plain_topic = format!("{run}.plain");
-    ensure_topics(
+    ensure_topics_retrying(
         &settings,
         &[
             RequiredTopic::plain(&data, "bench", "data"),
             RequiredTopic::plain(&plain_topic, "bench", "data"),
         ],
         Duration::from_secs(30),
+        Duration::from_secs(60),
     )?;
     let value = "x".repeat(EVENT_BYTES);
 

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, anyhow};
 use prometheus::Registry;
 use redoline_capture::event::debezium::Record;
 use redoline_capture::sink::kafka::reader::{TopicRecord, read_to_end};
-use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics};
+use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics_retrying};
 use redoline_capture::sink::{
     Bookmark, CaptureIdentity, Committed, DeliveryMode, KafkaClientSettings, KafkaSink, Page,
     RetryPolicy, SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames,
@@ -62,10 +62,11 @@ pub fn open(options: &SinkOptions) -> Result<KafkaSink> {
 
 /// Creates a plain data topic (one partition) for the test.
 pub fn create_data_topic(options: &SinkOptions, topic: &str) -> Result<()> {
-    ensure_topics(
+    ensure_topics_retrying(
         &options.settings,
         &[RequiredTopic::plain(topic, "test", "data")],
         CALL_TIMEOUT,
+        CALL_TIMEOUT * 2,
     )
     .with_context(|| format!("creating {topic}"))
 }

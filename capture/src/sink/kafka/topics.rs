@@ -278,6 +278,26 @@ fn refused_creation(topic: &str, code: RDKafkaErrorCode, field: &'static str) ->
     }
 }
 
+/// [`ensure_topics`], retrying its transient faults until `budget` has passed: for callers
+/// outside the sink (tests, benchmarks), whose open retries them itself. A topic just created is
+/// the usual one: the broker answering DescribeConfigs may not show it for a moment.
+pub fn ensure_topics_retrying(
+    settings: &KafkaClientSettings,
+    topics: &[RequiredTopic<'_>],
+    timeout: Duration,
+    budget: Duration,
+) -> Result<(), TopicError> {
+    let started = std::time::Instant::now();
+    loop {
+        match ensure_topics(settings, topics, timeout) {
+            Err(TopicError::Admin { .. }) if started.elapsed() < budget => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            done => return done,
+        }
+    }
+}
+
 /// What the capture relies on in an internal topic: compaction where required, and at least
 /// `min.insync.replicas` replicas (see the module docs).
 pub fn check_topic(
@@ -625,15 +645,14 @@ mod tests {
             "spec.kafka.topicPrefix",
             "bookmarks",
         )];
-        let started = std::time::Instant::now();
-        let stop = loop {
-            match ensure_topics(&settings, &required, Duration::from_secs(30)) {
-                Err(TopicError::Misconfigured(stop)) => break stop,
-                Err(TopicError::Admin { .. }) if started.elapsed() < Duration::from_secs(60) => {
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                other => panic!("expected CDC-1001, got {other:?}"),
-            }
+        let stop = match ensure_topics_retrying(
+            &settings,
+            &required,
+            Duration::from_secs(30),
+            Duration::from_secs(60),
+        ) {
+            Err(TopicError::Misconfigured(stop)) => stop,
+            other => panic!("expected CDC-1001, got {other:?}"),
         };
         assert_eq!(stop.code, StopCode::InvalidConfiguration);
         assert!(
