@@ -37,7 +37,8 @@ cleanup() {
 trap cleanup EXIT
 
 say "starting the control plane, the node (importing both images) and Kafka"
-bash tests/env/stack.sh start "$run_dir" $$
+# The demo uses none of the broker's authentication listeners (tests/env/stack.sh).
+STACK_KAFKA_AUTH=0 bash tests/env/stack.sh start "$run_dir" $$
 eval "$(bash tests/env/stack.sh env "$run_dir")"
 
 RUST_LOG=${RUST_LOG:-warn} target/debug/redoline-demo "$@"

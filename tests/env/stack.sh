@@ -4,7 +4,9 @@
 # the images of build-images.sh imported, a Kafka broker with a listener for pods and one per
 # authentication, its authorizer on (kafka.sh, KAFKA_AUTH=1), the Kerberos KDC (kdc.sh) and OIDC
 # token endpoint (oidc.sh) those listeners check against, and, with STACK_POSTGRES=1, a
-# PostgreSQL server (postgres.sh). Every address is on this machine.
+# PostgreSQL server (postgres.sh). Every address is on this machine. STACK_KAFKA_AUTH=0 leaves
+# out the authentication listeners, the authorizer, the KDC and the token endpoint (the demo
+# needs none of them, and they add about 15 s to its start).
 #
 #   stack.sh start DIR [OWNER_PID]  starts them all (each service's directory under DIR), waits
 #                                   until every one is ready, imports the images named by
@@ -42,19 +44,27 @@ cmd_start() {
   kdc_port=$(free_port)
   oidc_port=$(free_port)
 
+  local auth=${STACK_KAFKA_AUTH:-1}
   # The broker logs in to the KDC and fetches the token endpoint's keys as it starts: these two
   # start first and are ready long before the broker starts, after the control plane.
-  bash "$HERE/kdc.sh" start "$dir/kdc" "$kdc_port" $owner
-  bash "$HERE/oidc.sh" start "$dir/oidc" "$oidc_port" $owner
+  if [ "$auth" = 1 ]; then
+    bash "$HERE/kdc.sh" start "$dir/kdc" "$kdc_port" $owner
+    bash "$HERE/oidc.sh" start "$dir/oidc" "$oidc_port" $owner
+  fi
   bash "$HERE/k8s.sh" start "$dir/k8s" $owner
   # The node creates the pods' bridge before it returns: Kafka's pod listener binds its address.
   bash "$HERE/node.sh" start "$dir/node" "$dir/k8s" $owner
   eval "$(bash "$HERE/node.sh" env "$dir/node")"
-  bash "$HERE/kdc.sh" wait "$dir/kdc" "$kdc_port" 60
-  bash "$HERE/oidc.sh" wait "$dir/oidc" "$oidc_port" 120
-  KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" KAFKA_AUTH=1 \
-    KAFKA_KDC_DIR="$dir/kdc" KAFKA_OIDC_DIR="$dir/oidc" \
-    bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
+  if [ "$auth" = 1 ]; then
+    bash "$HERE/kdc.sh" wait "$dir/kdc" "$kdc_port" 60
+    bash "$HERE/oidc.sh" wait "$dir/oidc" "$oidc_port" 120
+    KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" KAFKA_AUTH=1 \
+      KAFKA_KDC_DIR="$dir/kdc" KAFKA_OIDC_DIR="$dir/oidc" \
+      bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
+  else
+    KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" \
+      bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
+  fi
   if [ "${STACK_POSTGRES:-0}" = 1 ]; then
     postgres_port=$(free_port)
     bash "$HERE/postgres.sh" start "$dir/postgres" "$postgres_port" $owner
@@ -73,7 +83,7 @@ cmd_start() {
     echo "export REDOLINE_KUBECONFIG=$dir/k8s/kubeconfig"
     echo "export REDOLINE_KAFKA_BOOTSTRAP=127.0.0.1:$kafka_port"
     echo "export REDOLINE_KAFKA_POD_BOOTSTRAP=$REDOLINE_NODE_HOST_IP:$kafka_pod_port"
-    echo "export REDOLINE_KAFKA_AUTH_DIR=$dir/kafka/auth"
+    [ "$auth" != 1 ] || echo "export REDOLINE_KAFKA_AUTH_DIR=$dir/kafka/auth"
     [ -z "$postgres_port" ] ||
       echo "export REDOLINE_POSTGRES_URL=postgresql://postgres@127.0.0.1:$postgres_port/postgres"
   } >"$dir/env.tmp"
@@ -88,8 +98,8 @@ cmd_env() {
 cmd_stop() {
   local dir=$1 status=0
   bash "$HERE/kafka.sh" stop "$dir/kafka" || true
-  bash "$HERE/oidc.sh" stop "$dir/oidc" || true
-  bash "$HERE/kdc.sh" stop "$dir/kdc" || true
+  [ ! -d "$dir/oidc" ] || bash "$HERE/oidc.sh" stop "$dir/oidc" || true
+  [ ! -d "$dir/kdc" ] || bash "$HERE/kdc.sh" stop "$dir/kdc" || true
   bash "$HERE/node.sh" stop "$dir/node" || status=1
   bash "$HERE/k8s.sh" stop "$dir/k8s" || true
   [ ! -d "$dir/postgres" ] || bash "$HERE/postgres.sh" stop "$dir/postgres" || true
