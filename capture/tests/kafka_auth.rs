@@ -25,12 +25,11 @@
 mod kafka_support;
 
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use kafka_support::{Capture, TABLES, ids, insert, unique_prefix};
+use kafka_support::{Capture, TABLES, ids, insert, read_values_with, unique_prefix};
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::config::KAFKA_CONFIG_DIR_ENV;
-use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_testenv::kafka_auth::{KafkaAuthEnv, Mechanism};
 use serde_json::Value;
 
@@ -202,15 +201,7 @@ fn read(listener: &str, properties: &[(String, String)], topic: &str) -> Vec<Val
     for (name, value) in properties {
         settings = settings.with_property(name, value).unwrap();
     }
-    let mut values = Vec::new();
-    read_to_end(&settings, topic, Duration::from_secs(60), |record| {
-        if let Some(value) = record.value {
-            values.push(serde_json::from_slice(&value).unwrap());
-        }
-        Ok(())
-    })
-    .unwrap();
-    values
+    read_values_with(&settings, topic)
 }
 
 /// How a test gives the capture its Kafka client.

@@ -30,10 +30,15 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
-use serde_json::json;
+use redoline_capture::sink::KafkaClientSettings;
+use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_operator::build::scenario_file_name;
+use serde_json::{Value, json};
 
+use crate::demo::workload::Workload;
 use crate::helm::Helm;
-use crate::k8s::KubeEnv;
+use crate::k8s::{KubeEnv, TestNamespace, apply_crd};
+use crate::kafka::KafkaEnv;
 use crate::operator::eventually;
 
 /// The taint the node registers with; pods that run on it tolerate it.
@@ -322,4 +327,97 @@ mod tests {
         );
         assert!(split_image("127.0.0.1:5000/redoline").is_err());
     }
+}
+
+/// What every test of an operator-managed capture on the node starts from: the environments, a
+/// namespace of its own, the chart installed there (one replica) with a scenario directory, and
+/// a workload writing the scenario of the capture `capture` in that namespace.
+#[derive(Debug)]
+pub struct NodeStory {
+    pub node: NodeEnv,
+    pub kafka: &'static KafkaEnv,
+    pub kube_env: &'static KubeEnv,
+    pub namespace: TestNamespace,
+    pub scenarios: tempfile::TempDir,
+    pub helm: Helm,
+    pub workload: Workload,
+}
+
+impl NodeStory {
+    pub async fn start(test: &str, release: &str, capture: &str) -> anyhow::Result<Self> {
+        let node = NodeEnv::from_env()?;
+        let kafka = tokio::task::spawn_blocking(KafkaEnv::shared).await??;
+        let kube_env = tokio::task::spawn_blocking(KubeEnv::shared).await??;
+        let client = kube_env.client().await?;
+        apply_crd(&client, &redoline_crds::crd()).await?;
+        let namespace = kube_env.namespace(test).await?;
+        let scenarios = node.scenario_dir(test)?;
+        let helm = Helm::new()?;
+        node.install_operator(
+            &helm,
+            kube_env,
+            &OperatorInstall {
+                release,
+                namespace: &namespace.name,
+                replicas: 1,
+                status_poll_interval: "2s",
+                scenarios: scenarios.path(),
+            },
+        )
+        .await?;
+        let workload = Workload::start(
+            &scenarios
+                .path()
+                .join(scenario_file_name(&namespace.name, capture)),
+            Duration::from_millis(500),
+        )?;
+        Ok(Self {
+            node,
+            kafka,
+            kube_env,
+            namespace,
+            scenarios,
+            helm,
+            workload,
+        })
+    }
+}
+
+/// Order ids of the `c` events in `topic` (read_committed), with how often each was created;
+/// empty while the topic does not exist yet. A value that is not JSON, or a created event without
+/// an order id, is an error.
+pub async fn created_keys(
+    kafka: &'static KafkaEnv,
+    topic: &str,
+) -> anyhow::Result<BTreeMap<u64, usize>> {
+    let settings = KafkaClientSettings::with_bootstrap(kafka.bootstrap_servers());
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut created = BTreeMap::new();
+        let mut undecodable = None;
+        let read = read_to_end(&settings, &topic, Duration::from_secs(20), |record| {
+            if let Some(value) = &record.value {
+                let Ok(event) = serde_json::from_slice::<Value>(value) else {
+                    undecodable = Some(String::from_utf8_lossy(value).into_owned());
+                    return Ok(());
+                };
+                if event["op"] == "c" {
+                    match event["after"]["ID"].as_u64() {
+                        Some(id) => *created.entry(id).or_insert(0) += 1,
+                        None => undecodable = Some(event.to_string()),
+                    }
+                }
+            }
+            Ok(())
+        });
+        if let Some(event) = undecodable {
+            bail!("an event not read as an order in {topic}: {event}");
+        }
+        // Before the capture's first transaction the topic does not exist yet.
+        if read.is_err() {
+            created.clear();
+        }
+        Ok(created)
+    })
+    .await?
 }

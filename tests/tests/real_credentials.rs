@@ -25,23 +25,17 @@
 //! It prints how long each rotation took from the Secret update to the capture's exit and to the
 //! new container being Ready (the kubelet's `syncFrequency` is 5 s on the test node: node.sh).
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::{ImagePullPolicy, SecretRef};
-use redoline_operator::build::{CAPTURE_CONTAINER, scenario_file_name};
+use redoline_operator::build::CAPTURE_CONTAINER;
 use redoline_testenv::kafka_auth::KafkaAuthEnv;
-use redoline_tests::demo::workload::Workload;
-use redoline_tests::helm::Helm;
-use redoline_tests::k8s::{KubeEnv, apply_crd};
-use redoline_tests::kafka::KafkaEnv;
-use redoline_tests::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS};
+use redoline_tests::k8s::KubeEnv;
+use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, created_keys};
 use redoline_tests::operator::{create_secret, eventually, has_condition};
 use redoline_tests::process::run_script;
 use serde_json::{Value, json};
@@ -65,39 +59,19 @@ const CREDENTIALS_CHANGED: i32 = 4;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_reads() {
-    let node = NodeEnv::from_env().unwrap();
-    let kafka = tokio::task::spawn_blocking(KafkaEnv::shared)
+    let NodeStory {
+        node,
+        kafka,
+        kube_env,
+        namespace,
+        scenarios: _scenarios,
+        helm,
+        workload,
+    } = NodeStory::start("real-credentials", RELEASE, NAME)
         .await
-        .unwrap()
-        .unwrap();
-    let kube_env = tokio::task::spawn_blocking(KubeEnv::shared)
-        .await
-        .unwrap()
         .unwrap();
     let client = kube_env.client().await.unwrap();
-    apply_crd(&client, &redoline_crds::crd()).await.unwrap();
-    let namespace = kube_env.namespace("real-credentials").await.unwrap();
     let ns = namespace.name.clone();
-    let scenarios = node.scenario_dir("real-credentials").unwrap();
-    let helm = Helm::new().unwrap();
-    node.install_operator(
-        &helm,
-        kube_env,
-        &OperatorInstall {
-            release: RELEASE,
-            namespace: &ns,
-            replicas: 1,
-            status_poll_interval: "2s",
-            scenarios: scenarios.path(),
-        },
-    )
-    .await
-    .unwrap();
-    let workload = Workload::start(
-        &scenarios.path().join(scenario_file_name(&ns, NAME)),
-        Duration::from_millis(500),
-    )
-    .unwrap();
     create_secret(&client, &ns, KAFKA_SECRET, json!({"linger.ms": "5"}))
         .await
         .unwrap();
@@ -211,7 +185,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     .unwrap();
     let topic = format!("{prefix}.SALES.ORDERS");
     eventually("order events in Kafka", WITHIN, POLL, || async {
-        (!created_keys(kafka, &topic).await.is_empty()).then_some(())
+        (!created_keys(kafka, &topic).await.unwrap().is_empty()).then_some(())
     })
     .await
     .unwrap();
@@ -224,16 +198,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
         &pods,
         kube_env,
         &ns,
-        || async {
-            secrets
-                .patch(
-                    KAFKA_SECRET,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"stringData": {"linger.ms": "20"}})),
-                )
-                .await
-                .unwrap();
-        },
+        (&secrets, KAFKA_SECRET, json!({"linger.ms": "20"})),
         "kafka",
     )
     .await;
@@ -242,16 +207,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
         &pods,
         kube_env,
         &ns,
-        || async {
-            secrets
-                .patch(
-                    "orders-db-cdc",
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"stringData": {"password": "second"}})),
-                )
-                .await
-                .unwrap();
-        },
+        (&secrets, "orders-db-cdc", json!({"password": "second"})),
         "database",
     )
     .await;
@@ -260,19 +216,14 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
         &pods,
         kube_env,
         &ns,
-        || async {
-            secrets
-                .patch(
-                    KAFKA_USER_SECRET,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"stringData": {
-                        "user.crt": renewed.certificate,
-                        "user.key": renewed.key,
-                    }})),
-                )
-                .await
-                .unwrap();
-        },
+        (
+            &secrets,
+            KAFKA_USER_SECRET,
+            json!({
+                "user.crt": renewed.certificate,
+                "user.key": renewed.key,
+            }),
+        ),
         "kafka-auth",
     )
     .await;
@@ -293,7 +244,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     let orders = workload.stop().unwrap();
     assert!(orders > 0, "the workload placed no order");
     let created = eventually("every order in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(kafka, &topic).await;
+        let created = created_keys(kafka, &topic).await.unwrap();
         let total: usize = created.values().sum();
         (total as u64 >= orders).then_some(created)
     })
@@ -379,25 +330,28 @@ struct Rotation {
     ready: Duration,
 }
 
-/// Updates a Secret (`update`) under the running capture and waits for the capture container to
+/// Merges `string_data` into a Secret under the running capture and waits for the capture container to
 /// end with [`CREDENTIALS_CHANGED`], having logged that `mount` changed, and for the container the
 /// kubelet starts again to be Ready (same pod: no rollout).
-async fn rotate<F, Fut>(
+async fn rotate(
     pods: &Api<Pod>,
     kube_env: &KubeEnv,
     ns: &str,
-    update: F,
+    (secrets, secret, string_data): (&Api<Secret>, &str, Value),
     mount: &str,
-) -> Rotation
-where
-    F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
+) -> Rotation {
     let before = pods.get(POD).await.unwrap();
     let restarts = restart_count(&before);
     let started = Instant::now();
     let updated_at = Timestamp::now();
-    update().await;
+    secrets
+        .patch(
+            secret,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": string_data})),
+        )
+        .await
+        .unwrap();
     let after = eventually("the capture container to restart", WITHIN, POLL, || async {
         let pod = pods.get(POD).await.ok()?;
         (restart_count(&pod) > restarts && node::is_ready(&pod)).then_some(pod)
@@ -484,32 +438,6 @@ fn sink_property(kube_env: &KubeEnv, ns: &str, name: &str) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// Order ids of the `c` events in `topic` (read_committed), with how often each was created.
-async fn created_keys(kafka: &'static KafkaEnv, topic: &str) -> BTreeMap<u64, usize> {
-    let settings = KafkaClientSettings::with_bootstrap(kafka.bootstrap_servers());
-    let topic = topic.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut created = BTreeMap::new();
-        let read = read_to_end(&settings, &topic, Duration::from_secs(20), |record| {
-            if let Some(value) = &record.value {
-                let event: Value = serde_json::from_slice(value).unwrap();
-                if event["op"] == "c" {
-                    let id = event["after"]["ID"].as_u64().unwrap();
-                    *created.entry(id).or_insert(0) += 1;
-                }
-            }
-            Ok(())
-        });
-        // Before the capture's first transaction the topic does not exist yet.
-        if read.is_err() {
-            created.clear();
-        }
-        created
-    })
-    .await
-    .unwrap()
 }
 
 fn kubectl(kube_env: &KubeEnv, args: &[&str]) -> String {

@@ -27,16 +27,11 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::ImagePullPolicy;
-use redoline_operator::build::{CAPTURE_CONTAINER, SPILL_DIR, scenario_file_name};
-use redoline_tests::demo::workload::Workload;
-use redoline_tests::helm::Helm;
-use redoline_tests::k8s::{KubeEnv, apply_crd};
-use redoline_tests::kafka::KafkaEnv;
-use redoline_tests::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS, Terminated};
+use redoline_operator::build::{CAPTURE_CONTAINER, SPILL_DIR};
+use redoline_tests::k8s::KubeEnv;
+use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, Terminated, created_keys};
 use redoline_tests::operator::{create_secret, eventually};
 use serde_json::{Value, json};
 
@@ -52,39 +47,17 @@ const GRACE: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
-    let node = NodeEnv::from_env().unwrap();
-    let kafka = tokio::task::spawn_blocking(KafkaEnv::shared)
-        .await
-        .unwrap()
-        .unwrap();
-    let kube_env = tokio::task::spawn_blocking(KubeEnv::shared)
-        .await
-        .unwrap()
-        .unwrap();
-    let client = kube_env.client().await.unwrap();
-    apply_crd(&client, &redoline_crds::crd()).await.unwrap();
-    let namespace = kube_env.namespace("real-pods").await.unwrap();
-    let ns = namespace.name.clone();
-    let scenarios = node.scenario_dir("real-pods").unwrap();
-    let helm = Helm::new().unwrap();
-    node.install_operator(
-        &helm,
+    let NodeStory {
+        node,
+        kafka,
         kube_env,
-        &OperatorInstall {
-            release: RELEASE,
-            namespace: &ns,
-            replicas: 1,
-            status_poll_interval: "2s",
-            scenarios: scenarios.path(),
-        },
-    )
-    .await
-    .unwrap();
-    let workload = Workload::start(
-        &scenarios.path().join(scenario_file_name(&ns, NAME)),
-        Duration::from_millis(500),
-    )
-    .unwrap();
+        namespace,
+        scenarios: _scenarios,
+        helm,
+        workload,
+    } = NodeStory::start("real-pods", RELEASE, NAME).await.unwrap();
+    let client = kube_env.client().await.unwrap();
+    let ns = namespace.name.clone();
     create_secret(
         &client,
         &ns,
@@ -133,7 +106,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
     );
     let topic = format!("{prefix}.SALES.ORDERS");
     eventually("order events in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(kafka, &topic).await;
+        let created = created_keys(kafka, &topic).await.unwrap();
         (!created.is_empty()).then_some(())
     })
     .await
@@ -255,7 +228,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
     let orders = workload.stop().unwrap();
     assert!(orders > 0, "the workload placed no order");
     let created = eventually("every order in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(kafka, &topic).await;
+        let created = created_keys(kafka, &topic).await.unwrap();
         let total: usize = created.values().sum();
         (total as u64 >= orders).then_some(created)
     })
@@ -325,32 +298,6 @@ fn record_container_ends(pods: Api<Pod>) -> Arc<Mutex<BTreeMap<String, Terminate
         }
     });
     ends
-}
-
-/// Order ids of the `c` events in `topic` (read_committed), with how often each was created.
-async fn created_keys(kafka: &'static KafkaEnv, topic: &str) -> BTreeMap<u64, usize> {
-    let settings = KafkaClientSettings::with_bootstrap(kafka.bootstrap_servers());
-    let topic = topic.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut created = BTreeMap::new();
-        let read = read_to_end(&settings, &topic, Duration::from_secs(20), |record| {
-            if let Some(value) = &record.value {
-                let event: Value = serde_json::from_slice(value).unwrap();
-                if event["op"] == "c" {
-                    let id = event["after"]["ID"].as_u64().unwrap();
-                    *created.entry(id).or_insert(0) += 1;
-                }
-            }
-            Ok(())
-        });
-        // Before the capture's first transaction the topic does not exist yet.
-        if read.is_err() {
-            created.clear();
-        }
-        created
-    })
-    .await
-    .unwrap()
 }
 
 /// `kubectl exec` in the capture container; its stdout, or a panic with its stderr.

@@ -123,9 +123,13 @@ impl Capture {
 /// Every value of `topic` as a `read_committed` consumer sees it, in offset order (the data
 /// topics have one partition).
 pub fn read_values(bootstrap: &str, topic: &str) -> Vec<Value> {
-    let settings = KafkaClientSettings::with_bootstrap(bootstrap);
+    read_values_with(&KafkaClientSettings::with_bootstrap(bootstrap), topic)
+}
+
+/// [`read_values`] through a client of its own (an authenticated one).
+pub fn read_values_with(settings: &KafkaClientSettings, topic: &str) -> Vec<Value> {
     let mut values = Vec::new();
-    read_to_end(&settings, topic, Duration::from_secs(60), |record| {
+    read_to_end(settings, topic, Duration::from_secs(60), |record| {
         if let Some(value) = record.value {
             values.push(serde_json::from_slice(&value).unwrap());
         }
