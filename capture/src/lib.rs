@@ -33,6 +33,7 @@ pub mod lag;
 pub mod metrics;
 pub mod outage;
 pub mod redo;
+pub mod registry;
 pub mod rotation;
 pub mod run;
 pub mod schema_history;
