@@ -20,6 +20,7 @@ use crate::assemble::AssembleError;
 use crate::buffer::BufferError;
 use crate::config::ConfigError;
 use crate::event::debezium::EncodeError;
+use crate::registry::RegistryError;
 use crate::sink::bookmark::CommitOutOfOrder;
 use crate::sink::file::FileSinkError;
 use crate::sink::journal;
@@ -46,6 +47,9 @@ pub enum CaptureError {
     Sink(Box<SinkError>),
     #[error("encoding an event failed: {0}")]
     Encode(#[from] EncodeError),
+    /// The schema registry gave no id for a schema a record needs (`format.encoding: avro`).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
     #[error(transparent)]
     Assemble(#[from] AssembleError),
     #[error("writing to the journal failed: {0}")]
@@ -129,6 +133,8 @@ pub enum Outage {
     Database,
     /// CDC-5003 once the budget is spent.
     Kafka,
+    /// CDC-5005 once the budget is spent.
+    SchemaRegistry,
 }
 
 impl CaptureError {
@@ -162,6 +168,13 @@ impl CaptureError {
                 ConfigError::new("columns.messageKeyColumns", error.to_string()).stop(),
             ),
             Self::Encode(_) => Disposition::Restart,
+            // An unreachable registry is retried like the database: the record waiting for
+            // its schema id was not written, and the run resumes from the bookmark.
+            Self::Registry(error) if error.is_transient() => Disposition::Retry {
+                cause: "schema_registry_unavailable",
+                outage: Outage::SchemaRegistry,
+            },
+            Self::Registry(error) => stop_or_restart(error.stop()),
             Self::Assemble(error) => Disposition::Stop(error.stop()),
             Self::Journal(_)
             | Self::CommitOutOfOrder(_)
@@ -228,6 +241,62 @@ mod tests {
             source: timed_out(),
         });
         assert_eq!(refused.disposition(), Disposition::Restart);
+    }
+
+    #[test]
+    fn registry_faults_are_retried_or_stop_by_their_cause() {
+        let down = CaptureError::from(RegistryError::Unavailable {
+            url: "http://registry:8081".to_owned(),
+            reason: "Connection refused".to_owned(),
+        });
+        assert_eq!(
+            down.disposition(),
+            Disposition::Retry {
+                cause: "schema_registry_unavailable",
+                outage: Outage::SchemaRegistry
+            }
+        );
+        let code = |error: RegistryError| CaptureError::from(error).stop().map(|stop| stop.code);
+        assert_eq!(
+            code(RegistryError::AuthenticationFailed {
+                url: "u".to_owned(),
+                reason: "HTTP 401".to_owned()
+            }),
+            Some(StopCode::SchemaRegistryAuthenticationFailed)
+        );
+        let incompatible = CaptureError::from(RegistryError::Incompatible {
+            subject: "orders.APP.T-value".to_owned(),
+            rule: "FULL".to_owned(),
+            reason: "The field 'NOTE' in the new schema has no default value".to_owned(),
+        })
+        .stop();
+        assert_eq!(
+            incompatible.as_ref().map(|stop| stop.code),
+            Some(StopCode::SchemaIncompatible)
+        );
+        assert!(incompatible.is_some_and(|stop| {
+            ["orders.APP.T-value", "FULL", "'NOTE'"]
+                .iter()
+                .all(|part| stop.message.contains(part))
+        }));
+        assert_eq!(
+            code(RegistryError::NotRegistered {
+                subject: "t-key".to_owned()
+            }),
+            Some(StopCode::SchemaNotRegistered)
+        );
+        assert_eq!(
+            code(RegistryError::NotARegistry {
+                url: "u".to_owned(),
+                reason: "HTTP 404".to_owned()
+            }),
+            Some(StopCode::InvalidConfiguration)
+        );
+        let invalid = CaptureError::from(RegistryError::InvalidSchema {
+            subject: "s".to_owned(),
+            reason: "HTTP 422".to_owned(),
+        });
+        assert_eq!(invalid.disposition(), Disposition::Restart);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! sink's last committed bookmark after a pause that doubles from [`DATABASE_RETRY`]'s initial
 //! backoff up to its cap. Faults count as one outage until a mining window completes; an outage
 //! longer than the budget ends the run with CDC-2005 (`DatabaseUnavailable`) for the database,
-//! CDC-5003 (`KafkaUnavailable`) for Kafka, naming the last error ([`Outage::exhausted`]). Which
+//! CDC-5003 (`KafkaUnavailable`) for Kafka, CDC-5005 (`SchemaRegistryUnavailable`) for a schema
+//! registry that could not give a record's schema id ([`crate::registry`]), naming the last error ([`Outage::exhausted`]). Which
 //! errors are transient, and whose outage they are, is [`crate::error::CaptureError::disposition`].
 //!
 //! The policy is the sink's [`RetryPolicy`] (same doubling, same budget rule); [`RestartBudget`]
@@ -97,6 +98,7 @@ impl Outage {
         match self {
             Self::Database => database_unavailable(last, elapsed, attempts),
             Self::Kafka => kafka_unavailable(last, elapsed, attempts),
+            Self::SchemaRegistry => registry_unavailable(last, elapsed, attempts),
         }
     }
 }
@@ -109,6 +111,21 @@ fn kafka_unavailable(last: &impl Display, elapsed: Duration, attempts: u32) -> S
             "Kafka aborted the page being written again and again for {} s over {attempts} \
              restarts; the last error: {last}. Check the brokers and the capture's client \
              settings; the capture resumes from the bookmark",
+            elapsed.as_secs()
+        ),
+    )
+    .with_detail("lastError", last.to_string())
+    .with_detail("attempts", attempts)
+    .with_detail("retriedSeconds", elapsed.as_secs())
+}
+
+/// CDC-5005 for a schema registry that stayed out of reach, or failing, for the whole budget.
+/// Nothing was written meanwhile: each attempt ended before the record needing the schema.
+fn registry_unavailable(last: &impl Display, elapsed: Duration, attempts: u32) -> Stop {
+    Stop::new(
+        StopCode::SchemaRegistryUnavailable,
+        format!(
+            "the schema registry could not give a schema id for {} s over {attempts} restarts;              the last error: {last}. Nothing was written without its schema. Check that the              registry is up and reachable from the capture (schemaRegistry.url); the capture              resumes from the bookmark",
             elapsed.as_secs()
         ),
     )
@@ -227,6 +244,25 @@ mod tests {
         assert_eq!(stop.code, StopCode::KafkaUnavailable);
         assert!(stop.message.contains("commit a page"), "{}", stop.message);
         assert_eq!(stop.details["attempts"], 12);
+    }
+
+    #[test]
+    fn an_unreachable_registry_is_retried_and_its_spent_budget_is_cdc_5005() {
+        let down = CaptureError::from(crate::registry::RegistryError::Unavailable {
+            url: "http://registry:8081".to_owned(),
+            reason: "Connection refused".to_owned(),
+        });
+        let Disposition::Retry { outage, .. } = down.disposition() else {
+            panic!("an unreachable registry is retried");
+        };
+        let stop = outage.exhausted(&down, Duration::from_secs(903), 17);
+        assert_eq!(stop.code.code(), "CDC-5005");
+        assert!(
+            stop.message.contains("Connection refused"),
+            "{}",
+            stop.message
+        );
+        assert_eq!(stop.details["attempts"], 17);
     }
 
     #[test]

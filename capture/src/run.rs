@@ -35,6 +35,8 @@ use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard, router};
 use crate::metrics::{EngineMetrics, SchemaHistoryMetrics, SchemaHistoryStatus};
 use crate::outage::{self, RestartBudget, Verdict};
+use crate::registry::SchemaRegistry;
+use crate::registry::http::HttpRegistry;
 use crate::rotation::{self, Rotated};
 use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
@@ -612,6 +614,18 @@ where
         .schema_history
         .set_status(SchemaHistoryStatus::Stopped);
     ended
+}
+
+/// The schema registry the Avro encoding (`format.encoding: avro`) takes its schema ids from;
+/// `None` with JSON, which needs none. Made once per attempt, as the encoder is: its credentials
+/// are read then. A credential file that cannot be read is CDC-1001 naming the field.
+pub fn schema_registry(
+    config: &CaptureConfig,
+) -> Result<Option<Box<dyn SchemaRegistry>>, CaptureError> {
+    let Some(registry) = &config.schema_registry else {
+        return Ok(None);
+    };
+    Ok(Some(Box::new(HttpRegistry::new(registry)?)))
 }
 
 /// A sink opened at start, with what it holds from earlier runs.

@@ -46,6 +46,7 @@ stop_codes! {
     PrerequisitesNotMet = "CDC-1002", "A database prerequisite checked by `doctor` is not met; the message carries the statements that fix it.";
     DatabaseLoginRefused = "CDC-1003", "The database refused the capture user's login (wrong credentials, locked or expired account, no CREATE SESSION); the capture does not try the same credentials again.";
     KafkaAuthenticationFailed = "CDC-1004", "The Kafka brokers refused the capture's authentication (wrong credentials, an untrusted or mismatched certificate, a Kerberos ticket or OAuth token the broker refuses); the capture does not retry them.";
+    SchemaRegistryAuthenticationFailed = "CDC-1005", "The schema registry refused the capture's credentials (HTTP 401 or 403), or its TLS certificate is not trusted; the capture does not retry them.";
     RedoMissing = "CDC-2001", "Redo needed to resume is no longer available; the message names the missing SCN range.";
     DictionaryMismatch = "CDC-2002", "Redo written before a DDL cannot be rendered with the current dictionary.";
     IncarnationMismatch = "CDC-2003", "The bookmark belongs to another database or PDB incarnation.";
@@ -61,8 +62,11 @@ stop_codes! {
     BookmarkUnreadable = "CDC-5002", "The stored bookmark or journal cannot be read or decoded.";
     KafkaUnavailable = "CDC-5003", "The Kafka brokers could not be reached, or a Kafka transaction could not be completed, within the retry budget.";
     KafkaNotAuthorized = "CDC-5004", "The Kafka brokers refused an operation for lack of a permission (an ACL); the message names the resource and the operation.";
+    SchemaRegistryUnavailable = "CDC-5005", "The schema registry could not be reached, answered with a server error or kept timing out for the whole retry budget; nothing was written without its schema.";
     UnsupportedChange = "CDC-6001", "LogMiner could not render a change and `onUnsupported` is `fail`.";
     PartialLobWrite = "CDC-6002", "A LOB write cannot be reassembled into a whole value.";
+    SchemaIncompatible = "CDC-6003", "The schema registry refused a new key or value schema under the subject's compatibility rule; the message names the subject, the rule and the change that broke it.";
+    SchemaNotRegistered = "CDC-6004", "Registration is off (`schemaRegistry.autoRegister: false`) and the subject does not have the schema a record needs; the message names the subject.";
     ReleasedTransactionCommitted = "CDC-7001", "A COMMIT arrived for a transaction that was released or discarded earlier.";
     OrphanedTransaction = "CDC-7002", "An orphaned transaction was found and the orphan action is `fail`.";
     ReleasedLedgerFull = "CDC-7003", "A transaction was to be released or discarded, but the released ledger already holds `transactions.releasedLedgerMaxEntries` entries not yet proven safe to forget.";

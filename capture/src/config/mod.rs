@@ -16,6 +16,7 @@
 
 pub mod env;
 pub mod kafka_auth;
+pub mod schema_registry;
 pub mod secrets;
 pub mod validate;
 
@@ -61,6 +62,9 @@ pub struct CaptureConfig {
     pub file: Option<FileSinkConfig>,
     #[serde(default)]
     pub format: FormatSpec,
+    /// The schema registry of the Avro encoding ([`schema_registry`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_registry: Option<schema_registry::SchemaRegistryConfig>,
     #[serde(default)]
     pub filters: FiltersSpec,
     #[serde(default)]
@@ -384,6 +388,9 @@ impl CaptureConfig {
         }
         if let Some(kafka) = &mut self.kafka {
             kafka.resolve_relative_paths(&resolve);
+        }
+        if let Some(registry) = &mut self.schema_registry {
+            registry.resolve_relative_paths(&resolve);
         }
     }
 

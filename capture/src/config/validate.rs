@@ -8,8 +8,9 @@ use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
 use redoline_crds::v1alpha1::{
-    DEBEZIUM_ONLY_FIELDS, FIELDS_BY_TYPE, FormatType, KafkaAuthenticationType, KafkaTopicsSpec,
-    MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation, StartPositionType, TopicCreation,
+    DEBEZIUM_ONLY_FIELDS, FIELDS_BY_TYPE, FormatEncoding, FormatType, KafkaAuthenticationType,
+    KafkaTopicsSpec, MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation, StartPositionType,
+    TopicCreation,
 };
 use serde_json::Value;
 
@@ -279,6 +280,7 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
         ));
     }
     heartbeat_rules(config)?;
+    schema_registry_rules(config)?;
     match (&config.kafka, &config.file) {
         (Some(kafka), None) => {
             let prefix_ok = kafka
@@ -373,8 +375,22 @@ fn kafka_security_rules(kafka: &KafkaConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `schemaRegistry` goes with `format.encoding: avro` and only with it (the CRD's
+/// `REGISTRY_WITH_AVRO_RULE`), and its own fields follow the CRD's rules.
+fn schema_registry_rules(config: &CaptureConfig) -> Result<(), ConfigError> {
+    let avro = config.format.encoding == FormatEncoding::Avro;
+    match &config.schema_registry {
+        Some(registry) if avro => registry.rules(),
+        None if !avro => Ok(()),
+        _ => Err(ConfigError::new(
+            "schemaRegistry",
+            "is required with format.encoding avro and not allowed with json",
+        )),
+    }
+}
+
 /// Each entry names exactly one of a file and a pattern; a pattern is a directory and a glob.
-fn trusted_certificate_rules(
+pub(super) fn trusted_certificate_rules(
     field: &str,
     entries: &[TrustedCertificateFiles],
 ) -> Result<(), ConfigError> {

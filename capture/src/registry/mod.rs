@@ -5,9 +5,25 @@
 //! [`SchemaRegistry`] is the seam between the pure encoder and the registry's I/O: the encoder
 //! asks once per table structure version (and per record kind: heartbeat, transaction metadata,
 //! schema change) and caches the answer. [`memory::MemoryRegistry`] is a model of a registry for
-//! tests and benchmarks; the HTTP client speaks Confluent's Schema Registry API.
+//! tests and benchmarks; [`http::HttpRegistry`] speaks Confluent's Schema Registry API
+//! ([`protocol`]), naming subjects by the configured strategy ([`subject`]).
+//!
+//! Registering outside the Kafka transaction cannot expose a record without its schema: the id
+//! is asked for, and the registration completes, before the record holding it is made, let alone
+//! produced; a registry that does not answer ends the run before anything of the record is
+//! written. A Kafka transaction aborted after a registration leaves at most a schema version no
+//! record uses, which is harmless (Confluent's serializers leave the same). And an id, once
+//! given, always names the same schema: a consumer of a record written in a later attempt finds
+//! the schema its id names.
 
+pub mod cache;
+pub mod error;
+pub mod http;
 pub mod memory;
+pub mod protocol;
+pub mod subject;
+
+pub use error::RegistryError;
 
 /// Which schema of a record a subject names: Confluent's serializers register keys and values
 /// separately (`isKey`).
@@ -25,25 +41,6 @@ pub struct SchemaUse<'a> {
     /// The Avro full name of the schema's top record (`namespace.name`).
     pub record_name: &'a str,
     pub role: SchemaRole,
-}
-
-/// Why a schema has no id.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum RegistryError {
-    /// Registration is off (`autoRegister: false`) and the subject has no such schema.
-    #[error(
-        "the schema registry has no schema like this one under subject {subject}, and \
-         registration is off (schemaRegistry.autoRegister: false); register it, or turn \
-         registration on"
-    )]
-    NotRegistered { subject: String },
-    /// The registry refused the schema under its compatibility rule for the subject.
-    #[error("the schema registry refused the new schema of subject {subject} ({rule}): {reason}")]
-    Incompatible {
-        subject: String,
-        rule: String,
-        reason: String,
-    },
 }
 
 /// Gives the registry id of a schema under the subject its use names.

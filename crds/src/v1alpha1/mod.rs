@@ -8,6 +8,7 @@
 
 mod hash_algorithm;
 mod kafka_auth;
+mod schema_registry;
 mod status;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,10 @@ pub use kafka_auth::{
     CertAndKeySecretSource, CertSecretSource, FIELDS_BY_TYPE, GenericSecretSource,
     KafkaAuthenticationSpec, KafkaAuthenticationType, KafkaTlsSpec, Krb5ConfigSource,
     PasswordSecretSource, TLS_AUTHENTICATION_NEEDS_TLS,
+};
+pub use schema_registry::{
+    REGISTRY_TLS_NEEDS_HTTPS, SchemaRegistryAuthenticationSpec, SchemaRegistryAuthenticationType,
+    SchemaRegistrySpec, SubjectNameStrategy,
 };
 pub use status::{
     LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, condition_type,
@@ -69,6 +74,7 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
 #[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
 #[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
 #[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
+#[x_kube(validation = kube::core::Rule::new(REGISTRY_WITH_AVRO_RULE).message(REGISTRY_WITH_AVRO))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
@@ -96,6 +102,11 @@ pub struct OracleCaptureSpec {
     /// How change events are encoded.
     #[serde(default)]
     pub format: FormatSpec,
+
+    /// The schema registry the Avro encoding registers its schemas in: required with
+    /// `format.encoding: avro`, not allowed otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_registry: Option<SchemaRegistrySpec>,
 
     /// Which changes and columns are emitted: username and column include/exclude lists.
     #[serde(default)]
@@ -525,6 +536,11 @@ pub struct FormatSpec {
     /// change).
     #[serde(rename = "type", default)]
     pub type_: FormatType,
+    /// How keys and values are written: `json` or, with `debezium` and a Kafka sink, `avro`
+    /// (Confluent's wire format, schemas in `spec.schemaRegistry`). `schemas` does not apply
+    /// to `avro`.
+    #[serde(default)]
+    pub encoding: FormatEncoding,
     /// With `debezium`: wrap keys and values in the `schema`/`payload` envelope, as Kafka Connect's
     /// JsonConverter does with `schemas.enable=true`.
     #[serde(default = "default_true")]
@@ -776,6 +792,7 @@ impl Default for FormatSpec {
     fn default() -> Self {
         Self {
             type_: FormatType::default(),
+            encoding: FormatEncoding::default(),
             schemas: true,
             decimal_handling_mode: DecimalHandlingMode::default(),
             legacy_decimal_handling_strategy: false,
@@ -838,6 +855,23 @@ pub enum FormatType {
     Debezium,
     Compact,
 }
+
+/// How keys and values are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FormatEncoding {
+    #[default]
+    Json,
+    /// Avro binary in Confluent's wire format, the schema ids from `spec.schemaRegistry`.
+    Avro,
+}
+
+/// `spec.schemaRegistry` goes with the Avro encoding and only with it.
+pub const REGISTRY_WITH_AVRO_RULE: &str =
+    "has(self.schemaRegistry) == (has(self.format.encoding) && self.format.encoding == 'avro')";
+/// The message of [`REGISTRY_WITH_AVRO_RULE`], also the capture's.
+pub const REGISTRY_WITH_AVRO: &str =
+    "spec.schemaRegistry is required with spec.format.encoding avro and not allowed with json";
 
 /// The transaction buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -281,7 +281,7 @@ fn unusable_file(field: &str, message: &str) -> Stop {
 /// The PEM certificates of the files (or the matching files of a directory), concatenated. Each
 /// file must hold at least one certificate: a Strimzi `ca.p12` or `ca.password` picked by a too
 /// wide pattern is refused rather than handed to OpenSSL as garbage.
-fn certificates_pem(sources: &[TrustedCertificateFiles]) -> Result<String, String> {
+pub(crate) fn certificates_pem(sources: &[TrustedCertificateFiles]) -> Result<String, String> {
     let mut files: Vec<PathBuf> = Vec::new();
     for source in sources {
         if let Some(file) = &source.certificate {
