@@ -511,3 +511,94 @@ fn a_krb5_config_that_is_not_there_is_named() {
     secrets::check_krb5_config(&lookup).unwrap();
     secrets::check_krb5_config(&|_| None).unwrap();
 }
+
+/// The CRD's rules for `spec.schemaRegistry`, on the config's fields: present with the Avro
+/// encoding only, an http(s) URL, https with TLS, the fields of each authentication type.
+#[test]
+fn schema_registry_rules_are_mirrored() {
+    let avro = |registry: &str| {
+        kafka("").replace(
+            "format: {type: compact}",
+            "format: {type: debezium, encoding: avro}",
+        ) + &format!("schemaRegistry: {{{registry}}}\n")
+    };
+    let cases = [
+        ("url: 'ftp://r'", "schemaRegistry.url"),
+        ("url: 'http://r:8081?x=1'", "schemaRegistry.url"),
+        ("url: 'http://r', tls: {}", "schemaRegistry.tls"),
+        (
+            "url: 'https://r', tls: {trustedCertificates: [{}]}",
+            "schemaRegistry.tls.trustedCertificates[0]",
+        ),
+        (
+            "url: 'http://r', authentication: {type: basic, passwordFile: p}",
+            "schemaRegistry.authentication.username",
+        ),
+        (
+            "url: 'http://r', authentication: {type: basic, username: u}",
+            "schemaRegistry.authentication.passwordFile",
+        ),
+        (
+            "url: 'http://r', authentication: {type: basic, username: u, passwordFile: p, tokenFile: t}",
+            "schemaRegistry.authentication.tokenFile",
+        ),
+        (
+            "url: 'http://r', authentication: {type: bearer}",
+            "schemaRegistry.authentication.tokenFile",
+        ),
+        (
+            "url: 'http://r', authentication: {type: bearer, username: u, tokenFile: t}",
+            "schemaRegistry.authentication.username",
+        ),
+        (
+            "url: 'http://r', authentication: {type: basic, username: 'a:b', passwordFile: p}",
+            "schemaRegistry.authentication.username",
+        ),
+        (
+            "url: 'http://r', subjectNameStrategy: Topic",
+            "schemaRegistry.subjectNameStrategy",
+        ),
+    ];
+    for (block, field) in cases {
+        let found = error(&avro(block));
+        assert_eq!(found.field, field, "{block}: {found}");
+    }
+    // The registry goes with Avro, and only with it.
+    let json_with_registry = kafka("") + "schemaRegistry: {url: 'http://r'}\n";
+    assert_eq!(error(&json_with_registry).field, "schemaRegistry");
+    let avro_without = kafka("").replace(
+        "format: {type: compact}",
+        "format: {type: debezium, encoding: avro}",
+    );
+    assert_eq!(error(&avro_without).field, "schemaRegistry");
+    for block in [
+        "url: 'http://registry:8081'",
+        "url: 'https://r/apis/ccompat/v7', subjectNameStrategy: TopicRecordName, autoRegister: false, tls: {trustedCertificates: [{pattern: '/c/*.crt'}]}",
+        "url: 'https://r', authentication: {type: basic, username: u, passwordFile: p}",
+        "url: 'https://r', authentication: {type: bearer, tokenFile: t}",
+    ] {
+        let config = parse(&avro(block), &[]).unwrap_or_else(|e| panic!("{block}: {e}"));
+        assert!(config.schema_registry.is_some());
+    }
+}
+
+#[test]
+fn schema_registry_paths_follow_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.yaml");
+    let text = kafka("").replace(
+        "format: {type: compact}",
+        "format: {type: debezium, encoding: avro}",
+    ) + "schemaRegistry: {url: 'https://r', tls: {trustedCertificates: [{certificate: ca.crt}]}, \
+           authentication: {type: bearer, tokenFile: token}}\n";
+    std::fs::write(&path, text).unwrap();
+    let registry = load(&path, &[]).unwrap().schema_registry.unwrap();
+    assert_eq!(
+        registry.tls.unwrap().trusted_certificates[0].certificate,
+        Some(dir.path().join("ca.crt"))
+    );
+    assert_eq!(
+        registry.authentication.unwrap().token_file,
+        Some(dir.path().join("token"))
+    );
+}

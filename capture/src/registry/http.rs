@@ -121,12 +121,20 @@ impl HttpRegistry {
     }
 
     /// A request that got no answer: TLS refusals are the capture's trust or the registry's
-    /// certificate, a malformed URL is the config's, anything else may pass.
+    /// certificate, a malformed URL is the config's, anything else may pass. rustls reports a
+    /// refused handshake as an I/O error carrying its own error, which ureq passes on.
     fn transport_error(&self, error: ureq::Error) -> RegistryError {
         let url = self.root.clone();
         let reason = error.to_string();
         match error {
             ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::Pem(_) => {
+                RegistryError::AuthenticationFailed { url, reason }
+            }
+            ureq::Error::Io(io)
+                if io
+                    .get_ref()
+                    .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some()) =>
+            {
                 RegistryError::AuthenticationFailed { url, reason }
             }
             ureq::Error::BadUri(_) | ureq::Error::Http(_) | ureq::Error::RequireHttpsOnly(_) => {
