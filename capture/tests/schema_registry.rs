@@ -348,7 +348,7 @@ fn tls_trusts_the_configured_ca_and_refuses_an_untrusted_registry() {
     let id = trusting.id(value(), &schema).unwrap();
     assert_eq!(served.model().versions("orders.APP.T-value"), [id]);
 
-    // Without the CA (the public CAs only), the certificate is not trusted: a stop, not a retry.
+    // Without the CA (the system store only), the certificate is not trusted: a stop, not a retry.
     let error = client(&config(https)).id(value(), &schema).unwrap_err();
     assert!(
         matches!(error, RegistryError::AuthenticationFailed { .. }),

@@ -71,8 +71,8 @@ impl HttpRegistry {
             Some(tls) if !tls.trusted_certificates.is_empty() => {
                 RootCerts::from(trusted_certificates(config)?)
             }
-            // Mozilla's list of public CAs, built in: the image's store is not read.
-            _ => RootCerts::WebPki,
+            // The image's system CA store, as for Kafka without trusted certificates.
+            _ => RootCerts::PlatformVerifier,
         };
         let tls = TlsConfig::builder().root_certs(roots).build();
         let agent_config = ureq::Agent::config_builder()

@@ -34,7 +34,7 @@ pub struct SchemaRegistrySpec {
     pub auto_register: bool,
 
     /// TLS to the registry: the CA certificates its certificate is checked against. Unset or
-    /// empty: the public web CAs (Mozilla's list) the capture is built with.
+    /// empty: the image's system CA store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<KafkaTlsSpec>,
 

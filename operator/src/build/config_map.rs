@@ -15,7 +15,10 @@ use redoline_crds::OracleCapture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{BuildError, Identity, OperatorSettings, SPILL_DIR, kafka_credentials, simulator};
+use super::{
+    BuildError, Identity, OperatorSettings, SPILL_DIR, kafka_credentials, registry_credentials,
+    simulator,
+};
 
 /// The key of the config file in the ConfigMap, and its file name in the pod.
 pub const CONFIG_FILE: &str = "capture.yaml";
@@ -48,6 +51,11 @@ fn render_document(capture: &OracleCapture) -> Result<serde_json::Map<String, Va
         kafka.remove("tls");
         kafka.remove("authentication");
         kafka.extend(kafka_credentials::config_fields(capture));
+    }
+    if let Some(Value::Object(registry)) = fields.get_mut("schemaRegistry") {
+        registry.remove("tls");
+        registry.remove("authentication");
+        registry.extend(registry_credentials::config_fields(capture));
     }
     if let Some(Value::Object(spill)) = fields.get_mut("buffer").and_then(|b| b.get_mut("spill")) {
         // The volume's size and class shape the claim, not the capture: leaving them out keeps

@@ -28,9 +28,10 @@ pub const KAFKA_TLS_DIR: &str = "/var/run/secrets/redoline/kafka-tls";
 /// Where the credentials of `spec.kafka.authentication` are mounted, one directory each.
 pub const KAFKA_AUTH_DIR: &str = "/var/run/secrets/redoline/kafka-auth";
 
-/// What the pod needs for the capture's Kafka credentials.
+/// What the pod needs for a set of the capture's credentials (Kafka's here, the schema
+/// registry's in `registry_credentials`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaCredentials {
+pub struct MountedCredentials {
     pub volumes: Vec<Volume>,
     pub mounts: Vec<VolumeMount>,
     pub env: Vec<(&'static str, String)>,
@@ -39,11 +40,11 @@ pub struct KafkaCredentials {
     pub secret_volumes: Vec<SecretVolume>,
 }
 
-impl KafkaCredentials {
+impl MountedCredentials {
     /// A Secret volume at `dir`, with only `keys` projected (all keys when empty), each file
     /// named as its key; `field` names the Secret in the spec and `keys` pairs each key with
     /// the field naming it.
-    fn secret(
+    pub(super) fn secret(
         &mut self,
         volume: String,
         secret: &str,
@@ -90,9 +91,9 @@ fn item(key: &str) -> KeyToPath {
 }
 
 /// The volumes, mounts and environment for `spec.kafka.tls` and `spec.kafka.authentication`.
-pub fn build(capture: &OracleCapture) -> KafkaCredentials {
+pub fn build(capture: &OracleCapture) -> MountedCredentials {
     let kafka = &capture.spec.kafka;
-    let mut out = KafkaCredentials::default();
+    let mut out = MountedCredentials::default();
     if let Some(tls) = &kafka.tls {
         for (index, source) in tls.trusted_certificates.iter().enumerate() {
             let dir = format!("{KAFKA_TLS_DIR}/{index}");
@@ -188,8 +189,10 @@ pub fn build(capture: &OracleCapture) -> KafkaCredentials {
     out
 }
 
-fn trusted(
-    out: &mut KafkaCredentials,
+/// Mounts the Secret of one trusted certificate entry at `dir`: its one key, or every key for a
+/// `pattern`.
+pub(super) fn trusted(
+    out: &mut MountedCredentials,
     volume: String,
     source: &CertSecretSource,
     field: String,
@@ -204,7 +207,7 @@ fn trusted(
 }
 
 /// The config's entry for one trusted certificate mounted at `dir`.
-fn trusted_config(source: &CertSecretSource, dir: &str) -> Value {
+pub(super) fn trusted_config(source: &CertSecretSource, dir: &str) -> Value {
     match (&source.certificate, &source.pattern) {
         (Some(key), _) => json!({"certificate": format!("{dir}/{key}")}),
         (None, Some(pattern)) => json!({"pattern": format!("{dir}/{pattern}")}),

@@ -14,6 +14,7 @@
 
 mod config_map;
 mod kafka_credentials;
+mod registry_credentials;
 mod service;
 mod service_account;
 mod simulator;

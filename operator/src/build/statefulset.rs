@@ -34,7 +34,10 @@ use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::ImagePullPolicy;
 
 use super::config_map::CONFIG_HASH_ANNOTATION;
-use super::{BuildError, CONFIG_FILE, Identity, OperatorSettings, kafka_credentials, simulator};
+use super::{
+    BuildError, CONFIG_FILE, Identity, OperatorSettings, kafka_credentials, registry_credentials,
+    simulator,
+};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The capture's HTTP port: `/metrics`, `/healthz`, `/readyz`, `/status`.
@@ -139,6 +142,7 @@ pub fn secret_volumes(capture: &OracleCapture) -> Vec<SecretVolume> {
         ));
     }
     found.extend(kafka_credentials::build(capture).secret_volumes);
+    found.extend(registry_credentials::build(capture).secret_volumes);
     found
 }
 
@@ -192,6 +196,7 @@ pub(super) fn build(
         .unwrap_or_else(|| settings.default_image.clone());
     let config_path = format!("{CONFIG_DIR}/{CONFIG_FILE}");
     let kafka_credentials = kafka_credentials::build(capture);
+    let registry_credentials = registry_credentials::build(capture);
     let env: Vec<EnvVar> = mounted_secret_files(capture)
         .into_iter()
         .chain(oracle_client_env(capture))
@@ -201,8 +206,10 @@ pub(super) fn build(
         .collect();
     let mut mounts = volume_mounts(capture);
     mounts.extend(kafka_credentials.mounts);
+    mounts.extend(registry_credentials.mounts);
     let mut volumes = volumes(capture, identity);
     volumes.extend(kafka_credentials.volumes);
+    volumes.extend(registry_credentials.volumes);
     if let Some(host_dir) = &settings.simulator_scenarios {
         mounts.push(simulator::volume_mount());
         volumes.push(simulator::volume(host_dir));

@@ -222,7 +222,7 @@ fn gssapi_mounts_the_keytab_and_krb5_conf_and_sets_krb5_config() {
 #[test]
 fn without_tls_or_authentication_nothing_is_added() {
     let capture = fixtures::sample();
-    assert_eq!(build(&capture), KafkaCredentials::default());
+    assert_eq!(build(&capture), MountedCredentials::default());
     assert!(config_fields(&capture).is_empty());
     assert!(
         !pod(&capture).containers[0]
