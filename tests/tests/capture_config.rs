@@ -127,3 +127,36 @@ fn every_kafka_credential_file_the_config_names_is_mounted() {
         }
     }
 }
+
+/// The Avro example: the capture accepts the config the operator renders, and every schema
+/// registry credential file it names is a projected key of a Secret the pod mounts.
+#[test]
+fn the_avro_example_renders_a_registry_config_the_capture_loads() {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crds/examples/oraclecapture-avro.yaml"
+    ))
+    .unwrap();
+    let mut capture: OracleCapture = serde_norway::from_str(&example).unwrap();
+    capture.metadata.uid = Some("8d7e0c1a-5b2f-4f4e-9a51-0c4b1c2d3e4f".into());
+    let rendered = redoline_operator::build::render_capture_config(&capture).unwrap();
+    let loaded = config::parse(&rendered, &[]).unwrap_or_else(|e| panic!("{e}\n{rendered}"));
+    let registry = loaded.schema_registry.unwrap();
+    let spec = capture.spec.schema_registry.unwrap();
+    assert_eq!(registry.url, spec.url);
+    assert_eq!(registry.subject_name_strategy, spec.subject_name_strategy);
+    let ca = registry.tls.unwrap().trusted_certificates[0]
+        .certificate
+        .clone()
+        .unwrap();
+    let password = registry.authentication.unwrap().password_file.unwrap();
+    assert_eq!(
+        ca,
+        std::path::Path::new("/var/run/secrets/redoline/schema-registry/tls/0/ca.crt")
+    );
+    assert_eq!(
+        password,
+        std::path::Path::new("/var/run/secrets/redoline/schema-registry/password/password")
+    );
+    assert!(!rendered.contains("secretName"), "{rendered}");
+}

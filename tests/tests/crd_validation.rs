@@ -884,3 +884,95 @@ async fn declared_topics_are_accepted_and_creation_defaults_to_the_capture() {
     let creation = &plain.data["spec"]["kafka"]["topics"]["data"]["creation"];
     assert_eq!(creation, "capture", "{}", plain.data["spec"]["kafka"]);
 }
+
+/// `spec.schemaRegistry` goes with `spec.format.encoding: avro`, and its rules: an http(s) URL,
+/// https with TLS, the fields of each authentication type. The Avro example is accepted.
+#[tokio::test]
+async fn schema_registry_is_required_with_avro_and_its_fields_are_checked() {
+    let (_env, api) = setup("crd-schema-registry").await;
+    let avro = |registry: Value| {
+        let spec = with(minimal_spec(), "format.encoding", json!("avro"));
+        with(spec, "schemaRegistry", registry)
+    };
+    let example = include_str!("../../crds/examples/oraclecapture-avro.yaml");
+    let mut capture: DynamicObject = serde_norway::from_str(example).expect("example parses");
+    capture.metadata.namespace = None;
+    api.create(&PostParams::default(), &capture)
+        .await
+        .unwrap_or_else(|e| panic!("the Avro example is refused: {e}"));
+    let password = json!({"secretName": "registry-user", "password": "password"});
+    let accepted = [
+        json!({"url": "http://registry:8081"}),
+        json!({"url": "https://registry:8443/apis/ccompat/v7", "subjectNameStrategy": "TopicRecordName",
+            "autoRegister": false,
+            "tls": {"trustedCertificates": [{"secretName": "ca", "pattern": "*.crt"}]},
+            "authentication": {"type": "bearer", "tokenSecret": {"secretName": "t", "key": "token"}}}),
+        json!({"url": "http://registry:8081", "subjectNameStrategy": "RecordName",
+            "authentication": {"type": "basic", "username": "u", "passwordSecret": password}}),
+    ];
+    for (i, registry) in accepted.iter().enumerate() {
+        api.create(
+            &PostParams::default(),
+            &object(&format!("registry-{i}"), avro(registry.clone())),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{registry} refused: {e}"));
+    }
+    let refused = [
+        (
+            with(minimal_spec(), "format.encoding", json!("avro")),
+            "spec.schemaRegistry is required with spec.format.encoding avro",
+        ),
+        (
+            with(
+                minimal_spec(),
+                "schemaRegistry",
+                json!({"url": "http://registry:8081"}),
+            ),
+            "spec.schemaRegistry is required with spec.format.encoding avro",
+        ),
+        (
+            avro(json!({"url": "registry:8081"})),
+            "spec.schemaRegistry.url must be an http:// or https:// URL",
+        ),
+        (
+            avro(json!({"url": "http://registry:8081", "tls": {}})),
+            "spec.schemaRegistry.tls needs an https://",
+        ),
+        (
+            avro(
+                json!({"url": "http://r", "authentication": {"type": "basic", "passwordSecret": password}}),
+            ),
+            "spec.schemaRegistry.authentication.username is required with type basic",
+        ),
+        (
+            avro(json!({"url": "http://r", "authentication": {"type": "basic", "username": "u"}})),
+            "spec.schemaRegistry.authentication.passwordSecret is required with type basic",
+        ),
+        (
+            avro(json!({"url": "http://r", "authentication": {"type": "bearer"}})),
+            "spec.schemaRegistry.authentication.tokenSecret is required with type bearer",
+        ),
+        (
+            avro(
+                json!({"url": "http://r", "authentication": {"type": "bearer", "username": "u",
+                "tokenSecret": {"secretName": "t", "key": "token"}}}),
+            ),
+            "spec.schemaRegistry.authentication.username is required with type basic and not allowed with bearer",
+        ),
+        (
+            avro(json!({"url": "http://r", "subjectNameStrategy": "Topic"})),
+            "subjectNameStrategy",
+        ),
+    ];
+    for (i, (spec, message)) in refused.into_iter().enumerate() {
+        let error = api
+            .create(
+                &PostParams::default(),
+                &object(&format!("registry-bad-{i}"), spec.clone()),
+            )
+            .await
+            .expect_err(&format!("{spec} accepted"));
+        assert!(error.to_string().contains(message), "{spec}: {error}");
+    }
+}
