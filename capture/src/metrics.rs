@@ -22,7 +22,7 @@
 //! | `redoline_capture_rows_fetched_total` | counter | |
 //! | `redoline_capture_roundtrips_total` | counter | `call` |
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
-//! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` |
+//! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` / `schema_registry_unavailable` |
 //! | `redoline_capture_credentials_loaded_timestamp_seconds` | gauge | (when this process read the mounted credentials it follows, [`crate::rotation`]; -1 when none are followed) |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
