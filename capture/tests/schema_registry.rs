@@ -1,3 +1,4 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 //! The schema registry client against a registry model served over HTTP in this process
 //! (`registry_model`): the API calls, subject strategies, the id cache, lookup only,
 //! compatibility refusals explained, outages and server errors, authentication and TLS.

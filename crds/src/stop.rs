@@ -155,7 +155,10 @@ mod tests {
         assert_eq!(StopCode::KafkaUnavailable.code(), "CDC-5003");
         assert_eq!(StopCode::KafkaAuthenticationFailed.code(), "CDC-1004");
         assert_eq!(StopCode::KafkaNotAuthorized.code(), "CDC-5004");
-        assert_eq!(StopCode::SchemaRegistryAuthenticationFailed.code(), "CDC-1005");
+        assert_eq!(
+            StopCode::SchemaRegistryAuthenticationFailed.code(),
+            "CDC-1005"
+        );
         assert_eq!(StopCode::SchemaRegistryUnavailable.code(), "CDC-5005");
         assert_eq!(StopCode::SchemaIncompatible.code(), "CDC-6003");
         assert_eq!(StopCode::SchemaNotRegistered.code(), "CDC-6004");
