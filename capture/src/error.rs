@@ -137,6 +137,20 @@ pub enum Outage {
     SchemaRegistry,
 }
 
+/// What follows from a schema registry's error, wherever it surfaces (here, or inside the
+/// encoder's error): an unreachable registry is retried like the database, since the record
+/// waiting for its schema id was not written and the run resumes from the bookmark; the other
+/// causes stop, or restart for a schema the registry finds invalid (a bug of the encoder).
+pub fn registry_disposition(error: &RegistryError) -> Disposition {
+    if error.is_transient() {
+        return Disposition::Retry {
+            cause: "schema_registry_unavailable",
+            outage: Outage::SchemaRegistry,
+        };
+    }
+    error.stop().map_or(Disposition::Restart, Disposition::Stop)
+}
+
 impl CaptureError {
     /// What follows from this error. See the module documentation.
     pub fn disposition(&self) -> Disposition {
@@ -168,13 +182,7 @@ impl CaptureError {
                 ConfigError::new("columns.messageKeyColumns", error.to_string()).stop(),
             ),
             Self::Encode(_) => Disposition::Restart,
-            // An unreachable registry is retried like the database: the record waiting for
-            // its schema id was not written, and the run resumes from the bookmark.
-            Self::Registry(error) if error.is_transient() => Disposition::Retry {
-                cause: "schema_registry_unavailable",
-                outage: Outage::SchemaRegistry,
-            },
-            Self::Registry(error) => stop_or_restart(error.stop()),
+            Self::Registry(error) => registry_disposition(error),
             Self::Assemble(error) => Disposition::Stop(error.stop()),
             Self::Journal(_)
             | Self::CommitOutOfOrder(_)

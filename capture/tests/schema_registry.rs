@@ -215,6 +215,33 @@ fn an_incompatible_change_names_the_subject_the_rule_and_the_field() {
     assert_ne!(v2, 0);
 }
 
+/// Apicurio's ccompat API answers `NONE` for a subject without a rule of its own; the rule that
+/// refused the schema is then the global one, which the stop names.
+#[test]
+fn a_refusal_under_the_global_rule_names_it_when_the_subject_reports_none() {
+    let served = Served::http("/apis/ccompat/v7");
+    {
+        let mut model = served.model();
+        model.global_rule = Some("FULL".to_owned());
+        model.subject_config_without_default = true;
+    }
+    let mut registry = client(&config(url(&served, "/apis/ccompat/v7")));
+    registry
+        .id(value(), &record("Envelope", &[("ID", false)]))
+        .unwrap();
+    let error = registry
+        .id(
+            value(),
+            &record("Envelope", &[("ID", false), ("CODE", false)]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&error, RegistryError::Incompatible { rule, reason, .. }
+            if rule == "FULL" && reason.contains("'CODE'")),
+        "{error}"
+    );
+}
+
 #[test]
 fn an_unreachable_registry_is_transient_and_served_again_it_answers() {
     // A port nothing listens on: the connection is refused.

@@ -154,8 +154,14 @@ impl HttpRegistry {
                 .filter(|(status, _)| (200..300).contains(status))
                 .map(|(_, text)| text)
         };
-        let rule = answered(self.send(Method::Get, &protocol::config_path(&subject), ""))
-            .and_then(|text| protocol::compatibility_level(&text))
+        // A refused schema is under some rule: `NONE` is a subject without a rule of its own.
+        let level = |path: &str| {
+            answered(self.send(Method::Get, path, ""))
+                .and_then(|text| protocol::compatibility_level(&text))
+                .filter(|level| level != "NONE")
+        };
+        let rule = level(&protocol::config_path(&subject))
+            .or_else(|| level(protocol::GLOBAL_CONFIG_PATH))
             .unwrap_or_else(|| "compatibility rule not reported".to_owned());
         let messages =
             answered(self.send(Method::Post, &protocol::compatibility_path(&subject), body))

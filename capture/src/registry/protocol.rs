@@ -12,7 +12,9 @@
 //!   faults.
 //! - Why a schema is incompatible: `POST /compatibility/subjects/{subject}/versions/latest?verbose=true`
 //!   answers `{"is_compatible": false, "messages": [...]}`; the rule is
-//!   `GET /config/{subject}?defaultToGlobal=true`'s `{"compatibilityLevel": "..."}`.
+//!   `GET /config/{subject}?defaultToGlobal=true`'s `{"compatibilityLevel": "..."}`, or the
+//!   global `GET /config`'s when the subject's says `NONE` (Apicurio answers `NONE` for a subject
+//!   without a rule of its own, whatever `defaultToGlobal` asks).
 //!
 //! Apicurio Registry serves the same API under `/apis/ccompat/v7`; the client is given that root.
 
@@ -55,6 +57,9 @@ pub fn compatibility_path(subject: &str) -> String {
 pub fn config_path(subject: &str) -> String {
     format!("/config/{}?defaultToGlobal=true", path_segment(subject))
 }
+
+/// The path of the registry's global compatibility rule.
+pub const GLOBAL_CONFIG_PATH: &str = "/config";
 
 /// The request body carrying a schema (Avro, the API's default `schemaType`).
 pub fn schema_body(schema: &str) -> String {
@@ -176,7 +181,8 @@ impl Failure {
                 subject,
                 reason: self.describe(),
             },
-            (404, Some(40401 | 40403)) if call == Call::LookUp => {
+            // 40404: a soft-deleted subject, which has no live versions to find.
+            (404, Some(40401 | 40403 | 40404)) if call == Call::LookUp => {
                 RegistryError::NotRegistered { subject }
             }
             _ => RegistryError::NotARegistry {

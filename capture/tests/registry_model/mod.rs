@@ -33,8 +33,14 @@ pub struct Model {
     schemas: Vec<Value>,
     /// Each subject's versions, oldest first, as ids.
     subjects: BTreeMap<String, Vec<u32>>,
-    /// Compatibility rules set per subject; BACKWARD otherwise.
+    /// Compatibility rules set per subject; the global rule otherwise.
     rules: BTreeMap<String, String>,
+    /// The global rule, BACKWARD unless set (Confluent's default).
+    pub global_rule: Option<String>,
+    /// `GET /config/{subject}` answers `NONE` for a subject without a rule of its own, as
+    /// Apicurio's ccompat API does, rather than the global rule Confluent's gives with
+    /// `defaultToGlobal=true`.
+    pub subject_config_without_default: bool,
     /// The `Authorization` header every request must carry, when set.
     pub authorization: Option<String>,
     /// Every request is answered with this server error while set (an ailing registry).
@@ -63,6 +69,12 @@ impl Model {
         self.rules
             .get(subject)
             .cloned()
+            .unwrap_or_else(|| self.global())
+    }
+
+    fn global(&self) -> String {
+        self.global_rule
+            .clone()
             .unwrap_or_else(|| "BACKWARD".to_owned())
     }
 
@@ -182,8 +194,14 @@ impl Model {
                 })
             }
             ("GET", ["config", subject]) => {
-                Ok(json!({ "compatibilityLevel": self.rule(subject) }))
+                let level = match self.rules.get(*subject) {
+                    Some(rule) => rule.clone(),
+                    None if self.subject_config_without_default => "NONE".to_owned(),
+                    None => self.global(),
+                };
+                Ok(json!({ "compatibilityLevel": level }))
             }
+            ("GET", ["config"]) => Ok(json!({ "compatibilityLevel": self.global() })),
             _ => Err((404, error_body(404, "HTTP 404 Not Found"))),
         };
         result.map_or_else(|refusal| refusal, |answer| (200, answer))
