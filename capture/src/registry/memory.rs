@@ -47,7 +47,9 @@ impl SchemaRegistry for MemoryRegistry {
         if let (true, Some(id)) = (registered, known) {
             return Ok(id);
         }
-        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX).saturating_add(1);
+        let next = u32::try_from(self.ids.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(1);
         let id = *self.ids.entry(schema.to_owned()).or_insert(next);
         self.subjects.entry(subject).or_default().insert(id);
         Ok(id)

@@ -244,12 +244,13 @@ impl SkippedOperations {
     }
 }
 
-/// One Kafka record: `None` key or value is a Kafka null (no key; a tombstone).
+/// One Kafka record: `None` key or value is a Kafka null (no key; a tombstone). Keys and values
+/// are bytes: JSON text, or Avro in Confluent's wire format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     pub topic: String,
-    pub key: Option<String>,
-    pub value: Option<String>,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
 }
 
 /// An event Debezium's record shapes cannot carry.
@@ -453,20 +454,23 @@ impl DebeziumEncoder {
             // Truncates have a null key, as in Debezium.
             let key = match (part.op, part.after.or(part.before)) {
                 (EnvelopeOp::Truncate, _) | (_, None) => None,
-                (_, Some(row)) => key(&plan, &self.options, row)?,
+                (_, Some(row)) => key(&plan, &self.options, row)?.map(String::into_bytes),
             };
             let transaction = self.number(event, &plan.table, &mut records, processed_at);
             records.push(Record {
                 topic: plan.topic.clone(),
                 key: key.clone(),
-                value: Some(envelope(
-                    &plan,
-                    &self.options,
-                    event,
-                    &part,
-                    transaction.as_ref(),
-                    processed_at,
-                )?),
+                value: Some(
+                    envelope(
+                        &plan,
+                        &self.options,
+                        event,
+                        &part,
+                        transaction.as_ref(),
+                        processed_at,
+                    )?
+                    .into_bytes(),
+                ),
             });
             // The delete's tombstone, for log compaction. A table without a key gets one too,
             // with a null key, as Debezium's dispatcher sends it whatever the key.
@@ -640,8 +644,8 @@ fn transaction_record(
     }
     Record {
         topic: transaction_topic(&options.topic_prefix),
-        key: Some(key),
-        value: Some(value),
+        key: Some(key.into_bytes()),
+        value: Some(value.into_bytes()),
     }
 }
 
