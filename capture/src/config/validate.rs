@@ -8,8 +8,9 @@ use std::sync::LazyLock;
 
 use redoline_crds::ByteQuantity;
 use redoline_crds::v1alpha1::{
-    DEBEZIUM_ONLY_FIELDS, FIELDS_BY_TYPE, FormatType, KafkaAuthenticationType, KafkaTopicsSpec,
-    MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation, StartPositionType, TopicCreation,
+    DEBEZIUM_ONLY_FIELDS, FIELDS_BY_TYPE, FormatEncoding, FormatType, KafkaAuthenticationType,
+    KafkaTopicsSpec, MIN_MEMORY_BYTES, MIN_SESSION_PGA_BYTES, SkippedOperation, StartPositionType,
+    TopicCreation,
 };
 use serde_json::Value;
 
@@ -244,6 +245,20 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
         return Err(ConfigError::new(
             "format.skippedOperations",
             "none cannot be combined with other operations",
+        ));
+    }
+    let avro = config.format.encoding == FormatEncoding::Avro;
+    if avro && config.format.type_ != FormatType::Debezium {
+        return Err(ConfigError::new(
+            "format.encoding",
+            "avro writes Debezium records: it needs format.type debezium",
+        ));
+    }
+    if avro && config.file.is_some() {
+        return Err(ConfigError::new(
+            "format.encoding",
+            "avro needs the Kafka sink: the file sink (file) writes JSON lines, which cannot hold \
+             Avro records; use encoding json with file, or a kafka sink",
         ));
     }
     if config.format.type_ != FormatType::Debezium {

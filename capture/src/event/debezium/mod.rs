@@ -49,8 +49,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use redoline_crds::v1alpha1::{
-    BinaryHandlingMode, DecimalHandlingMode, FormatSpec, IntervalHandlingMode, SkippedOperation,
-    TimePrecisionMode,
+    BinaryHandlingMode, DecimalHandlingMode, FormatEncoding, FormatSpec, IntervalHandlingMode,
+    SkippedOperation, TimePrecisionMode,
 };
 
 use super::json;
@@ -89,6 +89,17 @@ pub enum BinaryHandling {
     Hex,
 }
 
+/// How keys and values are written (`format.encoding`): the converter a Debezium pipeline would
+/// configure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// Kafka Connect's `JsonConverter`.
+    #[default]
+    Json,
+    /// An Avro converter (Confluent's `AvroConverter`): Avro binary in Confluent's wire format.
+    Avro,
+}
+
 /// `interval.handling.mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IntervalHandling {
@@ -108,7 +119,9 @@ pub struct DebeziumOptions {
     /// `source.version`: redoline's version and the Debezium release whose records these
     /// match ([`source_version`]).
     pub connector_version: String,
-    /// Wrap keys and values in `{"schema","payload"}` (`schemas.enable`). Default true.
+    pub encoding: Encoding,
+    /// With the JSON encoding, wrap keys and values in `{"schema","payload"}`
+    /// (`schemas.enable`). Default true.
     pub schemas_enabled: bool,
     pub decimal_handling: DecimalHandling,
     /// `legacy.decimal.handling.strategy`: NUMBER(p,0) stays an integer under `double` and
@@ -138,6 +151,7 @@ impl Default for DebeziumOptions {
             topic_prefix: "redoline".to_owned(),
             database_name: String::new(),
             connector_version: source_version(),
+            encoding: Encoding::Json,
             schemas_enabled: true,
             decimal_handling: DecimalHandling::default(),
             legacy_decimal_handling: false,
@@ -174,6 +188,10 @@ impl DebeziumOptions {
         Self {
             topic_prefix: topic_prefix.to_owned(),
             database_name: database_name.to_owned(),
+            encoding: match format.encoding {
+                FormatEncoding::Json => Encoding::Json,
+                FormatEncoding::Avro => Encoding::Avro,
+            },
             schemas_enabled: format.schemas,
             decimal_handling: match format.decimal_handling_mode {
                 DecimalHandlingMode::Precise => DecimalHandling::Precise,
@@ -783,6 +801,7 @@ mod tests {
             tombstones_on_delete: false,
             schemas: false,
             include_schema_changes: false,
+            encoding: FormatEncoding::Avro,
             ..FormatSpec::default()
         };
         let options = DebeziumOptions::from_spec(&format, "orders", "ORDERSPDB");
@@ -792,6 +811,7 @@ mod tests {
         assert_eq!(options.time_precision, TimePrecision::Connect);
         assert_eq!(options.binary_handling, BinaryHandling::Base64UrlSafe);
         assert_eq!(options.interval_handling, IntervalHandling::String);
+        assert_eq!(options.encoding, Encoding::Avro);
         assert_eq!(
             options.connector_version,
             format!("redoline-{} (Debezium 3.6 compatible)", crate::VERSION)
