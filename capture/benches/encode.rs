@@ -214,7 +214,7 @@ fn main() {
         {
             Ok(records) => records
                 .iter()
-                .map(|r| r.value.as_ref().map_or(0, String::len))
+                .map(|r| r.value.as_ref().map_or(0, Vec::len))
                 .sum(),
             Err(e) => panic_free_exit(&e.to_string()),
         };

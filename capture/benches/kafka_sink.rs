@@ -146,8 +146,8 @@ fn records(topic: &str, value: &str, transaction_events: usize) -> Vec<Record> {
     (0..transaction_events)
         .map(|i| Record {
             topic: topic.to_owned(),
-            key: Some(format!("key-{i}")),
-            value: Some(value.to_owned()),
+            key: Some(format!("key-{i}").into_bytes()),
+            value: Some(value.as_bytes().to_vec()),
         })
         .collect()
 }

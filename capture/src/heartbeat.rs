@@ -91,8 +91,8 @@ pub fn heartbeat_record(
     }
     Record {
         topic: topic.to_owned(),
-        key: Some(key),
-        value: Some(value),
+        key: Some(key.into_bytes()),
+        value: Some(value.into_bytes()),
     }
 }
 
@@ -124,19 +124,19 @@ mod tests {
         assert_eq!(topic, "__debezium-heartbeat.sales");
         let plain = heartbeat_record(&topic, "sales", false, at(0));
         assert_eq!(plain.topic, topic);
-        let key: Value = serde_json::from_str(plain.key.as_deref().unwrap()).unwrap();
+        let key: Value = serde_json::from_slice(plain.key.as_deref().unwrap()).unwrap();
         assert_eq!(key, json!({"serverName": "sales"}));
-        let value: Value = serde_json::from_str(plain.value.as_deref().unwrap()).unwrap();
+        let value: Value = serde_json::from_slice(plain.value.as_deref().unwrap()).unwrap();
         assert_eq!(value, json!({"ts_ms": 1_700_000_000_000i64}));
 
         let wrapped = heartbeat_record(&topic, "sales", true, at(0));
-        let key: Value = serde_json::from_str(wrapped.key.as_deref().unwrap()).unwrap();
+        let key: Value = serde_json::from_slice(wrapped.key.as_deref().unwrap()).unwrap();
         assert_eq!(key["payload"], json!({"serverName": "sales"}));
         assert_eq!(
             key["schema"]["name"],
             "io.debezium.connector.common.ServerNameKey"
         );
-        let value: Value = serde_json::from_str(wrapped.value.as_deref().unwrap()).unwrap();
+        let value: Value = serde_json::from_slice(wrapped.value.as_deref().unwrap()).unwrap();
         assert_eq!(value["payload"], json!({"ts_ms": 1_700_000_000_000i64}));
         assert_eq!(
             value["schema"]["name"],

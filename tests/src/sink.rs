@@ -99,8 +99,8 @@ pub fn data_records(topic: &str, tag: &str, count: usize) -> Vec<Record> {
     (0..count)
         .map(|i| Record {
             topic: topic.to_owned(),
-            key: Some(format!("{tag}-key-{i}")),
-            value: Some(format!("{tag}-{i}")),
+            key: Some(format!("{tag}-key-{i}").into_bytes()),
+            value: Some(format!("{tag}-{i}").into_bytes()),
         })
         .collect()
 }

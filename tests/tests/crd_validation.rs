@@ -177,6 +177,20 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "set at most one of spec.filters.schemaIncludeList",
         ),
         (
+            "avro with the compact format",
+            with(
+                with(minimal_spec(), "format.type", json!("compact")),
+                "format.encoding",
+                json!("avro"),
+            ),
+            "spec.format.encoding avro writes Debezium records",
+        ),
+        (
+            "unknown encoding",
+            with(minimal_spec(), "format.encoding", json!("protobuf")),
+            "spec.format.encoding",
+        ),
+        (
             "column list with the compact format",
             with(
                 with(minimal_spec(), "format.type", json!("compact")),

@@ -100,7 +100,7 @@ fn journaled_transactions_survive_restarts_until_their_commit() -> Result<()> {
     aborted.push(Record {
         topic: data.clone(),
         key: None,
-        value: Some("x".repeat(2_000_000)),
+        value: Some(vec![b'x'; 2_000_000]),
     });
     assert!(write_page(&sink, &aborted, Vec::new(), &bookmark(99, 117, &lost)).is_err());
     drop(sink);

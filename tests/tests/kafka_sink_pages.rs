@@ -98,8 +98,8 @@ fn an_aborted_page_leaves_nothing_visible() -> Result<()> {
     let mut failing = data_records(&data, "aborted", 5);
     failing.push(Record {
         topic: data.clone(),
-        key: Some("too-large".into()),
-        value: Some("x".repeat(200_000)),
+        key: Some(b"too-large".to_vec()),
+        value: Some(vec![b'x'; 200_000]),
     });
     failing.extend(data_records(&data, "after", 2));
     let Err(error) = write_page(&sink, &failing, Vec::new(), &bookmark_at(2_050, 2)) else {
@@ -287,7 +287,7 @@ fn at_least_once_writes_the_bookmark_only_after_the_data_is_acknowledged() -> Re
     refused.push(Record {
         topic: format!("{prefix} not a topic!"),
         key: None,
-        value: Some("lost".into()),
+        value: Some(b"lost".to_vec()),
     });
     let started = std::time::Instant::now();
     let Err(error) = write_page(&sink, &refused, Vec::new(), &bookmark_at(2_010, 2)) else {

@@ -271,6 +271,13 @@ fn the_crd_rules_are_mirrored() {
             "kafka",
         ),
         (kafka("topics: {internal: {replicationFactor: 0}}"), "kafka"),
+        (
+            MINIMAL.replace(
+                "format: {type: compact}",
+                "format: {type: compact, encoding: avro}",
+            ),
+            "format.encoding",
+        ),
     ];
     for (text, field) in cases {
         assert_eq!(error(&text).field, field, "{text}");
@@ -310,6 +317,17 @@ fn the_environment_overrides_any_field() {
         parse(MINIMAL, &unknown).unwrap_err().field,
         "mining.maxWindow"
     );
+}
+
+#[test]
+fn avro_with_the_file_sink_is_refused_naming_both() {
+    let error = error(&MINIMAL.replace(
+        "format: {type: compact}",
+        "format: {type: debezium, encoding: avro}",
+    ));
+    assert_eq!(error.field, "format.encoding");
+    assert!(error.message.contains("file sink (file)"), "{error}");
+    assert_eq!(error.stop().code.code(), "CDC-1001");
 }
 
 #[test]

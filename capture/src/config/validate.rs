@@ -247,6 +247,20 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             "none cannot be combined with other operations",
         ));
     }
+    let avro = config.format.encoding == FormatEncoding::Avro;
+    if avro && config.format.type_ != FormatType::Debezium {
+        return Err(ConfigError::new(
+            "format.encoding",
+            "avro writes Debezium records: it needs format.type debezium",
+        ));
+    }
+    if avro && config.file.is_some() {
+        return Err(ConfigError::new(
+            "format.encoding",
+            "avro needs the Kafka sink: the file sink (file) writes JSON lines, which cannot hold \
+             Avro records; use encoding json with file, or a kafka sink",
+        ));
+    }
     if config.format.type_ != FormatType::Debezium {
         let (filters, columns) = (&config.filters, &config.columns);
         let set = [

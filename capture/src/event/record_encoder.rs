@@ -83,8 +83,8 @@ impl RecordEncoder {
                 };
                 Ok(vec![Record {
                     topic,
-                    key: compact::encode_key(event),
-                    value: Some(compact::encode(event)),
+                    key: compact::encode_key(event).map(String::into_bytes),
+                    value: Some(compact::encode(event).into_bytes()),
                 }])
             }
             Self::Debezium(encoder) => encoder.encode(event, processed_at),

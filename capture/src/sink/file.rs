@@ -177,8 +177,8 @@ impl FileSink {
     pub fn append_record_line(
         &mut self,
         topic: &str,
-        key: Option<&str>,
-        value: Option<&str>,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
     ) -> Result<(), FileSinkError> {
         let mut quoted_topic = String::with_capacity(topic.len() + 2);
         json::string(&mut quoted_topic, topic);
@@ -186,9 +186,9 @@ impl FileSink {
             b"{\"topic\":",
             quoted_topic.as_bytes(),
             b",\"key\":",
-            key.unwrap_or("null").as_bytes(),
+            key.unwrap_or(b"null"),
             b",\"value\":",
-            value.unwrap_or("null").as_bytes(),
+            value.unwrap_or(b"null"),
             b"}",
         ])
     }

@@ -75,10 +75,9 @@ pub struct FileOutput {
 impl FileOutput {
     fn append(&mut self, record: &Record) -> Result<(), FileSinkError> {
         match self.lines {
-            FileLines::Values => {
-                self.sink
-                    .append_line(&[record.value.as_deref().unwrap_or_default().as_bytes()])
-            }
+            FileLines::Values => self
+                .sink
+                .append_line(&[record.value.as_deref().unwrap_or_default()]),
             FileLines::Records => self.sink.append_record_line(
                 &record.topic,
                 record.key.as_deref(),
@@ -176,14 +175,14 @@ impl Output {
         let xid = transaction.transaction.xid.clone();
         let mut records = vec![Record {
             topic: topics.ops.clone(),
-            key: Some(xid.clone()),
-            value: Some(json),
+            key: Some(xid.clone().into_bytes()),
+            value: Some(json.into_bytes()),
         }];
         if let Some(dlq) = dlq {
             records.push(Record {
                 topic: topics.dlq.clone(),
-                key: Some(xid),
-                value: Some(dlq),
+                key: Some(xid.into_bytes()),
+                value: Some(dlq.into_bytes()),
             });
         }
         kafka.produce(records)
@@ -198,8 +197,8 @@ impl Output {
                 let topic = kafka.sink.options().topics.schema_history.clone();
                 kafka.produce([Record {
                     topic,
-                    key: Some(key),
-                    value: Some(value),
+                    key: Some(key.into_bytes()),
+                    value: Some(value.into_bytes()),
                 }])?;
             }
         }

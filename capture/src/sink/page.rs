@@ -201,8 +201,7 @@ impl Page {
 
 /// Key and value bytes of a record, as the metrics count them.
 pub fn record_bytes(record: &Record) -> u64 {
-    (record.key.as_ref().map_or(0, String::len) + record.value.as_ref().map_or(0, String::len))
-        as u64
+    (record.key.as_ref().map_or(0, Vec::len) + record.value.as_ref().map_or(0, Vec::len)) as u64
 }
 
 #[cfg(test)]
@@ -213,7 +212,7 @@ mod tests {
         Record {
             topic: "t".into(),
             key: Some(key.into()),
-            value: value.map(str::to_owned),
+            value: value.map(|v| v.as_bytes().to_vec()),
         }
     }
 

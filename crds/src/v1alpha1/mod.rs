@@ -73,6 +73,7 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
 #[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
+#[x_kube(validation = kube::core::Rule::new("self.format.type == 'debezium' || !has(self.format.encoding) || self.format.encoding == 'json'").message("spec.format.encoding avro writes Debezium records: it needs spec.format.type debezium"))]
 #[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
 #[x_kube(validation = kube::core::Rule::new(REGISTRY_WITH_AVRO_RULE).message(REGISTRY_WITH_AVRO))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly"))]
@@ -536,13 +537,15 @@ pub struct FormatSpec {
     /// change).
     #[serde(rename = "type", default)]
     pub type_: FormatType,
-    /// How keys and values are written: `json` or, with `debezium` and a Kafka sink, `avro`
-    /// (Confluent's wire format, schemas in `spec.schemaRegistry`). `schemas` does not apply
-    /// to `avro`.
+    /// With `debezium`: how keys and values are written. `json` (Kafka Connect's JsonConverter) or
+    /// `avro` (Avro binary in Confluent's wire format, each schema registered in
+    /// `spec.schemaRegistry`, as Confluent's AvroConverter writes it). `avro` needs
+    /// `type: debezium`.
     #[serde(default)]
     pub encoding: FormatEncoding,
-    /// With `debezium`: wrap keys and values in the `schema`/`payload` envelope, as Kafka Connect's
-    /// JsonConverter does with `schemas.enable=true`.
+    /// With `debezium` and `encoding: json`: wrap keys and values in the `schema`/`payload`
+    /// envelope, as Kafka Connect's JsonConverter does with `schemas.enable=true`. Not used with
+    /// `encoding: avro`, whose records carry a schema id instead.
     #[serde(default = "default_true")]
     pub schemas: bool,
     /// With `debezium`, Debezium's `decimal.handling.mode`: `precise` (Connect Decimal),
@@ -856,13 +859,14 @@ pub enum FormatType {
     Compact,
 }
 
-/// How keys and values are written.
+/// How the `debezium` format writes keys and values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FormatEncoding {
+    /// JSON text, as Kafka Connect's JsonConverter writes it.
     #[default]
     Json,
-    /// Avro binary in Confluent's wire format, the schema ids from `spec.schemaRegistry`.
+    /// Avro binary in Confluent's wire format (magic byte 0, 4-byte schema id, body).
     Avro,
 }
 

@@ -49,8 +49,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use redoline_crds::v1alpha1::{
-    BinaryHandlingMode, DecimalHandlingMode, FormatSpec, IntervalHandlingMode, SkippedOperation,
-    TimePrecisionMode,
+    BinaryHandlingMode, DecimalHandlingMode, FormatEncoding, FormatSpec, IntervalHandlingMode,
+    SkippedOperation, TimePrecisionMode,
 };
 
 use super::json;
@@ -89,6 +89,17 @@ pub enum BinaryHandling {
     Hex,
 }
 
+/// How keys and values are written (`format.encoding`): the converter a Debezium pipeline would
+/// configure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// Kafka Connect's `JsonConverter`.
+    #[default]
+    Json,
+    /// An Avro converter (Confluent's `AvroConverter`): Avro binary in Confluent's wire format.
+    Avro,
+}
+
 /// `interval.handling.mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IntervalHandling {
@@ -108,7 +119,9 @@ pub struct DebeziumOptions {
     /// `source.version`: redoline's version and the Debezium release whose records these
     /// match ([`source_version`]).
     pub connector_version: String,
-    /// Wrap keys and values in `{"schema","payload"}` (`schemas.enable`). Default true.
+    pub encoding: Encoding,
+    /// With the JSON encoding, wrap keys and values in `{"schema","payload"}`
+    /// (`schemas.enable`). Default true.
     pub schemas_enabled: bool,
     pub decimal_handling: DecimalHandling,
     /// `legacy.decimal.handling.strategy`: NUMBER(p,0) stays an integer under `double` and
@@ -138,6 +151,7 @@ impl Default for DebeziumOptions {
             topic_prefix: "redoline".to_owned(),
             database_name: String::new(),
             connector_version: source_version(),
+            encoding: Encoding::Json,
             schemas_enabled: true,
             decimal_handling: DecimalHandling::default(),
             legacy_decimal_handling: false,
@@ -174,6 +188,10 @@ impl DebeziumOptions {
         Self {
             topic_prefix: topic_prefix.to_owned(),
             database_name: database_name.to_owned(),
+            encoding: match format.encoding {
+                FormatEncoding::Json => Encoding::Json,
+                FormatEncoding::Avro => Encoding::Avro,
+            },
             schemas_enabled: format.schemas,
             decimal_handling: match format.decimal_handling_mode {
                 DecimalHandlingMode::Precise => DecimalHandling::Precise,
@@ -244,12 +262,13 @@ impl SkippedOperations {
     }
 }
 
-/// One Kafka record: `None` key or value is a Kafka null (no key; a tombstone).
+/// One Kafka record: `None` key or value is a Kafka null (no key; a tombstone). Keys and values
+/// are bytes: JSON text, or Avro in Confluent's wire format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     pub topic: String,
-    pub key: Option<String>,
-    pub value: Option<String>,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
 }
 
 /// An event Debezium's record shapes cannot carry.
@@ -453,20 +472,23 @@ impl DebeziumEncoder {
             // Truncates have a null key, as in Debezium.
             let key = match (part.op, part.after.or(part.before)) {
                 (EnvelopeOp::Truncate, _) | (_, None) => None,
-                (_, Some(row)) => key(&plan, &self.options, row)?,
+                (_, Some(row)) => key(&plan, &self.options, row)?.map(String::into_bytes),
             };
             let transaction = self.number(event, &plan.table, &mut records, processed_at);
             records.push(Record {
                 topic: plan.topic.clone(),
                 key: key.clone(),
-                value: Some(envelope(
-                    &plan,
-                    &self.options,
-                    event,
-                    &part,
-                    transaction.as_ref(),
-                    processed_at,
-                )?),
+                value: Some(
+                    envelope(
+                        &plan,
+                        &self.options,
+                        event,
+                        &part,
+                        transaction.as_ref(),
+                        processed_at,
+                    )?
+                    .into_bytes(),
+                ),
             });
             // The delete's tombstone, for log compaction. A table without a key gets one too,
             // with a null key, as Debezium's dispatcher sends it whatever the key.
@@ -640,8 +662,8 @@ fn transaction_record(
     }
     Record {
         topic: transaction_topic(&options.topic_prefix),
-        key: Some(key),
-        value: Some(value),
+        key: Some(key.into_bytes()),
+        value: Some(value.into_bytes()),
     }
 }
 
@@ -779,6 +801,7 @@ mod tests {
             tombstones_on_delete: false,
             schemas: false,
             include_schema_changes: false,
+            encoding: FormatEncoding::Avro,
             ..FormatSpec::default()
         };
         let options = DebeziumOptions::from_spec(&format, "orders", "ORDERSPDB");
@@ -788,6 +811,7 @@ mod tests {
         assert_eq!(options.time_precision, TimePrecision::Connect);
         assert_eq!(options.binary_handling, BinaryHandling::Base64UrlSafe);
         assert_eq!(options.interval_handling, IntervalHandling::String);
+        assert_eq!(options.encoding, Encoding::Avro);
         assert_eq!(
             options.connector_version,
             format!("redoline-{} (Debezium 3.6 compatible)", crate::VERSION)

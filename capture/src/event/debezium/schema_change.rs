@@ -70,8 +70,8 @@ pub fn schema_change_record(
     }
     Record {
         topic: legal_topic(&options.topic_prefix),
-        key: Some(key),
-        value: Some(value),
+        key: Some(key.into_bytes()),
+        value: Some(value.into_bytes()),
     }
 }
 
@@ -198,9 +198,9 @@ mod tests {
         let at = jiff::Timestamp::from_millisecond(1_700_000_000_000).unwrap();
         let record = schema_change_record(&options(false), &event, DDL, &change, at);
         assert_eq!(record.topic, "sales");
-        let key: Value = serde_json::from_str(record.key.as_deref().unwrap()).unwrap();
+        let key: Value = serde_json::from_slice(record.key.as_deref().unwrap()).unwrap();
         assert_eq!(key, serde_json::json!({"databaseName": "ORCL"}));
-        let value: Value = serde_json::from_str(record.value.as_deref().unwrap()).unwrap();
+        let value: Value = serde_json::from_slice(record.value.as_deref().unwrap()).unwrap();
         assert_eq!(value["ts_ms"], 1_700_000_000_000i64);
         assert_eq!(value["databaseName"], "ORCL");
         assert_eq!(value["schemaName"], "APP");
@@ -230,13 +230,13 @@ mod tests {
             &change,
             jiff::Timestamp::UNIX_EPOCH,
         );
-        let key: Value = serde_json::from_str(record.key.as_deref().unwrap()).unwrap();
+        let key: Value = serde_json::from_slice(record.key.as_deref().unwrap()).unwrap();
         assert_eq!(key["payload"]["databaseName"], "ORCL");
         assert_eq!(
             key["schema"]["name"],
             "io.debezium.connector.oracle.SchemaChangeKey"
         );
-        let value: Value = serde_json::from_str(record.value.as_deref().unwrap()).unwrap();
+        let value: Value = serde_json::from_slice(record.value.as_deref().unwrap()).unwrap();
         let schema = &value["schema"];
         assert_eq!(
             schema["name"],

@@ -254,8 +254,8 @@ impl Journal {
             tx.next_chunk += 1;
             records.push(Record {
                 topic: topic.clone(),
-                key: Some(record_key),
-                value: Some(value),
+                key: Some(record_key.into_bytes()),
+                value: Some(value.into_bytes()),
             });
         }
         tx.covered_scn = last_scn;
@@ -272,7 +272,7 @@ impl Journal {
             .into_iter()
             .map(|chunk_key| Record {
                 topic: settings.topic.clone(),
-                key: Some(chunk_key),
+                key: Some(chunk_key.into_bytes()),
                 value: None,
             })
             .collect()

@@ -124,7 +124,7 @@ impl JournalReplay {
             if committed.is_none() || chunk.key.generation > bookmark_generation {
                 stale.push(Record {
                     topic: topic.clone(),
-                    key: Some(chunk.raw_key),
+                    key: Some(chunk.raw_key.into_bytes()),
                     value: None,
                 });
                 continue;
@@ -172,7 +172,7 @@ impl JournalReplay {
                 );
                 stale.extend(chunks.into_iter().map(|chunk| Record {
                     topic: topic.clone(),
-                    key: Some(chunk.raw_key),
+                    key: Some(chunk.raw_key.into_bytes()),
                     value: None,
                 }));
                 continue;

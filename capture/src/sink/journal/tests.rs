@@ -62,8 +62,8 @@ impl Log {
                 .add(TopicRecord {
                     partition: 0,
                     offset,
-                    key: record.key.clone().map(String::into_bytes),
-                    value: record.value.clone().map(String::into_bytes),
+                    key: record.key.clone(),
+                    value: record.value.clone(),
                 })
                 .unwrap();
         }
@@ -114,7 +114,7 @@ fn chunks_split_near_the_size_limit_and_move_the_restart_position() {
     let mut expected_scn = 100;
     for (n, record) in (0u32..).zip(&records) {
         assert_eq!(record.topic, TOPIC);
-        let value = ChunkValue::decode(record.value.as_ref().unwrap().as_bytes()).unwrap();
+        let value = ChunkValue::decode(record.value.as_ref().unwrap()).unwrap();
         assert_eq!(value.header.key.chunk, n);
         assert_eq!(value.header.key.generation, 4);
         assert_eq!(value.header.key.capture, "sales/orders");
@@ -127,17 +127,14 @@ fn chunks_split_near_the_size_limit_and_move_the_restart_position() {
             expected_scn += 1;
         }
         let key_text = record.key.as_ref().unwrap();
-        assert_eq!(
-            ChunkKey::decode(key_text.as_bytes()).unwrap(),
-            value.header.key
-        );
+        assert_eq!(ChunkKey::decode(key_text).unwrap(), value.header.key);
     }
     assert_eq!(expected_scn, 130);
     assert_eq!(journal.restart_scn(&key, 100), 129);
     assert!(journal.is_journaled(&key));
 
     let next = journal.write(&key, &rows(&key, 130..131)).unwrap();
-    let value = ChunkValue::decode(next[0].value.as_ref().unwrap().as_bytes()).unwrap();
+    let value = ChunkValue::decode(next[0].value.as_ref().unwrap()).unwrap();
     assert_eq!(value.header.key.chunk as usize, records.len());
     assert_eq!(journal.restart_scn(&key, 100), 130);
 

@@ -694,14 +694,19 @@ impl KafkaSink {
     fn send_bookmark(&self, bookmark: &str) -> Result<(), KafkaError> {
         self.send(
             &self.options.topics.offsets,
-            Some(&self.bookmark_key),
-            Some(bookmark),
+            Some(self.bookmark_key.as_bytes()),
+            Some(bookmark.as_bytes()),
         )
     }
 
     /// Queues one record of the sink's own (bookmark, tombstone) in librdkafka, after the data
     /// the sender has settled.
-    fn send(&self, topic: &str, key: Option<&str>, value: Option<&str>) -> Result<(), KafkaError> {
+    fn send(
+        &self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Result<(), KafkaError> {
         sender::send_waiting(&self.producer, topic, key, value)
     }
 

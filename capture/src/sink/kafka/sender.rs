@@ -373,8 +373,8 @@ mod tests {
     fn record(value_bytes: usize) -> Record {
         Record {
             topic: "t".to_owned(),
-            key: Some("k".to_owned()),
-            value: Some("v".repeat(value_bytes)),
+            key: Some(b"k".to_vec()),
+            value: Some(vec![b'v'; value_bytes]),
         }
     }
 
