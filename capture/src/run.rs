@@ -616,12 +616,13 @@ where
     ended
 }
 
-/// The schema registry the Avro encoding (`format.encoding: avro`) takes its schema ids from;
-/// `None` with JSON, which needs none. Made once per attempt, as the encoder is: its credentials
-/// are read then. A credential file that cannot be read is CDC-1001 naming the field.
+/// The schema registry client of the Avro encoding (`format.encoding: avro`): the one place it
+/// is built, once per attempt as the encoder is, reading its credential files then. `None` with
+/// JSON, which needs none (the config's rules tie `schemaRegistry` to `avro`). A credential file
+/// that cannot be read is CDC-1001 naming the field.
 pub fn schema_registry(
     config: &CaptureConfig,
-) -> Result<Option<Box<dyn SchemaRegistry>>, CaptureError> {
+) -> Result<Option<Box<dyn SchemaRegistry>>, ConfigError> {
     let Some(registry) = &config.schema_registry else {
         return Ok(None);
     };
