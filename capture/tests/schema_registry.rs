@@ -398,3 +398,46 @@ fn tls_trusts_the_configured_ca_and_refuses_an_untrusted_registry() {
     .unwrap_err();
     assert_eq!(refused.field, "schemaRegistry.tls.trustedCertificates");
 }
+
+/// The client the run builds from a capture config file: the registry section read as the
+/// operator renders it (paths to the mounted files), JSON needing none.
+#[test]
+fn the_run_builds_its_client_from_the_config_file() {
+    let served = Served::http("/apis/ccompat/v7");
+    served.model().authorization = Some("Bearer t0ken".to_owned());
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "token", "t0ken\n");
+    let text = format!(
+        "name: demo\n\
+         database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
+         tables: [APP.T]\n\
+         kafka: {{bootstrapServers: 'b:9092', topicPrefix: orders}}\n\
+         format: {{type: debezium, encoding: avro}}\n\
+         schemaRegistry: {{url: 'http://{}/apis/ccompat/v7', subjectNameStrategy: RecordName, \
+         authentication: {{type: bearer, tokenFile: token}}}}\n",
+        served.addr
+    );
+    let path = write(dir.path(), "capture.yaml", &text);
+    let config = redoline_capture::config::load(&path, &[]).unwrap();
+    let mut registry = redoline_capture::run::schema_registry(&config)
+        .unwrap()
+        .expect("a registry with avro");
+    let id = registry
+        .id(value(), &record("Envelope", &[("ID", false)]))
+        .unwrap();
+    assert_eq!(served.model().versions(RECORD), [id]);
+
+    let json = text
+        .replace("encoding: avro", "encoding: json")
+        .lines()
+        .filter(|line| !line.starts_with("schemaRegistry"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = write(dir.path(), "json.yaml", &json);
+    let config = redoline_capture::config::load(&path, &[]).unwrap();
+    assert!(
+        redoline_capture::run::schema_registry(&config)
+            .unwrap()
+            .is_none()
+    );
+}
