@@ -3,9 +3,10 @@
 //! that speaks it.
 //!
 //! The client is blocking, as the engine that asks for ids is: `ureq` 3, a small, well-kept
-//! synchronous HTTP client, with rustls on the `ring` provider (already in the build for the
-//! operator; no C toolchain like aws-lc-sys's, no OpenSSL linking as `reqwest`'s default TLS
-//! has). `reqwest`'s blocking client would start a tokio runtime of its own under every call.
+//! synchronous HTTP client (no async runtime under it; `reqwest`'s blocking client runs a tokio
+//! runtime on a thread of its own), with rustls on the `ring` provider, which the workspace's
+//! rustls already uses (no aws-lc-sys to build, no OpenSSL). Server certificates are checked by
+//! the platform verifier (the system CA store) unless trusted certificates are configured.
 //!
 //! Credentials and trusted certificates are read from their files once, when the client is
 //! made ([`HttpRegistry::new`]); a rotated Secret restarts the capture (`crate::rotation`), which
