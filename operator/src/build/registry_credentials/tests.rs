@@ -114,3 +114,28 @@ fn a_bearer_token_mounts_its_key_only_and_no_registry_mounts_nothing() {
     assert_eq!(build(&json), MountedCredentials::default());
     assert!(config_fields(&json).is_empty());
 }
+
+#[test]
+fn a_failed_mount_of_a_registry_secret_names_its_spec_field() {
+    let capture = capture(json!({
+        "url": "https://registry:8443",
+        "tls": {"trustedCertificates": [{"secretName": "registry-ca", "certificate": "ca.crt"}]},
+        "authentication": {"type": "bearer",
+            "tokenSecret": {"secretName": "registry-token", "key": "token"}},
+    }));
+    let volumes = crate::build::secret_volumes(&capture);
+    let problem = crate::status::mount_problem(
+        &volumes,
+        [
+            "MountVolume.SetUp failed for volume \"schema-registry-token\" : couldn't find key \
+             token in Secret sales/registry-token",
+        ],
+    )
+    .unwrap();
+    assert_eq!(problem.reason(), "SecretKeyMissing");
+    assert_eq!(
+        problem.message(),
+        "Secret \"registry-token\" named by spec.schemaRegistry.authentication.tokenSecret has \
+         no key \"token\" (set by spec.schemaRegistry.authentication.tokenSecret.key)"
+    );
+}
