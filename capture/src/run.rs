@@ -593,6 +593,7 @@ where
             buffer,
             metrics: shared.engine_metrics.clone(),
             board: shared.board.clone(),
+            schema_registry: schema_registry(config)?,
         };
         Engine::start(config.clone(), source, wiring, options)
     })();
@@ -625,6 +626,21 @@ struct Opened {
 
 /// The Kafka sink's options for `config`: client settings with the mounted properties, the
 /// capture's identity and its topics.
+/// The schema registry client of the Avro encoding: the one place it is built. `None` with the
+/// JSON encoding. Until the HTTP client exists, `format.encoding: avro` cannot run: a config
+/// error naming the field.
+fn schema_registry(
+    config: &CaptureConfig,
+) -> Result<Option<Box<dyn crate::registry::SchemaRegistry>>, ConfigError> {
+    match config.format.encoding {
+        redoline_crds::v1alpha1::FormatEncoding::Json => Ok(None),
+        redoline_crds::v1alpha1::FormatEncoding::Avro => Err(ConfigError::new(
+            "format.encoding",
+            "avro needs a schema registry client, which this build does not have yet",
+        )),
+    }
+}
+
 fn kafka_sink_options(
     config: &CaptureConfig,
     kafka: &crate::config::KafkaConfig,

@@ -587,9 +587,9 @@ fn debezium_transaction_metadata_golden() {
     for event in events() {
         records.extend(encoder.encode(&event, processed_at()).unwrap());
     }
-    records.extend(encoder.end_transaction(processed_at()));
+    records.extend(encoder.end_transaction(processed_at()).unwrap());
     assert_eq!(
-        encoder.end_transaction(processed_at()),
+        encoder.end_transaction(processed_at()).unwrap(),
         None,
         "one END per transaction"
     );
