@@ -534,8 +534,10 @@ impl DebeziumEncoder {
                         &self.options,
                         event,
                         &part,
-                        transaction.as_ref(),
-                        processed_at,
+                        avro::payload::Stamp {
+                            transaction: transaction.as_ref(),
+                            processed_at,
+                        },
                         &mut avro.scratch,
                     )?;
                     (key, value)
@@ -596,7 +598,12 @@ impl DebeziumEncoder {
                 // BEGIN carries the time of the transaction's first change, as Debezium's does.
                 let at = event.source.change_time.unwrap_or(processed_at);
                 let begin = transaction_record(&self.options, &id, at, None);
-                records.push(to_avro(&mut self.avro, &self.options, begin)?);
+                records.push(to_avro(
+                    &mut self.avro,
+                    &self.options,
+                    FixedKind::Transaction,
+                    begin,
+                )?);
                 slot.insert(OpenTransaction {
                     id,
                     tables: Vec::new(),
@@ -635,7 +642,7 @@ impl DebeziumEncoder {
         let tables: Vec<(&TableSchema, u64)> =
             open.tables.iter().map(|(t, n)| (&**t, *n)).collect();
         let end = transaction_record(&self.options, &open.id, at, Some(&tables));
-        to_avro(&mut self.avro, &self.options, end).map(Some)
+        to_avro(&mut self.avro, &self.options, FixedKind::Transaction, end).map(Some)
     }
 
     /// The schema change record of a DDL `event` (its statement `ddl`) that made `change`.
@@ -648,7 +655,12 @@ impl DebeziumEncoder {
     ) -> Result<Record, EncodeError> {
         let record =
             schema_change::schema_change_record(&self.options, event, ddl, change, processed_at);
-        to_avro(&mut self.avro, &self.options, record)
+        to_avro(
+            &mut self.avro,
+            &self.options,
+            FixedKind::SchemaChange,
+            record,
+        )
     }
 
     /// Debezium's heartbeat record on `topic` at `at` (see [`crate::heartbeat`]).
@@ -659,7 +671,7 @@ impl DebeziumEncoder {
             self.options.wraps_json(),
             at,
         );
-        to_avro(&mut self.avro, &self.options, record)
+        to_avro(&mut self.avro, &self.options, FixedKind::Heartbeat, record)
     }
 
     fn plan(&mut self, table: &Arc<TableSchema>) -> Result<Arc<TablePlan>, EncodeError> {
@@ -770,6 +782,7 @@ fn transaction_record(
 fn to_avro(
     avro: &mut Option<AvroState>,
     options: &DebeziumOptions,
+    kind: FixedKind,
     record: Record,
 ) -> Result<Record, EncodeError> {
     if options.encoding == Encoding::Json {
@@ -778,32 +791,12 @@ fn to_avro(
     let Some(avro) = avro else {
         return Err(EncodeError::NoSchemaRegistry);
     };
-    let (kind, key_schema, value_schema) =
-        if record.topic == transaction_topic(&options.topic_prefix) {
-            (
-                FixedKind::Transaction,
-                schema::TRANSACTION_KEY_SCHEMA.to_owned(),
-                schema::TRANSACTION_VALUE_SCHEMA.to_owned(),
-            )
-        } else if record.topic == legal_topic(&options.topic_prefix) {
-            (
-                FixedKind::SchemaChange,
-                schema_change::KEY_SCHEMA.to_owned(),
-                schema_change::value_schema(),
-            )
-        } else {
-            (
-                FixedKind::Heartbeat,
-                crate::heartbeat::KEY_SCHEMA.to_owned(),
-                crate::heartbeat::VALUE_SCHEMA.to_owned(),
-            )
-        };
-    let mut convert = |role, schema: &str, json: Option<Vec<u8>>| {
-        json.map(|json| avro.fixed(kind, role, &record.topic, schema, &json))
+    let mut convert = |role, json: Option<Vec<u8>>| {
+        json.map(|json| avro.fixed(kind, role, &record.topic, &json))
             .transpose()
     };
-    let key = convert(SchemaRole::Key, &key_schema, record.key)?;
-    let value = convert(SchemaRole::Value, &value_schema, record.value)?;
+    let key = convert(SchemaRole::Key, record.key)?;
+    let value = convert(SchemaRole::Value, record.value)?;
     Ok(Record {
         topic: record.topic,
         key,

@@ -17,6 +17,7 @@ pub mod connect;
 pub(super) mod payload;
 pub mod schema;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use connect::ConnectSchema;
@@ -86,13 +87,30 @@ pub enum FixedKind {
     SchemaChange,
 }
 
+impl FixedKind {
+    /// The Connect schema (JSON) of this kind's keys or values.
+    fn connect_schema(self, role: SchemaRole) -> Cow<'static, str> {
+        use super::{schema, schema_change};
+        match (self, role) {
+            (Self::Heartbeat, SchemaRole::Key) => Cow::Borrowed(crate::heartbeat::KEY_SCHEMA),
+            (Self::Heartbeat, SchemaRole::Value) => Cow::Borrowed(crate::heartbeat::VALUE_SCHEMA),
+            (Self::Transaction, SchemaRole::Key) => Cow::Borrowed(schema::TRANSACTION_KEY_SCHEMA),
+            (Self::Transaction, SchemaRole::Value) => {
+                Cow::Borrowed(schema::TRANSACTION_VALUE_SCHEMA)
+            }
+            (Self::SchemaChange, SchemaRole::Key) => Cow::Borrowed(schema_change::KEY_SCHEMA),
+            (Self::SchemaChange, SchemaRole::Value) => Cow::Owned(schema_change::value_schema()),
+        }
+    }
+}
+
 /// What the Avro encoding keeps beside the encoder: the registry, and the schemas and ids of
 /// the fixed-schema records.
 #[derive(Debug)]
 pub struct AvroState {
     pub registry: Box<dyn SchemaRegistry>,
-    fixed: HashMap<(FixedKind, SchemaRole), AvroSchema>,
-    ids: HashMap<(FixedKind, SchemaRole, String), u32>,
+    /// Each kind's schema and its id under the topic it was registered for.
+    fixed: HashMap<(FixedKind, SchemaRole), (AvroSchema, String, u32)>,
     /// Room for values formatted as text before they are written.
     pub scratch: String,
 }
@@ -102,36 +120,35 @@ impl AvroState {
         Self {
             registry,
             fixed: HashMap::new(),
-            ids: HashMap::new(),
             scratch: String::new(),
         }
     }
 
-    /// The Avro form of a key or value of a fixed-schema record, from its JSON payload
-    /// (`json`, without the schema envelope) and its Connect schema `connect`.
+    /// The Avro form of a key or value of a fixed-schema record on `topic`, from its JSON
+    /// payload (`json`, without the schema envelope).
     pub fn fixed(
         &mut self,
         kind: FixedKind,
         role: SchemaRole,
         topic: &str,
-        connect: &str,
         json: &[u8],
     ) -> Result<Vec<u8>, EncodeError> {
-        let schema = match self.fixed.get(&(kind, role)) {
-            Some(schema) => schema,
-            None => {
-                let schema = AvroSchema::of_connect(connect)?;
-                self.fixed.entry((kind, role)).or_insert(schema)
-            }
+        let cached = self
+            .fixed
+            .get(&(kind, role))
+            .is_some_and(|(_, registered_for, _)| registered_for == topic);
+        if !cached {
+            let schema = AvroSchema::of_connect(&kind.connect_schema(role))?;
+            let id = schema.register(&mut *self.registry, topic, role)?;
+            self.fixed
+                .insert((kind, role), (schema, topic.to_owned(), id));
+        }
+        let Some((schema, _, id)) = self.fixed.get(&(kind, role)) else {
+            return Err(EncodeError::AvroSchema {
+                problem: format!("no {kind:?} schema"),
+            });
         };
-        let id = match self.ids.get(&(kind, role, topic.to_owned())) {
-            Some(id) => *id,
-            None => {
-                let id = schema.register(&mut *self.registry, topic, role)?;
-                self.ids.insert((kind, role, topic.to_owned()), id);
-                id
-            }
-        };
+        let id = *id;
         let value: serde_json::Value =
             serde_json::from_slice(json).map_err(|e| EncodeError::AvroSchema {
                 problem: format!("a {kind:?} payload is not JSON: {e}"),

@@ -36,6 +36,14 @@ pub(in crate::event::debezium) fn key(
     Ok(())
 }
 
+/// What an envelope holds beside its images and source: its place in the transaction and the
+/// time the capture processed it.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::event::debezium) struct Stamp<'t> {
+    pub transaction: Option<&'t TransactionInfo>,
+    pub processed_at: jiff::Timestamp,
+}
+
 /// Appends the body of the envelope of `part`.
 pub(in crate::event::debezium) fn envelope(
     out: &mut Vec<u8>,
@@ -43,8 +51,10 @@ pub(in crate::event::debezium) fn envelope(
     options: &DebeziumOptions,
     event: &ChangeEvent,
     part: &Part<'_>,
-    transaction: Option<&TransactionInfo>,
-    processed_at: jiff::Timestamp,
+    Stamp {
+        transaction,
+        processed_at,
+    }: Stamp<'_>,
     scratch: &mut String,
 ) -> Result<(), EncodeError> {
     write_row(out, plan, options, part.before, "before", scratch)?;
