@@ -1,6 +1,7 @@
 //! Events to Kafka-shaped [`Record`]s, whatever the sink, in the configured format:
 //! - `debezium`: the Debezium encoder's records (a delete's tombstone included), to
-//!   `<prefix>.<SCHEMA>.<TABLE>`.
+//!   `<prefix>.<SCHEMA>.<TABLE>`, in JSON or (`format.encoding: avro`, with a schema registry)
+//!   Avro.
 //! - `compact`: one record per event to `<prefix>.<SCHEMA>.<TABLE>` too, its value the contracts'
 //!   compact object, its key the row's key columns (`compact::encode_key`).
 //!
@@ -138,5 +139,28 @@ impl RecordEncoder {
             Self::Compact { .. } => Ok(heartbeat_record(topic, topic_prefix, false, at)),
             Self::Debezium(encoder) => encoder.heartbeat(topic, at),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use redoline_crds::v1alpha1::FormatEncoding;
+
+    use super::*;
+    use crate::registry::memory::MemoryRegistry;
+
+    #[test]
+    fn avro_needs_a_registry() {
+        let format = FormatSpec {
+            encoding: FormatEncoding::Avro,
+            ..FormatSpec::default()
+        };
+        let filters = Arc::new(Filters::default());
+        let Err(error) = RecordEncoder::new(&format, "p", "DB", Arc::clone(&filters), None) else {
+            panic!("avro without a registry")
+        };
+        assert_eq!(error.field, "format.encoding");
+        let registry: Box<dyn SchemaRegistry> = Box::new(MemoryRegistry::default());
+        assert!(RecordEncoder::new(&format, "p", "DB", filters, Some(registry)).is_ok());
     }
 }

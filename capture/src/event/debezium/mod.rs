@@ -33,7 +33,10 @@
 //! The key is the struct of the key columns, or no key (`None`) for a table without one. With
 //! `schemas_enabled` both are wrapped as `{"schema":…,"payload":…}` exactly as Kafka Connect's
 //! `JsonConverter` writes them, so its `toConnectData` reads them back (checked by the Java
-//! harness in `tests/env/jsonconverter`). Value mappings are in [`schema`].
+//! harness in `tests/env/jsonconverter`). Value mappings are in [`schema`]. With
+//! `encoding` [`Encoding::Avro`] the same records are written in Avro, in Confluent's wire format,
+//! their schemas made from the same Connect schemas and registered through a
+//! [`SchemaRegistry`] ([`avro`]).
 //!
 //! Columns an image does not carry: LOB, LONG and LONG RAW columns get Debezium's unavailable
 //! placeholder (`__debezium_unavailable_value`, as text or as its bytes); others are `null`. A

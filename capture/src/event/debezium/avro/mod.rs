@@ -8,7 +8,7 @@
 //! through the [`SchemaRegistry`] once per table structure (and once per record kind for
 //! heartbeats, transaction metadata and schema change events); the ids are cached.
 //!
-//! Data change events are written straight from the row values ([`payload`]); the rare records
+//! Data change events are written straight from the row values (`payload`); the rare records
 //! (heartbeats, `BEGIN`/`END`, schema change events) go through their JSON payload and their
 //! Connect schema ([`binary::write_json`]). Tombstones and null keys stay Kafka nulls.
 
