@@ -1564,3 +1564,46 @@ proptest! {
         prop_assert!(compared >= 4, "{} records compared", compared);
     }
 }
+
+/// Oracle allows `#` and `$` in names, Avro does not: under Avro the record names and field
+/// names are adjusted (invalid characters become `_`), the topic is unchanged, and the record
+/// decodes under its schema.
+#[test]
+fn avro_adjusts_names_avro_refuses() {
+    let table = Arc::new(
+        TableSchema::new(
+            "C##APP",
+            "ORDERS$HIST",
+            vec![
+                Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+                Column::new("AMOUNT$", OracleType::parse("NUMBER(10,2)").unwrap()),
+            ],
+        )
+        .unwrap(),
+    );
+    let event = ChangeEvent {
+        op: Operation::Create,
+        table: Arc::clone(&table),
+        before: None,
+        after: Some(row(&table, &[("ID", lit("7")), ("AMOUNT$", lit("12.50"))])),
+        source: source(2_146_950, 1),
+    };
+    let (_, mut avro, registry) = json_and_avro(base_options());
+    let records = avro.encode(&event, processed_at()).unwrap();
+    let value = records[0].value.as_deref().unwrap();
+    assert_eq!(records[0].topic, "server1.C__APP.ORDERS_HIST");
+    let schema_text = registry.schema(u32::from_be_bytes(value[1..5].try_into().unwrap()));
+    let schema = apache_avro::Schema::parse_str(&schema_text).unwrap();
+    assert!(
+        schema_text.contains(r#""name":"AMOUNT_""#)
+            && schema_text.contains(r#""connect.name":"server1.C__APP.ORDERS_HIST.Envelope""#),
+        "{schema_text}"
+    );
+    let decoded = apache_avro::reader::datum::GenericDatumReader::builder(&schema)
+        .build()
+        .unwrap()
+        .read_value(&mut &value[5..])
+        .unwrap();
+    let decoded = avro_as_json(decoded);
+    assert_eq!(decoded["after"]["AMOUNT_"], "BOI=", "1250 at scale 2");
+}
