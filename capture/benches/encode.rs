@@ -17,6 +17,11 @@
 //! 10-change transaction, the default `mining.batchSize`) or every 100,000 (`file/100k`:
 //! `batchSize: 0`): the issue 17 target "Debezium encoder to the file sink ≥ 300,000 events/s"
 //! without the simulator and mining.
+//!
+//! A second table compares the encodings alone on the same typed row (the event built, then
+//! encoded): Debezium JSON without and with the envelope (`schemas.enable`), and Avro
+//! (`format.encoding: avro`, Confluent's wire format, ids from the in-memory registry model),
+//! with the key and value bytes of each event side by side.
 //! Figures are printed, never asserted.
 
 use std::borrow::Cow;
@@ -25,11 +30,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
-use redoline_capture::event::debezium::{DebeziumEncoder, DebeziumOptions};
+use redoline_capture::event::debezium::{DebeziumEncoder, DebeziumOptions, Encoding};
 use redoline_capture::event::{ChangeEvent, Operation, SourceInfo, compact};
 use redoline_capture::filter::Filters;
 use redoline_capture::redo::ast::{ColumnValue, DmlStatement, RawValue};
 use redoline_capture::redo::parse_dml;
+use redoline_capture::registry::memory::MemoryRegistry;
 use redoline_capture::sink::file::{FileSink, bookmark_path};
 use redoline_capture::source::Xid;
 use redoline_capture::value::typed_row;
@@ -183,6 +189,7 @@ fn main() {
             ..DebeziumOptions::default()
         });
         let mut enveloped = DebeziumEncoder::new(DebeziumOptions::default());
+        let mut avro = avro_encoder();
         // Connector options on: transaction metadata (each event numbered in one long
         // transaction), a hashed VARCHAR2, a left-out column and source type parameters.
         let options = ColumnsSpec {
@@ -287,12 +294,93 @@ fn main() {
                 "parse + type + debezium (env., options)",
                 measure(|| debezium(&mut optioned)),
             ),
+            (
+                "parse + type + debezium (avro)",
+                measure(|| debezium(&mut avro)),
+            ),
             ("parse + type + debezium (env.) → file/10", file_rates[0]),
             ("parse + type + debezium (env.) → file/100k", file_rates[1]),
         ];
         for (name, per_second) in results {
             println!(
                 "{name:<44} {columns:>8} {per_second:>14.0} {:>12.2}",
+                1e6 / per_second
+            );
+        }
+    }
+    encodings_alone(now, xid);
+}
+
+/// A Debezium encoder writing Avro, its schema ids from the in-memory registry.
+fn avro_encoder() -> DebeziumEncoder {
+    DebeziumEncoder::with_registry(
+        DebeziumOptions {
+            encoding: Encoding::Avro,
+            ..DebeziumOptions::default()
+        },
+        Arc::new(Filters::default()),
+        Box::new(MemoryRegistry::default()),
+    )
+}
+
+/// The encoders alone on one typed row per table shape: events/s and key + value bytes/event.
+fn encodings_alone(now: jiff::Timestamp, xid: Option<Xid>) {
+    println!();
+    println!(
+        "{:<44} {:>8} {:>14} {:>12} {:>12}",
+        "encoding alone", "columns", "events/s", "µs/event", "bytes/event"
+    );
+    for columns in [5usize, 20] {
+        let table = table(columns);
+        let row = match typed_row(&table, &raw_values(columns)) {
+            Ok(row) => row,
+            Err(e) => panic_free_exit(&e.to_string()),
+        };
+        let event = ChangeEvent {
+            op: Operation::Create,
+            table: Arc::clone(&table),
+            before: None,
+            after: Some(row),
+            source: SourceInfo {
+                scn: 2_146_947,
+                commit_scn: Some(2_146_951),
+                xid,
+                ssn: 1,
+                redo_thread: 1,
+                change_time: Some(now),
+                commit_time: Some(now),
+                ..SourceInfo::default()
+            },
+        };
+        let encoders = [
+            (
+                "debezium json (no envelope)",
+                DebeziumEncoder::new(DebeziumOptions {
+                    schemas_enabled: false,
+                    ..DebeziumOptions::default()
+                }),
+            ),
+            (
+                "debezium json (envelope)",
+                DebeziumEncoder::new(DebeziumOptions::default()),
+            ),
+            ("debezium avro", avro_encoder()),
+        ];
+        for (name, mut encoder) in encoders {
+            let mut bytes = 0usize;
+            let mut encode = || match encoder.encode(&event.clone(), now) {
+                Ok(records) => records
+                    .iter()
+                    .map(|r| {
+                        r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len)
+                    })
+                    .sum::<usize>(),
+                Err(e) => panic_free_exit(&e.to_string()),
+            };
+            bytes = bytes.max(encode());
+            let per_second = measure(encode);
+            println!(
+                "{name:<44} {columns:>8} {per_second:>14.0} {:>12.2} {bytes:>12}",
                 1e6 / per_second
             );
         }

@@ -181,8 +181,11 @@ impl CaptureError {
             Self::Encode(error @ EncodeError::UnknownKeyColumn { .. }) => Disposition::Stop(
                 ConfigError::new("columns.messageKeyColumns", error.to_string()).stop(),
             ),
+            // The registry's answer decides, whether the encoder or the client met it.
+            Self::Encode(EncodeError::Registry(error)) | Self::Registry(error) => {
+                registry_disposition(error)
+            }
             Self::Encode(_) => Disposition::Restart,
-            Self::Registry(error) => registry_disposition(error),
             Self::Assemble(error) => Disposition::Stop(error.stop()),
             Self::Journal(_)
             | Self::CommitOutOfOrder(_)
@@ -264,6 +267,13 @@ mod tests {
                 outage: Outage::SchemaRegistry
             }
         );
+        // The encoder meets the registry when a table's schemas are first needed: same answer.
+        let down_while_encoding =
+            CaptureError::from(EncodeError::Registry(RegistryError::Unavailable {
+                url: "http://registry:8081".to_owned(),
+                reason: "Connection refused".to_owned(),
+            }));
+        assert_eq!(down_while_encoding.disposition(), down.disposition());
         let code = |error: RegistryError| CaptureError::from(error).stop().map(|stop| stop.code);
         assert_eq!(
             code(RegistryError::AuthenticationFailed {

@@ -54,6 +54,20 @@ pub fn heartbeat_topic(heartbeat_prefix: &str, topic_prefix: &str) -> String {
     format!("{heartbeat_prefix}.{topic_prefix}")
 }
 
+/// The Connect schema of heartbeat keys (`io.debezium.connector.common.ServerNameKey`).
+pub const KEY_SCHEMA: &str = concat!(
+    "{\"type\":\"struct\",\"fields\":[",
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"serverName\"}],",
+    "\"optional\":false,\"name\":\"io.debezium.connector.common.ServerNameKey\",\"version\":1}"
+);
+
+/// The Connect schema of heartbeat values (`io.debezium.connector.common.Heartbeat`).
+pub const VALUE_SCHEMA: &str = concat!(
+    "{\"type\":\"struct\",\"fields\":[",
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"}],",
+    "\"optional\":false,\"name\":\"io.debezium.connector.common.Heartbeat\",\"version\":1}"
+);
+
 /// Debezium's heartbeat record for the capture `server_name` (its topic prefix) at `at`.
 pub fn heartbeat_record(
     topic: &str,
@@ -64,18 +78,12 @@ pub fn heartbeat_record(
     let mut key = String::with_capacity(128);
     let mut value = String::with_capacity(128);
     if schemas_enabled {
-        key.push_str(concat!(
-            "{\"schema\":{\"type\":\"struct\",\"fields\":[",
-            "{\"type\":\"string\",\"optional\":false,\"field\":\"serverName\"}],",
-            "\"optional\":false,\"name\":\"io.debezium.connector.common.ServerNameKey\",\"version\":1},",
-            "\"payload\":"
-        ));
-        value.push_str(concat!(
-            "{\"schema\":{\"type\":\"struct\",\"fields\":[",
-            "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"}],",
-            "\"optional\":false,\"name\":\"io.debezium.connector.common.Heartbeat\",\"version\":1},",
-            "\"payload\":"
-        ));
+        key.push_str("{\"schema\":");
+        key.push_str(KEY_SCHEMA);
+        key.push_str(",\"payload\":");
+        value.push_str("{\"schema\":");
+        value.push_str(VALUE_SCHEMA);
+        value.push_str(",\"payload\":");
     }
     key.push('{');
     json::key(&mut key, "serverName");

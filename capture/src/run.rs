@@ -595,6 +595,7 @@ where
             buffer,
             metrics: shared.engine_metrics.clone(),
             board: shared.board.clone(),
+            schema_registry: schema_registry(config)?,
         };
         Engine::start(config.clone(), source, wiring, options)
     })();

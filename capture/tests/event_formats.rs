@@ -12,18 +12,22 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use apache_avro::types::Value as AvroValue;
 use proptest::prelude::*;
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::schema_change::schema_change_record;
 use redoline_capture::event::debezium::{
-    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, IntervalHandling, Record,
-    SkippedOperations, TimePrecision,
+    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, EncodeError, Encoding,
+    IntervalHandling, Record, SkippedOperations, TimePrecision,
 };
 use redoline_capture::event::{
     ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionStart, compact,
 };
+use redoline_capture::filter::Filters;
 use redoline_capture::heartbeat::{heartbeat_record, heartbeat_topic};
 use redoline_capture::redo::ast::RawValue;
+use redoline_capture::registry::memory::MemoryRegistry;
+use redoline_capture::registry::{RegistryError, SchemaRegistry, SchemaUse};
 use redoline_capture::schema_history::{ChangeKind, TableChange};
 use redoline_capture::source::Xid;
 use redoline_capture::value::{
@@ -587,9 +591,9 @@ fn debezium_transaction_metadata_golden() {
     for event in events() {
         records.extend(encoder.encode(&event, processed_at()).unwrap());
     }
-    records.extend(encoder.end_transaction(processed_at()));
+    records.extend(encoder.end_transaction(processed_at()).unwrap());
     assert_eq!(
-        encoder.end_transaction(processed_at()),
+        encoder.end_transaction(processed_at()).unwrap(),
         None,
         "one END per transaction"
     );
@@ -1027,4 +1031,579 @@ fn schema_names_follow_the_sanitised_topic_name() {
     for image in &fields[..2] {
         assert_eq!(image["name"], "server1.C__APP.ORDERS_HIST.Value", "{image}");
     }
+}
+
+// The Avro encoding (`format.encoding: avro`): the same events under the same options, one Avro
+// fixture line per line of the JSON fixture, `avro_<name>.jsonl`:
+// `{"topic":…,"keySchema":<Avro schema text, or null>,"key":<base64 Avro body, or null>,
+// "valueSchema":…,"value":…}` (bodies without Confluent's 5-byte header, whose id is the
+// registry's). Every Avro record is also decoded by apache-avro under its schema and compared
+// with the JSON payload of the same record.
+
+/// A registry shared between the encoder and the test, which reads the schemas back.
+#[derive(Clone, Debug, Default)]
+struct SharedRegistry(Arc<std::sync::Mutex<MemoryRegistry>>);
+
+impl SchemaRegistry for SharedRegistry {
+    fn id(&mut self, usage: SchemaUse<'_>, schema: &str) -> Result<u32, RegistryError> {
+        // A test that panicked while holding the lock has failed already.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .id(usage, schema)
+    }
+}
+
+impl SharedRegistry {
+    fn schema(&self, id: u32) -> String {
+        self.0.lock().unwrap().schema(id).unwrap().to_owned()
+    }
+}
+
+/// A JSON encoder (no envelope) and an Avro encoder of `options`, with the Avro encoder's
+/// registry.
+fn json_and_avro(options: DebeziumOptions) -> (DebeziumEncoder, DebeziumEncoder, SharedRegistry) {
+    let registry = SharedRegistry::default();
+    let json = DebeziumEncoder::new(DebeziumOptions {
+        schemas_enabled: false,
+        ..options.clone()
+    });
+    let avro = DebeziumEncoder::with_registry(
+        DebeziumOptions {
+            encoding: Encoding::Avro,
+            ..options
+        },
+        Arc::new(Filters::default()),
+        Box::new(registry.clone()),
+    );
+    (json, avro, registry)
+}
+
+/// An Avro value as the JSON payload JsonConverter reads: records as objects, unions as their
+/// value, bytes and decimals as base64, floating point in Rust's shortest form.
+fn avro_as_json(value: AvroValue) -> serde_json::Value {
+    use base64::Engine as _;
+    let floating =
+        |text: String| serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+    let base64 = |bytes: &[u8]| {
+        serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+    };
+    match value {
+        AvroValue::Null => serde_json::Value::Null,
+        AvroValue::Boolean(b) => b.into(),
+        AvroValue::Int(i) => i.into(),
+        AvroValue::Long(l) | AvroValue::TimestampMillis(l) => l.into(),
+        AvroValue::Float(f) if f.is_finite() => floating(format!("{f:?}")),
+        AvroValue::Double(d) if d.is_finite() => floating(format!("{d:?}")),
+        AvroValue::Float(f) => avro_as_json(AvroValue::Double(f64::from(f))),
+        AvroValue::Double(d) if d.is_nan() => "NaN".into(),
+        AvroValue::Double(d) => if d > 0.0 { "Infinity" } else { "-Infinity" }.into(),
+        AvroValue::Bytes(b) => base64(&b),
+        AvroValue::Decimal(d) => base64(&Vec::<u8>::try_from(&d).unwrap()),
+        AvroValue::String(s) => s.into(),
+        AvroValue::Union(_, inner) => avro_as_json(*inner),
+        AvroValue::Array(items) => items.into_iter().map(avro_as_json).collect(),
+        AvroValue::Record(fields) => fields
+            .into_iter()
+            .map(|(name, value)| (name, avro_as_json(value)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => panic!("an Avro value the encoding never writes: {other:?}"),
+    }
+}
+
+/// Checks one Avro key or value against its JSON twin and returns its fixture members.
+fn avro_part(
+    registry: &SharedRegistry,
+    avro: Option<&[u8]>,
+    json: Option<&[u8]>,
+) -> (String, String) {
+    let (Some(avro), Some(json)) = (avro, json) else {
+        assert_eq!(
+            avro.is_none(),
+            json.is_none(),
+            "a null in one encoding only"
+        );
+        return ("null".to_owned(), "null".to_owned());
+    };
+    assert_eq!(avro[0], 0, "Confluent's magic byte");
+    let id = u32::from_be_bytes(avro[1..5].try_into().unwrap());
+    let schema_text = registry.schema(id);
+    let schema = apache_avro::Schema::parse_str(&schema_text).unwrap();
+    let mut body = &avro[5..];
+    let decoded = apache_avro::reader::datum::GenericDatumReader::builder(&schema)
+        .build()
+        .unwrap()
+        .read_value(&mut body)
+        .unwrap();
+    assert!(body.is_empty(), "the body is read to its end");
+    let expected: serde_json::Value = serde_json::from_slice(json).unwrap();
+    similar_asserts::assert_eq!(avro_as_json(decoded), expected);
+    use base64::Engine as _;
+    (
+        serde_json::to_string(&schema_text).unwrap(),
+        serde_json::to_string(&base64::engine::general_purpose::STANDARD.encode(&avro[5..]))
+            .unwrap(),
+    )
+}
+
+/// Appends the fixture line of `avro`, checked against `json`, the same record in JSON.
+fn push_avro_line(out: &mut String, registry: &SharedRegistry, avro: &Record, json: &Record) {
+    assert_eq!(avro.topic, json.topic);
+    let (key_schema, key) = avro_part(registry, avro.key.as_deref(), json.key.as_deref());
+    let (value_schema, value) = avro_part(registry, avro.value.as_deref(), json.value.as_deref());
+    out.push_str(&format!(
+        "{{\"topic\":{},\"keySchema\":{key_schema},\"key\":{key},\"valueSchema\":{value_schema},\"value\":{value}}}\n",
+        serde_json::to_string(&avro.topic).unwrap()
+    ));
+}
+
+/// The Avro fixture of the events under `options` (ending with the transaction's END, if any).
+fn avro_lines(options: DebeziumOptions) -> String {
+    let (mut json, mut avro, registry) = json_and_avro(options);
+    let mut out = String::new();
+    for event in events() {
+        let json_records = json.encode(&event, processed_at()).unwrap();
+        let avro_records = avro.encode(&event, processed_at()).unwrap();
+        assert_eq!(json_records.len(), avro_records.len());
+        for (a, j) in avro_records.iter().zip(&json_records) {
+            push_avro_line(&mut out, &registry, a, j);
+        }
+    }
+    if let (Some(a), Some(j)) = (
+        avro.end_transaction(processed_at()).unwrap(),
+        json.end_transaction(processed_at()).unwrap(),
+    ) {
+        push_avro_line(&mut out, &registry, &a, &j);
+    }
+    out
+}
+
+fn modes_a() -> DebeziumOptions {
+    DebeziumOptions {
+        decimal_handling: DecimalHandling::Double,
+        time_precision: TimePrecision::Connect,
+        binary_handling: BinaryHandling::Hex,
+        interval_handling: IntervalHandling::String,
+        number_one_as_boolean: true,
+        provide_transaction_metadata: true,
+        skipped_operations: SkippedOperations {
+            truncate: false,
+            ..SkippedOperations::default()
+        },
+        ..base_options()
+    }
+}
+
+fn modes_b() -> DebeziumOptions {
+    DebeziumOptions {
+        decimal_handling: DecimalHandling::String,
+        binary_handling: BinaryHandling::Base64UrlSafe,
+        tombstones_on_delete: false,
+        schemas_enabled: false,
+        ..base_options()
+    }
+}
+
+#[test]
+fn avro_envelope_golden() {
+    let lines = avro_lines(base_options());
+    assert_eq!(
+        lines.lines().count(),
+        debezium_lines(base_options()).lines().count(),
+        "one Avro line per JSON line"
+    );
+    check_golden("avro_envelope.jsonl", &lines);
+}
+
+#[test]
+fn avro_modes_a_golden() {
+    // modes_a's JSON fixture has no END: its events end inside their transaction.
+    let lines = avro_lines(modes_a());
+    let json_lines = debezium_lines(modes_a()).lines().count();
+    assert_eq!(lines.lines().count(), json_lines + 1, "and the END record");
+    let without_end: String = lines
+        .lines()
+        .take(json_lines)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    check_golden("avro_modes_a.jsonl", &without_end);
+}
+
+#[test]
+fn avro_modes_b_golden() {
+    check_golden("avro_modes_b.jsonl", &avro_lines(modes_b()));
+}
+
+/// The records of `debezium_transaction.jsonl`: BEGIN and END, in Avro.
+#[test]
+fn avro_transaction_golden() {
+    let options = DebeziumOptions {
+        provide_transaction_metadata: true,
+        ..base_options()
+    };
+    let (mut json, mut avro, registry) = json_and_avro(options);
+    let mut pairs = Vec::new();
+    for event in events() {
+        let j = json.encode(&event, processed_at()).unwrap();
+        let a = avro.encode(&event, processed_at()).unwrap();
+        pairs.extend(a.into_iter().zip(j));
+    }
+    pairs.push((
+        avro.end_transaction(processed_at()).unwrap().unwrap(),
+        json.end_transaction(processed_at()).unwrap().unwrap(),
+    ));
+    let mut out = String::new();
+    for (a, j) in pairs
+        .iter()
+        .filter(|(a, _)| a.topic == "server1.transaction")
+    {
+        push_avro_line(&mut out, &registry, a, j);
+    }
+    check_golden("avro_transaction.jsonl", &out);
+}
+
+/// The records of `debezium_schema_change.jsonl`: two schema change events and a heartbeat.
+#[test]
+fn avro_schema_change_and_heartbeat_golden() {
+    let (mut json, mut avro, registry) = json_and_avro(base_options());
+    let (t, n) = (all_types_table(), no_key_table());
+    let ddl = |sql: &str, table: &Arc<TableSchema>| ChangeEvent {
+        op: Operation::Ddl {
+            sql: sql.to_owned(),
+        },
+        table: Arc::clone(table),
+        before: None,
+        after: None,
+        source: SourceInfo {
+            row_id: None,
+            ..source(2_146_950, 0)
+        },
+    };
+    let mut out = String::new();
+    for (sql, table, kind) in [
+        (
+            "ALTER TABLE APP.ALL_TYPES ADD (PRIORITY NUMBER(1))",
+            &t,
+            ChangeKind::Alter,
+        ),
+        ("DROP TABLE APP.NO_KEY", &n, ChangeKind::Drop),
+    ] {
+        let change = TableChange::new(kind, "ORCLPDB1", table);
+        let event = ddl(sql, table);
+        let a = avro
+            .schema_change(&event, sql, &change, processed_at())
+            .unwrap();
+        let j = json
+            .schema_change(&event, sql, &change, processed_at())
+            .unwrap();
+        push_avro_line(&mut out, &registry, &a, &j);
+    }
+    let topic = heartbeat_topic("__debezium-heartbeat", "server1");
+    let a = avro.heartbeat(&topic, processed_at()).unwrap();
+    let j = json.heartbeat(&topic, processed_at()).unwrap();
+    push_avro_line(&mut out, &registry, &a, &j);
+    check_golden("avro_schema_change.jsonl", &out);
+}
+
+#[test]
+fn avro_schemas_are_registered_once_per_table_structure() {
+    let (_, mut avro, registry) = json_and_avro(base_options());
+    for event in events() {
+        avro.encode(&event, processed_at()).unwrap();
+    }
+    let registry = registry.0.lock().unwrap();
+    assert_eq!(registry.versions("server1.APP.ALL_TYPES-value").len(), 1);
+    assert_eq!(registry.versions("server1.APP.ALL_TYPES-key").len(), 1);
+    assert!(
+        registry.versions("server1.APP.NO_KEY-key").is_empty(),
+        "no key schema"
+    );
+}
+
+/// A registry that refuses every schema: the refusal reaches the caller unchanged.
+#[derive(Debug)]
+struct Refusing;
+
+impl SchemaRegistry for Refusing {
+    fn id(&mut self, usage: SchemaUse<'_>, _: &str) -> Result<u32, RegistryError> {
+        Err(RegistryError::NotRegistered {
+            subject: format!("{}-value", usage.topic),
+        })
+    }
+}
+
+#[test]
+fn a_registry_refusal_is_an_encode_error_carrying_it() {
+    let mut avro = DebeziumEncoder::with_registry(
+        DebeziumOptions {
+            encoding: Encoding::Avro,
+            ..base_options()
+        },
+        Arc::new(Filters::default()),
+        Box::new(Refusing),
+    );
+    let error = avro.encode(&events()[0], processed_at()).unwrap_err();
+    assert!(
+        matches!(&error, EncodeError::Registry(RegistryError::NotRegistered { subject }) if subject.starts_with("server1.APP.")),
+        "{error:?}"
+    );
+}
+
+/// A random value of an `ALL_TYPES` column type, as the typing layer makes them.
+fn value_of(type_name: &'static str) -> BoxedStrategy<Value> {
+    let number = |pattern: &'static str| {
+        pattern
+            .prop_map(|text: String| Value::Number(OracleNumber::parse(&text).unwrap()))
+            .boxed()
+    };
+    // Years a nanosecond epoch count holds (TIMESTAMP(9) under adaptive precision).
+    let datetime = (
+        1700i16..=2200,
+        1i8..=12,
+        1i8..=28,
+        0i8..24,
+        0i8..60,
+        0i8..60,
+        0i32..1_000_000_000,
+    )
+        .prop_map(|(y, mo, d, h, mi, s, n)| {
+            jiff::civil::DateTime::new(y, mo, d, h, mi, s, n).unwrap()
+        });
+    match type_name {
+        "NUMBER(10)" => number("-?[1-9][0-9]{0,9}|0"),
+        "NUMBER(18)" => number("-?[1-9][0-9]{0,17}|0"),
+        "INTEGER" => number("-?[1-9][0-9]{0,37}|0"),
+        "NUMBER(10,2)" => number("-?[1-9][0-9]{0,7}(\\.[0-9]{1,2})?|0"),
+        "NUMBER(5,-2)" => number("-?[1-9][0-9]{0,4}00|0"),
+        "NUMBER" | "FLOAT(126)" => {
+            number("-?[1-9][0-9]{0,20}(\\.[0-9]{1,20})?|-?0\\.[0-9]{0,30}[1-9]|0")
+        }
+        "NUMBER(1)" => number("-?[0-9]"),
+        "BINARY_FLOAT" => any::<f32>().prop_map(Value::BinaryFloat).boxed(),
+        "BINARY_DOUBLE" => any::<f64>().prop_map(Value::BinaryDouble).boxed(),
+        "BLOB" | "RAW(8)" => proptest::collection::vec(any::<u8>(), 0..16)
+            .prop_map(Value::Bytes)
+            .boxed(),
+        "DATE" => datetime.prop_map(Value::Date).boxed(),
+        t if t.starts_with("TIMESTAMP(6) WITH") => (datetime, -840i32..=840)
+            .prop_map(|(local, minutes)| Value::TimestampTz {
+                local,
+                offset: jiff::tz::Offset::from_seconds(minutes * 60).unwrap(),
+            })
+            .boxed(),
+        t if t.contains("LOCAL TIME ZONE") => {
+            (-62_000_000_000i64..250_000_000_000, 0i32..1_000_000_000)
+                .prop_map(|(s, n)| Value::TimestampLtz(jiff::Timestamp::new(s, n).unwrap()))
+                .boxed()
+        }
+        t if t.starts_with("TIMESTAMP") => datetime.prop_map(Value::Timestamp).boxed(),
+        t if t.starts_with("INTERVAL YEAR") => (-1_200i64..1_200)
+            .prop_map(|months| Value::IntervalYearToMonth { months })
+            .boxed(),
+        t if t.starts_with("INTERVAL DAY") => (-86_400_000_000_000_000i128..86_400_000_000_000_000)
+            .prop_map(|n| Value::IntervalDayToSecond {
+                nanoseconds: n / 1_000 * 1_000,
+            })
+            .boxed(),
+        "XMLTYPE" => ".{0,12}".prop_map(Value::Xml).boxed(),
+        _ => ".{0,12}".prop_map(Value::Text).boxed(),
+    }
+}
+
+/// A random image of `ALL_TYPES`: each nullable column null one time in five, each LOB left out
+/// of the image (its placeholder written) one time in five.
+fn all_types_row() -> impl Strategy<Value = Row> {
+    let columns: Vec<_> = ALL_TYPES
+        .iter()
+        .map(|(name, t)| {
+            let value = value_of(t);
+            let key = *name == "ID";
+            let lob = matches!(*t, "CLOB" | "NCLOB" | "BLOB");
+            (0u8..5, value).prop_map(move |(dice, value)| match dice {
+                0 if !key && lob => None,
+                1 if !key => Some(Value::Null),
+                _ => Some(value),
+            })
+        })
+        .collect();
+    columns.prop_map(|values| {
+        let mut row = Row::absent(values.len());
+        for (index, value) in values.into_iter().enumerate() {
+            if let Some(value) = value {
+                row.set(index, value);
+            }
+        }
+        row
+    })
+}
+
+/// Random option sets: every decimal, time precision, binary and interval mode, NUMBER(1) as
+/// boolean, the legacy decimal strategy, transaction metadata.
+fn any_options() -> impl Strategy<Value = DebeziumOptions> {
+    (
+        0usize..3,
+        any::<bool>(),
+        0usize..4,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(decimal, connect, binary, string_interval, boolean, legacy, transactions)| {
+                DebeziumOptions {
+                    decimal_handling: [
+                        DecimalHandling::Precise,
+                        DecimalHandling::Double,
+                        DecimalHandling::String,
+                    ][decimal],
+                    time_precision: if connect {
+                        TimePrecision::Connect
+                    } else {
+                        TimePrecision::Adaptive
+                    },
+                    binary_handling: [
+                        BinaryHandling::Bytes,
+                        BinaryHandling::Base64,
+                        BinaryHandling::Base64UrlSafe,
+                        BinaryHandling::Hex,
+                    ][binary],
+                    interval_handling: if string_interval {
+                        IntervalHandling::String
+                    } else {
+                        IntervalHandling::Numeric
+                    },
+                    number_one_as_boolean: boolean,
+                    legacy_decimal_handling: legacy,
+                    provide_transaction_metadata: transactions,
+                    ..base_options()
+                }
+            },
+        )
+}
+
+/// Column filters, a message key of two columns, masks and source type parameters: the
+/// shapes the column rules give values and keys.
+fn shaped_filters() -> Filters {
+    let filters: redoline_crds::v1alpha1::FiltersSpec = serde_json::from_value(serde_json::json!({
+        "columnExcludeList": ["APP\\.ALL_TYPES\\.NCL"]
+    }))
+    .unwrap();
+    let columns: redoline_crds::v1alpha1::ColumnsSpec = serde_json::from_value(serde_json::json!({
+        "messageKeyColumns": [{"table": "APP\\.ALL_TYPES", "columns": ["ID", "N_INT18"]}],
+        "maskHash": [{"algorithm": "SHA-256", "salt": "s", "columns": ["APP\\.ALL_TYPES\\.VC"]}],
+        "maskWithChars": [{"length": 3, "columns": ["APP\\.ALL_TYPES\\.NVC"]}],
+        "truncateToChars": [{"length": 2, "columns": ["APP\\.ALL_TYPES\\.C"]}],
+        "propagateSourceType": ["APP\\.ALL_TYPES\\.N_DEC"]
+    }))
+    .unwrap();
+    Filters::new(&filters, &columns).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// For random rows of every column kind under random options (and, one time in two, the
+    /// column rules), apache-avro decodes every Avro record under its registered schema to the
+    /// values of the JSON encoding of the same record.
+    #[test]
+    fn avro_decodes_to_the_json_values(
+        options in any_options(),
+        shaped in any::<bool>(),
+        before in all_types_row(),
+        after in all_types_row(),
+    ) {
+        let filters = Arc::new(if shaped { shaped_filters() } else { Filters::default() });
+        let registry = SharedRegistry::default();
+        let mut json = DebeziumEncoder::with_filters(
+            DebeziumOptions { schemas_enabled: false, ..options.clone() },
+            Arc::clone(&filters),
+        );
+        let mut avro = DebeziumEncoder::with_registry(
+            DebeziumOptions { encoding: Encoding::Avro, ..options },
+            filters,
+            Box::new(registry.clone()),
+        );
+        let table = all_types_table();
+        let mut source = source(2_146_950, 1);
+        source.xid = Some(Xid::from_hex("0a001b00c7000000").unwrap());
+        let event = |op, before: Option<&Row>, after: Option<&Row>| ChangeEvent {
+            op,
+            table: Arc::clone(&table),
+            before: before.cloned(),
+            after: after.cloned(),
+            source: source.clone(),
+        };
+        // Key columns are never null in an image: N_INT18 is one under the column rules.
+        let mut before = before;
+        let mut after = after;
+        let key = table.column_index("N_INT18").unwrap();
+        for row in [&mut before, &mut after] {
+            if matches!(row.get(key), None | Some(Value::Null)) {
+                row.set(key, Value::Number(OracleNumber::parse("7").unwrap()));
+            }
+        }
+        let mut compared = 0;
+        for event in [
+            event(Operation::Create, None, Some(&after)),
+            event(Operation::Update, Some(&before), Some(&after)),
+            event(Operation::Delete, Some(&before), None),
+        ] {
+            let (j, a) = (json.encode(&event, processed_at()), avro.encode(&event, processed_at()));
+            prop_assert_eq!(j.is_ok(), a.is_ok(), "{:?} / {:?}", j, a);
+            let (Ok(j), Ok(a)) = (j, a) else { continue };
+            prop_assert_eq!(j.len(), a.len());
+            let mut out = String::new();
+            for (a, j) in a.iter().zip(&j) {
+                push_avro_line(&mut out, &registry, a, j);
+                compared += 1;
+            }
+        }
+        // The random values always fit their columns: every event is written.
+        prop_assert!(compared >= 4, "{} records compared", compared);
+    }
+}
+
+/// Oracle allows `#` and `$` in names, Avro does not: under Avro the record names and field
+/// names are adjusted (invalid characters become `_`), the topic is unchanged, and the record
+/// decodes under its schema.
+#[test]
+fn avro_adjusts_names_avro_refuses() {
+    let table = Arc::new(
+        TableSchema::new(
+            "C##APP",
+            "ORDERS$HIST",
+            vec![
+                Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+                Column::new("AMOUNT$", OracleType::parse("NUMBER(10,2)").unwrap()),
+            ],
+        )
+        .unwrap(),
+    );
+    let event = ChangeEvent {
+        op: Operation::Create,
+        table: Arc::clone(&table),
+        before: None,
+        after: Some(row(&table, &[("ID", lit("7")), ("AMOUNT$", lit("12.50"))])),
+        source: source(2_146_950, 1),
+    };
+    let (_, mut avro, registry) = json_and_avro(base_options());
+    let records = avro.encode(&event, processed_at()).unwrap();
+    let value = records[0].value.as_deref().unwrap();
+    assert_eq!(records[0].topic, "server1.C__APP.ORDERS_HIST");
+    let schema_text = registry.schema(u32::from_be_bytes(value[1..5].try_into().unwrap()));
+    let schema = apache_avro::Schema::parse_str(&schema_text).unwrap();
+    assert!(
+        schema_text.contains(r#""name":"AMOUNT_""#)
+            && schema_text.contains(r#""connect.name":"server1.C__APP.ORDERS_HIST.Envelope""#),
+        "{schema_text}"
+    );
+    let decoded = apache_avro::reader::datum::GenericDatumReader::builder(&schema)
+        .build()
+        .unwrap()
+        .read_value(&mut &value[5..])
+        .unwrap();
+    let decoded = avro_as_json(decoded);
+    assert_eq!(decoded["after"]["AMOUNT_"], "BOI=", "1250 at scale 2");
 }

@@ -101,6 +101,8 @@ pub struct Wiring {
     pub buffer: TransactionBuffer,
     pub metrics: EngineMetrics,
     pub board: StatusBoard,
+    /// The schema registry of the Avro encoding (`format.encoding: avro`); `None` otherwise.
+    pub schema_registry: Option<Box<dyn crate::registry::SchemaRegistry>>,
 }
 
 /// The capture: a source, the pipeline, and the loop's own state.

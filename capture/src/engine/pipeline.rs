@@ -23,7 +23,6 @@ use crate::error::CaptureError;
 use crate::event::RecordEncoder;
 use crate::event::{ChangeEvent, Operation};
 use crate::filter::Filters;
-use crate::heartbeat::heartbeat_record;
 use crate::http::StatusBoard;
 use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, TableChange};
@@ -313,7 +312,7 @@ impl Pipeline {
         if let Some(failure) = failure {
             return Err(failure);
         }
-        if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now)) {
+        if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now))? {
             written += self.sink.append(vec![end])?;
         }
         for _ in 0..stats.skipped {
@@ -384,7 +383,7 @@ impl Pipeline {
                 ChangeKind::of_ddl(sql)
             };
             let change = TableChange::new(kind, &self.database_name, &reload.table);
-            if let Some(record) = self.encoder.schema_change(event, &change, now) {
+            if let Some(record) = self.encoder.schema_change(event, &change, now)? {
                 self.page_records += self.sink.append(vec![record])?;
             }
         }
@@ -400,12 +399,9 @@ impl Pipeline {
         mined_time: Option<Timestamp>,
         now: Timestamp,
     ) -> Result<(), CaptureError> {
-        let record = heartbeat_record(
-            &self.heartbeat_topic,
-            &self.topic_prefix,
-            self.encoder.schemas_enabled(),
-            now,
-        );
+        let record = self
+            .encoder
+            .heartbeat(&self.heartbeat_topic, &self.topic_prefix, now)?;
         self.sink.push_heartbeat(record)?;
         if self.buffer.open_transactions() == 0 {
             self.bookmark.pass_idle(mined_through, mined_time);

@@ -45,6 +45,7 @@ impl<S: OracleSource> Engine<S> {
             mut buffer,
             metrics,
             board,
+            schema_registry,
         } = wiring;
         let database = source.database()?;
         // Read once: how values are stored, which the rows LogMiner writes by object number
@@ -132,7 +133,8 @@ impl<S: OracleSource> Engine<S> {
             &topic_prefix,
             &database.name,
             Arc::clone(&filters),
-        );
+            schema_registry,
+        )?;
         // The data topics are made ready (created, or found) before the first Kafka transaction.
         let structures = tables.structures();
         let known_topics = data_topics(

@@ -1,6 +1,7 @@
 //! Events to Kafka-shaped [`Record`]s, whatever the sink, in the configured format:
 //! - `debezium`: the Debezium encoder's records (a delete's tombstone included), to
-//!   `<prefix>.<SCHEMA>.<TABLE>`.
+//!   `<prefix>.<SCHEMA>.<TABLE>`, in JSON or (`format.encoding: avro`, with a schema registry)
+//!   Avro.
 //! - `compact`: one record per event to `<prefix>.<SCHEMA>.<TABLE>` too, its value the contracts'
 //!   compact object, its key the row's key columns (`compact::encode_key`).
 //!
@@ -13,13 +14,15 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use redoline_crds::v1alpha1::{FormatSpec, FormatType};
+use redoline_crds::v1alpha1::{FormatEncoding, FormatSpec, FormatType};
 
+use crate::config::ConfigError;
 use crate::dictionary::TableSchema;
-use crate::event::debezium::schema_change::schema_change_record;
 use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
 use crate::event::{ChangeEvent, Operation, compact};
 use crate::filter::Filters;
+use crate::heartbeat::heartbeat_record;
+use crate::registry::SchemaRegistry;
 use crate::schema_history::TableChange;
 
 /// The configured event format, producing records.
@@ -34,29 +37,43 @@ pub enum RecordEncoder {
 }
 
 impl RecordEncoder {
-    /// `filters` shape Debezium values and keys (column lists, message key columns).
+    /// `filters` shape Debezium values and keys (column lists, message key columns);
+    /// `registry` gives the ids of Avro schemas (`format.encoding: avro`, which needs one).
     pub fn new(
         format: &FormatSpec,
         topic_prefix: &str,
         database_name: &str,
         filters: Arc<Filters>,
-    ) -> Self {
-        match format.type_ {
-            FormatType::Compact => Self::Compact {
+        registry: Option<Box<dyn SchemaRegistry>>,
+    ) -> Result<Self, ConfigError> {
+        let options = DebeziumOptions::from_spec(format, topic_prefix, database_name);
+        Ok(match (format.type_, format.encoding, registry) {
+            (FormatType::Compact, _, _) => Self::Compact {
                 topic_prefix: topic_prefix.to_owned(),
                 last_topic: None,
             },
-            FormatType::Debezium => Self::Debezium(Box::new(DebeziumEncoder::with_filters(
-                DebeziumOptions::from_spec(format, topic_prefix, database_name),
-                filters,
-            ))),
-        }
+            (FormatType::Debezium, FormatEncoding::Json, _) => {
+                Self::Debezium(Box::new(DebeziumEncoder::with_filters(options, filters)))
+            }
+            (FormatType::Debezium, FormatEncoding::Avro, Some(registry)) => Self::Debezium(
+                Box::new(DebeziumEncoder::with_registry(options, filters, registry)),
+            ),
+            (FormatType::Debezium, FormatEncoding::Avro, None) => {
+                return Err(ConfigError::new(
+                    "format.encoding",
+                    "avro needs a schema registry (schemaRegistry), and none is configured",
+                ));
+            }
+        })
     }
 
     /// The record that closes the transaction just encoded (Debezium's `END`), if any.
-    pub fn end_transaction(&mut self, committed_at: Timestamp) -> Option<Record> {
+    pub fn end_transaction(
+        &mut self,
+        committed_at: Timestamp,
+    ) -> Result<Option<Record>, EncodeError> {
         match self {
-            Self::Compact { .. } => None,
+            Self::Compact { .. } => Ok(None),
             Self::Debezium(encoder) => encoder.end_transaction(committed_at),
         }
     }
@@ -94,25 +111,56 @@ impl RecordEncoder {
     /// The schema change record of a DDL event (Debezium's `include.schema.changes`), with the
     /// structure the DDL made; `None` for the compact format, whose `ddl` event is its record.
     pub fn schema_change(
-        &self,
+        &mut self,
         event: &ChangeEvent,
         change: &TableChange,
         processed_at: Timestamp,
-    ) -> Option<Record> {
+    ) -> Result<Option<Record>, EncodeError> {
         let (Self::Debezium(encoder), Operation::Ddl { sql }) = (self, &event.op) else {
-            return None;
+            return Ok(None);
         };
-        let options = encoder.options();
-        options
-            .include_schema_changes
-            .then(|| schema_change_record(options, event, sql, change, processed_at))
+        if !encoder.options().include_schema_changes {
+            return Ok(None);
+        }
+        encoder
+            .schema_change(event, sql, change, processed_at)
+            .map(Some)
     }
 
-    /// Whether records carry Connect schemas (Debezium's `schemas.enable`).
-    pub fn schemas_enabled(&self) -> bool {
+    /// Debezium's heartbeat record on `topic` for the capture `topic_prefix` at `at`, in the
+    /// Debezium format's encoding (plain JSON with the compact format).
+    pub fn heartbeat(
+        &mut self,
+        topic: &str,
+        topic_prefix: &str,
+        at: Timestamp,
+    ) -> Result<Record, EncodeError> {
         match self {
-            Self::Compact { .. } => false,
-            Self::Debezium(encoder) => encoder.options().schemas_enabled,
+            Self::Compact { .. } => Ok(heartbeat_record(topic, topic_prefix, false, at)),
+            Self::Debezium(encoder) => encoder.heartbeat(topic, at),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use redoline_crds::v1alpha1::FormatEncoding;
+
+    use super::*;
+    use crate::registry::memory::MemoryRegistry;
+
+    #[test]
+    fn avro_needs_a_registry() {
+        let format = FormatSpec {
+            encoding: FormatEncoding::Avro,
+            ..FormatSpec::default()
+        };
+        let filters = Arc::new(Filters::default());
+        let Err(error) = RecordEncoder::new(&format, "p", "DB", Arc::clone(&filters), None) else {
+            panic!("avro without a registry")
+        };
+        assert_eq!(error.field, "format.encoding");
+        let registry: Box<dyn SchemaRegistry> = Box::new(MemoryRegistry::default());
+        assert!(RecordEncoder::new(&format, "p", "DB", filters, Some(registry)).is_ok());
     }
 }

@@ -33,7 +33,10 @@
 //! The key is the struct of the key columns, or no key (`None`) for a table without one. With
 //! `schemas_enabled` both are wrapped as `{"schema":…,"payload":…}` exactly as Kafka Connect's
 //! `JsonConverter` writes them, so its `toConnectData` reads them back (checked by the Java
-//! harness in `tests/env/jsonconverter`). Value mappings are in [`schema`].
+//! harness in `tests/env/jsonconverter`). Value mappings are in [`schema`]. With
+//! `encoding` [`Encoding::Avro`] the same records are written in Avro, in Confluent's wire format,
+//! their schemas made from the same Connect schemas and registered through a
+//! [`SchemaRegistry`] ([`avro`]).
 //!
 //! Columns an image does not carry: LOB, LONG and LONG RAW columns get Debezium's unavailable
 //! placeholder (`__debezium_unavailable_value`, as text or as its bytes); others are `null`. A
@@ -41,6 +44,7 @@
 //! refuse the record. Not written: the `__debezium.oldkey` / `__debezium.newkey` headers of a
 //! key change, `source.redo_sql`, `lcr_position` and `start_scn`.
 
+pub mod avro;
 mod payload;
 pub mod schema;
 pub mod schema_change;
@@ -58,7 +62,9 @@ use super::{ChangeEvent, Operation, TransactionInfo};
 use crate::dictionary::TableSchema;
 use crate::filter::Filters;
 use crate::filter::mask::ColumnMask;
+use crate::registry::{RegistryError, SchemaRegistry, SchemaRole};
 use crate::value::Row;
+use avro::{AvroSchema, AvroState, FixedKind};
 use payload::{envelope, key};
 use schema::FieldKind;
 
@@ -182,6 +188,12 @@ pub fn source_version() -> String {
 }
 
 impl DebeziumOptions {
+    /// Whether JSON records are wrapped in `{"schema","payload"}`: `schemas.enable` under the
+    /// JSON encoding (Avro records carry a schema id instead).
+    pub fn wraps_json(&self) -> bool {
+        self.schemas_enabled && self.encoding == Encoding::Json
+    }
+
     /// The options an OracleCapture's `spec.format` and `spec.kafka.topicPrefix` ask for; the rest
     /// keep Debezium's defaults.
     pub fn from_spec(format: &FormatSpec, topic_prefix: &str, database_name: &str) -> Self {
@@ -299,6 +311,16 @@ pub enum EncodeError {
         column: String,
         problem: String,
     },
+    /// The schema registry gave no id for a schema (an outage or a refusal: the error says
+    /// which), so no record of that schema can be written.
+    #[error("{0}")]
+    Registry(RegistryError),
+    /// A Connect schema that makes no valid Avro schema: a fault of this crate.
+    #[error("no Avro schema: {problem}")]
+    AvroSchema { problem: String },
+    /// `format.encoding: avro` on an encoder built without a schema registry.
+    #[error("the Avro encoding needs a schema registry, and the encoder has none")]
+    NoSchemaRegistry,
 }
 
 /// Per-table encoding state, built once per table definition.
@@ -317,6 +339,8 @@ struct TablePlan {
     key_prefix: Option<String>,
     /// `{"schema":<envelope schema>,"payload":` when schemas are enabled.
     value_prefix: String,
+    /// The registry ids of the key (`None`: no key) and envelope schemas, with Avro.
+    avro: Option<(Option<u32>, u32)>,
 }
 
 /// The transaction whose data events are being numbered (`provide.transaction.metadata`).
@@ -343,6 +367,8 @@ pub struct DebeziumEncoder {
     /// The plan used last: events come in runs of one table, and the run needs no lookup.
     last_plan: Option<Arc<TablePlan>>,
     open: Option<OpenTransaction>,
+    /// The registry and cached schemas of the Avro encoding.
+    avro: Option<AvroState>,
 }
 
 /// Which kind of envelope a record carries.
@@ -390,6 +416,19 @@ impl DebeziumEncoder {
             plans: HashMap::new(),
             last_plan: None,
             open: None,
+            avro: None,
+        }
+    }
+
+    /// An encoder whose Avro schemas (`encoding: avro`) get their ids from `registry`.
+    pub fn with_registry(
+        options: DebeziumOptions,
+        filters: Arc<Filters>,
+        registry: Box<dyn SchemaRegistry>,
+    ) -> Self {
+        Self {
+            avro: Some(AvroState::new(registry)),
+            ..Self::with_filters(options, filters)
         }
     }
 
@@ -470,25 +509,62 @@ impl DebeziumEncoder {
                 continue;
             }
             // Truncates have a null key, as in Debezium.
-            let key = match (part.op, part.after.or(part.before)) {
+            let key_row = match (part.op, part.after.or(part.before)) {
                 (EnvelopeOp::Truncate, _) | (_, None) => None,
-                (_, Some(row)) => key(&plan, &self.options, row)?.map(String::into_bytes),
+                (_, Some(row)) => Some(row),
             };
-            let transaction = self.number(event, &plan.table, &mut records, processed_at);
-            records.push(Record {
-                topic: plan.topic.clone(),
-                key: key.clone(),
-                value: Some(
-                    envelope(
+            let transaction = self.number(event, &plan.table, &mut records, processed_at)?;
+            let (key, value) = match (&plan.avro, &mut self.avro) {
+                (Some((key_id, value_id)), Some(avro)) => {
+                    let key = match (key_row, key_id) {
+                        (Some(row), Some(id)) => {
+                            let mut out = avro::framed(*id, 32);
+                            avro::payload::key(
+                                &mut out,
+                                &plan,
+                                &self.options,
+                                row,
+                                &mut avro.scratch,
+                            )?;
+                            Some(out)
+                        }
+                        _ => None,
+                    };
+                    let mut value = avro::framed(*value_id, 256);
+                    avro::payload::envelope(
+                        &mut value,
+                        &plan,
+                        &self.options,
+                        event,
+                        &part,
+                        avro::payload::Stamp {
+                            transaction: transaction.as_ref(),
+                            processed_at,
+                        },
+                        &mut avro.scratch,
+                    )?;
+                    (key, value)
+                }
+                _ => {
+                    let key = match key_row {
+                        Some(row) => key(&plan, &self.options, row)?.map(String::into_bytes),
+                        None => None,
+                    };
+                    let value = envelope(
                         &plan,
                         &self.options,
                         event,
                         &part,
                         transaction.as_ref(),
                         processed_at,
-                    )?
-                    .into_bytes(),
-                ),
+                    )?;
+                    (key, value.into_bytes())
+                }
+            };
+            records.push(Record {
+                topic: plan.topic.clone(),
+                key: key.clone(),
+                value: Some(value),
             });
             // The delete's tombstone, for log compaction. A table without a key gets one too,
             // with a null key, as Debezium's dispatcher sends it whatever the key.
@@ -511,17 +587,26 @@ impl DebeziumEncoder {
         table: &Arc<TableSchema>,
         records: &mut Vec<Record>,
         processed_at: jiff::Timestamp,
-    ) -> Option<TransactionInfo> {
+    ) -> Result<Option<TransactionInfo>, EncodeError> {
         if !self.options.provide_transaction_metadata {
-            return None;
+            return Ok(None);
         }
-        let id = event.source.xid?.to_lower_hex();
+        let Some(xid) = event.source.xid else {
+            return Ok(None);
+        };
+        let id = xid.to_lower_hex();
         let open = match &mut self.open {
             Some(open) if open.id == id => open,
             slot => {
                 // BEGIN carries the time of the transaction's first change, as Debezium's does.
                 let at = event.source.change_time.unwrap_or(processed_at);
-                records.push(transaction_record(&self.options, &id, at, None));
+                let begin = transaction_record(&self.options, &id, at, None);
+                records.push(to_avro(
+                    &mut self.avro,
+                    &self.options,
+                    FixedKind::Transaction,
+                    begin,
+                )?);
                 slot.insert(OpenTransaction {
                     id,
                     tables: Vec::new(),
@@ -543,26 +628,53 @@ impl DebeziumEncoder {
             }
         };
         *per_table += 1;
-        Some(TransactionInfo {
+        Ok(Some(TransactionInfo {
             id: open.id.clone(),
             total_order: open.total,
             data_collection_order: *per_table,
-        })
+        }))
     }
 
     /// The `END` record of the transaction whose events were just encoded (`None` when it wrote
     /// no data event, or without `provide_transaction_metadata`): its event count in total and
     /// per table, `at` its commit time.
-    pub fn end_transaction(&mut self, at: jiff::Timestamp) -> Option<Record> {
-        let open = self.open.take()?;
+    pub fn end_transaction(&mut self, at: jiff::Timestamp) -> Result<Option<Record>, EncodeError> {
+        let Some(open) = self.open.take() else {
+            return Ok(None);
+        };
         let tables: Vec<(&TableSchema, u64)> =
             open.tables.iter().map(|(t, n)| (&**t, *n)).collect();
-        Some(transaction_record(
+        let end = transaction_record(&self.options, &open.id, at, Some(&tables));
+        to_avro(&mut self.avro, &self.options, FixedKind::Transaction, end).map(Some)
+    }
+
+    /// The schema change record of a DDL `event` (its statement `ddl`) that made `change`.
+    pub fn schema_change(
+        &mut self,
+        event: &ChangeEvent,
+        ddl: &str,
+        change: &crate::schema_history::TableChange,
+        processed_at: jiff::Timestamp,
+    ) -> Result<Record, EncodeError> {
+        let record =
+            schema_change::schema_change_record(&self.options, event, ddl, change, processed_at);
+        to_avro(
+            &mut self.avro,
             &self.options,
-            &open.id,
+            FixedKind::SchemaChange,
+            record,
+        )
+    }
+
+    /// Debezium's heartbeat record on `topic` at `at` (see [`crate::heartbeat`]).
+    pub fn heartbeat(&mut self, topic: &str, at: jiff::Timestamp) -> Result<Record, EncodeError> {
+        let record = crate::heartbeat::heartbeat_record(
+            topic,
+            &self.options.topic_prefix,
+            self.options.wraps_json(),
             at,
-            Some(&tables),
-        ))
+        );
+        to_avro(&mut self.avro, &self.options, FixedKind::Heartbeat, record)
     }
 
     fn plan(&mut self, table: &Arc<TableSchema>) -> Result<Arc<TablePlan>, EncodeError> {
@@ -577,7 +689,8 @@ impl DebeziumEncoder {
                 Arc::clone(plan)
             }
             _ => {
-                let plan = Arc::new(build_plan(table, &self.options, &self.filters)?);
+                let registry = self.avro.as_mut().map(|avro| &mut avro.registry);
+                let plan = Arc::new(build_plan(table, &self.options, &self.filters, registry)?);
                 self.plans.insert(name, Arc::clone(&plan));
                 plan
             }
@@ -598,7 +711,7 @@ fn transaction_record(
 ) -> Record {
     let mut key = String::with_capacity(128);
     let mut value = String::with_capacity(512);
-    if options.schemas_enabled {
+    if options.wraps_json() {
         key.push_str("{\"schema\":");
         key.push_str(schema::TRANSACTION_KEY_SCHEMA);
         key.push_str(",\"payload\":");
@@ -656,7 +769,7 @@ fn transaction_record(
     json::key(&mut value, "ts_ms");
     json::integer(&mut value, at.as_nanosecond().div_euclid(1_000_000));
     value.push('}');
-    if options.schemas_enabled {
+    if options.wraps_json() {
         key.push('}');
         value.push('}');
     }
@@ -665,6 +778,33 @@ fn transaction_record(
         key: Some(key.into_bytes()),
         value: Some(value.into_bytes()),
     }
+}
+
+/// `record` (a heartbeat, transaction metadata or schema change record in JSON, unwrapped) in
+/// the encoding of the options: unchanged with JSON, its Avro form with Avro.
+fn to_avro(
+    avro: &mut Option<AvroState>,
+    options: &DebeziumOptions,
+    kind: FixedKind,
+    record: Record,
+) -> Result<Record, EncodeError> {
+    if options.encoding == Encoding::Json {
+        return Ok(record);
+    }
+    let Some(avro) = avro else {
+        return Err(EncodeError::NoSchemaRegistry);
+    };
+    let mut convert = |role, json: Option<Vec<u8>>| {
+        json.map(|json| avro.fixed(kind, role, &record.topic, &json))
+            .transpose()
+    };
+    let key = convert(SchemaRole::Key, record.key)?;
+    let value = convert(SchemaRole::Value, record.value)?;
+    Ok(Record {
+        topic: record.topic,
+        key,
+        value,
+    })
 }
 
 fn need<'r>(
@@ -684,6 +824,7 @@ fn build_plan(
     table: &Arc<TableSchema>,
     options: &DebeziumOptions,
     filters: &Filters,
+    registry: Option<&mut Box<dyn SchemaRegistry>>,
 ) -> Result<TablePlan, EncodeError> {
     let kinds: Vec<FieldKind> = table
         .columns()
@@ -732,13 +873,14 @@ fn build_plan(
         })
         .collect();
     let prefix = &options.topic_prefix;
-    let key_prefix = if options.schemas_enabled {
+    let topic = topic_name(prefix, table.schema(), table.table());
+    let key_prefix = if options.wraps_json() {
         schema::key_schema(table, &kinds, &key, prefix)
             .map(|s| format!("{{\"schema\":{s},\"payload\":"))
     } else {
         None
     };
-    let value_prefix = if options.schemas_enabled {
+    let value_prefix = if options.wraps_json() {
         format!(
             "{{\"schema\":{},\"payload\":",
             schema::envelope_schema(table, &kinds, &value_columns, &parameters, prefix)
@@ -746,8 +888,33 @@ fn build_plan(
     } else {
         String::new()
     };
+    // With Avro: the schemas made from the same Connect schemas, registered once per plan (per
+    // table structure).
+    let avro = match (options.encoding, registry) {
+        (Encoding::Json, _) => None,
+        (Encoding::Avro, None) => return Err(EncodeError::NoSchemaRegistry),
+        (Encoding::Avro, Some(registry)) => {
+            let key_id = match schema::key_schema(table, &kinds, &key, prefix) {
+                Some(connect) => Some(AvroSchema::of_connect(&connect)?.register(
+                    &mut **registry,
+                    &topic,
+                    SchemaRole::Key,
+                )?),
+                None => None,
+            };
+            let envelope =
+                schema::envelope_schema(table, &kinds, &value_columns, &parameters, prefix);
+            let value_id = AvroSchema::of_connect(&envelope)?.register(
+                &mut **registry,
+                &topic,
+                SchemaRole::Value,
+            )?;
+            Some((key_id, value_id))
+        }
+    };
     Ok(TablePlan {
-        topic: topic_name(prefix, table.schema(), table.table()),
+        avro,
+        topic,
         table: Arc::clone(table),
         kinds,
         key,

@@ -20,7 +20,7 @@ pub(super) fn key(
         return Ok(None);
     }
     let mut out = String::with_capacity(64);
-    if options.schemas_enabled {
+    if options.wraps_json() {
         out.push_str(plan.key_prefix.as_deref().unwrap_or(""));
     }
     out.push('{');
@@ -39,7 +39,7 @@ pub(super) fn key(
         write_field(&mut out, plan, options, index, Some(value), "key")?;
     }
     out.push('}');
-    if options.schemas_enabled {
+    if options.wraps_json() {
         out.push('}');
     }
     Ok(Some(out))
@@ -87,7 +87,7 @@ pub(super) fn envelope(
     json::string(&mut out, op.letter());
     write_times(&mut out, processed_at);
     out.push('}');
-    if options.schemas_enabled {
+    if options.wraps_json() {
         out.push('}');
     }
     Ok(out)
@@ -394,7 +394,7 @@ fn write_field(
     Ok(())
 }
 
-fn short_kind(value: &Value) -> &'static str {
+pub(super) fn short_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "NULL",
         Value::Number(_) => "NUMBER",
@@ -417,6 +417,12 @@ fn short_kind(value: &Value) -> &'static str {
 
 fn write_binary(out: &mut String, mode: BinaryHandling, bytes: &[u8]) {
     out.push('"');
+    binary_text(out, mode, bytes);
+    out.push('"');
+}
+
+/// The text of binary `bytes` in a string `binary.handling.mode` (unquoted).
+pub(super) fn binary_text(out: &mut String, mode: BinaryHandling, bytes: &[u8]) {
     match mode {
         BinaryHandling::Bytes | BinaryHandling::Base64 => {
             base64::engine::general_purpose::STANDARD.encode_string(bytes, out);
@@ -426,5 +432,4 @@ fn write_binary(out: &mut String, mode: BinaryHandling, bytes: &[u8]) {
         }
         BinaryHandling::Hex => out.push_str(&binary::encode_hex(bytes)),
     }
-    out.push('"');
 }

@@ -25,7 +25,7 @@ pub fn schema_change_record(
     processed_at: jiff::Timestamp,
 ) -> Record {
     let mut key = String::with_capacity(64);
-    if options.schemas_enabled {
+    if options.wraps_json() {
         key.push_str("{\"schema\":");
         key.push_str(KEY_SCHEMA);
         key.push_str(",\"payload\":");
@@ -34,12 +34,12 @@ pub fn schema_change_record(
     json::key(&mut key, "databaseName");
     json::string(&mut key, &options.database_name);
     key.push('}');
-    if options.schemas_enabled {
+    if options.wraps_json() {
         key.push('}');
     }
 
     let mut value = String::with_capacity(2048);
-    if options.schemas_enabled {
+    if options.wraps_json() {
         value.push_str("{\"schema\":");
         value.push_str(&value_schema());
         value.push_str(",\"payload\":");
@@ -65,7 +65,7 @@ pub fn schema_change_record(
     value.push('[');
     value.push_str(&serde_json::to_string(&change.connect_form()).unwrap_or_default());
     value.push_str("]}");
-    if options.schemas_enabled {
+    if options.wraps_json() {
         value.push('}');
     }
     Record {
@@ -76,7 +76,7 @@ pub fn schema_change_record(
 }
 
 /// `io.debezium.connector.oracle.SchemaChangeKey`.
-const KEY_SCHEMA: &str = concat!(
+pub(super) const KEY_SCHEMA: &str = concat!(
     "{\"type\":\"struct\",\"fields\":[",
     "{\"type\":\"string\",\"optional\":false,\"field\":\"databaseName\"}",
     "],\"optional\":false,\"name\":\"io.debezium.connector.oracle.SchemaChangeKey\",\"version\":1}"
@@ -104,7 +104,7 @@ const COLUMN_SCHEMA: &str = concat!(
 );
 
 /// `io.debezium.connector.oracle.SchemaChangeValue`, with the source block of data events.
-fn value_schema() -> String {
+pub(super) fn value_schema() -> String {
     let mut out = String::with_capacity(4096);
     out.push_str("{\"type\":\"struct\",\"fields\":[");
     out.push_str(SOURCE_SCHEMA);
