@@ -226,10 +226,10 @@ EOF
   # working directory is DATA_DIR (Quarkus writes nothing else there).
   # shellcheck disable=SC2016,SC2206 # $$ and "$@" belong to the inner shell; option strings split
   local -a heap=(${REGISTRY_HEAP_OPTS:--Xms64m -Xmx384m})
-  (cd "$dir" && setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' start-registry "$dir/registry.pid" \
-    "$java" -Dredoline.registry.dir="$dir" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${heap[@]}" \
-    "${props[@]}" -jar "$APP/quarkus-run.jar" \
-    </dev/null >>"$dir/$SERVICE_LOG" 2>&1 &)
+  setsid bash -c 'echo $$ > "$1"; cd "$2"; shift 2; exec "$@"' start-registry "$dir/registry.pid" \
+    "$dir" "$java" -Dredoline.registry.dir="$dir" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    "${heap[@]}" "${props[@]}" -jar "$APP/quarkus-run.jar" \
+    </dev/null >>"$dir/$SERVICE_LOG" 2>&1 &
   for _ in $(seq 50); do [ -s "$dir/registry.pid" ] && break; sleep 0.1; done
   [ -s "$dir/registry.pid" ] || die "the registry did not write its pid file"
   log "registry starting from $dir (pid $(cat "$dir/registry.pid"), http 127.0.0.1:$port, https 127.0.0.1:$tls_port${REGISTRY_AUTH:+, auth=$REGISTRY_AUTH})"
