@@ -5,8 +5,12 @@ the id in the record's framing and decodes with fastavro. Prints one JSON line p
     {"topic", "partition", "offset", "keySchemaId", "valueSchemaId", "key", "value"}
 
 Decoded values are made JSON: a decimal (Avro's decimal logical type) becomes its plain text
-("10.50"), bytes their base64, dates, times and timestamps their ISO 8601 text; a tombstone's
-value and a missing key are null. Records are read from the start of each topic, committed
+("10.50"), bytes their base64, dates, times and timestamps their ISO 8601 text, NaN and the
+infinities the strings "NaN", "Infinity" and "-Infinity" (as Debezium's JSON writes them); a
+tombstone's value and a missing key are null. With --raw, Avro's logical types are left
+undecoded (fastavro's logical readers off): a decimal stays its unscaled bytes, a timestamp its
+number, as Kafka Connect's JSON carries them, so that the output compares with the JSON encoding's
+payloads field for field. Records are read from the start of each topic, committed
 transactions only (read_committed: what the capture writes is transactional), until --count
 records have been read (exit 0) or --timeout seconds pass (exit 1, after printing what came).
 
@@ -18,6 +22,7 @@ import base64
 import datetime
 import decimal
 import json
+import math
 import struct
 import sys
 import time
@@ -43,6 +48,8 @@ def plain(value):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     return value
 
 
@@ -63,7 +70,11 @@ def main():
     parser.add_argument("--count", type=int, required=True, help="records to read")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before giving up")
     parser.add_argument("--group", default=None, help="consumer group (default: a fresh one)")
+    parser.add_argument("--raw", action="store_true", help="leave Avro's logical types undecoded")
     args = parser.parse_args()
+    if args.raw:
+        import fastavro.read
+        fastavro.read.LOGICAL_READERS.clear()
 
     registry_conf = {"url": args.registry}
     if args.ca:
