@@ -13,7 +13,11 @@
 //!   capture are found and their ids are the ones in the records; a subject without the schema is
 //!   the typed stop CDC-6004 naming it;
 //! * the registry's own compatibility rule (BACKWARD set on the subject) refusing the schema of an
-//!   `ALTER TABLE ADD` of a NOT NULL column is the typed stop CDC-6003 naming the subject.
+//!   `ALTER TABLE ADD` of a NOT NULL column is the typed stop CDC-6003 naming the subject;
+//! * the client's TLS (the registry's HTTPS listener, its CA trusted from a file), basic and bearer
+//!   authentication (a registry that requires them; tokens from a real OIDC token endpoint it
+//!   checks them against) are let in, and an untrusted certificate, a wrong password, a forged
+//!   token and no credentials are each CDC-1005.
 //!
 //! Kafka: `REDOLINE_KAFKA_BOOTSTRAP` or a broker of this process; the registry:
 //! `REDOLINE_SCHEMA_REGISTRY_DIR` or one of this process. Nothing is skipped.
@@ -132,18 +136,13 @@ fn streaming_part() -> String {
 }
 
 /// The capture's config: one table, Debezium's default modes, JSON or Avro (`registry`: the
-/// `schemaRegistry` block's fields after `url`, e.g. `autoRegister: false`).
-fn capture_config(
-    bootstrap: &str,
-    prefix: &str,
-    table: &str,
-    avro: Option<(&RegistryEnv, &str)>,
-) -> String {
-    let (encoding, registry) = match avro {
+/// fields of the `schemaRegistry` block, e.g. `url: "...", autoRegister: false`).
+fn capture_config(bootstrap: &str, prefix: &str, table: &str, registry: Option<&str>) -> String {
+    let (encoding, registry) = match registry {
         None => (String::new(), String::new()),
-        Some((registry, extra)) => (
+        Some(fields) => (
             ", encoding: avro".to_owned(),
-            format!("schemaRegistry: {{url: \"{}\"{extra}}}\n", registry.url),
+            format!("schemaRegistry: {{{fields}}}\n"),
         ),
     };
     format!(
@@ -157,6 +156,11 @@ fn capture_config(
          snapshot: {{mode: initial}}\n\
          http: {{port: 0}}\n"
     )
+}
+
+/// `url: "<the registry's Confluent API over HTTP>"`.
+fn url_of(registry: &RegistryEnv) -> String {
+    format!("url: \"{}\"", registry.url)
 }
 
 /// One run of the capture to the end of the scenario; the error holds its output and its
@@ -310,7 +314,8 @@ fn python_consumer_reads_the_avro_capture_back_to_the_json_values() {
 
     let json_prefix = format!("{run_id}-json");
     let avro_prefix = format!("{run_id}-avro");
-    for (prefix, avro) in [(&json_prefix, None), (&avro_prefix, Some((registry, "")))] {
+    let open = url_of(registry);
+    for (prefix, avro) in [(&json_prefix, None), (&avro_prefix, Some(open.as_str()))] {
         let config = capture_config(&bootstrap, prefix, "APP.ALL_TYPES", avro);
         let dir = prepare(work.path(), prefix, &config, &snapshot_part());
         run_capture(&dir, "snapshot").unwrap_or_else(|e| panic!("{prefix} snapshot: {e:#}"));
@@ -394,9 +399,15 @@ fn lookup_only_uses_the_registered_ids_and_stops_without_them() {
     let work = tempfile::tempdir().unwrap();
     let scenario = snapshot_part();
 
-    // The pipeline owner's schemas: those an auto-registering capture of the same table makes.
+    // The pipeline owner's schemas: those an auto-registering capture of the same table makes,
+    // named for the owned topics.
     let source = format!("{run_id}-source");
-    let config = capture_config(&bootstrap, &source, "APP.ALL_TYPES", Some((registry, "")));
+    let config = capture_config(
+        &bootstrap,
+        &source,
+        "APP.ALL_TYPES",
+        Some(&url_of(registry)),
+    );
     run_capture(
         &prepare(work.path(), &source, &config, &scenario),
         "snapshot",
@@ -405,9 +416,11 @@ fn lookup_only_uses_the_registered_ids_and_stops_without_them() {
     let owned = format!("{run_id}-owned");
     let mut ids = Vec::new();
     for side in ["key", "value"] {
+        // Its record names start with the topic prefix (Avro's name rules make `-` a `_`).
         let schema = registry
             .subject_schema(&format!("{source}.APP.ALL_TYPES-{side}"), 1)
-            .unwrap();
+            .unwrap()
+            .replace(&source.replace('-', "_"), &owned.replace('-', "_"));
         ids.push(
             registry
                 .register(&format!("{owned}.APP.ALL_TYPES-{side}"), &schema)
@@ -415,13 +428,8 @@ fn lookup_only_uses_the_registered_ids_and_stops_without_them() {
         );
     }
 
-    let lookup = ", autoRegister: false";
-    let config = capture_config(
-        &bootstrap,
-        &owned,
-        "APP.ALL_TYPES",
-        Some((registry, lookup)),
-    );
+    let lookup = format!("{}, autoRegister: false", url_of(registry));
+    let config = capture_config(&bootstrap, &owned, "APP.ALL_TYPES", Some(&lookup));
     run_capture(
         &prepare(work.path(), &owned, &config, &scenario),
         "snapshot",
@@ -447,12 +455,7 @@ fn lookup_only_uses_the_registered_ids_and_stops_without_them() {
     );
 
     let missing = format!("{run_id}-missing");
-    let config = capture_config(
-        &bootstrap,
-        &missing,
-        "APP.ALL_TYPES",
-        Some((registry, lookup)),
-    );
+    let config = capture_config(&bootstrap, &missing, "APP.ALL_TYPES", Some(&lookup));
     let error = run_capture(
         &prepare(work.path(), &missing, &config, &scenario),
         "snapshot",
@@ -491,7 +494,7 @@ fn an_incompatible_change_under_the_registrys_rule_is_a_typed_stop() {
     scenario += &step(json!({"tx":"s","insert":"APP.EVOLVING","values":{"ID":1,"A":"one"}}));
     scenario += &step(json!({"tx":"s","commit":true}));
     scenario += &step(json!({"advance_seconds":5}));
-    let config = capture_config(&bootstrap, &prefix, "APP.EVOLVING", Some((registry, "")));
+    let config = capture_config(&bootstrap, &prefix, "APP.EVOLVING", Some(&url_of(registry)));
     let dir = prepare(work.path(), &prefix, &config, &scenario);
     run_capture(&dir, "snapshot").unwrap();
     let subject = format!("{prefix}.APP.EVOLVING-value");
@@ -531,4 +534,80 @@ fn count_records(bootstrap: &str, topic: &str) -> usize {
     })
     .unwrap_or_else(|e| panic!("reading {topic} back: {e}"));
     n
+}
+
+/// The capture's client against the real registry's TLS listener and its authentication (basic,
+/// and bearer tokens of the OIDC token endpoint it trusts): each right one is let in and writes
+/// its records; a CA that did not sign the registry's certificate, a wrong password, a token the
+/// token endpoint did not sign and no credentials are each CDC-1005.
+#[test]
+fn tls_and_authentication_against_the_real_registry() {
+    let started = Instant::now();
+    let kafka = KafkaEnv::shared().unwrap_or_else(|e| panic!("no Kafka broker: {e:#}"));
+    let bootstrap = kafka.bootstrap_servers().to_owned();
+    let open = RegistryEnv::shared().unwrap_or_else(|e| panic!("no schema registry: {e:#}"));
+    let secured =
+        RegistryEnv::shared_auth().unwrap_or_else(|e| panic!("no authenticating registry: {e:#}"));
+    let basic = secured.basic.as_ref().unwrap();
+    let run_id = unique("avro-auth");
+    let work = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = work.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let password = file("password", &basic.password);
+    let wrong_password = file("wrong-password", "not-the-password");
+    let token = file("token", &secured.bearer_token().unwrap());
+    let forged = file("forged-token", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.");
+    let tls = |ca: &Path| {
+        format!(
+            "url: \"{}\", tls: {{trustedCertificates: [{{certificate: {}}}]}}",
+            open.tls_url,
+            ca.display()
+        )
+    };
+    let basic_with = |password_file: &str| {
+        format!(
+            "url: \"{}\", authentication: {{type: basic, username: {}, passwordFile: {password_file}}}",
+            secured.url, basic.username
+        )
+    };
+    let bearer_with = |token_file: &str| {
+        format!(
+            "url: \"{}\", authentication: {{type: bearer, tokenFile: {token_file}}}",
+            secured.url
+        )
+    };
+    let cases: Vec<(&str, String, bool)> = vec![
+        ("tls", tls(&open.ca), true),
+        ("basic", basic_with(&password), true),
+        ("bearer", bearer_with(&token), true),
+        ("untrusted", tls(&open.untrusted_ca), false),
+        ("wrong-password", basic_with(&wrong_password), false),
+        ("forged-token", bearer_with(&forged), false),
+        ("anonymous", url_of(secured), false),
+    ];
+    let scenario = snapshot_part();
+    for (name, registry, admitted) in &cases {
+        let prefix = format!("{run_id}-{name}");
+        let config = capture_config(&bootstrap, &prefix, "APP.ALL_TYPES", Some(registry));
+        let result = run_capture(
+            &prepare(work.path(), &prefix, &config, &scenario),
+            "snapshot",
+        );
+        let topic = format!("{prefix}.APP.ALL_TYPES");
+        if *admitted {
+            result.unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert_eq!(count_records(&bootstrap, &topic), 2, "{name}");
+        } else {
+            let message = format!("{:#}", result.expect_err(name));
+            assert!(message.contains("CDC-1005"), "{name}: {message}");
+        }
+    }
+    eprintln!(
+        "avro auth: {} captures in {:?}",
+        cases.len(),
+        started.elapsed()
+    );
 }
