@@ -69,6 +69,13 @@ pub struct StatusReport {
     /// left by the statistics); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotProgress>,
+    /// The first SCN of the oldest open transaction, where mining restarts from if the capture
+    /// stopped now; absent with none open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oldest_transaction_scn: Option<u64>,
+    /// What this run decided about `spec.reposition`; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reposition: Option<v1alpha1::RepositionStatus>,
 }
 
 /// What the capture's Kafka producer is doing: `producer` in `/status`, and the capture's
@@ -133,6 +140,10 @@ pub struct CaptureReport {
     /// `/status`: older captures leave it out).
     #[serde(default)]
     pub snapshot: Option<v1alpha1::SnapshotProgress>,
+    /// What the capture decided about `spec.reposition` (an addition to the contract's
+    /// `/status`: older captures leave it out).
+    #[serde(default)]
+    pub reposition: Option<v1alpha1::RepositionStatus>,
 }
 
 /// Reads `state` as text first, so that a state this version does not know is `None` rather than

@@ -801,6 +801,7 @@ async fn explain_and_printer_columns_are_useful() {
         }),
         active_stop: Some("CDC-4001".into()),
         snapshot: None,
+        reposition: None,
     };
     typed
         .patch_status(

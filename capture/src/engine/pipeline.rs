@@ -467,6 +467,7 @@ impl Pipeline {
             report.spilled_transactions = self.buffer.spilled_transactions();
             report.spilled_bytes = self.buffer.spilled_bytes();
             report.journaled_transactions = self.journaling.journaled() as u64;
+            report.oldest_transaction_scn = self.buffer.oldest_first_scn();
         });
     }
 }

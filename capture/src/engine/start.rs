@@ -13,6 +13,7 @@ use super::captured_tables::{CapturedTables, TableListing, TableSelection, check
 use super::idle::{IdlePacer, WindowYield};
 use super::journaling::Journaling;
 use super::pipeline::Pipeline;
+use super::reposition;
 use super::{Engine, RunOptions, Wiring, to_gauge};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::error::CaptureError;
@@ -87,6 +88,22 @@ impl<S: OracleSource> Engine<S> {
             database.resetlogs_scn,
             pdb_incarnation,
         )?;
+        // spec.reposition, once per id (engine/reposition.rs). A moved position is mined
+        // afresh from its SCN: the transactions the journal rebuilt belong to the old one.
+        let reposition = reposition::apply(
+            config.reposition.as_ref(),
+            &mut bookmark,
+            resumed,
+            &mut source,
+        )?;
+        let rebuilt = if reposition.moved {
+            Vec::new()
+        } else {
+            rebuilt
+        };
+        board.update(Timestamp::now(), |report| {
+            report.reposition = reposition.status.clone();
+        });
         let mut journaling = Journaling::new(journal);
         if let Some(generation) = journaling.generation() {
             bookmark.journal_generation = generation;
@@ -189,7 +206,7 @@ impl<S: OracleSource> Engine<S> {
             heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
             // A fresh position is stored before anything else happens (`run`): a restart must
             // resume from it, not anchor again at a later SCN and miss what came in between.
-            bookmark_moved: !resumed,
+            bookmark_moved: !resumed || reposition.moved,
             topic_prefix,
             database_name: database.name.clone(),
             failure: None,
