@@ -60,7 +60,8 @@ impl StatusBoard {
             version: crate::VERSION,
             producer: None,
             snapshot: None,
-            oldest_transaction_scn: None,
+            oldest_transaction: None,
+            threads: Vec::new(),
             reposition: None,
         };
         Self {
