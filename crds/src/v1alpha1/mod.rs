@@ -98,7 +98,7 @@ pub struct OracleCaptureSpec {
     #[serde(default)]
     pub snapshot: SnapshotSpec,
 
-    /// Moves a running capture's position to an SCN, once per `id` (docs/capture.md,
+    /// Moves a running capture's position to an SCN, once per `id` (docs/operator.md,
     /// "Repositioning"). The capture records the id in its bookmark, so the move applies once
     /// even across restarts; a new id moves again. Refused, and the position kept, when the redo
     /// for the SCN is gone.
