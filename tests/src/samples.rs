@@ -5,48 +5,47 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use anyhow::{Context, anyhow, bail};
+
 /// The marker line before the sample `key`.
 pub fn marker(key: &str) -> String {
     format!("<!-- sample: {key} -->")
 }
 
 /// Where the sample `key` sits in the doc's lines: its first content line and its closing fence.
-pub fn sample_block(doc: &[&str], key: &str) -> (usize, usize) {
+pub fn sample_block(doc: &[&str], key: &str) -> anyhow::Result<(usize, usize)> {
     let start = doc
         .iter()
         .position(|l| l.trim() == marker(key))
-        .unwrap_or_else(|| panic!("the doc has no line {:?}", marker(key)));
-    assert_eq!(
-        doc.get(start + 1).map(|l| l.trim()),
-        Some("```text"),
-        "{} must be followed by a ```text block",
-        marker(key)
-    );
+        .ok_or_else(|| anyhow!("the doc has no line {:?}", marker(key)))?;
+    if doc.get(start + 1).map(|l| l.trim()) != Some("```text") {
+        bail!("{} must be followed by a ```text block", marker(key));
+    }
     let end = doc[start + 2..]
         .iter()
         .position(|l| l.trim() == "```")
         .map(|i| start + 2 + i)
-        .unwrap_or_else(|| panic!("the block after {} is not closed", marker(key)));
-    (start + 2, end)
+        .ok_or_else(|| anyhow!("the block after {} is not closed", marker(key)))?;
+    Ok((start + 2, end))
 }
 
 /// Compares every sample (after `normalise`) with its block in `doc`, or rewrites the blocks
-/// when `bless_env` is set; `bless_command` is named in the failure.
+/// when `bless_env` is set; a drift is an error naming `bless_command`.
 pub fn compare_or_bless(
     doc: &Path,
     samples: &BTreeMap<String, String>,
     bless_env: &str,
     bless_command: &str,
     normalise: impl Fn(&str) -> String,
-) {
+) -> anyhow::Result<()> {
     let text =
-        std::fs::read_to_string(doc).unwrap_or_else(|e| panic!("reading {}: {e}", doc.display()));
+        std::fs::read_to_string(doc).with_context(|| format!("reading {}", doc.display()))?;
     let bless = std::env::var_os(bless_env).is_some_and(|v| !v.is_empty() && v != "0");
     if bless {
         let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
         for (key, output) in samples {
             let borrowed: Vec<&str> = lines.iter().map(String::as_str).collect();
-            let (first, end) = sample_block(&borrowed, key);
+            let (first, end) = sample_block(&borrowed, key)?;
             let new: Vec<String> = output
                 .trim_end()
                 .lines()
@@ -56,14 +55,14 @@ pub fn compare_or_bless(
         }
         let mut out = lines.join("\n");
         out.push('\n');
-        std::fs::write(doc, out).unwrap_or_else(|e| panic!("writing {}: {e}", doc.display()));
+        std::fs::write(doc, out).with_context(|| format!("writing {}", doc.display()))?;
         eprintln!("rewrote the samples in {}", doc.display());
-        return;
+        return Ok(());
     }
     let lines: Vec<&str> = text.lines().collect();
     let mut drifted = Vec::new();
     for (key, output) in samples {
-        let (first, end) = sample_block(&lines, key);
+        let (first, end) = sample_block(&lines, key)?;
         let committed = normalise(&lines[first..end].join("\n"));
         let actual = normalise(output);
         if committed != actual {
@@ -72,11 +71,13 @@ pub fn compare_or_bless(
             ));
         }
     }
-    assert!(
-        drifted.is_empty(),
-        "the output no longer matches {}; if the change is intended, regenerate it with\n  \
-         {bless_command}\n\n{}",
-        doc.display(),
-        drifted.join("\n\n")
-    );
+    if !drifted.is_empty() {
+        bail!(
+            "the output no longer matches {}; if the change is intended, regenerate it with\n  \
+             {bless_command}\n\n{}",
+            doc.display(),
+            drifted.join("\n\n")
+        );
+    }
+    Ok(())
 }

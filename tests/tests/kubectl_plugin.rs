@@ -453,7 +453,8 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
         BLESS_ENV,
         "cargo build -p kubectl-redoline && REDOLINE_BLESS=1 cargo test -p redoline-tests --test kubectl_plugin",
         normalise,
-    );
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
     ns.delete().await;
 }
 
