@@ -38,7 +38,7 @@ impl<S: OracleSource> Engine<S> {
         options: RunOptions,
     ) -> Result<Self, CaptureError> {
         let Wiring {
-            sink,
+            mut sink,
             journal,
             rebuilt,
             stored_bookmark,
@@ -96,7 +96,16 @@ impl<S: OracleSource> Engine<S> {
             resumed,
             &mut source,
         )?;
+        let mut journal = journal;
         let rebuilt = if reposition.moved {
+            // Their chunks are removed in the first page, before the moved bookmark (left live,
+            // a later start would rebuild them at the new position; removed without the
+            // bookmark, the next start moves again and mines them from the new SCN anyway).
+            let tombstones: Vec<_> = rebuilt
+                .iter()
+                .flat_map(|transaction| journal.forget(&transaction.key))
+                .collect();
+            sink.push_records(tombstones)?;
             Vec::new()
         } else {
             rebuilt
