@@ -77,6 +77,12 @@ async fn kubectl_get_and_describe_read_well_and_match_the_docs() {
         let mut capture = operator::sample_in(&h.ns.name).expect("sample");
         capture.metadata.name = Some(name.to_owned());
         capture.spec.kafka.topic_prefix = name.to_owned();
+        if name == "orders" {
+            capture.spec.reposition = Some(redoline_crds::v1alpha1::Reposition {
+                id: "restore-2026-11-29".into(),
+                scn: 5_100_000,
+            });
+        }
         operator::create_capture(&h.client, &capture)
             .await
             .expect("OracleCapture created");
