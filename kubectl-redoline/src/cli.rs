@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 /// Status and spec edits for redoline's OracleCapture resources.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl redoline", version)]
+#[command(name = "kubectl redoline", bin_name = "kubectl redoline", version)]
 pub struct Cli {
     /// The namespace (default: the kubeconfig context's).
     #[arg(short = 'n', long, global = true)]

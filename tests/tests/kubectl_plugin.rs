@@ -331,6 +331,31 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
     assert_eq!(view["stop"]["inForce"], false);
     assert_eq!(view["reposition"]["decided"]["state"], "Applied");
 
+    // kubectl finds the plugin on PATH and runs it as `kubectl redoline` (global flags may
+    // not come before a plugin's name, so the kubeconfig comes from KUBECONFIG).
+    let kubectl = env.kubectl().get_program().to_owned();
+    let plugin_dir = plugin().parent().unwrap().to_owned();
+    let path = std::env::join_paths(std::iter::once(plugin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let mut command = std::process::Command::new(kubectl);
+    command
+        .env("KUBECONFIG", env.kubeconfig_path())
+        .env("PATH", path)
+        .args(["redoline", "-n", &ns.name, "status", "orders", "-o", "json"]);
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let through_kubectl: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(through_kubectl["name"], "orders");
+
     // The pod's /status stops answering: the fallback again, with the reason.
     drop(server);
     tokio::time::sleep(Duration::from_millis(100)).await;
