@@ -45,6 +45,7 @@ pub mod idle;
 pub mod journaling;
 mod mining;
 mod pipeline;
+mod reposition;
 mod snapshot;
 mod start;
 
