@@ -604,6 +604,12 @@ pub trait FlashbackReader {
         range: &RowRange,
         condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError>;
+    /// Another reader of the same database with the same connection settings, whose reads run
+    /// on a database session of their own, on another thread (`snapshot.maxThreads`); `None`
+    /// when the source has a single session to offer.
+    fn parallel_reader(&self) -> Result<Option<Box<dyn FlashbackReader + Send>>, SourceError> {
+        Ok(None)
+    }
 }
 
 /// All of the boundary.
