@@ -382,6 +382,52 @@ fn a_crash_mid_snapshot_with_four_readers_continues_from_the_last_committed_chun
     assert!(contents.iter().all(|((_, id), v)| id == v));
 }
 
+/// The snapshot progress in a bookmark file's JSON, wherever the sink keeps it.
+fn snapshot_tables(value: &mut Value) -> Option<&mut Vec<Value>> {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("completed") && map.get("tables").is_some_and(Value::is_array) {
+                return map.get_mut("tables").and_then(Value::as_array_mut);
+            }
+            map.values_mut().find_map(snapshot_tables)
+        }
+        Value::Array(items) => items.iter_mut().find_map(snapshot_tables),
+        _ => None,
+    }
+}
+
+/// A bookmark written before chunks records the last ROWID written (`after_row_id`): a capture
+/// of today goes on after it, in batches, and every row arrives once. The bookmark is made by
+/// turning a chunked one back into that form, the last written chunk's upper bound standing for
+/// the last ROWID (through the real client, which compares ROWIDs by address as Oracle does).
+#[test]
+fn a_bookmark_with_the_old_rowid_progress_goes_on_after_its_rowid() {
+    const ROWS: u64 = 3_000;
+    let (capture, _) = killed_mid_snapshot_reading(ROWS, 500, Some(1));
+    let path = capture.path("out.jsonl.bookmark");
+    let mut bookmark: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tables = snapshot_tables(&mut bookmark).expect("a snapshot in progress");
+    let table = tables
+        .iter_mut()
+        .find(|table| table.get("chunks").is_some())
+        .expect("a table read in chunks");
+    let written = table["chunks_done"][0][1].as_u64().expect("chunks written") as usize;
+    let last_row_id = table["chunks"][written]["hi"].clone();
+    let object = table.as_object_mut().unwrap();
+    object.remove("chunks");
+    object.remove("chunks_done");
+    object.insert("after_row_id".to_owned(), last_row_id);
+    std::fs::write(&path, bookmark.to_string()).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
+    let contents = replay(&events);
+    assert_eq!(contents.len(), 2 * ROWS as usize);
+    assert!(contents.iter().all(|((_, id), v)| id == v));
+}
+
 #[test]
 fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
     const ROWS: u64 = 20_000;
