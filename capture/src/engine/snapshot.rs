@@ -6,14 +6,18 @@
 //!           new snapshot: S = current SCN, restart SCN = oldest open transaction's start,
 //!           bookmark commit SCN = S + 1 (only transactions committed after S stream);
 //!           the open transactions must be readable (else retried / stopped)
-//! snapshot: per table, per batch of fetchSize rows AS OF its SCN, after the last ROWID:
-//!           `r` events → page → bookmark with the progress (table, last ROWID, rows)
+//! snapshot: per table, its plan of chunks (ROWID ranges of its extents, key ranges for an IOT),
+//!           stored in the bookmark; per chunk AS OF the table's SCN (maxThreads readers read
+//!           the next chunks at once, written in chunk order):
+//!           `r` events → page → bookmark with the progress (table, chunks done, rows)
+//!           a bookmark of a snapshot begun before chunks: batches after its last ROWID
 //!           ORA-01555 → the table again from its start at the current SCN, with a warning
 //! then:     stream from the restart SCN, or (initial_only) idle
 //! ```
 //!
-//! Each batch reads one row more than it writes: that row tells whether the batch's last row
-//! is the table's last (its marker), and is read again by the next batch.
+//! A page's last row is the table's last (its marker) when no later chunk has a row: the next
+//! chunk with a row is read before the page is written and kept for the next page. (A batch of
+//! an old bookmark reads one row more than it writes, for the same reason.)
 
 use std::collections::VecDeque;
 use std::sync::Arc;

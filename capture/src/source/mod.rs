@@ -5,7 +5,8 @@
 //!   tables and the facts `doctor` checks.
 //! - [`RedoMiner`]: which logs hold an SCN range, a LogMiner session over a window, the rows of
 //!   `V$LOGMNR_CONTENTS`, and the flush write that makes LGWR write out the redo buffer.
-//! - [`FlashbackReader`]: `SELECT ... AS OF SCN` in ROWID order, batch by batch, for snapshots.
+//! - [`FlashbackReader`]: a table's chunks ([`chunks`]: ROWID ranges of its extents) and
+//!   `SELECT ... AS OF SCN` over each, or batch by batch after a ROWID, for snapshots.
 //!
 //! Everything crossing the boundary is plain data ([`LogMinerRow`], [`DatabaseInfo`], ...), so the
 //! mining loop, buffer and sink are tested without Oracle. Two implementations exist: the real one
