@@ -19,6 +19,15 @@
 //! per-core figure. With `REDOLINE_KAFKA_BOOTSTRAP`, the Kafka runs (`exactlyOnce: true`, a
 //! fresh `topicPrefix` per round) are read back with a `read_committed` consumer and the records
 //! counted. Printed, never asserted.
+//!
+//! Then the chunks: the table's plan (`table_chunks`, 10,000 rows a chunk) read chunk by chunk
+//! with `flashback_range`, on the simulator itself and through the real client over the SQL
+//! door, with the time of each chunk printed in deciles over the course of the table (a read
+//! whose cost grows with its position would show rising deciles); and whole runs through the
+//! real client with `snapshot.maxThreads` 1 and 4 (`database.maxConnections` 5), rows per
+//! second and per CPU second. Through the door every statement is parsed and evaluated by the
+//! model, which also serialises the sessions (one simulated database behind a lock): those
+//! figures are the model's, and four readers cannot beat one there.
 
 mod support;
 
@@ -26,8 +35,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use redoline_capture::simulator::Simulator;
+use redoline_capture::simulator::sql::SimulatorPool;
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_capture::source::FlashbackReader;
 
 const DEFAULT_ROWS: u64 = 200_000;
 
@@ -124,6 +135,33 @@ fn main() {
         assert_eq!(lines as u64, rows, "every row once");
         report(format, rows, result, load, "");
     }
+    chunk_deciles(dir, rows);
+    println!("through the real client over the SQL door, file sink (compact):");
+    for threads in [1, 4] {
+        let out = dir.join(format!("out-threads-{threads}.jsonl"));
+        let config_path = dir.join(format!("threads-{threads}.yaml"));
+        let result = best(|_| {
+            let _ = std::fs::remove_file(&out);
+            let _ = std::fs::remove_file(dir.join(format!("out-threads-{threads}.jsonl.bookmark")));
+            let text = config(
+                dir,
+                "compact",
+                &format!("file: {{path: {}}}", out.display()),
+            )
+            .replace(
+                "fetchSize: 10000}",
+                &format!("fetchSize: 10000, maxThreads: {threads}}}"),
+            )
+            .replace(".jsonl}}", ".jsonl, through: sql}, maxConnections: 5}");
+            std::fs::write(&config_path, text).expect("the config is written");
+            support::timed_run(&config_path)
+        });
+        let lines = std::fs::read_to_string(&out)
+            .map(|text| text.lines().count())
+            .unwrap_or(0);
+        assert_eq!(lines as u64, rows, "every row once");
+        report(&format!("maxThreads {threads}"), rows, result, load, "");
+    }
     let Ok(bootstrap) = std::env::var("REDOLINE_KAFKA_BOOTSTRAP") else {
         println!("Kafka: skipped (set REDOLINE_KAFKA_BOOTSTRAP)");
         return;
@@ -169,5 +207,51 @@ fn main() {
             Err(error) => format!("  (the topic could not be read back: {error})"),
         };
         report(format, rows, result, load, &extra);
+    }
+}
+
+/// The plan of the table and the time of each chunk read, directly and through the client, in
+/// deciles of the chunks' order.
+fn chunk_deciles(dir: &Path, rows: u64) {
+    let load =
+        || Simulator::from_scenario_file(dir.join("scenario.jsonl")).expect("the scenario loads");
+    let mut direct = load();
+    let schema = direct.schema("BENCH", "T").expect("the bench table");
+    let scn = redoline_capture::source::DatabaseCatalog::current_scn(&mut direct)
+        .expect("the current SCN");
+    let config = redoline_capture::config::parse(
+        "name: bench\ndatabase: {simulator: {scenario: x}}\ntables: [BENCH.T]\nfile: {path: x}\n",
+        &[],
+    )
+    .expect("a config");
+    let mut client = redoline_capture::run::through_sql(&config, SimulatorPool::new(load()))
+        .expect("the client over the SQL door");
+    let readers: [(&str, &mut dyn FlashbackReader); 2] =
+        [("simulator", &mut direct), ("client over SQL", &mut client)];
+    for (label, reader) in readers {
+        let plan = reader.table_chunks(&schema, 10_000).expect("a plan");
+        let mut times = Vec::with_capacity(plan.len());
+        let mut read = 0;
+        for range in &plan {
+            let started = Instant::now();
+            read += reader
+                .flashback_range(&schema, scn, range, None)
+                .expect("a chunk")
+                .len();
+            times.push(started.elapsed());
+        }
+        assert_eq!(read as u64, rows, "every row once");
+        let deciles: Vec<String> = (1..=10)
+            .map(|decile| {
+                let slice = &times[(times.len() * (decile - 1) / 10)..(times.len() * decile / 10)];
+                let mean = slice.iter().sum::<Duration>().as_secs_f64() / slice.len().max(1) as f64;
+                format!("{:.1}", mean * 1e3)
+            })
+            .collect();
+        println!(
+            "chunks ({label}): {} chunks of about 10000 rows; ms per chunk by decile of the table: {}",
+            plan.len(),
+            deciles.join(" ")
+        );
     }
 }

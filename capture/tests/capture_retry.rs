@@ -70,6 +70,9 @@ struct FlakySource {
     /// the online log it reads overwritten by log switches, so the simulator answers the rest
     /// of the fetch with ORA-00310 (`LogSwitched`), instead of failing with `Unavailable`.
     log_switch: bool,
+    /// Snapshot chunks this source has read: a fault is injected in a later one, so a restart
+    /// has a snapshot to continue.
+    chunks_read: u32,
 }
 
 impl FlakySource {
@@ -249,6 +252,17 @@ impl FlashbackReader for FlakySource {
         range: &RowRange,
         condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
+        self.chunks_read += 1;
+        if self.chunks_read > 1
+            && self
+                .faults
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            return Err(SourceError::Unavailable {
+                message: "ORA-03113: end-of-file on communication channel".into(),
+            });
+        }
         self.inner.flashback_range(table, scn, range, condition)
     }
 }
@@ -289,7 +303,7 @@ fn write_config(
 }
 
 /// Runs to the end of the scenario; `faults` transient faults, each after `rows_before_fault`
-/// rows of a window, or in the snapshot at a batch after the first of a table.
+/// rows of a window, or in the snapshot at a chunk after the first a source reads.
 fn run(
     dir: &Path,
     scenario: &str,
@@ -365,6 +379,7 @@ fn run_source(
             open_reads_before,
             window_pause,
             log_switch,
+            chunks_read: 0,
         })
     };
     (run_with(config, open, settings), registry)
@@ -465,7 +480,8 @@ fn a_database_that_never_comes_back_is_cdc_2005_once_the_budget_is_spent() {
 
 #[test]
 fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
-    let scenario = scenario(60);
+    // 600 rows over six 100-row blocks of the model: six chunks, so faults land mid-table.
+    let scenario = scenario(300);
     let snapshot = "{mode: initial, fetchSize: 7}";
     let clean = tempfile::tempdir().unwrap();
     let (outcome, _) = run(
@@ -478,7 +494,7 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
     );
     assert!(outcome.is_ok(), "{outcome:?}");
     let expected = events(clean.path());
-    assert_eq!(expected.len(), 120, "every row once, as a snapshot read");
+    assert_eq!(expected.len(), 600, "every row once, as a snapshot read");
     assert!(expected.iter().all(|e| e["op"] == "r"));
 
     let flaky = tempfile::tempdir().unwrap();

@@ -48,6 +48,20 @@ fn through_sql(capture: Capture) -> Capture {
     capture
 }
 
+/// Room in the session pool for `threads` snapshot readers and the mining session.
+fn with_readers(capture: Capture, threads: u32) -> Capture {
+    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+    std::fs::write(
+        capture.path("capture.yaml"),
+        config.replace(
+            "through: sql}",
+            &format!("through: sql}}, maxConnections: {}", threads + 1),
+        ),
+    )
+    .unwrap();
+    capture
+}
+
 fn append(capture: &Capture, lines: &str) {
     let mut file = std::fs::OpenOptions::new()
         .append(true)
@@ -223,16 +237,22 @@ fn workload(seed: u64) -> Workload {
 
 #[test]
 fn every_row_appears_once_as_a_read_or_as_a_later_change() {
-    for (seed, door) in [
-        (7, "boundary"),
-        (1234, "sql"),
-        (99_991, "boundary"),
-        (31_337, "sql"),
+    for (seed, door, threads) in [
+        (7, "boundary", 1),
+        (1234, "sql", 1),
+        (99_991, "boundary", 1),
+        (31_337, "sql", 1),
+        (4_242, "sql", 4),
+        (77, "sql", 4),
     ] {
         let workload = workload(seed);
-        let capture = capture(&workload.before, "{mode: initial, fetchSize: 7}", "");
+        let capture = capture(
+            &workload.before,
+            &format!("{{mode: initial, fetchSize: 7, maxThreads: {threads}}}"),
+            "",
+        );
         let capture = if door == "sql" {
-            through_sql(capture)
+            with_readers(through_sql(capture), threads)
         } else {
             capture
         };
@@ -271,12 +291,29 @@ fn big_tables(rows: u64) -> String {
 /// SIGKILLed once `/status` shows the snapshot past `past_rows` rows of its first table; returns
 /// it and the progress it showed.
 fn killed_mid_snapshot(rows: u64, past_rows: u64) -> (Capture, Value) {
+    killed_mid_snapshot_reading(rows, past_rows, None)
+}
+
+/// As [`killed_mid_snapshot`], through the real client with `threads` parallel readers when
+/// given.
+fn killed_mid_snapshot_reading(
+    rows: u64,
+    past_rows: u64,
+    threads: Option<u32>,
+) -> (Capture, Value) {
     let port = free_port();
     let capture = capture(
         &big_tables(rows),
-        "{mode: initial, fetchSize: 50}",
+        &format!(
+            "{{mode: initial, fetchSize: 50, maxThreads: {}}}",
+            threads.unwrap_or(1)
+        ),
         &format!("http: {{port: {port}}}\n"),
     );
+    let capture = match threads {
+        Some(threads) => with_readers(through_sql(capture), threads),
+        None => capture,
+    };
     let mut child = capture.command(true).spawn().unwrap();
     let started = Instant::now();
     loop {
@@ -316,6 +353,78 @@ fn a_crash_mid_snapshot_continues_from_the_last_committed_batch() {
     let events = capture.events();
     assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
     let contents = replay(&events);
+    assert!(contents.iter().all(|((_, id), v)| id == v));
+}
+
+/// The same with four readers through the real client: chunks read in parallel are written in
+/// chunk order, so the finished chunks the bookmark records are exact and the resumed run
+/// writes each row once.
+#[test]
+fn a_crash_mid_snapshot_with_four_readers_continues_from_the_last_committed_chunk() {
+    const ROWS: u64 = 3_000;
+    let (capture, _) = killed_mid_snapshot_reading(ROWS, 500, Some(4));
+    let before = capture.committed_events().len();
+    assert!(before > 500 && before < 2 * ROWS as usize, "{before}");
+    let bookmark: Value =
+        serde_json::from_str(&std::fs::read_to_string(capture.path("out.jsonl.bookmark")).unwrap())
+            .unwrap();
+    let text = bookmark.to_string();
+    assert!(
+        text.contains("chunks_done"),
+        "the progress is chunks: {text}"
+    );
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
+    let contents = replay(&events);
+    assert_eq!(contents.len(), 2 * ROWS as usize);
+    assert!(contents.iter().all(|((_, id), v)| id == v));
+}
+
+/// The snapshot progress in a bookmark file's JSON, wherever the sink keeps it.
+fn snapshot_tables(value: &mut Value) -> Option<&mut Vec<Value>> {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("completed") && map.get("tables").is_some_and(Value::is_array) {
+                return map.get_mut("tables").and_then(Value::as_array_mut);
+            }
+            map.values_mut().find_map(snapshot_tables)
+        }
+        Value::Array(items) => items.iter_mut().find_map(snapshot_tables),
+        _ => None,
+    }
+}
+
+/// A bookmark written before chunks records the last ROWID written (`after_row_id`): a capture
+/// of today goes on after it, in batches, and every row arrives once. The bookmark is made by
+/// turning a chunked one back into that form, the last written chunk's upper bound standing for
+/// the last ROWID (through the real client, which compares ROWIDs by address as Oracle does).
+#[test]
+fn a_bookmark_with_the_old_rowid_progress_goes_on_after_its_rowid() {
+    const ROWS: u64 = 3_000;
+    let (capture, _) = killed_mid_snapshot_reading(ROWS, 500, Some(1));
+    let path = capture.path("out.jsonl.bookmark");
+    let mut bookmark: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tables = snapshot_tables(&mut bookmark).expect("a snapshot in progress");
+    let table = tables
+        .iter_mut()
+        .find(|table| table.get("chunks").is_some())
+        .expect("a table read in chunks");
+    let written = table["chunks_done"][0][1].as_u64().expect("chunks written") as usize;
+    let last_row_id = table["chunks"][written]["hi"].clone();
+    let object = table.as_object_mut().unwrap();
+    object.remove("chunks");
+    object.remove("chunks_done");
+    object.insert("after_row_id".to_owned(), last_row_id);
+    std::fs::write(&path, bookmark.to_string()).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let events = capture.events();
+    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
+    let contents = replay(&events);
+    assert_eq!(contents.len(), 2 * ROWS as usize);
     assert!(contents.iter().all(|((_, id), v)| id == v));
 }
 

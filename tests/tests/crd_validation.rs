@@ -379,6 +379,16 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "spec.snapshot.fetchSize",
         ),
         (
+            "snapshot readers zero",
+            with(minimal_spec(), "snapshot", json!({"maxThreads": 0})),
+            "spec.snapshot.maxThreads",
+        ),
+        (
+            "snapshot readers leave no connection to mining",
+            with(minimal_spec(), "snapshot", json!({"maxThreads": 2})),
+            redoline_crds::v1alpha1::SNAPSHOT_THREADS,
+        ),
+        (
             "spill cap above volume size",
             with(
                 minimal_spec(),

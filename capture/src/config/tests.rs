@@ -163,6 +163,8 @@ fn the_crd_rules_are_mirrored() {
             "snapshot.selectOverrides.SALES.ITEMS",
         ),
         (with("snapshot: {fetchSize: 0}"), "snapshot.fetchSize"),
+        (with("snapshot: {maxThreads: 0}"), "snapshot.maxThreads"),
+        (with("snapshot: {maxThreads: 2}"), "snapshot.maxThreads"),
         (with("startPosition: {type: scn}"), "startPosition.scn"),
         (
             with("startPosition: {type: current, scn: 5}"),

@@ -232,6 +232,12 @@ pub fn rules(config: &CaptureConfig) -> Result<(), ConfigError> {
             ));
         }
     }
+    if config.snapshot.max_threads >= config.database.max_connections {
+        return Err(ConfigError::new(
+            "snapshot.maxThreads",
+            "must be at most database.maxConnections - 1: the mining session holds one connection",
+        ));
+    }
     let start = &config.start_position;
     if (start.type_ == StartPositionType::Scn) != start.scn.is_some() {
         return Err(ConfigError::new(

@@ -6,15 +6,20 @@
 //!           new snapshot: S = current SCN, restart SCN = oldest open transaction's start,
 //!           bookmark commit SCN = S + 1 (only transactions committed after S stream);
 //!           the open transactions must be readable (else retried / stopped)
-//! snapshot: per table, per batch of fetchSize rows AS OF its SCN, after the last ROWID:
-//!           `r` events → page → bookmark with the progress (table, last ROWID, rows)
+//! snapshot: per table, its plan of chunks (ROWID ranges of its extents, key ranges for an IOT),
+//!           stored in the bookmark; per chunk AS OF the table's SCN (maxThreads readers read
+//!           the next chunks at once, written in chunk order):
+//!           `r` events → page → bookmark with the progress (table, chunks done, rows)
+//!           a bookmark of a snapshot begun before chunks: batches after its last ROWID
 //!           ORA-01555 → the table again from its start at the current SCN, with a warning
 //! then:     stream from the restart SCN, or (initial_only) idle
 //! ```
 //!
-//! Each batch reads one row more than it writes: that row tells whether the batch's last row
-//! is the table's last (its marker), and is read again by the next batch.
+//! A page's last row is the table's last (its marker) when no later chunk has a row: the next
+//! chunk with a row is read before the page is written and kept for the next page. (A batch of
+//! an old bookmark reads one row more than it writes, for the same reason.)
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -34,7 +39,7 @@ use crate::event::{ChangeEvent, Operation, SourceInfo};
 use crate::http::CaptureState;
 use crate::sink::Bookmark;
 use crate::snapshot::{BatchEnd, RowPlace, SnapshotState, StartAction, Stored, decide, marker};
-use crate::source::{OracleSource, SourceError};
+use crate::source::{FlashbackReader, FlashbackRow, OracleSource, RowRange, SourceError};
 use crate::stop::Stop;
 
 /// What a run does before streaming.
@@ -53,6 +58,27 @@ pub(super) enum SnapshotPhase {
 struct SnapshotTable {
     schema: Arc<TableSchema>,
     condition: Option<String>,
+}
+
+/// What reading the snapshot keeps between pages.
+struct Reading {
+    tables: Vec<SnapshotTable>,
+    /// Each table's estimated rows, for the progress shown.
+    estimates: Vec<Option<u64>>,
+    /// `snapshot.fetchSize`: rows per batch, and the rows a chunk is planned to hold.
+    fetch_size: usize,
+    /// Chunks read ahead, not written yet, in chunk order: `(table, chunk, rows)`.
+    fetched: VecDeque<(usize, u32, Vec<FlashbackRow>)>,
+    /// The parallel readers (`snapshot.maxThreads` > 1), each on a session of its own; empty
+    /// when chunks are read on the engine's own source.
+    readers: Vec<Box<dyn FlashbackReader + Send>>,
+}
+
+/// Why a read of the snapshot failed: the source (which [`Engine::read_failed`] judges), or
+/// the capture's own writing.
+enum Failure {
+    Source(SourceError),
+    Capture(CaptureError),
 }
 
 impl<S: OracleSource> Engine<S> {
@@ -203,102 +229,33 @@ impl<S: OracleSource> Engine<S> {
         let fetch_size = usize::try_from(self.pipeline.config.snapshot.fetch_size)
             .unwrap_or(usize::MAX)
             .max(1);
-        let last_table = state.tables.len().saturating_sub(1);
+        let mut reading = Reading {
+            tables,
+            estimates,
+            fetch_size,
+            fetched: VecDeque::new(),
+            readers: self.parallel_readers()?,
+        };
         while let Some(index) = state.current() {
             if self.options.stop.load(Ordering::Relaxed) {
                 return Ok(Some(Finish::Stopped));
             }
-            let SnapshotTable { schema, condition } = &tables[index];
             let table = &state.tables[index];
-            let batch = self.source.flashback_batch(
-                schema,
-                table.scn,
-                table.after.as_deref(),
-                condition.as_deref(),
-                fetch_size.saturating_add(1),
-            );
-            let mut batch = match batch {
-                Ok(batch) => batch,
-                Err(error @ SourceError::SnapshotTooOld { .. }) => {
-                    let scn = self.source.current_scn()?;
-                    tracing::warn!(
-                        %error,
-                        table = %table.table,
-                        rows_again = table.rows,
-                        new_scn = scn,
-                        "the undo for the snapshot SCN is gone (ORA-01555): the table is read \
-                         again from its start at a new SCN, so its rows already written appear \
-                         again as `r` events; raise UNDO_RETENTION (or the undo tablespace) or \
-                         lower snapshot.fetchSize's page time to avoid it"
-                    );
-                    state.restart_table(index, scn);
-                    continue;
-                }
-                Err(error @ SourceError::Database { .. }) if condition.is_some() => {
-                    // Most likely the condition itself (ORA-00904, ORA-00920...): retrying
-                    // cannot help, the operator must fix it.
-                    return Err(Stop::new(
-                        StopCode::InvalidConfiguration,
-                        format!(
-                            "the snapshot query of {} with its snapshot.selectOverrides \
-                             condition failed: {error}; fix or remove the condition",
-                            table.table
-                        ),
-                    )
-                    .into());
-                }
-                Err(error) => return Err(error.into()),
-            };
-            let end = if batch.len() > fetch_size {
-                batch.truncate(fetch_size);
-                BatchEnd::More
+            let read = if table.after.is_some() && table.chunks.is_none() {
+                // A bookmark of a snapshot begun before chunks: its table goes on in batches
+                // after the last ROWID written.
+                self.read_batch(&mut state, &reading, index)
             } else {
-                BatchEnd::TableDone
+                self.read_chunk(&mut state, &mut reading, index)
             };
-            let first_batch = table.rows == 0 && table.after.is_none();
-            let count = batch.len();
-            // The tables after this one that turn out empty: this batch's last row is then the
-            // snapshot's last, and is marked `last` as Debezium marks the final record whatever
-            // table it comes from.
-            let empty_after = if end == BatchEnd::TableDone && count > 0 {
-                self.empty_tables_after(&state, &tables, index)
-            } else {
-                None
-            };
-            let read_at = Timestamp::now();
-            for (position, row) in batch.iter().enumerate() {
-                let place = RowPlace {
-                    first_table: index == 0,
-                    last_table: index == last_table || empty_after.is_some(),
-                    first_in_table: first_batch && position == 0,
-                    last_in_table: end == BatchEnd::TableDone && position + 1 == count,
-                };
-                let event = ChangeEvent {
-                    op: Operation::Read,
-                    table: Arc::clone(schema),
-                    before: None,
-                    after: Some(row.values.clone()),
-                    // As Debezium fills a snapshot read: the snapshot's SCN, the read time, no
-                    // transaction, commit SCN or redo address.
-                    source: SourceInfo {
-                        scn: table.scn,
-                        change_time: Some(read_at),
-                        snapshot: marker(place),
-                        ..SourceInfo::default()
-                    },
-                };
-                self.write_snapshot_event(&event, read_at)?;
+            match read {
+                Ok(()) => {}
+                Err(Failure::Source(error)) => {
+                    reading.fetched.clear();
+                    self.read_failed(&mut state, &reading.tables, index, error)?;
+                }
+                Err(Failure::Capture(error)) => return Err(error),
             }
-            let last_position = batch.last().map(|row| row.position.clone());
-            state.record_batch(index, count as u64, last_position, end);
-            for empty in empty_after.into_iter().flatten() {
-                state.record_batch(empty, 0, None, BatchEnd::TableDone);
-            }
-            self.pipeline.bookmark.snapshot = Some(state.clone());
-            self.pipeline.sink.commit(&self.pipeline.bookmark)?;
-            // A committed batch is progress: it resets the restart budget as a window does.
-            self.windows_completed += 1;
-            self.show_snapshot(&state, &estimates, CaptureState::Snapshotting);
         }
         tracing::info!(
             scn = state.scn,
@@ -306,6 +263,326 @@ impl<S: OracleSource> Engine<S> {
             "the snapshot is complete"
         );
         Ok(None)
+    }
+
+    /// What a failed read of table `index` means: ORA-01555 reads the table again from its
+    /// start at the current SCN; a failure with a `selectOverrides` condition is most likely
+    /// the condition's; anything else is the run's error.
+    fn read_failed(
+        &mut self,
+        state: &mut SnapshotState,
+        tables: &[SnapshotTable],
+        index: usize,
+        error: SourceError,
+    ) -> Result<(), CaptureError> {
+        let table = &state.tables[index];
+        match error {
+            error @ SourceError::SnapshotTooOld { .. } => {
+                let scn = self.source.current_scn()?;
+                tracing::warn!(
+                    %error,
+                    table = %table.table,
+                    rows_again = table.rows,
+                    new_scn = scn,
+                    "the undo for the snapshot SCN is gone (ORA-01555): the table is read \
+                     again from its start at a new SCN, so its rows already written appear \
+                     again as `r` events; raise UNDO_RETENTION (or the undo tablespace) or \
+                     lower snapshot.fetchSize's page time to avoid it"
+                );
+                state.restart_table(index, scn);
+                Ok(())
+            }
+            error @ SourceError::Database { .. } if tables[index].condition.is_some() => {
+                // Most likely the condition itself (ORA-00904, ORA-00920...): retrying
+                // cannot help, the operator must fix it.
+                Err(Stop::new(
+                    StopCode::InvalidConfiguration,
+                    format!(
+                        "the snapshot query of {} with its snapshot.selectOverrides \
+                         condition failed: {error}; fix or remove the condition",
+                        table.table
+                    ),
+                )
+                .into())
+            }
+            error => Err(error.into()),
+        }
+    }
+
+    /// One batch of a table begun before chunks, after its last ROWID: `fetchSize` rows, and
+    /// one more read to tell whether the batch ends the table.
+    fn read_batch(
+        &mut self,
+        state: &mut SnapshotState,
+        reading: &Reading,
+        index: usize,
+    ) -> Result<(), Failure> {
+        let fetch_size = reading.fetch_size;
+        let SnapshotTable { schema, condition } = &reading.tables[index];
+        let table = &state.tables[index];
+        let mut batch = self
+            .source
+            .flashback_batch(
+                schema,
+                table.scn,
+                table.after.as_deref(),
+                condition.as_deref(),
+                fetch_size.saturating_add(1),
+            )
+            .map_err(Failure::Source)?;
+        let end = if batch.len() > fetch_size {
+            batch.truncate(fetch_size);
+            BatchEnd::More
+        } else {
+            BatchEnd::TableDone
+        };
+        let first_batch = table.rows == 0 && table.after.is_none();
+        let empty_after = self.write_rows(state, reading, index, &batch, first_batch, end)?;
+        let last_position = batch.last().map(|row| row.position.clone());
+        state.record_batch(index, batch.len() as u64, last_position, end);
+        self.commit_snapshot(state, reading, empty_after)
+            .map_err(Failure::Capture)
+    }
+
+    /// The next chunk of table `index` (planning the table first): its rows, and every empty
+    /// chunk after it, are written in one page. Reading one non-empty chunk ahead tells
+    /// whether this chunk's last row is the table's last (its marker); that chunk is kept for
+    /// the next call rather than read again.
+    fn read_chunk(
+        &mut self,
+        state: &mut SnapshotState,
+        reading: &mut Reading,
+        index: usize,
+    ) -> Result<(), Failure> {
+        if state.tables[index].chunks.is_none() {
+            let schema = &reading.tables[index].schema;
+            let rows_per_chunk = reading.fetch_size as u64;
+            let plan = self
+                .source
+                .table_chunks(schema, rows_per_chunk)
+                .map_err(Failure::Source)?;
+            tracing::info!(
+                table = %state.tables[index].table,
+                chunks = plan.len(),
+                rows_per_chunk,
+                "the table is read in chunks"
+            );
+            state.plan_table(index, plan);
+        }
+        let first_chunk = state.tables[index].chunks_done.is_empty();
+        let Some((next, range)) =
+            (state.next_chunk(index)).map(|(next, range)| (next, range.clone()))
+        else {
+            // No segment, so no chunk: the table is empty.
+            let empty_after =
+                self.write_rows(state, reading, index, &[], first_chunk, BatchEnd::TableDone)?;
+            state.record_chunks(index, 0..0, 0);
+            return self
+                .commit_snapshot(state, reading, empty_after)
+                .map_err(Failure::Capture);
+        };
+        let mut rows = self
+            .chunk_rows(state, reading, index, next, &range)
+            .map_err(Failure::Source)?;
+        // The chunks after this one up to the next with a row: empty ones are written (as
+        // done) with this one; the first with a row is kept for the next call.
+        let planned = state.tables[index].chunks.as_ref().map_or(0, Vec::len) as u32;
+        let mut end_chunk = next + 1;
+        let mut ahead = false;
+        while end_chunk < planned {
+            let Some(range) = (state.tables[index].chunks.as_ref())
+                .and_then(|plan| plan.get(end_chunk as usize))
+                .cloned()
+            else {
+                break;
+            };
+            let later = self
+                .chunk_rows(state, reading, index, end_chunk, &range)
+                .map_err(Failure::Source)?;
+            if rows.is_empty() {
+                // Nothing written yet in this page: the later chunk's rows join it.
+                rows = later;
+                end_chunk += 1;
+                continue;
+            }
+            if later.is_empty() {
+                end_chunk += 1;
+                continue;
+            }
+            reading.fetched.push_front((index, end_chunk, later));
+            ahead = true;
+            break;
+        }
+        let end = if ahead {
+            BatchEnd::More
+        } else {
+            BatchEnd::TableDone
+        };
+        let empty_after = self.write_rows(state, reading, index, &rows, first_chunk, end)?;
+        state.record_chunks(index, next..end_chunk, rows.len() as u64);
+        self.commit_snapshot(state, reading, empty_after)
+            .map_err(Failure::Capture)
+    }
+
+    /// The rows of chunk `chunk` (`range`) of table `index`: read ahead already, or read now,
+    /// with the chunks after it when there are parallel readers (one chunk each, on their own
+    /// threads; the rows are kept in chunk order, so pages are written as a single reader
+    /// writes them).
+    fn chunk_rows(
+        &mut self,
+        state: &SnapshotState,
+        reading: &mut Reading,
+        index: usize,
+        chunk: u32,
+        range: &RowRange,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        if let Some(position) = (reading.fetched.iter())
+            .position(|(table, fetched, _)| *table == index && *fetched == chunk)
+        {
+            // Chunks are consumed in order: anything before this one is stale.
+            reading.fetched.drain(..position);
+            if let Some((_, _, rows)) = reading.fetched.pop_front() {
+                return Ok(rows);
+            }
+        }
+        reading.fetched.clear();
+        let table = &state.tables[index];
+        let SnapshotTable { schema, condition } = &reading.tables[index];
+        let condition = condition.as_deref();
+        if reading.readers.len() < 2 {
+            return self
+                .source
+                .flashback_range(schema, table.scn, range, condition);
+        }
+        let plan = table.chunks.as_deref().unwrap_or_default();
+        let ranges: Vec<&RowRange> = std::iter::once(range)
+            .chain(plan.iter().skip(chunk as usize + 1))
+            .take(reading.readers.len())
+            .collect();
+        let scn = table.scn;
+        let results: Vec<Result<Vec<FlashbackRow>, SourceError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (reading.readers.iter_mut())
+                .zip(&ranges)
+                .map(|(reader, range)| {
+                    scope.spawn(move || reader.flashback_range(schema, scn, range, condition))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(SourceError::Malformed {
+                            what: table.table.clone(),
+                            message: "a snapshot reader thread panicked".to_owned(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut rows = None;
+        for (offset, result) in (0u32..).zip(results) {
+            let read = result?;
+            if rows.is_none() {
+                rows = Some(read);
+            } else {
+                reading.fetched.push_back((index, chunk + offset, read));
+            }
+        }
+        Ok(rows.unwrap_or_default())
+    }
+
+    /// The readers of `snapshot.maxThreads` > 1, each on a session of its own; none (chunks
+    /// read on the engine's source) with 1, or when the source cannot open more.
+    fn parallel_readers(&mut self) -> Result<Vec<Box<dyn FlashbackReader + Send>>, CaptureError> {
+        let wanted = self.pipeline.config.snapshot.max_threads;
+        let mut readers = Vec::new();
+        if wanted < 2 {
+            return Ok(readers);
+        }
+        for _ in 0..wanted {
+            match self.source.parallel_reader()? {
+                Some(reader) => readers.push(reader),
+                None => {
+                    tracing::warn!(
+                        max_threads = wanted,
+                        "this source reads on one session: the snapshot is read by one reader"
+                    );
+                    return Ok(Vec::new());
+                }
+            }
+        }
+        Ok(readers)
+    }
+
+    /// Writes the `r` events of `rows`, read from table `index`; `first` when they are the
+    /// table's first, `end` whether the table ends with them. Returns the tables after this one
+    /// found empty when the table ends (its last row is then the snapshot's last).
+    fn write_rows(
+        &mut self,
+        state: &SnapshotState,
+        reading: &Reading,
+        index: usize,
+        rows: &[FlashbackRow],
+        first: bool,
+        end: BatchEnd,
+    ) -> Result<Option<Vec<usize>>, Failure> {
+        let last_table = state.tables.len().saturating_sub(1);
+        let count = rows.len();
+        let schema = &reading.tables[index].schema;
+        let table_scn = state.tables[index].scn;
+        // The tables after this one that turn out empty: this batch's last row is then the
+        // snapshot's last, and is marked `last` as Debezium marks the final record whatever
+        // table it comes from.
+        let empty_after = if end == BatchEnd::TableDone && count > 0 {
+            self.empty_tables_after(state, &reading.tables, index)
+        } else {
+            None
+        };
+        let read_at = Timestamp::now();
+        for (position, row) in rows.iter().enumerate() {
+            let place = RowPlace {
+                first_table: index == 0,
+                last_table: index == last_table || empty_after.is_some(),
+                first_in_table: first && position == 0,
+                last_in_table: end == BatchEnd::TableDone && position + 1 == count,
+            };
+            let event = ChangeEvent {
+                op: Operation::Read,
+                table: Arc::clone(schema),
+                before: None,
+                after: Some(row.values.clone()),
+                // As Debezium fills a snapshot read: the snapshot's SCN, the read time, no
+                // transaction, commit SCN or redo address.
+                source: SourceInfo {
+                    scn: table_scn,
+                    change_time: Some(read_at),
+                    snapshot: marker(place),
+                    ..SourceInfo::default()
+                },
+            };
+            self.write_snapshot_event(&event, read_at)
+                .map_err(Failure::Capture)?;
+        }
+        Ok(empty_after)
+    }
+
+    /// Commits the page written with the snapshot's progress in its bookmark (the tables found
+    /// empty after the last recorded as done with it).
+    fn commit_snapshot(
+        &mut self,
+        state: &mut SnapshotState,
+        reading: &Reading,
+        empty_after: Option<Vec<usize>>,
+    ) -> Result<(), CaptureError> {
+        for empty in empty_after.into_iter().flatten() {
+            state.record_batch(empty, 0, None, BatchEnd::TableDone);
+        }
+        self.pipeline.bookmark.snapshot = Some(state.clone());
+        self.pipeline.sink.commit(&self.pipeline.bookmark)?;
+        // A committed batch is progress: it resets the restart budget as a window does.
+        self.windows_completed += 1;
+        self.show_snapshot(state, &reading.estimates, CaptureState::Snapshotting);
+        Ok(())
     }
 
     /// The indexes of the tables after `index`, when every one of them has no row at its

@@ -707,7 +707,7 @@ impl Simulator {
 
     /// Up to `max_rows` rows of `table` as of `scn` among the row numbers `rows` (in ROWID
     /// order), matching `condition`: ORA-08181 past the current SCN, ORA-01466 before the
-    /// table's last DDL, ORA-01555 when a row read needs undo older than the undo kept.
+    /// table's last DDL, ORA-01555 when a row needs undo older than the undo kept.
     fn read_as_of(
         &self,
         table: &TableSchema,
@@ -732,11 +732,12 @@ impl Simulator {
             });
         }
         let within = |number: &u64| rows.contains(number);
+        // Oracle raises ORA-01555 when a read visits a block whose change since `scn` its undo
+        // no longer holds; the model, coarser, for any read of a table with such a row.
         if scn < self.catalog.undo_kept_from_scn
             && found
                 .rows
-                .starting_at(rows.start)
-                .take_while(|(number, _)| within(number))
+                .starting_at(0)
                 .any(|(_, row)| row.changed_after(scn))
         {
             return Err(SourceError::SnapshotTooOld {

@@ -13,6 +13,7 @@ use redoline_crds::v1alpha1::SnapshotMode;
 use serde::{Deserialize, Serialize};
 
 use crate::event::SnapshotMarker;
+use crate::source::RowRange;
 
 /// What a run does before (or instead of) streaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +99,59 @@ pub struct TableSnapshot {
     /// Rows of this table written so far (at this SCN).
     pub rows: u64,
     pub done: bool,
+    /// The chunks the table is read in, once planned ([`crate::source::chunks`]). Stored, not
+    /// derived again at a resume: the plan comes from the table's extents and statistics,
+    /// which grow and change while the capture is down, and a different plan would not line
+    /// up with the chunks already written. Dropped once the table is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<RowRange>>,
+    /// The chunks whose rows are in a committed page, as inclusive ranges of chunk indexes.
+    #[serde(default, skip_serializing_if = "ChunkSet::is_empty")]
+    pub chunks_done: ChunkSet,
+}
+
+/// A set of chunk indexes as sorted, disjoint, non-adjacent inclusive ranges: a table read in
+/// order holds one range however many chunks it has.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ChunkSet(Vec<(u32, u32)>);
+
+impl ChunkSet {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn contains(&self, index: u32) -> bool {
+        self.0
+            .iter()
+            .any(|&(first, last)| first <= index && index <= last)
+    }
+
+    /// The first index not in the set.
+    pub fn first_missing(&self) -> u32 {
+        match self.0.first() {
+            Some(&(0, last)) => last.saturating_add(1),
+            _ => 0,
+        }
+    }
+
+    pub fn insert(&mut self, index: u32) {
+        if self.contains(index) {
+            return;
+        }
+        self.0.push((index, index));
+        self.0.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.0.len());
+        for &(first, last) in &self.0 {
+            match merged.last_mut() {
+                Some(previous) if first <= previous.1.saturating_add(1) => {
+                    previous.1 = previous.1.max(last);
+                }
+                _ => merged.push((first, last)),
+            }
+        }
+        self.0 = merged;
+    }
 }
 
 /// How one batch ends.
@@ -122,6 +176,8 @@ impl SnapshotState {
                     after: None,
                     rows: 0,
                     done: false,
+                    chunks: None,
+                    chunks_done: ChunkSet::default(),
                 })
                 .collect(),
             completed: false,
@@ -152,13 +208,52 @@ impl SnapshotState {
         self.completed = self.tables.iter().all(|t| t.done) || total == 0;
     }
 
-    /// ORA-01555 on table `index`: it is read again from its start, as of `scn`.
+    /// The plan of table `index`'s chunks, nothing of it read yet.
+    pub fn plan_table(&mut self, index: usize, chunks: Vec<RowRange>) {
+        if let Some(table) = self.tables.get_mut(index) {
+            table.chunks = Some(chunks);
+            table.chunks_done = ChunkSet::default();
+        }
+    }
+
+    /// The next chunk of table `index` to read (the first not done) and its range; `None`
+    /// when the table has no plan or every chunk is done.
+    pub fn next_chunk(&self, index: usize) -> Option<(u32, &RowRange)> {
+        let table = self.tables.get(index)?;
+        let next = table.chunks_done.first_missing();
+        let range = table.chunks.as_ref()?.get(usize::try_from(next).ok()?)?;
+        Some((next, range))
+    }
+
+    /// Records chunks `chunks` of table `index` as written in a committed page, with `rows`
+    /// rows; the table is done when its every chunk is (its plan is then dropped).
+    pub fn record_chunks(&mut self, index: usize, chunks: std::ops::Range<u32>, rows: u64) {
+        let total = self.tables.len();
+        if let Some(table) = self.tables.get_mut(index) {
+            for chunk in chunks {
+                table.chunks_done.insert(chunk);
+            }
+            table.rows += rows;
+            let planned = table.chunks.as_ref().map_or(0, Vec::len);
+            if table.chunks_done.first_missing() as usize >= planned {
+                table.done = true;
+                table.chunks = None;
+                table.chunks_done = ChunkSet::default();
+            }
+        }
+        self.completed = self.tables.iter().all(|t| t.done) || total == 0;
+    }
+
+    /// ORA-01555 on table `index`: it is read again from its start, as of `scn`, with a new
+    /// plan.
     pub fn restart_table(&mut self, index: usize, scn: u64) {
         if let Some(table) = self.tables.get_mut(index) {
             table.scn = scn;
             table.after = None;
             table.rows = 0;
             table.done = false;
+            table.chunks = None;
+            table.chunks_done = ChunkSet::default();
         }
     }
 

@@ -8,7 +8,8 @@
 //! `DBMS_ROWID`). The range from `ROWID_CREATE(1, data_object_id, file, first_block, 0)` to
 //! `ROWID_CREATE(1, data_object_id, file, last_block, 32767)` therefore holds exactly the rows
 //! of those blocks, and `WHERE ROWID BETWEEN :lo AND :hi` is answered with a ROWID range scan
-//! that reads only them (Database SQL Tuning Guide, "Table Access by Rowid Range"), so every
+//! that reads only them (the plan operation `TABLE ACCESS BY ROWID RANGE`; Database SQL Tuning
+//! Guide, "Optimizer Access Paths", "Table Access by Rowid"), so every
 //! chunk costs its own blocks whatever its place in the table. A partitioned table has one
 //! segment per partition (or subpartition), each with its own data object id; a chunk never
 //! spans two of them.

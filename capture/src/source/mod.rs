@@ -5,7 +5,8 @@
 //!   tables and the facts `doctor` checks.
 //! - [`RedoMiner`]: which logs hold an SCN range, a LogMiner session over a window, the rows of
 //!   `V$LOGMNR_CONTENTS`, and the flush write that makes LGWR write out the redo buffer.
-//! - [`FlashbackReader`]: `SELECT ... AS OF SCN` in ROWID order, batch by batch, for snapshots.
+//! - [`FlashbackReader`]: a table's chunks ([`chunks`]: ROWID ranges of its extents) and
+//!   `SELECT ... AS OF SCN` over each, or batch by batch after a ROWID, for snapshots.
 //!
 //! Everything crossing the boundary is plain data ([`LogMinerRow`], [`DatabaseInfo`], ...), so the
 //! mining loop, buffer and sink are tested without Oracle. Two implementations exist: the real one
@@ -604,6 +605,12 @@ pub trait FlashbackReader {
         range: &RowRange,
         condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError>;
+    /// Another reader of the same database with the same connection settings, whose reads run
+    /// on a database session of their own, on another thread (`snapshot.maxThreads`); `None`
+    /// when the source has a single session to offer.
+    fn parallel_reader(&self) -> Result<Option<Box<dyn FlashbackReader + Send>>, SourceError> {
+        Ok(None)
+    }
 }
 
 /// All of the boundary.

@@ -77,6 +77,7 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
 #[x_kube(validation = kube::core::Rule::new("self.format.type == 'debezium' || !has(self.format.encoding) || self.format.encoding == 'json'").message("spec.format.encoding avro writes Debezium records: it needs spec.format.type debezium"))]
 #[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
 #[x_kube(validation = kube::core::Rule::new(REGISTRY_WITH_AVRO_RULE).message(REGISTRY_WITH_AVRO))]
+#[x_kube(validation = kube::core::Rule::new(SNAPSHOT_THREADS_RULE).message(SNAPSHOT_THREADS))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
@@ -162,6 +163,14 @@ pub struct OracleCaptureSpec {
     #[serde(default)]
     pub pod: PodSettings,
 }
+
+/// The snapshot's reader sessions leave one of `database.maxConnections` to the mining session.
+const SNAPSHOT_THREADS_RULE: &str = "!has(self.snapshot) || !has(self.snapshot.maxThreads) || \
+     self.snapshot.maxThreads <= (has(self.database.maxConnections) ? \
+     self.database.maxConnections : 2) - 1";
+/// Why [`SNAPSHOT_THREADS_RULE`] refuses a spec (the capture's own check says the same).
+pub const SNAPSHOT_THREADS: &str = "spec.snapshot.maxThreads must be at most \
+     spec.database.maxConnections - 1: the mining session holds one connection";
 
 /// A captured table, OWNER.TABLE.
 #[derive(
@@ -318,6 +327,14 @@ pub struct SnapshotSpec {
     #[schemars(range(min = 1, max = 100_000))]
     pub fetch_size: u32,
 
+    /// Database sessions reading the initial snapshot's chunks at once (Debezium's
+    /// `snapshot.max.threads`), each a connection of its own: at most
+    /// `database.maxConnections` - 1, the mining session holding the other. Rows are written in
+    /// chunk order whatever the number.
+    #[serde(default = "default_snapshot_max_threads")]
+    #[schemars(range(min = 1, max = 16))]
+    pub max_threads: u32,
+
     /// A condition per table (OWNER.TABLE as in spec.tables → a SQL condition), added to the
     /// snapshot's query of that table as `AND (<condition>)`, so only matching rows are read.
     /// Trusted operator input: it runs as written in the capture user's session.
@@ -331,6 +348,7 @@ impl Default for SnapshotSpec {
         Self {
             mode: SnapshotMode::default(),
             fetch_size: default_snapshot_fetch_size(),
+            max_threads: default_snapshot_max_threads(),
             select_overrides: BTreeMap::new(),
         }
     }
@@ -338,6 +356,10 @@ impl Default for SnapshotSpec {
 
 fn default_snapshot_fetch_size() -> u32 {
     10_000
+}
+
+fn default_snapshot_max_threads() -> u32 {
+    1
 }
 
 /// Conditions are non-empty and bounded, so a typo cannot turn into an unbounded query text;

@@ -1434,7 +1434,7 @@ impl<P: SessionPool> OracleClient<P> {
     }
 }
 
-impl<P: SessionPool> FlashbackReader for OracleClient<P> {
+impl<P: SessionPool + 'static> FlashbackReader for OracleClient<P> {
     fn flashback_batch(
         &mut self,
         table: &TableSchema,
@@ -1542,6 +1542,12 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
             }
         };
         self.read_rows(table, &order, &sql, &binds, scn, usize::MAX)
+    }
+
+    /// A client over the same pool: its reads take a pooled session of their own.
+    fn parallel_reader(&self) -> Result<Option<Box<dyn FlashbackReader + Send>>, SourceError> {
+        let reader = Self::over(self.pool.clone(), self.options.clone())?;
+        Ok(Some(Box::new(reader)))
     }
 }
 

@@ -136,7 +136,7 @@ pub trait SqlSession {
 }
 
 /// Where sessions come from.
-pub trait SessionPool: Send {
+pub trait SessionPool: Send + Clone {
     type Session: SqlSession + Send;
     /// A session, preferably one released under `tag`.
     fn get(&self, tag: &str) -> Result<Self::Session, Failure>;
@@ -149,7 +149,9 @@ pub trait SessionPool: Send {
     fn set_max_sessions(&self, max: u32) -> Result<(), Failure>;
 }
 
-/// ODPI-C's session pool, and the credentials a session outside it connects with.
+/// ODPI-C's session pool, and the credentials a session outside it connects with. A clone
+/// shares the pool (and its `maxConnections`).
+#[derive(Clone)]
 pub struct OraclePool {
     pub pool: Pool,
     /// Per-round-trip call timeout; `None` disables it.

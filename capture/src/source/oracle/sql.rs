@@ -571,9 +571,9 @@ pub fn flashback_query(
 ///
 /// A heap read selects the ROWID first. A batch resumes with `ROWID > CHARTOROWID(:2)`; a chunk
 /// is `ROWID BETWEEN CHARTOROWID(:2) AND CHARTOROWID(:3)`, which Oracle answers with a ROWID
-/// range scan reading only the blocks between the two (Database SQL Tuning Guide, "Table
-/// Access by Rowid Range"; the statement `DBMS_PARALLEL_EXECUTE.CREATE_CHUNKS_BY_ROWID`'s
-/// chunks are run with). An IOT read selects only the columns and bounds the key with the
+/// range scan reading only the blocks between the two (`TABLE ACCESS BY ROWID RANGE`;
+/// Database SQL Tuning Guide, "Optimizer Access Paths", "Table Access by Rowid"; the statement
+/// `DBMS_PARALLEL_EXECUTE.CREATE_CHUNKS_BY_ROWID`'s chunks are run with). An IOT read selects only the columns and bounds the key with the
 /// lexicographic comparison Oracle has no row-value form for:
 /// `K1 >= v1 AND (K1 > v1 OR (K1 = v1 AND K2 > v2))` above a key, and its mirror
 /// `K1 <= v1 AND (K1 < v1 OR (K1 = v1 AND K2 <= v2))` up to one, whose leading bounds let the
