@@ -74,7 +74,7 @@ impl<S: OracleSource> Engine<S> {
             Ok(None) => {
                 self.board.update(Timestamp::now(), |report| {
                     report.state = CaptureState::Streaming;
-                    report.snapshot = None;
+                    report.snapshot.initial = None;
                 });
                 // The position and the transactions rebuilt from the journal, before the
                 // first window.
