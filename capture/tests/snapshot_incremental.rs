@@ -30,94 +30,124 @@ fn commit(tx: &str) -> String {
     format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n")
 }
 
-/// Seeded rows in both tables, then `transactions` small transactions on both, two at a time
-/// open (each on rows of its own), with the final contents of the tables.
-fn workload(seed: u64, transactions: u64) -> (String, BTreeMap<(String, u64), u64>) {
-    let mut random = Xorshift::new(seed | 1);
-    let mut next = move |n: u64| random.next() % n;
-    let mut lines = String::from(TABLES);
-    let mut rows: BTreeMap<(String, u64), u64> = BTreeMap::new();
-    let mut id = 0;
-    for table in ["ORDERS", "ITEMS"] {
-        for _ in 0..30 {
-            id += 1;
-            let v = next(1000);
-            lines.push_str(&insert("seed", table, id, v));
-            rows.insert((table.to_owned(), id), v);
-        }
-    }
-    lines.push_str(&commit("seed"));
-    // The transaction left open, committed after the next one begins and commits.
-    let mut held: Option<(String, Vec<((String, u64), Option<u64>)>)> = None;
-    let mut busy: BTreeSet<(String, u64)> = BTreeSet::new();
-    for n in 0..transactions {
-        let tx = format!("t{n}");
-        let mut changes = Vec::new();
-        for _ in 0..2 {
-            let table = if next(3) == 0 { "ITEMS" } else { "ORDERS" };
-            let free: Vec<(String, u64)> = rows
-                .keys()
-                .filter(|key| key.0 == table && !busy.contains(*key))
-                .cloned()
-                .collect();
-            match next(4) {
-                0 | 1 if !free.is_empty() => {
-                    let key = free[usize::try_from(next(free.len() as u64)).unwrap()].clone();
-                    let v = next(1000);
-                    lines.push_str(&update(&tx, table, key.1, v));
-                    busy.insert(key.clone());
-                    changes.push((key, Some(v)));
-                }
-                2 if !free.is_empty() => {
-                    let key = free[usize::try_from(next(free.len() as u64)).unwrap()].clone();
-                    lines.push_str(&delete(&tx, table, key.1));
-                    busy.insert(key.clone());
-                    changes.push((key, None));
-                }
-                _ => {
-                    id += 1;
-                    let v = next(1000);
-                    lines.push_str(&insert(&tx, table, id, v));
-                    busy.insert((table.to_owned(), id));
-                    changes.push(((table.to_owned(), id), Some(v)));
-                }
+/// A deterministic workload: seeded rows in both tables, then small transactions on both,
+/// with the tables' contents as they commit.
+struct Workload {
+    random: Xorshift,
+    rows: BTreeMap<(String, u64), u64>,
+    id: u64,
+    /// The SCN the next transaction jumps to.
+    scn: u64,
+}
+
+type Change = ((String, u64), Option<u64>);
+
+impl Workload {
+    /// The tables and 30 committed rows in each.
+    fn seeded(seed: u64) -> (Self, String) {
+        let mut workload = Self {
+            random: Xorshift::new(seed | 1),
+            rows: BTreeMap::new(),
+            id: 0,
+            scn: 1_000_400,
+        };
+        let mut lines = String::from(TABLES);
+        for table in ["ORDERS", "ITEMS"] {
+            for _ in 0..30 {
+                workload.id += 1;
+                let v = workload.next(1000);
+                lines.push_str(&insert("seed", table, workload.id, v));
+                workload.rows.insert((table.to_owned(), workload.id), v);
             }
         }
-        let mut finish =
-            |tx: &str, changes: Vec<((String, u64), Option<u64>)>, lines: &mut String| {
-                lines.push_str(&commit(tx));
-                for (key, value) in changes {
-                    busy.remove(&key);
-                    match value {
-                        Some(v) => rows.insert(key, v),
-                        None => rows.remove(&key),
-                    };
-                }
-            };
-        // The SCN jumps between transactions, so a window (at least 1000 SCNs) holds few.
-        lines.push_str(&format!(
-            "{{\"database\":{{\"scn\":{}}}}}\n",
-            1_000_000 + 400 * (n + 1)
-        ));
-        if n % 3 == 0 {
-            if let Some((tx, changes)) = held.take() {
-                finish(&tx, changes, &mut lines);
-            }
-            held = Some((tx, changes));
-        } else {
-            finish(&tx, changes, &mut lines);
-        }
+        lines.push_str(&commit("seed"));
+        (workload, lines)
     }
-    if let Some((tx, changes)) = held.take() {
-        lines.push_str(&commit(&tx));
+
+    fn next(&mut self, n: u64) -> u64 {
+        self.random.next() % n
+    }
+
+    /// `transactions` more (named `<prefix><n>`), every third left open until the next third
+    /// commits, each on rows of its own; the SCN jumps 400 between them, so a window (at least
+    /// 1000 SCNs) holds few.
+    fn transactions(&mut self, prefix: &str, transactions: u64) -> String {
+        let mut lines = String::new();
+        let mut held: Option<(String, Vec<Change>)> = None;
+        let mut busy: BTreeSet<(String, u64)> = BTreeSet::new();
+        for n in 0..transactions {
+            let tx = format!("{prefix}{n}");
+            let mut changes = Vec::new();
+            for _ in 0..2 {
+                let table = if self.next(3) == 0 { "ITEMS" } else { "ORDERS" };
+                let free: Vec<(String, u64)> = (self.rows.keys())
+                    .filter(|key| key.0 == table && !busy.contains(*key))
+                    .cloned()
+                    .collect();
+                let pick = self.next(free.len().max(1) as u64);
+                match self.next(4) {
+                    0 | 1 if !free.is_empty() => {
+                        let key = free[usize::try_from(pick).unwrap()].clone();
+                        let v = self.next(1000);
+                        lines.push_str(&update(&tx, table, key.1, v));
+                        busy.insert(key.clone());
+                        changes.push((key, Some(v)));
+                    }
+                    2 if !free.is_empty() => {
+                        let key = free[usize::try_from(pick).unwrap()].clone();
+                        lines.push_str(&delete(&tx, table, key.1));
+                        busy.insert(key.clone());
+                        changes.push((key, None));
+                    }
+                    _ => {
+                        self.id += 1;
+                        let v = self.next(1000);
+                        lines.push_str(&insert(&tx, table, self.id, v));
+                        busy.insert((table.to_owned(), self.id));
+                        changes.push(((table.to_owned(), self.id), Some(v)));
+                    }
+                }
+            }
+            lines.push_str(&format!("{{\"database\":{{\"scn\":{}}}}}\n", self.scn));
+            self.scn += 400;
+            if n % 3 == 0 {
+                if let Some((tx, changes)) = held.take() {
+                    self.finish(&tx, changes, &mut busy, &mut lines);
+                }
+                held = Some((tx, changes));
+            } else {
+                self.finish(&tx, changes, &mut busy, &mut lines);
+            }
+        }
+        if let Some((tx, changes)) = held.take() {
+            self.finish(&tx, changes, &mut busy, &mut lines);
+        }
+        lines
+    }
+
+    fn finish(
+        &mut self,
+        tx: &str,
+        changes: Vec<Change>,
+        busy: &mut BTreeSet<(String, u64)>,
+        lines: &mut String,
+    ) {
+        lines.push_str(&commit(tx));
         for (key, value) in changes {
+            busy.remove(&key);
             match value {
-                Some(v) => rows.insert(key, v),
-                None => rows.remove(&key),
+                Some(v) => self.rows.insert(key, v),
+                None => self.rows.remove(&key),
             };
         }
     }
-    (lines, rows)
+}
+
+/// The seeded tables and `transactions` transactions, with the final contents.
+fn workload(seed: u64, transactions: u64) -> (String, BTreeMap<(String, u64), u64>) {
+    let (mut workload, mut lines) = Workload::seeded(seed);
+    lines.push_str(&workload.transactions("t", transactions));
+    (lines, workload.rows)
 }
 
 fn key(event: &Value) -> (String, u64) {
@@ -136,17 +166,21 @@ fn key(event: &Value) -> (String, u64) {
 /// changes so far build the tables, and an `r` row must be exactly that row as it stands there
 /// (its chunk's SCN is above every change before it); no change before it is committed above
 /// its SCN, none after it at or below. A key read twice by one request is a duplicate.
-fn check_reads(events: &[Value]) -> BTreeMap<String, BTreeSet<u64>> {
+///
+/// With `whole` false the events do not begin with the table's first row (a table that joined
+/// the capture): a row the stream has not touched yet may be read as it is.
+fn check_reads(events: &[Value], whole: bool) -> BTreeMap<String, BTreeSet<u64>> {
     let mut model: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    let mut touched: BTreeSet<(String, u64)> = BTreeSet::new();
     let mut read: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for (position, event) in events.iter().enumerate() {
         let key = key(event);
         match event["op"].as_str().unwrap() {
             "r" => {
                 let scn = event["scn"].as_u64().unwrap();
-                assert_eq!(
-                    model.get(&key).copied(),
-                    event["after"]["V"].as_u64(),
+                let unseen = !whole && !touched.contains(&key);
+                assert!(
+                    unseen || model.get(&key).copied() == event["after"]["V"].as_u64(),
                     "the read of {key:?} at SCN {scn} is not the row as the stream left it: {event}"
                 );
                 for (index, other) in events.iter().enumerate() {
@@ -174,9 +208,11 @@ fn check_reads(events: &[Value]) -> BTreeMap<String, BTreeSet<u64>> {
                 );
             }
             "i" | "u" => {
+                touched.insert(key.clone());
                 model.insert(key, event["after"]["V"].as_u64().unwrap());
             }
             "d" => {
+                touched.insert(key.clone());
                 model.remove(&key);
             }
             other => panic!("unexpected op {other}"),
@@ -230,7 +266,7 @@ fn a_reread_while_changes_stream_places_each_chunk_at_its_scn() {
             events[first..last].iter().any(|e| e["op"] != "r"),
             "changes stream between chunks (seed {seed})"
         );
-        let read = check_reads(&events);
+        let read = check_reads(&events, true);
         // Every row that stood through the whole read was read.
         let streamed_during: BTreeSet<(String, u64)> = events[first..=last]
             .iter()
@@ -254,5 +290,55 @@ fn a_reread_while_changes_stream_places_each_chunk_at_its_scn() {
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         assert_eq!(capture.events().len(), before, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_table_that_joins_is_read_while_changes_stream_unless_told_to_skip() {
+    for (seed, tables_added) in [(5, "snapshot"), (11, "skip")] {
+        let (mut workload, mut scenario) = Workload::seeded(seed);
+        scenario.push_str(&workload.transactions("t", 40));
+        let capture = Capture::new(&["APP.ORDERS"], &scenario, "mining: {maxScnWindow: 1000}\n");
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        let first_run = capture.events().len();
+        // More work on both tables, and ITEMS joins the capture.
+        let more = workload.transactions("m", 80);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(capture.path("scenario.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut file, more.as_bytes()).unwrap();
+        let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+        std::fs::write(
+            capture.path("capture.yaml"),
+            config
+                .replace("tables: [APP.ORDERS]", "tables: [APP.ORDERS, APP.ITEMS]")
+                .replace(
+                    "snapshot: {mode: never}",
+                    &format!(
+                        "snapshot: {{mode: never, fetchSize: 5, tablesAdded: {tables_added}}}"
+                    ),
+                ),
+        )
+        .unwrap();
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        let events = capture.events()[first_run..].to_vec();
+        let reads: Vec<&Value> = events.iter().filter(|e| e["op"] == "r").collect();
+        if tables_added == "skip" {
+            assert!(reads.is_empty(), "seed {seed}");
+            continue;
+        }
+        assert!(
+            !reads.is_empty() && reads.iter().all(|e| e["table"] == "ITEMS"),
+            "seed {seed}"
+        );
+        let read = check_reads(&events, false);
+        assert!(
+            read["ITEMS"].len() >= 20,
+            "seed {seed}: {:?}",
+            read["ITEMS"]
+        );
     }
 }
