@@ -69,6 +69,7 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
     printcolumn = r#"{"name":"Stop","type":"string","jsonPath":".status.activeStop","description":"The typed stop in force (see docs/runbook.md)"}"#,
     printcolumn = r#"{"name":"Lag","type":"number","jsonPath":".status.lagSeconds","description":"Seconds behind the database"}"#,
     printcolumn = r#"{"name":"Commit SCN","type":"integer","jsonPath":".status.position.commitScn","description":"Commit SCN of the last emitted transaction"}"#,
+    printcolumn = r#"{"name":"Snapshot","type":"string","priority":1,"jsonPath":".status.snapshot.requests[?(@.state==\"Running\")].id","description":"The incremental snapshot being read (spec.snapshot.requests)"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
