@@ -8,7 +8,7 @@ mod run_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use run_support::{Capture, Xorshift};
+use run_support::{Capture, Xorshift, free_port, terminate, wait_for};
 use serde_json::Value;
 
 const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -341,4 +341,57 @@ fn a_table_that_joins_is_read_while_changes_stream_unless_told_to_skip() {
             read["ITEMS"]
         );
     }
+}
+
+#[test]
+fn removing_a_running_request_cancels_it_for_good() {
+    let mut scenario = String::from(TABLES);
+    for id in 1..=20_000 {
+        scenario.push_str(&insert("load", "ITEMS", id, id % 1000));
+    }
+    scenario.push_str(&commit("load"));
+    let port = free_port();
+    let capture = Capture::new(
+        &["APP.ORDERS", "APP.ITEMS"],
+        &scenario,
+        &format!("http: {{port: {port}}}\n"),
+    );
+    // The rows streamed first, then the request.
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    let streamed = capture.events().len();
+    set_snapshot(
+        &capture,
+        "{mode: never, fetchSize: 10, requests: [{id: reread-items-1, tables: [APP.ITEMS]}]}",
+    );
+    let mut child = capture.command(false).spawn().unwrap();
+    let running = wait_for(port, "the request running", |report| {
+        report["snapshot"]["requests"][0]["tables"][0]["rowsRead"]
+            .as_u64()
+            .is_some_and(|rows| rows >= 50)
+    });
+    assert_eq!(running["snapshot"]["requests"][0]["state"], "Running");
+    assert!(terminate(&mut child).success());
+    let read_before = capture.committed_events().len() - streamed;
+    assert!(read_before < 20_000, "stopped part-way");
+    // Removed from the spec: cancelled, nothing more read; put back, still nothing.
+    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
+    let without = config.replace(
+        ", requests: [{id: reread-items-1, tables: [APP.ITEMS]}]",
+        "",
+    );
+    std::fs::write(capture.path("capture.yaml"), &without).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(capture.events().len(), streamed + read_before);
+    let bookmark = std::fs::read_to_string(capture.path("out.jsonl.bookmark")).unwrap();
+    assert!(bookmark.contains("\"Cancelled\""), "{bookmark}");
+    std::fs::write(capture.path("capture.yaml"), &config).unwrap();
+    let (status, stderr) = capture.run();
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(
+        capture.events().len(),
+        streamed + read_before,
+        "a cancelled id never runs again"
+    );
 }
