@@ -95,6 +95,11 @@ impl<S: OracleSource> Engine<S> {
         let schema =
             crate::assemble::TableLookup::table(&mut self.pipeline.tables, &owner, &table, None);
         let Some(schema) = schema else {
+            // Captured, but with no structure in force at S yet (it joined at an SCN above
+            // it): read after the next window.
+            if self.pipeline.tables.names().contains(&(owner, table)) {
+                return Ok(false);
+            }
             self.fail_request(
                 &chunk,
                 format!(
