@@ -38,7 +38,7 @@ trap cleanup EXIT
 
 say "starting the control plane, the node (importing both images) and Kafka"
 # The demo uses none of the broker's authentication listeners (tests/env/stack.sh).
-STACK_KAFKA_AUTH=0 bash tests/env/stack.sh start "$run_dir" $$
+STACK_KAFKA_AUTH=0 STACK_REGISTRY=0 bash tests/env/stack.sh start "$run_dir" $$
 eval "$(bash tests/env/stack.sh env "$run_dir")"
 
 RUST_LOG=${RUST_LOG:-warn} target/debug/redoline-demo "$@"

@@ -55,7 +55,7 @@ use crate::sink::{FileLines, Output};
 use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::net_config::{self, NetConfig, NetConfigDir, NetConfigError};
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
-use crate::source::{DatabaseCatalog, OracleSource, RedoMiner};
+use crate::source::{DatabaseCatalog, FlashbackReader, OracleSource, RedoMiner};
 
 fn environment() -> Vec<(String, String)> {
     std::env::vars().collect()
@@ -282,7 +282,7 @@ pub fn doctor(config_path: &Path) -> Result<Report, CaptureError> {
 }
 
 /// The checks, then the stored position with its lag behind the database.
-fn doctor_with<S: DatabaseCatalog + RedoMiner>(
+fn doctor_with<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
     source: &mut S,
     request: &DoctorRequest,
     stored: Result<Option<Bookmark>, String>,

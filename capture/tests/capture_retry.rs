@@ -20,7 +20,7 @@ use redoline_capture::sink::RetryPolicy;
 use redoline_capture::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogMinerRow,
     MiningWindow, OpenTransaction, OperationCode, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
-    SessionId, SessionPrivileges, SourceError, StorageSettings,
+    RowRange, SessionId, SessionPrivileges, SourceError, StorageSettings,
 };
 use redoline_crds::StopCode;
 use serde_json::Value;
@@ -232,6 +232,24 @@ impl FlashbackReader for FlakySource {
         }
         self.inner
             .flashback_batch(table, scn, after, condition, max_rows)
+    }
+
+    fn table_chunks(
+        &mut self,
+        table: &TableSchema,
+        rows_per_chunk: u64,
+    ) -> Result<Vec<RowRange>, SourceError> {
+        self.inner.table_chunks(table, rows_per_chunk)
+    }
+
+    fn flashback_range(
+        &mut self,
+        table: &TableSchema,
+        scn: u64,
+        range: &RowRange,
+        condition: Option<&str>,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        self.inner.flashback_range(table, scn, range, condition)
     }
 }
 

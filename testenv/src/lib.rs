@@ -7,6 +7,9 @@
 //! * [`kafka_auth`]: that broker with a listener per authentication (TLS, mutual TLS, PLAIN,
 //!   SCRAM, GSSAPI against a real KDC, OAUTHBEARER against a real OIDC token endpoint) and its
 //!   authorizer on, or the one `REDOLINE_KAFKA_AUTH_DIR` describes.
+//! * [`registry`]: a real schema registry speaking Confluent's API (Apicurio Registry), open
+//!   and one requiring basic or bearer authentication, or the ones `REDOLINE_SCHEMA_REGISTRY_DIR`
+//!   and `REDOLINE_SCHEMA_REGISTRY_AUTH_DIR` describe.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run the
 //!   services.
 //! * [`usage`]: the CPU time and memory a process has used, for the benchmarks.
@@ -14,4 +17,5 @@
 pub mod kafka;
 pub mod kafka_auth;
 pub mod process;
+pub mod registry;
 pub mod usage;

@@ -54,4 +54,20 @@ go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
 [ "${go_minor:-0}" -ge 21 ] || fail "Go $(go env GOVERSION) is too old: 1.21 or newer switches toolchains by itself"
 java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
 [ "${java_major:-0}" -ge 17 ] || fail "Java ${java_major:-?} is too old: Kafka 4 needs 17 or newer"
+# The schema registry (tests/env/registry.sh, Apicurio Registry 3) needs Java 21 or newer beside
+# it: on PATH or under /usr/lib/jvm (the machines come with a Temurin JDK there), else Debian's.
+registry_java=""
+for candidate in java /usr/lib/jvm/*/bin/java; do
+  [ -x "$(command -v "$candidate" 2>/dev/null)" ] || continue
+  major=$("$candidate" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  if [ "${major:-0}" -ge 21 ]; then registry_java=$candidate; break; fi
+done
+if [ -z "$registry_java" ]; then
+  apt-get update -qq
+  if apt-cache show openjdk-21-jre-headless >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-21-jre-headless
+  else
+    fail "the schema registry needs Java 21 or newer and this Debian has no openjdk-21: install one under /usr/lib/jvm"
+  fi
+fi
 echo "install-deps: cargo $(cargo --version | cut -d' ' -f2), $(go env GOVERSION), java $java_major, $(mvn -v 2>/dev/null | head -1)"

@@ -3,10 +3,13 @@
 # (examples/demo-k8s.sh): a Kubernetes control plane (k8s.sh), a real node for it (node.sh) with
 # the images of build-images.sh imported, a Kafka broker with a listener for pods and one per
 # authentication, its authorizer on (kafka.sh, KAFKA_AUTH=1), the Kerberos KDC (kdc.sh) and OIDC
-# token endpoint (oidc.sh) those listeners check against, and, with STACK_POSTGRES=1, a
-# PostgreSQL server (postgres.sh). Every address is on this machine. STACK_KAFKA_AUTH=0 leaves
-# out the authentication listeners, the authorizer, the KDC and the token endpoint (the demo
-# needs none of them, and they add about 15 s to its start).
+# token endpoint (oidc.sh) those listeners check against, a schema registry speaking Confluent's
+# API (registry.sh: HTTP and HTTPS, and a second one that requires basic or bearer
+# authentication), and, with STACK_POSTGRES=1, a PostgreSQL server (postgres.sh). Every address
+# is on this machine. STACK_KAFKA_AUTH=0 leaves
+# out the authentication listeners, the authorizer, the KDC, the token endpoint and the
+# authenticating registry (the demo needs none of them, and they add about 15 s to its start);
+# STACK_REGISTRY=0 leaves out the registries.
 #
 #   stack.sh start DIR [OWNER_PID]  starts them all (each service's directory under DIR), waits
 #                                   until every one is ready, imports the images named by
@@ -16,7 +19,9 @@
 #   stack.sh env DIR                prints the `export` lines that tell the tests where everything
 #                                   is (REDOLINE_KUBECONFIG, REDOLINE_NODE_*, REDOLINE_KAFKA_*,
 #                                   REDOLINE_KAFKA_AUTH_DIR: the listeners and credentials,
-#                                   REDOLINE_POSTGRES_URL).
+#                                   REDOLINE_SCHEMA_REGISTRY_URL, REDOLINE_SCHEMA_REGISTRY_DIR and
+#                                   REDOLINE_SCHEMA_REGISTRY_AUTH_DIR: the registries'
+#                                   registry.json, REDOLINE_POSTGRES_URL).
 #   stack.sh stop DIR               stops everything, then fails if the node left anything behind
 #                                   on the machine (node.sh check-clean). Safe to repeat.
 set -euo pipefail
@@ -69,10 +74,23 @@ cmd_start() {
     postgres_port=$(free_port)
     bash "$HERE/postgres.sh" start "$dir/postgres" "$postgres_port" $owner
   fi
+  local registry=${STACK_REGISTRY:-1} registry_port="" registry_auth_port=""
+  if [ "$registry" = 1 ]; then
+    registry_port=$(free_port)
+    bash "$HERE/registry.sh" start "$dir/registry" "$registry_port" $owner
+    if [ "$auth" = 1 ]; then
+      registry_auth_port=$(free_port)
+      REGISTRY_AUTH=1 REGISTRY_OIDC_DIR="$dir/oidc" \
+        bash "$HERE/registry.sh" start "$dir/registry-auth" "$registry_auth_port" $owner
+    fi
+  fi
   bash "$HERE/kafka.sh" wait "$dir/kafka" "$kafka_port" 120
   bash "$HERE/k8s.sh" wait "$dir/k8s" 180
   bash "$HERE/node.sh" wait "$dir/node" 120
   [ -z "$postgres_port" ] || bash "$HERE/postgres.sh" wait "$dir/postgres" "$postgres_port" 60
+  [ -z "$registry_port" ] || bash "$HERE/registry.sh" wait "$dir/registry" "$registry_port" 180
+  [ -z "$registry_auth_port" ] ||
+    bash "$HERE/registry.sh" wait "$dir/registry-auth" "$registry_auth_port" 180
   local archive
   for archive in "${REDOLINE_CAPTURE_IMAGE_ARCHIVE:-}" "${REDOLINE_OPERATOR_IMAGE_ARCHIVE:-}"; do
     [ -z "$archive" ] || bash "$HERE/node.sh" import "$dir/node" "$archive"
@@ -86,6 +104,12 @@ cmd_start() {
     [ "$auth" != 1 ] || echo "export REDOLINE_KAFKA_AUTH_DIR=$dir/kafka/auth"
     [ -z "$postgres_port" ] ||
       echo "export REDOLINE_POSTGRES_URL=postgresql://postgres@127.0.0.1:$postgres_port/postgres"
+    if [ -n "$registry_port" ]; then
+      echo "export REDOLINE_SCHEMA_REGISTRY_URL=http://127.0.0.1:$registry_port/apis/ccompat/v7"
+      echo "export REDOLINE_SCHEMA_REGISTRY_DIR=$dir/registry"
+    fi
+    [ -z "$registry_auth_port" ] ||
+      echo "export REDOLINE_SCHEMA_REGISTRY_AUTH_DIR=$dir/registry-auth"
   } >"$dir/env.tmp"
   mv "$dir/env.tmp" "$dir/env"
 }
@@ -98,6 +122,8 @@ cmd_env() {
 cmd_stop() {
   local dir=$1 status=0
   bash "$HERE/kafka.sh" stop "$dir/kafka" || true
+  [ ! -d "$dir/registry" ] || bash "$HERE/registry.sh" stop "$dir/registry" || true
+  [ ! -d "$dir/registry-auth" ] || bash "$HERE/registry.sh" stop "$dir/registry-auth" || true
   [ ! -d "$dir/oidc" ] || bash "$HERE/oidc.sh" stop "$dir/oidc" || true
   [ ! -d "$dir/kdc" ] || bash "$HERE/kdc.sh" stop "$dir/kdc" || true
   bash "$HERE/node.sh" stop "$dir/node" || status=1

@@ -4,7 +4,8 @@
 #      overlap the Go builds),
 #   2. format and lint checks,
 #   3. one Kafka broker (a listener per authentication, with its KDC and OIDC token endpoint,
-#      REDOLINE_KAFKA_AUTH_DIR), one PostgreSQL server and one Kubernetes control plane with one real node
+#      REDOLINE_KAFKA_AUTH_DIR), a schema registry (and one requiring authentication:
+#      REDOLINE_SCHEMA_REGISTRY_*), one PostgreSQL server and one Kubernetes control plane with one real node
 #      (tainted: only pods that tolerate it run) for the whole run, shared by every test binary
 #      through REDOLINE_KAFKA_BOOTSTRAP (REDOLINE_KAFKA_POD_BOOTSTRAP from pods),
 #      REDOLINE_POSTGRES_URL, REDOLINE_KUBECONFIG and REDOLINE_NODE_* (each test still gets its
@@ -18,10 +19,10 @@ cd "$(dirname "$0")/../.."
 
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 
-# The Maven fetches mostly wait on the network (cold: ~1.5 min, a fifth of it CPU), so they run
+# The Maven and PyPI fetches mostly wait on the network (cold: ~1.5 min, a fifth of it CPU), so they run
 # alongside the Go builds, in their own process group so that a failed build stops them too.
 fetch_log=$(mktemp "${TMPDIR:-/tmp}/redoline-fetch.XXXXXX")
-setsid -w bash -c 'bash tests/env/kafka.sh fetch && bash tests/env/kafka.sh fetch-tools && bash tests/env/oidc.sh fetch && bash tests/env/jdbc-pipeline/run.sh fetch' \
+setsid -w bash -c 'bash tests/env/kafka.sh fetch && bash tests/env/kafka.sh fetch-tools && bash tests/env/oidc.sh fetch && bash tests/env/registry.sh fetch && bash tests/env/jdbc-pipeline/run.sh fetch && bash tests/env/avroconverter/check.sh build && bash tests/env/python-avro/venv.sh build' \
   >"$fetch_log" 2>&1 </dev/null &
 fetch_pid=$!
 trap 'kill -- -$fetch_pid 2>/dev/null || true; rm -f "$fetch_log"' EXIT
@@ -39,7 +40,7 @@ REDOLINE_HELM=$(bash tests/env/build-helm.sh path)
 export REDOLINE_HELM
 step "provision: GitOps health harness (gopher-lua, cel-go)"
 bash tests/env/gitops-health/build.sh >/dev/null
-step "provision: Kafka jars, the OIDC token endpoint, Kafka Connect and Debezium's JDBC sink (pipeline test)"
+step "provision: Kafka jars, the OIDC token endpoint, the schema registry, the Avro converter check, the Python Avro consumer, Kafka Connect and Debezium's JDBC sink (pipeline test)"
 fetch_status=0
 wait "$fetch_pid" || fetch_status=$?
 cat "$fetch_log"
@@ -68,7 +69,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "start: the control plane and its node (with the images), Kafka and PostgreSQL"
+step "start: the control plane and its node (with the images), Kafka, the schema registries and PostgreSQL"
 STACK_POSTGRES=1 bash tests/env/stack.sh start "$run_dir" $$
 eval "$(bash tests/env/stack.sh env "$run_dir")"
 

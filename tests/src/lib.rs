@@ -29,7 +29,7 @@ pub mod operator;
 pub mod sink;
 
 // In a crate of their own so the capture's integration tests can start the same broker.
-pub use redoline_testenv::{kafka, process};
+pub use redoline_testenv::{kafka, process, registry};
 
 /// The `redoline-capture` built beside `exe` (a binary of `target/<profile>/` or a test of
 /// `target/<profile>/deps/`), for tests that run the capture as a process.

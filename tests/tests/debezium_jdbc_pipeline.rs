@@ -3,9 +3,11 @@
 //! for keys and values) and written by Debezium's own JDBC sink connector (3.6.0.Final) into a
 //! real PostgreSQL, must leave there exactly the rows the simulated Oracle database holds.
 //!
-//! One simulated workload, captured three times, in Debezium's default modes and in
-//! `decimal.handling.mode` `double` and `string`, each into topics of its own and a PostgreSQL
-//! database of its own: an initial snapshot (rows committed before the capture's first run), then,
+//! One simulated workload, captured four times, in Debezium's default modes and in
+//! `decimal.handling.mode` `double` and `string`, and in the default modes again in Avro through a
+//! real schema registry (`format.encoding: avro`, Apicurio Registry from `tests/env/registry.sh`,
+//! read by the worker with Apicurio's Kafka Connect `AvroConverter` in Confluent's wire format),
+//! each into topics of its own and a PostgreSQL database of its own: an initial snapshot (rows committed before the capture's first run), then,
 //! appended to the scenario and streamed by a second run, inserts, updates, deletes, a change of a
 //! primary key and a rolled back transaction, and on APP.ACCOUNTS an ADD COLUMN and later a DROP
 //! COLUMN with rows written before, between and after them; the second run also re-reads
@@ -21,7 +23,9 @@
 //! schema of each event must be the table's structure in force at the event's SCN (none of the
 //! added column before the ADD, the dropped column gone after the DROP, each switch at its DDL's
 //! SCN), and the schema change topic must hold one event per DDL, in order, with the table's
-//! columns after it (`jdbc_pipeline/schema_versions.rs`).
+//! columns after it (`jdbc_pipeline/schema_versions.rs`). The Avro capture registers one version
+//! of APP.ACCOUNTS' value schema per structure (before the ADD, after it, after the DROP) under
+//! its subject, and the registry must hold exactly those three.
 //!
 //! The comparison is row by row and column by column against `Simulator::committed_rows` of the
 //! same scenario applied in-process (the dropped column, which the sink keeps, as the sink's
@@ -50,6 +54,7 @@ use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_capture::value::Value;
 use redoline_tests::kafka::KafkaEnv;
+use redoline_tests::registry::RegistryEnv;
 
 #[path = "jdbc_pipeline/schema_versions.rs"]
 mod schema_versions;
@@ -317,7 +322,29 @@ enum Mode {
     String,
 }
 
-const MODES: [Mode; 3] = [Mode::Precise, Mode::Double, Mode::String];
+/// How a capture of the workload writes its records.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Encoding {
+    Json,
+    /// Avro through the schema registry (TopicNameStrategy, auto-registration).
+    Avro,
+}
+
+/// The captures of the workload: each decimal mode in JSON, and Debezium's default modes in Avro.
+const RUNS: [(Mode, Encoding); 4] = [
+    (Mode::Precise, Encoding::Json),
+    (Mode::Double, Encoding::Json),
+    (Mode::String, Encoding::Json),
+    (Mode::Precise, Encoding::Avro),
+];
+
+/// A capture's name in directories, topic prefixes and database names.
+fn run_name(mode: Mode, encoding: Encoding) -> String {
+    match encoding {
+        Encoding::Json => mode.name().to_owned(),
+        Encoding::Avro => format!("{}_avro", mode.name()),
+    }
+}
 
 impl Mode {
     fn name(self) -> &'static str {
@@ -851,9 +878,9 @@ fn unique(test: &str) -> String {
     format!("{test}_{}_{millis:x}", std::process::id())
 }
 
-/// The capture's `kafka.topicPrefix` (and name) for one mode of a run.
-fn topic_prefix(run_id: &str, mode: Mode) -> String {
-    format!("{run_id}-{}", mode.name()).replace('_', "-")
+/// The capture's `kafka.topicPrefix` (and name) for one capture (`run_name`) of a run.
+fn topic_prefix(run_id: &str, name: &str) -> String {
+    format!("{run_id}-{name}").replace('_', "-")
 }
 
 /// The APP.ACCOUNTS change events and the schema change events of each capture (by topic
@@ -905,10 +932,24 @@ fn read_back_with_json_converter(
     (rows, changes)
 }
 
-fn capture_config(bootstrap: &str, prefix: &str, name: &str, mode: Mode) -> String {
+fn capture_config(
+    bootstrap: &str,
+    prefix: &str,
+    name: &str,
+    mode: Mode,
+    encoding: Encoding,
+    registry: &RegistryEnv,
+) -> String {
     let decimal = match mode {
         Mode::Precise => String::new(),
         other => format!(", decimalHandlingMode: {}", other.name()),
+    };
+    let avro = match encoding {
+        Encoding::Json => String::new(),
+        Encoding::Avro => format!(
+            ", encoding: avro}}\nschemaRegistry: {{url: \"{}\"",
+            registry.url
+        ),
     };
     format!(
         "name: {name}\n\
@@ -916,7 +957,7 @@ fn capture_config(bootstrap: &str, prefix: &str, name: &str, mode: Mode) -> Stri
          database: {{simulator: {{scenario: scenario.jsonl}}}}\n\
          tables: [APP.ALL_TYPES, APP.ACCOUNTS, APP.DOCS]\n\
          kafka: {{bootstrapServers: \"{bootstrap}\", topicPrefix: {prefix}}}\n\
-         format: {{type: debezium{decimal}}}\n\
+         format: {{type: debezium{decimal}{avro}}}\n\
          snapshot: {{mode: initial}}\n\
          http: {{port: 0}}\n"
     )
@@ -961,8 +1002,28 @@ impl Drop for Connect {
 
 struct ModeRun {
     mode: Mode,
+    /// `run_name`: for messages.
+    name: String,
     db: String,
     connector: String,
+}
+
+/// The connector's own converters for a capture in Avro (a connector may override the worker's):
+/// Apicurio's `AvroConverter`, reading Confluent's framing (the 4-byte id is the registry's
+/// content id, what its Confluent API hands out) and fetching each schema from the registry.
+fn avro_converters(registry: &RegistryEnv) -> String {
+    let mut out = String::new();
+    for side in ["key", "value"] {
+        let _ = write!(
+            out,
+            "{side}.converter=io.apicurio.registry.utils.converter.AvroConverter\n\
+             {side}.converter.apicurio.registry.url={}\n\
+             {side}.converter.apicurio.registry.as-confluent=true\n\
+             {side}.converter.apicurio.registry.use-id=contentId\n",
+            registry.apicurio_url
+        );
+    }
+    out
 }
 
 /// The tables as PostgreSQL holds them: every column any structure of theirs had, since the sink
@@ -985,6 +1046,7 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
     let kafka = KafkaEnv::shared().unwrap_or_else(|e| panic!("no Kafka broker: {e:#}"));
     let bootstrap = kafka.bootstrap_servers().to_owned();
     let pg = postgres();
+    let registry = RegistryEnv::shared().unwrap_or_else(|e| panic!("no schema registry: {e:#}"));
     let run_id = unique("jdbc");
     let work = tempfile::tempdir().unwrap();
 
@@ -1007,13 +1069,14 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
 
     // Capture: the snapshot run, then the streaming run on the grown scenario.
     let mut runs = Vec::new();
-    for mode in MODES {
-        let dir = work.path().join(mode.name());
+    for (mode, encoding) in RUNS {
+        let name = run_name(mode, encoding);
+        let dir = work.path().join(&name);
         std::fs::create_dir_all(&dir).unwrap();
-        let prefix = topic_prefix(&run_id, mode);
+        let prefix = topic_prefix(&run_id, &name);
         std::fs::write(
             dir.join("capture.yaml"),
-            capture_config(&bootstrap, &prefix, &prefix, mode),
+            capture_config(&bootstrap, &prefix, &prefix, mode, encoding, registry),
         )
         .unwrap();
         std::fs::write(dir.join("scenario.jsonl"), &scenario_a).unwrap();
@@ -1037,10 +1100,14 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
         .unwrap();
         run_capture(&binary, &dir, "streaming");
 
-        let db = format!("{run_id}_{}", mode.name()).to_lowercase();
+        let db = format!("{run_id}_{name}").to_lowercase();
         psql("postgres", &format!("create database {db}")).unwrap();
+        let converters = match encoding {
+            Encoding::Json => String::new(),
+            Encoding::Avro => avro_converters(registry),
+        };
         let connector = format!(
-            "name={prefix}-sink\n\
+            "{converters}name={prefix}-sink\n\
              connector.class=io.debezium.connector.jdbc.JdbcSinkConnector\n\
              tasks.max=1\n\
              topics.regex={}\\\\.APP\\\\..*\n\
@@ -1055,11 +1122,12 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
              use.time.zone=UTC\n",
             prefix, pg.host, pg.port, pg.user
         );
-        let file = work.path().join(format!("{}.properties", mode.name()));
+        let file = work.path().join(format!("{name}.properties"));
         std::fs::write(&file, connector).unwrap();
         runs.push((
             ModeRun {
                 mode,
+                name,
                 db,
                 connector: file.display().to_string(),
             },
@@ -1073,7 +1141,11 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
     let versions =
         schema_versions::table_versions(&format!("{scenario_a}{scenario_b}"), "APP", "ACCOUNTS");
     assert_eq!(versions.len(), 3, "{versions:?}");
-    let prefixes: Vec<String> = MODES.iter().map(|m| topic_prefix(&run_id, *m)).collect();
+    let prefixes: Vec<String> = RUNS
+        .iter()
+        .filter(|(_, encoding)| *encoding == Encoding::Json)
+        .map(|(mode, encoding)| topic_prefix(&run_id, &run_name(*mode, *encoding)))
+        .collect();
     let (rows, changes) = read_back_with_json_converter(&bootstrap, &prefixes, work.path());
     let mut wrong = Vec::new();
     for prefix in &prefixes {
@@ -1094,6 +1166,39 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
         .iter()
         .filter(|r| r.topic.ends_with(".APP.ACCOUNTS"))
         .count();
+
+    // The Avro capture registered one value schema per structure of APP.ACCOUNTS, in order: the
+    // ADD and the DROP each a new version of the subject (TopicNameStrategy), the key's one.
+    let avro_prefix = topic_prefix(&run_id, &run_name(Mode::Precise, Encoding::Avro));
+    let accounts = format!("{avro_prefix}.APP.ACCOUNTS");
+    let value_versions = registry
+        .subject_versions(&format!("{accounts}-value"))
+        .unwrap();
+    assert_eq!(
+        value_versions,
+        [1, 2, 3],
+        "the versions of {accounts}-value"
+    );
+    let key_versions = registry
+        .subject_versions(&format!("{accounts}-key"))
+        .unwrap();
+    assert_eq!(key_versions, [1], "the versions of {accounts}-key");
+    let fields = |version: u32| -> Vec<String> {
+        let text = registry
+            .subject_schema(&format!("{accounts}-value"), version)
+            .unwrap();
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let before = &schema["fields"][0]["type"][1]["fields"];
+        before
+            .as_array()
+            .unwrap_or_else(|| panic!("no row record in {text}"))
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(fields(1), ["ID", "NAME", "BALANCE"]);
+    assert_eq!(fields(2), ["ID", "NAME", "BALANCE", "NOTE"]);
+    assert_eq!(fields(3), ["ID", "BALANCE", "NOTE"]);
 
     // One Connect worker for all three modes.
     let script = repo_root().join("tests/env/jdbc-pipeline/run.sh");
@@ -1144,11 +1249,11 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
             for (table, columns) in tables() {
                 let names: Vec<&str> = columns.iter().map(|c| c.0).collect();
                 match pg_table(&run.db, table, &names) {
-                    None => pending.push(format!("[{}] {table}: no table yet", run.mode.name())),
+                    None => pending.push(format!("[{}] {table}: no table yet", run.name)),
                     Some((types, rows)) => pending.extend(
                         differences(table, &columns, run.mode, &types, &rows, &expected[table])
                             .into_iter()
-                            .map(|d| format!("[{}] {d}", run.mode.name())),
+                            .map(|d| format!("[{}] {d}", run.name)),
                     ),
                 }
             }
@@ -1184,7 +1289,7 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
         std::thread::sleep(Duration::from_millis(500));
     }
     eprintln!(
-        "jdbc pipeline: captured 3 modes in {captured:?}, {accounts_events} APP.ACCOUNTS events \
+        "jdbc pipeline: captured 4 times (3 modes in JSON, 1 in Avro) in {captured:?}, {accounts_events} APP.ACCOUNTS events \
          in 3 structures checked, PostgreSQL equal after {:?}",
         started.elapsed()
     );

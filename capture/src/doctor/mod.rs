@@ -41,8 +41,8 @@ use crate::source::key_logging;
 use crate::source::oracle::net_config::{NetConfig, NetConfigError};
 use crate::source::oracle::sql;
 use crate::source::{
-    CatalogTable, DatabaseCatalog, LogMode, MinimalLogging, RedoMiner, SessionPrivileges,
-    SourceError, SupplementalLogging,
+    CatalogTable, DatabaseCatalog, FlashbackReader, LogMode, MinimalLogging, RedoMiner,
+    SessionPrivileges, SourceError, SupplementalLogging,
 };
 
 /// The name of the wallet check.
@@ -79,6 +79,9 @@ const PRIVILEGES: [&str; 4] = [
 ];
 /// Roles: the V$ views and DBMS_LOGMNR.
 const ROLES: [&str; 2] = ["SELECT_CATALOG_ROLE", "EXECUTE_CATALOG_ROLE"];
+/// Rows per chunk of the plan doctor makes to check the extents are visible (the default
+/// `snapshot.fetchSize`).
+const DOCTOR_CHUNK_ROWS: u64 = 10_000;
 /// What EXECUTE_CATALOG_ROLE is needed for, which a DBA may grant alone.
 const EXECUTE_LOGMNR: &str = "EXECUTE ON SYS.DBMS_LOGMNR";
 
@@ -109,7 +112,10 @@ impl DoctorRequest {
 }
 
 /// Runs every check.
-pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorRequest) -> Report {
+pub fn run<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
+    source: &mut S,
+    request: &DoctorRequest,
+) -> Report {
     let mut checks = Vec::new();
     let database = match source.database() {
         Ok(database) => {
@@ -172,16 +178,42 @@ pub fn run<S: DatabaseCatalog + RedoMiner>(source: &mut S, request: &DoctorReque
             request.clone()
         }
     };
+    let mut schemas = Vec::new();
     for (owner, table) in &request.tables {
         let (check, schema) = table_check(source, request, owner, table, &database.supplemental);
         checks.push(check);
-        checks.extend(schema.and_then(|schema| column_type_check(&schema, &request.filters)));
+        checks.extend(
+            (schema.as_ref()).and_then(|schema| column_type_check(schema, &request.filters)),
+        );
+        schemas.extend(schema);
     }
 
     checks.push(storage_check(source, request));
 
     let granted = source.privileges();
     checks.extend(privilege_checks(&granted, request));
+    // Snapshots read in chunks planned from the table's extents (DBA_EXTENTS, DBA_OBJECTS):
+    // tried on the first table, as every table's plan is the same statement.
+    if request.snapshots
+        && let Some(schema) = schemas.first()
+    {
+        checks.push(match source.table_chunks(schema, DOCTOR_CHUNK_ROWS) {
+            Ok(chunks) => Check::pass(
+                "table extents visible",
+                format!(
+                    "DBA_EXTENTS and DBA_OBJECTS show {}'s segments: {} chunk(s) of about \
+                     {DOCTOR_CHUNK_ROWS} rows",
+                    schema.qualified_name(),
+                    chunks.len()
+                ),
+            ),
+            Err(error) => Check::fail(
+                "table extents visible",
+                error_text(&error),
+                probe::fix_for(&error, request.grants_for_calls(&["read table extents"])),
+            ),
+        });
+    }
 
     checks.push(match source.redo_logs(database.current_scn) {
         Ok(logs) if !logs.is_empty() => Check::pass(

@@ -568,6 +568,41 @@ fn the_character_sets_are_shown_and_an_undecodable_one_is_named_without_failing(
     );
 }
 
+/// With snapshots, the extents a chunk plan is made from must be visible: a user without
+/// DBA_EXTENTS fails the check with the grant that fixes it; without snapshots it is not made.
+#[test]
+fn snapshots_need_the_table_extents() {
+    let with_snapshots = DoctorRequest {
+        snapshots: true,
+        ..request(&["ORDERS"])
+    };
+    let report = run(&mut simulator(""), &with_snapshots);
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|check| check.name == "table extents visible" && check.ok),
+        "{report}"
+    );
+    let hidden = "{\"database\":{\"ungranted_views\":[\"DBA_EXTENTS\"]}}\n";
+    let report = run(&mut simulator(hidden), &with_snapshots);
+    assert!(
+        failing(&report)
+            .iter()
+            .any(|(name, fix)| *name == "table extents visible"
+                && fix.contains("GRANT SELECT ON SYS.DBA_EXTENTS")),
+        "{report}"
+    );
+    let report = run(&mut simulator(hidden), &request(&["ORDERS"]));
+    assert!(
+        !report
+            .checks
+            .iter()
+            .any(|check| check.name == "table extents visible"),
+        "{report}"
+    );
+}
+
 /// A wallet the client would not use is doctor's one finding, in the termination message's
 /// shape (CDC-1002, `details.checks`), naming the file and the change; a usable one is a passing
 /// check naming what the client reads.

@@ -98,6 +98,21 @@ const ROWID_ALPHABET: &[u8; 64] =
 const ROWID_FILE: u64 = 7;
 const ROWID_FIRST_BLOCK: u64 = 131;
 const ROWS_PER_BLOCK: u64 = 100;
+/// The absolute file number (`DBA_EXTENTS.FILE_ID`) of the model's data file, whose relative
+/// number (`RELATIVE_FNO`, what ROWIDs carry) is [`ROWID_FILE`]: they differ in a database with
+/// more than one tablespace, and a ROWID built from the wrong one names no row.
+pub(crate) const ABSOLUTE_FILE: u64 = 12;
+/// Where every segment's first extent starts. Its first blocks hold the segment header and
+/// the space bitmaps of automatic segment space management (Database Concepts, "Segment Space
+/// and the High Water Mark"), so rows start at [`ROWID_FIRST_BLOCK`]. Every segment of the
+/// model sits at the same blocks: the data object id in their ROWIDs tells them apart.
+const SEGMENT_FIRST_BLOCK: u64 = 128;
+/// Extent sizes of a locally managed tablespace with AUTOALLOCATE: 16 extents of 64 KB (8
+/// blocks of 8 KB), then extents of 1 MB (128 blocks) (Database Administrator's Guide,
+/// "Creating a Locally Managed Tablespace"; the larger steps after 64 MB are not modelled).
+const SMALL_EXTENTS: u64 = 16;
+const SMALL_EXTENT_BLOCKS: u64 = 8;
+const LARGE_EXTENT_BLOCKS: u64 = 128;
 
 /// One version of a row: its values from `scn` on (`None`: deleted).
 #[derive(Clone, Debug)]
@@ -499,6 +514,56 @@ impl Table {
         }
     }
 
+    /// The extents of the table's segment as `(relative file, first block, blocks)`, enough
+    /// for every row number handed out. Segment creation is deferred until the first insert
+    /// (`DEFERRED_SEGMENT_CREATION`, the default since 11.2), so a table never written to has
+    /// none.
+    pub fn extents(&self) -> Vec<(u64, u64, u64)> {
+        let mut extents = Vec::new();
+        if self.next_row == 0 {
+            return extents;
+        }
+        let last_block = ROWID_FIRST_BLOCK + (self.next_row - 1) / ROWS_PER_BLOCK;
+        let mut block = SEGMENT_FIRST_BLOCK;
+        while block <= last_block {
+            let blocks = if (extents.len() as u64) < SMALL_EXTENTS {
+                SMALL_EXTENT_BLOCKS
+            } else {
+                LARGE_EXTENT_BLOCKS
+            };
+            extents.push((ROWID_FILE, block, blocks));
+            block += blocks;
+        }
+        extents
+    }
+
+    /// The blocks below the high water mark that hold rows: `ALL_TABLES.BLOCKS` as statistics
+    /// gathered now would give it.
+    pub fn used_blocks(&self) -> u64 {
+        self.next_row.div_ceil(ROWS_PER_BLOCK)
+    }
+
+    /// The row numbers whose ROWIDs lie in `lo..=hi` (ROWIDs as `(data object, relative file,
+    /// block, row)`): ROWID order is row-number order, so the bounds are found by bisection.
+    pub fn row_numbers_within(
+        &self,
+        lo: (u64, u64, u64, u64),
+        hi: (u64, u64, u64, u64),
+    ) -> std::ops::Range<u64> {
+        let object = u64::from(self.data_object);
+        let address = |row: u64| {
+            (
+                object,
+                ROWID_FILE,
+                ROWID_FIRST_BLOCK + row / ROWS_PER_BLOCK,
+                row % ROWS_PER_BLOCK,
+            )
+        };
+        let first = partition_point(self.next_row, |row| address(row) < lo);
+        let end = partition_point(self.next_row, |row| address(row) <= hi);
+        first..end.max(first)
+    }
+
     /// A new row number and its ROWID text.
     pub fn allocate_row(&mut self) -> (u64, Arc<str>) {
         let row = self.next_row;
@@ -520,6 +585,20 @@ impl Table {
             .map_or_else(|_| Arc::from(row_id_text(self.data_object, row)), Arc::from);
         (row, row_id)
     }
+}
+
+/// The first of `0..count` for which `below` is false, `below` being true then false.
+fn partition_point(count: u64, below: impl Fn(u64) -> bool) -> u64 {
+    let (mut low, mut high) = (0, count);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if below(middle) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    low
 }
 
 /// `OOOOOOFFFBBBBBBRRR`: data object, relative file, block and row, in base 64.

@@ -64,8 +64,8 @@ use crate::source::unique_key::{usable_unique_keys, with_key};
 use crate::source::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, LogGroup,
     LogGroupType, LogMinerRow, LogMode, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog,
-    RedoMiner, RedoThread, SessionId, SessionPrivileges, SourceError, StorageSettings, TableKey,
-    plan_logs,
+    RedoMiner, RedoThread, RowRange, SessionId, SessionPrivileges, SourceError, StorageSettings,
+    TableKey, chunks, plan_logs,
 };
 use crate::value::{Row, Value};
 use database::{Catalog, FastMap, SlotPool, Table, Transaction};
@@ -613,12 +613,110 @@ impl FlashbackReader for Simulator {
         condition: Option<&str>,
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
-        let found = self
-            .live_table(table.schema(), table.table())
+        let first = match after {
+            None => 0,
+            Some(text) => {
+                database::row_number(text).ok_or_else(|| SourceError::Malformed {
+                    what: "ROWID".to_owned(),
+                    message: format!("{text:?} is not a ROWID of this table"),
+                })? + 1
+            }
+        };
+        self.read_as_of(table, scn, first..u64::MAX, condition, max_rows)
+    }
+
+    fn table_chunks(
+        &mut self,
+        table: &TableSchema,
+        rows_per_chunk: u64,
+    ) -> Result<Vec<RowRange>, SourceError> {
+        let views = &self.catalog.ungranted_views;
+        if views.contains("DBA_EXTENTS") || views.contains("DBA_OBJECTS") {
+            return Err(SourceError::Database {
+                call: "read table extents",
+                code: Some("ORA-00942".to_owned()),
+                message: "ORA-00942: table or view does not exist".to_owned(),
+            });
+        }
+        let found = self.found_table(table)?;
+        let extents: Vec<chunks::Extent> = (found.extents().into_iter())
+            .map(|(file, block, blocks)| chunks::Extent {
+                data_object: u64::from(found.data_object),
+                file,
+                block,
+                blocks,
+            })
+            .collect();
+        let rows = self.row_estimate(table.schema(), table.table())?;
+        let found = self.found_table(table)?;
+        let target = chunks::blocks_per_chunk(rows_per_chunk, rows, Some(found.used_blocks()));
+        chunks::plan(&extents, target)
+            .into_iter()
+            .map(|chunk| {
+                let row_id = |at: chunks::BlockAddress, row| {
+                    chunks::extended_row_id(chunk.data_object, at.file, at.block, row).ok_or_else(
+                        || SourceError::Malformed {
+                            what: table.qualified_name(),
+                            message: format!("block {at:?} has no extended ROWID"),
+                        },
+                    )
+                };
+                Ok(RowRange::RowId {
+                    lo: row_id(chunk.first, 0)?,
+                    hi: row_id(chunk.last, chunks::LAST_ROW)?,
+                })
+            })
+            .collect()
+    }
+
+    fn flashback_range(
+        &mut self,
+        table: &TableSchema,
+        scn: u64,
+        range: &RowRange,
+        condition: Option<&str>,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        // The model's tables are heap tables (`IOT_TYPE` NULL): their ranges are ROWID ranges.
+        let RowRange::RowId { lo, hi } = range else {
+            return Err(SourceError::Malformed {
+                what: table.qualified_name(),
+                message: "a key range for a table that is not index-organised".to_owned(),
+            });
+        };
+        let parts = |text: &str| {
+            chunks::row_id_parts(text).ok_or_else(|| SourceError::Malformed {
+                what: "ROWID".to_owned(),
+                message: format!("{text:?} is not an extended ROWID"),
+            })
+        };
+        let (lo, hi) = (parts(lo)?, parts(hi)?);
+        let rows = self.found_table(table)?.row_numbers_within(lo, hi);
+        self.read_as_of(table, scn, rows, condition, usize::MAX)
+    }
+}
+
+impl Simulator {
+    /// The live table a flashback read names, or the error Oracle gives for it.
+    fn found_table(&self, table: &TableSchema) -> Result<&Table, SourceError> {
+        self.live_table(table.schema(), table.table())
             .ok_or_else(|| SourceError::NoSuchTable {
                 owner: table.schema().to_owned(),
                 table: table.table().to_owned(),
-            })?;
+            })
+    }
+
+    /// Up to `max_rows` rows of `table` as of `scn` among the row numbers `rows` (in ROWID
+    /// order), matching `condition`: ORA-08181 past the current SCN, ORA-01466 before the
+    /// table's last DDL, ORA-01555 when a row read needs undo older than the undo kept.
+    fn read_as_of(
+        &self,
+        table: &TableSchema,
+        scn: u64,
+        rows: std::ops::Range<u64>,
+        condition: Option<&str>,
+        max_rows: usize,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        let found = self.found_table(table)?;
         if scn > self.catalog.scn {
             return Err(SourceError::Database {
                 call: "flashback query",
@@ -633,10 +731,12 @@ impl FlashbackReader for Simulator {
                 message: "unable to read data - table definition has changed".to_owned(),
             });
         }
+        let within = |number: &u64| rows.contains(number);
         if scn < self.catalog.undo_kept_from_scn
             && found
                 .rows
-                .starting_at(0)
+                .starting_at(rows.start)
+                .take_while(|(number, _)| within(number))
                 .any(|(_, row)| row.changed_after(scn))
         {
             return Err(SourceError::SnapshotTooOld {
@@ -652,15 +752,6 @@ impl FlashbackReader for Simulator {
                 code: None,
                 message: error.to_string(),
             })?;
-        let first = match after {
-            None => 0,
-            Some(text) => {
-                database::row_number(text).ok_or_else(|| SourceError::Malformed {
-                    what: "ROWID".to_owned(),
-                    message: format!("{text:?} is not a ROWID of this table"),
-                })? + 1
-            }
-        };
         let columns: Vec<Option<usize>> = table
             .columns()
             .iter()
@@ -668,7 +759,8 @@ impl FlashbackReader for Simulator {
             .collect();
         Ok(found
             .rows
-            .starting_at(first)
+            .starting_at(rows.start)
+            .take_while(|(number, _)| within(number))
             .filter_map(|(_, row)| {
                 let values = row.as_of(scn)?;
                 let values: Vec<Value> = columns

@@ -15,6 +15,7 @@
 //! [`csf`] rejoins a statement LogMiner split over continuation rows (`CSF = 1`), first thing
 //! after the rows cross the boundary, so everything downstream sees one row per change.
 
+pub mod chunks;
 pub mod csf;
 pub mod fixtures;
 pub mod grant;
@@ -38,6 +39,7 @@ use redoline_crds::StopCode;
 use crate::dictionary::TableSchema;
 use crate::stop::Stop;
 use crate::value::Row;
+pub use chunks::RowRange;
 pub use logs::{LogPlan, RedoLog, RedoLogKind, plan_logs};
 pub use row::{LogMinerRow, OperationCode, RedoAddress, Xid, XidError, missing_scn_range};
 pub use storage::{StorageFormatError, StorageSettings};
@@ -583,6 +585,24 @@ pub trait FlashbackReader {
         after: Option<&str>,
         condition: Option<&str>,
         max_rows: usize,
+    ) -> Result<Vec<FlashbackRow>, SourceError>;
+    /// The chunks `table` is read in, each of about `rows_per_chunk` rows by the optimizer's
+    /// statistics, in read order, together covering every row the table can hold now or at
+    /// any SCN since its last DDL ([`chunks`]): ROWID ranges of its extents for a heap table,
+    /// key ranges for an index-organised one. A table without a segment has none.
+    fn table_chunks(
+        &mut self,
+        table: &TableSchema,
+        rows_per_chunk: u64,
+    ) -> Result<Vec<RowRange>, SourceError>;
+    /// Every row of `table` within `range` as of `scn`, in read order, and only those matching
+    /// `condition` when given (as [`Self::flashback_batch`]).
+    fn flashback_range(
+        &mut self,
+        table: &TableSchema,
+        scn: u64,
+        range: &RowRange,
+        condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError>;
 }
 

@@ -4,9 +4,11 @@
 #   run.sh fetch
 #       Resolve the worker (runtime/pom.xml: connect-runtime, connect-json, a log4j2 backend) and
 #       the connector plugin (plugin/pom.xml: debezium-connector-jdbc and the PostgreSQL driver)
-#       into $REDOLINE_CACHE/jdbc-pipeline-<digest of this directory's build files>: runtime/ is
-#       the worker's class path, plugins/debezium-connector-jdbc/ the plugin, as a Debezium user
-#       unpacks it into the worker's plugin.path (Connect loads it in a class loader of its own).
+#       and the Avro converter plugin (converter/pom.xml: Apicurio Registry's Kafka Connect
+#       converters) into $REDOLINE_CACHE/jdbc-pipeline-<digest of this directory's build files>:
+#       runtime/ is the worker's class path, plugins/debezium-connector-jdbc/ and
+#       plugins/apicurio-registry-converter/ the plugins, as a user unpacks them into the worker's
+#       plugin.path (Connect loads each in a class loader of its own).
 #   run.sh path
 #       Prints the plugin directory to put into plugin.path (fetching first when needed).
 #   run.sh connect WORKER.properties CONNECTOR.properties...
@@ -21,8 +23,9 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../lib/cache.sh
 . "$HERE/../lib/cache.sh"
-BUILD="$(cache_dir jdbc-pipeline "$HERE" runtime/pom.xml plugin/pom.xml settings.xml)"
+BUILD="$(cache_dir jdbc-pipeline "$HERE" runtime/pom.xml plugin/pom.xml converter/pom.xml settings.xml)"
 PLUGIN="$BUILD/plugins/debezium-connector-jdbc"
+CONVERTER="$BUILD/plugins/apicurio-registry-converter"
 JAVA="${JAVA:-java}"
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -42,7 +45,7 @@ fetch() {
   command -v mvn >/dev/null || die "Maven (mvn) is needed to resolve Kafka Connect and the JDBC sink"
   rm -rf "$BUILD/project" "$BUILD/runtime" "$BUILD/plugins" "$BUILD/mvn.log"
   mkdir -p "$BUILD/project"
-  cp -r "$HERE/runtime" "$HERE/plugin" "$BUILD/project/"
+  cp -r "$HERE/runtime" "$HERE/plugin" "$HERE/converter" "$BUILD/project/"
   resolve "$BUILD/project/runtime/pom.xml" "$BUILD/runtime"
   # Kafka's own jars (the connector's pom brings connect-api and kafka-clients of the Kafka it
   # was built with) stay out of the plugin: the worker provides them, as in Debezium's archive.
@@ -52,6 +55,9 @@ fetch() {
   # registered as a service, which a second Jackson in the plugin's loader refuses ("not a
   # subtype") when Hibernate lists the modules. Debezium's archive leaves it to the worker.
   rm -f "$PLUGIN"/jackson-*.jar
+  resolve "$BUILD/project/converter/pom.xml" "$CONVERTER"
+  rm -f "$CONVERTER"/jackson-*.jar "$CONVERTER"/kafka-clients-*.jar
+  ls "$CONVERTER"/apicurio-registry-utils-converter-*.jar >/dev/null 2>&1 || die "the Avro converter is not in $CONVERTER"
   [ -f "$BUILD/runtime/connect-runtime-4.1.2.jar" ] || die "connect-runtime is not in $BUILD/runtime"
   ls "$PLUGIN"/debezium-connector-jdbc-*.jar >/dev/null 2>&1 || die "the JDBC sink is not in $PLUGIN"
   touch "$BUILD/.complete"

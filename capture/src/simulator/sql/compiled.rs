@@ -17,7 +17,7 @@ use sqlparser::ast::{
 
 use super::OraError;
 use super::datum::Datum;
-use super::engine::{Binds, Evaluator, Frame, Scope, identifier, literal, object_name};
+use super::engine::{Binds, Evaluator, Frame, Scope, function_name, identifier, literal};
 use super::functions;
 use super::operators;
 
@@ -136,7 +136,7 @@ pub fn compile<'q>(expr: &'q Expr, scope: &Scope, binds: &Binds) -> Compiled<'q>
             negated: *negated,
         },
         Expr::Function(function) => {
-            let name = object_name(&function.name).map(|(_, name)| name);
+            let name = function_name(&function.name);
             let args: Option<Vec<&Expr>> = match &function.args {
                 FunctionArguments::None => Some(Vec::new()),
                 FunctionArguments::List(list) => list

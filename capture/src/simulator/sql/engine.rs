@@ -52,6 +52,14 @@ pub fn object_name(name: &ObjectName) -> Result<(Option<String>, String), OraErr
     }
 }
 
+/// A function's name: `NAME`, or `PACKAGE.NAME` for a packaged function (`DBMS_ROWID.ROWID_CREATE`).
+pub fn function_name(name: &ObjectName) -> Result<String, OraError> {
+    Ok(match object_name(name)? {
+        (Some(package), name) => format!("{package}.{name}"),
+        (None, name) => name,
+    })
+}
+
 /// The relations of a `FROM` list, side by side: each column is found by its relation's
 /// qualifier (alias or name) and its own name.
 pub struct Scope {
@@ -646,7 +654,7 @@ impl Evaluator<'_> {
     }
 
     fn function(&mut self, function: &Function, frame: Frame<'_>) -> Result<Datum, OraError> {
-        let (_, name) = object_name(&function.name)
+        let name = function_name(&function.name)
             .map_err(|_| OraError::invalid_identifier(&function.name.to_string()))?;
         let args: Vec<&FunctionArg> = match &function.args {
             FunctionArguments::None => Vec::new(),

@@ -137,8 +137,45 @@ pub fn scalar(
                 Some(_) => Err(OraError::new(1410, "invalid ROWID")),
             }
         }
+        "DBMS_ROWID.ROWID_CREATE" => {
+            arity(name, count, 5..=5)?;
+            let mut parts = [0u64; 5];
+            for part in &mut parts {
+                match next().to_u64()? {
+                    Some(value) => *part = value,
+                    None => return Ok(Datum::Null),
+                }
+            }
+            row_id_create(parts).map(Datum::RowId)
+        }
         _ => Err(OraError::invalid_identifier(name)),
     }
+}
+
+/// `DBMS_ROWID.ROWID_CREATE(rowid_type, object_number, relative_fno, block_number,
+/// row_number)` (PL/SQL Packages and Types Reference, DBMS_ROWID): type 1 (`ROWID_EXTENDED`)
+/// is `OOOOOOFFFBBBBBBRRR`, the data object, relative file, block and row in base 64 (6, 3, 6
+/// and 3 digits). The model refuses the restricted type 0, which a table's rows never have,
+/// and parts too large for their digits (ORA-01410).
+fn row_id_create([kind, object, file, block, row]: [u64; 5]) -> Result<String, OraError> {
+    if kind != 1 {
+        return Err(OraError::invalid_sql(
+            "restricted ROWIDs (ROWID_CREATE type 0)",
+        ));
+    }
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut text = String::with_capacity(18);
+    for (value, digits) in [(object, 6u32), (file, 3), (block, 6), (row, 3)] {
+        if value >> (6 * digits) != 0 {
+            return Err(OraError::new(1410, "invalid ROWID"));
+        }
+        for position in (0..digits).rev() {
+            text.push(char::from(
+                ALPHABET[((value >> (6 * position)) & 63) as usize],
+            ));
+        }
+    }
+    Ok(text)
 }
 
 /// An extended ROWID as `ROWIDTOCHAR` writes it: 18 characters of Oracle's base-64 alphabet

@@ -62,6 +62,11 @@ pub const VIEWS: &[(&str, &str)] = &[
     ("ALL_TAB_COLS", "Database Reference, ALL_TAB_COLS"),
     ("ALL_TABLES", "Database Reference, ALL_TABLES"),
     ("ALL_OBJECTS", "Database Reference, ALL_OBJECTS"),
+    (
+        "DBA_OBJECTS",
+        "Database Reference, ALL_OBJECTS (DBA_: every object)",
+    ),
+    ("DBA_EXTENTS", "Database Reference, DBA_EXTENTS"),
     ("ALL_USERS", "Database Reference, ALL_USERS"),
     ("ALL_CONSTRAINTS", "Database Reference, ALL_CONSTRAINTS"),
     ("ALL_CONS_COLUMNS", "Database Reference, ALL_CONS_COLUMNS"),
@@ -612,10 +617,9 @@ impl Simulator {
                 }
                 relation(&["USERNAME", "USER_ID", "ORACLE_MAINTAINED"], rows)
             }
-            "ALL_TABLES" | "ALL_OBJECTS" | "ALL_TAB_COLS" | "ALL_CONSTRAINTS"
-            | "ALL_CONS_COLUMNS" | "ALL_INDEXES" | "ALL_IND_COLUMNS" | "ALL_LOG_GROUPS" => {
-                self.dictionary_view(name, &context)?
-            }
+            "ALL_TABLES" | "ALL_OBJECTS" | "DBA_OBJECTS" | "DBA_EXTENTS" | "ALL_TAB_COLS"
+            | "ALL_CONSTRAINTS" | "ALL_CONS_COLUMNS" | "ALL_INDEXES" | "ALL_IND_COLUMNS"
+            | "ALL_LOG_GROUPS" => self.dictionary_view(name, &context)?,
             _ => return Err(OraError::new(942, "table or view does not exist")),
         })
     }
@@ -768,6 +772,10 @@ impl Simulator {
                     } else {
                         self.row_estimate(owner, table).map_err(source_failure)?
                     };
+                    // Statistics as if gathered now: none for a dropped table.
+                    let blocks = (!*dropped)
+                        .then(|| self.live_table(owner, table).map(|t| t.used_blocks()))
+                        .flatten();
                     // A dropped table sits in the recycle bin under a system name.
                     let shown = if *dropped {
                         super::super::database::recycle_bin_name(*object)
@@ -779,6 +787,7 @@ impl Simulator {
                         Datum::text(shown),
                         Datum::text("USERS"),
                         Datum::number_or_null(estimate),
+                        Datum::number_or_null(blocks),
                         y_n(false),
                         y_n(false),
                         yes_no(false),
@@ -791,6 +800,7 @@ impl Simulator {
                         Datum::text(owner),
                         Datum::text(table),
                         Datum::text("USERS"),
+                        Datum::Null,
                         Datum::Null,
                         y_n(false),
                         y_n(false),
@@ -805,6 +815,7 @@ impl Simulator {
                         "TABLE_NAME",
                         "TABLESPACE_NAME",
                         "NUM_ROWS",
+                        "BLOCKS",
                         "TEMPORARY",
                         "SECONDARY",
                         "NESTED",
@@ -814,7 +825,54 @@ impl Simulator {
                     rows,
                 )
             }
-            "ALL_OBJECTS" => {
+            "DBA_EXTENTS" => {
+                // One row per extent of each live table's segment (a dropped table's segment
+                // stays allocated in the recycle bin, under its recycle bin name).
+                let mut rows = Vec::new();
+                if visible {
+                    for table in self.tables.iter().filter(|table| !table.purged) {
+                        let segment = if table.dropped {
+                            super::super::database::recycle_bin_name(table.object_id)
+                        } else {
+                            table.name.to_string()
+                        };
+                        for (extent_id, (file, block, blocks)) in
+                            table.extents().into_iter().enumerate()
+                        {
+                            rows.push(vec![
+                                Datum::text(table.owner.to_string()),
+                                Datum::text(segment.clone()),
+                                Datum::Null,
+                                Datum::text("TABLE"),
+                                Datum::text("USERS"),
+                                Datum::number(extent_id as u64),
+                                Datum::number(super::super::database::ABSOLUTE_FILE),
+                                Datum::number(block),
+                                Datum::number(blocks * 8192),
+                                Datum::number(blocks),
+                                Datum::number(file),
+                            ]);
+                        }
+                    }
+                }
+                relation(
+                    &[
+                        "OWNER",
+                        "SEGMENT_NAME",
+                        "PARTITION_NAME",
+                        "SEGMENT_TYPE",
+                        "TABLESPACE_NAME",
+                        "EXTENT_ID",
+                        "FILE_ID",
+                        "BLOCK_ID",
+                        "BYTES",
+                        "BLOCKS",
+                        "RELATIVE_FNO",
+                    ],
+                    rows,
+                )
+            }
+            "ALL_OBJECTS" | "DBA_OBJECTS" => {
                 // The tables as objects of type TABLE, each with its numbers; a dropped one
                 // under its recycle bin name, as ALL_TABLES shows it. The flush table is left
                 // out: the model keeps no numbers for it.

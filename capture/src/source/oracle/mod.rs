@@ -63,7 +63,8 @@ use super::unique_key::{self, UniqueIndexColumn};
 use super::{
     CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, FlashbackRow, FlushShortfall,
     LogMinerRow, MiningWindow, OpenTransaction, PdbIncarnation, RedoLog, RedoMiner, RedoThread,
-    SessionId, SessionMemory, SessionPrivileges, SourceError, StorageSettings, TableKey,
+    RowRange, SessionId, SessionMemory, SessionPrivileges, SourceError, StorageSettings, TableKey,
+    chunks,
 };
 use crate::config::validate;
 use crate::dictionary::{LobKind, ObjectNumbers, OracleType, TableSchema};
@@ -1474,9 +1475,90 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
             (_, None) => {}
         }
         binds.push(Bind::Number(limit));
+        self.read_rows(table, &order, &query.sql, &binds, scn, max_rows)
+    }
+
+    fn table_chunks(
+        &mut self,
+        table: &TableSchema,
+        rows_per_chunk: u64,
+    ) -> Result<Vec<RowRange>, SourceError> {
+        match self.row_order(table)? {
+            sql::RowOrder::RowId => self.row_id_chunks(table, rows_per_chunk),
+            sql::RowOrder::PrimaryKey(key) => self.key_chunks(table, &key, rows_per_chunk),
+        }
+    }
+
+    fn flashback_range(
+        &mut self,
+        table: &TableSchema,
+        scn: u64,
+        range: &RowRange,
+        condition: Option<&str>,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        let order = self.row_order(table)?;
+        let malformed = |message: String| SourceError::Malformed {
+            what: table.qualified_name(),
+            message,
+        };
+        let empty = Vec::new();
+        let mut binds = vec![Bind::Number(scn)];
+        let sql = match range {
+            RowRange::RowId { lo, hi } => {
+                let query = sql::read_query(table, &order, sql::ReadBounds::RowIds, condition)
+                    .map_err(malformed)?;
+                binds.extend([Bind::Text(lo), Bind::Text(hi)]);
+                query.sql
+            }
+            RowRange::Key { after, through } => {
+                let sql::RowOrder::PrimaryKey(key) = &order else {
+                    return Err(malformed(
+                        "a key range for a table that is not index-organised".to_owned(),
+                    ));
+                };
+                let bounds = sql::ReadBounds::Keys {
+                    after: after.is_some(),
+                    through: through.is_some(),
+                };
+                let query = sql::read_query(table, &order, bounds, condition).map_err(malformed)?;
+                let (after, through) = (
+                    after.as_ref().unwrap_or(&empty),
+                    through.as_ref().unwrap_or(&empty),
+                );
+                for &position in &query.key_binds {
+                    let value = if position < key.len() {
+                        after.get(position)
+                    } else {
+                        through.get(position - key.len())
+                    };
+                    let value = value.ok_or_else(|| {
+                        malformed(format!(
+                            "the chunk bound {range:?} is not a key of this index-organised table"
+                        ))
+                    })?;
+                    binds.push(Bind::Text(value));
+                }
+                query.sql
+            }
+        };
+        self.read_rows(table, &order, &sql, &binds, scn, usize::MAX)
+    }
+}
+
+impl<P: SessionPool> OracleClient<P> {
+    /// Runs a flashback read and maps its rows (at most `max_rows`, for the array fetch size).
+    fn read_rows(
+        &mut self,
+        table: &TableSchema,
+        order: &sql::RowOrder,
+        statement: &str,
+        binds: &[Bind<'_>],
+        scn: u64,
+        max_rows: usize,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
         // A heap read selects the ROWID first; BLOB and LONG RAW columns come as bytes (the
         // select names them bare, [`sql::flashback_expression`]).
-        let first_value = usize::from(order == sql::RowOrder::RowId);
+        let first_value = usize::from(*order == sql::RowOrder::RowId);
         let byte_columns: Vec<usize> = table
             .columns()
             .iter()
@@ -1488,14 +1570,14 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
             .map(|(index, _)| index + first_value)
             .collect();
         let fetch = Fetch {
-            array_rows: FLASHBACK_FETCH_ROWS.min(max_rows.max(1) as u32),
+            array_rows: FLASHBACK_FETCH_ROWS.min(max_rows.max(1).try_into().unwrap_or(u32::MAX)),
             byte_columns: &byte_columns,
         };
         let mut session = self.session("flashback read", Place::Pdb)?;
         let mut batch = Vec::with_capacity(max_rows.min(FLASHBACK_FETCH_ROWS as usize));
         let mut mapping_error = None;
-        let fetched = session.query(&query.sql, &binds, fetch, &mut |cells| match flashback_row(
-            table, &order, cells,
+        let fetched = session.query(statement, binds, fetch, &mut |cells| match flashback_row(
+            table, order, cells,
         ) {
             Ok(row) => {
                 batch.push(row);
@@ -1518,6 +1600,121 @@ impl<P: SessionPool> FlashbackReader for OracleClient<P> {
                 Some(error) => Err(error),
                 None => Ok(batch),
             },
+        }
+    }
+
+    /// A heap table's chunks: its extents ([`sql::TABLE_EXTENTS`]) planned into ranges of
+    /// blocks by its statistics ([`chunks`]), each range's ROWIDs built by Oracle
+    /// ([`sql::CHUNK_ROW_IDS`]).
+    fn row_id_chunks(
+        &mut self,
+        table: &TableSchema,
+        rows_per_chunk: u64,
+    ) -> Result<Vec<RowRange>, SourceError> {
+        let names = [Bind::Text(table.schema()), Bind::Text(table.table())];
+        let mut statistics = self.rows(
+            "read table statistics",
+            Place::Pdb,
+            sql::TABLE_STATISTICS,
+            &names,
+        )?;
+        let (num_rows, blocks) = match statistics.first_mut() {
+            Some(row) => {
+                let mut reader = CellReader::new("ALL_TABLES", &["NUM_ROWS", "BLOCKS"], row);
+                (reader.number(0)?, reader.number(1)?)
+            }
+            None => (None, None),
+        };
+        let columns = ["DATA_OBJECT_ID", "RELATIVE_FNO", "BLOCK_ID", "BLOCKS"];
+        let extents = self
+            .rows("read table extents", Place::Pdb, sql::TABLE_EXTENTS, &names)?
+            .into_iter()
+            .map(|mut row| {
+                let mut reader = CellReader::new("DBA_EXTENTS", &columns, &mut row);
+                Ok(chunks::Extent {
+                    data_object: reader.required_number(0)?,
+                    file: reader.required_number(1)?,
+                    block: reader.required_number(2)?,
+                    blocks: reader.required_number(3)?,
+                })
+            })
+            .collect::<Result<Vec<_>, SourceError>>()?;
+        let target = chunks::blocks_per_chunk(rows_per_chunk, num_rows, blocks);
+        let mut ranges = Vec::new();
+        for chunk in chunks::plan(&extents, target) {
+            let binds = [
+                Bind::Number(chunk.data_object),
+                Bind::Number(chunk.first.file),
+                Bind::Number(chunk.first.block),
+                Bind::Number(chunk.data_object),
+                Bind::Number(chunk.last.file),
+                Bind::Number(chunk.last.block),
+            ];
+            let mut rows =
+                self.rows("read table extents", Place::Pdb, sql::CHUNK_ROW_IDS, &binds)?;
+            let row = rows.first_mut().ok_or_else(|| SourceError::Malformed {
+                what: "DUAL".to_owned(),
+                message: "no row".to_owned(),
+            })?;
+            let mut reader = CellReader::new("DUAL", &["LO", "HI"], row);
+            let lo = reader.text(0)?;
+            let hi = reader.text(1)?;
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => ranges.push(RowRange::RowId { lo, hi }),
+                _ => {
+                    return Err(SourceError::Malformed {
+                        what: table.qualified_name(),
+                        message: format!("no ROWID for the blocks {chunk:?}"),
+                    });
+                }
+            }
+        }
+        Ok(ranges)
+    }
+
+    /// An index-organised table's chunks: key ranges of `rows_per_chunk` rows each, their
+    /// bounds found by walking the key index ([`sql::key_boundary_query`]). Chosen over
+    /// `NTILE` over the key, which sorts every key in one statement before answering, and over
+    /// hashing, whose ranges are not key ranges and so cannot use the index.
+    fn key_chunks(
+        &mut self,
+        table: &TableSchema,
+        key: &[usize],
+        rows_per_chunk: u64,
+    ) -> Result<Vec<RowRange>, SourceError> {
+        let malformed = |message: String| SourceError::Malformed {
+            what: table.qualified_name(),
+            message,
+        };
+        let step = rows_per_chunk.max(1) - 1;
+        let mut ranges = Vec::new();
+        let mut after: Option<Vec<String>> = None;
+        loop {
+            let query = sql::key_boundary_query(table, key, after.is_some()).map_err(malformed)?;
+            let mut binds = Vec::with_capacity(query.key_binds.len() + 1);
+            if let Some(values) = &after {
+                for &position in &query.key_binds {
+                    binds.push(Bind::Text(values.get(position).ok_or_else(|| {
+                        malformed("a key bound of the wrong length".to_owned())
+                    })?));
+                }
+            }
+            binds.push(Bind::Number(step));
+            let rows = self.rows("read table key", Place::Pdb, &query.sql, &binds)?;
+            let Some(row) = rows.into_iter().next() else {
+                ranges.push(RowRange::Key {
+                    after: after.take(),
+                    through: None,
+                });
+                return Ok(ranges);
+            };
+            let through: Vec<String> = row.into_iter().collect::<Option<_>>().ok_or_else(|| {
+                malformed("a key column of an index-organised table is NULL".to_owned())
+            })?;
+            ranges.push(RowRange::Key {
+                after: after.replace(through.clone()),
+                through: Some(through),
+            });
         }
     }
 }

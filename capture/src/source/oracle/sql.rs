@@ -532,31 +532,78 @@ pub enum RowOrder {
     PrimaryKey(Vec<usize>),
 }
 
-/// A flashback batch statement and where the resume position's key values are bound.
+/// A flashback statement and where the key values of its bounds are bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlashbackQuery {
     pub sql: String,
-    /// For [`RowOrder::PrimaryKey`] after a position: for each placeholder from `:2` on, the
-    /// index (into the key) of the value it takes. Empty otherwise.
+    /// For [`RowOrder::PrimaryKey`] with key bounds: for each placeholder after the SCN's (and
+    /// in order), the value it takes, as an index into the lower bound's key values followed by
+    /// the upper bound's (`key.len() + i` is the upper bound's `i`th). Empty otherwise.
     pub key_binds: Vec<usize>,
 }
 
+/// What bounds a flashback read besides its SCN and condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBounds {
+    /// A batch: after a position when `resume`, at most the last placeholder's number of rows.
+    Batch { resume: bool },
+    /// A heap table's chunk: `ROWID BETWEEN CHARTOROWID(:2) AND CHARTOROWID(:3)`, every row.
+    RowIds,
+    /// An index-organised table's chunk: keys above a lower bound (when `after`) and at most
+    /// an upper bound (when `through`), every row.
+    Keys { after: bool, through: bool },
+}
+
 /// A flashback batch: rows as of an SCN (`:1`), in `order` after a position when `resume`, at
-/// most the last placeholder's number of rows. A `condition` (`snapshot.selectOverrides`:
-/// trusted operator input, validated only as naming a captured table) is added in parentheses,
-/// so its own ORs cannot widen the resume bound.
-///
-/// A heap read selects the ROWID first and resumes with `ROWID > CHARTOROWID(:2)`. An IOT read
-/// selects only the columns and resumes after the last row's key, written out as the
-/// lexicographic comparison Oracle has no row-value form for:
-/// `K1 >= v1 AND (K1 > v1 OR (K1 = v1 AND K2 > v2))`, whose leading bound lets the optimiser
-/// start an index range scan. Key values are bound as the text the select wrote them in and
-/// read back with the inverse conversion ([`key_value`]). Errors name what cannot be written.
+/// most the last placeholder's number of rows ([`read_query`]).
 pub fn flashback_query(
     table: &TableSchema,
     order: &RowOrder,
     resume: bool,
     condition: Option<&str>,
+) -> Result<FlashbackQuery, String> {
+    read_query(table, order, ReadBounds::Batch { resume }, condition)
+}
+
+/// A flashback read: rows as of an SCN (`:1`) in `order`, within `bounds`. A `condition`
+/// (`snapshot.selectOverrides`: trusted operator input, validated only as naming a captured
+/// table) is added in parentheses, so its own ORs cannot widen the bounds.
+///
+/// A heap read selects the ROWID first. A batch resumes with `ROWID > CHARTOROWID(:2)`; a chunk
+/// is `ROWID BETWEEN CHARTOROWID(:2) AND CHARTOROWID(:3)`, which Oracle answers with a ROWID
+/// range scan reading only the blocks between the two (Database SQL Tuning Guide, "Table
+/// Access by Rowid Range"; the statement `DBMS_PARALLEL_EXECUTE.CREATE_CHUNKS_BY_ROWID`'s
+/// chunks are run with). An IOT read selects only the columns and bounds the key with the
+/// lexicographic comparison Oracle has no row-value form for:
+/// `K1 >= v1 AND (K1 > v1 OR (K1 = v1 AND K2 > v2))` above a key, and its mirror
+/// `K1 <= v1 AND (K1 < v1 OR (K1 = v1 AND K2 <= v2))` up to one, whose leading bounds let the
+/// optimiser run an index range scan. Key values are bound as the text the select wrote them in
+/// and read back with the inverse conversion ([`key_value`]). Errors name what cannot be
+/// written.
+pub fn read_query(
+    table: &TableSchema,
+    order: &RowOrder,
+    bounds: ReadBounds,
+    condition: Option<&str>,
+) -> Result<FlashbackQuery, String> {
+    statement(table, order, bounds, condition, Shape::Rows)
+}
+
+/// What a statement selects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Rows as of an SCN: the ROWID of a heap row, then every column.
+    Rows,
+    /// The key of one row, current ([`key_boundary_query`]).
+    KeyBoundary,
+}
+
+fn statement(
+    table: &TableSchema,
+    order: &RowOrder,
+    bounds: ReadBounds,
+    condition: Option<&str>,
+    shape: Shape,
 ) -> Result<FlashbackQuery, String> {
     let quoted = |name: &str| {
         quote_identifier(name).ok_or_else(|| format!("the name {name:?} holds a double quote"))
@@ -565,8 +612,20 @@ pub fn flashback_query(
     if *order == RowOrder::RowId {
         sql.push_str("ROWIDTOCHAR(ROWID), ");
     }
-    let mut expressions = Vec::with_capacity(table.columns().len());
-    for column in table.columns() {
+    let selected: Vec<&crate::dictionary::Column> = match (shape, order) {
+        (Shape::KeyBoundary, RowOrder::PrimaryKey(key)) => key
+            .iter()
+            .map(|&index| {
+                table
+                    .columns()
+                    .get(index)
+                    .ok_or_else(|| format!("key column {index} is not a column"))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => table.columns().iter().collect(),
+    };
+    let mut expressions = Vec::with_capacity(selected.len());
+    for column in selected {
         expressions.push(flashback_expression(
             &quoted(&column.name)?,
             &column.data_type,
@@ -575,21 +634,39 @@ pub fn flashback_query(
     sql.push_str(&expressions.join(", "));
     let _ = write!(
         sql,
-        " FROM {}.{} AS OF SCN :1",
+        " FROM {}.{}",
         quoted(table.schema())?,
         quoted(table.table())?
     );
+    let mut next_placeholder = 1;
+    if shape == Shape::Rows {
+        sql.push_str(" AS OF SCN :1");
+        next_placeholder = 2;
+    }
     let mut predicates = Vec::with_capacity(2);
     if let Some(condition) = condition {
         predicates.push(format!("({condition})"));
     }
     let mut key_binds = Vec::new();
-    let mut next_placeholder = 2;
     let ordering = match order {
         RowOrder::RowId => {
-            if resume {
-                predicates.push("ROWID > CHARTOROWID(:2)".to_owned());
-                next_placeholder = 3;
+            match bounds {
+                ReadBounds::Batch { resume: true } => {
+                    predicates.push(format!("ROWID > CHARTOROWID(:{next_placeholder})"));
+                    next_placeholder += 1;
+                }
+                ReadBounds::RowIds => {
+                    predicates.push(format!(
+                        "ROWID BETWEEN CHARTOROWID(:{}) AND CHARTOROWID(:{})",
+                        next_placeholder,
+                        next_placeholder + 1
+                    ));
+                    next_placeholder += 2;
+                }
+                ReadBounds::Batch { resume: false } => {}
+                ReadBounds::Keys { .. } => {
+                    return Err("a key range for a table that is not index-organised".to_owned());
+                }
             }
             "ROWID".to_owned()
         }
@@ -609,30 +686,27 @@ pub fn flashback_query(
                     )
                 })?);
             }
-            if resume && !key.is_empty() {
-                let mut bind = |position: usize| {
-                    key_binds.push(position);
-                    let placeholder = format!(":{next_placeholder}");
-                    next_placeholder += 1;
-                    conversions[position].replace('?', &placeholder)
-                };
-                let last = key.len() - 1;
-                let mut comparisons = Vec::with_capacity(2);
-                if last > 0 {
-                    let lower = bind(0);
-                    comparisons.push(format!("{} >= {lower}", names[0]));
+            let (after, through) = match bounds {
+                ReadBounds::Batch { resume } => (resume, false),
+                ReadBounds::Keys { after, through } => (after, through),
+                ReadBounds::RowIds => {
+                    return Err("a ROWID range for an index-organised table".to_owned());
                 }
-                let mut nested = String::new();
-                for (position, name) in names.iter().enumerate().take(last) {
-                    let above = bind(position);
-                    let equal = bind(position);
-                    let _ = write!(nested, "({name} > {above} OR ({name} = {equal} AND ");
+            };
+            let sides = [
+                (after, KeySide::Above, 0),
+                (through, KeySide::AtMost, key.len()),
+            ];
+            for (wanted, side, offset) in sides {
+                if wanted && !key.is_empty() {
+                    let mut bind = |position: usize| {
+                        key_binds.push(offset + position);
+                        let placeholder = format!(":{next_placeholder}");
+                        next_placeholder += 1;
+                        conversions[position].replace('?', &placeholder)
+                    };
+                    predicates.push(key_comparison(&names, side, &mut bind));
                 }
-                let above = bind(last);
-                let _ = write!(nested, "{} > {above}", names[last]);
-                nested.push_str(&"))".repeat(last));
-                comparisons.push(nested);
-                predicates.push(comparisons.join(" AND "));
             }
             names.join(", ")
         }
@@ -641,11 +715,58 @@ pub fn flashback_query(
         sql.push_str(" WHERE ");
         sql.push_str(&predicates.join(" AND "));
     }
-    let _ = write!(
-        sql,
-        " ORDER BY {ordering} FETCH FIRST :{next_placeholder} ROWS ONLY"
-    );
+    let _ = write!(sql, " ORDER BY {ordering}");
+    if shape == Shape::KeyBoundary {
+        let _ = write!(
+            sql,
+            " OFFSET :{next_placeholder} ROWS FETCH NEXT 1 ROWS ONLY"
+        );
+    } else if let ReadBounds::Batch { .. } = bounds {
+        let _ = write!(sql, " FETCH FIRST :{next_placeholder} ROWS ONLY");
+    }
     Ok(FlashbackQuery { sql, key_binds })
+}
+
+/// Which side of a key bound a row must be on.
+#[derive(Clone, Copy)]
+enum KeySide {
+    /// Strictly above the key (after a resume position, above a chunk's lower bound).
+    Above,
+    /// At or below the key (a chunk's upper bound).
+    AtMost,
+}
+
+/// The lexicographic comparison of the key `names` with a bound whose value at a key position
+/// `bind` writes (binding it).
+fn key_comparison(
+    names: &[String],
+    side: KeySide,
+    bind: &mut dyn FnMut(usize) -> String,
+) -> String {
+    let (lead, strict, last_op) = match side {
+        KeySide::Above => (">=", ">", ">"),
+        KeySide::AtMost => ("<=", "<", "<="),
+    };
+    let last = names.len() - 1;
+    let mut comparisons = Vec::with_capacity(2);
+    if last > 0 {
+        let lower = bind(0);
+        comparisons.push(format!("{} {lead} {lower}", names[0]));
+    }
+    let mut nested = String::new();
+    for (position, name) in names.iter().enumerate().take(last) {
+        let beyond = bind(position);
+        let equal = bind(position);
+        let _ = write!(
+            nested,
+            "({name} {strict} {beyond} OR ({name} = {equal} AND "
+        );
+    }
+    let final_value = bind(last);
+    let _ = write!(nested, "{} {last_op} {final_value}", names[last]);
+    nested.push_str(&"))".repeat(last));
+    comparisons.push(nested);
+    comparisons.join(" AND ")
 }
 
 /// How a key value bound as the text [`flashback_expression`] wrote it is read back as the
@@ -704,6 +825,7 @@ pub fn grants_for(call: &str) -> Option<&'static [&'static str]> {
         "register log" | "start LogMiner" => &["LOGMINING", "EXECUTE ON SYS.DBMS_LOGMNR"],
         "read V$LOGMNR_CONTENTS" => &["LOGMINING", "SELECT ON V_$LOGMNR_CONTENTS"],
         "flashback read" => &["FLASHBACK ANY TABLE"],
+        "read table extents" => &["SELECT ON SYS.DBA_EXTENTS", "SELECT ON SYS.DBA_OBJECTS"],
         _ => return None,
     })
 }
@@ -711,6 +833,58 @@ pub fn grants_for(call: &str) -> Option<&'static [&'static str]> {
 /// The optimizer's row count of a table (NULL without statistics).
 pub const ROW_ESTIMATE: &str =
     "SELECT NUM_ROWS FROM ALL_TABLES WHERE OWNER = :1 AND TABLE_NAME = :2";
+
+/// The optimizer's rows and blocks of a table (NULL without statistics): how many blocks a
+/// chunk of so many rows takes (`chunks::blocks_per_chunk`).
+pub const TABLE_STATISTICS: &str =
+    "SELECT NUM_ROWS, BLOCKS FROM ALL_TABLES WHERE OWNER = :1 AND TABLE_NAME = :2";
+
+/// The extents of a table's segments with each segment's data object id: one segment for a
+/// plain table, one per partition or subpartition of a partitioned one (`PARTITION_NAME` in
+/// DBA_EXTENTS is the subobject DBA_OBJECTS names in `SUBOBJECT_NAME`; both NULL for a plain
+/// table). ROWIDs carry `DATA_OBJECT_ID`, not `OBJECT_ID` (they differ after a TRUNCATE or a
+/// MOVE), and `RELATIVE_FNO`, not the absolute `FILE_ID` (Database Reference, DBA_EXTENTS and
+/// ALL_OBJECTS; PL/SQL Packages and Types Reference, DBMS_ROWID). The join is in WHERE and the
+/// order is the planner's.
+pub const TABLE_EXTENTS: &str = "SELECT O.DATA_OBJECT_ID, E.RELATIVE_FNO, E.BLOCK_ID, E.BLOCKS \
+     FROM DBA_EXTENTS E, DBA_OBJECTS O \
+     WHERE E.OWNER = :1 AND E.SEGMENT_NAME = :2 \
+     AND E.SEGMENT_TYPE IN ('TABLE', 'TABLE PARTITION', 'TABLE SUBPARTITION') \
+     AND O.OWNER = E.OWNER AND O.OBJECT_NAME = E.SEGMENT_NAME \
+     AND O.OBJECT_TYPE = E.SEGMENT_TYPE \
+     AND NVL(O.SUBOBJECT_NAME, ' ') = NVL(E.PARTITION_NAME, ' ')";
+
+/// A chunk's bounds as ROWIDs, built by Oracle itself from `(data object, relative file,
+/// block)` of its first and last blocks: row 0 of the first block to row 32767 of the last,
+/// as `DBMS_PARALLEL_EXECUTE.CREATE_CHUNKS_BY_ROWID`'s ranges run (`ROWID_CREATE` type 1 is an
+/// extended ROWID; PL/SQL Packages and Types Reference, DBMS_ROWID).
+pub const CHUNK_ROW_IDS: &str = "SELECT \
+     ROWIDTOCHAR(DBMS_ROWID.ROWID_CREATE(1, :1, :2, :3, 0)), \
+     ROWIDTOCHAR(DBMS_ROWID.ROWID_CREATE(1, :4, :5, :6, 32767)) FROM DUAL";
+
+/// The key of an index-organised table's row `:n` rows after a key (or from the start, when
+/// not `after`): a chunk's upper bound; no row when fewer are left (the last chunk is then
+/// unbounded above). Each statement walks the key index from the previous bound with a
+/// stopkey, so planning reads the index once in all. The key is selected as the flashback read
+/// writes it, so a bound is bound back with the same conversion ([`read_query`]); there is no
+/// `AS OF`: the bounds only split the key space, whatever SCN the chunks are read at. Key
+/// values are bound from `:1`, the offset last.
+pub fn key_boundary_query(
+    table: &TableSchema,
+    key: &[usize],
+    after: bool,
+) -> Result<FlashbackQuery, String> {
+    statement(
+        table,
+        &RowOrder::PrimaryKey(key.to_vec()),
+        ReadBounds::Keys {
+            after,
+            through: false,
+        },
+        None,
+        Shape::KeyBoundary,
+    )
+}
 
 #[cfg(test)]
 mod tests {
@@ -967,5 +1141,84 @@ mod tests {
         .unwrap();
         let refused = flashback_query(&lob, &RowOrder::PrimaryKey(vec![0]), true, None);
         assert!(refused.is_err_and(|reason| reason.contains("BODY")));
+    }
+
+    /// A heap chunk is a ROWID range, every row of it, in ROWID order; an IOT chunk a key
+    /// range above one key and up to another; the IOT's bounds are found by a stopkey walk of
+    /// the key without AS OF.
+    #[test]
+    fn chunk_reads_are_bounded_by_rowid_or_key_ranges() {
+        let table = TableSchema::new(
+            "APP",
+            "LINES",
+            vec![
+                Column::new("ORDER_ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+                Column::new("LINE", OracleType::parse("VARCHAR2(8)").unwrap()).key(2),
+                Column::new("NOTE", OracleType::parse("VARCHAR2(20)").unwrap()),
+            ],
+        )
+        .unwrap();
+        let heap = read_query(
+            &table,
+            &RowOrder::RowId,
+            ReadBounds::RowIds,
+            Some("A = 1 OR B = 2"),
+        )
+        .unwrap();
+        assert_eq!(
+            heap.sql,
+            "SELECT ROWIDTOCHAR(ROWID), TO_CHAR(\"ORDER_ID\", 'TM9'), \"LINE\", \"NOTE\" \
+             FROM \"APP\".\"LINES\" AS OF SCN :1 WHERE (A = 1 OR B = 2) AND \
+             ROWID BETWEEN CHARTOROWID(:2) AND CHARTOROWID(:3) ORDER BY ROWID"
+        );
+        let key = RowOrder::PrimaryKey(vec![0, 1]);
+        let both = ReadBounds::Keys {
+            after: true,
+            through: true,
+        };
+        let iot = read_query(&table, &key, both, None).unwrap();
+        assert!(
+            iot.sql.ends_with(
+                "AS OF SCN :1 WHERE \"ORDER_ID\" >= TO_NUMBER(:2) AND (\"ORDER_ID\" > \
+                 TO_NUMBER(:3) OR (\"ORDER_ID\" = TO_NUMBER(:4) AND \"LINE\" > :5)) AND \
+                 \"ORDER_ID\" <= TO_NUMBER(:6) AND (\"ORDER_ID\" < TO_NUMBER(:7) OR \
+                 (\"ORDER_ID\" = TO_NUMBER(:8) AND \"LINE\" <= :9)) \
+                 ORDER BY \"ORDER_ID\", \"LINE\""
+            ),
+            "{}",
+            iot.sql
+        );
+        // After's values (0, 1), then through's (2 + 0, 2 + 1).
+        assert_eq!(iot.key_binds, [0, 0, 0, 1, 2, 2, 2, 3]);
+        let last = ReadBounds::Keys {
+            after: true,
+            through: false,
+        };
+        assert!(
+            !read_query(&table, &key, last, None)
+                .unwrap()
+                .sql
+                .contains("<=")
+        );
+        assert!(read_query(&table, &key, ReadBounds::RowIds, None).is_err());
+        assert!(read_query(&table, &RowOrder::RowId, last, None).is_err());
+        let first = key_boundary_query(&table, &[0, 1], false).unwrap();
+        assert_eq!(
+            first.sql,
+            "SELECT TO_CHAR(\"ORDER_ID\", 'TM9'), \"LINE\" FROM \"APP\".\"LINES\" \
+             ORDER BY \"ORDER_ID\", \"LINE\" OFFSET :1 ROWS FETCH NEXT 1 ROWS ONLY"
+        );
+        let next = key_boundary_query(&table, &[0, 1], true).unwrap();
+        assert!(
+            next.sql.contains("WHERE \"ORDER_ID\" >= TO_NUMBER(:1)"),
+            "{}",
+            next.sql
+        );
+        assert!(
+            next.sql.ends_with("OFFSET :5 ROWS FETCH NEXT 1 ROWS ONLY"),
+            "{}",
+            next.sql
+        );
+        assert_eq!(next.key_binds, [0, 0, 0, 1]);
     }
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds (once, cached) and runs the independent Avro conversion check (src/.../Check.java).
+#
+#   check.sh check JSON.jsonl AVRO.jsonl V2_URL CCOMPAT_URL
+#       Line N of AVRO.jsonl must be redoline's Avro of line N of JSON.jsonl: the same schema and
+#       body that Kafka Connect's JsonConverter then Apicurio's AvroConverter make of it. Exit 0
+#       when every record matches; each mismatch is printed with both sides.
+#   check.sh make JSON.jsonl V2_URL CCOMPAT_URL
+#       Prints the converter's own Avro lines for JSON.jsonl.
+#
+# V2_URL: the registry's Apicurio v2 API root (registry.json's apicurioUrl), CCOMPAT_URL its
+# Confluent API root (url); tests/env/registry.sh runs one. The build lives in
+# $REDOLINE_CACHE/avroconverter-<digest of pom.xml, settings.xml and sources> (default cache
+# ~/.cache/redoline); Maven resolves Kafka's connect-json and Apicurio's converter from Maven
+# Central (settings.xml maps the other repositories Apicurio's poms name to it).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib/cache.sh
+. "$HERE/../lib/cache.sh"
+# shellcheck disable=SC2046 # the source files' names have no spaces
+BUILD="$(cache_dir avroconverter "$HERE" pom.xml settings.xml $(cd "$HERE" && find src -type f | sort))"
+JAVA="${JAVA:-java}"
+
+usage() {
+  echo "usage: check.sh check JSON.jsonl AVRO.jsonl V2_URL CCOMPAT_URL | make JSON.jsonl V2_URL CCOMPAT_URL | build" >&2
+  exit 2
+}
+
+built() { [ -f "$BUILD/.complete" ]; }
+
+build() {
+  command -v mvn >/dev/null || { echo "check.sh: Maven (mvn) is needed to build the check" >&2; exit 1; }
+  rm -rf "$BUILD/project"
+  mkdir -p "$BUILD/project"
+  cp -r "$HERE/pom.xml" "$HERE/src" "$BUILD/project/"
+  if ! timeout 900 mvn -B -q -s "$HERE/settings.xml" -f "$BUILD/project/pom.xml" package \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$BUILD/project/target/lib" \
+      >"$BUILD/mvn.log" 2>&1; then
+    tail -n 40 "$BUILD/mvn.log" >&2
+    echo "check.sh: the Maven build failed (log: $BUILD/mvn.log)" >&2
+    exit 1
+  fi
+  touch "$BUILD/.complete"
+}
+
+case "${1:-}" in
+  check) [ $# -eq 5 ] || usage ;;
+  make) [ $# -eq 4 ] || usage ;;
+  build) [ $# -eq 1 ] || usage ;;
+  *) usage ;;
+esac
+build_once "$BUILD" built build
+[ "$1" != build ] || exit 0
+exec "$JAVA" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  -cp "$BUILD/project/target/classes:$BUILD/project/target/lib/*" io.redoline.avroconverter.Check "$@"
