@@ -43,17 +43,18 @@ struct Workload {
 type Change = ((String, u64), Option<u64>);
 
 impl Workload {
-    /// The tables and 30 committed rows in each.
-    fn seeded(seed: u64) -> (Self, String) {
+    /// The tables and `rows` committed rows in each (the simulator keeps 100 rows to a block,
+    /// and a chunk is at least a block).
+    fn seeded(seed: u64, rows: u64) -> (Self, String) {
         let mut workload = Self {
             random: Xorshift::new(seed | 1),
             rows: BTreeMap::new(),
             id: 0,
-            scn: 1_000_400,
+            scn: 1_002_000,
         };
         let mut lines = String::from(TABLES);
         for table in ["ORDERS", "ITEMS"] {
-            for _ in 0..30 {
+            for _ in 0..rows {
                 workload.id += 1;
                 let v = workload.next(1000);
                 lines.push_str(&insert("seed", table, workload.id, v));
@@ -69,8 +70,8 @@ impl Workload {
     }
 
     /// `transactions` more (named `<prefix><n>`), every third left open until the next third
-    /// commits, each on rows of its own; the SCN jumps 400 between them, so a window (at least
-    /// 1000 SCNs) holds few.
+    /// commits, each on rows of its own; the SCN jumps 2000 between them, so a window (of 3000
+    /// SCNs here) holds few.
     fn transactions(&mut self, prefix: &str, transactions: u64) -> String {
         let mut lines = String::new();
         let mut held: Option<(String, Vec<Change>)> = None;
@@ -109,7 +110,7 @@ impl Workload {
                 }
             }
             lines.push_str(&format!("{{\"database\":{{\"scn\":{}}}}}\n", self.scn));
-            self.scn += 400;
+            self.scn += 2000;
             if n % 3 == 0 {
                 if let Some((tx, changes)) = held.take() {
                     self.finish(&tx, changes, &mut busy, &mut lines);
@@ -145,7 +146,7 @@ impl Workload {
 
 /// The seeded tables and `transactions` transactions, with the final contents.
 fn workload(seed: u64, transactions: u64) -> (String, BTreeMap<(String, u64), u64>) {
-    let (mut workload, mut lines) = Workload::seeded(seed);
+    let (mut workload, mut lines) = Workload::seeded(seed, 300);
     lines.push_str(&workload.transactions("t", transactions));
     (lines, workload.rows)
 }
@@ -237,11 +238,11 @@ fn a_reread_while_changes_stream_places_each_chunk_at_its_scn() {
         let capture = Capture::new(
             &["APP.ORDERS", "APP.ITEMS"],
             &scenario,
-            "mining: {maxScnWindow: 1000}\n",
+            "mining: {maxScnWindow: 3000}\n",
         );
         set_snapshot(
             &capture,
-            "{mode: never, fetchSize: 4, requests: [{id: reread-orders-1, tables: [APP.ORDERS]}]}",
+            "{mode: never, fetchSize: 50, requests: [{id: reread-orders-1, tables: [APP.ORDERS]}]}",
         );
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
@@ -296,9 +297,9 @@ fn a_reread_while_changes_stream_places_each_chunk_at_its_scn() {
 #[test]
 fn a_table_that_joins_is_read_while_changes_stream_unless_told_to_skip() {
     for (seed, tables_added) in [(5, "snapshot"), (11, "skip")] {
-        let (mut workload, mut scenario) = Workload::seeded(seed);
+        let (mut workload, mut scenario) = Workload::seeded(seed, 300);
         scenario.push_str(&workload.transactions("t", 40));
-        let capture = Capture::new(&["APP.ORDERS"], &scenario, "mining: {maxScnWindow: 1000}\n");
+        let capture = Capture::new(&["APP.ORDERS"], &scenario, "mining: {maxScnWindow: 3000}\n");
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         let first_run = capture.events().len();
@@ -317,7 +318,7 @@ fn a_table_that_joins_is_read_while_changes_stream_unless_told_to_skip() {
                 .replace(
                     "snapshot: {mode: never}",
                     &format!(
-                        "snapshot: {{mode: never, fetchSize: 5, tablesAdded: {tables_added}}}"
+                        "snapshot: {{mode: never, fetchSize: 50, tablesAdded: {tables_added}}}"
                     ),
                 ),
         )

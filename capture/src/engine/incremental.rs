@@ -12,8 +12,15 @@
 //! mined only below it, so S stays below rows not yet mined there too. Nothing is written to the
 //! database, so this works for `mining.readOnly` users and on standbys.
 //!
-//! Pacing: at most one chunk (`snapshot.fetchSize` rows) per window or idle poll, so a window
-//! waits at most one chunk's read and write for a snapshot, however large the table.
+//! Chunks: a table's first chunk plans them all (`FlashbackReader::table_chunks`: ROWID ranges
+//! of its extents of about `snapshot.fetchSize` rows by the statistics, or key ranges of an
+//! index-organised table); the plan travels in the bookmark until the table is done, so a
+//! restart reads the same chunks, and each chunk is one bounded range read
+//! (`flashback_range`). Rows inserted into extents added after the plan are streamed as inserts
+//! after the chunk that preceded them, which is all a consumer needs.
+//!
+//! Pacing: at most one chunk per window or idle poll, so a window waits at most one chunk's
+//! read and write for a snapshot, however large the table.
 
 use std::sync::Arc;
 
@@ -24,7 +31,6 @@ use super::Engine;
 use crate::config::validate::split_table_name;
 use crate::error::CaptureError;
 use crate::event::{ChangeEvent, Operation, SnapshotMarker, SourceInfo};
-use crate::snapshot::BatchEnd;
 use crate::snapshot::incremental::{IncrementalState, NextChunk, Transition};
 use crate::source::{OracleSource, SourceError};
 
@@ -111,17 +117,42 @@ impl<S: OracleSource> Engine<S> {
             return Ok(true);
         };
         let condition = self.chunk_condition(&chunk);
-        let fetch_size = usize::try_from(self.pipeline.config.snapshot.fetch_size)
-            .unwrap_or(usize::MAX)
-            .max(1);
-        let read = self.source.flashback_batch(
-            &schema,
-            scn,
-            chunk.cursor.as_deref(),
-            condition.as_deref(),
-            fetch_size.saturating_add(1),
-        );
-        let mut rows = match read {
+        let range = match chunk.range.clone() {
+            Some(range) => range,
+            None => {
+                // The table's first chunk: its chunks are planned now (its extents, or its key
+                // ranges), kept in the bookmark with this chunk, and read one by one.
+                let rows_per_chunk = u64::from(self.pipeline.config.snapshot.fetch_size).max(1);
+                let ranges = match self.source.table_chunks(&schema, rows_per_chunk) {
+                    Ok(ranges) => ranges,
+                    Err(error @ SourceError::Database { .. }) => {
+                        self.fail_request(
+                            &chunk,
+                            format!("planning {} failed: {error}", chunk.table),
+                        )?;
+                        return Ok(true);
+                    }
+                    Err(error) => return Err(error.into()),
+                };
+                let now = Timestamp::now();
+                let Some(state) = self.pipeline.bookmark.incremental.as_mut() else {
+                    return Ok(false);
+                };
+                log_transitions(&state.plan(&chunk, ranges, now));
+                let Some(first) = state.next_chunk().and_then(|next| next.range) else {
+                    // No chunk (a table without a segment): done, committed at once.
+                    self.pipeline.bookmark_moved = true;
+                    self.pipeline.commit_page()?;
+                    self.show_incremental();
+                    return Ok(true);
+                };
+                first
+            }
+        };
+        let read = self
+            .source
+            .flashback_range(&schema, scn, &range, condition.as_deref());
+        let rows = match read {
             Ok(rows) => rows,
             // The chunk's undo is gone (ORA-01555) or the table is younger than S (ORA-01466):
             // nothing of it was written, so the next window reads it at its own, later S.
@@ -144,12 +175,6 @@ impl<S: OracleSource> Engine<S> {
             }
             Err(error) => return Err(error.into()),
         };
-        let end = if rows.len() > fetch_size {
-            rows.truncate(fetch_size);
-            BatchEnd::More
-        } else {
-            BatchEnd::TableDone
-        };
         let read_at = Timestamp::now();
         for row in &rows {
             let event = ChangeEvent {
@@ -169,9 +194,13 @@ impl<S: OracleSource> Engine<S> {
             let records = self.pipeline.encoder.encode(&event, read_at)?;
             self.pipeline.sink.append(records)?;
         }
-        let last = rows.last().map(|row| row.position.clone());
         if let Some(state) = self.pipeline.bookmark.incremental.as_mut() {
-            let transitions = state.record_chunk(&chunk, rows.len() as u64, last, end, read_at);
+            // The chunk just read: the first one's index and table, whether planned just now.
+            let read = NextChunk {
+                range: Some(range),
+                ..chunk
+            };
+            let transitions = state.record_chunk(&read, rows.len() as u64, read_at);
             log_transitions(&transitions);
         }
         // The rows and the progress they make, in one page (one Kafka transaction).

@@ -365,8 +365,8 @@ mod tests {
 
     #[test]
     fn a_bookmark_written_before_incremental_snapshots_decodes_and_round_trips_them() {
-        use crate::snapshot::BatchEnd;
         use crate::snapshot::incremental::IncrementalState;
+        use crate::source::chunks::RowRange;
         let old = br#"{"format":1,"commit_scn":10,"restart_scn":9,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0,"commit_time":"2023-11-14T22:13:20Z"}"#;
         let mut bookmark = Bookmark::decode(old, &at()).unwrap();
         assert_eq!(bookmark.incremental, None);
@@ -377,13 +377,16 @@ mod tests {
         let mut state = IncrementalState::new(["APP.A".to_owned()]);
         state.tables_joined(["APP.B".to_owned()], 11, true);
         let chunk = state.next_chunk().unwrap();
-        state.record_chunk(
-            &chunk,
-            2,
-            Some("AAAR3sAAEAAAACXAAB".into()),
-            BatchEnd::More,
-            time(1),
-        );
+        let plan = vec![
+            RowRange::RowId {
+                lo: "AAAR3sAAEAAAACAAAA".into(),
+                hi: "AAAR3sAAEAAAACfH/8".into(),
+            },
+            RowRange::whole_key(),
+        ];
+        state.plan(&chunk, plan, time(1));
+        let chunk = state.next_chunk().unwrap();
+        state.record_chunk(&chunk, 2, time(1));
         bookmark.incremental = Some(state);
         let again = Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap();
         assert_eq!(again, bookmark);

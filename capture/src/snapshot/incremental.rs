@@ -22,7 +22,7 @@ use redoline_crds::v1alpha1::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::BatchEnd;
+use crate::source::chunks::RowRange;
 
 /// The prefix of the ids of requests made for tables that joined the capture.
 pub const TABLES_ADDED_PREFIX: &str = "tables-added-";
@@ -71,11 +71,12 @@ pub struct RequestProgress {
 pub struct TableProgress {
     /// `OWNER.TABLE` as written in the request (as in spec.tables).
     pub table: String,
-    /// Where the next chunk starts, opaque to this module: the position of the last row written
-    /// (a ROWID, or the key of an index-organised table's row).
+    /// The table's chunks (ROWID ranges of its extents, or key ranges of an index-organised
+    /// table), planned when its first chunk is read and kept until the table is done, so a
+    /// restart reads the same chunks; `None` before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-    /// Chunks written.
+    pub ranges: Option<Vec<RowRange>>,
+    /// Chunks written: the index of the next one.
     #[serde(default)]
     pub chunks: u64,
     /// Rows written.
@@ -106,13 +107,16 @@ pub struct Transition {
     pub state: SnapshotRequestState,
 }
 
-/// The next chunk to read: the request and the table within it.
+/// The next chunk to read: the request, the table within it, and the chunk's range (`None`:
+/// the table's chunks are not planned yet, [`IncrementalState::plan`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NextChunk {
     pub id: String,
     pub table: String,
-    pub cursor: Option<String>,
     pub condition: Option<String>,
+    /// The chunk's index among the table's.
+    pub index: u64,
+    pub range: Option<RowRange>,
 }
 
 impl IncrementalState {
@@ -202,23 +206,55 @@ impl IncrementalState {
     pub fn next_chunk(&self) -> Option<NextChunk> {
         let request = self.queue.first()?;
         let table = request.tables.iter().find(|t| !t.done)?;
+        let range = table.ranges.as_ref().and_then(|ranges| {
+            usize::try_from(table.chunks)
+                .ok()
+                .and_then(|index| ranges.get(index))
+                .cloned()
+        });
         Some(NextChunk {
             id: request.id.clone(),
             table: table.table.clone(),
-            cursor: table.cursor.clone(),
             condition: request.condition.clone(),
+            index: table.chunks,
+            range,
         })
     }
 
-    /// Records a chunk of `chunk.table` written: `rows` rows, the last at `last`. Returns the
-    /// transitions it makes (started, done). A chunk of a request no longer queued changes
-    /// nothing.
+    /// Stores the chunks planned for `chunk.table` (committed with the first chunk's page); the
+    /// chunk to read is then the next one. A table with no chunks (no segment) is done.
+    pub fn plan(
+        &mut self,
+        chunk: &NextChunk,
+        ranges: Vec<RowRange>,
+        now: Timestamp,
+    ) -> Vec<Transition> {
+        let empty = ranges.is_empty();
+        if let Some(table) = self.table_mut(chunk) {
+            table.ranges = Some(ranges);
+        }
+        if empty {
+            return self.record_chunk(chunk, 0, now);
+        }
+        Vec::new()
+    }
+
+    fn table_mut(&mut self, chunk: &NextChunk) -> Option<&mut TableProgress> {
+        self.queue
+            .iter_mut()
+            .find(|r| r.id == chunk.id)?
+            .tables
+            .iter_mut()
+            .find(|t| !t.done && t.table == chunk.table)
+    }
+
+    /// Records chunk `chunk.index` of `chunk.table` written, with `rows` rows; the table is done
+    /// after its last planned chunk. Returns the transitions it makes (started, done). A chunk
+    /// of a request no longer queued changes nothing.
     pub fn record_chunk(
         &mut self,
         chunk: &NextChunk,
         rows: u64,
-        last: Option<String>,
-        end: BatchEnd,
         now: Timestamp,
     ) -> Vec<Transition> {
         let mut transitions = Vec::new();
@@ -237,13 +273,16 @@ impl IncrementalState {
             .tables
             .iter_mut()
             .find(|t| !t.done && t.table == chunk.table)
+            .filter(|t| t.chunks == chunk.index)
         {
             table.chunks += 1;
             table.rows += rows;
-            if last.is_some() {
-                table.cursor = last;
+            let planned = table.ranges.as_ref().map_or(0, Vec::len) as u64;
+            if table.chunks >= planned {
+                table.done = true;
+                // The plan is needed no more: the bookmark stays small.
+                table.ranges = None;
             }
-            table.done = end == BatchEnd::TableDone;
         }
         if request.tables.iter().all(|t| t.done) {
             let request = self.queue.remove(index);
@@ -375,7 +414,7 @@ impl TableProgress {
     fn new(table: String) -> Self {
         Self {
             table,
-            cursor: None,
+            ranges: None,
             chunks: 0,
             rows: 0,
             done: false,

@@ -5,6 +5,25 @@ use redoline_crds::v1alpha1::{SnapshotRequest, SnapshotRequestState, TableName};
 
 use super::*;
 
+fn ranges(n: usize) -> Vec<RowRange> {
+    (0..n)
+        .map(|i| RowRange::RowId {
+            lo: format!("lo{i}"),
+            hi: format!("hi{i}"),
+        })
+        .collect()
+}
+
+/// The next chunk, planned as `planned` chunks when its table is not planned yet.
+fn next(state: &mut IncrementalState, planned: usize, now: Timestamp) -> Option<NextChunk> {
+    let chunk = state.next_chunk()?;
+    if chunk.range.is_some() {
+        return Some(chunk);
+    }
+    state.plan(&chunk, ranges(planned), now);
+    state.next_chunk()
+}
+
 fn at(second: i64) -> Timestamp {
     Timestamp::from_second(1_700_000_000 + second).unwrap()
 }
@@ -17,17 +36,11 @@ fn request(id: &str, tables: &[&str]) -> SnapshotRequest {
     }
 }
 
-/// Reads every chunk of the state's queue, `rows` rows a table in one chunk each.
+/// Reads every chunk of the state's queue, each table planned as one chunk.
 fn read_all(state: &mut IncrementalState, now: Timestamp) -> Vec<Transition> {
     let mut transitions = Vec::new();
-    while let Some(chunk) = state.next_chunk() {
-        transitions.extend(state.record_chunk(
-            &chunk,
-            3,
-            Some("AAA".into()),
-            BatchEnd::TableDone,
-            now,
-        ));
+    while let Some(chunk) = next(state, 1, now) {
+        transitions.extend(state.record_chunk(&chunk, 3, now));
     }
     transitions
 }
@@ -42,17 +55,26 @@ fn a_new_id_is_read_once_and_stays_done_when_listed_again() {
         (chunk.id.as_str(), chunk.table.as_str()),
         ("reread-1", "APP.ORDERS")
     );
-    let first = state.record_chunk(&chunk, 10, Some("R10".into()), BatchEnd::More, at(1));
+    assert_eq!(chunk.range, None, "not planned yet");
+    state.plan(&chunk, ranges(2), at(1));
+    let chunk = state.next_chunk().expect("the first planned chunk");
+    assert_eq!(
+        (chunk.index, chunk.range.clone()),
+        (0, Some(ranges(2)[0].clone()))
+    );
+    let first = state.record_chunk(&chunk, 10, at(1));
     assert_eq!(first[0].state, SnapshotRequestState::Running);
     let chunk = state.next_chunk().expect("a second chunk");
+    assert_eq!(chunk.index, 1);
+    let done = state.record_chunk(&chunk, 0, at(2));
     assert_eq!(
-        chunk.cursor.as_deref(),
-        Some("R10"),
-        "it goes on after the last row"
+        done.last().map(|t| t.state),
+        Some(SnapshotRequestState::Done)
     );
-    let last = state.record_chunk(&chunk, 4, Some("R14".into()), BatchEnd::TableDone, at(2));
-    assert_eq!(last[0].state, SnapshotRequestState::Done);
+    // The same chunk recorded twice (a replay) counts once.
+    assert!(state.record_chunk(&chunk, 4, at(2)).is_empty());
     assert_eq!(state.next_chunk(), None);
+    assert_eq!(state.finished["reread-1"].state, SnapshotRequestState::Done);
     // The bookmark round trip, then the same spec: nothing to read.
     let stored = serde_json::to_value(&state).unwrap();
     let mut state: IncrementalState = serde_json::from_value(stored).unwrap();
@@ -61,15 +83,15 @@ fn a_new_id_is_read_once_and_stays_done_when_listed_again() {
     let shown = state.statuses(&spec, |_| Some(20));
     assert_eq!(shown.len(), 1);
     assert_eq!(shown[0].state, SnapshotRequestState::Done);
-    assert_eq!(shown[0].tables[0].rows_read, 14);
+    assert_eq!(shown[0].tables[0].rows_read, 10);
 }
 
 #[test]
 fn removing_a_running_request_cancels_it_and_putting_it_back_does_not_restart_it() {
     let mut state = IncrementalState::new(["APP.A".to_owned(), "APP.B".to_owned()]);
     state.reconcile(&[request("one", &["APP.A", "APP.B"])], at(0));
-    let chunk = state.next_chunk().unwrap();
-    state.record_chunk(&chunk, 5, Some("R5".into()), BatchEnd::More, at(1));
+    let chunk = next(&mut state, 3, at(1)).unwrap();
+    state.record_chunk(&chunk, 5, at(1));
     let cancelled = state.reconcile(&[], at(2));
     assert_eq!(
         cancelled,
@@ -92,9 +114,9 @@ fn requests_run_one_at_a_time_in_order_and_the_status_says_so() {
     let mut state = IncrementalState::new(["APP.A".to_owned(), "APP.B".to_owned()]);
     let spec = [request("first", &["APP.A"]), request("second", &["APP.B"])];
     state.reconcile(&spec, at(0));
-    let chunk = state.next_chunk().unwrap();
+    let chunk = next(&mut state, 3, at(1)).unwrap();
     assert_eq!(chunk.id, "first");
-    state.record_chunk(&chunk, 5, Some("R5".into()), BatchEnd::More, at(1));
+    state.record_chunk(&chunk, 5, at(1));
     let shown = state.statuses(&spec, |_| None);
     let states: Vec<_> = shown.iter().map(|s| (s.id.as_str(), s.state)).collect();
     assert_eq!(
@@ -151,8 +173,9 @@ fn a_bookmark_without_the_member_reads_as_empty() {
 enum Step {
     /// The spec now lists these ids (of 0..6).
     Spec(Vec<u8>),
-    /// A chunk is read and committed with its progress; `done` ends its table.
-    Chunk { done: bool },
+    /// A chunk is read and committed with its progress; a table not planned yet gets
+    /// `planned` chunks.
+    Chunk { planned: usize },
     /// The process dies: what was not committed is lost, the spec is read again at start.
     Kill,
 }
@@ -160,7 +183,7 @@ enum Step {
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         prop::collection::vec(0u8..6, 0..4).prop_map(Step::Spec),
-        any::<bool>().prop_map(|done| Step::Chunk { done }),
+        (0usize..4).prop_map(|planned| Step::Chunk { planned }),
         Just(Step::Kill),
     ]
 }
@@ -199,11 +222,10 @@ proptest! {
                     live = committed.clone();
                     live.reconcile(&spec, at(clock));
                 }
-                Step::Chunk { done } => {
-                    let Some(chunk) = live.next_chunk() else { continue };
+                Step::Chunk { planned } => {
+                    let Some(chunk) = next(&mut live, planned, at(clock)) else { continue };
                     prop_assert!(!ended.contains_key(&chunk.id), "{} read after it ended", chunk.id);
-                    let end = if done { BatchEnd::TableDone } else { BatchEnd::More };
-                    let transitions = live.record_chunk(&chunk, 1, Some(format!("{clock}")), end, at(clock));
+                    let transitions = live.record_chunk(&chunk, 1, at(clock));
                     // The chunk's page commits with the state: the cancellations reconcile made
                     // commit with it.
                     for (id, finished) in &live.finished {
@@ -230,8 +252,8 @@ proptest! {
         // Enough chunks read everything the spec still lists.
         let mut last = live;
         for _ in 0..100 {
-            let Some(chunk) = last.next_chunk() else { break };
-            last.record_chunk(&chunk, 1, None, BatchEnd::TableDone, at(clock));
+            let Some(chunk) = next(&mut last, 1, at(clock)) else { break };
+            last.record_chunk(&chunk, 1, at(clock));
         }
         for request in &spec {
             prop_assert!(last.finished.contains_key(&request.id), "{} never finished", request.id);
