@@ -1086,14 +1086,14 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
             format!("{scenario_a}{scenario_b}"),
         )
         .unwrap();
-        // The streaming run also re-reads APP.ALL_TYPES (an incremental snapshot, two rows a
-        // chunk, a chunk per window of the smallest size): its `r` rows are upserted among the
-        // streamed changes, so a row placed at the wrong SCN would leave PostgreSQL different.
+        // The streaming run also re-reads APP.ALL_TYPES (an incremental snapshot, a chunk per
+        // mining window of the smallest size): its `r` rows are upserted among the streamed
+        // changes, so a row placed at the wrong SCN would leave PostgreSQL different.
         std::fs::write(
             dir.join("capture.yaml"),
-            capture_config(&bootstrap, &prefix, &prefix, mode).replace(
+            capture_config(&bootstrap, &prefix, &prefix, mode, encoding, registry).replace(
                 "snapshot: {mode: initial}\n",
-                "snapshot: {mode: initial, fetchSize: 2, requests: [{id: jdbc-reread, tables: \
+                "snapshot: {mode: initial, requests: [{id: jdbc-reread, tables: \
                  [APP.ALL_TYPES]}]}\nmining: {maxScnWindow: 1000}\n",
             ),
         )
