@@ -18,6 +18,9 @@
 //! ```
 //!
 //! `snapshot` is present while an initial snapshot runs and after it (docs/snapshot.md).
+//! `incremental` is present once a streaming run has started (incremental snapshots: the known
+//! tables, the queued requests with the chunk plan of the table being read, the finished ids);
+//! it is an addition within format 1, absent in bookmarks written before it.
 //!
 //! `commit_time` is the database time of `commit_scn` as a UTC instant (RFC 3339): the commit
 //! time of the last emitted transaction, or, once a heartbeat moved the bookmark over a quiet
