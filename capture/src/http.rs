@@ -60,6 +60,9 @@ impl StatusBoard {
             version: crate::VERSION,
             producer: None,
             snapshot: Default::default(),
+            oldest_transaction: None,
+            threads: Vec::new(),
+            reposition: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {
@@ -303,6 +306,7 @@ mod tests {
                     restart_scn: Some(4000),
                     lag_seconds: Some(2.5),
                     snapshot: Some(snapshot),
+                    reposition: None,
                 },
                 "{served}"
             );

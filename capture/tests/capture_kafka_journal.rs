@@ -1,7 +1,8 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 //! The journal of long transactions across a restart: a transaction open when the capture
 //! stops is journaled, the archived redo of its beginning is purged, and the next run rebuilds
-//! it from the journal and still emits it whole at its COMMIT.
+//! it from the journal and still emits it whole at its COMMIT. A reposition drops what the
+//! journal holds for the old position.
 //!
 //! The simulator replays its whole scenario at every start, and each step spends one SCN, so
 //! steps appended to the scenario file between the runs happen "later" with every earlier SCN
@@ -97,4 +98,66 @@ fn a_journaled_transaction_survives_a_restart_and_the_purge_of_its_beginning() {
         journal.iter().all(|(_, value)| value.is_none()),
         "the COMMIT tombstoned every chunk: {journal:?}"
     );
+}
+
+#[test]
+fn a_reposition_removes_the_journal_of_the_old_position_and_mines_again_from_the_scn() {
+    let bootstrap = bootstrap();
+    let prefix = kafka_support::unique_prefix("journal-reposition");
+    let journal_settings = "journal: {thresholdSeconds: 300, thresholdEvents: 1}\n";
+    let mut scenario = String::from(TABLES);
+    scenario.push_str(&insert("short", 10, "x"));
+    scenario.push_str("{\"tx\":\"short\",\"commit\":true}\n");
+    scenario.push_str(&insert("long", 1, "first"));
+    scenario.push_str(&insert("long", 2, "second"));
+    let capture = Capture::new(&scenario, &bootstrap, &prefix, journal_settings);
+    let items = format!("{prefix}.APP.ITEMS");
+    let journal_topic = format!("{prefix}.cdc.txjournal");
+
+    // First run: the long transaction is open at the end, and journaled.
+    let (code, stderr) = capture.run("capture.yaml");
+    assert_eq!(code, 0, "{stderr}");
+    let events = read_values(&bootstrap, &items);
+    assert_eq!(ids(&events), [10]);
+    let short_scn = events[0]["scn"].as_u64().unwrap();
+    let first_chunks: Vec<String> = latest(&bootstrap, &journal_topic)
+        .into_iter()
+        .filter(|(_, value)| value.is_some())
+        .map(|(key, _)| key)
+        .collect();
+    assert!(
+        !first_chunks.is_empty(),
+        "the open transaction is journaled"
+    );
+
+    // Back to the short transaction: it is emitted again, the long one mined again from its
+    // start, and the old position's chunks are removed.
+    capture.write_config(
+        "capture.yaml",
+        &bootstrap,
+        &prefix,
+        0,
+        &format!("{journal_settings}reposition: {{id: back-1, scn: {short_scn}}}\n"),
+    );
+    let (code, stderr) = capture.run("capture.yaml");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(ids(&read_values(&bootstrap, &items)), [10, 10]);
+    let journal = latest(&bootstrap, &journal_topic);
+    for key in &first_chunks {
+        assert!(
+            journal.iter().any(|(k, value)| k == key && value.is_none()),
+            "chunk {key} of the old position is tombstoned: {journal:?}"
+        );
+    }
+    let bookmarks = latest(&bootstrap, &format!("{prefix}.redoline.offsets"));
+    let bookmark = bookmarks[0].1.clone().unwrap();
+    assert_eq!(bookmark["reposition"]["id"], "back-1", "{bookmark}");
+
+    // The long transaction commits: emitted once, whole, from this position's journal alone.
+    scenario.push_str(&insert("long", 3, "third"));
+    scenario.push_str("{\"tx\":\"long\",\"commit\":true}\n");
+    std::fs::write(capture.path("scenario.jsonl"), &scenario).unwrap();
+    let (code, stderr) = capture.run("capture.yaml");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(ids(&read_values(&bootstrap, &items)), [10, 10, 1, 2, 3]);
 }

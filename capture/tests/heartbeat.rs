@@ -104,6 +104,12 @@ fn an_idle_read_only_capture_stays_current_with_heartbeats() {
         s["commitScn"] == reached && heartbeats(&run).len() >= 2
     });
     assert_eq!(status["restartScn"], reached);
+    // The simulator has one redo thread: /status names the log mining reads on it.
+    assert_eq!(status["threads"][0]["thread"], 1, "{status}");
+    assert!(
+        status["threads"][0]["sequence"].as_u64().is_some(),
+        "{status}"
+    );
     // The lag is polled every 15 s: the next poll sees the bookmark at the idle SCN, whose time
     // is the database's time now, not two minutes before.
     wait_for(port, "a small lag", |s| {

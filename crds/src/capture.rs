@@ -90,6 +90,45 @@ pub struct StatusReport {
     /// is neither.
     #[serde(skip_serializing_if = "SnapshotReport::is_empty")]
     pub snapshot: SnapshotReport,
+    /// The oldest open transaction (by first SCN): it holds the restart SCN back. Absent with
+    /// none open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oldest_transaction: Option<OldestTransaction>,
+    /// Per redo thread, the log the current mining window starts in; absent before the first
+    /// window.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadPosition>,
+    /// What this run decided about `spec.reposition`; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reposition: Option<v1alpha1::RepositionStatus>,
+}
+
+/// The oldest open transaction on `/status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OldestTransaction {
+    /// The transaction id (upper-case hex, as in the bookmark).
+    pub xid: String,
+    /// The SCN of its first change: where mining restarts from while it is open.
+    pub first_scn: u64,
+    /// When it opened, on the capture's clock: when the capture first saw it, or earlier when
+    /// the database's clock says it started before (its age for the journal and
+    /// `transactions.maxAgeSeconds` counts from here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_at: Option<Time>,
+}
+
+/// Where mining stands on one redo thread: the log the window starts in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadPosition {
+    pub thread: u16,
+    /// The log sequence number (`SEQUENCE#`).
+    pub sequence: u32,
+    /// The log's `FIRST_CHANGE#`.
+    pub first_scn: u64,
+    /// Whether the log is archived (false: an online log).
+    pub archived: bool,
 }
 
 /// What the capture's Kafka producer is doing: `producer` in `/status`, and the capture's
@@ -154,6 +193,10 @@ pub struct CaptureReport {
     /// (an addition to the contract's `/status`: older captures leave it out).
     #[serde(default)]
     pub snapshot: Option<v1alpha1::SnapshotProgress>,
+    /// What the capture decided about `spec.reposition` (an addition to the contract's
+    /// `/status`: older captures leave it out).
+    #[serde(default)]
+    pub reposition: Option<v1alpha1::RepositionStatus>,
 }
 
 /// Reads `state` as text first, so that a state this version does not know is `None` rather than

@@ -54,6 +54,9 @@ step "check: cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "build: tests"
 cargo test --workspace --locked --no-run
+# The binaries the tests run as processes: a package's binary is built for its own integration
+# tests only, and kubectl-redoline has none (tests/tests/kubectl_plugin.rs runs it).
+cargo build --workspace --bins --locked
 step "build: container images (capture, operator)"
 # From the debug binaries just built, on a Debian base (docs/images.md); cached by their inputs.
 bash tests/env/build-images.sh

@@ -13,6 +13,7 @@
 //!   workload.
 //! * [`node`]: the real node (kubelet, containerd, runc) and the images built here, for the tests
 //!   that run pods; [`helm`]: the chart installed with a real helm.
+//! * [`samples`]: output samples committed in the docs, compared or rewritten (blessed).
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
@@ -26,6 +27,7 @@ pub mod k8s;
 pub mod metric_names;
 pub mod node;
 pub mod operator;
+pub mod samples;
 pub mod sink;
 
 // In a crate of their own so the capture's integration tests can start the same broker.
@@ -34,18 +36,20 @@ pub use redoline_testenv::{kafka, process, registry};
 /// The `redoline-capture` built beside `exe` (a binary of `target/<profile>/` or a test of
 /// `target/<profile>/deps/`), for tests that run the capture as a process.
 pub fn capture_binary_beside(exe: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
-    let candidates = exe
-        .ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join("redoline-capture"));
+    binary_beside(exe, "redoline-capture")
+}
+
+/// The workspace binary `name` built beside `exe` (see [`capture_binary_beside`]): Cargo gives a
+/// test `CARGO_BIN_EXE_<name>` only for its own crate's binaries.
+pub fn binary_beside(exe: &std::path::Path, name: &str) -> anyhow::Result<std::path::PathBuf> {
+    let candidates = exe.ancestors().skip(1).take(2).map(|dir| dir.join(name));
     for candidate in candidates {
         if candidate.is_file() {
             return Ok(candidate);
         }
     }
     anyhow::bail!(
-        "no redoline-capture beside {}: build it first (cargo build -p redoline-capture)",
+        "no {name} beside {}: build it first (cargo build -p {name})",
         exe.display()
     )
 }

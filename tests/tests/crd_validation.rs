@@ -311,6 +311,29 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
             "spec.startPosition.scn is required with type scn",
         ),
         (
+            "reposition to SCN 0",
+            with(
+                minimal_spec(),
+                "reposition",
+                json!({"id": "restore-1", "scn": 0}),
+            ),
+            "spec.reposition.scn: Invalid value",
+        ),
+        (
+            "reposition id that is no DNS-like name",
+            with(
+                minimal_spec(),
+                "reposition",
+                json!({"id": "Restore_1", "scn": 42}),
+            ),
+            "spec.reposition.id: Invalid value",
+        ),
+        (
+            "reposition without an id",
+            with(minimal_spec(), "reposition", json!({"scn": 42})),
+            "spec.reposition.id: Required value",
+        ),
+        (
             "heartbeat action query without an interval",
             with(
                 minimal_spec(),
@@ -801,6 +824,7 @@ async fn explain_and_printer_columns_are_useful() {
         }),
         active_stop: Some("CDC-4001".into()),
         snapshot: None,
+        reposition: None,
     };
     typed
         .patch_status(

@@ -206,6 +206,7 @@ fn report(state: CaptureState, lag: f64) -> CaptureReport {
         restart_scn: Some(4000),
         lag_seconds: Some(lag),
         snapshot: None,
+        reposition: None,
     }
 }
 

@@ -77,6 +77,12 @@ async fn kubectl_get_and_describe_read_well_and_match_the_docs() {
         let mut capture = operator::sample_in(&h.ns.name).expect("sample");
         capture.metadata.name = Some(name.to_owned());
         capture.spec.kafka.topic_prefix = name.to_owned();
+        if name == "orders" {
+            capture.spec.reposition = Some(redoline_crds::v1alpha1::Reposition {
+                id: "restore-2026-11-29".into(),
+                scn: 5_100_000,
+            });
+        }
         operator::create_capture(&h.client, &capture)
             .await
             .expect("OracleCapture created");
@@ -86,8 +92,8 @@ async fn kubectl_get_and_describe_read_well_and_match_the_docs() {
         s.wait_for_pod(name).await;
     }
 
-    // orders: streaming within the SLA.
-    servers.set(1, streaming(5_118_204, 5_117_950, 4.5));
+    // orders: streaming within the SLA, after a reposition this run applied.
+    servers.set(1, repositioned(streaming(5_118_204, 5_117_950, 4.5)));
     s.write_pod_status("orders", ready_pod_status("127.0.0.1"))
         .await;
     // invoices: streaming, 500 s behind (SLA 120 s).
@@ -146,7 +152,7 @@ async fn kubectl_get_and_describe_read_well_and_match_the_docs() {
     })
     .await;
     let expected_events: [(&str, &[&str]); 4] = [
-        ("orders", &["PrerequisitesMet"]),
+        ("orders", &["PrerequisitesMet", "RepositionApplied"]),
         ("invoices", &["PrerequisitesMet", "LagSLABreached"]),
         ("payments", &["PrerequisitesNotMet"]),
         (
@@ -273,6 +279,12 @@ fn check_describe(name: &str, output: &str) {
             d.expect_condition("Stalled", "False", "NoStop", "");
             assert!(has_line(output, "Commit Scn: 5118204"), "{output}");
             assert_eq!(event("PrerequisitesMet").type_, "Normal");
+            // The reposition the capture applied: in the status and as a Normal Event.
+            assert!(has_line(output, "Id: restore-2026-11-29"), "{output}");
+            assert!(has_line(output, "State: Applied"), "{output}");
+            let applied = event("RepositionApplied");
+            assert_eq!(applied.type_, "Normal");
+            assert!(applied.message.contains("SCN 5100000"), "{output}");
         }
         "invoices" => {
             d.expect_condition(
@@ -739,6 +751,16 @@ fn streaming(commit_scn: u64, restart_scn: u64, lag_seconds: f64) -> String {
         "startedAt": "2026-11-29T09:12:06Z", "version": "0.1.0",
     })
     .to_string()
+}
+
+/// A `/status` answer with the reposition the capture applied at its start.
+fn repositioned(status: String) -> String {
+    let mut status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    status["reposition"] = json!({
+        "id": "restore-2026-11-29", "scn": 5_100_000, "state": "Applied", "at": "2026-11-29T09:12:07Z",
+        "message": "moved from commit SCN 5120000 (restart SCN 5119000) to SCN 5100000",
+    });
+    status.to_string()
 }
 
 /// Stand-ins for the captures' `/status`: one listener on each of 127.0.0.1, .2 and .3, all on

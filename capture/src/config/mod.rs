@@ -27,7 +27,7 @@ use redoline_crds::ByteQuantity;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::{
     BufferSpec, ColumnsSpec, FiltersSpec, FormatSpec, HeartbeatSpec, JournalSpec, KafkaTopicsSpec,
-    KafkaTransactionsSpec, MiningSpec, SlaSpec, SnapshotSpec, StartPosition, TableName,
+    KafkaTransactionsSpec, MiningSpec, Reposition, SlaSpec, SnapshotSpec, StartPosition, TableName,
     TransactionsSpec, default_max_connections, default_port, default_spill_max_bytes,
 };
 use schemars::JsonSchema;
@@ -54,6 +54,9 @@ pub struct CaptureConfig {
     pub start_position: StartPosition,
     #[serde(default)]
     pub snapshot: SnapshotSpec,
+    /// A move of the stored position, applied once per id (`engine::reposition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reposition: Option<Reposition>,
     /// The Kafka sink; exactly one of `kafka` and `file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kafka: Option<KafkaConfig>,

@@ -15,7 +15,10 @@ use crate::http::CaptureState;
 use crate::source::logs::plan_logs;
 use crate::source::window::{Bound, Plan};
 use crate::source::window_size::{CapChange, MinedWindow, WindowCost};
-use crate::source::{LogPlan, MiningWindow, OracleSource, RedoThread, SourceError};
+use crate::source::{
+    LogPlan, MiningWindow, OracleSource, RedoLog, RedoLogKind, RedoThread, SourceError,
+};
+use redoline_crds::capture::ThreadPosition;
 
 /// Tries of a window whose listed logs LogMiner cannot use, and the pause after the first
 /// (doubling: 0.2 + 0.4 + 0.8 + 1.6 s in all, time for the archiver to finish a log).
@@ -59,6 +62,24 @@ fn unusable_logs(window: &MiningWindow, log: Option<&crate::source::RedoLog>) ->
         from_scn: window.start_scn,
         to_scn: window.end_scn,
     }
+}
+
+/// Per thread, the first log of a window's plan (ordered by thread and sequence): the log its
+/// mining starts in, for `/status`.
+fn thread_positions(logs: &[RedoLog]) -> Vec<ThreadPosition> {
+    let mut threads: Vec<ThreadPosition> = Vec::new();
+    for log in logs {
+        if threads.last().is_some_and(|t| t.thread == log.thread) {
+            continue;
+        }
+        threads.push(ThreadPosition {
+            thread: log.thread,
+            sequence: log.sequence,
+            first_scn: log.first_scn,
+            archived: log.kind == RedoLogKind::Archived,
+        });
+    }
+    threads
 }
 
 impl<S: OracleSource> Engine<S> {
@@ -409,7 +430,12 @@ impl<S: OracleSource> Engine<S> {
             };
             let at = Instant::now();
             let (log, message) = match self.source.start_mining(&window) {
-                Ok(()) => return Ok(MiningStarted { at, out_of_memory }),
+                Ok(()) => {
+                    let threads = thread_positions(&window.logs);
+                    self.board
+                        .update(Timestamp::now(), |report| report.threads = threads);
+                    return Ok(MiningStarted { at, out_of_memory });
+                }
                 Err(SourceError::LogsChanged { log, message }) => (log, message),
                 // Out of process memory at the start (ORA-04030): once more on a fresh session.
                 Err(SourceError::SessionMemory { message }) if attempt < LOG_RELIST_ATTEMPTS => {
@@ -662,5 +688,48 @@ impl<S: OracleSource> Engine<S> {
             }
         }
         self.pipeline.metrics.set_lag(self.lag.lag_seconds());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(thread: u16, sequence: u32, first_scn: u64, kind: RedoLogKind) -> RedoLog {
+        RedoLog {
+            name: format!("/redo/{thread}_{sequence}.arc"),
+            thread,
+            sequence,
+            first_scn,
+            next_scn: None,
+            kind,
+        }
+    }
+
+    #[test]
+    fn each_thread_is_reported_at_the_first_log_of_the_plan() {
+        let logs = [
+            log(1, 7, 100, RedoLogKind::Archived),
+            log(1, 8, 200, RedoLogKind::Online),
+            log(2, 3, 150, RedoLogKind::Online),
+        ];
+        let threads = thread_positions(&logs);
+        assert_eq!(
+            threads,
+            [
+                ThreadPosition {
+                    thread: 1,
+                    sequence: 7,
+                    first_scn: 100,
+                    archived: true
+                },
+                ThreadPosition {
+                    thread: 2,
+                    sequence: 3,
+                    first_scn: 150,
+                    archived: false
+                },
+            ]
+        );
     }
 }

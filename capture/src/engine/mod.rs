@@ -46,6 +46,7 @@ mod incremental;
 pub mod journaling;
 mod mining;
 mod pipeline;
+mod reposition;
 mod snapshot;
 mod start;
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
-use redoline_crds::capture::Time;
+use redoline_crds::capture::{OldestTransaction, Time};
 
 use super::captured_tables::CapturedTables;
 use super::idle::WindowYield;
@@ -454,6 +454,22 @@ impl Pipeline {
         Ok(())
     }
 
+    /// The oldest open transaction, for `/status`.
+    fn oldest_transaction(&self) -> Option<OldestTransaction> {
+        let (key, first_scn) = self
+            .buffer
+            .open_first_scns()
+            .min_by_key(|(_, first_scn)| *first_scn)?;
+        Some(OldestTransaction {
+            xid: key.xid.to_string(),
+            first_scn,
+            opened_at: self
+                .buffer
+                .open_transaction(&key)
+                .map(|(opened_at, _)| Time(opened_at)),
+        })
+    }
+
     /// Position and buffer figures for `/status`: after every window and every page, so a long
     /// window full of pages still shows progress.
     pub(super) fn publish_status(&self, now: Timestamp) {
@@ -467,6 +483,7 @@ impl Pipeline {
             report.spilled_transactions = self.buffer.spilled_transactions();
             report.spilled_bytes = self.buffer.spilled_bytes();
             report.journaled_transactions = self.journaling.journaled() as u64;
+            report.oldest_transaction = self.oldest_transaction();
         });
     }
 }

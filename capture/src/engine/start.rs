@@ -13,6 +13,7 @@ use super::captured_tables::{CapturedTables, TableListing, TableSelection, check
 use super::idle::{IdlePacer, WindowYield};
 use super::journaling::Journaling;
 use super::pipeline::Pipeline;
+use super::reposition;
 use super::{Engine, RunOptions, Wiring, to_gauge};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::error::CaptureError;
@@ -37,7 +38,7 @@ impl<S: OracleSource> Engine<S> {
         options: RunOptions,
     ) -> Result<Self, CaptureError> {
         let Wiring {
-            sink,
+            mut sink,
             journal,
             rebuilt,
             stored_bookmark,
@@ -87,6 +88,31 @@ impl<S: OracleSource> Engine<S> {
             database.resetlogs_scn,
             pdb_incarnation,
         )?;
+        // spec.reposition, once per id (engine/reposition.rs). A moved position is mined
+        // afresh from its SCN: the transactions the journal rebuilt belong to the old one.
+        let reposition = reposition::apply(
+            config.reposition.as_ref(),
+            &mut bookmark,
+            resumed,
+            &mut source,
+        )?;
+        let mut journal = journal;
+        let rebuilt = if reposition.moved {
+            // Their chunks are removed in the first page, before the moved bookmark (left live,
+            // a later start would rebuild them at the new position; removed without the
+            // bookmark, the next start moves again and mines them from the new SCN anyway).
+            let tombstones: Vec<_> = rebuilt
+                .iter()
+                .flat_map(|transaction| journal.forget(&transaction.key))
+                .collect();
+            sink.push_records(tombstones)?;
+            Vec::new()
+        } else {
+            rebuilt
+        };
+        board.update(Timestamp::now(), |report| {
+            report.reposition = reposition.status.clone();
+        });
         let mut journaling = Journaling::new(journal);
         if let Some(generation) = journaling.generation() {
             bookmark.journal_generation = generation;
@@ -189,7 +215,7 @@ impl<S: OracleSource> Engine<S> {
             heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
             // A fresh position is stored before anything else happens (`run`): a restart must
             // resume from it, not anchor again at a later SCN and miss what came in between.
-            bookmark_moved: !resumed,
+            bookmark_moved: !resumed || reposition.moved,
             topic_prefix,
             database_name: database.name.clone(),
             failure: None,

@@ -22,6 +22,11 @@
 //! tables, the queued requests with the chunk plan of the table being read, the finished ids);
 //! it is an addition within format 1, absent in bookmarks written before it.
 //!
+//! `reposition` (`{"id":"restore-1","scn":2140000}`) names the last `spec.reposition` applied
+//! (`engine::reposition`): a spec naming the same id is not applied again. The move and the id
+//! are written together, in one Kafka transaction, so a move applies exactly once. An addition
+//! within format 1, like `commit_time`: older bookmarks lack it.
+//!
 //! `commit_time` is the database time of `commit_scn` as a UTC instant (RFC 3339): the commit
 //! time of the last emitted transaction, or, once a heartbeat moved the bookmark over a quiet
 //! stretch, the time of the SCN mining reached. It says how recent the stored position is when
@@ -95,6 +100,16 @@ pub struct Bookmark {
     /// table it captures, and queues the spec's requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incremental: Option<IncrementalState>,
+    /// The last `spec.reposition` applied; absent until one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reposition: Option<AppliedReposition>,
+}
+
+/// A `spec.reposition` the bookmark moved to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedReposition {
+    pub id: String,
+    pub scn: u64,
 }
 
 /// A transaction reported committed before the bookmark's last one: emitting it would break
@@ -137,7 +152,25 @@ impl Bookmark {
             snapshot: None,
             commit_time: None,
             incremental: None,
+            reposition: None,
         }
+    }
+
+    /// Moves the position to `scn` for the reposition `id`, as `startPosition: scn` places a
+    /// fresh capture: transactions committed at or after `scn` are emitted, mining restarts at
+    /// `scn`. What the old position knew of single transactions (those emitted at its commit
+    /// SCN, the released ledger) describes another stretch of redo and is dropped; the
+    /// incarnation, the journal generation and the snapshot record stay.
+    pub fn reposition(&mut self, id: &str, scn: u64) {
+        self.commit_scn = scn;
+        self.restart_scn = scn;
+        self.committed_xids.clear();
+        self.released = ReleasedLedger::new();
+        self.commit_time = None;
+        self.reposition = Some(AppliedReposition {
+            id: id.to_owned(),
+            scn,
+        });
     }
 
     /// The bookmark an earlier run stored, checked against the database it resumes on (its
@@ -324,6 +357,36 @@ mod tests {
         bookmark.pass_idle(140, None);
         assert_eq!((bookmark.commit_scn, bookmark.restart_scn), (150, 150));
         assert!(bookmark.already_emitted(150, &xid), "never backwards");
+    }
+
+    #[test]
+    fn a_reposition_moves_both_positions_and_forgets_the_old_stretch() {
+        let mut bookmark = Bookmark::initial(100, 1, None, 3);
+        bookmark.record_commit(120, xid(1)).unwrap();
+        bookmark.reached_time(time(10));
+        bookmark.reposition("restore-1", 90);
+        assert_eq!((bookmark.commit_scn, bookmark.restart_scn), (90, 90));
+        assert!(bookmark.committed_xids.is_empty());
+        assert_eq!(bookmark.commit_time, None);
+        assert_eq!(bookmark.journal_generation, 3);
+        // Commits at the SCN itself are emitted again, those below it are not.
+        assert!(!bookmark.already_emitted(90, &xid(1)));
+        assert!(bookmark.already_emitted(89, &xid(1)));
+        assert_eq!(
+            bookmark.reposition,
+            Some(AppliedReposition {
+                id: "restore-1".into(),
+                scn: 90
+            })
+        );
+    }
+
+    #[test]
+    fn a_bookmark_written_before_repositions_existed_still_loads() {
+        let old = r#"{"format":1,"commit_scn":5,"restart_scn":4,"committed_xids":[],"journal_generation":0}"#;
+        let bookmark = Bookmark::decode(old.as_bytes(), &at()).unwrap();
+        assert_eq!(bookmark.reposition, None);
+        assert!(!bookmark.encode().contains("reposition"));
     }
 
     fn time(second: i64) -> Timestamp {
@@ -601,6 +664,10 @@ mod tests {
                         snapshot: None,
                         commit_time,
                         incremental: None,
+                        reposition: (commit_scn % 2 == 0).then(|| AppliedReposition {
+                            id: format!("move-{restart_scn}"),
+                            scn: commit_scn,
+                        }),
                     }
                 },
             )

@@ -32,8 +32,9 @@ pub use schema_registry::{
     SchemaRegistrySpec, SubjectNameStrategy,
 };
 pub use status::{
-    LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, SnapshotRequestState,
-    SnapshotRequestStatus, SnapshotTableStatus, condition_type,
+    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, RepositionStatus,
+    SnapshotProgress, SnapshotRequestState, SnapshotRequestStatus, SnapshotTableStatus,
+    condition_type,
 };
 
 /// The smallest heap budget the capture accepts: below it, ordinary transactions would spill.
@@ -99,6 +100,13 @@ pub struct OracleCaptureSpec {
     /// The initial snapshot of the captured tables.
     #[serde(default)]
     pub snapshot: SnapshotSpec,
+
+    /// Moves a running capture's position to an SCN, once per `id` (docs/operator.md,
+    /// "Repositioning"). The capture records the id in its bookmark, so the move applies once
+    /// even across restarts; a new id moves again. Refused, and the position kept, when the redo
+    /// for the SCN is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reposition: Option<Reposition>,
 
     /// Where change events, bookmarks and the journal go.
     pub kafka: KafkaSpec,
@@ -268,6 +276,24 @@ impl Default for StartPosition {
             scn: None,
         }
     }
+}
+
+/// A declared move of the capture's position: `spec.reposition`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Reposition {
+    /// Names this move: the capture applies each id once. Choose a new id for every move (for
+    /// example `restore-2026-12-05`).
+    #[schemars(length(min = 1, max = 63))]
+    #[schemars(regex(pattern = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"))]
+    pub id: String,
+    /// The SCN the capture continues from, as `startPosition.scn` places a new capture: mining
+    /// restarts at it, transactions committed before it are not emitted, and a transaction that
+    /// began before it is emitted from its changes at or after it only (choose an SCN no
+    /// transaction was open across, such as a `restartScn` the status reported). Moving back
+    /// repeats changes, moving forward skips them.
+    #[schemars(range(min = 1))]
+    pub scn: u64,
 }
 
 /// Where a fresh capture starts.

@@ -67,6 +67,35 @@ pub struct OracleCaptureStatus {
     /// Progress of the initial snapshot, present only while the capture takes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotProgress>,
+
+    /// The latest `spec.reposition` the capture decided on: applied, or refused with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reposition: Option<RepositionStatus>,
+}
+
+/// What became of a `spec.reposition`, as the capture reports it on `/status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepositionStatus {
+    /// The `spec.reposition.id` this is about.
+    pub id: String,
+    /// The SCN asked for.
+    pub scn: u64,
+    /// `Applied` (the bookmark moved and records the id) or `Refused` (the position was kept).
+    pub state: RepositionState,
+    /// When the capture decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Time>,
+    /// Why it was refused, or where the position moved from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// See [`RepositionStatus::state`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RepositionState {
+    Applied,
+    Refused,
 }
 
 /// How far the initial snapshot has got, as the capture reports it on `/status`. Every field is

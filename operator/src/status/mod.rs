@@ -24,8 +24,8 @@ mod termination;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
-    LastStop, OracleCaptureStatus, Phase, Position, SnapshotProgress, SnapshotRequestState,
-    condition_type as ct,
+    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, SnapshotProgress,
+    SnapshotRequestState, condition_type as ct,
 };
 
 pub use mounts::mount_problem;
@@ -264,6 +264,24 @@ pub fn compute(
         _ => None,
     };
 
+    // What the capture decided about spec.reposition. A later run reports an applied id again
+    // without the time and message of the move: the status keeps the first report of a
+    // decision, and keeps the last one while no capture reports.
+    let previous_reposition = previous.and_then(|p| p.reposition.as_ref());
+    let reposition = match observation
+        .capture
+        .as_ref()
+        .and_then(|c| c.reposition.as_ref())
+    {
+        Some(reported) => match previous_reposition {
+            Some(known) if known.id == reported.id && known.state == reported.state => {
+                Some(known.clone())
+            }
+            _ => Some(reported.clone()),
+        },
+        None => previous_reposition.cloned(),
+    };
+
     let mut conditions = vec![ready, prerequisites, stalled, reconciling];
     conditions.extend(lag);
     let status = OracleCaptureStatus {
@@ -275,6 +293,7 @@ pub fn compute(
         last_stop,
         active_stop,
         snapshot,
+        reposition,
     };
     let transitions = transitions(previous, &status);
     (status, transitions)
@@ -452,6 +471,24 @@ fn transitions(
         .is_some_and(|c| c.status == FALSE && c.reason == "RolledOut");
     if was_rolling_out && rolled_out {
         push(false, "RolledOut", "the capture pod runs the current spec");
+    }
+    let decided_anew = status.reposition.as_ref().filter(|now| {
+        previous
+            .and_then(|p| p.reposition.as_ref())
+            .is_none_or(|before| before.id != now.id || before.state != now.state)
+    });
+    if let Some(reposition) = decided_anew {
+        let (warning, reason) = match reposition.state {
+            RepositionState::Applied => (false, "RepositionApplied"),
+            RepositionState::Refused => (true, "RepositionRefused"),
+        };
+        let note = format!(
+            "spec.reposition {} (SCN {}): {}",
+            reposition.id,
+            reposition.scn,
+            reposition.message.as_deref().unwrap_or("")
+        );
+        push(warning, reason, &note);
     }
     events.extend(snapshot_transitions(previous, status));
     events

@@ -64,6 +64,7 @@ fn streaming(lag: f64) -> Observation {
             restart_scn: Some(4000),
             lag_seconds: Some(lag),
             snapshot: None,
+            reposition: None,
         }),
         ..Observation::default()
     }
@@ -561,6 +562,62 @@ fn snapshot_progress_is_shown_only_while_snapshotting() {
             .unwrap()
             .get("snapshot")
             .is_none()
+    );
+}
+
+#[test]
+fn a_reposition_decision_is_kept_in_the_status_with_one_event() {
+    let report =
+        |json: serde_json::Value| -> CaptureReport { serde_json::from_value(json).unwrap() };
+    let mut observation = streaming(1.0);
+    observation.capture = Some(report(json!({
+        "state": "streaming", "commitScn": 5000,
+        "reposition": {"id": "restore-1", "scn": 4000, "state": "Refused",
+                       "at": "2026-11-29T10:00:00Z",
+                       "message": "the redo for SCN 4000 is gone: the oldest SCN still available is 4500"}
+    })));
+    let (refused, events) = compute(&observation, None, &t0());
+    let kept = refused.reposition.clone().expect("status.reposition");
+    assert_eq!(kept.state, RepositionState::Refused);
+    let event = events
+        .iter()
+        .find(|e| e.reason == "RepositionRefused")
+        .expect("a RepositionRefused Event");
+    assert!(event.warning);
+    assert!(
+        event.note.contains("SCN 4000") && event.note.contains("4500"),
+        "{}",
+        event.note
+    );
+
+    // The same decision reported again is no news; the capture gone, the status keeps it.
+    let (again, events) = compute(&observation, Some(&refused), &t1());
+    assert!(events.iter().all(|e| !e.reason.starts_with("Reposition")));
+    let gone = stopped_with(&observation, SPILL_STOP);
+    let (after, _) = compute(&gone, Some(&again), &t1());
+    assert_eq!(after.reposition, Some(kept));
+
+    // A new id applied: a Normal Event; a later run's report of it keeps the first message.
+    observation.capture = Some(report(json!({
+        "state": "streaming", "commitScn": 4500,
+        "reposition": {"id": "restore-2", "scn": 4600, "state": "Applied",
+                       "message": "moved from commit SCN 5000 (restart SCN 4000) to SCN 4600"}
+    })));
+    let (applied, events) = compute(&observation, Some(&after), &t1());
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason == "RepositionApplied" && !e.warning)
+    );
+    observation.capture = Some(report(json!({
+        "state": "streaming", "commitScn": 4700,
+        "reposition": {"id": "restore-2", "scn": 4600, "state": "Applied",
+                       "message": "applied by an earlier run (the bookmark records this id)"}
+    })));
+    let (later, _) = compute(&observation, Some(&applied), &t1());
+    assert_eq!(
+        later.reposition.and_then(|r| r.message).as_deref(),
+        Some("moved from commit SCN 5000 (restart SCN 4000) to SCN 4600")
     );
 }
 
