@@ -59,7 +59,7 @@ impl StatusBoard {
             started_at: started_at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
             version: crate::VERSION,
             producer: None,
-            snapshot: None,
+            snapshot: Default::default(),
             oldest_transaction: None,
             threads: Vec::new(),
             reposition: None,
@@ -247,13 +247,26 @@ mod tests {
     }
 
     /// The capture's `/status` read by the operator's reader, for every state and with the
-    /// snapshot's figures.
+    /// snapshot's figures and an incremental snapshot's progress.
     #[tokio::test]
     async fn the_operator_reads_the_status_the_capture_serves() {
         use redoline_crds::capture::{CaptureReport, Time};
         use redoline_crds::v1alpha1;
         let board = StatusBoard::new(Timestamp::now(), SignedDuration::from_secs(60));
         let router = router(board.clone(), Registry::new());
+        let request = v1alpha1::SnapshotRequestStatus {
+            id: "reread-orders-1".into(),
+            state: v1alpha1::SnapshotRequestState::Running,
+            started_at: Some(Time("2024-01-02T03:04:05Z".parse().unwrap())),
+            finished_at: None,
+            message: None,
+            tables: vec![v1alpha1::SnapshotTableStatus {
+                table: "APP.ORDERS".into(),
+                state: v1alpha1::SnapshotRequestState::Running,
+                rows_read: 1200,
+                rows_estimate: Some(50_000),
+            }],
+        };
         for state in [
             CaptureState::Starting,
             CaptureState::Snapshotting,
@@ -266,12 +279,13 @@ mod tests {
                 report.commit_time = Some(Time("2024-01-02T03:04:05.9Z".parse().unwrap()));
                 report.restart_scn = Some(4000);
                 report.lag_seconds = Some(2.5);
-                report.snapshot = Some(SnapshotProgress {
+                report.snapshot.initial = Some(SnapshotProgress {
                     tables_total: 3,
                     tables_done: 1,
                     rows_scanned: 1200,
                     rows_remaining_estimate: Some(4800),
                 });
+                report.snapshot.requests = vec![request.clone()];
             });
             let (_, served) = get_path(&router, "/status").await;
             let read: CaptureReport = serde_json::from_str(&served).unwrap();
@@ -280,6 +294,7 @@ mod tests {
                 tables_done: Some(1),
                 rows_scanned: Some(1200),
                 rows_remaining_estimate: Some(4800),
+                requests: vec![request.clone()],
             };
             assert_eq!(
                 read,

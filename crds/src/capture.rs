@@ -38,6 +38,26 @@ pub struct SnapshotProgress {
     pub rows_remaining_estimate: Option<u64>,
 }
 
+/// The `snapshot` member of `/status`: the initial snapshot's figures while it runs, and the
+/// incremental snapshots (`spec.snapshot.requests`, tables that joined) the capture knows of.
+/// The operator reads both as [`v1alpha1::SnapshotProgress`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotReport {
+    /// Absent once the initial snapshot is over.
+    #[serde(flatten)]
+    pub initial: Option<SnapshotProgress>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<v1alpha1::SnapshotRequestStatus>,
+}
+
+impl SnapshotReport {
+    /// Whether there is nothing to report.
+    pub fn is_empty(&self) -> bool {
+        self.initial.is_none() && self.requests.is_empty()
+    }
+}
+
 /// The capture's `/status` document as the capture writes it. The operator reads the part it needs
 /// as [`CaptureReport`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -66,9 +86,10 @@ pub struct StatusReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub producer: Option<ProducerState>,
     /// The initial snapshot's progress while it runs (tables total and done, rows scanned, rows
-    /// left by the statistics); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshot: Option<SnapshotProgress>,
+    /// left by the statistics), and the incremental snapshots' (`requests`); absent when there
+    /// is neither.
+    #[serde(skip_serializing_if = "SnapshotReport::is_empty")]
+    pub snapshot: SnapshotReport,
     /// The oldest open transaction (by first SCN): it holds the restart SCN back. Absent with
     /// none open.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -168,8 +189,8 @@ pub struct CaptureReport {
     pub restart_scn: Option<u64>,
     #[serde(default)]
     pub lag_seconds: Option<f64>,
-    /// Sent while the capture takes its initial snapshot (an addition to the contract's
-    /// `/status`: older captures leave it out).
+    /// Sent while the capture takes its initial snapshot, or knows of incremental snapshots
+    /// (an addition to the contract's `/status`: older captures leave it out).
     #[serde(default)]
     pub snapshot: Option<v1alpha1::SnapshotProgress>,
     /// What the capture decided about `spec.reposition` (an addition to the contract's

@@ -10,7 +10,8 @@
 //! each into topics of its own and a PostgreSQL database of its own: an initial snapshot (rows committed before the capture's first run), then,
 //! appended to the scenario and streamed by a second run, inserts, updates, deletes, a change of a
 //! primary key and a rolled back transaction, and on APP.ACCOUNTS an ADD COLUMN and later a DROP
-//! COLUMN with rows written before, between and after them. The second run starts only after all
+//! COLUMN with rows written before, between and after them; the second run also re-reads
+//! APP.ALL_TYPES as an incremental snapshot while it streams. The second run starts only after all
 //! of it is written, so it mines every row after both DDLs are in the dictionary: a capture
 //! lagging behind its DDLs. The tables hold the Oracle types of Debezium's own Oracle datatype
 //! test that the simulator supports. The JDBC sink takes Debezium envelopes as they are (its
@@ -1083,6 +1084,18 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
         std::fs::write(
             dir.join("scenario.jsonl"),
             format!("{scenario_a}{scenario_b}"),
+        )
+        .unwrap();
+        // The streaming run also re-reads APP.ALL_TYPES (an incremental snapshot, a chunk per
+        // mining window of the smallest size): its `r` rows are upserted among the streamed
+        // changes, so a row placed at the wrong SCN would leave PostgreSQL different.
+        std::fs::write(
+            dir.join("capture.yaml"),
+            capture_config(&bootstrap, &prefix, &prefix, mode, encoding, registry).replace(
+                "snapshot: {mode: initial}\n",
+                "snapshot: {mode: initial, requests: [{id: jdbc-reread, tables: \
+                 [APP.ALL_TYPES]}]}\nmining: {maxScnWindow: 1000}\n",
+            ),
         )
         .unwrap();
         run_capture(&binary, &dir, "streaming");

@@ -227,7 +227,7 @@ impl CapturedTables {
             tracing::info!(
                 table = %format!("{}.{}", name.0, name.1),
                 from_scn,
-                "a table the filters select is captured from here on, without a snapshot"
+                "a table the filters select is captured from here on (its rows are read as an incremental snapshot unless snapshot.tablesAdded is skip)"
             );
             self.names.insert(name);
         }

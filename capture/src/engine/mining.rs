@@ -95,12 +95,13 @@ impl<S: OracleSource> Engine<S> {
             Ok(None) => {
                 self.board.update(Timestamp::now(), |report| {
                     report.state = CaptureState::Streaming;
-                    report.snapshot = None;
+                    report.snapshot.initial = None;
                 });
                 // The position and the transactions rebuilt from the journal, before the
                 // first window.
                 self.pipeline.publish_status(Timestamp::now());
-                self.mine_until_done()
+                self.start_incremental()
+                    .and_then(|()| self.mine_until_done())
             }
             Err(error) => Err(error),
         };
@@ -137,6 +138,8 @@ impl<S: OracleSource> Engine<S> {
             }
             if self.end_scn.is_some_and(|end| self.next_scn > end) {
                 self.pipeline.commit_page()?;
+                // Requested snapshots finish too, as of the end.
+                while !self.options.stop.load(Ordering::Relaxed) && self.incremental_chunk()? {}
                 return Ok(Finish::ReachedEnd);
             }
             let now = Timestamp::now();
@@ -158,6 +161,9 @@ impl<S: OracleSource> Engine<S> {
                     self.next_scn,
                 )?;
                 self.pipeline.record_versions(&recorded)?;
+                if !recorded.is_empty() {
+                    self.incremental_tables_joined();
+                }
             }
             let threads = self.source.threads()?;
             let (plan, delay) = self.planner.plan(self.next_scn, current, &threads, now);
@@ -168,7 +174,13 @@ impl<S: OracleSource> Engine<S> {
                 Plan::Idle => {
                     self.pipeline.commit_page()?;
                     self.after_window(current)?;
+                    // A snapshot chunk between polls; with one read, the next poll follows at
+                    // once, as after a busy window.
                     self.heartbeat_if_due()?;
+                    if self.incremental_chunk()? {
+                        self.windows_completed += 1;
+                        continue;
+                    }
                     let pause = match self.end_scn {
                         Some(_) => poll,
                         None => self.idle.nothing_to_mine(),
@@ -196,6 +208,8 @@ impl<S: OracleSource> Engine<S> {
                         cost,
                     })?;
                     self.after_window(current)?;
+                    // Snapshot hook (engine/incremental.rs): at most one chunk per window.
+                    self.incremental_chunk()?;
                     self.heartbeat_if_due()?;
                     let mut pause = self.idle.after_window(self.pipeline.window_yield);
                     // Caught up under load: the next window a little later (`busy_pause`).

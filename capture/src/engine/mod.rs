@@ -42,6 +42,7 @@
 
 pub mod captured_tables;
 pub mod idle;
+mod incremental;
 pub mod journaling;
 mod mining;
 mod pipeline;
@@ -135,6 +136,9 @@ pub struct Engine<S: OracleSource> {
     session_memory_failed: bool,
     /// The last listing of the redo logs, reused while no thread has switched logs since.
     log_listing: Option<LogListing>,
+    /// The row estimates of the tables incremental snapshots read (`None`: no statistics),
+    /// read once per table and run for the status.
+    row_estimates: std::collections::BTreeMap<String, Option<u64>>,
 }
 
 /// The redo logs listed for windows from `from_scn` on, when the threads were at `sequences`

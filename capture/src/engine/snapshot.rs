@@ -680,7 +680,7 @@ impl<S: OracleSource> Engine<S> {
             .set(to_gauge(self.pipeline.bookmark.commit_scn));
         self.board.update(Timestamp::now(), |report| {
             report.state = capture_state;
-            report.snapshot = Some(progress);
+            report.snapshot.initial = Some(progress);
             report.commit_scn = Some(self.pipeline.bookmark.commit_scn);
             report.restart_scn = Some(self.pipeline.bookmark.restart_scn);
         });
@@ -693,7 +693,7 @@ impl<S: OracleSource> Engine<S> {
         tracing::info!("snapshot.mode initial_only: the snapshot is complete; not streaming");
         self.board.update(Timestamp::now(), |report| {
             report.state = CaptureState::Streaming;
-            report.snapshot = None;
+            report.snapshot.initial = None;
         });
         if self.options.exit_at_end {
             return Ok(Finish::ReachedEnd);

@@ -256,6 +256,7 @@ impl<S: OracleSource> Engine<S> {
             mining_since: None,
             session_memory_failed: false,
             log_listing: None,
+            row_estimates: std::collections::BTreeMap::new(),
             planner: WindowPlanner::new(window_sizer.cap()),
             window_sizer,
             source,

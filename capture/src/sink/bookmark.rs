@@ -18,6 +18,9 @@
 //! ```
 //!
 //! `snapshot` is present while an initial snapshot runs and after it (docs/snapshot.md).
+//! `incremental` is present once a streaming run has started (incremental snapshots: the known
+//! tables, the queued requests with the chunk plan of the table being read, the finished ids);
+//! it is an addition within format 1, absent in bookmarks written before it.
 //!
 //! `reposition` (`{"id":"restore-1","scn":2140000}`) names the last `spec.reposition` applied
 //! (`engine::reposition`): a spec naming the same id is not applied again. The move and the id
@@ -49,6 +52,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::buffer::ReleasedLedger;
 use crate::snapshot::SnapshotState;
+use crate::snapshot::incremental::IncrementalState;
 use crate::source::Xid;
 use crate::stop::Stop;
 
@@ -90,6 +94,12 @@ pub struct Bookmark {
     /// capture's start position is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_time: Option<Timestamp>,
+    /// Incremental snapshots (`crate::snapshot::incremental`): the tables known to the capture,
+    /// the requests queued with each table's cursor, and every finished request id. Absent in a
+    /// bookmark written before redoline had them: the first streaming run then knows every
+    /// table it captures, and queues the spec's requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental: Option<IncrementalState>,
     /// The last `spec.reposition` applied; absent until one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reposition: Option<AppliedReposition>,
@@ -141,6 +151,7 @@ impl Bookmark {
             journal_generation,
             snapshot: None,
             commit_time: None,
+            incremental: None,
             reposition: None,
         }
     }
@@ -419,6 +430,35 @@ mod tests {
     }
 
     #[test]
+    fn a_bookmark_written_before_incremental_snapshots_decodes_and_round_trips_them() {
+        use crate::snapshot::incremental::IncrementalState;
+        use crate::source::chunks::RowRange;
+        let old = br#"{"format":1,"commit_scn":10,"restart_scn":9,"committed_xids":[],"resetlogs_scn":1,"journal_generation":0,"commit_time":"2023-11-14T22:13:20Z"}"#;
+        let mut bookmark = Bookmark::decode(old, &at()).unwrap();
+        assert_eq!(bookmark.incremental, None);
+        assert!(
+            !bookmark.encode().contains("incremental"),
+            "absent stays absent"
+        );
+        let mut state = IncrementalState::new(["APP.A".to_owned()]);
+        state.tables_joined(["APP.B".to_owned()], 11, true);
+        let chunk = state.next_chunk().unwrap();
+        let plan = vec![
+            RowRange::RowId {
+                lo: "AAAR3sAAEAAAACAAAA".into(),
+                hi: "AAAR3sAAEAAAACfH/8".into(),
+            },
+            RowRange::whole_key(),
+        ];
+        state.plan(&chunk, plan, time(1));
+        let chunk = state.next_chunk().unwrap();
+        state.record_chunk(&chunk, 2, time(1));
+        bookmark.incremental = Some(state);
+        let again = Bookmark::decode(bookmark.encode().as_bytes(), &at()).unwrap();
+        assert_eq!(again, bookmark);
+    }
+
+    #[test]
     fn a_bookmark_written_before_the_commit_time_still_decodes() {
         // What redoline wrote before `commit_time` existed (no `snapshot`, no `commit_time`).
         let old = br#"{"format":1,"commit_scn":2146951,"restart_scn":2146790,"committed_xids":["07000C00F3010000"],"released":[],"resetlogs_scn":1,"pdb_incarnation_scn":null,"journal_generation":4}"#;
@@ -623,6 +663,7 @@ mod tests {
                         journal_generation: generation,
                         snapshot: None,
                         commit_time,
+                        incremental: None,
                         reposition: (commit_scn % 2 == 0).then(|| AppliedReposition {
                             id: format!("move-{restart_scn}"),
                             scn: commit_scn,

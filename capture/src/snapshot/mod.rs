@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::event::SnapshotMarker;
 use crate::source::RowRange;
 
+pub mod incremental;
+
 /// What a run does before (or instead of) streaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StartAction {

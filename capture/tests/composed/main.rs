@@ -7,7 +7,11 @@
 //! model of what Oracle committed, computed from the generator's own decisions ([`model`]).
 //! Each workload runs on the file sink and on the Kafka sink (read back `read_committed`), with
 //! SIGKILL and SIGTERM at random moments and restarts, heartbeats on or off, a 16 MiB heap
-//! budget ([`runner`]); then everything the sink holds is compared with the model.
+//! budget ([`runner`]); then everything the sink holds is compared with the model. Half-way
+//! through each workload the spec asks for an incremental re-read of ORDERS, which runs under
+//! the interruptions that follow; its `r` events are checked against the stream around them
+//! ([`model::check_reads`]: each read is the row as the changes before it built it, no row is
+//! read twice without a new ROWID, every row standing untouched through the read is read).
 //!
 //! - `REDOLINE_COMPOSED_WORKLOADS=N`: how many workloads (default [`DEFAULT_WORKLOADS`]).
 //! - `REDOLINE_COMPOSED_SEED=N`: run the one workload of seed N (a failure prints its seed).
@@ -119,14 +123,15 @@ fn every_workload_reaches_both_sinks_exactly_once_whole_and_in_commit_order() {
     let totals = totals.into_inner().unwrap();
     eprintln!(
         "composed: {} workload runs in {:?}: {} interruptions, {} purges ({} behind the \
-         journal), spilled in {}, journaled in {}",
+         journal), spilled in {}, journaled in {}, {} rows re-read",
         totals.runs,
         started.elapsed(),
         totals.interruptions,
         totals.purges,
         totals.purges_behind_journal,
         totals.spilled,
-        totals.journaled
+        totals.journaled,
+        totals.reads
     );
     let failures = failures.into_inner().unwrap();
     assert!(
@@ -145,6 +150,7 @@ fn every_workload_reaches_both_sinks_exactly_once_whole_and_in_commit_order() {
         totals.runs
     );
     assert!(totals.journaled > 0, "no transaction was ever journaled");
+    assert!(totals.reads > 0, "the incremental re-read never read a row");
     assert!(
         totals.purges_behind_journal > 0,
         "no archive purge behind the journal was ever made"
@@ -159,6 +165,7 @@ struct Totals {
     purges_behind_journal: usize,
     spilled: usize,
     journaled: usize,
+    reads: usize,
 }
 
 impl Totals {
@@ -169,6 +176,7 @@ impl Totals {
         self.purges_behind_journal += outcome.purges_behind_journal;
         self.spilled += usize::from(outcome.spilled);
         self.journaled += usize::from(outcome.journaled);
+        self.reads += outcome.reads;
     }
 }
 
@@ -188,13 +196,14 @@ fn run_one(seed: u64, sink: &Sink) -> Result<Outcome, String> {
         )
     };
     let started = Instant::now();
-    let outcome = runner::run(&workload, sink, &settings, &under_repair).map_err(|failure| {
-        format!(
-            "FAILED {}: a run failed: {}",
-            context(&failure.interruptions),
-            failure.message
-        )
-    })?;
+    let mut outcome =
+        runner::run(&workload, sink, &settings, &under_repair).map_err(|failure| {
+            format!(
+                "FAILED {}: a run failed: {}",
+                context(&failure.interruptions),
+                failure.message
+            )
+        })?;
     let divergence = match sink {
         Sink::File => compare(&workload.committed, &outcome.events),
         // A topic holds one table's events: each must be the model projected on its table.
@@ -209,6 +218,7 @@ fn run_one(seed: u64, sink: &Sink) -> Result<Outcome, String> {
             context(&outcome.interruptions)
         ));
     }
+    outcome.reads = model::check_reads(&outcome.events).unwrap_or_default();
     eprintln!(
         "composed: seed {seed} {} ok in {:?} ({} transactions, {} events, {} interruptions, \
          {} purges, spilled {}, journaled {})",
@@ -224,8 +234,18 @@ fn run_one(seed: u64, sink: &Sink) -> Result<Outcome, String> {
     Ok(outcome)
 }
 
+/// The streamed changes against the model, the incremental snapshot's reads against the
+/// stream around them ([`model::check_reads`]).
 fn compare(expected: &[model::Committed], events: &[serde_json::Value]) -> Option<String> {
-    match model::emitted(events) {
+    if let Err(divergence) = model::check_reads(events) {
+        return Some(divergence);
+    }
+    let streamed: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|event| event["op"] != "r")
+        .cloned()
+        .collect();
+    match model::emitted(&streamed) {
         Ok(changes) => model::first_divergence(expected, &model::transactions(&changes)),
         Err(error) => Some(error),
     }

@@ -5,7 +5,7 @@
 //! undoes. Nothing here reads the simulator's state, so a simulator bug and a capture bug cannot
 //! cancel out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -81,6 +81,127 @@ fn object(value: &Value) -> BTreeMap<String, Value> {
         .as_object()
         .map(|map| map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default()
+}
+
+/// Checks the `r` events of an incremental snapshot of ORDERS among `events` (one sink's, in
+/// order) and returns how many there are. The model of which rows must appear and where: the
+/// stream's changes before an `r` event build the table as of its chunk's SCN (every change
+/// committed at or below it comes first, none above it), so the row read must be the row they
+/// built (on the columns both know: a DDL may have added or dropped some since); a row read
+/// twice must have been deleted or inserted in between (a new ROWID, read again by a later
+/// chunk); and every row standing from the first read to the last, untouched, must be read,
+/// since the request runs to its end.
+pub fn check_reads(events: &[Value]) -> Result<usize, String> {
+    let id = |image: &Value| image["ID"].as_i64();
+    let orders: Vec<&Value> = events.iter().filter(|e| e["table"] == "ORDERS").collect();
+    let mut table: BTreeMap<i64, BTreeMap<String, Value>> = BTreeMap::new();
+    // Keys read since their last insert or delete.
+    let mut read: BTreeSet<i64> = BTreeSet::new();
+    let mut reads = 0;
+    for event in &orders {
+        match event["op"].as_str().unwrap_or_default() {
+            "r" => {
+                let key =
+                    id(&event["after"]).ok_or_else(|| format!("a read without ID: {event}"))?;
+                let Some(row) = table.get(&key) else {
+                    return Err(format!(
+                        "a read of ORDERS {key}, which the stream has not inserted (or has \
+                         deleted): {event}"
+                    ));
+                };
+                for (column, value) in object(&event["after"]) {
+                    if let Some(built) = row.get(&column)
+                        && *built != value
+                    {
+                        return Err(format!(
+                            "the read of ORDERS {key} has {column}={value}, the stream before it \
+                             left {built}: it is not placed at its SCN"
+                        ));
+                    }
+                }
+                if !read.insert(key) {
+                    return Err(format!(
+                        "ORDERS {key} read twice with no insert or delete between"
+                    ));
+                }
+                reads += 1;
+            }
+            "i" | "u" => {
+                if let Some(before) = id(&event["before"])
+                    && Some(before) != id(&event["after"])
+                {
+                    table.remove(&before);
+                    read.remove(&before);
+                }
+                let key =
+                    id(&event["after"]).ok_or_else(|| format!("a change without ID: {event}"))?;
+                if event["op"] == "i" {
+                    read.remove(&key);
+                }
+                table.insert(key, object(&event["after"]));
+            }
+            "d" => {
+                let key =
+                    id(&event["before"]).ok_or_else(|| format!("a delete without ID: {event}"))?;
+                table.remove(&key);
+                read.remove(&key);
+            }
+            "truncate" => {
+                table.clear();
+                read.clear();
+            }
+            _ => {}
+        }
+    }
+    // Completeness: the rows standing at the first read and untouched until the last.
+    let (Some(first), Some(last)) = (
+        orders.iter().position(|e| e["op"] == "r"),
+        orders.iter().rposition(|e| e["op"] == "r"),
+    ) else {
+        return Ok(0);
+    };
+    let during = &orders[first..=last];
+    if during.iter().any(|e| e["op"] == "truncate") {
+        return Ok(reads);
+    }
+    let mut standing: BTreeSet<i64> = BTreeSet::new();
+    for event in &orders[..first] {
+        match event["op"].as_str().unwrap_or_default() {
+            "i" | "u" => {
+                if let Some(before) = id(&event["before"]) {
+                    standing.remove(&before);
+                }
+                standing.extend(id(&event["after"]));
+            }
+            "d" => {
+                if let Some(key) = id(&event["before"]) {
+                    standing.remove(&key);
+                }
+            }
+            "truncate" => standing.clear(),
+            _ => {}
+        }
+    }
+    let touched: BTreeSet<i64> = during
+        .iter()
+        .filter(|e| e["op"] != "r")
+        .flat_map(|e| [id(&e["after"]), id(&e["before"])])
+        .flatten()
+        .collect();
+    let ever_read: BTreeSet<i64> = during
+        .iter()
+        .filter(|e| e["op"] == "r")
+        .filter_map(|e| id(&e["after"]))
+        .collect();
+    match standing
+        .iter()
+        .find(|key| !touched.contains(key) && !ever_read.contains(key))
+    {
+        Some(missed) => Err(format!(
+            "ORDERS {missed} stood through the whole read, untouched, and was never read"
+        )),
+        None => Ok(reads),
+    }
 }
 
 /// The sink's changes cut into transactions: runs of consecutive changes of one

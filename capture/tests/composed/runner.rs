@@ -75,6 +75,8 @@ pub struct Outcome {
     pub purges_behind_journal: usize,
     pub spilled: bool,
     pub journaled: bool,
+    /// `r` events of the incremental re-read of ORDERS (counted by the comparison).
+    pub reads: usize,
 }
 
 /// SIGTERM's number (Linux).
@@ -108,6 +110,7 @@ pub fn run(
         purges_behind_journal: 0,
         spilled: false,
         journaled: false,
+        reads: 0,
     };
     match run_into(workload, sink, settings, under_repair, &mut outcome) {
         Ok(()) => Ok(outcome),
@@ -162,6 +165,19 @@ fn run_into(
         if let Some(before) = purge {
             outcome.purges += 1;
             outcome.purges_behind_journal += usize::from(before > workload.big_start_scn);
+        }
+        // Half-way, the spec asks for a re-read of ORDERS (the pod restarts on a new config):
+        // it runs under the interruptions that follow, to its end.
+        if index == workload.chunks.len() / 2 {
+            std::fs::write(
+                dir.as_path().join("capture.yaml"),
+                config(sink, settings, &prefix, port).replace(
+                    "snapshot: {mode: never}",
+                    "snapshot: {mode: never, fetchSize: 3, requests: [{id: composed-reread, \
+                     tables: [APP.ORDERS]}]}",
+                ),
+            )
+            .map_err(|e| e.to_string())?;
         }
         scenario.push_str(&chunk.render(purge));
         std::fs::write(dir.as_path().join("scenario.jsonl"), &scenario)

@@ -33,7 +33,8 @@ pub use schema_registry::{
 };
 pub use status::{
     LastStop, OracleCaptureStatus, Phase, Position, RepositionState, RepositionStatus,
-    SnapshotProgress, condition_type,
+    SnapshotProgress, SnapshotRequestState, SnapshotRequestStatus, SnapshotTableStatus,
+    condition_type,
 };
 
 /// The smallest heap budget the capture accepts: below it, ordinary transactions would spill.
@@ -69,10 +70,12 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
     printcolumn = r#"{"name":"Stop","type":"string","jsonPath":".status.activeStop","description":"The typed stop in force (see docs/runbook.md)"}"#,
     printcolumn = r#"{"name":"Lag","type":"number","jsonPath":".status.lagSeconds","description":"Seconds behind the database"}"#,
     printcolumn = r#"{"name":"Commit SCN","type":"integer","jsonPath":".status.position.commitScn","description":"Commit SCN of the last emitted transaction"}"#,
+    printcolumn = r#"{"name":"Snapshot","type":"string","priority":1,"jsonPath":".status.snapshot.requests[?(@.state==\"Running\")].id","description":"The incremental snapshot being read (spec.snapshot.requests)"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
+#[x_kube(validation = kube::core::Rule::new(SNAPSHOT_REQUEST_TABLES_RULE).message("every table of spec.snapshot.requests must be one of spec.tables, written the same way, unless spec.filters chooses tables"))]
 #[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
 #[x_kube(validation = kube::core::Rule::new("self.format.type == 'debezium' || !has(self.format.encoding) || self.format.encoding == 'json'").message("spec.format.encoding avro writes Debezium records: it needs spec.format.type debezium"))]
 #[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
@@ -341,6 +344,20 @@ pub struct SnapshotSpec {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(schema_with = "select_overrides_schema")]
     pub select_overrides: BTreeMap<String, String>,
+
+    /// What happens to a table that joins a running capture (added to `spec.tables`, or found
+    /// by the schema and table lists of `spec.filters`): `snapshot` reads its rows while
+    /// streaming goes on (an incremental snapshot), `skip` captures its changes only.
+    #[serde(default)]
+    pub tables_added: TablesAdded,
+
+    /// Re-reads of tables while streaming goes on (incremental snapshots; docs/snapshot.md). A
+    /// new `id` starts one; removing a request that is still running cancels it; a finished
+    /// one is remembered with the capture's bookmark and never runs again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["id"]))]
+    pub requests: Vec<SnapshotRequest>,
 }
 
 impl Default for SnapshotSpec {
@@ -350,8 +367,44 @@ impl Default for SnapshotSpec {
             fetch_size: default_snapshot_fetch_size(),
             max_threads: default_snapshot_max_threads(),
             select_overrides: BTreeMap::new(),
+            tables_added: TablesAdded::default(),
+            requests: Vec::new(),
         }
     }
+}
+
+/// What happens to a table that joins a running capture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TablesAdded {
+    /// Its rows are read while streaming goes on, as an incremental snapshot.
+    #[default]
+    Snapshot,
+    /// Only its changes from the listing that finds it on are captured.
+    Skip,
+}
+
+/// One incremental snapshot: a (re-)read of some captured tables while streaming goes on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotRequest {
+    /// Names the request, unique in the list (a DNS label: lower case letters, digits and
+    /// `-`). A new id starts a read; the capture remembers finished ids, so reusing one does
+    /// nothing: give a new read a new id.
+    #[schemars(length(min = 1, max = 63))]
+    #[schemars(regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    pub id: String,
+
+    /// The tables to read, OWNER.TABLE written as in spec.tables (or as the filter lists find
+    /// them), in reading order.
+    #[schemars(length(min = 1, max = 10))]
+    pub tables: Vec<TableName>,
+
+    /// A SQL condition added to each table's read as `AND (<condition>)`, as a
+    /// `selectOverrides` value (with which it is AND-ed). Trusted operator input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4000))]
+    pub condition: Option<String>,
 }
 
 fn default_snapshot_fetch_size() -> u32 {
@@ -659,6 +712,12 @@ pub enum SkippedOperation {
 }
 
 /// At least one way to choose tables: `tables` or a schema/table list of `filters`.
+/// A request's tables are captured ones: listed in `spec.tables`, or left to the capture to
+/// find among what the filter lists choose (a request naming a table no list chooses fails
+/// there, with its message in the status). Bounded: 32 requests of 10 tables against at most
+/// 1000 listed tables.
+const SNAPSHOT_REQUEST_TABLES_RULE: &str = "!has(self.snapshot) || !has(self.snapshot.requests) || has(self.filters) || self.snapshot.requests.all(r, r.tables.all(t, has(self.tables) && t in self.tables))";
+
 fn tables_chosen_rule() -> String {
     let mut ways = vec!["(has(self.tables) && size(self.tables) > 0)".to_owned()];
     for list in TABLE_LISTS {

@@ -116,6 +116,71 @@ pub struct SnapshotProgress {
     /// An estimate of the rows still to read (from the database's table statistics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows_remaining_estimate: Option<u64>,
+    /// The incremental snapshots of `spec.snapshot.requests` and of tables that joined the
+    /// capture (id `tables-added-<SCN>`), as the capture last reported them; finished ones stay
+    /// listed while the spec names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["id"]))]
+    pub requests: Vec<SnapshotRequestStatus>,
+}
+
+/// Where an incremental snapshot, or one of its tables, stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SnapshotRequestState {
+    /// Waiting for the requests before it.
+    Pending,
+    /// Being read, a chunk between mining windows.
+    Running,
+    /// Read to its end.
+    Done,
+    /// Removed from the spec before it finished.
+    Cancelled,
+    /// Could not be read (`message` says why); it does not run again.
+    Failed,
+}
+
+impl SnapshotRequestState {
+    /// Whether the state is final: the request never runs again.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Done | Self::Cancelled | Self::Failed)
+    }
+}
+
+/// One incremental snapshot's progress.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotRequestStatus {
+    /// The request's id in `spec.snapshot.requests`.
+    pub id: String,
+    pub state: SnapshotRequestState,
+    /// When its first chunk was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When it ended (done, cancelled or failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Each table's progress, in reading order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<SnapshotTableStatus>,
+}
+
+/// One table of an incremental snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotTableStatus {
+    /// OWNER.TABLE.
+    pub table: String,
+    pub state: SnapshotRequestState,
+    /// Rows written so far.
+    #[serde(default)]
+    pub rows_read: u64,
+    /// Rows the table holds by its optimizer statistics, when it has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_estimate: Option<u64>,
 }
 
 /// A one-word summary of the capture's state.

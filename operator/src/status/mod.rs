@@ -24,7 +24,8 @@ mod termination;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
-    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, condition_type as ct,
+    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, SnapshotProgress,
+    SnapshotRequestState, condition_type as ct,
 };
 
 pub use mounts::mount_problem;
@@ -255,12 +256,7 @@ pub fn compute(
         })
         .or_else(|| previous.and_then(|p| p.last_stop.clone()));
 
-    // Only while snapshotting: a finished snapshot's numbers would read as work still going on.
-    let snapshot = observation
-        .capture
-        .as_ref()
-        .filter(|_| phase == Phase::Snapshotting)
-        .and_then(|c| c.snapshot.clone());
+    let snapshot = snapshot_status(observation, previous, phase);
 
     // Only a stop in force: `lastStop` keeps the latest one after recovery.
     let active_stop = match (&observation.configuration_problem, &stop) {
@@ -493,6 +489,122 @@ fn transitions(
             reposition.message.as_deref().unwrap_or("")
         );
         push(warning, reason, &note);
+    }
+    events.extend(snapshot_transitions(previous, status));
+    events
+}
+
+/// `status.snapshot`: the initial snapshot's figures only while snapshotting (a finished
+/// snapshot's numbers would read as work still going on), and the incremental snapshots as the
+/// capture reports them. A capture that does not stream yet (starting, restarting on a new
+/// spec) reports none: the last known ones stay until it does.
+fn snapshot_status(
+    observation: &Observation,
+    previous: Option<&OracleCaptureStatus>,
+    phase: Phase,
+) -> Option<SnapshotProgress> {
+    let reported = observation.capture.as_ref();
+    let initial = reported
+        .filter(|_| phase == Phase::Snapshotting)
+        .and_then(|c| c.snapshot.clone())
+        .map(|snapshot| SnapshotProgress {
+            requests: Vec::new(),
+            ..snapshot
+        });
+    let requests = match reported {
+        Some(capture) if capture.state == Some(CaptureState::Streaming) => capture
+            .snapshot
+            .as_ref()
+            .map(|s| s.requests.clone())
+            .unwrap_or_default(),
+        _ => previous
+            .and_then(|p| p.snapshot.as_ref())
+            .map(|s| s.requests.clone())
+            .unwrap_or_default(),
+    };
+    match initial {
+        Some(initial) => Some(SnapshotProgress {
+            requests,
+            ..initial
+        }),
+        None if requests.is_empty() => None,
+        None => Some(SnapshotProgress {
+            requests,
+            ..SnapshotProgress::default()
+        }),
+    }
+}
+
+/// Events for incremental snapshots that changed state: `SnapshotStarted` when one is first
+/// seen running (or already over), then `SnapshotFinished`, `SnapshotFailed` (a Warning, with
+/// the capture's message) or `SnapshotCancelled`. One Event per request and change, so two
+/// requests finishing at once are two Events.
+fn snapshot_transitions(
+    previous: Option<&OracleCaptureStatus>,
+    status: &OracleCaptureStatus,
+) -> Vec<Transition> {
+    let requests = |s: Option<&OracleCaptureStatus>| {
+        s.and_then(|s| s.snapshot.as_ref())
+            .map(|s| s.requests.clone())
+            .unwrap_or_default()
+    };
+    let before = requests(previous);
+    let mut events = Vec::new();
+    for request in requests(Some(status)) {
+        let was = before.iter().find(|b| b.id == request.id).map(|b| b.state);
+        if was == Some(request.state) {
+            continue;
+        }
+        let tables = request
+            .tables
+            .iter()
+            .map(|t| t.table.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let rows: u64 = request.tables.iter().map(|t| t.rows_read).sum();
+        let started = matches!(was, None | Some(SnapshotRequestState::Pending))
+            && request.state != SnapshotRequestState::Pending
+            && request.state != SnapshotRequestState::Cancelled;
+        if started {
+            events.push(Transition {
+                warning: false,
+                reason: "SnapshotStarted".into(),
+                note: format!("incremental snapshot {} reads {tables}", request.id),
+            });
+        }
+        let (warning, reason, note) = match request.state {
+            SnapshotRequestState::Done => (
+                false,
+                "SnapshotFinished",
+                format!(
+                    "incremental snapshot {} read {rows} rows of {tables}",
+                    request.id
+                ),
+            ),
+            SnapshotRequestState::Failed => (
+                true,
+                "SnapshotFailed",
+                format!(
+                    "incremental snapshot {} failed: {}",
+                    request.id,
+                    request.message.as_deref().unwrap_or("no reason given")
+                ),
+            ),
+            SnapshotRequestState::Cancelled => (
+                false,
+                "SnapshotCancelled",
+                format!(
+                    "incremental snapshot {} was removed from the spec after {rows} rows",
+                    request.id
+                ),
+            ),
+            SnapshotRequestState::Pending | SnapshotRequestState::Running => continue,
+        };
+        events.push(Transition {
+            warning,
+            reason: reason.into(),
+            note,
+        });
     }
     events
 }

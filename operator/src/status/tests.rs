@@ -434,6 +434,92 @@ fn reads_containers_from_a_pod() {
     assert_eq!(observed.capture.stop().unwrap().code, "CDC-4001");
 }
 
+/// Streaming with `requests` as the capture's `/status` reports them.
+fn streaming_with_requests(requests: serde_json::Value) -> Observation {
+    let mut observation = streaming(1.0);
+    if let Some(report) = observation.capture.as_mut() {
+        report.snapshot = Some(serde_json::from_value(json!({"requests": requests})).unwrap());
+    }
+    observation
+}
+
+fn reasons(transitions: &[Transition]) -> Vec<&str> {
+    transitions.iter().map(|t| t.reason.as_str()).collect()
+}
+
+#[test]
+fn incremental_snapshots_are_copied_and_their_changes_are_events() {
+    let running = json!([
+        {"id": "reread-1", "state": "Running", "startedAt": "2024-01-02T03:04:05Z",
+         "tables": [{"table": "APP.ORDERS", "state": "Running", "rowsRead": 1200,
+                     "rowsEstimate": 50000}]},
+        {"id": "reread-2", "state": "Pending",
+         "tables": [{"table": "APP.ITEMS", "state": "Pending", "rowsRead": 0}]}
+    ]);
+    let (first, events) = compute(&streaming_with_requests(running.clone()), None, &t0());
+    assert_eq!(
+        serde_json::to_value(&first).unwrap()["snapshot"],
+        json!({"requests": running}),
+        "copied as reported, without the initial snapshot's figures"
+    );
+    assert!(reasons(&events).contains(&"SnapshotStarted"));
+    assert_eq!(
+        reasons(&events)
+            .iter()
+            .filter(|r| r.starts_with("Snapshot"))
+            .count(),
+        1,
+        "the pending one is not news yet"
+    );
+    // The same report again: nothing new.
+    let (same, events) = compute(&streaming_with_requests(running), Some(&first), &t1());
+    assert!(!reasons(&events).iter().any(|r| r.starts_with("Snapshot")));
+    // The first done, the second failed at once: four Events, one per change.
+    let over = json!([
+        {"id": "reread-1", "state": "Done", "finishedAt": "2024-01-02T03:05:05Z",
+         "tables": [{"table": "APP.ORDERS", "state": "Done", "rowsRead": 50210}]},
+        {"id": "reread-2", "state": "Failed", "message": "ORA-00904: \"NOPE\": invalid identifier",
+         "tables": [{"table": "APP.ITEMS", "state": "Failed", "rowsRead": 0}]}
+    ]);
+    let (done, events) = compute(&streaming_with_requests(over), Some(&same), &t1());
+    let snapshot_events: Vec<&Transition> = events
+        .iter()
+        .filter(|t| t.reason.starts_with("Snapshot"))
+        .collect();
+    assert_eq!(
+        snapshot_events
+            .iter()
+            .map(|t| t.reason.as_str())
+            .collect::<Vec<_>>(),
+        ["SnapshotFinished", "SnapshotStarted", "SnapshotFailed"]
+    );
+    assert!(snapshot_events[0].note.contains("50210 rows of APP.ORDERS"));
+    assert!(snapshot_events[2].warning && snapshot_events[2].note.contains("ORA-00904"));
+    // A capture restarting (no report yet) keeps the requests shown.
+    let mut restarting = streaming(1.0);
+    restarting.capture = None;
+    let (kept, _) = compute(&restarting, Some(&done), &t1());
+    assert_eq!(kept.snapshot, done.snapshot);
+    // Removed from the spec while running: cancelled.
+    let cancelled = json!([
+        {"id": "reread-3", "state": "Cancelled", "finishedAt": "2024-01-02T03:06:05Z",
+         "tables": [{"table": "APP.ORDERS", "state": "Cancelled", "rowsRead": 10}]}
+    ]);
+    let mut previous = done.clone();
+    if let Some(snapshot) = previous.snapshot.as_mut() {
+        snapshot.requests[0].id = "reread-3".into();
+        snapshot.requests[0].state = SnapshotRequestState::Running;
+    }
+    let (_, events) = compute(&streaming_with_requests(cancelled), Some(&previous), &t1());
+    assert_eq!(
+        reasons(&events)
+            .iter()
+            .filter(|r| r.starts_with("Snapshot"))
+            .collect::<Vec<_>>(),
+        [&"SnapshotCancelled"]
+    );
+}
+
 #[test]
 fn snapshot_progress_is_shown_only_while_snapshotting() {
     let report: CaptureReport = serde_json::from_value(json!({
