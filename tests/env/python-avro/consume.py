@@ -76,7 +76,9 @@ def main():
         import fastavro.read
         fastavro.read.LOGICAL_READERS.clear()
 
-    registry_conf = {"url": args.registry}
+    # A request the registry never answers (seen once from Apicurio under load, on a kept-alive
+    # connection) would block the read forever: time it out, and the client retries it.
+    registry_conf = {"url": args.registry, "timeout": 10}
     if args.ca:
         registry_conf["ssl.ca.location"] = args.ca
     if args.basic:
