@@ -346,13 +346,7 @@ fn write_field(
             | FieldKind::TimestampNanos,
             Value::Date(local) | Value::Timestamp(local),
         ) => {
-            let nanos = temporal::epoch_nanoseconds(*local, jiff::tz::Offset::UTC);
-            let count = match kind {
-                FieldKind::TimestampMicros => nanos.div_euclid(1_000),
-                FieldKind::TimestampNanos => nanos,
-                _ => nanos.div_euclid(1_000_000),
-            };
-            let Ok(count) = i64::try_from(count) else {
+            let Some(count) = kind.epoch_count(*local) else {
                 return Err(unrepresentable(format!(
                     "{local} is beyond a 64-bit epoch count"
                 )));

@@ -73,6 +73,19 @@ pub enum FieldKind {
 }
 
 impl FieldKind {
+    /// A DATE or TIMESTAMP as the count of this time kind's unit since the epoch (milliseconds,
+    /// microseconds or nanoseconds; milliseconds for any other kind), read as UTC as Debezium
+    /// does; `None` past a 64-bit count.
+    pub fn epoch_count(self, local: jiff::civil::DateTime) -> Option<i64> {
+        let nanos = crate::value::temporal::epoch_nanoseconds(local, jiff::tz::Offset::UTC);
+        let count = match self {
+            Self::TimestampMicros => nanos.div_euclid(1_000),
+            Self::TimestampNanos => nanos,
+            _ => nanos.div_euclid(1_000_000),
+        };
+        i64::try_from(count).ok()
+    }
+
     /// The kind of `data_type` under `options`.
     pub fn of(data_type: &OracleType, options: &DebeziumOptions) -> Self {
         use OracleType as T;
