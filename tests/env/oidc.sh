@@ -146,23 +146,9 @@ cmd_wait() {
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: oidc.sh stop DATA_DIR"
-  local dir pid
+  local dir
   dir="$(stopping_dir "$1")" || return 0
-  end_watchdog "$dir"
-  if ! pid="$(service_pid "$dir")"; then
-    rm -f "$dir/oidc.pid"
-    log "token endpoint of $dir is not running"
-    return 0
-  fi
-  kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + 10))
-  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "token endpoint (pid $pid) still running after 10s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$dir/oidc.pid"
-  log "token endpoint of $dir stopped"
+  stop_service "$dir" oidc.pid 10
 }
 
 case "${1:-}" in

@@ -255,23 +255,9 @@ cmd_wait() {
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: registry.sh stop DATA_DIR"
-  local dir pid
+  local dir
   dir="$(stopping_dir "$1")" || return 0
-  end_watchdog "$dir"
-  if ! pid="$(service_pid "$dir")"; then
-    rm -f "$dir/registry.pid"
-    log "registry of $dir is not running"
-    return 0
-  fi
-  kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + 15))
-  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "registry (pid $pid) still running after 15s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$dir/registry.pid"
-  log "registry of $dir stopped"
+  stop_service "$dir" registry.pid 15
 }
 
 case "${1:-}" in

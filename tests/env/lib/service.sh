@@ -21,6 +21,9 @@
 #       made is removed). The watchdog's pid is DIR/watchdog.pid, its output DIR/watchdog.log.
 #   end_watchdog DIR
 #       End DIR's watchdog, unless the caller runs under it (a stop the watchdog itself started).
+#   stop_service DIR PID_FILE GRACE_SECONDS
+#       The `stop` of a service run as one process: ends DIR's watchdog, then SIGTERM, SIGKILL
+#       after GRACE_SECONDS, and removes DIR/PID_FILE. DIR is absolute (stopping_dir).
 
 check_port() {
   if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
@@ -98,4 +101,23 @@ end_watchdog() {
     kill "$wpid" 2>/dev/null || true
   fi
   rm -f "$dir/watchdog.pid"
+}
+
+stop_service() {
+  local dir=$1 pid_file=$2 grace=$3 pid
+  end_watchdog "$dir"
+  if ! pid="$(service_pid "$dir")"; then
+    rm -f "$dir/$pid_file"
+    log "$SERVICE of $dir is not running"
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + grace))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "$SERVICE (pid $pid) still running after ${grace}s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$dir/$pid_file"
+  log "$SERVICE of $dir stopped"
 }
