@@ -61,6 +61,23 @@ pub struct UniqueDecl {
     pub columns: Vec<String>,
 }
 
+/// How a declared table stores its rows: `"range"` (partitioned) or `"organization": "index"`
+/// in a table declaration; a heap table otherwise.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Layout {
+    #[default]
+    Heap,
+    /// `PARTITION BY RANGE (column)`: `"range": {"column": C, "partitions": [{"name": P1,
+    /// "below": 1000}, ..., {"name": PMAX}]}`. A row goes to the first partition whose bound
+    /// (`VALUES LESS THAN`) is above its value; a partition without one is `MAXVALUE`.
+    Range {
+        column: String,
+        partitions: Vec<(String, Option<i64>)>,
+    },
+    /// `ORGANIZATION INDEX`: the rows are kept in the primary key index.
+    IndexOrganized,
+}
+
 /// A DML statement's common fields.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dml {
@@ -125,6 +142,7 @@ pub enum Step {
         columns: Vec<ColumnDecl>,
         logging: TableLogging,
         unique: Vec<UniqueDecl>,
+        layout: Layout,
     },
     Insert {
         dml: Dml,
@@ -491,12 +509,68 @@ impl<'a> Fields<'a> {
         }
         let logging = self.logging("logging")?;
         let unique = self.unique_constraints()?;
+        let layout = self.layout()?;
         Ok(Step::Table {
             name,
             columns,
             logging,
             unique,
+            layout,
         })
+    }
+
+    /// `"range": {...}` or `"organization": "index"` (both optional, not together).
+    fn layout(&mut self) -> Result<Layout, ScenarioError> {
+        let organization = self.optional_string("organization")?;
+        let range = self.get("range");
+        match (organization.as_deref(), range) {
+            (None | Some("heap"), None) => Ok(Layout::Heap),
+            (Some("index"), None) => Ok(Layout::IndexOrganized),
+            (None | Some("heap"), Some(range)) => {
+                let expected = "expected {\"column\": C, \"partitions\": [{\"name\": P, \"below\": N}, ...]}";
+                let Json::Object(range) = range else {
+                    return Err(self.error("range", expected));
+                };
+                let column = match range.get("column") {
+                    Some(Json::String(column)) => column.clone(),
+                    _ => return Err(self.error("range.column", expected)),
+                };
+                let Some(Json::Array(list)) = range.get("partitions") else {
+                    return Err(self.error("range.partitions", expected));
+                };
+                let mut partitions = Vec::with_capacity(list.len());
+                for (index, partition) in list.iter().enumerate() {
+                    let field = format!("range.partitions[{index}]");
+                    let name = partition.get("name").and_then(Json::as_str);
+                    let below = partition.get("below");
+                    match (name, below) {
+                        (Some(name), None) => partitions.push((name.to_owned(), None)),
+                        (Some(name), Some(bound)) if bound.is_i64() => {
+                            partitions.push((name.to_owned(), bound.as_i64()));
+                        }
+                        _ => return Err(self.error(&field, expected)),
+                    }
+                }
+                // Oracle requires the bounds in ascending order, MAXVALUE last (ORA-14037).
+                let bounds: Vec<Option<i64>> = partitions.iter().map(|(_, b)| *b).collect();
+                let ascending = bounds.windows(2).all(|pair| match pair {
+                    [Some(a), Some(b)] => a < b,
+                    [Some(_), None] => true,
+                    _ => false,
+                });
+                if partitions.is_empty() || !ascending {
+                    return Err(self.error(
+                        "range.partitions",
+                        "partition bounds must ascend, MAXVALUE last (ORA-14037)",
+                    ));
+                }
+                Ok(Layout::Range { column, partitions })
+            }
+            _ => Err(self.error(
+                "organization",
+                "expected \"heap\" or \"index\", and no \"range\" with \"index\"",
+            )),
+        }
     }
 
     /// `"unique": [{"name": "UK_X", "columns": ["A", "B"]}, ...]` (optional).

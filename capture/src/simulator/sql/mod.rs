@@ -34,6 +34,8 @@ mod views;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod layout_tests;
 
 pub use datum::Datum;
 pub use door::{SimulatorPool, SimulatorSession};
