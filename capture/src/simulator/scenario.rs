@@ -527,7 +527,8 @@ impl<'a> Fields<'a> {
             (None | Some("heap"), None) => Ok(Layout::Heap),
             (Some("index"), None) => Ok(Layout::IndexOrganized),
             (None | Some("heap"), Some(range)) => {
-                let expected = "expected {\"column\": C, \"partitions\": [{\"name\": P, \"below\": N}, ...]}";
+                let expected =
+                    "expected {\"column\": C, \"partitions\": [{\"name\": P, \"below\": N}, ...]}";
                 let Json::Object(range) = range else {
                     return Err(self.error("range", expected));
                 };

@@ -12,9 +12,9 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use sqlparser::ast::{
-    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, InTarget, LimitClause,
-    ObjectName, OffsetRows, OrderByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr,
-    SetOperator, SetQuantifier, TableFactor, Value,
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, InTarget,
+    LimitClause, ObjectName, OffsetRows, OrderByExpr, OrderByKind, OrderBySort, Query, Select,
+    SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor, Value,
 };
 
 use super::compiled::{self, Compiled};

@@ -26,7 +26,10 @@ fn scenario(table: &str, count: u64, id: impl Fn(u64) -> String) -> (Vec<String>
         }
     }
     for n in (0..count).step_by(7) {
-        lines.push(format!(r#"{{"tx":"d","delete":"APP.T","where":{}}}"#, id(n)));
+        lines.push(format!(
+            r#"{{"tx":"d","delete":"APP.T","where":{}}}"#,
+            id(n)
+        ));
     }
     lines.push(r#"{"tx":"d","commit":true}"#.to_owned());
     let scn = Simulator::from_reader(lines.join("\n").as_bytes())
@@ -173,7 +176,10 @@ fn a_partitioned_table_read_in_rowid_chunks_through_the_client_equals_a_whole_re
         let rows = chunked(&ranges, |range| {
             direct.flashback_range(&schema, scn, range, None).unwrap()
         });
-        assert_eq!(rows, whole, "{rows_per_chunk} rows per chunk, the model's own read");
+        assert_eq!(
+            rows, whole,
+            "{rows_per_chunk} rows per chunk, the model's own read"
+        );
     }
 }
 
@@ -228,13 +234,19 @@ fn an_iot_is_kept_in_its_key_index() {
          AND SEGMENT_NAME = :1 GROUP BY SEGMENT_TYPE",
         &[Bind::Text(&index)],
     );
-    assert_eq!(extents, [vec![Some("INDEX".to_owned()), Some("2".to_owned())]]);
+    assert_eq!(
+        extents,
+        [vec![Some("INDEX".to_owned()), Some("2".to_owned())]]
+    );
     let table_extents = query(
         &pool,
         crate::source::oracle::sql::TABLE_EXTENTS,
         &[Bind::Text("APP"), Bind::Text("T")],
     );
-    assert!(table_extents.is_empty(), "no heap segment: {table_extents:?}");
+    assert!(
+        table_extents.is_empty(),
+        "no heap segment: {table_extents:?}"
+    );
 }
 
 /// An IOT read in key chunks through the real client (its key-boundary walk and key-bounded
@@ -242,8 +254,10 @@ fn an_iot_is_kept_in_its_key_index() {
 /// with a composite key and a single one, at several chunk sizes.
 #[test]
 fn an_iot_read_in_key_chunks_through_the_client_equals_a_whole_read() {
-    let single = IOT
-        .replace(r#""type":"VARCHAR2(10)","key":true"#, r#""type":"VARCHAR2(10)""#);
+    let single = IOT.replace(
+        r#""type":"VARCHAR2(10)","key":true"#,
+        r#""type":"VARCHAR2(10)""#,
+    );
     let single_id = |n: u64| format!(r#"{{"A":{n},"B":"b{}","V":"v{n}"}}"#, n % 23);
     let cases: [(&str, &dyn Fn(u64) -> String, usize); 2] =
         [(IOT, &iot_id, 2), (&single, &single_id, 1)];
@@ -285,7 +299,10 @@ fn an_iot_read_in_key_chunks_through_the_client_equals_a_whole_read() {
             .into_iter()
             .map(|row| row.values)
             .collect();
-            assert_eq!(rows, whole, "{key_columns} key columns, {rows_per_chunk} rows per chunk");
+            assert_eq!(
+                rows, whole,
+                "{key_columns} key columns, {rows_per_chunk} rows per chunk"
+            );
         }
     }
 }

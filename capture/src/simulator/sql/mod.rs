@@ -33,9 +33,9 @@ mod statement;
 mod views;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod layout_tests;
+#[cfg(test)]
+mod tests;
 
 pub use datum::Datum;
 pub use door::{SimulatorPool, SimulatorSession};

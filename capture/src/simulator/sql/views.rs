@@ -906,11 +906,15 @@ impl Simulator {
                         ]);
                         // A partition is an object of its own, under the table's name with
                         // its partition's as SUBOBJECT_NAME; an IOT's key index is one too.
-                        for segment in (table.segments.iter())
-                            .filter(|_| table.table_data_object().is_none())
+                        for segment in
+                            (table.segments.iter()).filter(|_| table.table_data_object().is_none())
                         {
                             let (name, kind) = table.segment_name_and_type(segment);
-                            let name = if table.index_organized { name } else { shown.clone() };
+                            let name = if table.index_organized {
+                                name
+                            } else {
+                                shown.clone()
+                            };
                             rows.push(vec![
                                 Datum::text(table.owner.to_string()),
                                 Datum::text(name),
