@@ -339,7 +339,7 @@ impl Simulator {
             ));
         }
         let rows = self.matching_rows(line, t, conditions, &dml.tx)?;
-        self.check_partition_kept(line, t, &rows.numbers(), &assignments)?;
+        self.check_partition_kept(line, t, rows.numbers(), &assignments)?;
         let (key, mut tx) = self.take_transaction(&dml.tx, dml.user.as_deref());
         let first = tx.changes.len();
         self.ensure_started(&mut tx);

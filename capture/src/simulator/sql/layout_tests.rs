@@ -124,8 +124,8 @@ fn partitions_are_segments_with_their_own_data_object_ids() {
         let id: i64 = row.values.get(0).unwrap().to_string().parse().unwrap();
         let partition = match id {
             ..1_000 => 0,
-            ..2_000 => 1,
-            ..3_000 => 2,
+            1_000..2_000 => 1,
+            2_000..3_000 => 2,
             _ => 3,
         };
         assert_eq!(object, partitions[partition].1, "row {id}");
@@ -135,9 +135,9 @@ fn partitions_are_segments_with_their_own_data_object_ids() {
 /// Rows of chunked reads of `range`s through `read`, in order.
 fn chunked(
     ranges: &[RowRange],
-    mut read: impl FnMut(&RowRange) -> Vec<FlashbackRow>,
+    read: impl FnMut(&RowRange) -> Vec<FlashbackRow>,
 ) -> Vec<FlashbackRow> {
-    ranges.iter().flat_map(|range| read(range)).collect()
+    ranges.iter().flat_map(read).collect()
 }
 
 /// A partitioned table read in chunks of ROWID ranges through the real client gives every row
@@ -249,6 +249,9 @@ fn an_iot_is_kept_in_its_key_index() {
     );
 }
 
+/// An IOT's declaration, its rows' values by number, and its number of key columns.
+type Case<'a> = (&'a str, &'a dyn Fn(u64) -> String, usize);
+
 /// An IOT read in key chunks through the real client (its key-boundary walk and key-bounded
 /// reads evaluated by the model) gives every row once, in key order, as a whole read does,
 /// with a composite key and a single one, at several chunk sizes.
@@ -259,8 +262,7 @@ fn an_iot_read_in_key_chunks_through_the_client_equals_a_whole_read() {
         r#""type":"VARCHAR2(10)""#,
     );
     let single_id = |n: u64| format!(r#"{{"A":{n},"B":"b{}","V":"v{n}"}}"#, n % 23);
-    let cases: [(&str, &dyn Fn(u64) -> String, usize); 2] =
-        [(IOT, &iot_id, 2), (&single, &single_id, 1)];
+    let cases: [Case<'_>; 2] = [(IOT, &iot_id, 2), (&single, &single_id, 1)];
     for (table, id, key_columns) in cases {
         let (lines, scn) = scenario(table, 600, id);
         let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
