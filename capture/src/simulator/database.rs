@@ -330,6 +330,11 @@ pub(crate) struct Segment {
     /// `VALUES LESS THAN`: the partition's rows have their partition column below it
     /// (`None`: MAXVALUE, or not a partition).
     pub below: Option<i64>,
+    /// A subpartition's bound on the subpartition column (`None`: MAXVALUE, or not one).
+    pub sub_below: Option<i64>,
+    /// A subpartition's partition: its name and object number (a partition with
+    /// subpartitions is an object without a segment).
+    pub parent: Option<(String, u32)>,
     /// The segment's own object (the partition's or the index's; the table's for a heap).
     pub object_id: u32,
     /// The data object id its ROWIDs carry.
@@ -375,6 +380,8 @@ pub(crate) struct Table {
     pub segments: Vec<Segment>,
     /// The partition column of a range-partitioned table.
     pub partition_column: Option<usize>,
+    /// The subpartition column of a range-range partitioned table.
+    pub subpartition_column: Option<usize>,
     /// `ORGANIZATION INDEX` (`ALL_TABLES.IOT_TYPE = 'IOT'`): rows have logical ROWIDs.
     pub index_organized: bool,
     /// Rendered key values → row number, for rows that currently exist.
@@ -422,11 +429,14 @@ impl Table {
             segments: vec![Segment {
                 partition: None,
                 below: None,
+                sub_below: None,
+                parent: None,
                 object_id: data_object,
                 data_object,
                 rows: 0,
             }],
             partition_column: None,
+            subpartition_column: None,
             index_organized: false,
             key_index: FastMap::default(),
             key_text: RefCell::new(String::new()),
@@ -563,30 +573,50 @@ impl Table {
                 self.segments = vec![Segment {
                     partition: None,
                     below: None,
+                    sub_below: None,
+                    parent: None,
                     object_id: *next_object,
                     data_object: *next_object,
                     rows: 0,
                 }];
             }
-            Layout::Range { column, partitions } => {
-                let index = self
-                    .schema
-                    .column_index(column)
-                    .ok_or_else(|| format!("no column {column} (ORA-00904)"))?;
-                self.partition_column = Some(index);
-                self.segments = partitions
-                    .iter()
-                    .map(|(name, below)| {
-                        *next_object += 1;
-                        Segment {
-                            partition: Some(name.clone()),
-                            below: *below,
-                            object_id: *next_object,
-                            data_object: *next_object,
-                            rows: 0,
-                        }
-                    })
-                    .collect();
+            Layout::Range {
+                column,
+                subcolumn,
+                partitions,
+            } => {
+                let index = |column: &str| {
+                    self.schema
+                        .column_index(column)
+                        .ok_or_else(|| format!("no column {column} (ORA-00904)"))
+                };
+                self.partition_column = Some(index(column)?);
+                self.subpartition_column = subcolumn.as_deref().map(index).transpose()?;
+                let mut segments = Vec::new();
+                let mut object = || {
+                    *next_object += 1;
+                    *next_object
+                };
+                for partition in partitions {
+                    let segment = |name: &str, sub_below, parent, number| Segment {
+                        partition: Some(name.to_owned()),
+                        below: partition.below,
+                        sub_below,
+                        parent,
+                        object_id: number,
+                        data_object: number,
+                        rows: 0,
+                    };
+                    let number = object();
+                    if partition.subpartitions.is_empty() {
+                        segments.push(segment(&partition.name, None, None, number));
+                    }
+                    for (name, below) in &partition.subpartitions {
+                        let parent = Some((partition.name.clone(), number));
+                        segments.push(segment(name, *below, parent, object()));
+                    }
+                }
+                self.segments = segments;
             }
         }
         Ok(())
@@ -602,6 +632,8 @@ impl Table {
     pub fn segment_name_and_type(&self, segment: &Segment) -> (String, &'static str) {
         if self.index_organized {
             (format!("SYS_IOT_TOP_{}", self.object_id), "INDEX")
+        } else if segment.parent.is_some() {
+            (self.name.to_string(), "TABLE SUBPARTITION")
         } else if segment.partition.is_some() {
             (self.name.to_string(), "TABLE PARTITION")
         } else {
@@ -610,26 +642,37 @@ impl Table {
     }
 
     /// The segment a row with `values` goes to: the first partition whose bound is above its
-    /// partition column (a NULL goes to MAXVALUE), ORA-14400 when none is.
+    /// partition column (a NULL goes to MAXVALUE), then within it the first subpartition
+    /// whose bound is above its subpartition column; ORA-14400 when none is.
     pub fn segment_for(&self, values: &[Value]) -> Result<usize, String> {
         let Some(column) = self.partition_column else {
             return Ok(0);
         };
-        let value = match values.get(column) {
-            Some(Value::Number(number)) => Some(number.to_f64()),
-            Some(Value::Null) | None => None,
-            Some(other) => return Err(format!("a range bound compared with {other:?}")),
+        let value = |column: Option<usize>| match column.and_then(|c| values.get(c)) {
+            Some(Value::Number(number)) => Ok(Some(number.to_f64())),
+            Some(Value::Null) | None => Ok(None),
+            Some(other) => Err(format!("a range bound compared with {other:?}")),
         };
-        self.segments
-            .iter()
-            .position(|segment| match (value, segment.below) {
-                (_, None) => true,
-                (Some(value), Some(below)) => value < below as f64,
-                (None, Some(_)) => false,
-            })
-            .ok_or_else(|| {
-                "ORA-14400: inserted partition key does not map to any partition".to_owned()
-            })
+        let below = |value: Option<f64>, bound: Option<i64>| match (value, bound) {
+            (_, None) => true,
+            (Some(value), Some(bound)) => value < bound as f64,
+            (None, Some(_)) => false,
+        };
+        let (value, subvalue) = (value(Some(column))?, value(self.subpartition_column)?);
+        let no_partition =
+            || "ORA-14400: inserted partition key does not map to any partition".to_owned();
+        fn partition_of(segment: &Segment) -> Option<&String> {
+            (segment.parent.as_ref().map(|(name, _)| name)).or(segment.partition.as_ref())
+        }
+        let first = (self.segments.iter())
+            .position(|segment| below(value, segment.below))
+            .ok_or_else(no_partition)?;
+        let partition = self.segments.get(first).and_then(partition_of);
+        (self.segments.iter().enumerate().skip(first))
+            .take_while(|(_, segment)| partition_of(segment) == partition)
+            .find(|(_, segment)| segment.parent.is_none() || below(subvalue, segment.sub_below))
+            .map(|(index, _)| index)
+            .ok_or_else(no_partition)
     }
 
     /// The extents of a segment as `(relative file, first block, blocks)`, enough for every

@@ -69,13 +69,27 @@ pub enum Layout {
     Heap,
     /// `PARTITION BY RANGE (column)`: `"range": {"column": C, "partitions": [{"name": P1,
     /// "below": 1000}, ..., {"name": PMAX}]}`. A row goes to the first partition whose bound
-    /// (`VALUES LESS THAN`) is above its value; a partition without one is `MAXVALUE`.
+    /// (`VALUES LESS THAN`) is above its value; a partition without one is `MAXVALUE`. With
+    /// `"subcolumn": S`, a partition may list `"subpartitions"` the same way (range-range
+    /// composite partitioning: `SUBPARTITION BY RANGE (S)`), each a segment of its own.
     Range {
         column: String,
-        partitions: Vec<(String, Option<i64>)>,
+        subcolumn: Option<String>,
+        partitions: Vec<PartitionDecl>,
     },
     /// `ORGANIZATION INDEX`: the rows are kept in the primary key index.
     IndexOrganized,
+}
+
+/// A range partition of a table declaration, with its range subpartitions (none: the
+/// partition is a segment itself).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionDecl {
+    pub name: String,
+    /// `VALUES LESS THAN`; `None` is MAXVALUE.
+    pub below: Option<i64>,
+    /// Name and bound of each subpartition, in bound order.
+    pub subpartitions: Vec<(String, Option<i64>)>,
 }
 
 /// A DML statement's common fields.
@@ -245,6 +259,32 @@ pub fn parse_step(line: usize, text: &str) -> Result<Step, ScenarioError> {
 }
 
 /// The keys of one step, so unknown keys can be refused once the step is read.
+/// A non-empty JSON array.
+fn bounded_list(json: Option<&Json>) -> Option<&Vec<Json>> {
+    match json {
+        Some(Json::Array(list)) if !list.is_empty() => Some(list),
+        _ => None,
+    }
+}
+
+/// `{"name": P, "below": N}` or `{"name": P}` (MAXVALUE), subpartitions aside.
+fn named_bound(json: &Json) -> Option<(String, Option<i64>)> {
+    let name = json.get("name")?.as_str()?.to_owned();
+    match json.get("below") {
+        None => Some((name, None)),
+        Some(bound) => Some((name, Some(bound.as_i64()?))),
+    }
+}
+
+/// Whether range bounds ascend with MAXVALUE (`None`) only last, as Oracle requires.
+fn ascending(bounds: &[(String, Option<i64>)]) -> bool {
+    bounds.windows(2).all(|pair| match (pair[0].1, pair[1].1) {
+        (Some(a), Some(b)) => a < b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    })
+}
+
 struct Fields<'a> {
     line: usize,
     map: &'a Map<String, Json>,
@@ -536,36 +576,62 @@ impl<'a> Fields<'a> {
                     Some(Json::String(column)) => column.clone(),
                     _ => return Err(self.error("range.column", expected)),
                 };
-                let Some(Json::Array(list)) = range.get("partitions") else {
-                    return Err(self.error("range.partitions", expected));
+                let subcolumn = match range.get("subcolumn") {
+                    None => None,
+                    Some(Json::String(column)) => Some(column.clone()),
+                    Some(_) => return Err(self.error("range.subcolumn", expected)),
                 };
-                let mut partitions = Vec::with_capacity(list.len());
-                for (index, partition) in list.iter().enumerate() {
+                let mut partitions = Vec::new();
+                for (index, partition) in bounded_list(range.get("partitions"))
+                    .ok_or_else(|| self.error("range.partitions", expected))?
+                    .iter()
+                    .enumerate()
+                {
                     let field = format!("range.partitions[{index}]");
-                    let name = partition.get("name").and_then(Json::as_str);
-                    let below = partition.get("below");
-                    match (name, below) {
-                        (Some(name), None) => partitions.push((name.to_owned(), None)),
-                        (Some(name), Some(bound)) if bound.is_i64() => {
-                            partitions.push((name.to_owned(), bound.as_i64()));
+                    let (name, below) =
+                        named_bound(partition).ok_or_else(|| self.error(&field, expected))?;
+                    let subpartitions = match partition.get("subpartitions") {
+                        // Every partition of a composite partitioned table has subpartitions.
+                        None if subcolumn.is_some() => {
+                            return Err(self.error(&field, "expected its subpartitions"));
                         }
-                        _ => return Err(self.error(&field, expected)),
+                        None => Vec::new(),
+                        Some(list) if subcolumn.is_some() => bounded_list(Some(list))
+                            .ok_or_else(|| self.error(&field, expected))?
+                            .iter()
+                            .map(named_bound)
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| self.error(&field, expected))?,
+                        Some(_) => {
+                            return Err(self.error(&field, "subpartitions need range.subcolumn"));
+                        }
+                    };
+                    if !subpartitions.is_empty() && !ascending(&subpartitions) {
+                        return Err(self.error(
+                            &field,
+                            "subpartition bounds must ascend, MAXVALUE last (ORA-14037)",
+                        ));
                     }
+                    partitions.push(PartitionDecl {
+                        name,
+                        below,
+                        subpartitions,
+                    });
                 }
-                // Oracle requires the bounds in ascending order, MAXVALUE last (ORA-14037).
-                let bounds: Vec<Option<i64>> = partitions.iter().map(|(_, b)| *b).collect();
-                let ascending = bounds.windows(2).all(|pair| match pair {
-                    [Some(a), Some(b)] => a < b,
-                    [Some(_), None] => true,
-                    _ => false,
-                });
-                if partitions.is_empty() || !ascending {
+                let bounds: Vec<(String, Option<i64>)> = (partitions.iter())
+                    .map(|p| (p.name.clone(), p.below))
+                    .collect();
+                if partitions.is_empty() || !ascending(&bounds) {
                     return Err(self.error(
                         "range.partitions",
                         "partition bounds must ascend, MAXVALUE last (ORA-14037)",
                     ));
                 }
-                Ok(Layout::Range { column, partitions })
+                Ok(Layout::Range {
+                    column,
+                    subcolumn,
+                    partitions,
+                })
             }
             _ => Err(self.error(
                 "organization",

@@ -72,6 +72,104 @@ fn partitioned_id(n: u64) -> String {
     format!(r#"{{"ID":{id},"V":"v{id}"}}"#)
 }
 
+/// The same partitions, each divided by range on G (range-range composite partitioning):
+/// every partition's rows in subpartitions, the empty partition's one subpartition empty too.
+const SUBPARTITIONED: &str = r#"{"table":"APP.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"VARCHAR2(20)"},{"name":"G","type":"NUMBER(3)"}],"logging":"all","range":{"column":"ID","subcolumn":"G","partitions":[{"name":"P1","below":1000,"subpartitions":[{"name":"P1_LO","below":5},{"name":"P1_HI"}]},{"name":"P2","below":2000,"subpartitions":[{"name":"P2_ALL"}]},{"name":"P3","below":3000,"subpartitions":[{"name":"P3_ALL"}]},{"name":"PMAX","subpartitions":[{"name":"PMAX_LO","below":3},{"name":"PMAX_MID","below":6},{"name":"PMAX_HI"}]}]}}"#;
+
+fn subpartitioned_id(n: u64) -> String {
+    let id = match n % 3 {
+        0 => n / 3,
+        1 => 1_000 + n / 3,
+        _ => 5_000 + n / 3,
+    };
+    format!(r#"{{"ID":{id},"V":"v{id}","G":{}}}"#, n % 10)
+}
+
+/// A subpartition is a segment of its own (`TABLE SUBPARTITION`, its name in PARTITION_NAME);
+/// its partition is an object without a segment. Each row's ROWID carries its subpartition's
+/// data object id.
+#[test]
+fn subpartitions_are_segments_and_their_partitions_are_not() {
+    let (lines, _) = scenario(SUBPARTITIONED, 2_400, subpartitioned_id);
+    let pool = SimulatorPool::new(Simulator::from_reader(lines.join("\n").as_bytes()).unwrap());
+    let objects = query(
+        &pool,
+        "SELECT SUBOBJECT_NAME, OBJECT_TYPE, DATA_OBJECT_ID FROM DBA_OBJECTS \
+         WHERE OWNER = 'APP' AND OBJECT_NAME = 'T' AND SUBOBJECT_NAME IS NOT NULL \
+         ORDER BY OBJECT_ID",
+        &[],
+    );
+    let kinds: Vec<(&str, &str, bool)> = objects
+        .iter()
+        .map(|row| {
+            (
+                row[0].as_deref().unwrap(),
+                row[1].as_deref().unwrap(),
+                row[2].is_some(),
+            )
+        })
+        .collect();
+    let (p, s) = ("TABLE PARTITION", "TABLE SUBPARTITION");
+    assert_eq!(
+        kinds,
+        [
+            ("P1", p, false),
+            ("P1_LO", s, true),
+            ("P1_HI", s, true),
+            ("P2", p, false),
+            ("P2_ALL", s, true),
+            ("P3", p, false),
+            ("P3_ALL", s, true),
+            ("PMAX", p, false),
+            ("PMAX_LO", s, true),
+            ("PMAX_MID", s, true),
+            ("PMAX_HI", s, true),
+        ]
+    );
+    let extents = query(
+        &pool,
+        "SELECT PARTITION_NAME, SEGMENT_TYPE FROM DBA_EXTENTS \
+         WHERE OWNER = 'APP' AND SEGMENT_NAME = 'T' GROUP BY PARTITION_NAME, SEGMENT_TYPE \
+         ORDER BY PARTITION_NAME",
+        &[],
+    );
+    let names: Vec<_> = extents
+        .iter()
+        .map(|row| row[0].as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["P1_HI", "P1_LO", "P2_ALL", "PMAX_HI", "PMAX_LO", "PMAX_MID"]
+    );
+    assert!(extents.iter().all(|row| row[1].as_deref() == Some(s)));
+    let object_of = |name: &str| -> u64 {
+        let row = objects.iter().find(|row| row[0].as_deref() == Some(name));
+        row.and_then(|row| row[2].as_deref())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
+    let schema = direct.schema("APP", "T").unwrap();
+    let scn = direct.current_scn().unwrap();
+    for row in direct
+        .flashback_batch(&schema, scn, None, None, usize::MAX)
+        .unwrap()
+    {
+        let (object, ..) = chunks::row_id_parts(&row.position).unwrap();
+        let number = |index| -> i64 { row.values.get(index).unwrap().to_string().parse().unwrap() };
+        let subpartition = match (number(0), number(2)) {
+            (..1_000, ..5) => "P1_LO",
+            (..1_000, _) => "P1_HI",
+            (1_000..2_000, _) => "P2_ALL",
+            (_, ..3) => "PMAX_LO",
+            (_, 3..6) => "PMAX_MID",
+            _ => "PMAX_HI",
+        };
+        assert_eq!(object, object_of(subpartition), "{:?}", row.values);
+    }
+}
+
 /// Each partition is a segment of its own, as DBA_EXTENTS and DBA_OBJECTS show it, its rows'
 /// ROWIDs carry its data object id, and the empty partition has no extents.
 #[test]
@@ -145,7 +243,19 @@ fn chunked(
 /// data object (the table's, not the partition's) or a dropped partition join would lose rows.
 #[test]
 fn a_partitioned_table_read_in_rowid_chunks_through_the_client_equals_a_whole_read() {
-    let (lines, scn) = scenario(PARTITIONED, 2_400, partitioned_id);
+    chunked_equals_whole(PARTITIONED, &partitioned_id, 3);
+}
+
+/// The same with subpartitions: six of them hold rows, and no chunk spans two.
+#[test]
+fn a_subpartitioned_table_read_in_rowid_chunks_through_the_client_equals_a_whole_read() {
+    chunked_equals_whole(SUBPARTITIONED, &subpartitioned_id, 6);
+}
+
+/// A table declared by `table` read whole and in chunks through the client and the model's
+/// own reader, `segments` of its segments holding rows.
+fn chunked_equals_whole(table: &str, id: &dyn Fn(u64) -> String, segments: usize) {
+    let (lines, scn) = scenario(table, 2_400, id);
     let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
     let schema = direct.schema("APP", "T").unwrap();
     let whole = direct
@@ -167,8 +277,12 @@ fn a_partitioned_table_read_in_rowid_chunks_through_the_client_equals_a_whole_re
             let (lo, hi) = (chunks::row_id_parts(lo), chunks::row_id_parts(hi));
             assert_eq!(lo.map(|p| p.0), hi.map(|p| p.0), "one partition a chunk");
         }
-        // Three partitions with rows, each at least one chunk.
-        assert!(ranges.len() >= 3, "{rows_per_chunk}: {}", ranges.len());
+        // Every segment with rows is at least one chunk.
+        assert!(
+            ranges.len() >= segments,
+            "{rows_per_chunk}: {}",
+            ranges.len()
+        );
         let rows = chunked(&ranges, |range| {
             client.flashback_range(&schema, scn, range, None).unwrap()
         });

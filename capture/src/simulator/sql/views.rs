@@ -905,10 +905,26 @@ impl Simulator {
                             Datum::text("VALID"),
                         ]);
                         // A partition is an object of its own, under the table's name with
-                        // its partition's as SUBOBJECT_NAME; an IOT's key index is one too.
+                        // its partition's as SUBOBJECT_NAME, and so is a subpartition (its
+                        // partition then has no segment); an IOT's key index is one too.
+                        let mut parents = Vec::new();
                         for segment in
                             (table.segments.iter()).filter(|_| table.table_data_object().is_none())
                         {
+                            if let Some((parent, number)) = &segment.parent
+                                && !parents.contains(&parent)
+                            {
+                                parents.push(parent);
+                                rows.push(vec![
+                                    Datum::text(table.owner.to_string()),
+                                    Datum::text(shown.clone()),
+                                    Datum::text(parent.clone()),
+                                    Datum::number(*number),
+                                    Datum::Null,
+                                    Datum::text("TABLE PARTITION"),
+                                    Datum::text("VALID"),
+                                ]);
+                            }
                             let (name, kind) = table.segment_name_and_type(segment);
                             let name = if table.index_organized {
                                 name
