@@ -698,3 +698,68 @@ fn capture_with_override(condition: &str) -> Capture {
         "",
     )
 }
+
+/// ORDERS range-partitioned on ID (the partition below 3000 left empty) and ITEMS
+/// index-organised on a composite key, both read by the initial snapshot through the real
+/// client over the simulator's SQL door, with one reader and with four: every committed row
+/// once, as the table was at the snapshot SCN, and the changes after it streamed on top.
+#[test]
+fn partitioned_and_index_organised_tables_are_snapshotted_whole() {
+    const LAID_OUT: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all","range":{"column":"ID","partitions":[{"name":"P1","below":1000},{"name":"P2","below":2000},{"name":"P3","below":3000},{"name":"PMAX"}]}}
+{"table":"APP.ITEMS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"K","type":"VARCHAR2(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all","organization":"index"}
+"#;
+    let item = |tx: &str, id: u64, v: u64| {
+        format!(
+            "{{\"tx\":\"{tx}\",\"insert\":\"APP.ITEMS\",\"values\":{{\"ID\":{id},\"K\":\"k{}\",\"V\":{v}}}}}\n",
+            id % 13
+        )
+    };
+    let mut before = String::from(LAID_OUT);
+    let mut expected = BTreeMap::new();
+    for n in 0..300_u64 {
+        // Round-robin over P1, P2 and PMAX; ITEMS keys out of order.
+        let id = [n, 1_000 + n, 5_000 + n][(n % 3) as usize];
+        before.push_str(&insert("a", "ORDERS", id, n));
+        expected.insert(("ORDERS".to_owned(), id), n);
+        let id = (n * 37) % 300;
+        before.push_str(&item("a", id, n));
+        expected.insert(("ITEMS".to_owned(), id), n);
+    }
+    before.push_str(&commit("a"));
+    for id in (0..300).step_by(9) {
+        before.push_str(&delete("b", "ORDERS", id));
+        expected.remove(&("ORDERS".to_owned(), id));
+    }
+    before.push_str(&commit("b"));
+    let mut after = String::new();
+    for id in (1_001..1_300).step_by(30) {
+        after.push_str(&update("c", "ORDERS", id, 7));
+        expected.insert(("ORDERS".to_owned(), id), 7);
+    }
+    after.push_str(&item("c", 10_000, 8));
+    expected.insert(("ITEMS".to_owned(), 10_000), 8);
+    after.push_str(&commit("c"));
+    for threads in [1, 4] {
+        let capture = with_readers(
+            through_sql(capture(
+                &before,
+                &format!("{{mode: initial, fetchSize: 16, maxThreads: {threads}}}"),
+                "",
+            )),
+            threads,
+        );
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        let reads = capture.events();
+        assert!(reads.iter().all(|e| e["op"] == "r"), "{threads} readers");
+        assert_eq!(
+            reads.len(),
+            300 + 300 - (0..300).step_by(9).count(),
+            "{threads} readers"
+        );
+        append(&capture, &after);
+        let (status, stderr) = capture.run();
+        assert_eq!(status, 0, "{stderr}");
+        assert_eq!(replay(&capture.events()), expected, "{threads} readers");
+    }
+}

@@ -24,6 +24,7 @@ impl Simulator {
                 columns,
                 logging,
                 unique,
+                layout,
             } => {
                 let mut schema_columns = Vec::with_capacity(columns.len());
                 let mut key_position = 0;
@@ -58,7 +59,14 @@ impl Simulator {
                         ));
                     }
                 }
-                self.create_table(line, "table", schema, logging, unique)
+                self.create_table(line, "table", schema, logging, unique)?;
+                let next_object = &mut self.next_data_object;
+                if let Some(table) = self.tables.last_mut() {
+                    table
+                        .lay_out(&layout, next_object)
+                        .map_err(|message| ScenarioError::new(line, "range", message))?;
+                }
+                Ok(())
             }
             Step::Insert { dml, values } => self.insert(line, dml, values),
             Step::Update { dml, where_, set } => self.update(line, dml, where_, set),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use jiff::civil;
 
 use super::render;
-use super::scenario::{TableLogging, UniqueDecl};
+use super::scenario::{Layout, TableLogging, UniqueDecl};
 use crate::dictionary::TableSchema;
 use crate::source::unique_key::{UniqueIndexColumn, usable_unique_keys};
 use crate::source::{MinimalLogging, SessionId, SupplementalLogging, Xid};
@@ -320,6 +320,29 @@ impl IndexKey {
     }
 }
 
+/// A segment of a table: its only one, a partition's, or an IOT's key index (Database
+/// Concepts, "Partitioned Tables": each partition is a segment of its own, with its own data
+/// object id; "Index-Organized Tables": the rows live in the primary key index's segment).
+#[derive(Clone, Debug)]
+pub(crate) struct Segment {
+    /// `DBA_EXTENTS.PARTITION_NAME`, `DBA_OBJECTS.SUBOBJECT_NAME`: `None` but for a partition.
+    pub partition: Option<String>,
+    /// `VALUES LESS THAN`: the partition's rows have their partition column below it
+    /// (`None`: MAXVALUE, or not a partition).
+    pub below: Option<i64>,
+    /// A subpartition's bound on the subpartition column (`None`: MAXVALUE, or not one).
+    pub sub_below: Option<i64>,
+    /// A subpartition's partition: its name and object number (a partition with
+    /// subpartitions is an object without a segment).
+    pub parent: Option<(String, u32)>,
+    /// The segment's own object (the partition's or the index's; the table's for a heap).
+    pub object_id: u32,
+    /// The data object id its ROWIDs carry.
+    pub data_object: u32,
+    /// Rows placed in it so far: row slots are handed out from its first row block on.
+    pub rows: u64,
+}
+
 /// A table and its rows.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -352,6 +375,15 @@ pub(crate) struct Table {
     /// model keeps it (its truncated rows keep their ROWIDs).
     pub data_object: u32,
     pub rows: Rows,
+    /// Where rows are stored: the table's one segment for a heap table, one per partition for
+    /// a partitioned one, the key index's for an index-organised one.
+    pub segments: Vec<Segment>,
+    /// The partition column of a range-partitioned table.
+    pub partition_column: Option<usize>,
+    /// The subpartition column of a range-range partitioned table.
+    pub subpartition_column: Option<usize>,
+    /// `ORGANIZATION INDEX` (`ALL_TABLES.IOT_TYPE = 'IOT'`): rows have logical ROWIDs.
+    pub index_organized: bool,
     /// Rendered key values → row number, for rows that currently exist.
     pub key_index: FastMap<IndexKey, u64>,
     /// The buffer key values are rendered into.
@@ -394,6 +426,18 @@ impl Table {
             object_id: data_object,
             data_object,
             rows: Rows::default(),
+            segments: vec![Segment {
+                partition: None,
+                below: None,
+                sub_below: None,
+                parent: None,
+                object_id: data_object,
+                data_object,
+                rows: 0,
+            }],
+            partition_column: None,
+            subpartition_column: None,
+            index_organized: false,
             key_index: FastMap::default(),
             key_text: RefCell::new(String::new()),
             next_row: 0,
@@ -514,16 +558,133 @@ impl Table {
         }
     }
 
-    /// The extents of the table's segment as `(relative file, first block, blocks)`, enough
-    /// for every row number handed out. Segment creation is deferred until the first insert
-    /// (`DEFERRED_SEGMENT_CREATION`, the default since 11.2), so a table never written to has
-    /// none.
-    pub fn extents(&self) -> Vec<(u64, u64, u64)> {
+    /// Lays the table out as declared: a segment per partition, each a new object with its
+    /// own data object id (numbers from `next_object`), or the key index of an IOT. The table
+    /// itself then has no segment (`DBA_OBJECTS.DATA_OBJECT_ID` NULL).
+    pub fn lay_out(&mut self, layout: &Layout, next_object: &mut u32) -> Result<(), String> {
+        match layout {
+            Layout::Heap => {}
+            Layout::IndexOrganized => {
+                if !self.schema.has_key() {
+                    return Err("an index-organised table needs a primary key (ORA-25175)".into());
+                }
+                *next_object += 1;
+                self.index_organized = true;
+                self.segments = vec![Segment {
+                    partition: None,
+                    below: None,
+                    sub_below: None,
+                    parent: None,
+                    object_id: *next_object,
+                    data_object: *next_object,
+                    rows: 0,
+                }];
+            }
+            Layout::Range {
+                column,
+                subcolumn,
+                partitions,
+            } => {
+                let index = |column: &str| {
+                    self.schema
+                        .column_index(column)
+                        .ok_or_else(|| format!("no column {column} (ORA-00904)"))
+                };
+                self.partition_column = Some(index(column)?);
+                self.subpartition_column = subcolumn.as_deref().map(index).transpose()?;
+                let mut segments = Vec::new();
+                let mut object = || {
+                    *next_object += 1;
+                    *next_object
+                };
+                for partition in partitions {
+                    let segment = |name: &str, sub_below, parent, number| Segment {
+                        partition: Some(name.to_owned()),
+                        below: partition.below,
+                        sub_below,
+                        parent,
+                        object_id: number,
+                        data_object: number,
+                        rows: 0,
+                    };
+                    let number = object();
+                    if partition.subpartitions.is_empty() {
+                        segments.push(segment(&partition.name, None, None, number));
+                    }
+                    for (name, below) in &partition.subpartitions {
+                        let parent = Some((partition.name.clone(), number));
+                        segments.push(segment(name, *below, parent, object()));
+                    }
+                }
+                self.segments = segments;
+            }
+        }
+        Ok(())
+    }
+
+    /// `DBA_OBJECTS.DATA_OBJECT_ID` of the table: NULL when its rows are in other segments.
+    pub fn table_data_object(&self) -> Option<u32> {
+        (self.partition_column.is_none() && !self.index_organized).then_some(self.data_object)
+    }
+
+    /// `DBA_EXTENTS.SEGMENT_NAME` and `SEGMENT_TYPE` of the table's segments: an IOT's is its
+    /// key index, `SYS_IOT_TOP_<object id of the table>`.
+    pub fn segment_name_and_type(&self, segment: &Segment) -> (String, &'static str) {
+        if self.index_organized {
+            (format!("SYS_IOT_TOP_{}", self.object_id), "INDEX")
+        } else if segment.parent.is_some() {
+            (self.name.to_string(), "TABLE SUBPARTITION")
+        } else if segment.partition.is_some() {
+            (self.name.to_string(), "TABLE PARTITION")
+        } else {
+            (self.name.to_string(), "TABLE")
+        }
+    }
+
+    /// The segment a row with `values` goes to: the first partition whose bound is above its
+    /// partition column (a NULL goes to MAXVALUE), then within it the first subpartition
+    /// whose bound is above its subpartition column; ORA-14400 when none is.
+    pub fn segment_for(&self, values: &[Value]) -> Result<usize, String> {
+        let Some(column) = self.partition_column else {
+            return Ok(0);
+        };
+        let value = |column: Option<usize>| match column.and_then(|c| values.get(c)) {
+            Some(Value::Number(number)) => Ok(Some(number.to_f64())),
+            Some(Value::Null) | None => Ok(None),
+            Some(other) => Err(format!("a range bound compared with {other:?}")),
+        };
+        let below = |value: Option<f64>, bound: Option<i64>| match (value, bound) {
+            (_, None) => true,
+            (Some(value), Some(bound)) => value < bound as f64,
+            (None, Some(_)) => false,
+        };
+        let (value, subvalue) = (value(Some(column))?, value(self.subpartition_column)?);
+        let no_partition =
+            || "ORA-14400: inserted partition key does not map to any partition".to_owned();
+        fn partition_of(segment: &Segment) -> Option<&String> {
+            (segment.parent.as_ref().map(|(name, _)| name)).or(segment.partition.as_ref())
+        }
+        let first = (self.segments.iter())
+            .position(|segment| below(value, segment.below))
+            .ok_or_else(no_partition)?;
+        let partition = self.segments.get(first).and_then(partition_of);
+        (self.segments.iter().enumerate().skip(first))
+            .take_while(|(_, segment)| partition_of(segment) == partition)
+            .find(|(_, segment)| segment.parent.is_none() || below(subvalue, segment.sub_below))
+            .map(|(index, _)| index)
+            .ok_or_else(no_partition)
+    }
+
+    /// The extents of a segment as `(relative file, first block, blocks)`, enough for every
+    /// row slot handed out in it. Segment creation is deferred until the first insert
+    /// (`DEFERRED_SEGMENT_CREATION`, the default since 11.2), so a segment never written to
+    /// has none.
+    pub fn extents(segment: &Segment) -> Vec<(u64, u64, u64)> {
         let mut extents = Vec::new();
-        if self.next_row == 0 {
+        if segment.rows == 0 {
             return extents;
         }
-        let last_block = ROWID_FIRST_BLOCK + (self.next_row - 1) / ROWS_PER_BLOCK;
+        let last_block = ROWID_FIRST_BLOCK + (segment.rows - 1) / ROWS_PER_BLOCK;
         let mut block = SEGMENT_FIRST_BLOCK;
         while block <= last_block {
             let blocks = if (extents.len() as u64) < SMALL_EXTENTS {
@@ -537,10 +698,17 @@ impl Table {
         extents
     }
 
-    /// The blocks below the high water mark that hold rows: `ALL_TABLES.BLOCKS` as statistics
-    /// gathered now would give it.
+    /// The blocks below the high water marks that hold rows: `ALL_TABLES.BLOCKS` as
+    /// statistics gathered now would give it.
     pub fn used_blocks(&self) -> u64 {
-        self.next_row.div_ceil(ROWS_PER_BLOCK)
+        (self.segments.iter())
+            .map(|segment| segment.rows.div_ceil(ROWS_PER_BLOCK))
+            .sum()
+    }
+
+    /// Whether row numbers are in ROWID order: one segment of physical ROWIDs.
+    pub fn rows_in_row_id_order(&self) -> bool {
+        self.partition_column.is_none() && !self.index_organized
     }
 
     /// The row numbers whose ROWIDs lie in `lo..=hi` (ROWIDs as `(data object, relative file,
@@ -564,10 +732,37 @@ impl Table {
         first..end.max(first)
     }
 
-    /// A new row number and its ROWID text.
-    pub fn allocate_row(&mut self) -> (u64, Arc<str>) {
+    /// A new row number and its ROWID text, in the segment a row with `values` goes to
+    /// ([`Table::segment_for`], which the caller has checked). An IOT row's ROWID is logical:
+    /// `*` and its key in base 64 (Database Concepts, "Logical Rowids"; the model encodes the
+    /// key's text, not Oracle's internal format, which no reader decodes).
+    pub fn allocate_row(&mut self, values: &[Value]) -> (u64, Arc<str>) {
         let row = self.next_row;
         self.next_row += 1;
+        if self.index_organized {
+            // The index grows with its entries: the model sizes its segment as a heap's of as
+            // many rows.
+            if let Some(segment) = self.segments.first_mut() {
+                segment.rows += 1;
+            }
+            let mut text = String::from("*");
+            if let Some(key) = self.key_of(values) {
+                let bytes: &[u8] = match &key {
+                    IndexKey::Inline(length, bytes) => &bytes[..usize::from(*length)],
+                    IndexKey::Heap(bytes) => bytes,
+                };
+                for &byte in bytes {
+                    push_base64(&mut text, u64::from(byte), 2);
+                }
+            }
+            return (row, Arc::from(text.as_str()));
+        }
+        let index = self.segment_for(values).unwrap_or(0);
+        let Some(segment) = self.segments.get_mut(index) else {
+            return (row, Arc::from(row_id_text(self.data_object, row)));
+        };
+        let slot = segment.rows;
+        segment.rows += 1;
         let mut text = [0u8; 18];
         let mut at = 0;
         let mut push = |value: u64, digits: u32| {
@@ -576,13 +771,15 @@ impl Table {
                 at += 1;
             }
         };
-        push(u64::from(self.data_object), 6);
+        push(u64::from(segment.data_object), 6);
         push(ROWID_FILE, 3);
-        push(ROWID_FIRST_BLOCK + row / ROWS_PER_BLOCK, 6);
-        push(row % ROWS_PER_BLOCK, 3);
+        push(ROWID_FIRST_BLOCK + slot / ROWS_PER_BLOCK, 6);
+        push(slot % ROWS_PER_BLOCK, 3);
         // Base-64 digits are ASCII; the text is `row_id_text`'s, with one allocation.
-        let row_id = std::str::from_utf8(&text)
-            .map_or_else(|_| Arc::from(row_id_text(self.data_object, row)), Arc::from);
+        let row_id = std::str::from_utf8(&text).map_or_else(
+            |_| Arc::from(row_id_text(segment.data_object, slot)),
+            Arc::from,
+        );
         (row, row_id)
     }
 }

@@ -158,6 +158,9 @@ impl Simulator {
     ) -> Result<(), ScenarioError> {
         self.check_not_null(line, "values", t, &row)?;
         let table = &self.tables[t];
+        table
+            .segment_for(&row)
+            .map_err(|message| ScenarioError::new(line, "values", message))?;
         let key = table.key_of(&row);
         if !dml.fails
             && key
@@ -191,7 +194,7 @@ impl Simulator {
     ) {
         let scn = self.catalog.scn;
         let table = &mut self.tables[t];
-        let (number, row_id) = table.allocate_row();
+        let (number, row_id) = table.allocate_row(&row);
         let text = Arc::clone(&table.text);
         let columns = text.schema.columns();
         let lobs: Vec<usize> = (0..columns.len())
@@ -336,6 +339,7 @@ impl Simulator {
             ));
         }
         let rows = self.matching_rows(line, t, conditions, &dml.tx)?;
+        self.check_partition_kept(line, t, rows.numbers(), &assignments)?;
         let (key, mut tx) = self.take_transaction(&dml.tx, dml.user.as_deref());
         let first = tx.changes.len();
         self.ensure_started(&mut tx);
@@ -348,6 +352,44 @@ impl Simulator {
             self.undo_changes(&mut tx, first, true);
         }
         self.transactions.insert(key, tx);
+        Ok(())
+    }
+
+    /// Without `ENABLE ROW MOVEMENT` (the default, and the model's) an update that would move a
+    /// row to another partition fails with ORA-14402 (SQL Language Reference, CREATE TABLE,
+    /// row_movement_clause): a row keeps its ROWID for life.
+    fn check_partition_kept(
+        &self,
+        line: usize,
+        t: usize,
+        numbers: &[u64],
+        assignments: &[(usize, Value)],
+    ) -> Result<(), ScenarioError> {
+        let table = &self.tables[t];
+        let Some(column) = table.partition_column else {
+            return Ok(());
+        };
+        if !assignments.iter().any(|(i, _)| *i == column) {
+            return Ok(());
+        }
+        for number in numbers {
+            let Some(before) = table.rows.get(number).and_then(|row| row.current()) else {
+                continue;
+            };
+            let mut after = before.to_vec();
+            for (i, value) in assignments {
+                if let Some(slot) = after.get_mut(*i) {
+                    *slot = value.clone();
+                }
+            }
+            if table.segment_for(before) != table.segment_for(&after) {
+                return Err(ScenarioError::new(
+                    line,
+                    "set",
+                    "updating partition key column would cause a partition change (ORA-14402)",
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -406,7 +406,7 @@ impl DatabaseCatalog for Simulator {
             })?
             .with_object(ObjectNumbers {
                 object_id: u64::from(found.object_id),
-                data_object_id: Some(u64::from(found.data_object)),
+                data_object_id: found.table_data_object().map(u64::from),
             });
         let schema = Arc::new(schema);
         Ok(CatalogTable {
@@ -614,6 +614,7 @@ impl FlashbackReader for Simulator {
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         let first = match after {
+            _ if !self.found_table(table)?.rows_in_row_id_order() => 0,
             None => 0,
             Some(text) => {
                 database::row_number(text).ok_or_else(|| SourceError::Malformed {
@@ -622,6 +623,15 @@ impl FlashbackReader for Simulator {
                 })? + 1
             }
         };
+        if !self.found_table(table)?.rows_in_row_id_order() {
+            let mut rows = self.read_in_row_id_order(table, scn, condition)?;
+            if let Some(after) = after {
+                let after = Self::row_id_order(after);
+                rows.retain(|row| Self::row_id_order(&row.position) > after);
+            }
+            rows.truncate(max_rows);
+            return Ok(rows);
+        }
         self.read_as_of(table, scn, first..u64::MAX, condition, max_rows)
     }
 
@@ -639,12 +649,23 @@ impl FlashbackReader for Simulator {
             });
         }
         let found = self.found_table(table)?;
-        let extents: Vec<chunks::Extent> = (found.extents().into_iter())
-            .map(|(file, block, blocks)| chunks::Extent {
-                data_object: u64::from(found.data_object),
-                file,
-                block,
-                blocks,
+        if found.index_organized {
+            // The model plans an IOT as one key range; the real client's key chunks are
+            // evaluated by the SQL model (`sql::views`).
+            return Ok(vec![RowRange::whole_key()]);
+        }
+        // Each segment's extents with its own data object id: one segment for a heap table,
+        // one per partition.
+        let extents: Vec<chunks::Extent> = (found.segments.iter())
+            .flat_map(|segment| {
+                Table::extents(segment)
+                    .into_iter()
+                    .map(|(file, block, blocks)| chunks::Extent {
+                        data_object: u64::from(segment.data_object),
+                        file,
+                        block,
+                        blocks,
+                    })
             })
             .collect();
         let rows = self.row_estimate(table.schema(), table.table())?;
@@ -676,12 +697,19 @@ impl FlashbackReader for Simulator {
         range: &RowRange,
         condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
-        // The model's tables are heap tables (`IOT_TYPE` NULL): their ranges are ROWID ranges.
-        let RowRange::RowId { lo, hi } = range else {
-            return Err(SourceError::Malformed {
-                what: table.qualified_name(),
-                message: "a key range for a table that is not index-organised".to_owned(),
-            });
+        let index_organized = self.found_table(table)?.index_organized;
+        let (lo, hi) = match range {
+            RowRange::RowId { lo, hi } if !index_organized => (lo, hi),
+            RowRange::Key {
+                after: None,
+                through: None,
+            } if index_organized => return self.read_in_row_id_order(table, scn, condition),
+            _ => {
+                return Err(SourceError::Malformed {
+                    what: table.qualified_name(),
+                    message: format!("the range {range:?} is not one the model planned"),
+                });
+            }
         };
         let parts = |text: &str| {
             chunks::row_id_parts(text).ok_or_else(|| SourceError::Malformed {
@@ -690,6 +718,13 @@ impl FlashbackReader for Simulator {
             })
         };
         let (lo, hi) = (parts(lo)?, parts(hi)?);
+        if !self.found_table(table)?.rows_in_row_id_order() {
+            let mut rows = self.read_in_row_id_order(table, scn, condition)?;
+            rows.retain(|row| {
+                chunks::row_id_parts(&row.position).is_some_and(|at| lo <= at && at <= hi)
+            });
+            return Ok(rows);
+        }
         let rows = self.found_table(table)?.row_numbers_within(lo, hi);
         self.read_as_of(table, scn, rows, condition, usize::MAX)
     }
@@ -703,6 +738,28 @@ impl Simulator {
                 owner: table.schema().to_owned(),
                 table: table.table().to_owned(),
             })
+    }
+
+    /// Every row of a table whose row numbers are not in ROWID order (partitions, an IOT) as
+    /// of `scn`, in ROWID order: by partition data object, block and slot; an IOT's logical
+    /// ROWIDs by key.
+    fn read_in_row_id_order(
+        &self,
+        table: &TableSchema,
+        scn: u64,
+        condition: Option<&str>,
+    ) -> Result<Vec<FlashbackRow>, SourceError> {
+        let mut rows = self.read_as_of(table, scn, 0..u64::MAX, condition, usize::MAX)?;
+        rows.sort_by_cached_key(|row| Self::row_id_order(&row.position));
+        Ok(rows)
+    }
+
+    /// A ROWID's sort key: an extended ROWID's parts, else its text (a logical ROWID).
+    fn row_id_order(row_id: &str) -> (Option<(u64, u64, u64, u64)>, String) {
+        match chunks::row_id_parts(row_id) {
+            Some(parts) => (Some(parts), String::new()),
+            None => (None, row_id.to_owned()),
+        }
     }
 
     /// Up to `max_rows` rows of `table` as of `scn` among the row numbers `rows` (in ROWID

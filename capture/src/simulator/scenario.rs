@@ -61,6 +61,37 @@ pub struct UniqueDecl {
     pub columns: Vec<String>,
 }
 
+/// How a declared table stores its rows: `"range"` (partitioned) or `"organization": "index"`
+/// in a table declaration; a heap table otherwise.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Layout {
+    #[default]
+    Heap,
+    /// `PARTITION BY RANGE (column)`: `"range": {"column": C, "partitions": [{"name": P1,
+    /// "below": 1000}, ..., {"name": PMAX}]}`. A row goes to the first partition whose bound
+    /// (`VALUES LESS THAN`) is above its value; a partition without one is `MAXVALUE`. With
+    /// `"subcolumn": S`, a partition may list `"subpartitions"` the same way (range-range
+    /// composite partitioning: `SUBPARTITION BY RANGE (S)`), each a segment of its own.
+    Range {
+        column: String,
+        subcolumn: Option<String>,
+        partitions: Vec<PartitionDecl>,
+    },
+    /// `ORGANIZATION INDEX`: the rows are kept in the primary key index.
+    IndexOrganized,
+}
+
+/// A range partition of a table declaration, with its range subpartitions (none: the
+/// partition is a segment itself).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionDecl {
+    pub name: String,
+    /// `VALUES LESS THAN`; `None` is MAXVALUE.
+    pub below: Option<i64>,
+    /// Name and bound of each subpartition, in bound order.
+    pub subpartitions: Vec<(String, Option<i64>)>,
+}
+
 /// A DML statement's common fields.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dml {
@@ -125,6 +156,7 @@ pub enum Step {
         columns: Vec<ColumnDecl>,
         logging: TableLogging,
         unique: Vec<UniqueDecl>,
+        layout: Layout,
     },
     Insert {
         dml: Dml,
@@ -227,6 +259,32 @@ pub fn parse_step(line: usize, text: &str) -> Result<Step, ScenarioError> {
 }
 
 /// The keys of one step, so unknown keys can be refused once the step is read.
+/// A non-empty JSON array.
+fn bounded_list(json: Option<&Json>) -> Option<&Vec<Json>> {
+    match json {
+        Some(Json::Array(list)) if !list.is_empty() => Some(list),
+        _ => None,
+    }
+}
+
+/// `{"name": P, "below": N}` or `{"name": P}` (MAXVALUE), subpartitions aside.
+fn named_bound(json: &Json) -> Option<(String, Option<i64>)> {
+    let name = json.get("name")?.as_str()?.to_owned();
+    match json.get("below") {
+        None => Some((name, None)),
+        Some(bound) => Some((name, Some(bound.as_i64()?))),
+    }
+}
+
+/// Whether range bounds ascend with MAXVALUE (`None`) only last, as Oracle requires.
+fn ascending(bounds: &[(String, Option<i64>)]) -> bool {
+    bounds.windows(2).all(|pair| match (pair[0].1, pair[1].1) {
+        (Some(a), Some(b)) => a < b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    })
+}
+
 struct Fields<'a> {
     line: usize,
     map: &'a Map<String, Json>,
@@ -491,12 +549,95 @@ impl<'a> Fields<'a> {
         }
         let logging = self.logging("logging")?;
         let unique = self.unique_constraints()?;
+        let layout = self.layout()?;
         Ok(Step::Table {
             name,
             columns,
             logging,
             unique,
+            layout,
         })
+    }
+
+    /// `"range": {...}` or `"organization": "index"` (both optional, not together).
+    fn layout(&mut self) -> Result<Layout, ScenarioError> {
+        let organization = self.optional_string("organization")?;
+        let range = self.get("range");
+        match (organization.as_deref(), range) {
+            (None | Some("heap"), None) => Ok(Layout::Heap),
+            (Some("index"), None) => Ok(Layout::IndexOrganized),
+            (None | Some("heap"), Some(range)) => {
+                let expected =
+                    "expected {\"column\": C, \"partitions\": [{\"name\": P, \"below\": N}, ...]}";
+                let Json::Object(range) = range else {
+                    return Err(self.error("range", expected));
+                };
+                let column = match range.get("column") {
+                    Some(Json::String(column)) => column.clone(),
+                    _ => return Err(self.error("range.column", expected)),
+                };
+                let subcolumn = match range.get("subcolumn") {
+                    None => None,
+                    Some(Json::String(column)) => Some(column.clone()),
+                    Some(_) => return Err(self.error("range.subcolumn", expected)),
+                };
+                let mut partitions = Vec::new();
+                for (index, partition) in bounded_list(range.get("partitions"))
+                    .ok_or_else(|| self.error("range.partitions", expected))?
+                    .iter()
+                    .enumerate()
+                {
+                    let field = format!("range.partitions[{index}]");
+                    let (name, below) =
+                        named_bound(partition).ok_or_else(|| self.error(&field, expected))?;
+                    let subpartitions = match partition.get("subpartitions") {
+                        // Every partition of a composite partitioned table has subpartitions.
+                        None if subcolumn.is_some() => {
+                            return Err(self.error(&field, "expected its subpartitions"));
+                        }
+                        None => Vec::new(),
+                        Some(list) if subcolumn.is_some() => bounded_list(Some(list))
+                            .ok_or_else(|| self.error(&field, expected))?
+                            .iter()
+                            .map(named_bound)
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| self.error(&field, expected))?,
+                        Some(_) => {
+                            return Err(self.error(&field, "subpartitions need range.subcolumn"));
+                        }
+                    };
+                    if !subpartitions.is_empty() && !ascending(&subpartitions) {
+                        return Err(self.error(
+                            &field,
+                            "subpartition bounds must ascend, MAXVALUE last (ORA-14037)",
+                        ));
+                    }
+                    partitions.push(PartitionDecl {
+                        name,
+                        below,
+                        subpartitions,
+                    });
+                }
+                let bounds: Vec<(String, Option<i64>)> = (partitions.iter())
+                    .map(|p| (p.name.clone(), p.below))
+                    .collect();
+                if partitions.is_empty() || !ascending(&bounds) {
+                    return Err(self.error(
+                        "range.partitions",
+                        "partition bounds must ascend, MAXVALUE last (ORA-14037)",
+                    ));
+                }
+                Ok(Layout::Range {
+                    column,
+                    subcolumn,
+                    partitions,
+                })
+            }
+            _ => Err(self.error(
+                "organization",
+                "expected \"heap\" or \"index\", and no \"range\" with \"index\"",
+            )),
+        }
     }
 
     /// `"unique": [{"name": "UK_X", "columns": ["A", "B"]}, ...]` (optional).

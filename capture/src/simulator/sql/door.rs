@@ -489,9 +489,10 @@ impl Database for SessionDatabase<'_> {
             return self.shared.simulator.flashback(&owner, name, scn, &context);
         }
         if self.shared.simulator.live_table(&owner, name).is_some() {
-            return Err(OraError::invalid_sql(&format!(
-                "reads of table {owner}.{name}"
-            )));
+            // A read without AS OF sees the committed rows as of now (its statement's SCN).
+            let context = view_context(&self.shared.flush_tables, self.state, None);
+            let scn = self.shared.simulator.catalog.scn;
+            return self.shared.simulator.flashback(&owner, name, scn, &context);
         }
         Err(OraError::new(942, "table or view does not exist"))
     }

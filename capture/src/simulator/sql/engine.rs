@@ -13,8 +13,8 @@ use std::collections::HashMap;
 
 use sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, InTarget,
-    ObjectName, OrderByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem, SetExpr,
-    SetOperator, SetQuantifier, TableFactor, Value,
+    LimitClause, ObjectName, OffsetRows, OrderByExpr, OrderByKind, OrderBySort, Query, Select,
+    SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor, Value,
 };
 
 use super::compiled::{self, Compiled};
@@ -147,8 +147,19 @@ pub struct Evaluator<'a> {
 
 impl Evaluator<'_> {
     pub fn query(&mut self, query: &Query) -> Result<Relation, OraError> {
-        if query.with.is_some() || query.limit_clause.is_some() || !query.locks.is_empty() {
-            return Err(OraError::invalid_sql("WITH, LIMIT and FOR UPDATE"));
+        // Oracle's row limiting clause is `[OFFSET n ROWS] [FETCH ...]` (SQL Language
+        // Reference, SELECT, row_limiting_clause): the offset is the only limit clause it has.
+        let offset = match &query.limit_clause {
+            None => None,
+            Some(LimitClause::LimitOffset {
+                limit: None,
+                offset: Some(offset),
+                limit_by,
+            }) if limit_by.is_empty() && offset.rows != OffsetRows::None => Some(&offset.value),
+            Some(_) => return Err(OraError::invalid_sql("LIMIT")),
+        };
+        if query.with.is_some() || !query.locks.is_empty() {
+            return Err(OraError::invalid_sql("WITH and FOR UPDATE"));
         }
         let order: Vec<OrderByExpr> = match &query.order_by {
             None => Vec::new(),
@@ -165,6 +176,21 @@ impl Evaluator<'_> {
                 relation
             }
         };
+        if let Some(offset) = offset {
+            let empty = Scope {
+                sources: Vec::new(),
+            };
+            let frame = Frame {
+                scope: &empty,
+                row: &[],
+                group: None,
+            };
+            // The rows skipped are the first of the ordered result; a negative or NULL
+            // offset is none (row_limiting_clause).
+            let skip = self.eval(offset, frame)?.to_u64()?.unwrap_or(0);
+            let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+            relation.rows.drain(..skip.min(relation.rows.len()));
+        }
         if let Some(fetch) = &query.fetch {
             if fetch.percent || fetch.with_ties {
                 return Err(OraError::invalid_sql("FETCH PERCENT or WITH TIES"));

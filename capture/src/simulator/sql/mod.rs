@@ -33,6 +33,8 @@ mod statement;
 mod views;
 
 #[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod tests;
 
 pub use datum::Datum;

@@ -791,7 +791,13 @@ impl Simulator {
                         y_n(false),
                         y_n(false),
                         yes_no(false),
-                        Datum::Null,
+                        // An index-organised table is `IOT`; its overflow and mapping
+                        // tables, which the model has none of, would be the other values.
+                        if (self.live_table(owner, table)).is_some_and(|t| t.index_organized) {
+                            Datum::text("IOT")
+                        } else {
+                            Datum::Null
+                        },
                         yes_no(*dropped),
                     ]);
                 }
@@ -831,27 +837,32 @@ impl Simulator {
                 let mut rows = Vec::new();
                 if visible {
                     for table in self.tables.iter().filter(|table| !table.purged) {
-                        let segment = if table.dropped {
-                            super::super::database::recycle_bin_name(table.object_id)
-                        } else {
-                            table.name.to_string()
-                        };
-                        for (extent_id, (file, block, blocks)) in
-                            table.extents().into_iter().enumerate()
-                        {
-                            rows.push(vec![
-                                Datum::text(table.owner.to_string()),
-                                Datum::text(segment.clone()),
-                                Datum::Null,
-                                Datum::text("TABLE"),
-                                Datum::text("USERS"),
-                                Datum::number(extent_id as u64),
-                                Datum::number(super::super::database::ABSOLUTE_FILE),
-                                Datum::number(block),
-                                Datum::number(blocks * 8192),
-                                Datum::number(blocks),
-                                Datum::number(file),
-                            ]);
+                        for segment in &table.segments {
+                            let (name, kind) = table.segment_name_and_type(segment);
+                            let name = if table.dropped && !table.index_organized {
+                                super::super::database::recycle_bin_name(table.object_id)
+                            } else {
+                                name
+                            };
+                            for (extent_id, (file, block, blocks)) in
+                                super::super::database::Table::extents(segment)
+                                    .into_iter()
+                                    .enumerate()
+                            {
+                                rows.push(vec![
+                                    Datum::text(table.owner.to_string()),
+                                    Datum::text(name.clone()),
+                                    segment.partition.clone().map_or(Datum::Null, Datum::text),
+                                    Datum::text(kind),
+                                    Datum::text("USERS"),
+                                    Datum::number(extent_id as u64),
+                                    Datum::number(super::super::database::ABSOLUTE_FILE),
+                                    Datum::number(block),
+                                    Datum::number(blocks * 8192),
+                                    Datum::number(blocks),
+                                    Datum::number(file),
+                                ]);
+                            }
                         }
                     }
                 }
@@ -886,13 +897,50 @@ impl Simulator {
                         };
                         rows.push(vec![
                             Datum::text(table.owner.to_string()),
-                            Datum::text(shown),
+                            Datum::text(shown.clone()),
                             Datum::Null,
                             Datum::number(table.object_id),
-                            Datum::number(table.data_object),
+                            Datum::number_or_null(table.table_data_object()),
                             Datum::text("TABLE"),
                             Datum::text("VALID"),
                         ]);
+                        // A partition is an object of its own, under the table's name with
+                        // its partition's as SUBOBJECT_NAME, and so is a subpartition (its
+                        // partition then has no segment); an IOT's key index is one too.
+                        let mut parents = Vec::new();
+                        for segment in
+                            (table.segments.iter()).filter(|_| table.table_data_object().is_none())
+                        {
+                            if let Some((parent, number)) = &segment.parent
+                                && !parents.contains(&parent)
+                            {
+                                parents.push(parent);
+                                rows.push(vec![
+                                    Datum::text(table.owner.to_string()),
+                                    Datum::text(shown.clone()),
+                                    Datum::text(parent.clone()),
+                                    Datum::number(*number),
+                                    Datum::Null,
+                                    Datum::text("TABLE PARTITION"),
+                                    Datum::text("VALID"),
+                                ]);
+                            }
+                            let (name, kind) = table.segment_name_and_type(segment);
+                            let name = if table.index_organized {
+                                name
+                            } else {
+                                shown.clone()
+                            };
+                            rows.push(vec![
+                                Datum::text(table.owner.to_string()),
+                                Datum::text(name),
+                                segment.partition.clone().map_or(Datum::Null, Datum::text),
+                                Datum::number(segment.object_id),
+                                Datum::number(segment.data_object),
+                                Datum::text(kind),
+                                Datum::text("VALID"),
+                            ]);
+                        }
                     }
                 }
                 relation(
