@@ -5,7 +5,9 @@
 //!
 //! - **Expand**, when the size grows, the StorageClass is unchanged and allows expansion
 //!   (`allowVolumeExpansion: true`), and every existing spill claim is `Bound`: each claim's
-//!   `spec.resources.requests.storage` is raised, then the StatefulSet is deleted with
+//!   `spec.resources.requests.storage` is raised, the StatefulSet's retention policy is switched to
+//!   `whenDeleted: Retain` until its controller has removed itself from the claims' owners, then
+//!   the StatefulSet is deleted with
 //!   `propagationPolicy: Orphan`, so its pod keeps running and keeps its claim, and the next
 //!   reconcile applies the StatefulSet with the new template, which adopts the pod and the claims.
 //!   The volume grows online where the storage driver can do that.
@@ -181,6 +183,10 @@ pub struct Pending {
     /// A recreation not started yet: these claims are not owned by the StatefulSet, so deleting
     /// it now would leave them behind.
     pub unowned: Vec<String>,
+    /// An expansion not finished yet: these claims are still owned by the StatefulSet, whose
+    /// retention policy was switched to `Retain` so that its controller lets go of them before
+    /// the StatefulSet is deleted.
+    pub releasing: Vec<String>,
     pub since: Instant,
     /// The [`SPILL_CLAIM_NOT_OWNED`] warning was published.
     pub warned: bool,
@@ -191,6 +197,7 @@ impl Pending {
         Self {
             claims,
             unowned: Vec::new(),
+            releasing: Vec::new(),
             since: Instant::now(),
             warned: false,
         }
@@ -227,7 +234,7 @@ pub async fn step(
         Some(sts) if sts.metadata.deletion_timestamp.is_some() => Ok(hold(pending)),
         Some(sts) if needed(sts, desired) => match pending {
             // Still waiting for the claims' owner: look again.
-            Some(p) if !p.unowned.is_empty() => {
+            Some(p) if !p.unowned.is_empty() || !p.releasing.is_empty() => {
                 start(client, namespace, sts, desired, Some(p)).await
             }
             // The cache may not have seen the deletion of a resize just started.
@@ -299,6 +306,29 @@ async fn start(
         Plan::Recreate { why } => why,
         Plan::Expand => match expand_claims(&claims_api, &claim_names, &new).await {
             Ok(()) => {
+                // A claim still owned by the StatefulSet (`whenDeleted: Delete`) can lose that
+                // owner only through the garbage collector's orphaning, which races the
+                // StatefulSet controller setting the owner again; the collector then deletes the
+                // claim as a dependent of a deleted owner. The controller lets go of its claims
+                // itself under `Retain`: switch, wait for it (within the patience), then delete.
+                let held: Vec<String> = claims
+                    .iter()
+                    .filter(|c| c.owned)
+                    .map(|c| c.name.clone())
+                    .collect();
+                let waited_long = waiting
+                    .as_ref()
+                    .is_some_and(|p| p.since.elapsed() >= RESIZE_PATIENCE);
+                if !held.is_empty() && !waited_long {
+                    retain_claims(client, namespace, &name).await?;
+                    let mut pending = waiting.unwrap_or_else(|| Pending::new(Vec::new()));
+                    pending.releasing = held;
+                    return Ok(Step {
+                        apply: false,
+                        pending: Some(pending),
+                        event: None,
+                    });
+                }
                 delete_stateful_set(client, namespace, &name, PropagationPolicy::Orphan).await?;
                 return Ok(Step {
                     apply: false,
@@ -448,6 +478,18 @@ async fn expand_claims(
             .await?;
     }
     Ok(())
+}
+
+/// Sets the StatefulSet's `persistentVolumeClaimRetentionPolicy.whenDeleted` to `Retain`, so its
+/// controller removes itself from its claims' owners.
+async fn retain_claims(client: &Client, namespace: &str, name: &str) -> Result<(), kube::Error> {
+    let api: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
+    let patch = serde_json::json!({
+        "spec": {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain"}}
+    });
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| ())
 }
 
 async fn delete_stateful_set(
