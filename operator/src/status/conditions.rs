@@ -1,6 +1,7 @@
 //! The conditions of `OracleCapture.status`, one function each (the table in the module docs of
 //! [`super`] says what each means): every function reads the [`Facts`] of one observation and
 //! builds its condition, the way Stackable's operators give each condition its own builder.
+//! `status.phase` and `status.activeStop`, summaries of the same facts, are read here too.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use redoline_crds::capture::CaptureState;
@@ -66,6 +67,15 @@ impl<'a> Facts<'a> {
 
     pub(super) fn stopped_at(&self) -> Option<Position> {
         self.stopped_at.clone()
+    }
+
+    /// `status.activeStop`: the code of the stop in force, none while a configuration problem
+    /// stalls the capture (`lastStop` keeps the latest stop after recovery).
+    pub(super) fn active_stop(&self) -> Option<String> {
+        match (&self.observation.configuration_problem, &self.stop) {
+            (None, Some(stop)) => Some(stop.code.clone()),
+            _ => None,
+        }
     }
 
     /// `Stalled`: a configuration problem, else the stop in force.

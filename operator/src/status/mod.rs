@@ -64,12 +64,6 @@ pub fn compute(
     let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
     let lag = facts.lag_within_sla(lag_seconds, position.as_ref());
     let phase = facts.phase(&stalled);
-    let stop = facts.stop();
-    // Only a stop in force: `lastStop` keeps the latest one after recovery.
-    let active_stop = match (&observation.configuration_problem, stop) {
-        (None, Some(stop)) => Some(stop.code.clone()),
-        _ => None,
-    };
     let ready = facts.ready(&stalled);
     let reconciling = facts.reconciling(&stalled);
     let mut conditions = vec![ready, facts.prerequisites_met(), stalled, reconciling];
@@ -80,8 +74,8 @@ pub fn compute(
         phase: Some(phase),
         position,
         lag_seconds,
-        last_stop: last_stop(stop, previous, now),
-        active_stop,
+        last_stop: last_stop(facts.stop(), previous, now),
+        active_stop: facts.active_stop(),
         snapshot: snapshot_status(observation, previous, phase),
         reposition: reposition(observation, previous),
     };
