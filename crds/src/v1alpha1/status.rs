@@ -87,9 +87,9 @@ pub struct ArchivedRedoStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention_hours: Option<u32>,
     /// Hours until the oldest needed archived log is past the retention (0 when it already
-    /// is: the deletion policy may remove it at any time). While the restart SCN is still in
-    /// an online log on every thread, the full retention. Absent when unknown: no retention
-    /// declared.
+    /// is: the deletion policy may remove it at any time; 0 too when the redo at the restart
+    /// SCN is gone already). While the restart SCN is still in an online log on every thread,
+    /// the full retention. Absent when unknown: no retention declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hours_left: Option<f64>,
     /// When the oldest needed archived log passes the retention (its `COMPLETION_TIME` plus
