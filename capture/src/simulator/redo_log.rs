@@ -229,7 +229,7 @@ pub(crate) struct LogFile {
 /// How long the archiver takes to copy a closed log: `V$ARCHIVED_LOG.COMPLETION_TIME` is this
 /// much after the switch (`NEXT_TIME`). A fixed figure of the model, not Oracle's (it depends on
 /// the log's size and the destination), kept non-zero so the two columns differ as they do.
-pub(crate) const ARCHIVER_COPY: SignedDuration = SignedDuration::from_secs(2);
+const ARCHIVER_COPY: SignedDuration = SignedDuration::from_secs(2);
 
 impl LogFile {
     /// The log an online group starts at `first_scn` at `now`: current, open-ended, not
