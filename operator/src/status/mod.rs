@@ -25,8 +25,8 @@ mod termination;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
-    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, RepositionStatus,
-    SnapshotProgress, SnapshotRequestState, condition_type as ct,
+    ArchivedRedoStatus, LastStop, OracleCaptureStatus, Phase, Position, RepositionState,
+    RepositionStatus, SnapshotProgress, SnapshotRequestState, condition_type as ct,
 };
 
 use conditions::{Facts, activity, condition_now};
@@ -78,6 +78,7 @@ pub fn compute(
         active_stop: facts.active_stop(),
         snapshot: snapshot_status(observation, previous, phase),
         reposition: reposition(observation, previous),
+        archived_redo: archived_redo(observation, previous, now),
     };
     let transitions = transitions(previous, &status);
     (status, transitions)
@@ -161,6 +162,36 @@ fn reposition(
         },
         None => previous_reposition.cloned(),
     }
+}
+
+/// `status.archivedRedo`: the capture's figures while it reports, else the last ones reported
+/// with the hours left counted down to `deletableFrom` on the operator's clock: a capture that
+/// does not run does not move its restart SCN, so the logs it needs only age.
+fn archived_redo(
+    observation: &Observation,
+    previous: Option<&OracleCaptureStatus>,
+    now: &Time,
+) -> Option<ArchivedRedoStatus> {
+    match observation
+        .capture
+        .as_ref()
+        .and_then(|c| c.archived_redo.clone())
+    {
+        Some(reported) => Some(reported),
+        None => previous
+            .and_then(|p| p.archived_redo.clone())
+            .map(|kept| archived_redo_at(kept, now)),
+    }
+}
+
+/// `kept` with its hours left counted again at `now` from `deletableFrom` (unchanged without
+/// it: unknown stays unknown, and a restart SCN in online logs keeps the full retention).
+fn archived_redo_at(mut kept: ArchivedRedoStatus, now: &Time) -> ArchivedRedoStatus {
+    if let Some(deletable_from) = &kept.deletable_from {
+        let seconds = deletable_from.0.duration_since(now.0).as_secs_f64();
+        kept.hours_left = Some((seconds / 3600.0).max(0.0));
+    }
+    kept
 }
 
 /// While no capture streams and the estimated lag is still within the SLA: how long until it
