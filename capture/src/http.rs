@@ -63,6 +63,7 @@ impl StatusBoard {
             oldest_transaction: None,
             threads: Vec::new(),
             reposition: None,
+            config_file: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {

@@ -172,6 +172,7 @@ fn live_report() -> String {
                 "moved from commit SCN 5120000 (restart SCN 5119000) to SCN 5100000".into(),
             ),
         }),
+        config_file: None,
     };
     // An incremental snapshot as the capture lists it in `snapshot.requests`.
     let mut json = serde_json::to_value(&report).unwrap();
