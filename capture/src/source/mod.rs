@@ -16,6 +16,7 @@
 //! [`csf`] rejoins a statement LogMiner split over continuation rows (`CSF = 1`), first thing
 //! after the rows cross the boundary, so everything downstream sees one row per change.
 
+pub mod chunk_plan;
 pub mod chunks;
 pub mod csf;
 pub mod fixtures;
