@@ -419,7 +419,11 @@ fn a_bookmark_with_the_old_rowid_progress_goes_on_after_its_rowid() {
         .expect("a table read in chunks");
     let written = table["chunks_done"][0][1].as_u64().expect("chunks written");
     let plan = ChunkPlan::decode(table["chunks"].as_str().expect("a packed plan")).unwrap();
-    assert_eq!(plan.first(), written + 1, "the plan keeps the chunks not written");
+    assert_eq!(
+        plan.first(),
+        written + 1,
+        "the plan keeps the chunks not written"
+    );
     let Some(RowRange::RowId { lo, .. }) = plan.get(written + 1) else {
         panic!("a ROWID range after the chunks written");
     };
