@@ -30,6 +30,7 @@
 //! of one small file every few seconds costs nothing and sees the symlink swap, an edit in
 //! place and a rename over the file alike.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -38,6 +39,7 @@ use jiff::Timestamp;
 use prometheus::IntGauge;
 use redoline_crds::capture::ConfigFileState;
 use redoline_crds::v1alpha1::SnapshotRequest;
+use sha2::{Digest, Sha256};
 
 use super::{CaptureConfig, ConfigError};
 use crate::http::StatusBoard;
@@ -142,6 +144,9 @@ pub async fn follow(follow: Follow) {
     let mut ticks = tokio::time::interval(follow.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last: Option<Vec<u8>> = None;
+    // Every content seen (by digest): an invalid one seen again (an edit undone, then redone)
+    // is not warned about twice.
+    let mut seen: BTreeSet<[u8; 32]> = BTreeSet::new();
     loop {
         ticks.tick().await;
         let path = follow.path.clone();
@@ -160,13 +165,15 @@ pub async fn follow(follow: Follow) {
             continue;
         }
         let loaded = super::load(&follow.path, &follow.environment);
+        let first_time = seen.insert(Sha256::digest(&content).into());
         last = Some(content);
-        apply(&follow, loaded);
+        apply(&follow, loaded, first_time);
     }
 }
 
-/// Acts on one new content of the file.
-fn apply(follow: &Follow, loaded: Result<CaptureConfig, ConfigError>) {
+/// Acts on one new content of the file; `first_time` when this content was never seen before
+/// (an invalid one is warned about only then).
+fn apply(follow: &Follow, loaded: Result<CaptureConfig, ConfigError>, first_time: bool) {
     let (_, in_force) = follow.requests.current();
     let assessment = assess(&follow.started, &in_force, loaded);
     let shown = match assessment {
@@ -189,12 +196,14 @@ fn apply(follow: &Follow, loaded: Result<CaptureConfig, ConfigError>) {
             Some(ConfigFileState::RestartPending)
         }
         Assessment::Invalid(error) => {
-            tracing::warn!(
-                path = %follow.path.display(),
-                %error,
-                "the config file changed and cannot be loaded: the capture goes on with the \
-                 config in force"
-            );
+            if first_time {
+                tracing::warn!(
+                    path = %follow.path.display(),
+                    %error,
+                    "the config file changed and cannot be loaded: the capture goes on with the \
+                     config in force"
+                );
+            }
             Some(ConfigFileState::Invalid {
                 error: error.to_string(),
             })
