@@ -64,6 +64,7 @@ impl StatusBoard {
             threads: Vec::new(),
             reposition: None,
             archived_redo: None,
+            config_file: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {

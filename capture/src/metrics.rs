@@ -25,6 +25,7 @@
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
 //! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` / `schema_registry_unavailable` |
 //! | `redoline_capture_credentials_loaded_timestamp_seconds` | gauge | (when this process read the mounted credentials it follows, [`crate::rotation`]; -1 when none are followed) |
+//! | `redoline_capture_config_file_invalid` | gauge | (1 while the config file on disk does not load and the run goes on with the config in force, [`crate::config::live`]) |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
@@ -86,9 +87,10 @@ pub const SCHEMA_HISTORY_LAST_RECOVERED_CHANGE: &str =
 pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
     "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
 pub const CREDENTIALS_LOADED: &str = "redoline_capture_credentials_loaded_timestamp_seconds";
+pub const CONFIG_FILE_INVALID: &str = "redoline_capture_config_file_invalid";
 
 /// Every metric name above.
-pub const ALL: [&str; 31] = [
+pub const ALL: [&str; 32] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
@@ -120,6 +122,7 @@ pub const ALL: [&str; 31] = [
     SCHEMA_HISTORY_LAST_RECOVERED_CHANGE,
     SCHEMA_HISTORY_LAST_APPLIED_CHANGE,
     CREDENTIALS_LOADED,
+    CONFIG_FILE_INVALID,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -158,6 +161,8 @@ pub struct EngineMetrics {
     /// Set by [`crate::rotation::watch`]. A change ends the process, so a counter of changes
     /// would rarely be scraped; this timestamp moves with each rotation instead.
     pub credentials_loaded: Gauge,
+    /// Set by [`crate::config::live::follow`]: 1 while the config file does not load.
+    pub config_file_invalid: IntGauge,
     last_table_events: LastTableEvents,
 }
 
@@ -425,6 +430,10 @@ impl EngineMetrics {
                 CREDENTIALS_LOADED,
                 "When this process read the mounted credentials it follows (a change ends it for a restart with the new ones); -1 when none are followed",
             )?,
+            config_file_invalid: IntGauge::new(
+                CONFIG_FILE_INVALID,
+                "1 while the config file on disk cannot be loaded (the capture goes on with the config in force; /status configFile names the error)",
+            )?,
             last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
@@ -433,6 +442,7 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
         metrics.credentials_loaded.set(-1.0);
         registry.register(Box::new(metrics.credentials_loaded.clone()))?;
+        registry.register(Box::new(metrics.config_file_invalid.clone()))?;
         registry.register(Box::new(metrics.commit_scn.clone()))?;
         registry.register(Box::new(metrics.restart_scn.clone()))?;
         metrics.archived_redo_hours_left.set(-1.0);

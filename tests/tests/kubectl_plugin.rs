@@ -184,6 +184,7 @@ fn live_report() -> String {
                 completed_at: Some(Time("2026-12-05T04:25:31Z".parse().unwrap())),
             }),
         }),
+        config_file: None,
     };
     // An incremental snapshot as the capture lists it in `snapshot.requests`.
     let mut json = serde_json::to_value(&report).unwrap();

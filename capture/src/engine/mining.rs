@@ -138,6 +138,8 @@ impl<S: OracleSource> Engine<S> {
             if self.options.stop.load(Ordering::Relaxed) {
                 return Ok(Finish::Stopped);
             }
+            // A window boundary: snapshot requests changed in the config file apply here.
+            self.apply_live_requests()?;
             if self.end_scn.is_some_and(|end| self.next_scn > end) {
                 self.pipeline.commit_page()?;
                 // Requested snapshots finish too, as of the end.

@@ -58,6 +58,7 @@ use self::idle::IdlePacer;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;
 use crate::buffer::TransactionBuffer;
+use crate::config::live::LiveRequests;
 use crate::heartbeat::HeartbeatClock;
 use crate::http::StatusBoard;
 use crate::lag::LagTracker;
@@ -86,6 +87,9 @@ pub struct RunOptions {
     pub exit_at_end: bool,
     /// Set to stop after the current transaction.
     pub stop: Arc<AtomicBool>,
+    /// The snapshot requests in force: the config's at start, replaced while running when the
+    /// config file changes only them (`config::live`).
+    pub requests: LiveRequests,
 }
 
 /// What a run writes to and reports through, built by the caller.
@@ -139,6 +143,9 @@ pub struct Engine<S: OracleSource> {
     /// The row estimates of the tables incremental snapshots read (`None`: no statistics),
     /// read once per table and run for the status.
     row_estimates: std::collections::BTreeMap<String, Option<u64>>,
+    /// The generation of [`RunOptions::requests`] the incremental state was last reconciled
+    /// with.
+    requests_generation: u64,
 }
 
 /// The redo logs listed for windows from `from_scn` on, when the threads were at `sequences`

@@ -17,6 +17,7 @@
 //! after the rows cross the boundary, so everything downstream sees one row per change.
 
 pub mod archive_retention;
+pub mod chunk_plan;
 pub mod chunks;
 pub mod csf;
 pub mod fixtures;

@@ -353,7 +353,9 @@ pub struct SnapshotSpec {
 
     /// Re-reads of tables while streaming goes on (incremental snapshots; docs/snapshot.md). A
     /// new `id` starts one; removing a request that is still running cancels it; a finished
-    /// one is remembered with the capture's bookmark and never runs again.
+    /// one is remembered with the capture's bookmark and never runs again. A change of this
+    /// list alone does not restart the capture: it applies once the kubelet has updated the
+    /// mounted config (a minute or two).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32))]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["id"]))]
