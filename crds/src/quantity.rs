@@ -3,7 +3,17 @@
 //! A size is either a plain byte count (`268435456`) or a Kubernetes quantity string (`256Mi`,
 //! `10Gi`, `1.5G`, `512k`, `1e9`). The schema marks it `x-kubernetes-int-or-string`, so the
 //! apiserver accepts both, and CEL rules in the CRD (see [`cel_quantity`]) compare sizes with the
-//! apiserver's own quantity library. [`ByteQuantity::bytes`] gives the same number in Rust.
+//! apiserver's own quantity library. [`ByteQuantity::bytes`] gives the same number in Rust, and
+//! [`Quantity`] is the capture's implementation of that library's `quantity` type
+//! (`capture/src/config/crd_rules/kubernetes.rs`).
+//!
+//! Why ours: k8s-openapi's `Quantity` is the string only, without parsing or arithmetic. The
+//! crate `kube_quantity` (0.9, read for this) parses the number as an `f64` (nom's `double`)
+//! before turning it into a decimal, so long digit strings are rounded, and it takes what
+//! apimachinery's `ParseQuantity` refuses (a bare suffix such as `Mi` reads as 0; `double` also
+//! reads `inf` and `nan`). A size limit decided by rounding, or a spec the apiserver refused
+//! being accepted by the capture, is what this module exists to avoid; exact parsing is ~100
+//! lines, tested here against the grammar.
 
 use std::borrow::Cow;
 use std::fmt;
