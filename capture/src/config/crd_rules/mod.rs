@@ -73,7 +73,7 @@ pub fn check(document: &Value, skip: &[&str]) -> Result<(), ConfigError> {
         skip,
         context: &context,
     };
-    walk.node(schema, &document, &mut FieldPath::default())
+    walk.node(schema, &document, &FieldPath::default())
 }
 
 /// The schema, read and its rules compiled once.
@@ -157,13 +157,24 @@ impl Node {
                 _ => Ok(None),
             }
         };
-        Ok(Self {
+        let node = Self {
             rules,
             properties,
             items: child("items")?,
             values: child("additionalProperties")?,
             set: schema.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set"),
-        })
+        };
+        // The apiserver refuses a CRD whose fieldPath names no field of the schema; so does this.
+        for rule in &node.rules {
+            let mut at = &node;
+            for name in &rule.field_path {
+                at = at
+                    .properties
+                    .get(name)
+                    .ok_or_else(|| format!("rule {:?}: fieldPath names no field", rule.source))?;
+            }
+        }
+        Ok(node)
     }
 }
 
@@ -199,11 +210,6 @@ impl FieldPath {
         let mut path = self.clone();
         path.0.push(segment);
         path
-    }
-
-    /// The dotted path of the spec's fields only (for [`SPEC_ONLY`] and `skip`).
-    fn dotted(&self) -> String {
-        self.to_string()
     }
 }
 
@@ -248,14 +254,14 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn node(&self, node: &Node, value: &Value, path: &mut FieldPath) -> Result<(), ConfigError> {
+    fn node(&self, node: &Node, value: &Value, path: &FieldPath) -> Result<(), ConfigError> {
         match value {
             Value::Null => return Ok(()),
             Value::Object(map) => {
                 for (key, inner) in map {
                     let child = node.values.as_deref().or_else(|| node.properties.get(key));
                     if let Some(child) = child {
-                        self.node(child, inner, &mut path.with(Segment::Field(key.clone())))?;
+                        self.node(child, inner, &path.with(Segment::Field(key.clone())))?;
                     }
                 }
             }
@@ -271,13 +277,13 @@ impl Walk<'_> {
                 }
                 if let Some(item) = &node.items {
                     for (index, inner) in items.iter().enumerate() {
-                        self.node(item, inner, &mut path.with(Segment::Index(index)))?;
+                        self.node(item, inner, &path.with(Segment::Index(index)))?;
                     }
                 }
             }
             _ => {}
         }
-        if self.skip.contains(&path.dotted().as_str()) {
+        if self.skip.contains(&path.to_string().as_str()) {
             return Ok(());
         }
         for rule in &node.rules {
@@ -350,8 +356,12 @@ impl Walk<'_> {
             Ok(CelValue::Bool(false)) => Outcome::Fails,
             Ok(other) => Outcome::Error(format!("{other:?} is not a bool")),
             Err(ExecutionError::NoSuchKey(key))
-                if SPEC_ONLY
-                    .contains(&path.with(Segment::Field(key.to_string())).dotted().as_str()) =>
+                if SPEC_ONLY.contains(
+                    &path
+                        .with(Segment::Field(key.to_string()))
+                        .to_string()
+                        .as_str(),
+                ) =>
             {
                 Outcome::NotCarried
             }
