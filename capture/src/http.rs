@@ -63,6 +63,7 @@ impl StatusBoard {
             oldest_transaction: None,
             threads: Vec::new(),
             reposition: None,
+            archived_redo: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {
@@ -307,6 +308,7 @@ mod tests {
                     lag_seconds: Some(2.5),
                     snapshot: Some(snapshot),
                     reposition: None,
+                    archived_redo: None,
                 },
                 "{served}"
             );

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `redoline_capture_lag_seconds` | gauge | (absent until the lag is known; -1 when unknown) |
 //! | `redoline_capture_commit_scn` / `redoline_capture_restart_scn` | gauge | |
+//! | `redoline_capture_archived_redo_hours_left` | gauge | (hours before the oldest archived log a restart needs passes `mining.archiveRetentionHours`; -1 when unknown) |
 //! | `redoline_capture_events_total` | counter | `op` (`c`,`u`,`d`,`r`,`ddl`,`truncate`), `table` |
 //! | `redoline_capture_transactions_total` | counter | `outcome` = `committed` / `rolled_back` |
 //! | `redoline_capture_skipped_changes_total` | counter | `reason` = `unsupported` / `dictionary_mismatch` / `partial_lob` |
@@ -51,6 +52,7 @@ use crate::source::window_size::{Breach, CapChange};
 pub const LAG_SECONDS: &str = "redoline_capture_lag_seconds";
 pub const COMMIT_SCN: &str = "redoline_capture_commit_scn";
 pub const RESTART_SCN: &str = "redoline_capture_restart_scn";
+pub const ARCHIVED_REDO_HOURS_LEFT: &str = "redoline_capture_archived_redo_hours_left";
 pub const EVENTS_TOTAL: &str = "redoline_capture_events_total";
 pub const TRANSACTIONS_TOTAL: &str = "redoline_capture_transactions_total";
 pub const SKIPPED_CHANGES_TOTAL: &str = "redoline_capture_skipped_changes_total";
@@ -86,10 +88,11 @@ pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
 pub const CREDENTIALS_LOADED: &str = "redoline_capture_credentials_loaded_timestamp_seconds";
 
 /// Every metric name above.
-pub const ALL: [&str; 30] = [
+pub const ALL: [&str; 31] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
+    ARCHIVED_REDO_HOURS_LEFT,
     EVENTS_TOTAL,
     TRANSACTIONS_TOTAL,
     SKIPPED_CHANGES_TOTAL,
@@ -130,6 +133,7 @@ pub struct EngineMetrics {
     pub lag_seconds: Gauge,
     pub commit_scn: IntGauge,
     pub restart_scn: IntGauge,
+    pub archived_redo_hours_left: Gauge,
     events: IntCounterVec,
     transactions: IntCounterVec,
     skipped: IntCounterVec,
@@ -323,6 +327,10 @@ impl EngineMetrics {
             )?,
             commit_scn: IntGauge::new(COMMIT_SCN, "Commit SCN of the last emitted transaction")?,
             restart_scn: IntGauge::new(RESTART_SCN, "SCN mining restarts from after a restart")?,
+            archived_redo_hours_left: Gauge::new(
+                ARCHIVED_REDO_HOURS_LEFT,
+                "Hours before the oldest archived log a restart needs passes mining.archiveRetentionHours; -1 when unknown",
+            )?,
             events: IntCounterVec::new(
                 Opts::new(
                     EVENTS_TOTAL,
@@ -427,6 +435,8 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.credentials_loaded.clone()))?;
         registry.register(Box::new(metrics.commit_scn.clone()))?;
         registry.register(Box::new(metrics.restart_scn.clone()))?;
+        metrics.archived_redo_hours_left.set(-1.0);
+        registry.register(Box::new(metrics.archived_redo_hours_left.clone()))?;
         registry.register(Box::new(metrics.events.clone()))?;
         registry.register(Box::new(metrics.transactions.clone()))?;
         registry.register(Box::new(metrics.skipped.clone()))?;

@@ -101,6 +101,10 @@ pub struct StatusReport {
     /// What this run decided about `spec.reposition`; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reposition: Option<v1alpha1::RepositionStatus>,
+    /// The archived redo a restart needs and the hours left before it is deleted
+    /// (`spec.mining.archiveRetentionHours`); absent before the first log listing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_redo: Option<v1alpha1::ArchivedRedoStatus>,
 }
 
 /// The oldest open transaction on `/status`.
@@ -197,6 +201,10 @@ pub struct CaptureReport {
     /// `/status`: older captures leave it out).
     #[serde(default)]
     pub reposition: Option<v1alpha1::RepositionStatus>,
+    /// The archived redo a restart needs and the hours left (an addition to the contract's
+    /// `/status`: older captures leave it out).
+    #[serde(default)]
+    pub archived_redo: Option<v1alpha1::ArchivedRedoStatus>,
 }
 
 /// Reads `state` as text first, so that a state this version does not know is `None` rather than

@@ -147,11 +147,18 @@ pub struct Engine<S: OracleSource> {
 /// `V$THREAD` once and lists the logs again only after a switch, as Debezium does (its loop
 /// lists logs again only when `isLogSwitchPending`). A file deleted meanwhile (an archive purge)
 /// fails at ADD_LOGFILE and sends the window to a fresh listing, as any listing gone stale.
+///
+/// The listing reaches back to the bookmark's restart SCN when that is older than the window
+/// (an open transaction holds it back): the logs a restart needs, with their completion times,
+/// come with it, for the hours of archived redo left ([`crate::source::archive_retention`]).
 #[derive(Clone, Debug)]
 struct LogListing {
     from_scn: u64,
     sequences: Vec<(u16, u32)>,
     logs: Vec<crate::source::RedoLog>,
+    /// The threads as read with it, and when it was read (the logs' ages are as of then).
+    threads: Vec<crate::source::RedoThread>,
+    listed_at: std::time::Instant,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {
