@@ -12,8 +12,11 @@
 //! CLOB and BLOB columns written whole at insert and in pieces afterwards, with text outside the
 //! Basic Multilingual Plane; DDL of every kind on a table the capture lags behind; two RAC threads; log switches; archive purges; and one
 //! transaction large enough to spill under a 16 MiB budget (and to be journaled on Kafka), rolled
-//! back to a savepoint taken after it spilled. From its own decisions it records the model:
-//! each committed transaction's changes as the capture must publish them, in commit order.
+//! back to a savepoint taken after it spilled; and two tables that join the capture while it
+//! runs ([`Feature::TableCreatedMidRun`], [`Feature::TableAddedToSpec`]), written in the same
+//! transactions as the others. From its own decisions it records the model: each committed
+//! transaction's changes as the capture must publish them, in commit order (an added table's
+//! from where it joins, [`super::model::joined`]).
 
 use std::collections::BTreeMap;
 
@@ -46,8 +49,9 @@ const AUTOCOMMIT_TRANSACTIONS: usize = 200;
 /// Small steps per chunk.
 const STEPS_PER_CHUNK: usize = 90;
 
-/// Scenario features that have a known bug being fixed elsewhere: the generator leaves them out
-/// while they are listed in [`super::UNDER_REPAIR`].
+/// Scenario features the generator can leave out: each one that has a known bug being fixed
+/// elsewhere is left out while listed in [`super::UNDER_REPAIR`]. A failure names the added
+/// tables a workload had ([`Workload::describe_added`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
     /// An INSERT of a row with a non-NULL LOB that a savepoint rollback or its own failure

@@ -8,6 +8,8 @@
 //! is written, the purge at its start
 //! is kept only when the capture's restart SCN has passed it, as an operator purges archived logs
 //! a capture no longer needs (on Kafka the journal lets the restart SCN pass a long transaction).
+//! The spec changes between chunks as an operator edits it (each change restarts the pod): from
+//! half-way it asks for a re-read of ORDERS, and from its chunk it lists APP.EARLY.
 
 use std::collections::BTreeMap;
 use std::fs::File;
