@@ -29,6 +29,7 @@ mod report;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use position::StoredPosition;
 pub use report::{Check, Report};
@@ -199,7 +200,9 @@ fn with_captured_tables<S: DatabaseCatalog>(
     supplemental: SupplementalLogging,
 ) -> (DoctorRequest, Option<Check>) {
     let filters = Arc::new(request.filters.clone());
-    let mut listing = TableListing::new(&filters, &request.flush_table, supplemental);
+    // One listing: the doctor never lists again, so the interval is never used.
+    let mut listing =
+        TableListing::new(&filters, &request.flush_table, supplemental, Duration::MAX);
     match listing.captured(source, request.tables.clone()) {
         Ok(tables) => {
             let request = DoctorRequest {
