@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::event::json;
 
 /// When the next heartbeat is due.

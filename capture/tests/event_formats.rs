@@ -17,11 +17,12 @@ use proptest::prelude::*;
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::schema_change::schema_change_record;
 use redoline_capture::event::debezium::{
-    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, EncodeError, Encoding,
-    IntervalHandling, Record, SkippedOperations, TimePrecision,
+    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, Encoding, IntervalHandling,
+    SkippedOperations, TimePrecision,
 };
 use redoline_capture::event::{
-    ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionStart, compact,
+    ChangeEvent, EncodeError, Operation, Record, SnapshotMarker, SourceInfo, TransactionStart,
+    compact,
 };
 use redoline_capture::filter::Filters;
 use redoline_capture::heartbeat::{heartbeat_record, heartbeat_topic};

@@ -30,7 +30,7 @@ use jiff::Timestamp;
 
 use crate::buffer::{TransactionBuffer, TransactionKey};
 use crate::error::CaptureError;
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::sink::journal::{Journal, JournalMode, RebuiltTransaction, TxKey};
 use crate::source::LogMinerRow;
 

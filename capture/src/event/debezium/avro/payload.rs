@@ -9,8 +9,9 @@
 
 use super::binary;
 use crate::dictionary::LobKind;
+use crate::event::EncodeError;
 use crate::event::debezium::schema::FieldKind;
-use crate::event::debezium::{BinaryHandling, DebeziumOptions, EncodeError, Part, TablePlan};
+use crate::event::debezium::{BinaryHandling, DebeziumOptions, Part, TablePlan};
 use crate::event::{ChangeEvent, TransactionInfo};
 use crate::value::temporal::{self, Fraction};
 use crate::value::{Row, Value};
