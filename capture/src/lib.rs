@@ -30,6 +30,7 @@ pub mod fuzz;
 pub mod heartbeat;
 pub mod http;
 pub mod lag;
+pub mod login_guard;
 pub mod metrics;
 pub mod outage;
 pub mod redo;
