@@ -17,6 +17,7 @@
 
 pub mod compact;
 pub mod debezium;
+pub mod heartbeat;
 pub(crate) mod json;
 pub mod record;
 pub mod record_encoder;

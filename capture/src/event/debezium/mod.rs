@@ -617,9 +617,9 @@ impl DebeziumEncoder {
         )
     }
 
-    /// Debezium's heartbeat record on `topic` at `at` (see [`crate::heartbeat`]).
+    /// Debezium's heartbeat record on `topic` at `at` (see [`super::heartbeat`]).
     pub fn heartbeat(&mut self, topic: &str, at: jiff::Timestamp) -> Result<Record, EncodeError> {
-        let record = crate::heartbeat::heartbeat_record(
+        let record = super::heartbeat::heartbeat_record(
             topic,
             &self.options.topic_prefix,
             self.options.wraps_json(),
