@@ -260,7 +260,7 @@ impl<S: OracleSource> Engine<S> {
             // rows are handled as they come, so the query stays open for that too), without the
             // log listings and their pauses before it, or the sink's commit after it.
             cost.duration += mining_started.at.elapsed();
-            if let Some(failure) = self.pipeline.failure.take() {
+            if let Some(failure) = self.pipeline.take_failure() {
                 return Err(failure);
             }
             match streamed {
@@ -311,28 +311,7 @@ impl<S: OracleSource> Engine<S> {
             }
         }
         cost.pga_bytes = self.read_session_memory();
-        // Schema history hook: the DDL's structures and schema change events join its page.
-        if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
-            self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
-        }
-        self.pipeline.commit_page()?;
-        // A window cut short (a DDL to reload, or a stop request) resumes at the SCN of its last
-        // row: rows of that SCN already given to the buffer are recognised and not given twice,
-        // and nothing above it counts as mined (the orphan check and the heartbeat's idle
-        // bookmark read `next_scn`). Only a window streamed to its end moves past `end_scn`.
-        let cut_at = self
-            .pipeline
-            .ddl_commit_scn
-            .take()
-            .or(self.pipeline.stopped_at_scn.take());
-        self.next_scn = match cut_at {
-            Some(scn) => {
-                self.pipeline.replayed =
-                    Some((scn, std::mem::take(&mut self.pipeline.latest_rows)));
-                scn
-            }
-            None => end_scn + 1,
-        };
+        self.next_scn = self.pipeline.end_window(&mut self.source, end_scn)?;
         self.pipeline
             .metrics
             .window_duration
@@ -528,47 +507,22 @@ impl<S: OracleSource> Engine<S> {
         if self.lag.due(now, false) {
             self.poll_lag(now, current_scn);
         }
-        let buffer = &mut self.pipeline.buffer;
-        if buffer.orphan_check_due(now) {
+        if self.pipeline.orphan_check_due(now) {
             let open = self.source.open_transactions()?;
             let sessions = self.source.sessions()?;
             // A transaction missing from the list was gone when the list was read: the SCN read
             // after the lists is one its end (if any) lies below. The SCN read before the window
             // is not: a transaction committing during the window would look released by mistake.
             let listed_at_scn = self.source.current_scn()?;
-            let events = self.pipeline.buffer.check_orphans(OrphanCheck {
+            self.pipeline.release_orphans(OrphanCheck {
                 now,
                 current_scn: listed_at_scn,
                 mined_through_scn: self.next_scn.saturating_sub(1),
                 open_transactions: &open,
                 sessions: &sessions,
             })?;
-            for event in events {
-                let json = serde_json::to_string(&event).unwrap_or_default();
-                tracing::warn!(event = %json, "transaction-orphan-released");
-                self.pipeline.sink.publish_dropped(&event, json, None)?;
-            }
         }
-        for discarded in self.pipeline.buffer.enforce_max_age(now)? {
-            let event = serde_json::to_string(&discarded.ops_event).unwrap_or_default();
-            let dlq = serde_json::to_string(&discarded.dlq_record).unwrap_or_default();
-            tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
-            self.pipeline
-                .sink
-                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
-        }
-        let sink = &mut self.pipeline.sink;
-        let tombstones = self.pipeline.journaling.after_window(
-            &mut self.pipeline.buffer,
-            now,
-            &mut |chunks| Ok(sink.push_records(chunks)?),
-        )?;
-        self.pipeline.sink.push_tombstones(tombstones);
-        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
-        // rather than left open across the next window or a stop.
-        if self.pipeline.sink.has_loose_records() {
-            self.pipeline.commit_page()?;
-        }
+        self.pipeline.after_window(now)?;
         let lag = self.lag.lag_seconds();
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
@@ -589,8 +543,7 @@ impl<S: OracleSource> Engine<S> {
         // Mining has given every row up to the SCN before `next_scn` to the buffer.
         let mined_through = self.next_scn.saturating_sub(1);
         // The bookmark moves there only with no transaction open: its time is asked only then.
-        let moves = self.pipeline.buffer.open_transactions() == 0
-            && mined_through > self.pipeline.bookmark.commit_scn;
+        let moves = self.pipeline.heartbeat_moves_bookmark(mined_through);
         let mined_time = if moves {
             self.time_of_scn(mined_through)
         } else {

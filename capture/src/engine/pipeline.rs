@@ -17,7 +17,7 @@ use super::idle::WindowYield;
 use super::journaling::Journaling;
 use super::to_gauge;
 use crate::assemble::{CommitInfo, TransactionAssembler};
-use crate::buffer::{CommittedTransaction, Pushed, ReleaseReceipt, TransactionBuffer};
+use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::CaptureConfig;
 use crate::error::CaptureError;
 use crate::event::RecordEncoder;
@@ -28,6 +28,7 @@ use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, TableChange};
 use crate::sink::Output;
 use crate::sink::{Bookmark, PageFill, PagePolicy};
+use crate::snapshot::SnapshotState;
 use crate::source::csf::ContinuationJoiner;
 use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, Xid, missing_scn_range};
 use crate::stop::Stop;
@@ -227,6 +228,85 @@ impl Pipeline {
         self.latest_scn
     }
 
+    /// The failure that ended the window, if one did (the row callback cannot return it).
+    pub(super) fn take_failure(&mut self) -> Option<CaptureError> {
+        self.failure.take()
+    }
+
+    /// After a window's rows: the DDL's structures and schema change events join its page, the
+    /// page commits, and the SCN the next window starts at. A window cut short (a DDL to reload,
+    /// or a stop request) resumes at the SCN of its last row: rows of that SCN already given to
+    /// the buffer are recognised and not given twice, and nothing above it counts as mined (the
+    /// orphan check and the heartbeat's idle bookmark read the next SCN). Only a window
+    /// streamed to its end moves past `end_scn`.
+    pub(super) fn end_window<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        end_scn: u64,
+    ) -> Result<u64, CaptureError> {
+        // Schema history hook: the DDL's structures and schema change events join its page.
+        if let Some(ddl_scn) = self.ddl_commit_scn {
+            self.after_ddl(source, ddl_scn)?;
+        }
+        self.commit_page()?;
+        let cut_at = self.ddl_commit_scn.take().or(self.stopped_at_scn.take());
+        Ok(match cut_at {
+            Some(scn) => {
+                self.replayed = Some((scn, std::mem::take(&mut self.latest_rows)));
+                scn
+            }
+            None => end_scn + 1,
+        })
+    }
+
+    /// Whether the buffer's orphan check is due; it needs the database's lists of open
+    /// transactions and sessions, which the caller reads.
+    pub(super) fn orphan_check_due(&self, now: Timestamp) -> bool {
+        self.buffer.orphan_check_due(now)
+    }
+
+    /// Releases the open transactions the database no longer knows (`buffer::orphan`), each
+    /// release published as an ops event.
+    pub(super) fn release_orphans(&mut self, check: OrphanCheck<'_>) -> Result<(), CaptureError> {
+        for event in self.buffer.check_orphans(check)? {
+            let json = serde_json::to_string(&event).unwrap_or_default();
+            tracing::warn!(event = %json, "transaction-orphan-released");
+            self.sink.publish_dropped(&event, json, None)?;
+        }
+        Ok(())
+    }
+
+    /// Between windows: transactions over their maximum age discarded (ops event and DLQ
+    /// record), long transactions' journal written, and what that added committed.
+    pub(super) fn after_window(&mut self, now: Timestamp) -> Result<(), CaptureError> {
+        for discarded in self.buffer.enforce_max_age(now)? {
+            let event = serde_json::to_string(&discarded.ops_event).unwrap_or_default();
+            let dlq = serde_json::to_string(&discarded.dlq_record).unwrap_or_default();
+            tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
+            self.sink
+                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
+        }
+        let sink = &mut self.sink;
+        let tombstones = self
+            .journaling
+            .after_window(&mut self.buffer, now, &mut |chunks| {
+                Ok(sink.push_records(chunks)?)
+            })?;
+        self.sink.push_tombstones(tombstones);
+        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
+        // rather than left open across the next window or a stop.
+        if self.sink.has_loose_records() {
+            self.commit_page()?;
+        }
+        Ok(())
+    }
+
+    /// Whether a heartbeat now would move the bookmark to `mined_through`: only with no
+    /// transaction open, and only forward.
+    pub(super) fn heartbeat_moves_bookmark(&self, mined_through: u64) -> bool {
+        self.buffer.open_transactions() == 0 && mined_through > self.bookmark.commit_scn
+    }
+
     /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and
     /// written to the page.
     pub(super) fn emit(
@@ -264,54 +344,31 @@ impl Pipeline {
             self.time_zone.clone(),
         );
         let now = Timestamp::now();
-        let mut written = 0u64;
-        let mut failure: Option<CaptureError> = None;
-        let encoder = &mut self.encoder;
-        let sink = &mut self.sink;
-        let metrics = &self.metrics;
-        // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
-        // changes committed up to that SCN (engine/snapshot.rs).
-        let snapshot_covered = self
-            .bookmark
-            .snapshot
-            .as_ref()
-            .filter(|snapshot| snapshot.covers_any(commit.scn));
-        let filters = &self.filters;
-        let ddl_events = &mut self.ddl_events;
-        let mut write = |event: crate::event::ChangeEvent| {
-            if failure.is_some() {
-                return;
-            }
-            // Whoever ran it, a DDL changes the structure: its schema change event and history
-            // record are written even when the username lists leave its own event out.
-            if matches!(event.op, Operation::Ddl { .. }) {
-                ddl_events.push(event.clone());
-            }
-            if !filters.admits_user(event.source.user_name.as_deref())
-                || snapshot_covered.is_some_and(|snapshot| {
-                    snapshot.covers(&event.table.qualified_name(), commit.scn)
-                })
-            {
-                return;
-            }
-            metrics.event(&event.op, &event.table);
-            let appended = encoder
-                .encode(&event, now)
-                .map_err(CaptureError::from)
-                .and_then(|records| Ok(sink.append(records)?));
-            match appended {
-                Ok(count) => written += count,
-                Err(error) => failure = Some(error),
-            }
+        let mut writer = EventWriter {
+            filters: &self.filters,
+            // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
+            // changes committed up to that SCN (engine/snapshot.rs).
+            snapshot_covered: self
+                .bookmark
+                .snapshot
+                .as_ref()
+                .filter(|snapshot| snapshot.covers_any(commit.scn)),
+            commit_scn: commit.scn,
+            encoder: &mut self.encoder,
+            sink: &mut self.sink,
+            metrics: &self.metrics,
+            ddl_events: &mut self.ddl_events,
+            now,
+            written: 0,
+            failure: None,
         };
+        let mut write = |event: ChangeEvent| writer.write(event);
         for row in transaction.by_ref() {
             let row = row?;
             assembler.push(row, &mut write)?;
         }
         let stats = assembler.finish(&mut write)?;
-        if let Some(failure) = failure {
-            return Err(failure);
-        }
+        let mut written = writer.finish()?;
         if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now))? {
             written += self.sink.append(vec![end])?;
         }
@@ -485,6 +542,64 @@ impl Pipeline {
             report.journaled_transactions = self.journaling.journaled() as u64;
             report.oldest_transaction = self.oldest_transaction();
         });
+    }
+}
+
+/// Writes the events of one committed transaction as the assembler gives them: filter, then
+/// encode, then append to the page. The first failure is kept and later events are dropped, as
+/// the assembler's callback cannot return it.
+struct EventWriter<'p> {
+    filters: &'p Filters,
+    /// The snapshot state when it covers some table at this commit, else `None`.
+    snapshot_covered: Option<&'p SnapshotState>,
+    commit_scn: u64,
+    encoder: &'p mut RecordEncoder,
+    sink: &'p mut Output,
+    metrics: &'p EngineMetrics,
+    /// The transaction's DDL events, for `Pipeline::after_ddl`.
+    ddl_events: &'p mut Vec<ChangeEvent>,
+    /// The processing time the records carry.
+    now: Timestamp,
+    /// Records appended to the page.
+    written: u64,
+    failure: Option<CaptureError>,
+}
+
+impl EventWriter<'_> {
+    fn write(&mut self, event: ChangeEvent) {
+        if self.failure.is_some() {
+            return;
+        }
+        // Whoever ran it, a DDL changes the structure: its schema change event and history
+        // record are written even when the username lists leave its own event out.
+        if matches!(event.op, Operation::Ddl { .. }) {
+            self.ddl_events.push(event.clone());
+        }
+        if !self.filters.admits_user(event.source.user_name.as_deref())
+            || self.snapshot_covered.is_some_and(|snapshot| {
+                snapshot.covers(&event.table.qualified_name(), self.commit_scn)
+            })
+        {
+            return;
+        }
+        self.metrics.event(&event.op, &event.table);
+        let appended = self
+            .encoder
+            .encode(&event, self.now)
+            .map_err(CaptureError::from)
+            .and_then(|records| Ok(self.sink.append(records)?));
+        match appended {
+            Ok(count) => self.written += count,
+            Err(error) => self.failure = Some(error),
+        }
+    }
+
+    /// The records appended, or the first failure.
+    fn finish(self) -> Result<u64, CaptureError> {
+        match self.failure {
+            Some(failure) => Err(failure),
+            None => Ok(self.written),
+        }
     }
 }
 
