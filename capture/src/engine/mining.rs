@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
-use super::idle::{WindowYield, pause_unless_stopped};
+use super::idle::pause_unless_stopped;
 use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
@@ -125,13 +125,13 @@ impl<S: OracleSource> Engine<S> {
             report.lag_seconds = lag;
         });
         if let Some(stop) = result.as_ref().err().and_then(CaptureError::stop) {
-            self.pipeline.metrics.stopped(stop.code.code());
+            self.pipeline.metrics().stopped(stop.code.code());
         }
         result
     }
 
     fn mine_until_done(&mut self) -> Result<Finish, CaptureError> {
-        let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds);
+        let poll = Duration::from_secs(self.pipeline.config().mining.poll_interval_seconds);
         loop {
             if self.options.stop.load(Ordering::Relaxed) {
                 return Ok(Finish::Stopped);
@@ -151,13 +151,13 @@ impl<S: OracleSource> Engine<S> {
             // the planner keeps the window below what LGWR has written (`LAST_REDO_CHANGE#`,
             // read after the flush), which is also what makes `mining.readOnly` safe.
             let current = self.source.current_scn()?;
-            if !self.pipeline.config.mining.read_only {
+            if !self.pipeline.config().mining.read_only {
                 self.source.flush_redo()?;
             }
             if self.table_listing.due() {
                 let recorded = self.table_listing.refresh(
                     &mut self.source,
-                    &mut self.pipeline.tables,
+                    self.pipeline.tables_mut(),
                     self.next_scn,
                 )?;
                 self.pipeline.record_versions(&recorded)?;
@@ -195,7 +195,7 @@ impl<S: OracleSource> Engine<S> {
                         Some(end_scn) => window.end_scn.min(end_scn),
                         None => window.end_scn,
                     };
-                    self.pipeline.window_yield = WindowYield::default();
+                    self.pipeline.start_window();
                     let cost = self.mine_window(window.start_scn, end, &threads)?;
                     if self.options.stop.load(Ordering::Relaxed) {
                         // The window's pages are committed; nothing else is due before exiting.
@@ -211,9 +211,9 @@ impl<S: OracleSource> Engine<S> {
                     // Snapshot hook (engine/incremental.rs): at most one chunk per window.
                     self.incremental_chunk()?;
                     self.heartbeat_if_due()?;
-                    let mut pause = self.idle.after_window(self.pipeline.window_yield);
+                    let mut pause = self.idle.after_window(self.pipeline.window_yield());
                     // Caught up under load: the next window a little later (`busy_pause`).
-                    if !capped && !self.pipeline.window_yield.is_idle() {
+                    if !capped && !self.pipeline.window_yield().is_idle() {
                         pause = self.idle.busy_pause(window_began.elapsed());
                     }
                     // A run with an end (`--exit-at-end`) mines on to it without pausing: the
@@ -239,7 +239,7 @@ impl<S: OracleSource> Engine<S> {
         threads: &[RedoThread],
     ) -> Result<WindowCost, CaptureError> {
         let started = Instant::now();
-        let metrics = &self.pipeline.metrics;
+        let metrics = self.pipeline.metrics();
         metrics.window_start_scn.set(to_gauge(start_scn));
         metrics.window_end_scn.set(to_gauge(end_scn));
         let mut from_scn = start_scn;
@@ -265,7 +265,7 @@ impl<S: OracleSource> Engine<S> {
             }
             match streamed {
                 Ok(fetched) => {
-                    self.pipeline.metrics.rows_fetched.inc_by(fetched);
+                    self.pipeline.metrics().rows_fetched.inc_by(fetched);
                     break;
                 }
                 // An online log of the window was overwritten while it was read (ORA-00310): its
@@ -287,7 +287,7 @@ impl<S: OracleSource> Engine<S> {
                         "an online log was overwritten while it was mined; mining the rest of \
                          the window again from the archived copy"
                     );
-                    self.pipeline.metrics.retried("log_switched");
+                    self.pipeline.metrics().retried("log_switched");
                 }
                 // The mining session's server process ran out of memory (ORA-04030): a fresh
                 // session gives it back, and the window is mined again on it from the last row
@@ -305,7 +305,7 @@ impl<S: OracleSource> Engine<S> {
                          again on a fresh session"
                     );
                     self.recycle_mining("memory")?;
-                    self.pipeline.metrics.retried("session_memory");
+                    self.pipeline.metrics().retried("session_memory");
                 }
                 Err(error) => return Err(error.into()),
             }
@@ -313,7 +313,7 @@ impl<S: OracleSource> Engine<S> {
         cost.pga_bytes = self.read_session_memory();
         self.next_scn = self.pipeline.end_window(&mut self.source, end_scn)?;
         self.pipeline
-            .metrics
+            .metrics()
             .window_duration
             .observe(started.elapsed().as_secs_f64());
         Ok(cost)
@@ -330,7 +330,7 @@ impl<S: OracleSource> Engine<S> {
                 CapChange::Shrunk { .. } => tracing::warn!("{}", change.message()),
                 CapChange::Grew { .. } => tracing::info!("{}", change.message()),
             }
-            self.pipeline.metrics.window_cap_changed(&change);
+            self.pipeline.metrics().window_cap_changed(&change);
             self.planner.set_max_window(self.window_sizer.cap());
         }
         if verdict.recycle {
@@ -401,9 +401,9 @@ impl<S: OracleSource> Engine<S> {
                 start_scn,
                 end_scn,
                 logs: logs.logs,
-                objects: self.pipeline.tables.object_ids(),
-                tables: self.pipeline.tables.names(),
-                pdb: self.pipeline.config.database.pdb.clone(),
+                objects: self.pipeline.tables().object_ids(),
+                tables: self.pipeline.tables().names(),
+                pdb: self.pipeline.config().database.pdb.clone(),
                 // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
                 with_sql_undo: false,
             };
@@ -426,7 +426,7 @@ impl<S: OracleSource> Engine<S> {
                          a fresh session"
                     );
                     self.recycle_mining("memory")?;
-                    self.pipeline.metrics.retried("session_memory");
+                    self.pipeline.metrics().retried("session_memory");
                     continue;
                 }
                 Err(error) => return Err(error.into()),
@@ -441,7 +441,7 @@ impl<S: OracleSource> Engine<S> {
                 %message,
                 "LogMiner cannot use the listed logs; listing them again"
             );
-            self.pipeline.metrics.retried("logs_changed");
+            self.pipeline.metrics().retried("logs_changed");
             std::thread::sleep(pause);
             pause *= 2;
         }
@@ -453,7 +453,7 @@ impl<S: OracleSource> Engine<S> {
     /// `isMiningSessionRestartRequired`, then a new connection with
     /// `log.mining.restart.connection`).
     fn recycle_if_old(&mut self) -> Result<(), CaptureError> {
-        let bound = self.pipeline.config.mining.session_max_seconds;
+        let bound = self.pipeline.config().mining.session_max_seconds;
         let old = self
             .mining_since
             .is_some_and(|since| bound > 0 && since.elapsed() >= Duration::from_secs(bound));
@@ -472,7 +472,7 @@ impl<S: OracleSource> Engine<S> {
     fn recycle_mining(&mut self, reason: &str) -> Result<(), CaptureError> {
         self.source.recycle_mining()?;
         self.mining_since = None;
-        self.pipeline.metrics.session_recycled(reason);
+        self.pipeline.metrics().session_recycled(reason);
         Ok(())
     }
 
@@ -483,7 +483,7 @@ impl<S: OracleSource> Engine<S> {
     fn read_session_memory(&mut self) -> Option<u64> {
         match self.source.mining_session_memory() {
             Ok(Some(memory)) => {
-                self.pipeline.metrics.set_session_memory(memory);
+                self.pipeline.metrics().set_session_memory(memory);
                 Some(memory.pga_bytes)
             }
             Ok(None) => None,
@@ -537,7 +537,7 @@ impl<S: OracleSource> Engine<S> {
             return Ok(());
         }
         self.heartbeat.sent(now);
-        if let Some(query) = &self.pipeline.config.heartbeat.action_query {
+        if let Some(query) = &self.pipeline.config().heartbeat.action_query {
             self.source.heartbeat_action(query)?;
         }
         // Mining has given every row up to the SCN before `next_scn` to the buffer.
@@ -591,7 +591,7 @@ impl<S: OracleSource> Engine<S> {
     /// alone cannot tell apart.
     fn read_database_offset(&mut self) -> Result<(), CaptureError> {
         let offset = self.source.database_utc_offset()?;
-        self.pipeline.time_zone = jiff::tz::TimeZone::fixed(offset);
+        self.pipeline.set_time_zone(offset);
         Ok(())
     }
 
@@ -599,13 +599,9 @@ impl<S: OracleSource> Engine<S> {
     /// emitted one, as UTC instants); a failure is logged once and leaves the lag unknown, never
     /// failing the run.
     fn poll_lag(&mut self, now: Timestamp, current_scn: u64) {
-        let emitted_scn = self.pipeline.bookmark.commit_scn;
+        let emitted_scn = self.pipeline.bookmark().commit_scn;
         // The emitted commit's time as its events carried it, when this run emitted it.
-        let emitted_known = self
-            .pipeline
-            .last_commit_time
-            .filter(|(scn, _)| *scn == emitted_scn)
-            .map(|(_, time)| time);
+        let emitted_known = self.pipeline.commit_time_of(emitted_scn);
         let source = &mut self.source;
         let times = source.database_utc_offset().and_then(|offset| {
             let utc = |local: Option<jiff::civil::DateTime>| {
@@ -620,19 +616,13 @@ impl<S: OracleSource> Engine<S> {
         });
         match times {
             Ok((current_local, current, emitted)) => {
-                if let Some(database_now) = current_local {
-                    // Transaction ages compare this with their START rows' TIMESTAMP: both the
-                    // host's local time.
-                    self.pipeline
-                        .buffer
-                        .observe_database_clock(now, database_now);
-                }
+                // Transaction ages compare the database's clock with their START rows'
+                // TIMESTAMP (both the host's local time); a position whose time this run has
+                // not seen yet (a fresh start, a bookmark written before the time was stored)
+                // has it stored with the next page.
+                self.pipeline
+                    .observe_database_time(now, current_local, emitted);
                 self.lag.record(now, current, emitted);
-                // A position whose time this run has not seen yet (a fresh start, a bookmark
-                // written before the time was stored): the next page stores it.
-                if let Some(emitted) = emitted {
-                    self.pipeline.bookmark.reached_time(emitted);
-                }
             }
             Err(error) => {
                 if self.lag.record_failure(now) {
@@ -640,7 +630,7 @@ impl<S: OracleSource> Engine<S> {
                 }
             }
         }
-        self.pipeline.metrics.set_lag(self.lag.lag_seconds());
+        self.pipeline.metrics().set_lag(self.lag.lag_seconds());
     }
 }
 

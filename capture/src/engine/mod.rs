@@ -158,7 +158,7 @@ impl<S: OracleSource> std::fmt::Debug for Engine<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("next_scn", &self.next_scn)
-            .field("bookmark", &self.pipeline.bookmark)
+            .field("bookmark", self.pipeline.bookmark())
             .finish_non_exhaustive()
     }
 }
@@ -171,7 +171,7 @@ impl<S: OracleSource> Engine<S> {
 
     /// The bookmark of the last committed page.
     pub fn bookmark(&self) -> &Bookmark {
-        &self.pipeline.bookmark
+        self.pipeline.bookmark()
     }
 }
 

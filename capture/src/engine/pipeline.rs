@@ -29,61 +29,83 @@ use crate::schema_history::{ChangeKind, NewVersion, TableChange};
 use crate::sink::Output;
 use crate::sink::{Bookmark, PageFill, PagePolicy};
 use crate::snapshot::SnapshotState;
+use crate::snapshot::incremental::IncrementalState;
 use crate::source::csf::ContinuationJoiner;
 use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, Xid, missing_scn_range};
 use crate::stop::Stop;
 
 /// Everything the row callback needs (the source is busy streaming while it runs).
 pub(super) struct Pipeline {
+    config: CaptureConfig,
+    tables: CapturedTables,
+    buffer: TransactionBuffer,
+    sink: Output,
+    encoder: RecordEncoder,
+    /// Connector filters: changes by users the username lists leave out are not encoded.
+    filters: Arc<Filters>,
+    page_policy: PagePolicy,
+    journaling: Journaling,
+    board: StatusBoard,
+    /// Every row below this SCN was given to the buffer: the resume position never passes it.
+    mined_frontier: u64,
+    bookmark: Bookmark,
+    joiner: ContinuationJoiner,
+    metrics: EngineMetrics,
+    /// The database host's offset from UTC as read before the window being mined, as a fixed
+    /// zone: LogMiner's TIMESTAMP and COMMIT_TIMESTAMP are DATEs in the host's local time.
+    time_zone: TimeZone,
+    /// The UTC commit time of the latest transaction emitted, with its commit SCN: the lag
+    /// counts from it rather than from its local time read again later, which a DST switch in
+    /// between would shift by the switch.
+    last_commit_time: Option<(u64, Timestamp)>,
+    /// Receipts of transactions in the page not committed yet (their spill files stay).
+    pending: Vec<ReleaseReceipt>,
+    page_records: u64,
+    /// When the first transaction with records joined the page (the time bound counts from it).
+    page_started: Option<Instant>,
+    /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
+    /// that SCN.
+    latest_scn: u64,
+    latest_rows: RowCounts,
+    /// After a restart at an SCN: the rows of that SCN already given, not met again yet.
+    replayed: Option<(u64, RowCounts)>,
+    /// A DDL transaction committed at this SCN; the window ends here.
+    ddl_commit_scn: Option<u64>,
+    /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
+    /// and above it may not have been mined yet.
+    stopped_at_scn: Option<u64>,
+    /// The DDL events of that transaction, waiting for their tables' new structure.
+    ddl_events: Vec<ChangeEvent>,
+    /// What the window being mined gave the capture, for the pause after it.
+    window_yield: WindowYield,
+    /// Names the schema history, schema change and heartbeat records carry.
+    topic_prefix: String,
+    heartbeat_topic: String,
+    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    bookmark_moved: bool,
+    database_name: String,
+    failure: Option<CaptureError>,
+    stop: Arc<AtomicBool>,
+}
+
+/// What a pipeline is built from (engine/start.rs); the rest of its state starts empty.
+pub(super) struct PipelineParts {
     pub(super) config: CaptureConfig,
     pub(super) tables: CapturedTables,
     pub(super) buffer: TransactionBuffer,
     pub(super) sink: Output,
     pub(super) encoder: RecordEncoder,
-    /// Connector filters: changes by users the username lists leave out are not encoded.
     pub(super) filters: Arc<Filters>,
     pub(super) page_policy: PagePolicy,
     pub(super) journaling: Journaling,
     pub(super) board: StatusBoard,
-    /// Every row below this SCN was given to the buffer: the resume position never passes it.
-    pub(super) mined_frontier: u64,
     pub(super) bookmark: Bookmark,
-    pub(super) joiner: ContinuationJoiner,
     pub(super) metrics: EngineMetrics,
-    /// The database host's offset from UTC as read before the window being mined, as a fixed
-    /// zone: LogMiner's TIMESTAMP and COMMIT_TIMESTAMP are DATEs in the host's local time.
-    pub(super) time_zone: TimeZone,
-    /// The UTC commit time of the latest transaction emitted, with its commit SCN: the lag
-    /// counts from it rather than from its local time read again later, which a DST switch in
-    /// between would shift by the switch.
-    pub(super) last_commit_time: Option<(u64, Timestamp)>,
-    /// Receipts of transactions in the page not committed yet (their spill files stay).
-    pub(super) pending: Vec<ReleaseReceipt>,
-    pub(super) page_records: u64,
-    /// When the first transaction with records joined the page (the time bound counts from it).
-    pub(super) page_started: Option<Instant>,
-    /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
-    /// that SCN.
-    pub(super) latest_scn: u64,
-    pub(super) latest_rows: RowCounts,
-    /// After a restart at an SCN: the rows of that SCN already given, not met again yet.
-    pub(super) replayed: Option<(u64, RowCounts)>,
-    /// A DDL transaction committed at this SCN; the window ends here.
-    pub(super) ddl_commit_scn: Option<u64>,
-    /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
-    /// and above it may not have been mined yet.
-    pub(super) stopped_at_scn: Option<u64>,
-    /// The DDL events of that transaction, waiting for their tables' new structure.
-    pub(super) ddl_events: Vec<ChangeEvent>,
-    /// What the window being mined gave the capture, for the pause after it.
-    pub(super) window_yield: WindowYield,
-    /// Names the schema history, schema change and heartbeat records carry.
     pub(super) topic_prefix: String,
     pub(super) heartbeat_topic: String,
-    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    /// Whether the first page commits even without records (a fresh position to store).
     pub(super) bookmark_moved: bool,
     pub(super) database_name: String,
-    pub(super) failure: Option<CaptureError>,
     pub(super) stop: Arc<AtomicBool>,
 }
 
@@ -120,6 +142,167 @@ impl RowIdentity {
 }
 
 impl Pipeline {
+    pub(super) fn new(parts: PipelineParts) -> Self {
+        let PipelineParts {
+            config,
+            tables,
+            buffer,
+            sink,
+            encoder,
+            filters,
+            page_policy,
+            journaling,
+            board,
+            bookmark,
+            metrics,
+            topic_prefix,
+            heartbeat_topic,
+            bookmark_moved,
+            database_name,
+            stop,
+        } = parts;
+        Self {
+            config,
+            tables,
+            buffer,
+            sink,
+            encoder,
+            filters,
+            page_policy,
+            journaling,
+            board,
+            mined_frontier: bookmark.restart_scn,
+            bookmark,
+            joiner: ContinuationJoiner::default(),
+            metrics,
+            // Replaced before each window's rows are read (`set_time_zone`): nothing is
+            // converted with this one.
+            time_zone: TimeZone::UTC,
+            last_commit_time: None,
+            pending: Vec::new(),
+            page_records: 0,
+            page_started: None,
+            latest_scn: 0,
+            latest_rows: HashMap::new(),
+            replayed: None,
+            ddl_commit_scn: None,
+            stopped_at_scn: None,
+            ddl_events: Vec::new(),
+            window_yield: WindowYield::default(),
+            topic_prefix,
+            heartbeat_topic,
+            bookmark_moved,
+            database_name,
+            failure: None,
+            stop,
+        }
+    }
+
+    pub(super) fn config(&self) -> &CaptureConfig {
+        &self.config
+    }
+
+    pub(super) fn metrics(&self) -> &EngineMetrics {
+        &self.metrics
+    }
+
+    /// The bookmark of the last committed page, with the changes to go with the next one.
+    pub(super) fn bookmark(&self) -> &Bookmark {
+        &self.bookmark
+    }
+
+    pub(super) fn tables(&self) -> &CapturedTables {
+        &self.tables
+    }
+
+    /// The captured tables, to look a structure up or add tables (the catalog listing).
+    pub(super) fn tables_mut(&mut self) -> &mut CapturedTables {
+        &mut self.tables
+    }
+
+    /// The database host's offset for the window about to be mined.
+    pub(super) fn set_time_zone(&mut self, offset: jiff::tz::Offset) {
+        self.time_zone = TimeZone::fixed(offset);
+    }
+
+    /// Starts counting what the next window gives.
+    pub(super) fn start_window(&mut self) {
+        self.window_yield = WindowYield::default();
+    }
+
+    /// What the window just mined gave.
+    pub(super) fn window_yield(&self) -> WindowYield {
+        self.window_yield
+    }
+
+    /// The commit time this run's events carried for the commit at `scn`, when it emitted it.
+    pub(super) fn commit_time_of(&self, scn: u64) -> Option<Timestamp> {
+        self.last_commit_time
+            .filter(|(emitted, _)| *emitted == scn)
+            .map(|(_, time)| time)
+    }
+
+    /// The database's clock read at `now` (transaction ages count from it) and, when known,
+    /// the time of the emitted position, which the next page stores.
+    pub(super) fn observe_database_time(
+        &mut self,
+        now: Timestamp,
+        database_now: Option<jiff::civil::DateTime>,
+        emitted: Option<Timestamp>,
+    ) {
+        if let Some(database_now) = database_now {
+            self.buffer.observe_database_clock(now, database_now);
+        }
+        if let Some(emitted) = emitted {
+            self.bookmark.reached_time(emitted);
+        }
+    }
+
+    /// The incremental snapshot state the bookmark carries, created with `first` when none.
+    pub(super) fn incremental_or_insert(
+        &mut self,
+        first: impl FnOnce() -> IncrementalState,
+    ) -> &mut IncrementalState {
+        self.bookmark.incremental.get_or_insert_with(first)
+    }
+
+    /// The incremental snapshot state the bookmark carries, to change; the change goes with the
+    /// next page ([`Self::bookmark_changed`]).
+    pub(super) fn incremental_mut(&mut self) -> Option<&mut IncrementalState> {
+        self.bookmark.incremental.as_mut()
+    }
+
+    /// The bookmark changed (snapshot progress): the next page commits even without records.
+    pub(super) fn bookmark_changed(&mut self) {
+        self.bookmark_moved = true;
+    }
+
+    /// Commits the bookmark's change now, with whatever the page holds.
+    pub(super) fn commit_bookmark(&mut self) -> Result<(), CaptureError> {
+        self.bookmark_moved = true;
+        self.commit_page()
+    }
+
+    /// Commits the initial snapshot's progress `state` with the bookmark, and the batch read
+    /// into the page with it.
+    pub(super) fn commit_snapshot(&mut self, state: SnapshotState) -> Result<(), CaptureError> {
+        self.bookmark.snapshot = Some(state);
+        Ok(self.sink.commit(&self.bookmark)?)
+    }
+
+    /// A snapshot's read event (initial or incremental): encoded and appended to the page. The
+    /// filters chose its table and columns already; no user or SCN applies to a read.
+    pub(super) fn write_read_event(
+        &mut self,
+        event: &ChangeEvent,
+        processed_at: Timestamp,
+    ) -> Result<(), CaptureError> {
+        self.metrics.event(&event.op, &event.table);
+        let records = self.encoder.encode(event, processed_at)?;
+        self.sink.append(records)?;
+        Ok(())
+    }
+
     /// One mined row; `Break` ends the window (a failure, a DDL to reload, or a stop request).
     pub(super) fn push_row(&mut self, row: LogMinerRow) -> ControlFlow<()> {
         match self.try_push_row(row) {
