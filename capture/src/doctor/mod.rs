@@ -34,8 +34,7 @@ pub use position::StoredPosition;
 pub use report::{Check, Report};
 
 use crate::dictionary::TableSchema;
-use crate::engine::captured_tables::TableListing;
-use crate::filter::{Filters, unsupported};
+use crate::filter::{Filters, TableSelection, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
 use crate::source::key_logging;
 use crate::source::oracle::net_config::{NetConfig, NetConfigError};
@@ -156,12 +155,12 @@ pub fn run<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
     });
 
     // Every table the capture would capture: those named and those the filter lists select.
-    let mut listing = TableListing::new(
+    let selection = TableSelection::new(
+        &[],
         &Arc::new(request.filters.clone()),
         &request.flush_table,
-        database.supplemental,
     );
-    let request = &match listing.captured(source, request.tables.clone()) {
+    let request = &match selection.captured(source, request.tables.clone()) {
         Ok(tables) => DoctorRequest {
             tables,
             ..request.clone()

@@ -36,9 +36,11 @@
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 //! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
 //!   what the schema and table lists select, listed again between windows by
-//!   [`captured_tables::TableListing`]), the username lists (events of other users are not encoded;
-//!   their transactions still move the bookmark), and the END record of transaction metadata
-//!   appended after a transaction's events, in its page.
+//!   [`captured_tables::TableListing`]), the change filter of the pipeline's event writer (users
+//!   the username lists leave out, changes a snapshot read already holds: not encoded, their
+//!   transactions still move the bookmark), and the END record of transaction metadata appended
+//!   after a transaction's events, in its page. Which change is not published, and why, is
+//!   [`crate::filter`]'s one answer.
 
 pub mod captured_tables;
 pub mod idle;

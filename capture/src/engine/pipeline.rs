@@ -728,8 +728,8 @@ impl Pipeline {
     }
 }
 
-/// Writes the events of one committed transaction as the assembler gives them: filter, then
-/// encode, then append to the page. The first failure is kept and later events are dropped, as
+/// Writes the events of one committed transaction as the assembler gives them: filter (the
+/// change stage of `crate::filter`), then encode, then append to the page. The first failure is kept and later events are dropped, as
 /// the assembler's callback cannot return it.
 struct EventWriter<'p> {
     filters: &'p Filters,
@@ -758,10 +758,14 @@ impl EventWriter<'_> {
         if matches!(event.op, Operation::Ddl { .. }) {
             self.ddl_events.push(event.clone());
         }
-        if !self.filters.admits_user(event.source.user_name.as_deref())
-            || self.snapshot_covered.is_some_and(|snapshot| {
+        let covered = || {
+            self.snapshot_covered.is_some_and(|snapshot| {
                 snapshot.covers(&event.table.qualified_name(), self.commit_scn)
             })
+        };
+        if (self.filters)
+            .withheld(event.source.user_name.as_deref(), covered)
+            .is_some()
         {
             return;
         }

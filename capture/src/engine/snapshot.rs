@@ -560,7 +560,8 @@ impl<S: OracleSource> Engine<S> {
                     ..SourceInfo::default()
                 },
             };
-            self.pipeline.write_read_event(&event, read_at)
+            self.pipeline
+                .write_read_event(&event, read_at)
                 .map_err(Failure::Capture)?;
         }
         Ok(empty_after)

@@ -8,7 +8,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
-use super::captured_tables::{CapturedTables, TableListing, TableSelection, check_key_logging};
+use super::captured_tables::{CapturedTables, TableListing, check_key_logging};
 use super::idle::IdlePacer;
 use super::journaling::Journaling;
 use super::pipeline::{Pipeline, PipelineParts};
@@ -17,6 +17,7 @@ use super::{Engine, RunOptions, Wiring, to_gauge};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::error::CaptureError;
 use crate::event::RecordEncoder;
+use crate::filter::TableSelection;
 use crate::filter::{Filters, unsupported};
 use crate::heartbeat::{HeartbeatClock, heartbeat_topic};
 use crate::lag::LagTracker;
