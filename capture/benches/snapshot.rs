@@ -20,6 +20,11 @@
 //! fresh `topicPrefix` per round) are read back with a `read_committed` consumer and the records
 //! counted. Printed, never asserted.
 //!
+//! First, not timed: the size a bookmark gives a table's plan of chunks, for a table of 100
+//! million rows at the default `fetchSize` (10,000 rows, so about 10,000 chunks) with extents
+//! as Oracle's automatic allocation sizes them, as the JSON list bookmarks held before plans
+//! were packed and as the packed text they hold now (`source::chunk_plan`), whole and halfway.
+//!
 //! Then the chunks: the table's plan (`table_chunks`, 10,000 rows a chunk) read chunk by chunk
 //! with `flashback_range`, on the simulator itself and through the real client over the SQL
 //! door, with the time of each chunk printed in deciles over the course of the table (a read
@@ -99,6 +104,7 @@ fn report(label: &str, rows: u64, run: (Duration, f64), load: (Duration, f64), e
 }
 
 fn main() {
+    plan_sizes();
     let rows = rows();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let dir = dir.path();
@@ -254,4 +260,55 @@ fn chunk_deciles(dir: &Path, rows: u64) {
             deciles.join(" ")
         );
     }
+}
+
+/// The bytes a bookmark spends on the plan of a 100-million-row table (module doc).
+fn plan_sizes() {
+    use redoline_capture::source::RowRange;
+    use redoline_capture::source::chunk_plan::ChunkPlan;
+    use redoline_capture::source::chunks::{
+        Extent, LAST_ROW, blocks_per_chunk, extended_row_id, plan,
+    };
+
+    const ROWS: u64 = 100_000_000;
+    const BLOCKS: u64 = 1_000_000;
+    // Automatic extent allocation: 16 extents of 64 KB (8 blocks of 8 KB), 63 of 1 MB, 120 of
+    // 8 MB, then 64 MB ones, from block 128 of file 7.
+    let mut extents = Vec::new();
+    let mut block = 128;
+    let mut allocated = 0;
+    for (count, size) in [(16, 8), (63, 128), (120, 1024), (u64::MAX, 8192)] {
+        for _ in 0..count {
+            if allocated >= BLOCKS {
+                break;
+            }
+            extents.push(Extent {
+                data_object: 73_545,
+                file: 7,
+                block,
+                blocks: size,
+            });
+            block += size;
+            allocated += size;
+        }
+    }
+    let chunks = plan(&extents, blocks_per_chunk(10_000, Some(ROWS), Some(BLOCKS)));
+    let ranges: Vec<RowRange> = chunks
+        .iter()
+        .map(|c| RowRange::RowId {
+            lo: extended_row_id(c.data_object, c.first.file, c.first.block, 0).expect("a ROWID"),
+            hi: extended_row_id(c.data_object, c.last.file, c.last.block, LAST_ROW)
+                .expect("a ROWID"),
+        })
+        .collect();
+    let json = serde_json::to_string(&ranges).expect("JSON").len();
+    let mut packed = ChunkPlan::new(ranges);
+    let whole = serde_json::to_string(&packed).expect("JSON").len();
+    packed.forget_before(packed.len() / 2);
+    let half = serde_json::to_string(&packed).expect("JSON").len();
+    println!(
+        "bookmark plan of a {ROWS}-row table, fetchSize 10000 ({} chunks): JSON list {json} bytes; \
+         packed {whole} bytes, {half} bytes halfway",
+        chunks.len()
+    );
 }

@@ -9,6 +9,7 @@ use crate::buffer::{FrameReader, decode_row, encode_row};
 use crate::dictionary::{LengthSemantics, OracleType};
 use crate::redo::cli::{render_line, render_statement};
 use crate::redo::{parse_ddl, parse_dml, parse_extended_begin, parse_extended_write, parse_lob};
+use crate::source::chunk_plan::ChunkPlan;
 use crate::value::binary::encode_hex;
 use crate::value::internal::{
     CharacterSet, DatabaseFormats, NationalCharacterSet, decode_internal,
@@ -23,6 +24,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("parse_lob_ddl", parse_lob_ddl_target),
     ("spill_frame", spill_frame_target),
     ("internal_value", internal_value_target),
+    ("chunk_plan", chunk_plan_target),
 ];
 
 /// `parse_dml` and the `redo parse` line renderer: no panic, no hang, and every rendered line is
@@ -178,6 +180,31 @@ pub fn internal_value_target(data: &[u8]) {
                 "the error shows {shown}, not the value's hex"
             );
             let _ = error.to_string();
+        }
+    }
+}
+
+/// The packed chunk plan of a bookmark (`source::chunk_plan`), bytes that come back from Kafka:
+/// no panic, no allocation beyond what the input holds, and whatever decodes encodes to bytes
+/// that decode to the same plan. The same input is also tried as the stored text (base64) and as
+/// the JSON a bookmark holds (the packed string, or an older bookmark's list of ranges).
+pub fn chunk_plan_target(data: &[u8]) {
+    if let Ok(plan) = ChunkPlan::from_bytes(data) {
+        let again = ChunkPlan::from_bytes(&plan.to_bytes());
+        assert_eq!(again.as_ref(), Ok(&plan), "{data:02x?}");
+        assert_eq!(ChunkPlan::decode(&plan.encode()).as_ref(), Ok(&plan));
+        // Every chunk kept is reachable at its index.
+        for index in plan.first()..plan.len() {
+            assert!(plan.get(index).is_some());
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(plan) = ChunkPlan::decode(text) {
+            assert_eq!(ChunkPlan::decode(&plan.encode()), Ok(plan));
+        }
+        if let Ok(plan) = serde_json::from_str::<ChunkPlan>(text) {
+            let json = serde_json::to_string(&plan).unwrap_or_default();
+            assert_eq!(serde_json::from_str::<ChunkPlan>(&json).ok(), Some(plan));
         }
     }
 }

@@ -63,6 +63,8 @@ impl StatusBoard {
             oldest_transaction: None,
             threads: Vec::new(),
             reposition: None,
+            archived_redo: None,
+            config_file: None,
         };
         Self {
             inner: Arc::new(Mutex::new(Board {
@@ -307,6 +309,7 @@ mod tests {
                     lag_seconds: Some(2.5),
                     snapshot: Some(snapshot),
                     reposition: None,
+                    archived_redo: None,
                 },
                 "{served}"
             );

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `redoline_capture_lag_seconds` | gauge | (absent until the lag is known; -1 when unknown) |
 //! | `redoline_capture_commit_scn` / `redoline_capture_restart_scn` | gauge | |
+//! | `redoline_capture_archived_redo_hours_left` | gauge | (hours before the oldest archived log a restart needs passes `mining.archiveRetentionHours`; -1 when unknown) |
 //! | `redoline_capture_events_total` | counter | `op` (`c`,`u`,`d`,`r`,`ddl`,`truncate`), `table` |
 //! | `redoline_capture_transactions_total` | counter | `outcome` = `committed` / `rolled_back` |
 //! | `redoline_capture_skipped_changes_total` | counter | `reason` = `unsupported` / `dictionary_mismatch` / `partial_lob` |
@@ -24,6 +25,7 @@
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
 //! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` / `schema_registry_unavailable` |
 //! | `redoline_capture_credentials_loaded_timestamp_seconds` | gauge | (when this process read the mounted credentials it follows, [`crate::rotation`]; -1 when none are followed) |
+//! | `redoline_capture_config_file_invalid` | gauge | (1 while the config file on disk does not load and the run goes on with the config in force, [`crate::config::live`]) |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
@@ -51,6 +53,7 @@ use crate::source::window_size::{Breach, CapChange};
 pub const LAG_SECONDS: &str = "redoline_capture_lag_seconds";
 pub const COMMIT_SCN: &str = "redoline_capture_commit_scn";
 pub const RESTART_SCN: &str = "redoline_capture_restart_scn";
+pub const ARCHIVED_REDO_HOURS_LEFT: &str = "redoline_capture_archived_redo_hours_left";
 pub const EVENTS_TOTAL: &str = "redoline_capture_events_total";
 pub const TRANSACTIONS_TOTAL: &str = "redoline_capture_transactions_total";
 pub const SKIPPED_CHANGES_TOTAL: &str = "redoline_capture_skipped_changes_total";
@@ -84,12 +87,14 @@ pub const SCHEMA_HISTORY_LAST_RECOVERED_CHANGE: &str =
 pub const SCHEMA_HISTORY_LAST_APPLIED_CHANGE: &str =
     "redoline_capture_schema_history_last_applied_change_timestamp_seconds";
 pub const CREDENTIALS_LOADED: &str = "redoline_capture_credentials_loaded_timestamp_seconds";
+pub const CONFIG_FILE_INVALID: &str = "redoline_capture_config_file_invalid";
 
 /// Every metric name above.
-pub const ALL: [&str; 30] = [
+pub const ALL: [&str; 32] = [
     LAG_SECONDS,
     COMMIT_SCN,
     RESTART_SCN,
+    ARCHIVED_REDO_HOURS_LEFT,
     EVENTS_TOTAL,
     TRANSACTIONS_TOTAL,
     SKIPPED_CHANGES_TOTAL,
@@ -117,6 +122,7 @@ pub const ALL: [&str; 30] = [
     SCHEMA_HISTORY_LAST_RECOVERED_CHANGE,
     SCHEMA_HISTORY_LAST_APPLIED_CHANGE,
     CREDENTIALS_LOADED,
+    CONFIG_FILE_INVALID,
 ];
 
 /// A mining window takes from milliseconds (idle, online log) to minutes (archived backlog).
@@ -130,6 +136,7 @@ pub struct EngineMetrics {
     pub lag_seconds: Gauge,
     pub commit_scn: IntGauge,
     pub restart_scn: IntGauge,
+    pub archived_redo_hours_left: Gauge,
     events: IntCounterVec,
     transactions: IntCounterVec,
     skipped: IntCounterVec,
@@ -154,6 +161,8 @@ pub struct EngineMetrics {
     /// Set by [`crate::rotation::watch`]. A change ends the process, so a counter of changes
     /// would rarely be scraped; this timestamp moves with each rotation instead.
     pub credentials_loaded: Gauge,
+    /// Set by [`crate::config::live::follow`]: 1 while the config file does not load.
+    pub config_file_invalid: IntGauge,
     last_table_events: LastTableEvents,
 }
 
@@ -323,6 +332,10 @@ impl EngineMetrics {
             )?,
             commit_scn: IntGauge::new(COMMIT_SCN, "Commit SCN of the last emitted transaction")?,
             restart_scn: IntGauge::new(RESTART_SCN, "SCN mining restarts from after a restart")?,
+            archived_redo_hours_left: Gauge::new(
+                ARCHIVED_REDO_HOURS_LEFT,
+                "Hours before the oldest archived log a restart needs passes mining.archiveRetentionHours; -1 when unknown",
+            )?,
             events: IntCounterVec::new(
                 Opts::new(
                     EVENTS_TOTAL,
@@ -417,6 +430,10 @@ impl EngineMetrics {
                 CREDENTIALS_LOADED,
                 "When this process read the mounted credentials it follows (a change ends it for a restart with the new ones); -1 when none are followed",
             )?,
+            config_file_invalid: IntGauge::new(
+                CONFIG_FILE_INVALID,
+                "1 while the config file on disk cannot be loaded (the capture goes on with the config in force; /status configFile names the error)",
+            )?,
             last_table_events: LastTableEvents::default(),
         };
         metrics.lag_seconds.set(-1.0);
@@ -425,8 +442,11 @@ impl EngineMetrics {
         registry.register(Box::new(metrics.lag_seconds.clone()))?;
         metrics.credentials_loaded.set(-1.0);
         registry.register(Box::new(metrics.credentials_loaded.clone()))?;
+        registry.register(Box::new(metrics.config_file_invalid.clone()))?;
         registry.register(Box::new(metrics.commit_scn.clone()))?;
         registry.register(Box::new(metrics.restart_scn.clone()))?;
+        metrics.archived_redo_hours_left.set(-1.0);
+        registry.register(Box::new(metrics.archived_redo_hours_left.clone()))?;
         registry.register(Box::new(metrics.events.clone()))?;
         registry.register(Box::new(metrics.transactions.clone()))?;
         registry.register(Box::new(metrics.skipped.clone()))?;

@@ -25,6 +25,7 @@ use prometheus::Registry;
 
 use crate::buffer::{BufferMetrics, BufferSettings, TransactionBuffer};
 use crate::cli::AclFormat;
+use crate::config::live::{self, LiveRequests};
 use crate::config::secrets::DatabaseCredentials;
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
@@ -82,6 +83,9 @@ pub struct RunSettings {
     pub credentials_root: Option<PathBuf>,
     /// Which mounts changed, once the watch of `credentials_root` saw a change.
     pub rotated: Rotated,
+    /// The config file the run was loaded from, followed while it runs for changes of
+    /// `snapshot.requests` ([`config::live`]); `None` (the default) follows nothing.
+    pub config_path: Option<PathBuf>,
 }
 
 impl RunSettings {
@@ -93,6 +97,7 @@ impl RunSettings {
             stop: Arc::new(AtomicBool::new(false)),
             credentials_root: None,
             rotated: Rotated::default(),
+            config_path: None,
         }
     }
 }
@@ -112,6 +117,7 @@ pub fn run(config_path: &Path, exit_at_end: bool) -> Result<Ended, CaptureError>
     let config = config::load(config_path, &environment())?;
     let settings = RunSettings {
         credentials_root: Some(PathBuf::from(rotation::MOUNT_ROOT)),
+        config_path: Some(config_path.to_owned()),
         ..RunSettings::new(exit_at_end)
     };
     let rotated = Arc::clone(&settings.rotated);
@@ -421,6 +427,17 @@ where
             loaded: shared.engine_metrics.credentials_loaded.clone(),
         }));
     }
+    if let Some(path) = &settings.config_path {
+        runtime.spawn(live::follow(live::Follow {
+            path: path.clone(),
+            environment: environment(),
+            started: config.clone(),
+            requests: shared.requests.clone(),
+            board: shared.board.clone(),
+            invalid: shared.engine_metrics.config_file_invalid.clone(),
+            interval: live::POLL_INTERVAL,
+        }));
+    }
     let mut budget = RestartBudget::new(settings.database_retry);
     loop {
         let (result, windows) = attempt(&config, &mut open_source, &shared, &settings, &stop);
@@ -490,6 +507,8 @@ struct Shared {
     buffer_metrics: BufferMetrics,
     /// With Kafka: the sink's metrics and the producer state `/status` shows.
     sink: Option<(SinkMetrics, SinkStatus)>,
+    /// The snapshot requests in force, which outlive an attempt.
+    requests: LiveRequests,
 }
 
 impl Shared {
@@ -511,6 +530,7 @@ impl Shared {
             buffer_metrics: BufferMetrics::new(registry)?,
             board,
             sink,
+            requests: LiveRequests::new(config.snapshot.requests.clone()),
         })
     }
 }
@@ -585,6 +605,7 @@ where
         let options = RunOptions {
             exit_at_end: settings.exit_at_end,
             stop: Arc::clone(stop),
+            requests: shared.requests.clone(),
         };
         let wiring = Wiring {
             sink,

@@ -193,4 +193,9 @@ proptest! {
     fn mutated_internal_value_seeds_pass(input in mutated("internal_value")) {
         target("internal_value")(&input.0);
     }
+
+    #[test]
+    fn mutated_chunk_plan_seeds_pass(input in mutated("chunk_plan")) {
+        target("chunk_plan")(&input.0);
+    }
 }

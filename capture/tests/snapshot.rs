@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use redoline_capture::source::RowRange;
+use redoline_capture::source::chunk_plan::ChunkPlan;
+use redoline_capture::source::chunks::{LAST_ROW, extended_row_id, row_id_parts};
 use run_support::{Capture, Xorshift, free_port, status};
 use serde_json::Value;
 
@@ -398,8 +401,10 @@ fn snapshot_tables(value: &mut Value) -> Option<&mut Vec<Value>> {
 
 /// A bookmark written before chunks records the last ROWID written (`after_row_id`): a capture
 /// of today goes on after it, in batches, and every row arrives once. The bookmark is made by
-/// turning a chunked one back into that form, the last written chunk's upper bound standing for
-/// the last ROWID (through the real client, which compares ROWIDs by address as Oracle does).
+/// turning a chunked one back into that form: its plan keeps the chunks from the first one not
+/// written on, and the ROWID above every row of the block before that chunk's first block stands
+/// for the last ROWID written (through the real client, which compares ROWIDs by address as
+/// Oracle does).
 #[test]
 fn a_bookmark_with_the_old_rowid_progress_goes_on_after_its_rowid() {
     const ROWS: u64 = 3_000;
@@ -412,8 +417,19 @@ fn a_bookmark_with_the_old_rowid_progress_goes_on_after_its_rowid() {
         .iter_mut()
         .find(|table| table.get("chunks").is_some())
         .expect("a table read in chunks");
-    let written = table["chunks_done"][0][1].as_u64().expect("chunks written") as usize;
-    let last_row_id = table["chunks"][written]["hi"].clone();
+    let written = table["chunks_done"][0][1].as_u64().expect("chunks written");
+    let plan = ChunkPlan::decode(table["chunks"].as_str().expect("a packed plan")).unwrap();
+    assert_eq!(
+        plan.first(),
+        written + 1,
+        "the plan keeps the chunks not written"
+    );
+    let Some(RowRange::RowId { lo, .. }) = plan.get(written + 1) else {
+        panic!("a ROWID range after the chunks written");
+    };
+    let (object, file, block, row) = row_id_parts(lo).unwrap();
+    assert_eq!(row, 0);
+    let last_row_id = Value::String(extended_row_id(object, file, block - 1, LAST_ROW).unwrap());
     let object = table.as_object_mut().unwrap();
     object.remove("chunks");
     object.remove("chunks_done");

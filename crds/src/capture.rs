@@ -101,6 +101,27 @@ pub struct StatusReport {
     /// What this run decided about `spec.reposition`; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reposition: Option<v1alpha1::RepositionStatus>,
+    /// The archived redo a restart needs and the hours left before it is deleted
+    /// (`spec.mining.archiveRetentionHours`); absent before the first log listing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_redo: Option<v1alpha1::ArchivedRedoStatus>,
+    /// The config file on disk when it is not the one in force: changed beyond
+    /// `snapshot.requests` (applied at the next start) or not loadable. Absent when the file is
+    /// what the capture runs with (`snapshot.requests` changes apply while running).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_file: Option<ConfigFileState>,
+}
+
+/// Why the config file on disk is not the one in force: `configFile` in `/status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum ConfigFileState {
+    /// Changed beyond `snapshot.requests`: the rest applies at the next start (the operator
+    /// rolls the pod for such a change).
+    RestartPending,
+    /// It cannot be loaded (`error` names the field): the capture goes on with the config in
+    /// force.
+    Invalid { error: String },
 }
 
 /// The oldest open transaction on `/status`.
@@ -197,6 +218,10 @@ pub struct CaptureReport {
     /// `/status`: older captures leave it out).
     #[serde(default)]
     pub reposition: Option<v1alpha1::RepositionStatus>,
+    /// The archived redo a restart needs and the hours left (an addition to the contract's
+    /// `/status`: older captures leave it out).
+    #[serde(default)]
+    pub archived_redo: Option<v1alpha1::ArchivedRedoStatus>,
 }
 
 /// Reads `state` as text first, so that a state this version does not know is `None` rather than

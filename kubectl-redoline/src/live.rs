@@ -3,7 +3,7 @@
 //! `redoline_crds::capture::StatusReport`.
 
 use redoline_crds::capture::{OldestTransaction, ThreadPosition, Time};
-use redoline_crds::v1alpha1::RepositionStatus;
+use redoline_crds::v1alpha1::{ArchivedRedoStatus, RepositionStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -49,6 +49,8 @@ pub struct LiveStatus {
     pub snapshot: Option<Value>,
     #[serde(default)]
     pub reposition: Option<RepositionStatus>,
+    #[serde(default)]
+    pub archived_redo: Option<ArchivedRedoStatus>,
 }
 
 impl LiveStatus {

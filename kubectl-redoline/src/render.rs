@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use redoline_crds::v1alpha1::RepositionState;
+use redoline_crds::v1alpha1::{ArchivedRedoStatus, RepositionState};
 
 use crate::view::{Source, StatusView};
 
@@ -79,6 +79,8 @@ fn write_screen(out: &mut String, view: &StatusView) -> std::fmt::Result {
             thread.thread, thread.sequence, thread.first_scn
         )?;
     }
+
+    write_archived_redo(out, view.archived_redo.as_ref())?;
 
     writeln!(out, "\nTransactions")?;
     match &view.transactions {
@@ -203,6 +205,55 @@ fn write_screen(out: &mut String, view: &StatusView) -> std::fmt::Result {
     Ok(())
 }
 
+/// The hours of archived redo left before CDC-2001, with the log they count from.
+fn write_archived_redo(out: &mut String, redo: Option<&ArchivedRedoStatus>) -> std::fmt::Result {
+    let Some(redo) = redo else {
+        return writeln!(
+            out,
+            "  Archived redo: unknown (not reported by the capture)"
+        );
+    };
+    match (redo.hours_left, redo.retention_hours, &redo.oldest_needed) {
+        (Some(hours), Some(_), Some(_)) if hours <= 0.0 => writeln!(
+            out,
+            "  Archived redo: 0 h left before CDC-2001: the oldest log a restart needs is past \
+             the retention and may be deleted at any time"
+        )?,
+        (Some(hours), Some(retention), Some(_)) => writeln!(
+            out,
+            "  Archived redo: {hours:.1} h left before CDC-2001 (retention {retention} h)"
+        )?,
+        // Without a needed archived log, 0 h is redo already gone, any other figure a restart
+        // SCN still in the online logs.
+        (Some(hours), _, None) if hours <= 0.0 => writeln!(
+            out,
+            "  Archived redo: none left: the redo at the restart SCN is gone (CDC-2001 at the \
+             next restart)"
+        )?,
+        (Some(_), Some(retention), None) => writeln!(
+            out,
+            "  Archived redo: {retention} h or more left before CDC-2001 (the restart SCN is \
+             in the online logs; retention {retention} h)"
+        )?,
+        (_, None, _) | (None, Some(_), _) => writeln!(
+            out,
+            "  Archived redo: hours left unknown (declare spec.mining.archiveRetentionHours)"
+        )?,
+    }
+    if let Some(log) = &redo.oldest_needed {
+        let archived = log
+            .completed_at
+            .as_ref()
+            .map_or(String::new(), |at| format!(", archived {}", at.0));
+        writeln!(
+            out,
+            "    oldest needed: thread {} sequence {}{archived}",
+            log.thread, log.sequence
+        )?;
+    }
+    Ok(())
+}
+
 /// Bytes in binary units, as Kubernetes quantities read.
 fn bytes(value: Option<u64>) -> String {
     let Some(value) = value else {
@@ -232,5 +283,59 @@ mod tests {
         assert_eq!(bytes(Some(1536)), "1.5 KiB");
         assert_eq!(bytes(Some(20 << 30)), "20.0 GiB");
         assert_eq!(bytes(None), "?");
+    }
+
+    fn archived_redo_line(redo: Option<ArchivedRedoStatus>) -> String {
+        let mut out = String::new();
+        write_archived_redo(&mut out, redo.as_ref()).unwrap();
+        out
+    }
+
+    #[test]
+    fn archived_redo_says_the_hours_left_and_why_they_are_unknown() {
+        use redoline_crds::capture::Time;
+        use redoline_crds::v1alpha1::NeededArchivedLog;
+        let needed = NeededArchivedLog {
+            thread: 1,
+            sequence: 812,
+            completed_at: Some(Time("2026-12-05T09:00:00Z".parse().unwrap())),
+        };
+        let counted = ArchivedRedoStatus {
+            retention_hours: Some(24),
+            hours_left: Some(17.25),
+            deletable_from: Some(Time("2026-12-06T09:00:00Z".parse().unwrap())),
+            oldest_needed: Some(needed.clone()),
+        };
+        assert_eq!(
+            archived_redo_line(Some(counted.clone())),
+            "  Archived redo: 17.2 h left before CDC-2001 (retention 24 h)\n    oldest needed: \
+             thread 1 sequence 812, archived 2026-12-05T09:00:00Z\n"
+        );
+        let past = ArchivedRedoStatus {
+            hours_left: Some(0.0),
+            ..counted.clone()
+        };
+        assert!(archived_redo_line(Some(past)).contains("0 h left"));
+        let online = ArchivedRedoStatus {
+            hours_left: Some(24.0),
+            oldest_needed: None,
+            deletable_from: None,
+            ..counted
+        };
+        assert!(archived_redo_line(Some(online)).contains("24 h or more left"));
+        let gone = ArchivedRedoStatus {
+            retention_hours: Some(24),
+            hours_left: Some(0.0),
+            ..ArchivedRedoStatus::default()
+        };
+        assert!(archived_redo_line(Some(gone)).contains("is gone"));
+        let undeclared = ArchivedRedoStatus {
+            oldest_needed: Some(needed),
+            ..ArchivedRedoStatus::default()
+        };
+        let text = archived_redo_line(Some(undeclared));
+        assert!(text.contains("archiveRetentionHours"), "{text}");
+        assert!(text.contains("sequence 812"), "{text}");
+        assert!(archived_redo_line(None).contains("not reported"));
     }
 }

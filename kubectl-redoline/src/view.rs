@@ -2,7 +2,7 @@
 //! screen ([`crate::render`]) and `--output json` are both this model. Pure: built from JSON.
 
 use redoline_crds::capture::{OldestTransaction, ThreadPosition};
-use redoline_crds::v1alpha1::RepositionStatus;
+use redoline_crds::v1alpha1::{ArchivedRedoStatus, RepositionStatus};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -25,6 +25,9 @@ pub struct StatusView {
     pub stop: Option<StopView>,
     pub position: PositionView,
     pub threads: Vec<ThreadPosition>,
+    /// The archived redo a restart needs and the hours left before CDC-2001 (`/status`, else
+    /// `status.archivedRedo`); `None` when neither reports it.
+    pub archived_redo: Option<ArchivedRedoStatus>,
     /// From `/status` only.
     pub transactions: Option<TransactionsView>,
     pub snapshot: SnapshotView,
@@ -216,6 +219,10 @@ impl StatusView {
         let decided = live
             .and_then(|l| l.reposition.clone())
             .or_else(|| serde_json::from_value(status.get("reposition")?.clone()).ok());
+        // A capture older than the figure leaves it out of /status: the operator's copy then.
+        let archived_redo = live
+            .and_then(|l| l.archived_redo.clone())
+            .or_else(|| serde_json::from_value(status.get("archivedRedo")?.clone()).ok());
         StatusView {
             name: text(capture, "/metadata/name").unwrap_or_default(),
             namespace: text(capture, "/metadata/namespace").unwrap_or_default(),
@@ -225,6 +232,7 @@ impl StatusView {
             stop,
             position,
             threads: live.map(|l| l.threads.clone()).unwrap_or_default(),
+            archived_redo,
             transactions,
             snapshot,
             reposition: RepositionView {
@@ -344,7 +352,8 @@ mod tests {
                        "position": {"commitScn": 10, "restartScn": 9},
                        "snapshot": {"requests": [{"id": "r1", "state": "Running",
                            "tables": [{"table": "APP.ORDERS", "state": "Running", "rowsRead": 5, "rowsEstimate": 50}]}]},
-                       "reposition": {"id": "m1", "scn": 40, "state": "Refused", "message": "gone"}}
+                       "reposition": {"id": "m1", "scn": 40, "state": "Refused", "message": "gone"},
+                       "archivedRedo": {"retentionHours": 24, "hoursLeft": 3.5}}
         });
         let view = StatusView::build(
             &capture,
@@ -366,6 +375,7 @@ mod tests {
             Some("m1")
         );
         assert!(view.transactions.is_none());
+        assert_eq!(view.archived_redo.as_ref().unwrap().hours_left, Some(3.5));
 
         let live = LiveStatus::parse(
             r#"{"state":"streaming","commitScn":12,"restartScn":11,"openTransactions":1}"#,
@@ -383,5 +393,20 @@ mod tests {
         assert_eq!(view.transactions.unwrap().open, Some(1));
         // The live /status carries no requests: the operator's copy stands.
         assert_eq!(view.snapshot.requests[0].state.as_deref(), Some("Running"));
+        // Nor archived redo figures (an older capture): the operator's copy again.
+        assert_eq!(view.archived_redo.as_ref().unwrap().hours_left, Some(3.5));
+        let newer = LiveStatus::parse(
+            r#"{"state":"streaming","commitScn":12,"archivedRedo":{"retentionHours":24,"hoursLeft":2.0}}"#,
+        )
+        .unwrap();
+        let view = StatusView::build(
+            &capture,
+            Some(&newer),
+            Source::Capture {
+                pod: "orders-capture-0".into(),
+                port: 8080,
+            },
+        );
+        assert_eq!(view.archived_redo.unwrap().hours_left, Some(2.0));
     }
 }

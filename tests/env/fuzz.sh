@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the SQL_REDO parsers, spill frames and internal-format value decoders (capture/fuzz,
-# cargo-fuzz + libFuzzer) for a bounded time.
+# Fuzzes the SQL_REDO parsers, spill frames, internal-format value decoders and the packed chunk
+# plan of bookmarks (capture/fuzz, cargo-fuzz + libFuzzer) for a bounded time.
 # `make fuzz` runs it (CI: after `make test`, which replays the seeds through the same target bodies,
 # redoline_capture::fuzz, without libFuzzer).
 #

@@ -835,6 +835,7 @@ async fn explain_and_printer_columns_are_useful() {
         active_stop: Some("CDC-4001".into()),
         snapshot: None,
         reposition: None,
+        archived_redo: None,
     };
     typed
         .patch_status(

@@ -207,6 +207,7 @@ fn report(state: CaptureState, lag: f64) -> CaptureReport {
         lag_seconds: Some(lag),
         snapshot: None,
         reposition: None,
+        archived_redo: None,
     }
 }
 

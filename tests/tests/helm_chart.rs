@@ -45,8 +45,9 @@ use serde_json::{Value, json};
 const WAIT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(250);
 
-/// The alerts issue 10 asks for, two about the operator itself, and one before CDC-7003.
-const ALERTS: [&str; 8] = [
+/// The alerts issue 10 asks for, two about the operator itself, one before CDC-7003 and one
+/// before CDC-2001.
+const ALERTS: [&str; 9] = [
     "RedolineOperatorDown",
     "RedolineOperatorNoLeader",
     "RedolineOperatorReconcileErrors",
@@ -55,6 +56,7 @@ const ALERTS: [&str; 8] = [
     "RedolineCaptureLagHigh",
     "RedolineCaptureSpillNearCap",
     "RedolineCaptureReleasedLedgerNearCap",
+    "RedolineCaptureArchivedRedoLow",
 ];
 fn repo() -> PathBuf {
     helm::repo()

@@ -32,7 +32,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use redoline_crds::OracleCapture;
 use redoline_crds::capture::{CaptureState, OldestTransaction, StatusReport, ThreadPosition, Time};
-use redoline_crds::v1alpha1::{RepositionState, RepositionStatus};
+use redoline_crds::v1alpha1::{
+    ArchivedRedoStatus, NeededArchivedLog, RepositionState, RepositionStatus,
+};
 use redoline_tests::k8s::{KubeEnv, apply_crd};
 use serde_json::{Value, json};
 
@@ -172,6 +174,17 @@ fn live_report() -> String {
                 "moved from commit SCN 5120000 (restart SCN 5119000) to SCN 5100000".into(),
             ),
         }),
+        archived_redo: Some(ArchivedRedoStatus {
+            retention_hours: Some(24),
+            hours_left: Some(17.75),
+            deletable_from: Some(Time("2026-12-06T04:25:31Z".parse().unwrap())),
+            oldest_needed: Some(NeededArchivedLog {
+                thread: 1,
+                sequence: 812,
+                completed_at: Some(Time("2026-12-05T04:25:31Z".parse().unwrap())),
+            }),
+        }),
+        config_file: None,
     };
     // An incremental snapshot as the capture lists it in `snapshot.requests`.
     let mut json = serde_json::to_value(&report).unwrap();
@@ -202,7 +215,9 @@ fn operator_status() -> Value {
                      "message": "CDC-2001: redo of thread 1 from SCN 5000000 to SCN 5001000 is not available",
                      "at": "2026-12-05T08:00:00Z"},
         "reposition": {"id": "restore-1", "scn": 5_100_000, "state": "Applied", "at": "2026-12-05T09:12:07Z",
-                       "message": "moved from commit SCN 5120000 (restart SCN 5119000) to SCN 5100000"}
+                       "message": "moved from commit SCN 5120000 (restart SCN 5119000) to SCN 5100000"},
+        "archivedRedo": {"retentionHours": 24, "hoursLeft": 17.7, "deletableFrom": "2026-12-06T04:25:31Z",
+                         "oldestNeeded": {"thread": 1, "sequence": 812, "completedAt": "2026-12-05T04:25:31Z"}}
     })
 }
 

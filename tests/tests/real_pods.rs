@@ -11,7 +11,9 @@
 //!    no capabilities), checked from inside with `kubectl exec`, and captures in it;
 //! 3. `kubectl logs` gives one JSON object per line, with the fields docs/capture.md describes;
 //! 4. a spec change rolls the pod: the kubelet stops the old container with SIGTERM and it exits
-//!    0 within the grace period;
+//!    0 within the grace period; a change of `spec.snapshot.requests` alone does not: the kubelet
+//!    updates the mounted config in the running pod and the capture reads the table (up to the
+//!    kubelet's sync period plus its cache TTL later);
 //! 5. a deleted pod comes back on the same claim and volume and resumes from its bookmark;
 //! 6. read back `read_committed`, Kafka has every order the workload committed exactly once across
 //!    the rollout and the deletion.
@@ -28,7 +30,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use redoline_crds::OracleCapture;
-use redoline_crds::v1alpha1::ImagePullPolicy;
+use redoline_crds::v1alpha1::{ImagePullPolicy, SnapshotRequestState};
 use redoline_operator::build::{CAPTURE_CONTAINER, SPILL_DIR};
 use redoline_tests::k8s::KubeEnv;
 use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, Terminated, created_keys};
@@ -184,8 +186,51 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         "the capture did not stop cleanly on SIGTERM: {old_end:?}"
     );
 
-    // 5. A deleted pod comes back on the same claim and resumes from its bookmark.
+    // A snapshot request alone: no roll, the same container reads the table.
     let second_uid = second.metadata.uid.clone().unwrap();
+    let restarts = |pod: &Pod| {
+        pod.status
+            .as_ref()
+            .and_then(|status| status.container_statuses.as_ref())
+            .and_then(|statuses| statuses.iter().find(|s| s.name == CAPTURE_CONTAINER))
+            .map(|status| status.restart_count)
+    };
+    let restarts_before = restarts(&second);
+    captures
+        .patch(
+            NAME,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"snapshot": {"requests": [
+                {"id": "live-customers-1", "tables": ["SALES.CUSTOMERS"]}
+            ]}}})),
+        )
+        .await
+        .unwrap();
+    eventually(
+        "the request read without a restart",
+        WITHIN,
+        POLL,
+        || async {
+            let status = captures.get(NAME).await.ok()?.status?;
+            status
+                .snapshot?
+                .requests
+                .iter()
+                .any(|r| r.id == "live-customers-1" && r.state == SnapshotRequestState::Done)
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap();
+    let same = pods.get(POD).await.unwrap();
+    assert_eq!(
+        same.metadata.uid.as_deref(),
+        Some(second_uid.as_str()),
+        "the request rolled the pod"
+    );
+    assert_eq!(restarts(&same), restarts_before, "the capture restarted");
+
+    // 5. A deleted pod comes back on the same claim and resumes from its bookmark.
     pods.delete(POD, &DeleteParams::default()).await.unwrap();
     let third = ready_pod(&pods, Some(&second_uid)).await;
     let claim_of = |pod: &Pod| {

@@ -16,6 +16,7 @@
 
 pub mod env;
 pub mod kafka_auth;
+pub mod live;
 pub mod schema_registry;
 pub mod secrets;
 pub mod validate;

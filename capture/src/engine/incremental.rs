@@ -52,7 +52,10 @@ impl<S: OracleSource> Engine<S> {
             .iter()
             .map(qualified)
             .collect();
-        let requests = self.pipeline.config().snapshot.requests.clone();
+        // The requests in force, which the config file may have changed since the process began.
+        let (generation, requests) = self.options.requests.current();
+        self.requests_generation = generation;
+        self.pipeline.set_snapshot_requests(requests.clone());
         let snapshot_added = self.pipeline.config().snapshot.tables_added == TablesAdded::Snapshot;
         let state = self
             .pipeline
@@ -63,6 +66,31 @@ impl<S: OracleSource> Engine<S> {
         if !transitions.is_empty() {
             self.pipeline.commit_bookmark()?;
         }
+        self.show_incremental();
+        Ok(())
+    }
+
+    /// At a window boundary: when the config file changed `snapshot.requests` since they were
+    /// last applied (`config::live`), the queue is reconciled with them as at start (a new id
+    /// queued, a removed queued or running one cancelled, a finished one left finished) and the
+    /// result committed at once, so the status and a restart agree with it. A request is
+    /// recorded as running in the page of its first chunk, as at start.
+    pub(super) fn apply_live_requests(&mut self) -> Result<(), CaptureError> {
+        let (generation, requests) = self.options.requests.current();
+        if generation == self.requests_generation {
+            return Ok(());
+        }
+        self.requests_generation = generation;
+        self.pipeline.set_snapshot_requests(requests.clone());
+        let Some(state) = self.pipeline.incremental_mut() else {
+            return Ok(());
+        };
+        let transitions = state.reconcile(&requests, Timestamp::now());
+        log_transitions(&transitions);
+        if !transitions.is_empty() {
+            self.pipeline.commit_bookmark()?;
+        }
+        // The statuses follow the spec's list (a finished request shows while listed).
         self.show_incremental();
         Ok(())
     }

@@ -5,20 +5,22 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use super::idle::pause_unless_stopped;
 use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
 use crate::http::CaptureState;
+use crate::source::archive_retention::{self, Needed};
 use crate::source::logs::plan_logs;
 use crate::source::window::{Bound, Plan};
 use crate::source::window_size::{CapChange, MinedWindow, WindowCost};
 use crate::source::{
     LogPlan, MiningWindow, OracleSource, RedoLog, RedoLogKind, RedoThread, SourceError,
 };
-use redoline_crds::capture::ThreadPosition;
+use redoline_crds::capture::{ThreadPosition, Time};
+use redoline_crds::v1alpha1::{ArchivedRedoStatus, NeededArchivedLog};
 
 /// Tries of a window whose listed logs LogMiner cannot use, and the pause after the first
 /// (doubling: 0.2 + 0.4 + 0.8 + 1.6 s in all, time for the archiver to finish a log).
@@ -136,6 +138,8 @@ impl<S: OracleSource> Engine<S> {
             if self.options.stop.load(Ordering::Relaxed) {
                 return Ok(Finish::Stopped);
             }
+            // A window boundary: snapshot requests changed in the config file apply here.
+            self.apply_live_requests()?;
             if self.end_scn.is_some_and(|end| self.next_scn > end) {
                 self.pipeline.commit_page()?;
                 // Requested snapshots finish too, as of the end.
@@ -356,11 +360,16 @@ impl<S: OracleSource> Engine<S> {
                 listing.logs.clone()
             }
             _ => {
-                let logs = self.source.redo_logs(start_scn)?;
+                // From the restart SCN when it is older: the planner keeps only the logs
+                // reaching the window, the rest tell how long a restart's redo is kept.
+                let from_scn = start_scn.min(self.pipeline.bookmark().restart_scn);
+                let logs = self.source.redo_logs(from_scn)?;
                 self.log_listing = Some(super::LogListing {
-                    from_scn: start_scn,
+                    from_scn,
                     sequences,
                     logs: logs.clone(),
+                    threads: threads.to_vec(),
+                    listed_at: Instant::now(),
                 });
                 logs
             }
@@ -503,6 +512,7 @@ impl<S: OracleSource> Engine<S> {
     /// Between windows: orphans, maximum age, lag, and the status the operator reads.
     fn after_window(&mut self, current_scn: u64) -> Result<(), CaptureError> {
         let now = Timestamp::now();
+        self.report_archived_redo(now);
         // First: the lag poll reads the database's clock, which transaction ages count from.
         if self.lag.due(now, false) {
             self.poll_lag(now, current_scn);
@@ -550,6 +560,65 @@ impl<S: OracleSource> Engine<S> {
             None
         };
         self.pipeline.heartbeat(mined_through, mined_time, now)
+    }
+
+    /// The archived redo a restart at the bookmark's restart SCN needs and the hours left before
+    /// `mining.archiveRetentionHours` lets the database delete it, for `/status` and the
+    /// metric: from the last log listing, with no round trip of its own (the logs' ages were
+    /// read on the database's clock with the listing; the time since is the capture's
+    /// monotonic clock). Nothing before the first listing.
+    fn report_archived_redo(&mut self, now: Timestamp) {
+        let Some(listing) = &self.log_listing else {
+            return;
+        };
+        let Some(needed) = archive_retention::needed(
+            &listing.threads,
+            &listing.logs,
+            listing.from_scn,
+            self.pipeline.bookmark().restart_scn,
+        ) else {
+            return;
+        };
+        let retention_hours = self.pipeline.config().mining.archive_retention_hours;
+        let retention = retention_hours.map(|hours| SignedDuration::from_hours(i64::from(hours)));
+        let since_listing =
+            SignedDuration::try_from(listing.listed_at.elapsed()).unwrap_or(SignedDuration::MAX);
+        // Redo already gone has no time left, whatever the retention.
+        let hours_left = match (needed, retention) {
+            (Needed::Gone { .. }, _) => Some(0.0),
+            (_, Some(retention)) => Some(archive_retention::hours_left(
+                needed,
+                retention,
+                since_listing,
+            )),
+            (_, None) => None,
+        };
+        // Completion times are the host's local time: UTC with the offset read for the window.
+        let zone = self.pipeline.time_zone();
+        let utc = |local: jiff::civil::DateTime| zone.to_timestamp(local).ok().map(Time);
+        let (oldest_needed, deletable_from) = match needed {
+            Needed::Archived(log) => (
+                Some(NeededArchivedLog {
+                    thread: log.thread,
+                    sequence: log.sequence,
+                    completed_at: utc(log.completion.time),
+                }),
+                retention.and_then(|retention| utc(log.completion.time + retention)),
+            ),
+            Needed::OnlineOnly | Needed::Gone { .. } => (None, None),
+        };
+        self.pipeline
+            .metrics()
+            .archived_redo_hours_left
+            .set(hours_left.unwrap_or(-1.0));
+        let status = ArchivedRedoStatus {
+            retention_hours,
+            hours_left,
+            deletable_from,
+            oldest_needed,
+        };
+        self.board
+            .update(now, |report| report.archived_redo = Some(status));
     }
 
     /// The database time of `scn` as a UTC instant (`SCN_TO_TIMESTAMP` in the host's local time,
@@ -646,6 +715,7 @@ mod tests {
             first_scn,
             next_scn: None,
             kind,
+            completion: None,
         }
     }
 

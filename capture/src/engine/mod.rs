@@ -60,6 +60,7 @@ use self::idle::IdlePacer;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;
 use crate::buffer::TransactionBuffer;
+use crate::config::live::LiveRequests;
 use crate::heartbeat::HeartbeatClock;
 use crate::http::StatusBoard;
 use crate::lag::LagTracker;
@@ -88,6 +89,9 @@ pub struct RunOptions {
     pub exit_at_end: bool,
     /// Set to stop after the current transaction.
     pub stop: Arc<AtomicBool>,
+    /// The snapshot requests in force: the config's at start, replaced while running when the
+    /// config file changes only them (`config::live`).
+    pub requests: LiveRequests,
 }
 
 /// What a run writes to and reports through, built by the caller.
@@ -141,6 +145,9 @@ pub struct Engine<S: OracleSource> {
     /// The row estimates of the tables incremental snapshots read (`None`: no statistics),
     /// read once per table and run for the status.
     row_estimates: std::collections::BTreeMap<String, Option<u64>>,
+    /// The generation of [`RunOptions::requests`] the incremental state was last reconciled
+    /// with.
+    requests_generation: u64,
 }
 
 /// The redo logs listed for windows from `from_scn` on, when the threads were at `sequences`
@@ -149,11 +156,18 @@ pub struct Engine<S: OracleSource> {
 /// `V$THREAD` once and lists the logs again only after a switch, as Debezium does (its loop
 /// lists logs again only when `isLogSwitchPending`). A file deleted meanwhile (an archive purge)
 /// fails at ADD_LOGFILE and sends the window to a fresh listing, as any listing gone stale.
+///
+/// The listing reaches back to the bookmark's restart SCN when that is older than the window
+/// (an open transaction holds it back): the logs a restart needs, with their completion times,
+/// come with it, for the hours of archived redo left ([`crate::source::archive_retention`]).
 #[derive(Clone, Debug)]
 struct LogListing {
     from_scn: u64,
     sequences: Vec<(u16, u32)>,
     logs: Vec<crate::source::RedoLog>,
+    /// The threads as read with it, and when it was read (the logs' ages are as of then).
+    threads: Vec<crate::source::RedoThread>,
+    listed_at: std::time::Instant,
 }
 
 impl<S: OracleSource> std::fmt::Debug for Engine<S> {

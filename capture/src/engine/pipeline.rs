@@ -11,6 +11,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
 use redoline_crds::capture::{OldestTransaction, Time};
+use redoline_crds::v1alpha1::SnapshotRequest;
 
 use super::captured_tables::CapturedTables;
 use super::idle::WindowYield;
@@ -202,6 +203,11 @@ impl Pipeline {
         &self.config
     }
 
+    /// The snapshot requests in force, as the config file now lists them (engine/incremental.rs).
+    pub(super) fn set_snapshot_requests(&mut self, requests: Vec<SnapshotRequest>) {
+        self.config.snapshot.requests = requests;
+    }
+
     pub(super) fn metrics(&self) -> &EngineMetrics {
         &self.metrics
     }
@@ -223,6 +229,11 @@ impl Pipeline {
     /// The database host's offset for the window about to be mined.
     pub(super) fn set_time_zone(&mut self, offset: jiff::tz::Offset) {
         self.time_zone = TimeZone::fixed(offset);
+    }
+
+    /// The database host's offset read for the window being mined, as a fixed zone.
+    pub(super) fn time_zone(&self) -> &TimeZone {
+        &self.time_zone
     }
 
     /// Starts counting what the next window gives.

@@ -386,12 +386,12 @@ impl<S: OracleSource> Engine<S> {
             .map_err(Failure::Source)?;
         // The chunks after this one up to the next with a row: empty ones are written (as
         // done) with this one; the first with a row is kept for the next call.
-        let planned = state.tables[index].chunks.as_ref().map_or(0, Vec::len) as u32;
+        let planned = (state.tables[index].chunks.as_ref()).map_or(0, |plan| plan.len());
         let mut end_chunk = next + 1;
         let mut ahead = false;
-        while end_chunk < planned {
+        while u64::from(end_chunk) < planned {
             let Some(range) = (state.tables[index].chunks.as_ref())
-                .and_then(|plan| plan.get(end_chunk as usize))
+                .and_then(|plan| plan.get(u64::from(end_chunk)))
                 .cloned()
             else {
                 break;
@@ -454,9 +454,12 @@ impl<S: OracleSource> Engine<S> {
                 .source
                 .flashback_range(schema, table.scn, range, condition);
         }
-        let plan = table.chunks.as_deref().unwrap_or_default();
+        let later = table
+            .chunks
+            .as_ref()
+            .map_or(&[][..], |plan| plan.chunks_from(u64::from(chunk) + 1));
         let ranges: Vec<&RowRange> = std::iter::once(range)
-            .chain(plan.iter().skip(chunk as usize + 1))
+            .chain(later)
             .take(reading.readers.len())
             .collect();
         let scn = table.scn;

@@ -241,6 +241,7 @@ impl<S: OracleSource> Engine<S> {
             session_memory_failed: false,
             log_listing: None,
             row_estimates: std::collections::BTreeMap::new(),
+            requests_generation: 0,
             planner: WindowPlanner::new(window_sizer.cap()),
             window_sizer,
             source,

@@ -169,7 +169,7 @@ impl Simulator {
                     vec![self.thread]
                 };
                 for thread in threads {
-                    self.redo.switch(thread, scn);
+                    self.redo.switch(thread, scn, self.catalog.now);
                 }
                 Ok(())
             }
@@ -187,7 +187,8 @@ impl Simulator {
                 Ok(())
             }
             Step::Thread(thread) => {
-                self.redo.ensure_thread(thread, self.catalog.scn);
+                self.redo
+                    .ensure_thread(thread, self.catalog.scn, self.catalog.now);
                 self.thread = thread;
                 Ok(())
             }
@@ -219,7 +220,7 @@ impl Simulator {
                 self.catalog.incarnation += 1;
                 self.catalog.resetlogs_scn = self.catalog.scn;
                 self.catalog.resetlogs_time = self.catalog.now;
-                self.redo.resetlogs(self.catalog.scn);
+                self.redo.resetlogs(self.catalog.scn, self.catalog.now);
                 Ok(())
             }
             Step::PdbIncarnation => {

@@ -125,7 +125,7 @@ impl Simulator {
     /// SCN 1,000,000 at 2024-01-02 00:00:00.
     pub fn new() -> Self {
         let catalog = Catalog::new();
-        let redo = Redo::new(catalog.scn);
+        let redo = Redo::new(catalog.scn, catalog.now);
         Self {
             catalog,
             tables: Vec::new(),
@@ -441,7 +441,7 @@ impl DatabaseCatalog for Simulator {
 
 impl RedoMiner for Simulator {
     fn redo_logs(&mut self, from_scn: u64) -> Result<Vec<RedoLog>, SourceError> {
-        Ok(self.redo.listed_logs(from_scn, &self.catalog.name))
+        Ok(self.redo.listed_logs(from_scn, &self.catalog))
     }
 
     /// The flush-table write as the client makes it: on every instance, one small committed
@@ -493,12 +493,12 @@ impl RedoMiner for Simulator {
         let threads = self.redo.thread_views(self.catalog.scn);
         let registered: Vec<RedoLog> = if window.logs.is_empty() {
             // Per-PDB mining: START_LOGMNR finds the logs itself.
-            let listed = self.redo.listed_logs(window.start_scn, &self.catalog.name);
+            let listed = self.redo.listed_logs(window.start_scn, &self.catalog);
             plan_logs(&threads, listed, window.start_scn)?.logs
         } else {
             // A log still exists when its file still holds its sequence (a switch since the
             // plan closes the current log but leaves its file in place).
-            let listed = self.redo.listed_logs(0, &self.catalog.name);
+            let listed = self.redo.listed_logs(0, &self.catalog);
             let exists = |log: &RedoLog| {
                 listed.iter().any(|l| {
                     l.name == log.name && l.thread == log.thread && l.sequence == log.sequence

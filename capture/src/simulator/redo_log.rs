@@ -30,13 +30,14 @@ use jiff::{SignedDuration, civil};
 use super::at_mining::{
     AtMining, MISMATCH_INFO, NUMBERED_OWNER, RowObject, at_mining, numbered_sql, renamed_sql,
 };
-use super::database::{FastSet, Table, TableText, host_local_time};
+use super::database::{Catalog, FastSet, Table, TableText, host_local_time};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
 use super::scenario::TableLogging;
 use super::statement::{logged_columns, render_update_undo};
 use crate::source::row::SEQUENCELESS_XIDSQN;
 use crate::source::{
-    LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread, ThreadEnabled, Xid,
+    Completion, LogMinerRow, OperationCode, RedoAddress, RedoLog, RedoLogKind, RedoThread,
+    ThreadEnabled, Xid,
 };
 use crate::value::Value;
 use crate::value::internal::DatabaseFormats;
@@ -208,11 +209,27 @@ pub(crate) struct LogFile {
     /// The online group still holds this sequence.
     pub online: bool,
     pub archived: bool,
+    /// The clock (UTC) when the log was started (`FIRST_TIME`, a scenario's first log: when the
+    /// simulator started) and closed by a switch (`NEXT_TIME`).
+    pub opened: civil::DateTime,
+    pub closed: Option<civil::DateTime>,
 }
 
+/// How long the archiver takes to copy a closed log: `V$ARCHIVED_LOG.COMPLETION_TIME` is this
+/// much after the switch (`NEXT_TIME`). A fixed figure of the model, not Oracle's (it depends on
+/// the log's size and the destination), kept non-zero so the two columns differ as they do.
+const ARCHIVER_COPY: SignedDuration = SignedDuration::from_secs(2);
+
 impl LogFile {
-    /// The log an online group starts at `first_scn`: current, open-ended, not archived yet.
-    fn current(thread: u16, sequence: u32, incarnation: u32, first_scn: u64) -> Self {
+    /// The log an online group starts at `first_scn` at `now`: current, open-ended, not
+    /// archived yet.
+    fn current(
+        thread: u16,
+        sequence: u32,
+        incarnation: u32,
+        first_scn: u64,
+        now: civil::DateTime,
+    ) -> Self {
         Self {
             thread,
             sequence,
@@ -221,7 +238,16 @@ impl LogFile {
             next_scn: None,
             online: true,
             archived: false,
+            opened: now,
+            closed: None,
         }
+    }
+
+    /// When archiving the log completed (UTC): after its switch, once archived.
+    pub fn completed(&self) -> Option<civil::DateTime> {
+        self.closed
+            .filter(|_| self.archived)
+            .map(|closed| closed + ARCHIVER_COPY)
     }
 }
 
@@ -312,7 +338,7 @@ impl Redo {
         }
     }
 
-    pub fn new(scn: u64) -> Self {
+    pub fn new(scn: u64, now: civil::DateTime) -> Self {
         let mut redo = Self {
             threads: Vec::new(),
             logs: Vec::new(),
@@ -326,11 +352,11 @@ impl Redo {
             spare: String::new(),
             blank: Arc::from(""),
         };
-        redo.ensure_thread(1, scn);
+        redo.ensure_thread(1, scn, now);
         redo
     }
 
-    pub fn ensure_thread(&mut self, number: u16, scn: u64) -> usize {
+    pub fn ensure_thread(&mut self, number: u16, scn: u64, now: civil::DateTime) -> usize {
         if let Some(index) = self.threads.iter().position(|t| t.number == number) {
             return index;
         }
@@ -345,13 +371,13 @@ impl Redo {
             buffered_since: None,
         });
         self.logs
-            .push(LogFile::current(number, 1, self.incarnation, scn));
+            .push(LogFile::current(number, 1, self.incarnation, scn, now));
         self.threads.len() - 1
     }
 
     /// Closes the current log of `thread` at `scn`, archives it (ARCHIVELOG) and starts the next
-    /// sequence; the group overwritten loses its old sequence.
-    pub fn switch(&mut self, thread: u16, scn: u64) {
+    /// sequence at `now` (UTC); the group overwritten loses its old sequence.
+    pub fn switch(&mut self, thread: u16, scn: u64, now: civil::DateTime) {
         let incarnation = self.incarnation;
         let Some(state) = self.threads.iter_mut().find(|t| t.number == thread) else {
             return;
@@ -366,6 +392,7 @@ impl Redo {
         for log in &mut self.logs {
             if log.thread == thread && log.incarnation == incarnation && log.sequence == closed {
                 log.next_scn = Some(scn);
+                log.closed = Some(now);
                 log.archived = archivelog;
             }
             // The group taking the new sequence held `next - groups`.
@@ -377,8 +404,13 @@ impl Redo {
                 log.online = false;
             }
         }
-        self.logs
-            .push(LogFile::current(thread, next_sequence, incarnation, scn));
+        self.logs.push(LogFile::current(
+            thread,
+            next_sequence,
+            incarnation,
+            scn,
+            now,
+        ));
         self.drop_lost_logs();
     }
 
@@ -393,11 +425,12 @@ impl Redo {
     }
 
     /// Starts a new incarnation at `scn`: every thread starts sequence 1.
-    pub fn resetlogs(&mut self, scn: u64) {
+    pub fn resetlogs(&mut self, scn: u64, now: civil::DateTime) {
         for log in &mut self.logs {
             log.online = false;
             if log.next_scn.is_none() {
                 log.next_scn = Some(scn);
+                log.closed = Some(now);
                 log.archived = self.archivelog;
             }
         }
@@ -410,7 +443,7 @@ impl Redo {
             thread.written_scn = scn;
             thread.buffered_since = None;
             self.logs
-                .push(LogFile::current(thread.number, 1, incarnation, scn));
+                .push(LogFile::current(thread.number, 1, incarnation, scn, now));
         }
         self.drop_lost_logs();
     }
@@ -441,7 +474,7 @@ impl Redo {
             thread.records_in_log >= self.switch_records && spec.scn > thread.last_record_scn
         };
         if needs_switch {
-            self.switch(spec.thread, spec.scn);
+            self.switch(spec.thread, spec.scn, spec.time);
         }
         let thread = &mut self.threads[index];
         let address = RedoAddress {
@@ -558,8 +591,13 @@ impl Redo {
         }
     }
 
-    /// `V$LOG` ∪ `V$ARCHIVED_LOG` of the current incarnation reaching `from_scn`.
-    pub fn listed_logs(&self, from_scn: u64, name: &str) -> Vec<RedoLog> {
+    /// `V$LOG` ∪ `V$ARCHIVED_LOG` of the current incarnation reaching `from_scn`, listed when
+    /// `catalog`'s clock shows its `now`: an archived copy's completion in the host's local
+    /// time, and its age as `SYSDATE - COMPLETION_TIME` has it (both local).
+    pub fn listed_logs(&self, from_scn: u64, catalog: &Catalog) -> Vec<RedoLog> {
+        let name = catalog.name.as_str();
+        let local = |utc: civil::DateTime| host_local_time(&catalog.time_zone, utc);
+        let sysdate = local(catalog.now);
         let mut listed = Vec::new();
         for log in self.logs.iter().filter(|log| {
             log.incarnation == self.incarnation && log.next_scn.is_none_or(|next| next > from_scn)
@@ -571,6 +609,13 @@ impl Redo {
                 first_scn: log.first_scn,
                 next_scn: log.next_scn,
                 kind,
+                completion: match kind {
+                    RedoLogKind::Archived => log.completed().map(|completed| Completion {
+                        time: local(completed),
+                        age: sysdate.duration_since(local(completed)),
+                    }),
+                    RedoLogKind::Online => None,
+                },
             };
             if log.online {
                 listed.push(entry(RedoLogKind::Online));

@@ -22,6 +22,7 @@ use redoline_crds::v1alpha1::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::source::chunk_plan::ChunkPlan;
 use crate::source::chunks::RowRange;
 
 /// The prefix of the ids of requests made for tables that joined the capture.
@@ -73,9 +74,10 @@ pub struct TableProgress {
     pub table: String,
     /// The table's chunks (ROWID ranges of its extents, or key ranges of an index-organised
     /// table), planned when its first chunk is read and kept until the table is done, so a
-    /// restart reads the same chunks; `None` before.
+    /// restart reads the same chunks; `None` before. Only the chunks not written yet are kept,
+    /// packed ([`ChunkPlan`]), so the bookmark stays small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ranges: Option<Vec<RowRange>>,
+    pub ranges: Option<ChunkPlan>,
     /// Chunks written: the index of the next one.
     #[serde(default)]
     pub chunks: u64,
@@ -206,12 +208,7 @@ impl IncrementalState {
     pub fn next_chunk(&self) -> Option<NextChunk> {
         let request = self.queue.first()?;
         let table = request.tables.iter().find(|t| !t.done)?;
-        let range = table.ranges.as_ref().and_then(|ranges| {
-            usize::try_from(table.chunks)
-                .ok()
-                .and_then(|index| ranges.get(index))
-                .cloned()
-        });
+        let range = (table.ranges.as_ref()).and_then(|plan| plan.get(table.chunks).cloned());
         Some(NextChunk {
             id: request.id.clone(),
             table: table.table.clone(),
@@ -231,7 +228,7 @@ impl IncrementalState {
     ) -> Vec<Transition> {
         let empty = ranges.is_empty();
         if let Some(table) = self.table_mut(chunk) {
-            table.ranges = Some(ranges);
+            table.ranges = Some(ChunkPlan::new(ranges));
         }
         if empty {
             return self.record_chunk(chunk, 0, now);
@@ -277,7 +274,11 @@ impl IncrementalState {
         {
             table.chunks += 1;
             table.rows += rows;
-            let planned = table.ranges.as_ref().map_or(0, Vec::len) as u64;
+            let planned = table.ranges.as_ref().map_or(0, ChunkPlan::len);
+            // The chunks written are needed no more: the bookmark carries only the rest.
+            if let Some(plan) = table.ranges.as_mut() {
+                plan.forget_before(table.chunks);
+            }
             if table.chunks >= planned {
                 table.done = true;
                 // The plan is needed no more: the bookmark stays small.

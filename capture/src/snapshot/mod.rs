@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::SnapshotMarker;
 use crate::source::RowRange;
+use crate::source::chunk_plan::ChunkPlan;
 
 pub mod incremental;
 
@@ -104,9 +105,10 @@ pub struct TableSnapshot {
     /// The chunks the table is read in, once planned ([`crate::source::chunks`]). Stored, not
     /// derived again at a resume: the plan comes from the table's extents and statistics,
     /// which grow and change while the capture is down, and a different plan would not line
-    /// up with the chunks already written. Dropped once the table is done.
+    /// up with the chunks already written. Only the chunks from the first one not done on are
+    /// kept, packed ([`ChunkPlan`]). Dropped once the table is done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chunks: Option<Vec<RowRange>>,
+    pub chunks: Option<ChunkPlan>,
     /// The chunks whose rows are in a committed page, as inclusive ranges of chunk indexes.
     #[serde(default, skip_serializing_if = "ChunkSet::is_empty")]
     pub chunks_done: ChunkSet,
@@ -213,7 +215,7 @@ impl SnapshotState {
     /// The plan of table `index`'s chunks, nothing of it read yet.
     pub fn plan_table(&mut self, index: usize, chunks: Vec<RowRange>) {
         if let Some(table) = self.tables.get_mut(index) {
-            table.chunks = Some(chunks);
+            table.chunks = Some(ChunkPlan::new(chunks));
             table.chunks_done = ChunkSet::default();
         }
     }
@@ -223,7 +225,7 @@ impl SnapshotState {
     pub fn next_chunk(&self, index: usize) -> Option<(u32, &RowRange)> {
         let table = self.tables.get(index)?;
         let next = table.chunks_done.first_missing();
-        let range = table.chunks.as_ref()?.get(usize::try_from(next).ok()?)?;
+        let range = table.chunks.as_ref()?.get(u64::from(next))?;
         Some((next, range))
     }
 
@@ -236,8 +238,14 @@ impl SnapshotState {
                 table.chunks_done.insert(chunk);
             }
             table.rows += rows;
-            let planned = table.chunks.as_ref().map_or(0, Vec::len);
-            if table.chunks_done.first_missing() as usize >= planned {
+            let first_missing = u64::from(table.chunks_done.first_missing());
+            let planned = table.chunks.as_ref().map_or(0, ChunkPlan::len);
+            // The chunks before the first one not done are needed no more: the bookmark
+            // carries only the rest.
+            if let Some(plan) = table.chunks.as_mut() {
+                plan.forget_before(first_missing);
+            }
+            if first_missing >= planned {
                 table.done = true;
                 table.chunks = None;
                 table.chunks_done = ChunkSet::default();

@@ -287,3 +287,31 @@ fn old_bookmarks_load_and_plans_round_trip() {
         planned
     );
 }
+
+/// A bookmark whose plan is the JSON list of ranges written before plans were packed still
+/// resumes at its first chunk not done, and is written back packed, without the chunks done.
+#[test]
+fn a_plan_stored_as_a_json_list_resumes_and_is_written_back_packed() {
+    let old = r#"{"scn":100,"tables":[{"table":"APP.A","scn":100,"rows":70,"done":false,
+        "chunks":[{"kind":"row_id","lo":"AAAR9JAAHAAAACAAAA","hi":"AAAR9JAAHAAAACHH//"},
+                  {"kind":"row_id","lo":"AAAR9JAAHAAAACIAAA","hi":"AAAR9JAAHAAAACPH//"},
+                  {"kind":"row_id","lo":"AAAR9JAAHAAAACQAAA","hi":"AAAR9JAAHAAAACXH//"}],
+        "chunks_done":[[0,0]]}],"completed":false}"#;
+    let mut state: SnapshotState = serde_json::from_str(old).unwrap();
+    let second = RowRange::RowId {
+        lo: "AAAR9JAAHAAAACIAAA".to_owned(),
+        hi: "AAAR9JAAHAAAACPH//".to_owned(),
+    };
+    assert_eq!(state.next_chunk(0), Some((1, &second)));
+    state.record_chunks(0, 1..2, 10);
+    let text = serde_json::to_string(&state).unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let packed = stored["tables"][0]["chunks"]
+        .as_str()
+        .expect("a packed plan");
+    let plan = crate::source::chunk_plan::ChunkPlan::decode(packed).unwrap();
+    assert_eq!((plan.first(), plan.len()), (2, 3));
+    let again: SnapshotState = serde_json::from_str(&text).unwrap();
+    assert_eq!(again, state);
+    assert_eq!(again.next_chunk(0).map(|(index, _)| index), Some(2));
+}

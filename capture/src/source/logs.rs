@@ -33,6 +33,18 @@ pub struct RedoLog {
     /// `NEXT_CHANGE#` (exclusive); `None` for the current online log, still being written.
     pub next_scn: Option<u64>,
     pub kind: RedoLogKind,
+    /// When archiving it completed, for an archived copy whose view says so; `None` online.
+    pub completion: Option<Completion>,
+}
+
+/// When an archived log was archived, on the database host's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// `V$ARCHIVED_LOG.COMPLETION_TIME`: a DATE, the host's local time.
+    pub time: jiff::civil::DateTime,
+    /// `SYSDATE - COMPLETION_TIME` when the logs were listed: the log's age then, on the
+    /// database's clock.
+    pub age: jiff::SignedDuration,
 }
 
 impl RedoLog {
@@ -177,6 +189,7 @@ mod tests {
             first_scn: first,
             next_scn: next,
             kind,
+            completion: None,
         }
     }
 

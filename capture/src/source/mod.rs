@@ -16,6 +16,8 @@
 //! [`csf`] rejoins a statement LogMiner split over continuation rows (`CSF = 1`), first thing
 //! after the rows cross the boundary, so everything downstream sees one row per change.
 
+pub mod archive_retention;
+pub mod chunk_plan;
 pub mod chunks;
 pub mod csf;
 pub mod fixtures;
@@ -40,7 +42,7 @@ use crate::dictionary::TableSchema;
 use crate::stop::Stop;
 use crate::value::Row;
 pub use chunks::RowRange;
-pub use logs::{LogPlan, RedoLog, RedoLogKind, plan_logs};
+pub use logs::{Completion, LogPlan, RedoLog, RedoLogKind, plan_logs};
 pub use row::{LogMinerRow, OperationCode, RedoAddress, Xid, XidError, missing_scn_range};
 pub use storage::{StorageFormatError, StorageSettings};
 

@@ -143,6 +143,7 @@ impl Capture {
         )
     }
 
+    #[allow(dead_code)] // not every test binary using this module reads every line
     pub fn events(&self) -> Vec<Value> {
         std::fs::read_to_string(self.path("out.jsonl"))
             .unwrap_or_default()

@@ -32,9 +32,9 @@ pub use schema_registry::{
     SchemaRegistrySpec, SubjectNameStrategy,
 };
 pub use status::{
-    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, RepositionStatus,
-    SnapshotProgress, SnapshotRequestState, SnapshotRequestStatus, SnapshotTableStatus,
-    condition_type,
+    ArchivedRedoStatus, LastStop, NeededArchivedLog, OracleCaptureStatus, Phase, Position,
+    RepositionState, RepositionStatus, SnapshotProgress, SnapshotRequestState,
+    SnapshotRequestStatus, SnapshotTableStatus, condition_type,
 };
 
 /// The smallest heap budget the capture accepts: below it, ordinary transactions would spill.
@@ -353,7 +353,9 @@ pub struct SnapshotSpec {
 
     /// Re-reads of tables while streaming goes on (incremental snapshots; docs/snapshot.md). A
     /// new `id` starts one; removing a request that is still running cancels it; a finished
-    /// one is remembered with the capture's bookmark and never runs again.
+    /// one is remembered with the capture's bookmark and never runs again. A change of this
+    /// list alone does not restart the capture: it applies once the kubelet has updated the
+    /// mounted config (a minute or two).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32))]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["id"]))]
@@ -1234,6 +1236,18 @@ pub struct MiningSpec {
     #[serde(default = "default_session_max_seconds")]
     #[schemars(range(max = 86_400))]
     pub session_max_seconds: u64,
+
+    /// Hours the database keeps an archived log after archiving it, as its deletion policy
+    /// says: Amazon RDS's `archivelog retention hours` (`rdsadmin.rdsadmin_util.show_configuration`),
+    /// the `COMPLETED BEFORE 'SYSDATE-n'` of an RMAN `DELETE ARCHIVELOG` job, or a cron job's
+    /// age limit. With it the capture reports how many hours are left before the oldest
+    /// archived log it needs to restart is deleted (`status.archivedRedo`, CDC-2001 once it
+    /// is gone); without it that is unknown, since Oracle exposes no time-based deletion
+    /// policy. A declaration only: the capture deletes nothing. A full fast recovery area
+    /// deletes reclaimable logs sooner than any policy (docs/runbook.md, CDC-2001).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 8760))]
+    pub archive_retention_hours: Option<u32>,
 }
 
 /// Heartbeats (Debezium's `heartbeat.*`): at each interval a record on the heartbeat topic, in
@@ -1288,6 +1302,7 @@ impl Default for MiningSpec {
             on_unsupported: OnUnsupported::default(),
             read_only: false,
             session_max_seconds: default_session_max_seconds(),
+            archive_retention_hours: None,
         }
     }
 }

@@ -71,6 +71,50 @@ pub struct OracleCaptureStatus {
     /// The latest `spec.reposition` the capture decided on: applied, or refused with the reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reposition: Option<RepositionStatus>,
+
+    /// How long the archived redo a restart needs is kept, as the capture last reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_redo: Option<ArchivedRedoStatus>,
+}
+
+/// The archived redo a restart of the capture needs and how long it is kept, as the capture
+/// reports it on `/status`: hours left before the database deletes the oldest archived log
+/// holding the restart SCN (CDC-2001 once it is gone).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchivedRedoStatus {
+    /// `spec.mining.archiveRetentionHours`; absent when not declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_hours: Option<u32>,
+    /// Hours until the oldest needed archived log is past the retention (0 when it already
+    /// is: the deletion policy may remove it at any time; 0 too when the redo at the restart
+    /// SCN is gone already). While the restart SCN is still in an online log on every thread,
+    /// the full retention. Absent when unknown: no retention declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hours_left: Option<f64>,
+    /// When the oldest needed archived log passes the retention (its `COMPLETION_TIME` plus
+    /// the retention, UTC): from then on the deletion policy may remove it. Absent when
+    /// unknown, or while the restart SCN is in online logs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletable_from: Option<Time>,
+    /// The archived log holding the restart SCN that was archived first, over the redo
+    /// threads; absent while the restart SCN is in online logs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oldest_needed: Option<NeededArchivedLog>,
+}
+
+/// One archived log (`V$ARCHIVED_LOG`) a restart of the capture needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NeededArchivedLog {
+    /// `THREAD#`.
+    pub thread: u16,
+    /// `SEQUENCE#`.
+    pub sequence: u32,
+    /// `COMPLETION_TIME`, when archiving it completed (UTC); absent when the database's
+    /// offset from UTC is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Time>,
 }
 
 /// What became of a `spec.reposition`, as the capture reports it on `/status`.

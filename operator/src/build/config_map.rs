@@ -5,8 +5,9 @@
 //! `pod`, `suspend`, the spill volume's `size` and `storageClassName`) are left out, and so are the
 //! Secret references: credentials reach the capture as mounted files named by environment
 //! variables (see `statefulset.rs`) or, for `kafka.tls` and `kafka.authentication`, by the paths
-//! written in their place (see `kafka_credentials.rs`), never through the ConfigMap. The SHA-256 of the rendered file goes on the pod template, so any config change rolls
-//! the pod.
+//! written in their place (see `kafka_credentials.rs`), never through the ConfigMap. The SHA-256 of the rendered file goes on the pod template, so a config change rolls
+//! the pod, except a change of `snapshot.requests` alone: the capture follows the mounted file and
+//! applies that one while it runs ([`rolling_hash`]).
 
 use std::collections::BTreeMap;
 
@@ -90,13 +91,26 @@ pub(super) fn build(
     let mut metadata = identity.metadata(identity.config_map_name());
     metadata.annotations = Some(BTreeMap::from([(
         CONFIG_HASH_ANNOTATION.to_owned(),
-        sha256_hex(&rendered),
+        rolling_hash(document)?,
     )]));
     Ok(ConfigMap {
         metadata,
         data: Some(BTreeMap::from([(CONFIG_FILE.to_owned(), rendered)])),
         ..ConfigMap::default()
     })
+}
+
+/// The SHA-256 of the rendered config without `snapshot.requests`: the capture applies a
+/// change of the requests alone while it runs (it follows the mounted file), so such a change
+/// must not roll the pod, whose restart would mine the open transactions again from the oldest
+/// one's start. Every other change of the config changes the hash.
+fn rolling_hash(mut document: serde_json::Map<String, Value>) -> Result<String, BuildError> {
+    if let Some(Value::Object(snapshot)) = document.get_mut("snapshot") {
+        snapshot.remove("requests");
+    }
+    let rendered =
+        serde_norway::to_string(&document).map_err(|e| BuildError::RenderConfig(e.to_string()))?;
+    Ok(sha256_hex(&rendered))
 }
 
 pub(super) fn sha256_hex(text: &str) -> String {
@@ -160,5 +174,48 @@ mod tests {
         let mut expanded = fixtures::sample();
         expanded.spec.buffer.spill.size = redoline_crds::ByteQuantity::quantity("48Gi");
         assert_eq!(hash(&a), hash(&build(&expanded, &identity).unwrap()));
+    }
+
+    #[test]
+    fn snapshot_requests_change_the_file_but_not_the_hash() {
+        use redoline_crds::v1alpha1::{SnapshotRequest, TableName};
+        let identity = Identity::of(&fixtures::sample()).unwrap();
+        let settings = fixtures::settings();
+        let hash = |capture: &OracleCapture| {
+            let cm = build(capture, &identity, &settings).unwrap();
+            let hash = cm.metadata.annotations.as_ref().unwrap()[CONFIG_HASH_ANNOTATION].clone();
+            (hash, cm.data.unwrap()[CONFIG_FILE].clone())
+        };
+        let (before, file_before) = hash(&fixtures::sample());
+        let request = |id: &str| SnapshotRequest {
+            id: id.to_owned(),
+            tables: vec![TableName("SALES.ORDERS".to_owned())],
+            condition: Some("STATUS = 'OPEN'".to_owned()),
+        };
+        // A request added, another added, one removed: the file follows, the hash does not.
+        let mut asked = fixtures::sample();
+        asked.spec.snapshot.requests = vec![request("reread-1")];
+        let (one, file_one) = hash(&asked);
+        assert_eq!(one, before);
+        assert_ne!(file_one, file_before);
+        assert!(file_one.contains("reread-1"), "{file_one}");
+        asked.spec.snapshot.requests.push(request("reread-2"));
+        assert_eq!(hash(&asked).0, before);
+        asked.spec.snapshot.requests.remove(0);
+        assert_eq!(hash(&asked).0, before);
+        // Any other snapshot field, with the requests or without, rolls the pod.
+        let mut fetch = asked.clone();
+        fetch.spec.snapshot.fetch_size = 500;
+        assert_ne!(hash(&fetch).0, before);
+        let mut overrides = fixtures::sample();
+        overrides
+            .spec
+            .snapshot
+            .select_overrides
+            .insert("SALES.ORDERS".to_owned(), "ID > 0".to_owned());
+        assert_ne!(hash(&overrides).0, before);
+        let mut tables = asked.clone();
+        tables.spec.tables.pop();
+        assert_ne!(hash(&tables).0, before);
     }
 }

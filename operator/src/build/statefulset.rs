@@ -390,6 +390,9 @@ fn volume_mounts(capture: &OracleCapture) -> Vec<VolumeMount> {
         ..VolumeMount::default()
     };
     let mut mounts = vec![
+        // A directory, never `subPath`: the kubelet then updates the file in place when the
+        // ConfigMap changes, which the capture follows for `snapshot.requests` (a `subPath`
+        // mount is never updated).
         mount("config", CONFIG_DIR, true),
         mount("database-credentials", DATABASE_CREDENTIALS_DIR, true),
         mount(SPILL_VOLUME, SPILL_DIR, false),

@@ -24,8 +24,8 @@ mod termination;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
-    LastStop, OracleCaptureStatus, Phase, Position, RepositionState, SnapshotProgress,
-    SnapshotRequestState, condition_type as ct,
+    ArchivedRedoStatus, LastStop, OracleCaptureStatus, Phase, Position, RepositionState,
+    SnapshotProgress, SnapshotRequestState, condition_type as ct,
 };
 
 pub use mounts::mount_problem;
@@ -282,6 +282,20 @@ pub fn compute(
         None => previous_reposition.cloned(),
     };
 
+    // The capture's figures while it reports, else the last ones reported with the hours
+    // left counted down to `deletableFrom` on the operator's clock: a capture that does not run
+    // does not move its restart SCN, so the logs it needs only age.
+    let archived_redo = match observation
+        .capture
+        .as_ref()
+        .and_then(|c| c.archived_redo.clone())
+    {
+        Some(reported) => Some(reported),
+        None => previous
+            .and_then(|p| p.archived_redo.clone())
+            .map(|kept| archived_redo_at(kept, now)),
+    };
+
     let mut conditions = vec![ready, prerequisites, stalled, reconciling];
     conditions.extend(lag);
     let status = OracleCaptureStatus {
@@ -294,9 +308,20 @@ pub fn compute(
         active_stop,
         snapshot,
         reposition,
+        archived_redo,
     };
     let transitions = transitions(previous, &status);
     (status, transitions)
+}
+
+/// `kept` with its hours left counted again at `now` from `deletableFrom` (unchanged without
+/// it: unknown stays unknown, and a restart SCN in online logs keeps the full retention).
+fn archived_redo_at(mut kept: ArchivedRedoStatus, now: &Time) -> ArchivedRedoStatus {
+    if let Some(deletable_from) = &kept.deletable_from {
+        let seconds = deletable_from.0.duration_since(now.0).as_secs_f64();
+        kept.hours_left = Some((seconds / 3600.0).max(0.0));
+    }
+    kept
 }
 
 /// Whether a capture streams. The pod is ready only while the capture streams (its readiness

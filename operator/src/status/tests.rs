@@ -65,6 +65,7 @@ fn streaming(lag: f64) -> Observation {
             lag_seconds: Some(lag),
             snapshot: None,
             reposition: None,
+            archived_redo: None,
         }),
         ..Observation::default()
     }
@@ -619,6 +620,52 @@ fn a_reposition_decision_is_kept_in_the_status_with_one_event() {
         later.reposition.and_then(|r| r.message).as_deref(),
         Some("moved from commit SCN 5000 (restart SCN 4000) to SCN 4600")
     );
+}
+
+/// The capture's archived-redo figures are copied while it reports; once it stops reporting,
+/// the last ones stay with the hours left counted down to `deletableFrom` on the operator's
+/// clock (never below 0), and a figure without a deadline stays as it was.
+#[test]
+fn archived_redo_is_copied_and_counted_down_while_the_capture_does_not_report() {
+    let report =
+        |json: serde_json::Value| -> CaptureReport { serde_json::from_value(json).unwrap() };
+    let mut observation = streaming(1.0);
+    observation.capture = Some(report(json!({
+        "state": "streaming", "commitScn": 5000,
+        "archivedRedo": {"retentionHours": 24, "hoursLeft": 2.0,
+                         "deletableFrom": "2026-11-29T12:00:00Z",
+                         "oldestNeeded": {"thread": 1, "sequence": 7,
+                                          "completedAt": "2026-11-28T12:00:00Z"}}
+    })));
+    let (reported, _) = compute(&observation, None, &t0());
+    let copied = reported.archived_redo.clone().expect("status.archivedRedo");
+    assert_eq!(copied.hours_left, Some(2.0));
+    assert_eq!(copied.oldest_needed.as_ref().map(|l| l.sequence), Some(7));
+
+    // The capture stopped: five minutes later, 1 h 55 min are left; after the deadline, none.
+    let gone = stopped_with(&observation, SPILL_STOP);
+    let (later, _) = compute(&gone, Some(&reported), &t1());
+    let left = later.archived_redo.as_ref().and_then(|r| r.hours_left);
+    assert!(
+        left.is_some_and(|h| (h - (2.0 - 5.0 / 60.0)).abs() < 1e-9),
+        "{left:?}"
+    );
+    assert_eq!(
+        later.archived_redo.as_ref().map(|r| &r.oldest_needed),
+        Some(&copied.oldest_needed)
+    );
+    let (past, _) = compute(&gone, Some(&later), &at("2026-11-29T13:00:00Z"));
+    assert_eq!(past.archived_redo.and_then(|r| r.hours_left), Some(0.0));
+
+    // Unknown hours (no retention declared) stay unknown.
+    observation.capture = Some(report(json!({
+        "state": "streaming", "commitScn": 5000,
+        "archivedRedo": {"oldestNeeded": {"thread": 1, "sequence": 7}}
+    })));
+    let (undeclared, _) = compute(&observation, None, &t0());
+    let (kept, _) = compute(&gone, Some(&undeclared), &t1());
+    assert_eq!(kept.archived_redo, undeclared.archived_redo);
+    assert_eq!(kept.archived_redo.and_then(|r| r.hours_left), None);
 }
 
 #[test]

@@ -1277,3 +1277,72 @@ fn rowid_create_builds_extended_rowids() {
     assert_eq!(text(&found[0][0]).as_deref(), Some("AAAR9JAAHAAAACFAAA"));
     assert_eq!(text(&found[0][1]).as_deref(), Some("AAAR9JAAHAAAACMH//"));
 }
+
+/// The archived logs' completion times and ages reach the client through the real listing SQL,
+/// evaluated over `V$ARCHIVED_LOG` rows whose FIRST_TIME, NEXT_TIME and COMPLETION_TIME are DATEs
+/// in the host's zone: a log closed at 00:00:10 (Berlin, UTC+1 in January) is archived two
+/// seconds later, and listed an hour and a half after that its age is that long, whatever the
+/// zone. Reading NEXT_TIME or FIRST_TIME instead, or the capture's clock instead of SYSDATE,
+/// gives other figures. The hours left follow from the same listing.
+#[test]
+fn archived_log_completion_times_and_ages_are_read_through_the_real_client() {
+    use crate::source::RedoLogKind;
+    use crate::source::archive_retention::{self, Needed};
+    use jiff::{SignedDuration, civil};
+    let scenario = "{\"database\":{\"time_zone\":\"Europe/Berlin\"}}\n\
+        {\"table\":\"APP.T\",\"columns\":[{\"name\":\"ID\",\"type\":\"NUMBER(10)\",\"key\":true}],\"logging\":\"all\"}\n\
+        {\"advance_seconds\":10}\n{\"log_switch\":true}\n\
+        {\"advance_seconds\":3600}\n{\"tx\":\"a\",\"insert\":\"APP.T\",\"values\":{\"ID\":1}}\n\
+        {\"tx\":\"a\",\"commit\":true}\n{\"log_switch\":true}\n\
+        {\"advance_seconds\":1800}\n";
+    let mut direct = Simulator::from_reader(scenario.as_bytes()).unwrap();
+    let mut through_sql = client(Simulator::from_reader(scenario.as_bytes()).unwrap());
+    let mut listed = through_sql.redo_logs(0).unwrap();
+    listed.sort_by_key(|log| (log.sequence, log.kind));
+    let mut modelled = direct.redo_logs(0).unwrap();
+    modelled.sort_by_key(|log| (log.sequence, log.kind));
+    assert_eq!(listed, modelled);
+    let archived: Vec<(u32, civil::DateTime, SignedDuration)> = listed
+        .iter()
+        .filter(|log| log.kind == RedoLogKind::Archived)
+        .map(|log| {
+            let completion = log
+                .completion
+                .expect("an archived log has a completion time");
+            (log.sequence, completion.time, completion.age)
+        })
+        .collect();
+    // FIRST_TIME (2024-01-02 00:00 UTC) is 01:00 in Berlin.
+    assert_eq!(
+        archived,
+        [
+            (
+                1,
+                civil::date(2024, 1, 2).at(1, 0, 12, 0),
+                SignedDuration::from_secs(3600 + 1800 - 2)
+            ),
+            (
+                2,
+                civil::date(2024, 1, 2).at(2, 0, 12, 0),
+                SignedDuration::from_secs(1800 - 2)
+            ),
+        ]
+    );
+    assert!(
+        listed
+            .iter()
+            .filter(|log| log.kind == RedoLogKind::Online)
+            .all(|log| log.completion.is_none())
+    );
+    // A restart in sequence 1 needs it: 24 h of retention leave 24 - 1.5 h (and 2 s).
+    let threads = through_sql.threads().unwrap();
+    let first = listed[0].first_scn;
+    let needed = archive_retention::needed(&threads, &listed, 0, first).unwrap();
+    assert!(
+        matches!(needed, Needed::Archived(log) if log.sequence == 1),
+        "{needed:?}"
+    );
+    let left =
+        archive_retention::hours_left(needed, SignedDuration::from_hours(24), SignedDuration::ZERO);
+    assert!((left - (22.5 + 2.0 / 3600.0)).abs() < 1e-9, "{left}");
+}

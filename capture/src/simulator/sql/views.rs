@@ -10,6 +10,7 @@ use super::datum::Datum;
 use super::{OraError, Relation};
 use crate::dictionary::{Column, LengthSemantics, OracleType};
 use crate::simulator::Simulator;
+use crate::simulator::database::host_local_time;
 use crate::simulator::scenario::TableLogging;
 use crate::source::{
     DatabaseCatalog, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OperationCode,
@@ -693,8 +694,12 @@ impl Simulator {
         }
     }
 
+    /// `V$ARCHIVED_LOG`: the times are DATEs in the host's zone (Database Reference,
+    /// V$ARCHIVED_LOG: `FIRST_TIME` of the first change, `NEXT_TIME` of the first change of the
+    /// next log, `COMPLETION_TIME` when archiving completed).
     fn archived_logs(&self) -> Relation {
         let redo = &self.redo;
+        let local = |utc| host_local_time(&self.catalog.time_zone, utc);
         let mut rows = Vec::new();
         for (recid, log) in redo.logs.iter().filter(|log| log.archived).enumerate() {
             // Logs of an incarnation left by RESETLOGS carry that incarnation's RESETLOGS SCN,
@@ -713,7 +718,12 @@ impl Simulator {
                 Datum::number(resetlogs_scn),
                 Datum::Date(self.catalog.resetlogs_time),
                 Datum::number(log.first_scn),
+                Datum::Date(local(log.opened)),
                 Datum::number_or_null(log.next_scn),
+                log.closed
+                    .map_or(Datum::Null, |closed| Datum::Date(local(closed))),
+                log.completed()
+                    .map_or(Datum::Null, |completed| Datum::Date(local(completed))),
                 Datum::text("ARCH"),
                 Datum::text("NO"),
                 Datum::text("YES"),
@@ -732,7 +742,10 @@ impl Simulator {
                 "RESETLOGS_CHANGE#",
                 "RESETLOGS_TIME",
                 "FIRST_CHANGE#",
+                "FIRST_TIME",
                 "NEXT_CHANGE#",
+                "NEXT_TIME",
+                "COMPLETION_TIME",
                 "CREATOR",
                 "STANDBY_DEST",
                 "ARCHIVED",

@@ -274,3 +274,40 @@ fn every_read_ends_after_chunks_alone() {
         Some(SnapshotRequestState::Done)
     );
 }
+
+/// A bookmark whose table plan is the JSON list of ranges written before plans were packed
+/// resumes at its chunk index, and is written back packed, without the chunks written.
+#[test]
+fn a_plan_stored_as_a_json_list_resumes_and_is_written_back_packed() {
+    let old = r#"{"known_tables":["APP.ORDERS"],"queue":[{"id":"reread-1","origin":"spec",
+        "started_at":"2026-12-05T10:00:00Z","tables":[{"table":"APP.ORDERS","chunks":1,"rows":9,
+        "ranges":[{"kind":"row_id","lo":"AAAR9JAAHAAAACAAAA","hi":"AAAR9JAAHAAAACHH//"},
+                  {"kind":"row_id","lo":"AAAR9JAAHAAAACIAAA","hi":"AAAR9JAAHAAAACPH//"},
+                  {"kind":"row_id","lo":"AAAR9JAAHAAAACQAAA","hi":"AAAR9JAAHAAAACXH//"}]}]}]}"#;
+    let mut state: IncrementalState = serde_json::from_str(old).unwrap();
+    let chunk = state.next_chunk().expect("the second chunk");
+    assert_eq!(
+        (chunk.index, chunk.range.clone()),
+        (
+            1,
+            Some(RowRange::RowId {
+                lo: "AAAR9JAAHAAAACIAAA".to_owned(),
+                hi: "AAAR9JAAHAAAACPH//".to_owned(),
+            })
+        )
+    );
+    state.record_chunk(&chunk, 4, at(3));
+    let text = serde_json::to_string(&state).unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let packed = stored["queue"][0]["tables"][0]["ranges"]
+        .as_str()
+        .expect("a packed plan");
+    let plan = ChunkPlan::decode(packed).unwrap();
+    assert_eq!((plan.first(), plan.len()), (2, 3));
+    let mut again: IncrementalState = serde_json::from_str(&text).unwrap();
+    assert_eq!(again, state);
+    let last = again.next_chunk().expect("the third chunk");
+    assert_eq!(last.index, 2);
+    let done = again.record_chunk(&last, 4, at(4));
+    assert_eq!(done[0].state, SnapshotRequestState::Done);
+}

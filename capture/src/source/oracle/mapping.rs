@@ -15,9 +15,9 @@ use crate::dictionary::{Column, OracleType};
 use crate::redo::ast::RawValue;
 use crate::source::storage::parse_utc_offset;
 use crate::source::{
-    LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction, OperationCode,
-    RedoLog, RedoLogKind, RedoThread, SessionId, SessionMemory, SourceError, SupplementalLogging,
-    ThreadEnabled, Xid,
+    Completion, LogGroup, LogGroupType, LogMinerRow, LogMode, MinimalLogging, OpenTransaction,
+    OperationCode, RedoLog, RedoLogKind, RedoThread, SessionId, SessionMemory, SourceError,
+    SupplementalLogging, ThreadEnabled, Xid,
 };
 use crate::value::binary::encode_hex;
 use crate::value::{Value, typed};
@@ -86,6 +86,11 @@ impl<'a> CellReader<'a> {
                     self.malformed(index, format!("{text:?} is not YYYY-MM-DD HH24:MI:SS"))
                 }),
         }
+    }
+
+    pub fn required_date(&mut self, index: usize) -> Result<civil::DateTime, SourceError> {
+        self.date(index)?
+            .ok_or_else(|| self.malformed(index, "NULL where a date is required"))
     }
 
     /// An offset from UTC selected with `TO_CHAR(.., 'TZH:TZM')`: `+01:00`, `-05:30`, `+00:00`.
@@ -261,7 +266,7 @@ pub fn thread(cells: &mut Cells) -> Result<RedoThread, SourceError> {
     })
 }
 
-const LOG_COLUMNS: [&str; 7] = [
+const LOG_COLUMNS: [&str; 9] = [
     "MEMBER",
     "THREAD#",
     "SEQUENCE#",
@@ -269,6 +274,8 @@ const LOG_COLUMNS: [&str; 7] = [
     "NEXT_CHANGE#",
     "STATUS",
     "KIND",
+    "COMPLETION_TIME",
+    "SYSDATE",
 ];
 
 /// Maps a row of [`super::sql::REDO_LOGS`]; the seventh column says online or archived.
@@ -289,6 +296,15 @@ pub fn redo_log(cells: &mut Cells) -> Result<RedoLog, SourceError> {
         RedoLogKind::Online if r.required_text(5)? == "CURRENT" => None,
         _ => next_scn,
     };
+    // An archived row without a completion time (a view that answers NULL) is a log whose age
+    // is unknown: it never counts towards the hours left.
+    let completion = match (kind, r.date(7)?) {
+        (RedoLogKind::Archived, Some(time)) => Some(Completion {
+            time,
+            age: r.required_date(8)?.duration_since(time),
+        }),
+        _ => None,
+    };
     Ok(RedoLog {
         name,
         thread,
@@ -296,6 +312,7 @@ pub fn redo_log(cells: &mut Cells) -> Result<RedoLog, SourceError> {
         first_scn,
         next_scn,
         kind,
+        completion,
     })
 }
 
@@ -660,8 +677,11 @@ mod tests {
             Some("281474976710655"),
             Some("CURRENT"),
             Some("ONLINE"),
+            None,
+            Some("2026-12-05 12:00:00"),
         ]);
-        assert_eq!(redo_log(&mut row).unwrap().next_scn, None);
+        let online = redo_log(&mut row).unwrap();
+        assert_eq!((online.next_scn, online.completion), (None, None));
         let archived = |kind| {
             cells(&[
                 Some("/arch/1_6.arc"),
@@ -671,12 +691,21 @@ mod tests {
                 Some("1000"),
                 None,
                 Some(kind),
+                Some("2026-12-04 22:30:00"),
+                Some("2026-12-05 12:00:00"),
             ])
         };
         let log = redo_log(&mut archived("ARCHIVED")).unwrap();
         assert_eq!(
             (log.sequence, log.next_scn, log.kind),
             (6, Some(1000), RedoLogKind::Archived)
+        );
+        // The age is SYSDATE - COMPLETION_TIME, both on the database host's clock.
+        let completion = log.completion.unwrap();
+        assert_eq!(completion.time, civil::date(2026, 12, 4).at(22, 30, 0, 0));
+        assert_eq!(
+            completion.age,
+            jiff::SignedDuration::from_mins(13 * 60 + 30)
         );
         assert!(redo_log(&mut archived("STANDBY")).is_err());
     }

@@ -69,13 +69,24 @@ pub const THREADS: &str = "SELECT THREAD#, STATUS, ENABLED, CHECKPOINT_CHANGE#, 
 /// every log archived there before the error. `DEST_ID = 0` is a log whose destination Oracle no
 /// longer knows, as for logs restored by RMAN or registered by hand. Copies at several
 /// destinations repeat a sequence; the planner keeps one.
+///
+/// The eighth column is an archived log's `COMPLETION_TIME` (when archiving it completed;
+/// Database Reference, V$ARCHIVED_LOG), NULL for an online log, and the ninth `SYSDATE`: both
+/// are DATEs on the database host's clock in its zone, so their difference is the log's age on
+/// the database's clock, whatever the capture's clock says, for the hours of archived redo
+/// left before a time-based deletion policy removes it (`source/archive_retention.rs`). Not
+/// `NEXT_TIME`: a log is archived after the switch that closes it, and deletion policies count
+/// from the completion (RMAN's `COMPLETED BEFORE`, Amazon RDS's retention hours).
 pub const REDO_LOGS: &str = "SELECT MIN(F.MEMBER), L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, \
-     L.NEXT_CHANGE#, L.STATUS, 'ONLINE' FROM V$LOG L, V$LOGFILE F \
+     L.NEXT_CHANGE#, L.STATUS, 'ONLINE', NULL, TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') \
+     FROM V$LOG L, V$LOGFILE F \
      WHERE F.GROUP# = L.GROUP# AND L.NEXT_CHANGE# > :1 \
      AND NVL(F.STATUS, 'IN USE') NOT IN ('INVALID', 'STALE', 'DELETED') \
      GROUP BY L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, L.NEXT_CHANGE#, L.STATUS \
      UNION ALL \
-     SELECT A.NAME, A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#, NULL, 'ARCHIVED' \
+     SELECT A.NAME, A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#, NULL, 'ARCHIVED', \
+     TO_CHAR(A.COMPLETION_TIME, 'YYYY-MM-DD HH24:MI:SS'), \
+     TO_CHAR(SYSDATE, 'YYYY-MM-DD HH24:MI:SS') \
      FROM V$ARCHIVED_LOG A, V$DATABASE D \
      WHERE A.NAME IS NOT NULL AND A.ARCHIVED = 'YES' AND A.STATUS = 'A' \
      AND A.STANDBY_DEST = 'NO' AND A.NEXT_CHANGE# > :2 \

@@ -125,6 +125,7 @@ mod over_the_model {
                 first_scn: 3_000,
                 next_scn: None,
                 kind: RedoLogKind::Online,
+                completion: None,
             }],
             objects: Vec::new(),
             tables: vec![("APP".to_owned(), "ORDERS".to_owned())],
@@ -531,6 +532,7 @@ mod over_the_model {
                 first_scn: 2_000,
                 next_scn: Some(3_000),
                 kind: RedoLogKind::Archived,
+                completion: None,
             },
         );
         match client.start_mining(&with_gone).unwrap_err() {

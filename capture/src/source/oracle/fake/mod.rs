@@ -426,6 +426,8 @@ impl FakeSession {
                 text("18446744073709551615"),
                 text("CURRENT"),
                 text("ONLINE"),
+                Cell::Null,
+                text("2026-12-05 10:00:00"),
             ]],
             sql::PDB_INCARNATION => database
                 .containers
