@@ -197,7 +197,7 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
                 "filters.columnExcludeList",
                 json!(["APP\\.ORDERS\\.CARD"]),
             ),
-            "need spec.format.type debezium",
+            "spec.filters.columnExcludeList shapes Debezium records: it needs spec.format.type debezium",
         ),
         (
             "unknown hash algorithm",
