@@ -124,6 +124,11 @@ impl<S: OracleSource> Engine<S> {
         else {
             return Ok(false);
         };
+        // A joined table's rows written before it joined by a transaction still open are in no
+        // chunk yet and were never mined: read after that transaction ends (`waits_for`).
+        if chunk.waits_for(self.pipeline.oldest_open_scn()) {
+            return Ok(false);
+        }
         // S: every transaction committed at or below it is written, none above it (module doc).
         let scn = self.next_scn.saturating_sub(1);
         let Some((owner, table)) = split_table_name(&chunk.table) else {

@@ -236,6 +236,11 @@ impl Pipeline {
         &self.time_zone
     }
 
+    /// The lowest first SCN of the transactions open in the buffer.
+    pub(super) fn oldest_open_scn(&self) -> Option<u64> {
+        self.buffer.oldest_first_scn()
+    }
+
     /// Starts counting what the next window gives.
     pub(super) fn start_window(&mut self) {
         self.window_yield = WindowYield::default();

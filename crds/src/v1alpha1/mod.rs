@@ -75,7 +75,7 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way").field_path(".snapshot.selectOverrides"))]
-#[x_kube(validation = kube::core::Rule::new(SNAPSHOT_REQUEST_TABLES_RULE).message("every table of spec.snapshot.requests must be one of spec.tables, written the same way, unless spec.filters chooses tables").field_path(".snapshot.requests"))]
+#[x_kube(validation = kube::core::Rule::new(snapshot_request_tables_rule()).message("every table of spec.snapshot.requests must be one of spec.tables, written the same way, unless spec.filters chooses tables").field_path(".snapshot.requests"))]
 #[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list").field_path(".tables"))]
 #[x_kube(validation = kube::core::Rule::new("self.format.type == 'debezium' || !has(self.format.encoding) || self.format.encoding == 'json'").message("spec.format.encoding avro writes Debezium records: it needs spec.format.type debezium").field_path(".format.encoding"))]
 #[schemars(extend("x-kubernetes-validations" = debezium_only_rules()))]
@@ -714,20 +714,36 @@ pub enum SkippedOperation {
 }
 
 /// At least one way to choose tables: `tables` or a schema/table list of `filters`.
+fn tables_chosen_rule() -> String {
+    format!(
+        "(has(self.tables) && size(self.tables) > 0) || {}",
+        filters_choose_tables()
+    )
+}
+
 /// A request's tables are captured ones: listed in `spec.tables`, or left to the capture to
 /// find among what the filter lists choose (a request naming a table no list chooses fails
 /// there, with its message in the status). Bounded: 32 requests of 10 tables against at most
-/// 1000 listed tables.
-const SNAPSHOT_REQUEST_TABLES_RULE: &str = "!has(self.snapshot) || !has(self.snapshot.requests) || has(self.filters) || self.snapshot.requests.all(r, r.tables.all(t, has(self.tables) && t in self.tables))";
+/// 1000 listed tables. `filters` itself is no sign of choosing: it defaults to `{}`.
+fn snapshot_request_tables_rule() -> String {
+    format!(
+        "!has(self.snapshot) || !has(self.snapshot.requests) || {} || \
+         self.snapshot.requests.all(r, r.tables.all(t, has(self.tables) && t in self.tables))",
+        filters_choose_tables()
+    )
+}
 
-fn tables_chosen_rule() -> String {
-    let mut ways = vec!["(has(self.tables) && size(self.tables) > 0)".to_owned()];
-    for list in TABLE_LISTS {
-        ways.push(format!(
-            "(has(self.filters) && has(self.filters.{list}) && size(self.filters.{list}) > 0)"
-        ));
-    }
-    ways.join(" || ")
+/// Whether a schema or table list of `filters` is given and not empty.
+fn filters_choose_tables() -> String {
+    TABLE_LISTS
+        .iter()
+        .map(|list| {
+            format!(
+                "(has(self.filters) && has(self.filters.{list}) && size(self.filters.{list}) > 0)"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
 }
 
 /// The `filters` lists that choose tables from the catalog.

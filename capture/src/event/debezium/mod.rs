@@ -45,6 +45,7 @@
 //! key change, `source.redo_sql`, `lcr_position` and `start_scn`.
 
 pub mod avro;
+mod datum;
 mod payload;
 pub mod schema;
 pub mod schema_change;
