@@ -440,12 +440,10 @@ fn derived_structure(previous: &TableSchema, statement: &str) -> Option<TableSch
     })
 }
 
-/// How often the catalog is listed again for the schema and table lists: a table created later
-/// that the lists select is captured from the first window after the listing that finds it.
-pub const TABLE_LIST_INTERVAL: Duration = Duration::from_secs(60);
-
 /// The catalog as the schema and table lists of `spec.filters` see it: listed at start and then
-/// every [`TABLE_LIST_INTERVAL`], between mining windows. Idle without those lists.
+/// every `mining.tableListingIntervalSeconds`, between mining windows (a table created later that
+/// the lists select is captured from the first window after the listing that finds it). Idle
+/// without those lists.
 #[derive(Debug)]
 pub struct TableListing {
     filters: Arc<Filters>,
@@ -454,6 +452,7 @@ pub struct TableListing {
     selection: TableSelection,
     /// The database-level logging, against which an added table's key logging is checked.
     supplemental: SupplementalLogging,
+    interval: Duration,
     next: Option<Instant>,
 }
 
@@ -462,11 +461,13 @@ impl TableListing {
         filters: &Arc<Filters>,
         flush_table: &str,
         supplemental: SupplementalLogging,
+        interval: Duration,
     ) -> Self {
         Self {
             filters: Arc::clone(filters),
             selection: TableSelection::new(&[], filters, flush_table),
             supplemental,
+            interval,
             next: None,
         }
     }
@@ -486,7 +487,8 @@ impl TableListing {
             return Ok(Vec::new());
         }
         let chosen = self.selection.list(source)?;
-        self.next = Some(Instant::now() + TABLE_LIST_INTERVAL);
+        // An interval too long to add never comes round.
+        self.next = Instant::now().checked_add(self.interval);
         Ok(chosen)
     }
 
@@ -499,7 +501,7 @@ impl TableListing {
     ) -> Result<Vec<(String, String)>, SourceError> {
         let tables = self.selection.captured(source, named)?;
         if self.filters.selects_from_catalog() {
-            self.next = Some(Instant::now() + TABLE_LIST_INTERVAL);
+            self.next = Instant::now().checked_add(self.interval);
         }
         Ok(tables)
     }
@@ -691,7 +693,12 @@ mod tests {
             ..FiltersSpec::default()
         };
         let filters = Arc::new(Filters::new(&spec, &ColumnsSpec::default()).unwrap());
-        let mut listing = TableListing::new(&filters, "redoline_logmnr_flush", logged());
+        let mut listing = TableListing::new(
+            &filters,
+            "redoline_logmnr_flush",
+            logged(),
+            Duration::from_secs(60),
+        );
         let mut tables = CapturedTables::default();
         assert!(!listing.due(), "not listed yet");
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
@@ -740,7 +747,7 @@ mod tests {
             ..FiltersSpec::default()
         };
         let filters = Arc::new(Filters::new(&spec, &ColumnsSpec::default()).unwrap());
-        let mut listing = TableListing::new(&filters, "F", logged());
+        let mut listing = TableListing::new(&filters, "F", logged(), Duration::from_secs(60));
         let mut tables = CapturedTables::default();
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
         // Created later, without supplemental logging: its updates would carry no key.
@@ -769,7 +776,12 @@ mod tests {
             r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
         )
         .unwrap();
-        let mut listing = TableListing::new(&Arc::new(Filters::default()), "F", logged());
+        let mut listing = TableListing::new(
+            &Arc::new(Filters::default()),
+            "F",
+            logged(),
+            Duration::from_secs(60),
+        );
         let mut tables = CapturedTables::default();
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
         assert!(tables.names().is_empty());

@@ -64,8 +64,12 @@ impl<S: OracleSource> Engine<S> {
                 .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
         );
         // The captured tables: spec.tables and what the schema and table lists select.
-        let mut table_listing =
-            TableListing::new(&filters, &config.mining.flush_table, database.supplemental);
+        let mut table_listing = TableListing::new(
+            &filters,
+            &config.mining.flush_table,
+            database.supplemental,
+            Duration::from_secs(config.mining.table_listing_interval_seconds.max(1)),
+        );
         let table_names = table_listing.captured(&mut source, config.table_names())?;
         // Before anything is mined or stored: every captured table's changes carry its key.
         check_key_logging(&mut source, &table_names, &database.supplemental, &filters)?;

@@ -1211,6 +1211,13 @@ pub struct MiningSpec {
     #[schemars(range(min = 1, max = 3600))]
     pub poll_interval_seconds: u64,
 
+    /// With schema or table lists in `spec.filters`: seconds between listings of the catalog,
+    /// the last of which finds a table created later that the lists choose (it is captured from
+    /// there, and read as `snapshot.tablesAdded` says). Each listing is one catalog query.
+    #[serde(default = "default_table_listing_interval")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub table_listing_interval_seconds: u64,
+
     /// File sink only: changes per page: 0 aggregates transactions into pages of up to 100,000
     /// changes, otherwise one page per transaction. Kafka pages follow `spec.kafka.transactions`.
     #[serde(default = "default_batch_size")]
@@ -1315,6 +1322,7 @@ impl Default for MiningSpec {
             window_max_seconds: default_window_max_seconds(),
             session_pga_max_bytes: default_session_pga_max_bytes(),
             poll_interval_seconds: default_poll_interval(),
+            table_listing_interval_seconds: default_table_listing_interval(),
             batch_size: default_batch_size(),
             statement_timeout_seconds: default_statement_timeout(),
             flush_table: default_flush_table(),
@@ -1457,6 +1465,9 @@ fn default_session_pga_max_bytes() -> ByteQuantity {
 }
 fn default_poll_interval() -> u64 {
     1
+}
+fn default_table_listing_interval() -> u64 {
+    60
 }
 fn default_batch_size() -> u64 {
     1000
