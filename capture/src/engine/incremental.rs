@@ -40,23 +40,32 @@ fn qualified((owner, table): &(String, String)) -> String {
 }
 
 impl<S: OracleSource> Engine<S> {
+    /// The captured tables, qualified as requests name them.
+    fn captured_names(&self) -> Vec<String> {
+        self.pipeline
+            .tables()
+            .names()
+            .iter()
+            .map(qualified)
+            .collect()
+    }
+
+    /// Whether a table that joins is read (`snapshot.tablesAdded: snapshot`).
+    fn snapshot_added(&self) -> bool {
+        self.pipeline.config().snapshot.tables_added == TablesAdded::Snapshot
+    }
+
     /// At the start of streaming: the bookmark's incremental state (a first one knows every
     /// table captured now), brought in line with `spec.snapshot.requests` and the tables
     /// captured now, and committed so the status and a restart agree.
     pub(super) fn start_incremental(&mut self) -> Result<(), CaptureError> {
         let now = Timestamp::now();
-        let captured: Vec<String> = self
-            .pipeline
-            .tables()
-            .names()
-            .iter()
-            .map(qualified)
-            .collect();
+        let captured = self.captured_names();
         // The requests in force, which the config file may have changed since the process began.
         let (generation, requests) = self.options.requests.current();
         self.requests_generation = generation;
         self.pipeline.set_snapshot_requests(requests.clone());
-        let snapshot_added = self.pipeline.config().snapshot.tables_added == TablesAdded::Snapshot;
+        let snapshot_added = self.snapshot_added();
         let state = self
             .pipeline
             .incremental_or_insert(|| IncrementalState::new(captured.iter().cloned()));
@@ -98,14 +107,8 @@ impl<S: OracleSource> Engine<S> {
     /// After a listing of the catalog captured new tables: a request for them
     /// (`snapshot.tablesAdded: snapshot`), committed with the next page.
     pub(super) fn incremental_tables_joined(&mut self) {
-        let captured: Vec<String> = self
-            .pipeline
-            .tables()
-            .names()
-            .iter()
-            .map(qualified)
-            .collect();
-        let snapshot_added = self.pipeline.config().snapshot.tables_added == TablesAdded::Snapshot;
+        let captured = self.captured_names();
+        let snapshot_added = self.snapshot_added();
         let next_scn = self.next_scn;
         let Some(state) = self.pipeline.incremental_mut() else {
             return;
