@@ -209,6 +209,13 @@ pub struct FileSinkConfig {
     pub path: PathBuf,
 }
 
+/// The local spill directory: the temporary directory, `redoline-spill` and the capture name.
+pub fn default_spill_dir(capture_name: &str) -> PathBuf {
+    std::env::temp_dir()
+        .join("redoline-spill")
+        .join(capture_name)
+}
+
 /// The buffer: the spec's budget, and the spill directory instead of the volume's size/class.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -405,7 +412,7 @@ impl CaptureConfig {
             .spill
             .dir
             .clone()
-            .unwrap_or_else(|| crate::buffer::default_spill_dir(&self.name))
+            .unwrap_or_else(|| default_spill_dir(&self.name))
     }
 
     /// `(owner, table)` pairs as the dictionary spells them (quotes removed).

@@ -29,14 +29,12 @@ mod report;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use position::StoredPosition;
 pub use report::{Check, Report};
 
 use crate::dictionary::TableSchema;
-use crate::engine::captured_tables::TableListing;
-use crate::filter::{Filters, unsupported};
+use crate::filter::{Filters, TableSelection, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
 use crate::source::key_logging;
 use crate::source::oracle::net_config::{NetConfig, NetConfigError};
@@ -123,7 +121,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
         archivelog_check(&database),
         supplemental_logging_check(&database),
     ];
-    let (request, listing_check) = with_captured_tables(source, request, database.supplemental);
+    let (request, listing_check) = with_captured_tables(source, request);
     let request = &request;
     checks.extend(listing_check);
     let (table_checks, schemas) = table_checks(source, request, &database.supplemental);
@@ -197,13 +195,10 @@ fn supplemental_logging_check(database: &DatabaseInfo) -> Check {
 fn with_captured_tables<S: DatabaseCatalog>(
     source: &mut S,
     request: &DoctorRequest,
-    supplemental: SupplementalLogging,
 ) -> (DoctorRequest, Option<Check>) {
     let filters = Arc::new(request.filters.clone());
-    // One listing: the doctor never lists again, so the interval is never used.
-    let mut listing =
-        TableListing::new(&filters, &request.flush_table, supplemental, Duration::MAX);
-    match listing.captured(source, request.tables.clone()) {
+    let selection = TableSelection::new(&[], &filters, &request.flush_table);
+    match selection.captured(source, request.tables.clone()) {
         Ok(tables) => {
             let request = DoctorRequest {
                 tables,

@@ -9,8 +9,9 @@
 //! length-prefixed UTF-8.
 
 use super::binary;
+use crate::event::EncodeError;
 use crate::event::debezium::datum::{self, Datum};
-use crate::event::debezium::{BinaryHandling, DebeziumOptions, EncodeError, Part, TablePlan};
+use crate::event::debezium::{BinaryHandling, DebeziumOptions, Part, TablePlan};
 use crate::event::{ChangeEvent, TransactionInfo};
 use crate::value::{Row, Value};
 
