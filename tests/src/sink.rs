@@ -1,10 +1,11 @@
 //! Helpers for the tests of the capture's Kafka sink (`redoline_capture::sink`) on the shared
 //! broker: options for a capture of the test's own, a `read_committed` read-back, records.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use prometheus::Registry;
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use redoline_capture::event::Record;
 use redoline_capture::sink::kafka::reader::{TopicRecord, read_to_end};
 use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics_retrying};
@@ -71,8 +72,10 @@ pub fn create_data_topic(options: &SinkOptions, topic: &str) -> Result<()> {
     .with_context(|| format!("creating {topic}"))
 }
 
-/// Every record of `topic` a `read_committed` consumer sees, up to the end.
+/// Every record of `topic` a `read_committed` consumer sees, up to the end, once the
+/// transactions written to it have settled ([`settled`]).
 pub fn read_committed(options: &SinkOptions, topic: &str) -> Result<Vec<TopicRecord>> {
+    settled(options, topic)?;
     let mut records = Vec::new();
     read_to_end(&options.settings, topic, CALL_TIMEOUT * 2, |record| {
         records.push(record);
@@ -80,6 +83,55 @@ pub fn read_committed(options: &SinkOptions, topic: &str) -> Result<Vec<TopicRec
     })
     .with_context(|| format!("reading {topic} back"))?;
     Ok(records)
+}
+
+/// Waits until no transaction on `topic` is still open or unmarked: each partition's last stable
+/// offset (the end a `read_committed` consumer sees) has reached its high watermark. A
+/// producer's commit returns once the coordinator has logged it; the markers that make the
+/// records visible reach the partitions after that (KIP-98), so a read at once may end short of
+/// a transaction already committed. The tests are the only writers of their topics.
+pub fn settled(options: &SinkOptions, topic: &str) -> Result<()> {
+    let committed: BaseConsumer = options
+        .settings
+        .reader_config(&format!("{topic}-settled"))
+        .create()
+        .context("a read_committed consumer")?;
+    let uncommitted: BaseConsumer = options
+        .settings
+        .reader_config(&format!("{topic}-settled"))
+        .set("isolation.level", "read_uncommitted")
+        .create()
+        .context("a read_uncommitted consumer")?;
+    let partitions: Vec<i32> = committed
+        .fetch_metadata(Some(topic), CALL_TIMEOUT)
+        .with_context(|| format!("metadata of {topic}"))?
+        .topics()
+        .iter()
+        .filter(|t| t.name() == topic)
+        .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+        .collect();
+    let deadline = Instant::now() + CALL_TIMEOUT * 2;
+    loop {
+        let mut open = Vec::new();
+        for &partition in &partitions {
+            let (_, stable) = committed.fetch_watermarks(topic, partition, CALL_TIMEOUT)?;
+            let (_, high) = uncommitted.fetch_watermarks(topic, partition, CALL_TIMEOUT)?;
+            if stable < high {
+                open.push((partition, stable, high));
+            }
+        }
+        if open.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(anyhow!(
+                "{topic}: transactions still open after {:?} (partition, last stable offset, \
+                 high watermark): {open:?}",
+                CALL_TIMEOUT * 2
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The values of `records` as text (`None` for a tombstone).
