@@ -10,8 +10,8 @@ mod kafka_support;
 use std::time::Duration;
 
 use kafka_support::{
-    BINARY, Capture, TABLES, bootstrap, free_port, ids, insert, read_values, status, terminate,
-    unique_prefix, wait_for,
+    BINARY, Capture, POLL, TABLES, bootstrap, free_port, ids, insert, read_values, status,
+    terminate, unique_prefix, wait_until,
 };
 use serde_json::Value;
 
@@ -34,29 +34,33 @@ fn a_second_instance_fences_the_first_which_stops_with_cdc_5001() {
     capture.write_config("second.yaml", &bootstrap, &prefix, second_port, "");
 
     let mut first = capture.spawn("first.yaml", false, "first");
-    wait_for(
+    wait_until(
         "the first instance to commit",
         Duration::from_secs(60),
+        POLL,
         || {
-            status(first_port).is_some_and(|report| {
+            Ok(status(first_port).is_some_and(|report| {
                 report["producer"]["state"] == "ready"
                     && report["commitScn"]
                         .as_u64()
                         .is_some_and(|scn| scn > 1_000_100)
-            })
+            }))
         },
-    );
+    )
+    .unwrap();
     let second = capture.spawn("second.yaml", true, "second");
 
     let mut exited = None;
-    wait_for(
+    wait_until(
         "the first instance to stop",
         Duration::from_secs(60),
+        POLL,
         || {
-            exited = first.try_wait().unwrap();
-            exited.is_some()
+            exited = first.try_wait()?;
+            Ok(exited.is_some())
         },
-    );
+    )
+    .unwrap();
     let stderr = std::io::read_to_string(first.stderr.take().unwrap()).unwrap();
     assert_eq!(exited.unwrap().code(), Some(3), "a typed stop: {stderr}");
     let message = capture.termination("first").expect("a termination message");
@@ -124,10 +128,11 @@ fn doctor_reads_the_stored_position_without_fencing_a_running_capture() {
     capture.write_config("running.yaml", &bootstrap, &prefix, port, "");
     let mut running = capture.spawn("running.yaml", false, "running");
     let mut reported = Value::Null;
-    wait_for("the committed row", Duration::from_secs(60), || {
+    wait_until("the committed row", Duration::from_secs(60), POLL, || {
         reported = status(port).unwrap_or_default();
-        reported["producer"]["state"] == "ready" && reported["commitTime"].is_string()
-    });
+        Ok(reported["producer"]["state"] == "ready" && reported["commitTime"].is_string())
+    })
+    .unwrap();
     let report = doctor(&capture);
     let position = &report["position"];
     assert_eq!(position["state"], "stored", "{report}");

@@ -7,7 +7,7 @@ mod kafka_support;
 
 use std::time::Duration;
 
-use kafka_support::{Capture, TABLES, bootstrap, insert, read_values, wait_for};
+use kafka_support::{Capture, POLL, TABLES, bootstrap, insert, read_values, wait_until};
 
 const DDL: &str = "ALTER TABLE APP.ITEMS ADD (PRIORITY NUMBER(1))";
 
@@ -65,11 +65,12 @@ fn ddl_reaches_the_history_and_schema_change_topics_and_heartbeats_flow() {
     std::fs::write(capture.path("serving.yaml"), serving).unwrap();
     let mut child = capture.spawn("serving.yaml", false, "heartbeat");
     let heartbeat_topic = format!("__debezium-heartbeat.{prefix}");
-    wait_for("a heartbeat", Duration::from_secs(60), || {
+    wait_until("a heartbeat", Duration::from_secs(60), POLL, || {
         assert!(child.try_wait().unwrap().is_none(), "the capture stopped");
-        kafka_support::try_read_values(&bootstrap, &heartbeat_topic)
-            .is_some_and(|beats| !beats.is_empty())
-    });
+        Ok(kafka_support::try_read_values(&bootstrap, &heartbeat_topic)
+            .is_some_and(|beats| !beats.is_empty()))
+    })
+    .unwrap();
     let history_metric = |name: &str| {
         kafka_support::metric(port, &format!("redoline_capture_schema_history_{name}"))
     };

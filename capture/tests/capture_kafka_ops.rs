@@ -8,7 +8,7 @@ mod kafka_support;
 
 use std::time::Duration;
 
-use kafka_support::{Capture, TABLES, bootstrap, ids, insert, read_values, wait_for};
+use kafka_support::{Capture, POLL, TABLES, bootstrap, ids, insert, read_values, wait_until};
 
 #[test]
 fn a_discarded_transaction_is_published_to_the_ops_and_dlq_topics() {
@@ -27,10 +27,12 @@ fn a_discarded_transaction_is_published_to_the_ops_and_dlq_topics() {
     );
     let mut child = capture.spawn("capture.yaml", false, "ops");
     let ops_topic = format!("{prefix}.redoline.ops");
-    wait_for("the ops event", Duration::from_secs(60), || {
+    wait_until("the ops event", Duration::from_secs(60), POLL, || {
         assert!(child.try_wait().unwrap().is_none(), "the capture stopped");
-        kafka_support::try_read_values(&bootstrap, &ops_topic).is_some_and(|ops| !ops.is_empty())
-    });
+        Ok(kafka_support::try_read_values(&bootstrap, &ops_topic)
+            .is_some_and(|ops| !ops.is_empty()))
+    })
+    .unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
 

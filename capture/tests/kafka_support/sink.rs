@@ -1,5 +1,5 @@
 //! Helpers for the tests of the capture's Kafka sink (`redoline_capture::sink`) on the shared
-//! broker: options for a capture of the test's own, a `read_committed` read-back, records.
+//! broker (`kafka_sink_pages`, `kafka_sink_journal`): options for a capture of the test's own, a `read_committed` read-back, records.
 
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use redoline_capture::sink::{
 };
 use redoline_crds::v1alpha1::{JournalSpec, KafkaSpec};
 
-use crate::kafka::KafkaEnv;
+use redoline_testenv::kafka::KafkaEnv;
 
 /// Bound of every single Kafka call in these tests.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);

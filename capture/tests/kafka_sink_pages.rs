@@ -18,8 +18,10 @@ use redoline_capture::sink::{
 };
 use redoline_capture::source::Xid;
 use redoline_crds::StopCode;
-use redoline_tests::kafka::KafkaEnv;
-use redoline_tests::sink::{
+use redoline_testenv::kafka::KafkaEnv;
+
+mod kafka_support;
+use kafka_support::sink::{
     CALL_TIMEOUT, create_data_topic, data_records, open, read_committed, sink_options, values,
     write_page,
 };

@@ -13,8 +13,10 @@ use redoline_capture::sink::{Bookmark, DeliveryMode, KafkaSink, SinkOptions};
 use redoline_capture::source::{LogMinerRow, Xid, fixtures};
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;
-use redoline_tests::kafka::KafkaEnv;
-use redoline_tests::sink::{
+use redoline_testenv::kafka::KafkaEnv;
+
+mod kafka_support;
+use kafka_support::sink::{
     create_data_topic, data_records, open, read_committed, sink_options, write_page,
 };
 
