@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-#[path = "../run_support/mod.rs"]
-mod run_support;
 pub mod sink;
-use run_support::run_command;
+
+// The binary that includes this module declares `run_support` too (`it/main.rs`,
+// `composed/main.rs`): one copy of it per binary.
+use crate::run_support::{self, run_command};
 #[allow(unused_imports)] // not every test binary using this module probes the HTTP face
 pub use run_support::{BINARY, Xorshift, free_port, metric, status, terminate};
 
