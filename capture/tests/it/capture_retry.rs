@@ -423,21 +423,27 @@ fn quick(budget: Duration) -> RetryPolicy {
     }
 }
 
-#[test]
-fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
-    let scenario = scenario(40);
+/// A run of `scenario` without faults: the events it writes (what a run with faults must write)
+/// and its metrics.
+fn fault_free(scenario: &str, snapshot: &str) -> (Vec<Value>, Registry) {
     let clean = tempfile::tempdir().unwrap();
     let (outcome, registry) = run(
         clean.path(),
-        &scenario,
-        NO_SNAPSHOT,
+        scenario,
+        snapshot,
         0,
         0,
         quick(Duration::from_secs(5)),
     );
     assert!(outcome.is_ok(), "{outcome:?}");
+    (events(clean.path()), registry)
+}
+
+#[test]
+fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
+    let scenario = scenario(40);
+    let (expected, registry) = fault_free(&scenario, NO_SNAPSHOT);
     assert_eq!(retries(&registry), 0);
-    let expected = events(clean.path());
     assert_eq!(expected.len(), 80, "two inserts per transaction");
 
     let flaky = tempfile::tempdir().unwrap();
@@ -483,17 +489,7 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
     // 600 rows over six 100-row blocks of the model: six chunks, so faults land mid-table.
     let scenario = scenario(300);
     let snapshot = "{mode: initial, fetchSize: 7}";
-    let clean = tempfile::tempdir().unwrap();
-    let (outcome, _) = run(
-        clean.path(),
-        &scenario,
-        snapshot,
-        0,
-        0,
-        quick(Duration::from_secs(5)),
-    );
-    assert!(outcome.is_ok(), "{outcome:?}");
-    let expected = events(clean.path());
+    let (expected, _) = fault_free(&scenario, snapshot);
     assert_eq!(expected.len(), 600, "every row once, as a snapshot read");
     assert!(expected.iter().all(|e| e["op"] == "r"));
 
@@ -674,17 +670,7 @@ fn a_transaction_committing_during_a_window_is_not_released_as_an_orphan() {
 #[test]
 fn an_online_log_overwritten_mid_window_is_mined_again_in_place() {
     let scenario = scenario(12);
-    let clean = tempfile::tempdir().unwrap();
-    let (outcome, _) = run(
-        clean.path(),
-        &scenario,
-        NO_SNAPSHOT,
-        0,
-        0,
-        quick(Duration::from_secs(5)),
-    );
-    assert!(outcome.is_ok(), "{outcome:?}");
-    let expected = events(clean.path());
+    let (expected, _) = fault_free(&scenario, NO_SNAPSHOT);
     assert_eq!(expected.len(), 24);
     for rows_before_fault in [0, 1, 2, 3, 4, 5, 8, 13, 30] {
         let dir = tempfile::tempdir().unwrap();

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use redoline_capture::source::RowRange;
 use redoline_capture::source::chunk_plan::ChunkPlan;
 use redoline_capture::source::chunks::{LAST_ROW, extended_row_id, row_id_parts};
+use run_support::lines::{commit, delete, insert, rollback, update};
 use run_support::{Capture, Xorshift, free_port, status};
 use serde_json::Value;
 
@@ -71,24 +72,6 @@ fn append(capture: &Capture, lines: &str) {
         .open(capture.path("scenario.jsonl"))
         .unwrap();
     file.write_all(lines.as_bytes()).unwrap();
-}
-
-fn insert(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!("{{\"tx\":\"{tx}\",\"insert\":\"APP.{table}\",\"values\":{{\"ID\":{id},\"V\":{v}}}}}\n")
-}
-fn update(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!(
-        "{{\"tx\":\"{tx}\",\"update\":\"APP.{table}\",\"where\":{{\"ID\":{id}}},\"set\":{{\"V\":{v}}}}}\n"
-    )
-}
-fn delete(tx: &str, table: &str, id: u64) -> String {
-    format!("{{\"tx\":\"{tx}\",\"delete\":\"APP.{table}\",\"where\":{{\"ID\":{id}}}}}\n")
-}
-fn commit(tx: &str) -> String {
-    format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n")
-}
-fn rollback(tx: &str) -> String {
-    format!("{{\"tx\":\"{tx}\",\"rollback\":true}}\n")
 }
 
 /// The table contents the events build, checking each event against it: an `r` or `i` of a

@@ -8,27 +8,13 @@ use crate::run_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use run_support::lines::{commit, delete, insert, update};
 use run_support::{Capture, Xorshift, free_port, terminate, wait_for};
 use serde_json::Value;
 
 const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
 {"table":"APP.ITEMS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
 "#;
-
-fn insert(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!("{{\"tx\":\"{tx}\",\"insert\":\"APP.{table}\",\"values\":{{\"ID\":{id},\"V\":{v}}}}}\n")
-}
-fn update(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!(
-        "{{\"tx\":\"{tx}\",\"update\":\"APP.{table}\",\"where\":{{\"ID\":{id}}},\"set\":{{\"V\":{v}}}}}\n"
-    )
-}
-fn delete(tx: &str, table: &str, id: u64) -> String {
-    format!("{{\"tx\":\"{tx}\",\"delete\":\"APP.{table}\",\"where\":{{\"ID\":{id}}}}}\n")
-}
-fn commit(tx: &str) -> String {
-    format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n")
-}
 
 /// A deterministic workload: seeded rows in both tables, then small transactions on both,
 /// with the tables' contents as they commit.

@@ -13,6 +13,10 @@ mod http_probe;
 #[allow(unused_imports)]
 pub use http_probe::{free_port, metric, status};
 
+// Not every test binary using this module writes these scenarios.
+#[allow(dead_code)]
+pub mod lines;
+
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
 /// The longest an `--exit-at-end` run of a test scenario may take (debug build, busy machine).
