@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use prometheus::Registry;
 use redoline_capture::buffer::{
-    BufferConfig, BufferMetrics, FrameReader, Pushed, READ_AHEAD_BYTES, ReleasedLedger,
+    BufferMetrics, BufferSettings, FrameReader, Pushed, READ_AHEAD_BYTES, ReleasedLedger,
     TransactionBuffer,
 };
 use redoline_capture::source::{LogMinerRow, OperationCode, Xid};
@@ -99,7 +99,7 @@ fn template(sql_len: usize) -> LogMinerRow {
 }
 
 fn new_buffer(dir: &Path) -> Result<TransactionBuffer> {
-    let config = BufferConfig {
+    let config = BufferSettings {
         memory_max_bytes: HEAP_BUDGET,
         spill_dir: dir.to_owned(),
         spill_max_bytes: u64::MAX / 2,

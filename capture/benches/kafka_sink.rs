@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use prometheus::Registry;
 use rdkafka::producer::{DefaultProducerContext, Producer, ThreadedProducer};
-use redoline_capture::event::debezium::Record;
+use redoline_capture::event::Record;
 use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics_retrying};
 use redoline_capture::sink::{
     Bookmark, CaptureIdentity, DeliveryMode, KafkaClientSettings, KafkaSink, Page, PageFill,

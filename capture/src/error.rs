@@ -19,7 +19,7 @@ use redoline_crds::quantity::QuantityError;
 use crate::assemble::AssembleError;
 use crate::buffer::BufferError;
 use crate::config::ConfigError;
-use crate::event::debezium::EncodeError;
+use crate::event::EncodeError;
 use crate::registry::RegistryError;
 use crate::sink::bookmark::CommitOutOfOrder;
 use crate::sink::file::FileSinkError;

@@ -2,7 +2,7 @@
 //! `heartbeat.action.query`; `spec.heartbeat`).
 //!
 //! Every `intervalSeconds` the capture runs the action query (if any) and writes a heartbeat
-//! record to `<heartbeat topic prefix>.<topic prefix>` (`__debezium-heartbeat.<prefix>` by
+//! record ([`crate::event::heartbeat`]) to `<heartbeat topic prefix>.<topic prefix>` (`__debezium-heartbeat.<prefix>` by
 //! default), in a page of its own whose bookmark moves to the SCN mining has reached when no
 //! transaction is open. So on a database whose captured tables are quiet (or with
 //! `mining.readOnly`, where no flush row is written) the bookmark, the lag and the archived redo
@@ -14,9 +14,6 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-
-use crate::event::debezium::Record;
-use crate::event::json;
 
 /// When the next heartbeat is due.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,60 +51,8 @@ pub fn heartbeat_topic(heartbeat_prefix: &str, topic_prefix: &str) -> String {
     format!("{heartbeat_prefix}.{topic_prefix}")
 }
 
-/// The Connect schema of heartbeat keys (`io.debezium.connector.common.ServerNameKey`).
-pub const KEY_SCHEMA: &str = concat!(
-    "{\"type\":\"struct\",\"fields\":[",
-    "{\"type\":\"string\",\"optional\":false,\"field\":\"serverName\"}],",
-    "\"optional\":false,\"name\":\"io.debezium.connector.common.ServerNameKey\",\"version\":1}"
-);
-
-/// The Connect schema of heartbeat values (`io.debezium.connector.common.Heartbeat`).
-pub const VALUE_SCHEMA: &str = concat!(
-    "{\"type\":\"struct\",\"fields\":[",
-    "{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"}],",
-    "\"optional\":false,\"name\":\"io.debezium.connector.common.Heartbeat\",\"version\":1}"
-);
-
-/// Debezium's heartbeat record for the capture `server_name` (its topic prefix) at `at`.
-pub fn heartbeat_record(
-    topic: &str,
-    server_name: &str,
-    schemas_enabled: bool,
-    at: Timestamp,
-) -> Record {
-    let mut key = String::with_capacity(128);
-    let mut value = String::with_capacity(128);
-    if schemas_enabled {
-        key.push_str("{\"schema\":");
-        key.push_str(KEY_SCHEMA);
-        key.push_str(",\"payload\":");
-        value.push_str("{\"schema\":");
-        value.push_str(VALUE_SCHEMA);
-        value.push_str(",\"payload\":");
-    }
-    key.push('{');
-    json::key(&mut key, "serverName");
-    json::string(&mut key, server_name);
-    key.push('}');
-    value.push('{');
-    json::key(&mut value, "ts_ms");
-    json::integer(&mut value, at.as_millisecond());
-    value.push('}');
-    if schemas_enabled {
-        key.push('}');
-        value.push('}');
-    }
-    Record {
-        topic: topic.to_owned(),
-        key: Some(key.into_bytes()),
-        value: Some(value.into_bytes()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
-
     use super::*;
 
     fn at(seconds: i64) -> Timestamp {
@@ -127,28 +72,8 @@ mod tests {
     }
 
     #[test]
-    fn the_record_has_debeziums_shape() {
+    fn the_topic_is_the_heartbeat_prefix_then_the_topic_prefix() {
         let topic = heartbeat_topic("__debezium-heartbeat", "sales");
         assert_eq!(topic, "__debezium-heartbeat.sales");
-        let plain = heartbeat_record(&topic, "sales", false, at(0));
-        assert_eq!(plain.topic, topic);
-        let key: Value = serde_json::from_slice(plain.key.as_deref().unwrap()).unwrap();
-        assert_eq!(key, json!({"serverName": "sales"}));
-        let value: Value = serde_json::from_slice(plain.value.as_deref().unwrap()).unwrap();
-        assert_eq!(value, json!({"ts_ms": 1_700_000_000_000i64}));
-
-        let wrapped = heartbeat_record(&topic, "sales", true, at(0));
-        let key: Value = serde_json::from_slice(wrapped.key.as_deref().unwrap()).unwrap();
-        assert_eq!(key["payload"], json!({"serverName": "sales"}));
-        assert_eq!(
-            key["schema"]["name"],
-            "io.debezium.connector.common.ServerNameKey"
-        );
-        let value: Value = serde_json::from_slice(wrapped.value.as_deref().unwrap()).unwrap();
-        assert_eq!(value["payload"], json!({"ts_ms": 1_700_000_000_000i64}));
-        assert_eq!(
-            value["schema"]["name"],
-            "io.debezium.connector.common.Heartbeat"
-        );
     }
 }

@@ -29,7 +29,10 @@ pub mod filter;
 pub mod fuzz;
 pub mod heartbeat;
 pub mod http;
+#[cfg(test)]
+mod import_graph;
 pub mod lag;
+pub mod login_guard;
 pub mod metrics;
 pub mod outage;
 pub mod redo;

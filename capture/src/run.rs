@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use jiff::{SignedDuration, Timestamp};
 use prometheus::Registry;
 
-use crate::buffer::{BufferConfig, BufferMetrics, TransactionBuffer};
+use crate::buffer::{BufferMetrics, BufferSettings, TransactionBuffer};
 use crate::cli::AclFormat;
 use crate::config::live::{self, LiveRequests};
 use crate::config::secrets::DatabaseCredentials;
@@ -34,6 +34,7 @@ use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard, router};
+use crate::login_guard::LoginGuard;
 use crate::metrics::{EngineMetrics, SchemaHistoryMetrics, SchemaHistoryStatus};
 use crate::outage::{self, RestartBudget, Verdict};
 use crate::registry::SchemaRegistry;
@@ -53,7 +54,6 @@ use crate::sink::{
     SinkError, SinkMetrics, SinkOptions, SinkStatus, TopicNames, peek_bookmark,
 };
 use crate::sink::{FileLines, Output};
-use crate::source::login_guard::LoginGuard;
 use crate::source::oracle::net_config::{self, NetConfig, NetConfigDir, NetConfigError};
 use crate::source::oracle::{ConnectOptions, OracleClient, ez_connect};
 use crate::source::{DatabaseCatalog, FlashbackReader, OracleSource, RedoMiner};
@@ -553,7 +553,7 @@ where
         // before the sink connects.
         let source = open_source()?;
         let buffer_config =
-            BufferConfig::from_config(&config.buffer, &config.transactions, config.spill_dir())?;
+            BufferSettings::from_config(&config.buffer, &config.transactions, config.spill_dir())?;
         let opened = match (&config.kafka, &config.file) {
             (Some(kafka), _) => {
                 let (metrics, status) = shared

@@ -23,7 +23,7 @@ pub mod reference;
 pub mod stop;
 pub mod v1alpha1;
 
-pub use quantity::ByteQuantity;
+pub use quantity::{ByteQuantity, Quantity};
 pub use stop::{STOP_CODE_PATTERN, StopCode, is_condition_reason, is_stop_code_shaped};
 pub use v1alpha1::{OracleCapture, OracleCaptureSpec, OracleCaptureStatus};
 

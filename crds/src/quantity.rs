@@ -3,7 +3,17 @@
 //! A size is either a plain byte count (`268435456`) or a Kubernetes quantity string (`256Mi`,
 //! `10Gi`, `1.5G`, `512k`, `1e9`). The schema marks it `x-kubernetes-int-or-string`, so the
 //! apiserver accepts both, and CEL rules in the CRD (see [`cel_quantity`]) compare sizes with the
-//! apiserver's own quantity library. [`ByteQuantity::bytes`] gives the same number in Rust.
+//! apiserver's own quantity library. [`ByteQuantity::bytes`] gives the same number in Rust, and
+//! [`Quantity`] is the capture's implementation of that library's `quantity` type
+//! (`capture/src/config/crd_rules/kubernetes.rs`).
+//!
+//! Why ours: k8s-openapi's `Quantity` is the string only, without parsing or arithmetic. The
+//! crate `kube_quantity` (0.9, read for this) parses the number as an `f64` (nom's `double`)
+//! before turning it into a decimal, so long digit strings are rounded, and it takes what
+//! apimachinery's `ParseQuantity` refuses (a bare suffix such as `Mi` reads as 0; `double` also
+//! reads `inf` and `nan`). A size limit decided by rounding, or a spec the apiserver refused
+//! being accepted by the capture, is what this module exists to avoid; exact parsing is ~100
+//! lines, tested here against the grammar.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -79,79 +89,140 @@ pub fn cel_quantity(field: &str) -> String {
     format!("(type({field}) == int ? quantity(string({field})) : quantity({field}))")
 }
 
-/// Parses a Kubernetes quantity (`<signed number><suffix>`) into whole bytes, exactly: no floating
-/// point, so `1.5Gi` is 1610612736 and `0.5` is an error rather than a rounded zero.
-fn parse_bytes(text: &str) -> Result<u64, QuantityError> {
-    let malformed = || QuantityError::Malformed(text.to_owned());
-    let s = text.trim();
-    let number_end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(number_end);
-    let number = number.strip_prefix('+').unwrap_or(number);
-    if number.starts_with('-') {
-        return Err(malformed());
-    }
-    let (int_part, frac_part) = match number.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (number, ""),
-    };
-    if (int_part.is_empty() && frac_part.is_empty())
-        || !int_part.bytes().all(|b| b.is_ascii_digit())
-        || !frac_part.bytes().all(|b| b.is_ascii_digit())
-    {
-        return Err(malformed());
-    }
-    // value = digits * 10^(exp10) * 2^(exp2)
-    let (exp2, exp10): (u32, i64) = match suffix {
-        "" => (0, 0),
-        "Ki" => (10, 0),
-        "Mi" => (20, 0),
-        "Gi" => (30, 0),
-        "Ti" => (40, 0),
-        "Pi" => (50, 0),
-        "Ei" => (60, 0),
-        "m" => (0, -3),
-        "k" => (0, 3),
-        "M" => (0, 6),
-        "G" => (0, 9),
-        "T" => (0, 12),
-        "P" => (0, 15),
-        "E" => (0, 18),
-        exp if exp.starts_with(['e', 'E']) => {
-            let e: i64 = exp[1..].parse().map_err(|_| malformed())?;
-            (0, e)
+/// A Kubernetes quantity, exactly: `digits × 10^exp10 × 2^exp2`, signed. The grammar is
+/// apimachinery's (`k8s.io/apimachinery/pkg/api/resource/quantity.go`, `ParseQuantity`):
+/// `<sign>? <digits>[.<digits>] <suffix>`, the suffix one of the binary `Ki`…`Ei`, the decimal
+/// `m`, `k`, `M`…`E`, or an exponent `e<int>`/`E<int>`. No floating point, so `1.5Gi` and
+/// `1536Mi` are equal and `0.5` is not a whole byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quantity {
+    negative: bool,
+    /// The significant digits, trailing zeros moved into `exp10`.
+    digits: u128,
+    exp10: i64,
+    exp2: u32,
+}
+
+impl Quantity {
+    /// Parses `text`, or tells why it is not a quantity.
+    pub fn parse(text: &str) -> Result<Self, QuantityError> {
+        let malformed = || QuantityError::Malformed(text.to_owned());
+        let (negative, unsigned) = match text.as_bytes().first() {
+            Some(b'-') => (true, &text[1..]),
+            Some(b'+') => (false, &text[1..]),
+            _ => (false, text),
+        };
+        let number_end = unsigned
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(unsigned.len());
+        let (number, suffix) = unsigned.split_at(number_end);
+        let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
+        if (int_part.is_empty() && frac_part.is_empty()) || frac_part.contains('.') {
+            return Err(malformed());
         }
-        _ => return Err(malformed()),
-    };
-    let digits = format!("{int_part}{frac_part}");
-    let digits = digits.trim_start_matches('0');
-    let scale = exp10 - frac_part.len() as i64;
-    let too_large = || QuantityError::TooLarge(text.to_owned());
-    let mut value: u128 = 0;
-    for b in digits.bytes() {
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u128::from(b - b'0')))
-            .ok_or_else(too_large)?;
-    }
-    value = value.checked_shl(exp2).ok_or_else(too_large)?;
-    if value != 0 && scale > 0 {
-        for _ in 0..scale {
-            value = value.checked_mul(10).ok_or_else(too_large)?;
+        let (exp2, suffix_exp10): (u32, i64) = match suffix {
+            "" => (0, 0),
+            "Ki" => (10, 0),
+            "Mi" => (20, 0),
+            "Gi" => (30, 0),
+            "Ti" => (40, 0),
+            "Pi" => (50, 0),
+            "Ei" => (60, 0),
+            "m" => (0, -3),
+            "k" => (0, 3),
+            "M" => (0, 6),
+            "G" => (0, 9),
+            "T" => (0, 12),
+            "P" => (0, 15),
+            "E" => (0, 18),
+            exponent if exponent.starts_with(['e', 'E']) => {
+                let e = &exponent[1..];
+                let unsigned_e = e.strip_prefix(['+', '-']).unwrap_or(e);
+                if unsigned_e.is_empty() || !unsigned_e.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(malformed());
+                }
+                (0, e.parse().map_err(|_| malformed())?)
+            }
+            _ => return Err(malformed()),
+        };
+        let all_digits = format!("{int_part}{frac_part}");
+        let significant = all_digits.trim_start_matches('0');
+        let kept = significant.trim_end_matches('0');
+        let trailing_zeros = (significant.len() - kept.len()) as i64;
+        let mut digits: u128 = 0;
+        for b in kept.bytes() {
+            digits = digits
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u128::from(b - b'0')))
+                .ok_or_else(|| QuantityError::TooLarge(text.to_owned()))?;
         }
-    } else if scale < 0 {
-        for _ in 0..(-scale) {
+        let exp10 = if digits == 0 {
+            0
+        } else {
+            suffix_exp10 + trailing_zeros - frac_part.len() as i64
+        };
+        Ok(Self {
+            negative: negative && digits != 0,
+            digits,
+            exp10,
+            exp2: if digits == 0 { 0 } else { exp2 },
+        })
+    }
+
+    /// The magnitude as an integer count of `10^scale`, when it fits.
+    fn scaled(&self, scale: i64) -> Option<u128> {
+        if self.digits.leading_zeros() < self.exp2 {
+            return None;
+        }
+        let mut value = self.digits << self.exp2;
+        for _ in 0..(self.exp10 - scale) {
+            value = value.checked_mul(10)?;
+        }
+        Some(value)
+    }
+
+    /// Orders two quantities by value, exactly; `None` when the two cannot be brought to one
+    /// scale within 128 bits (values beyond any size this API holds).
+    pub fn compare(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        use std::cmp::Ordering;
+        match (self.negative, other.negative) {
+            (false, true) => return Some(Ordering::Greater),
+            (true, false) => return Some(Ordering::Less),
+            _ => {}
+        }
+        let scale = self.exp10.min(other.exp10);
+        let magnitude = self.scaled(scale)?.cmp(&other.scaled(scale)?);
+        Some(if self.negative {
+            magnitude.reverse()
+        } else {
+            magnitude
+        })
+    }
+
+    /// The value as whole bytes.
+    fn bytes(&self, text: &str) -> Result<u64, QuantityError> {
+        if self.negative {
+            return Err(QuantityError::Malformed(text.to_owned()));
+        }
+        let too_large = || QuantityError::TooLarge(text.to_owned());
+        let mut value = self.scaled(self.exp10.min(0)).ok_or_else(too_large)?;
+        for _ in self.exp10..0 {
             if !value.is_multiple_of(10) {
                 return Err(QuantityError::Fractional(text.to_owned()));
             }
             value /= 10;
         }
+        u64::try_from(value)
+            .ok()
+            .filter(|value| *value <= i64::MAX as u64)
+            .ok_or_else(too_large)
     }
-    if value > i64::MAX as u128 {
-        return Err(too_large());
-    }
-    Ok(value as u64)
+}
+
+/// Parses a Kubernetes quantity into whole bytes, exactly: `1.5Gi` is 1610612736 and `0.5` is an
+/// error rather than a rounded zero.
+fn parse_bytes(text: &str) -> Result<u64, QuantityError> {
+    Quantity::parse(text.trim())?.bytes(text)
 }
 
 #[cfg(test)]
@@ -205,6 +276,28 @@ mod tests {
                 ByteQuantity::quantity("10")
             ]
         );
+    }
+
+    #[test]
+    fn quantities_compare_exactly_across_suffixes() {
+        use std::cmp::Ordering::*;
+        let cmp = |a: &str, b: &str| {
+            Quantity::parse(a)
+                .unwrap()
+                .compare(&Quantity::parse(b).unwrap())
+        };
+        assert_eq!(cmp("1.5Gi", "1536Mi"), Some(Equal));
+        assert_eq!(cmp("16Mi", "16777216"), Some(Equal));
+        assert_eq!(cmp("1500m", "1"), Some(Greater));
+        assert_eq!(cmp("1k", "1Ki"), Some(Less));
+        assert_eq!(cmp("-1", "0"), Some(Less));
+        assert_eq!(cmp("-2", "-1"), Some(Less));
+        assert_eq!(cmp("0", "-0"), Some(Equal));
+        assert_eq!(cmp("1e3", "1k"), Some(Equal));
+        assert_eq!(cmp(".5", "500m"), Some(Equal));
+        for malformed in ["", ".", "1.2.3", "1e", "1 Gi", " 1", "Mi", "1KiB", "1e1.5"] {
+            assert!(Quantity::parse(malformed).is_err(), "{malformed:?}");
+        }
     }
 
     proptest! {

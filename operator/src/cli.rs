@@ -117,6 +117,12 @@ pub fn default_capture_image() -> String {
 }
 
 /// Reads `500ms`, `30s`, `2m`, `1h` or a bare number of seconds.
+///
+/// Ours rather than `humantime::parse_duration` (well kept, chronotope; not in the tree): the
+/// documented grammar (docs/operator.md, the chart's values.yaml) takes a bare number as seconds,
+/// which humantime refuses ("time unit needed"), and stops at hours, while humantime also takes
+/// days, weeks, months, years and sums such as `1h 30m`. Wrapping it to keep the grammar would be
+/// as long as these lines, for a new dependency.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text

@@ -21,6 +21,14 @@
 //!   the lease to expire.
 //!
 //! API permissions: `leases` get, create and update in the Lease's namespace.
+//!
+//! Why ours (compared when issue 37 asked): kube-runtime 5.0 has no Lease support;
+//! `kube-leader-election` 0.44 is built on kube 4 (we are on 5); `kube-lease-manager` 0.13 (kube
+//! 5) takes a Lease as expired at the holder's `renewTime` plus the duration read against this
+//! node's wall clock (`SystemTime::now() > renew + duration` in its `state.rs`), so a clock
+//! ahead on the standby's node lets it take a Lease that is still held, two leaders at once. The
+//! expiry on our own monotonic clock (above) is what makes skew harmless; the cancellation of the
+//! controller on loss and the release after draining are ours to wire in any case.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -197,7 +197,7 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
                 "filters.columnExcludeList",
                 json!(["APP\\.ORDERS\\.CARD"]),
             ),
-            "need spec.format.type debezium",
+            "spec.filters.columnExcludeList shapes Debezium records: it needs spec.format.type debezium",
         ),
         (
             "unknown hash algorithm",
@@ -372,6 +372,15 @@ async fn invalid_specs_are_refused_with_a_message_naming_the_field() {
                 json!({"selectOverrides": {"APP.ITEMS": "ID > 5"}}),
             ),
             "every key of spec.snapshot.selectOverrides must be one of spec.tables",
+        ),
+        (
+            "snapshot request of a table not captured",
+            with(
+                minimal_spec(),
+                "snapshot",
+                json!({"requests": [{"id": "again", "tables": ["APP.ITEMS"]}]}),
+            ),
+            "every table of spec.snapshot.requests must be one of spec.tables",
         ),
         (
             "snapshot fetch size zero",
@@ -769,6 +778,20 @@ async fn schema_and_table_lists_may_replace_the_table_list() {
     api.create(&PostParams::default(), &object("lists", spec))
         .await
         .expect("a schema list chooses the tables");
+    // With a list choosing the tables, a request may name a table spec.tables does not list:
+    // the capture finds it among what the lists choose.
+    let requested = with(
+        with(
+            minimal_spec(),
+            "filters.tableIncludeList",
+            json!(["APP\\..*"]),
+        ),
+        "snapshot",
+        json!({"requests": [{"id": "again", "tables": ["APP.ITEMS"]}]}),
+    );
+    api.create(&PostParams::default(), &object("lists-request", requested))
+        .await
+        .expect("a table list lets a request name a table it chooses");
 }
 
 #[tokio::test]

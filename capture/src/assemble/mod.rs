@@ -56,7 +56,7 @@ use crate::redo::ast::{ColumnValue, DmlStatement};
 use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::redo::extended::{ExtendedPiece, parse_extended_begin, parse_extended_write};
 use crate::redo::lob::{LobData, LobLocator, LobStatement, parse_lob};
-use crate::redo::parse::parse_dml;
+use crate::redo::parse_dml;
 use crate::schema_history::object_row::{
     NumberedValue, ObjectRowError, ResolvedRow, object_number,
 };

@@ -83,16 +83,16 @@ const WRITE_BUFFER_SLACK: usize = 64 << 10;
 
 /// The buffer's settings, resolved from the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BufferConfig {
+pub struct BufferSettings {
     pub memory_max_bytes: u64,
     pub spill_dir: PathBuf,
     pub spill_max_bytes: u64,
     pub transactions: TransactionsSpec,
 }
 
-impl BufferConfig {
+impl BufferSettings {
     /// Reads the config's `buffer` and `transactions`; the spill directory is the spill volume's
-    /// mount (or [`default_spill_dir`] locally).
+    /// mount (or [`crate::config::default_spill_dir`] locally).
     pub fn from_config(
         buffer: &crate::config::BufferConfig,
         transactions: &TransactionsSpec,
@@ -112,13 +112,6 @@ impl BufferConfig {
     }
 }
 
-/// The local spill directory: the temporary directory, `redoline-spill` and the capture name.
-pub fn default_spill_dir(capture_name: &str) -> PathBuf {
-    std::env::temp_dir()
-        .join("redoline-spill")
-        .join(capture_name)
-}
-
 /// What [`TransactionBuffer::push`] did with a row.
 #[derive(Debug)]
 pub enum Pushed {
@@ -136,7 +129,7 @@ pub enum Pushed {
 /// Open transactions, keyed by container and XID (see the module docs).
 #[derive(Debug)]
 pub struct TransactionBuffer {
-    config: BufferConfig,
+    config: BufferSettings,
     spill_dir: SpillDir,
     open: HashMap<TransactionKey, Transaction>,
     /// The shared spill write buffer and the transaction whose file its bytes belong to.
@@ -160,7 +153,7 @@ impl TransactionBuffer {
     /// Opens the spill directory (removing files of an earlier run) and starts with `ledger`
     /// (from the bookmark, or empty).
     pub fn new(
-        config: BufferConfig,
+        config: BufferSettings,
         ledger: ReleasedLedger,
         metrics: BufferMetrics,
     ) -> Result<Self, BufferError> {

@@ -14,6 +14,9 @@
 //! | `krb5Config` | none: the `KRB5_CONFIG` environment variable (read by the Kerberos library) |
 //! | `{secretName, certificate}` | `{certificate}` (a path) |
 //! | `{secretName, pattern}` | `{pattern}`: a directory and a glob over its file names, `/dir/*.crt` |
+//!
+//! The CRD's rules on these fields are evaluated with the spec's names given back
+//! ([`super::crd_rules::COUNTERPARTS`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -89,29 +92,4 @@ pub struct KafkaAuthenticationConfig {
 pub struct CertAndKeyFiles {
     pub certificate: PathBuf,
     pub key: PathBuf,
-}
-
-impl KafkaAuthenticationConfig {
-    /// Whether the config's counterpart of the spec's `field` is set, and its name in the config;
-    /// `None` for a spec field the config has no counterpart of (`krb5Config`).
-    pub fn counterpart(&self, field: &str) -> Option<(&'static str, bool)> {
-        Some(match field {
-            "certificateAndKey" => ("certificateAndKey", self.certificate_and_key.is_some()),
-            "username" => ("username", self.username.is_some()),
-            "passwordSecret" => ("passwordFile", self.password_file.is_some()),
-            "clientId" => ("clientId", self.client_id.is_some()),
-            "clientSecret" => ("clientSecretFile", self.client_secret_file.is_some()),
-            "tokenEndpointUri" => ("tokenEndpointUri", self.token_endpoint_uri.is_some()),
-            "scope" => ("scope", self.scope.is_some()),
-            "saslExtensions" => ("saslExtensions", !self.sasl_extensions.is_empty()),
-            "tlsTrustedCertificates" => (
-                "tlsTrustedCertificates",
-                !self.tls_trusted_certificates.is_empty(),
-            ),
-            "principal" => ("principal", self.principal.is_some()),
-            "keytabSecret" => ("keytabFile", self.keytab_file.is_some()),
-            "serviceName" => ("serviceName", self.service_name.is_some()),
-            _ => return None,
-        })
-    }
 }

@@ -6,14 +6,15 @@
 //! 2. it is deserialized into [`CaptureConfig`]; an unknown field or a wrong type is an error
 //!    naming the field path and, for an unknown field, the fields accepted there;
 //! 3. it is checked against the JSON schema generated from the same types the CRD is generated
-//!    from (ranges, lengths, patterns, enums), then against the CRD's CEL rules, mirrored in
-//!    [`validate`] (sizes, the 16Mi memory floor, the journal chunk bounds, one connection form);
+//!    from (ranges, lengths, patterns, enums), then against the capture's own rules and the
+//!    CRD's CEL rules, evaluated from the generated CRD ([`validate`], [`crd_rules`]);
 //! 4. secrets are read from the files the pod mounts ([`secrets`]).
 //!
 //! Every failure is a [`ConfigError`] naming the field, which the capture reports as CDC-1001.
 //! Types shared with the CRD come from `redoline_crds`; the config's own types exist only where
 //! the shapes differ (no Secret references, local alternatives).
 
+pub mod crd_rules;
 pub mod env;
 pub mod kafka_auth;
 pub mod live;
@@ -206,6 +207,13 @@ fn default_true() -> bool {
 pub struct FileSinkConfig {
     /// Relative to the config file's directory when relative.
     pub path: PathBuf,
+}
+
+/// The local spill directory: the temporary directory, `redoline-spill` and the capture name.
+pub fn default_spill_dir(capture_name: &str) -> PathBuf {
+    std::env::temp_dir()
+        .join("redoline-spill")
+        .join(capture_name)
 }
 
 /// The buffer: the spec's budget, and the spill directory instead of the volume's size/class.
@@ -404,7 +412,7 @@ impl CaptureConfig {
             .spill
             .dir
             .clone()
-            .unwrap_or_else(|| crate::buffer::default_spill_dir(&self.name))
+            .unwrap_or_else(|| default_spill_dir(&self.name))
     }
 
     /// `(owner, table)` pairs as the dictionary spells them (quotes removed).

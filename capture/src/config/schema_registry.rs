@@ -72,71 +72,20 @@ impl SchemaRegistryConfig {
         }
     }
 
-    /// The CRD's rules of `spec.schemaRegistry`, on the config's fields (the presence rule,
-    /// which needs `format`, is [`super::validate::rules`]').
+    /// The capture's rules of `schemaRegistry` (the CRD's CEL rules are evaluated from the CRD,
+    /// [`super::crd_rules`]): certificate patterns are paths here, and the user name's
+    /// pattern, which the CRD's schema holds (`^[^:]+$`) and the config's schema does not.
     pub(super) fn rules(&self) -> Result<(), ConfigError> {
-        let url = self.url.as_str();
-        let rest = url
-            .strip_prefix("https://")
-            .or_else(|| url.strip_prefix("http://"));
-        if rest.is_none_or(|rest| {
-            rest.is_empty() || rest.contains(|c: char| c.is_whitespace() || c == '?' || c == '#')
-        }) {
-            return Err(ConfigError::new(
-                "schemaRegistry.url",
-                "must be an http:// or https:// URL without query or fragment",
-            ));
-        }
         if let Some(tls) = &self.tls {
-            if !url.starts_with("https://") {
-                return Err(ConfigError::new(
-                    "schemaRegistry.tls",
-                    "needs an https:// schemaRegistry.url",
-                ));
-            }
-            super::validate::trusted_certificate_rules(
+            super::validate::certificate_patterns(
                 "schemaRegistry.tls.trustedCertificates",
                 &tls.trusted_certificates,
             )?;
         }
-        let Some(auth) = &self.authentication else {
-            return Ok(());
-        };
-        let basic = auth.type_ == SchemaRegistryAuthenticationType::Basic;
-        let fields = [
-            (
-                "username",
-                auth.username.is_some(),
-                basic,
-                "basic",
-                "bearer",
-            ),
-            (
-                "passwordFile",
-                auth.password_file.is_some(),
-                basic,
-                "basic",
-                "bearer",
-            ),
-            (
-                "tokenFile",
-                auth.token_file.is_some(),
-                !basic,
-                "bearer",
-                "basic",
-            ),
-        ];
-        for (name, present, wanted, with, without) in fields {
-            if present != wanted {
-                return Err(ConfigError::new(
-                    format!("schemaRegistry.authentication.{name}"),
-                    format!("is required with type {with} and not allowed with {without}"),
-                ));
-            }
-        }
-        if auth
-            .username
-            .as_deref()
+        if self
+            .authentication
+            .as_ref()
+            .and_then(|auth| auth.username.as_deref())
             .is_some_and(|name| name.contains(':'))
         {
             return Err(ConfigError::new(

@@ -11,7 +11,9 @@ buffer: {memoryMaxBytes: 64Mi, spill: {dir: ./spill, maxBytes: 10Gi}}
 "#;
 
 fn error(text: &str) -> ConfigError {
-    parse(text, &[]).unwrap_err()
+    parse(text, &[])
+        .err()
+        .unwrap_or_else(|| panic!("accepted:\n{text}"))
 }
 
 /// [`MINIMAL`] in the `debezium` format, with `extra`.
@@ -132,9 +134,9 @@ fn hash_algorithms_are_java_messagedigest_names_in_any_case() {
     );
 }
 
-#[test]
-fn the_crd_rules_are_mirrored() {
-    let cases = [
+/// Configs the CRD refuses, each with the field the capture names when it refuses it too.
+fn crd_rule_cases() -> Vec<(String, &'static str)> {
+    vec![
         (MINIMAL.replace("64Mi", "8Mi"), "buffer.memoryMaxBytes"),
         (MINIMAL.replace("64Mi", "lots"), "buffer.memoryMaxBytes"),
         (
@@ -280,15 +282,93 @@ fn the_crd_rules_are_mirrored() {
             ),
             "format.encoding",
         ),
-    ];
-    for (text, field) in cases {
+        (
+            kafka("").replace(
+                "format: {type: compact}",
+                "format: {type: compact, encoding: avro}",
+            ) + "schemaRegistry: {url: 'http://r'}\n",
+            "format.encoding",
+        ),
+        (
+            MINIMAL.replace(
+                "{simulator: {scenario: scenario.jsonl}}",
+                "{connectString: x, host: db}",
+            ),
+            "database.host",
+        ),
+        (
+            with("filters: {tableIncludeList: ['APP\\.A'], tableExcludeList: ['APP\\.B']}"),
+            "filters.tableIncludeList",
+        ),
+        (
+            debezium(
+                "filters: {columnIncludeList: ['APP\\.A\\.B'], columnExcludeList: ['APP\\.A\\.C']}",
+            ),
+            "filters.columnIncludeList",
+        ),
+        (
+            MINIMAL.replace(
+                "file: {path: out.jsonl}",
+                "kafka: {bootstrapServers: b:9092, topicPrefix: 'bad prefix'}",
+            ),
+            "kafka.topicPrefix",
+        ),
+        (
+            with("buffer: {spill: {maxBytes: lots}}"),
+            "buffer.spill.maxBytes",
+        ),
+        (
+            with("journal: {chunkMaxBytes: lots}"),
+            "journal.chunkMaxBytes",
+        ),
+        (
+            with("mining: {sessionPgaMaxBytes: lots}"),
+            "mining.sessionPgaMaxBytes",
+        ),
+        (
+            kafka("transactions: {maxBytes: lots}"),
+            "kafka.transactions.maxBytes",
+        ),
+        (
+            with("snapshot: {requests: [{id: a, tables: [SALES]}]}"),
+            "snapshot.requests[0].tables[0]",
+        ),
+        (
+            with("snapshot: {requests: [{id: a, tables: [APP.SALES]}]}"),
+            "snapshot.requests[0]",
+        ),
+        (
+            with("filters: {columnIncludeList: ['APP\\.ORDERS\\.ID']}"),
+            "filters.columnIncludeList",
+        ),
+        (
+            with("columns: {messageKeyColumns: [{table: APP.ORDERS, columns: [ID]}]}"),
+            "columns.messageKeyColumns",
+        ),
+        (
+            with("columns: {maskHash: [{algorithm: SHA-256, salt: s, columns: [A]}]}"),
+            "columns.maskHash",
+        ),
+        (
+            with("columns: {truncateToChars: [{length: 3, columns: [A]}]}"),
+            "columns.truncateToChars",
+        ),
+        (
+            with("columns: {propagateSourceType: [A]}"),
+            "columns.propagateSourceType",
+        ),
+        (
+            with("columns: {datatypePropagateSourceType: [VARCHAR2]}"),
+            "columns.datatypePropagateSourceType",
+        ),
+    ]
+}
+
+#[test]
+fn the_crd_rules_are_evaluated() {
+    for (text, field) in crd_rule_cases() {
         assert_eq!(error(&text).field, field, "{text}");
     }
-    let kafka = MINIMAL.replace(
-        "file: {path: out.jsonl}",
-        "kafka: {bootstrapServers: b:9092, topicPrefix: 'bad prefix'}",
-    );
-    assert_eq!(error(&kafka).field, "kafka.topicPrefix");
     let quoted = MINIMAL.replace("[SALES.ORDERS]", r#"['"Sales".orders']"#);
     assert_eq!(
         parse(&quoted, &[]).unwrap().table_names(),
@@ -394,16 +474,8 @@ fn kafka_properties_are_one_file_per_property() {
     assert!(secrets::kafka_properties(&|_| None).unwrap().is_empty());
 }
 
-/// The CRD's rules for `spec.kafka.tls` and `spec.kafka.authentication`, on the config's fields
-/// (file paths in place of Secret references).
-#[test]
-fn kafka_security_rules_are_mirrored() {
-    let kafka = |block: &str| {
-        MINIMAL.replace(
-            "file: {path: out.jsonl}",
-            &format!("kafka: {{bootstrapServers: 'b:9092', topicPrefix: x, {block}}}"),
-        )
-    };
+/// Configs with a Kafka block the CRD refuses, each with the field the capture names.
+fn kafka_security_cases() -> Vec<(String, &'static str)> {
     let cases = [
         (
             "authentication: {type: tls, certificateAndKey: {certificate: c, key: k}}",
@@ -479,10 +551,36 @@ fn kafka_security_rules_are_mirrored() {
             "authentication: {type: kerberos}",
             "kafka.authentication.type",
         ),
+        (
+            "authentication: {type: plain, username: u, passwordFile: p, clientId: c}",
+            "kafka.authentication.clientId",
+        ),
+        (
+            "authentication: {type: plain, username: u, passwordFile: p, clientSecretFile: c}",
+            "kafka.authentication.clientSecretFile",
+        ),
+        (
+            "authentication: {type: plain, username: u, passwordFile: p, saslExtensions: {a: b}}",
+            "kafka.authentication.saslExtensions",
+        ),
+        (
+            "authentication: {type: plain, username: u, passwordFile: p, tlsTrustedCertificates: [{certificate: c}]}",
+            "kafka.authentication.tlsTrustedCertificates",
+        ),
     ];
-    for (block, field) in cases {
-        let found = error(&kafka(block));
-        assert_eq!(found.field, field, "{block}: {found}");
+    cases
+        .into_iter()
+        .map(|(block, field)| (kafka(block), field))
+        .collect()
+}
+
+/// The CRD's rules for `spec.kafka.tls` and `spec.kafka.authentication`, on the config's fields
+/// (file paths in place of Secret references).
+#[test]
+fn kafka_security_rules_are_evaluated() {
+    for (text, field) in kafka_security_cases() {
+        let found = error(&text);
+        assert_eq!(found.field, field, "{text}: {found}");
     }
     for block in [
         "tls: {}",
@@ -532,16 +630,16 @@ fn a_krb5_config_that_is_not_there_is_named() {
     secrets::check_krb5_config(&|_| None).unwrap();
 }
 
-/// The CRD's rules for `spec.schemaRegistry`, on the config's fields: present with the Avro
-/// encoding only, an http(s) URL, https with TLS, the fields of each authentication type.
-#[test]
-fn schema_registry_rules_are_mirrored() {
-    let avro = |registry: &str| {
-        kafka("").replace(
-            "format: {type: compact}",
-            "format: {type: debezium, encoding: avro}",
-        ) + &format!("schemaRegistry: {{{registry}}}\n")
-    };
+/// A Kafka sink and the Avro encoding with the schema registry `registry`.
+fn avro(registry: &str) -> String {
+    kafka("").replace(
+        "format: {type: compact}",
+        "format: {type: debezium, encoding: avro}",
+    ) + &format!("schemaRegistry: {{{registry}}}\n")
+}
+
+/// Configs with a schema registry the CRD refuses, each with the field the capture names.
+fn schema_registry_cases() -> Vec<(String, &'static str)> {
     let cases = [
         ("url: 'ftp://r'", "schemaRegistry.url"),
         ("url: 'http://r:8081?x=1'", "schemaRegistry.url"),
@@ -579,18 +677,33 @@ fn schema_registry_rules_are_mirrored() {
             "schemaRegistry.subjectNameStrategy",
         ),
     ];
-    for (block, field) in cases {
-        let found = error(&avro(block));
-        assert_eq!(found.field, field, "{block}: {found}");
-    }
+    let mut cases: Vec<(String, &'static str)> = cases
+        .into_iter()
+        .map(|(block, field)| (avro(block), field))
+        .collect();
     // The registry goes with Avro, and only with it.
-    let json_with_registry = kafka("") + "schemaRegistry: {url: 'http://r'}\n";
-    assert_eq!(error(&json_with_registry).field, "schemaRegistry");
-    let avro_without = kafka("").replace(
-        "format: {type: compact}",
-        "format: {type: debezium, encoding: avro}",
-    );
-    assert_eq!(error(&avro_without).field, "schemaRegistry");
+    cases.push((
+        kafka("") + "schemaRegistry: {url: 'http://r'}\n",
+        "schemaRegistry",
+    ));
+    cases.push((
+        kafka("").replace(
+            "format: {type: compact}",
+            "format: {type: debezium, encoding: avro}",
+        ),
+        "schemaRegistry",
+    ));
+    cases
+}
+
+/// The CRD's rules for `spec.schemaRegistry`, on the config's fields: present with the Avro
+/// encoding only, an http(s) URL, https with TLS, the fields of each authentication type.
+#[test]
+fn schema_registry_rules_are_evaluated() {
+    for (text, field) in schema_registry_cases() {
+        let found = error(&text);
+        assert_eq!(found.field, field, "{text}: {found}");
+    }
     for block in [
         "url: 'http://registry:8081'",
         "url: 'https://r/apis/ccompat/v7', subjectNameStrategy: TopicRecordName, autoRegister: false, tls: {trustedCertificates: [{pattern: '/c/*.crt'}]}",
@@ -621,4 +734,65 @@ fn schema_registry_paths_follow_the_config_file() {
         registry.authentication.unwrap().token_file,
         Some(dir.path().join("token"))
     );
+}
+
+/// Each rule of the CRD is paired with a config the CRD refuses and the capture refuses too,
+/// with the rule's own message; the few that are not the capture's to evaluate say why. A rule
+/// added to the CRD fails this test until a case pairs with it.
+#[test]
+fn every_crd_rule_is_paired_with_a_refused_config() {
+    // (node, the start of the rule's message, why the capture does not pair with it)
+    const NOT_THE_CAPTURES: [(&str, &str, &str); 6] = [
+        (
+            "buffer.spill.size",
+            "spec.buffer.spill.size",
+            "the operator drops the volume's size from the config; the config has no such field",
+        ),
+        (
+            "buffer.spill",
+            "spec.buffer.spill.maxBytes must not exceed",
+            "reads the volume's size, which the config does not carry (crd_rules::SPEC_ONLY)",
+        ),
+        (
+            "kafka.authentication.krb5Config",
+            "spec.kafka.authentication.krb5Config",
+            "the config has no krb5Config: the capture reads KRB5_CONFIG",
+        ),
+        (
+            "kafka.authentication",
+            "spec.kafka.authentication.krb5Config is allowed only",
+            "holds for every config, which has no krb5Config",
+        ),
+        (
+            "columns.maskHash[].algorithm",
+            "must be one of Java's MessageDigest names",
+            "the config's type refuses another name first, with the same list of names \
+             (hash_algorithms_are_java_messagedigest_names_in_any_case)",
+        ),
+        (
+            "kafka.topics.data.config",
+            "spec.kafka.topics.data.config: names",
+            "the config's schema refuses such a name first (its propertyNames pattern)",
+        ),
+    ];
+    let refusals: Vec<ConfigError> = crd_rule_cases()
+        .into_iter()
+        .chain(kafka_security_cases())
+        .chain(schema_registry_cases())
+        .map(|(text, _)| error(&text))
+        .collect();
+    let declared = super::crd_rules::declared();
+    assert!(declared.len() > 60, "{declared:?}");
+    for (node, message) in declared {
+        if NOT_THE_CAPTURES
+            .iter()
+            .any(|(skipped, start, _)| *skipped == node && message.starts_with(start))
+        {
+            continue;
+        }
+        assert!(
+            refusals.iter().any(|refusal| refusal.message == message),
+            "no case pairs with the rule at {node:?}: {message}"
+        );
+    }
 }

@@ -34,15 +34,14 @@ pub use position::StoredPosition;
 pub use report::{Check, Report};
 
 use crate::dictionary::TableSchema;
-use crate::engine::captured_tables::TableListing;
-use crate::filter::{Filters, unsupported};
+use crate::filter::{Filters, TableSelection, unsupported};
 use crate::source::grant::{grant_statements, sql_name};
 use crate::source::key_logging;
 use crate::source::oracle::net_config::{NetConfig, NetConfigError};
 use crate::source::oracle::sql;
 use crate::source::{
-    CatalogTable, DatabaseCatalog, FlashbackReader, LogMode, MinimalLogging, RedoMiner,
-    SessionPrivileges, SourceError, SupplementalLogging,
+    CatalogTable, DatabaseCatalog, DatabaseInfo, FlashbackReader, LogMode, MinimalLogging,
+    RedoMiner, SessionPrivileges, SourceError, SupplementalLogging,
 };
 
 /// The name of the wallet check.
@@ -113,37 +112,72 @@ pub fn run<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
     source: &mut S,
     request: &DoctorRequest,
 ) -> Report {
-    let mut checks = Vec::new();
     let database = match source.database() {
-        Ok(database) => {
-            checks.push(Check::pass(
-                "connection",
-                format!(
-                    "connected to {} (DBID {}), Oracle {}{}",
-                    database.name,
-                    database.dbid,
-                    database.version,
-                    if database.cdb {
-                        ", a container database"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-            database
-        }
+        Ok(database) => database,
         Err(error) => return connection_failed(&error),
     };
+    let mut checks = vec![
+        connection_check(&database),
+        archivelog_check(&database),
+        supplemental_logging_check(&database),
+    ];
+    let (request, listing_check) = with_captured_tables(source, request);
+    let request = &request;
+    checks.extend(listing_check);
+    let (table_checks, schemas) = table_checks(source, request, &database.supplemental);
+    checks.extend(table_checks);
+    checks.push(storage_check(source, request));
+    let granted = source.privileges();
+    checks.extend(privilege_checks(&granted, request));
+    // Snapshots read in chunks planned from the table's extents (DBA_EXTENTS, DBA_OBJECTS):
+    // tried on the first table, as every table's plan is the same statement.
+    if request.snapshots
+        && let Some(schema) = schemas.first()
+    {
+        checks.push(extents_check(source, request, schema));
+    }
+    checks.push(redo_logs_check(source, request, database.current_scn));
+    checks.push(open_transactions_check(source, request));
+    if let Some(pdb) = &request.pdb {
+        checks.push(pdb_incarnation_check(source, request, pdb));
+    }
+    checks.extend(probe::checks(source, request, &database));
+    let tablespace = granted.ok().and_then(|g| g.default_tablespace);
+    checks.extend(flush_checks(source, request, tablespace));
+    Report {
+        checks,
+        position: None,
+    }
+}
 
-    checks.push(match database.log_mode {
+fn connection_check(database: &DatabaseInfo) -> Check {
+    let container = if database.cdb {
+        ", a container database"
+    } else {
+        ""
+    };
+    Check::pass(
+        "connection",
+        format!(
+            "connected to {} (DBID {}), Oracle {}{container}",
+            database.name, database.dbid, database.version,
+        ),
+    )
+}
+
+fn archivelog_check(database: &DatabaseInfo) -> Check {
+    match database.log_mode {
         LogMode::Archivelog => Check::pass("archivelog", "the database is in ARCHIVELOG mode"),
         _ => Check::fail(
             "archivelog",
             "the database is not in ARCHIVELOG mode: redo is overwritten before it can be mined",
             "SHUTDOWN IMMEDIATE; STARTUP MOUNT; ALTER DATABASE ARCHIVELOG; ALTER DATABASE OPEN;",
         ),
-    });
-    checks.push(match database.supplemental.min {
+    }
+}
+
+fn supplemental_logging_check(database: &DatabaseInfo) -> Check {
+    match database.supplemental.min {
         MinimalLogging::Yes | MinimalLogging::Implicit => Check::pass(
             "supplemental logging",
             "minimal supplemental logging is on at the database",
@@ -153,152 +187,175 @@ pub fn run<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
             "minimal supplemental logging is off: LogMiner cannot render changes completely",
             "ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;",
         ),
-    });
+    }
+}
 
-    // Every table the capture would capture: those named and those the filter lists select.
-    let mut listing = TableListing::new(
-        &Arc::new(request.filters.clone()),
-        &request.flush_table,
-        database.supplemental,
-    );
-    let request = &match listing.captured(source, request.tables.clone()) {
-        Ok(tables) => DoctorRequest {
-            tables,
-            ..request.clone()
-        },
+/// The request with every table the capture would capture: those named and those the filter
+/// lists select; when the catalog cannot list them, the request as it is and the failed check.
+fn with_captured_tables<S: DatabaseCatalog>(
+    source: &mut S,
+    request: &DoctorRequest,
+) -> (DoctorRequest, Option<Check>) {
+    let filters = Arc::new(request.filters.clone());
+    let selection = TableSelection::new(&[], &filters, &request.flush_table);
+    match selection.captured(source, request.tables.clone()) {
+        Ok(tables) => {
+            let request = DoctorRequest {
+                tables,
+                ..request.clone()
+            };
+            (request, None)
+        }
         Err(error) => {
-            checks.push(Check::fail(
+            let check = Check::fail(
                 "table list",
                 error_text(&error),
                 request.grants(&["SELECT_CATALOG_ROLE"]),
-            ));
-            request.clone()
+            );
+            (request.clone(), Some(check))
         }
-    };
+    }
+}
+
+/// Each captured table's checks, and the dictionaries that could be read.
+fn table_checks<S: DatabaseCatalog>(
+    source: &mut S,
+    request: &DoctorRequest,
+    database: &SupplementalLogging,
+) -> (Vec<Check>, Vec<Arc<TableSchema>>) {
+    let mut checks = Vec::new();
     let mut schemas = Vec::new();
     for (owner, table) in &request.tables {
-        let (check, schema) = table_check(source, request, owner, table, &database.supplemental);
+        let (check, schema) = table_check(source, request, owner, table, database);
         checks.push(check);
         checks.extend(
             (schema.as_ref()).and_then(|schema| column_type_check(schema, &request.filters)),
         );
         schemas.extend(schema);
     }
+    (checks, schemas)
+}
 
-    checks.push(storage_check(source, request));
-
-    let granted = source.privileges();
-    checks.extend(privilege_checks(&granted, request));
-    // Snapshots read in chunks planned from the table's extents (DBA_EXTENTS, DBA_OBJECTS):
-    // tried on the first table, as every table's plan is the same statement.
-    if request.snapshots
-        && let Some(schema) = schemas.first()
-    {
-        // Chunks never span two segments: planned without a row limit, there is one chunk
-        // per segment that has extents, a few statements however large the table.
-        checks.push(match source.table_chunks(schema, u64::MAX) {
-            Ok(chunks) => Check::pass(
-                "table extents visible",
-                format!(
-                    "DBA_EXTENTS and DBA_OBJECTS show the extents of {} ({} segment(s))",
-                    schema.qualified_name(),
-                    chunks.len()
-                ),
+fn extents_check<S: FlashbackReader>(
+    source: &mut S,
+    request: &DoctorRequest,
+    schema: &TableSchema,
+) -> Check {
+    const NAME: &str = "table extents visible";
+    // Chunks never span two segments: planned without a row limit, there is one chunk per
+    // segment that has extents, a few statements however large the table.
+    match source.table_chunks(schema, u64::MAX) {
+        Ok(chunks) => Check::pass(
+            NAME,
+            format!(
+                "DBA_EXTENTS and DBA_OBJECTS show the extents of {} ({} segment(s))",
+                schema.qualified_name(),
+                chunks.len()
             ),
-            Err(error) => Check::fail(
-                "table extents visible",
-                error_text(&error),
-                probe::fix_for(&error, request.grants_for_calls(&["read table extents"])),
-            ),
-        });
-    }
-
-    checks.push(match source.redo_logs(database.current_scn) {
-        Ok(logs) if !logs.is_empty() => Check::pass(
-            "redo logs visible",
-            format!("V$LOG and V$ARCHIVED_LOG list {} log(s)", logs.len()),
-        ),
-        Ok(_) => Check::fail(
-            "redo logs visible",
-            "V$LOG lists no log reaching the current SCN",
-            request.grants_for_calls(&["list redo logs", "read V$THREAD"]),
         ),
         Err(error) => Check::fail(
-            "redo logs visible",
+            NAME,
             error_text(&error),
-            probe::fix_for(
-                &error,
-                request.grants_for_calls(&["list redo logs", "read V$THREAD"]),
-            ),
+            probe::fix_for(&error, request.grants_for_calls(&["read table extents"])),
         ),
-    });
-    checks.push(match source.open_transactions() {
+    }
+}
+
+fn redo_logs_check<S: RedoMiner>(
+    source: &mut S,
+    request: &DoctorRequest,
+    current_scn: u64,
+) -> Check {
+    const NAME: &str = "redo logs visible";
+    let fix = || request.grants_for_calls(&["list redo logs", "read V$THREAD"]);
+    match source.redo_logs(current_scn) {
+        Ok(logs) if !logs.is_empty() => Check::pass(
+            NAME,
+            format!("V$LOG and V$ARCHIVED_LOG list {} log(s)", logs.len()),
+        ),
+        Ok(_) => Check::fail(NAME, "V$LOG lists no log reaching the current SCN", fix()),
+        Err(error) => Check::fail(NAME, error_text(&error), probe::fix_for(&error, fix())),
+    }
+}
+
+fn open_transactions_check<S: DatabaseCatalog>(source: &mut S, request: &DoctorRequest) -> Check {
+    const NAME: &str = "open transactions visible";
+    match source.open_transactions() {
         Ok(open) => Check::pass(
-            "open transactions visible",
+            NAME,
             format!("GV$TRANSACTION lists {} open transaction(s)", open.len()),
         ),
         Err(error) => Check::fail(
-            "open transactions visible",
+            NAME,
             error_text(&error),
             probe::fix_for(
                 &error,
                 request.grants_for_calls(&["read open transactions"]),
             ),
         ),
-    });
-    if let Some(pdb) = &request.pdb {
-        checks.push(match source.pdb_incarnation(pdb) {
-            Ok(Some(incarnation)) => Check::pass(
-                "PDB incarnation visible",
-                format!(
-                    "PDB {pdb} is in incarnation {} since SCN {}",
-                    incarnation.pdb_incarnation, incarnation.incarnation_scn
-                ),
-            ),
-            Ok(None) => Check::fail(
-                "PDB incarnation visible",
-                format!(
-                    "V$PDB_INCARNATION has no current incarnation of PDB {pdb}: check the name"
-                ),
-                "SELECT NAME FROM V$CONTAINERS;".to_owned(),
-            ),
-            // Seed 001: a user who cannot read it skips the check, with a warning.
-            Err(error) if error.is_not_granted() => Check::pass(
-                "PDB incarnation visible",
-                format!(
-                    "not readable ({}): the capture runs without checking its bookmark against \
-                     the PDB's incarnation; {} checks it",
-                    error_text(&error),
-                    request.grants(&["SELECT ON V_$PDB_INCARNATION"])
-                ),
-            ),
-            Err(error) => Check::fail(
-                "PDB incarnation visible",
-                error_text(&error),
-                request.grants(&["SELECT ON V_$PDB_INCARNATION"]),
-            ),
-        });
     }
-    checks.extend(probe::checks(source, request, &database));
-    if request.read_only {
-        checks.push(Check::pass(
-            "flush table",
-            "not used (mining.readOnly): windows see the redo the log writer has written",
-        ));
-        return Report {
-            checks,
-            position: None,
-        };
-    }
-    checks.push(match source.flush_redo() {
-        Ok(()) => Check::pass("flush table", "the flush table is written and committed"),
-        Err(error) => Check::fail(
-            "flush table",
-            error_text(&error),
-            flush_table_fix(request, granted.ok().and_then(|g| g.default_tablespace)),
+}
+
+fn pdb_incarnation_check<S: DatabaseCatalog>(
+    source: &mut S,
+    request: &DoctorRequest,
+    pdb: &str,
+) -> Check {
+    const NAME: &str = "PDB incarnation visible";
+    match source.pdb_incarnation(pdb) {
+        Ok(Some(incarnation)) => Check::pass(
+            NAME,
+            format!(
+                "PDB {pdb} is in incarnation {} since SCN {}",
+                incarnation.pdb_incarnation, incarnation.incarnation_scn
+            ),
         ),
-    });
-    // On RAC the flush must reach every instance, or a quiet one holds capture back.
+        Ok(None) => Check::fail(
+            NAME,
+            format!("V$PDB_INCARNATION has no current incarnation of PDB {pdb}: check the name"),
+            "SELECT NAME FROM V$CONTAINERS;".to_owned(),
+        ),
+        // Seed 001: a user who cannot read it skips the check, with a warning.
+        Err(error) if error.is_not_granted() => Check::pass(
+            NAME,
+            format!(
+                "not readable ({}): the capture runs without checking its bookmark against the \
+                 PDB's incarnation; {} checks it",
+                error_text(&error),
+                request.grants(&["SELECT ON V_$PDB_INCARNATION"])
+            ),
+        ),
+        Err(error) => Check::fail(
+            NAME,
+            error_text(&error),
+            request.grants(&["SELECT ON V_$PDB_INCARNATION"]),
+        ),
+    }
+}
+
+/// The flush table, written and committed, and on RAC reaching every instance, or a quiet one
+/// holds capture back; not used at all under `mining.readOnly`. `tablespace`: the capture
+/// user's default one, for the fix.
+fn flush_checks<S: RedoMiner>(
+    source: &mut S,
+    request: &DoctorRequest,
+    tablespace: Option<String>,
+) -> Vec<Check> {
+    const NAME: &str = "flush table";
+    if request.read_only {
+        return vec![Check::pass(
+            NAME,
+            "not used (mining.readOnly): windows see the redo the log writer has written",
+        )];
+    }
+    let mut checks = vec![match source.flush_redo() {
+        Ok(()) => Check::pass(NAME, "the flush table is written and committed"),
+        Err(error) => Check::fail(
+            NAME,
+            error_text(&error),
+            flush_table_fix(request, tablespace),
+        ),
+    }];
     if let Some(shortfall) = source.flush_shortfall() {
         checks.push(Check::fail(
             "RAC flush",
@@ -310,10 +367,7 @@ pub fn run<S: DatabaseCatalog + RedoMiner + FlashbackReader>(
             shortfall.fix,
         ));
     }
-    Report {
-        checks,
-        position: None,
-    }
+    checks
 }
 
 /// The character sets and database time zone: informative, since they matter only for rows

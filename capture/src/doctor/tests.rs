@@ -647,3 +647,20 @@ fn the_wallet_check_names_the_file_and_the_fix() {
         )
     );
 }
+
+/// The connect refusal of a PDB service before 21c (source/oracle/tests.rs) is reported with the
+/// fix naming the CDB root and spec.database.pdb, before the capture starts.
+#[test]
+fn a_pdb_service_before_21c_is_reported_with_the_root_service_fix() {
+    let error = SourceError::MiningInPdbUnsupported {
+        version: "19.0.0.0.0".to_owned(),
+        container: "ORCLPDB1".to_owned(),
+    };
+    let report = connection_failed(&error);
+    assert!(!report.passed());
+    let fix = report.checks[0].fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("CDB$ROOT") && fix.contains("spec.database.pdb: ORCLPDB1"),
+        "{fix}"
+    );
+}

@@ -23,59 +23,12 @@ use crate::dictionary::TableSchema;
 use crate::dictionary::ddl::alter_columns;
 use crate::doctor::{self, Report};
 use crate::error::CaptureError;
-use crate::filter::Filters;
+use crate::filter::{Filters, TableSelection};
 use crate::redo::parse_ddl;
 use crate::schema_history::object_row::{NumberedValue, ObjectRowError, ResolvedRow, resolve};
 use crate::schema_history::{ChangeKind, NewVersion, SchemaHistory};
 use crate::source::{DatabaseCatalog, SourceError, StorageFormatError, SupplementalLogging};
 use crate::value::internal::DatabaseFormats;
-
-/// Which names the configuration captures: `spec.tables`, and the names the schema and table
-/// lists of `spec.filters` select (the capture's flush table never). A table is captured under a
-/// name for as long as it has that name: rows of a table since renamed are matched to it by
-/// object number, and captured when the name it had then is selected, whether or not the table
-/// still exists under that name.
-#[derive(Clone, Debug, Default)]
-pub struct TableSelection {
-    named: BTreeSet<(String, String)>,
-    filters: Arc<Filters>,
-    flush: (Option<String>, String),
-}
-
-impl TableSelection {
-    pub fn new(named: &[(String, String)], filters: &Arc<Filters>, flush_table: &str) -> Self {
-        Self {
-            named: named.iter().cloned().collect(),
-            filters: Arc::clone(filters),
-            flush: flush_name(flush_table),
-        }
-    }
-
-    /// Whether `owner.table` is captured.
-    pub fn selects(&self, owner: &str, table: &str) -> bool {
-        self.named.contains(&(owner.to_owned(), table.to_owned()))
-            || !self
-                .filters
-                .catalog_tables(&[(owner.to_owned(), table.to_owned())], |o, t| {
-                    self.is_flush(o, t)
-                })
-                .is_empty()
-    }
-
-    fn is_flush(&self, owner: &str, table: &str) -> bool {
-        let (flush_owner, flush_table) = &self.flush;
-        table == flush_table && flush_owner.as_deref().is_none_or(|o| o == owner)
-    }
-}
-
-/// `(owner, table)` of `mining.flushTable` (owner optional), upper-cased as Oracle folds it.
-fn flush_name(flush_table: &str) -> (Option<String>, String) {
-    let upper = flush_table.to_uppercase();
-    match upper.split_once('.') {
-        Some((owner, table)) => (Some(owner.to_owned()), table.to_owned()),
-        None => (None, upper),
-    }
-}
 
 /// Captured tables by `(owner, table)`; only these are ever assembled.
 #[derive(Debug)]
@@ -487,19 +440,19 @@ fn derived_structure(previous: &TableSchema, statement: &str) -> Option<TableSch
     })
 }
 
-/// How often the catalog is listed again for the schema and table lists: a table created later
-/// that the lists select is captured from the first window after the listing that finds it.
-pub const TABLE_LIST_INTERVAL: Duration = Duration::from_secs(60);
-
 /// The catalog as the schema and table lists of `spec.filters` see it: listed at start and then
-/// every [`TABLE_LIST_INTERVAL`], between mining windows. Idle without those lists.
+/// every `mining.tableListingIntervalSeconds`, between mining windows (a table created later that
+/// the lists select is captured from the first window after the listing that finds it). Idle
+/// without those lists.
 #[derive(Debug)]
 pub struct TableListing {
     filters: Arc<Filters>,
-    /// The flush table (`mining.flushTable`, owner optional): the capture's own, never captured.
-    flush: (Option<String>, String),
+    /// The lists' choice, the capture's flush table left out (no named tables: those are
+    /// captured without a listing).
+    selection: TableSelection,
     /// The database-level logging, against which an added table's key logging is checked.
     supplemental: SupplementalLogging,
+    interval: Duration,
     next: Option<Instant>,
 }
 
@@ -508,11 +461,13 @@ impl TableListing {
         filters: &Arc<Filters>,
         flush_table: &str,
         supplemental: SupplementalLogging,
+        interval: Duration,
     ) -> Self {
         Self {
             filters: Arc::clone(filters),
-            flush: flush_name(flush_table),
+            selection: TableSelection::new(&[], filters, flush_table),
             supplemental,
+            interval,
             next: None,
         }
     }
@@ -531,30 +486,22 @@ impl TableListing {
         if !self.filters.selects_from_catalog() {
             return Ok(Vec::new());
         }
-        let listed = source.list_tables()?;
-        let (flush_owner, flush_table) = &self.flush;
-        let chosen = self.filters.catalog_tables(&listed, |owner, table| {
-            table == flush_table && flush_owner.as_deref().is_none_or(|o| o == owner)
-        });
-        if chosen.is_empty() {
-            tracing::warn!("the schema and table lists select no table yet");
-        }
-        self.next = Some(Instant::now() + TABLE_LIST_INTERVAL);
+        let chosen = self.selection.list(source)?;
+        // An interval too long to add never comes round.
+        self.next = Instant::now().checked_add(self.interval);
         Ok(chosen)
     }
 
-    /// Every captured table: `named` (`spec.tables`, in spec order, which the snapshot reads
-    /// them in), then those the lists select ([`Self::select`]) that `named` lacks.
+    /// Every captured table ([`TableSelection::captured`]); starts the interval to the next
+    /// listing.
     pub fn captured<S: DatabaseCatalog>(
         &mut self,
         source: &mut S,
         named: Vec<(String, String)>,
     ) -> Result<Vec<(String, String)>, SourceError> {
-        let mut tables = named;
-        for listed in self.select(source)? {
-            if !tables.contains(&listed) {
-                tables.push(listed);
-            }
+        let tables = self.selection.captured(source, named)?;
+        if self.filters.selects_from_catalog() {
+            self.next = Instant::now().checked_add(self.interval);
         }
         Ok(tables)
     }
@@ -746,7 +693,12 @@ mod tests {
             ..FiltersSpec::default()
         };
         let filters = Arc::new(Filters::new(&spec, &ColumnsSpec::default()).unwrap());
-        let mut listing = TableListing::new(&filters, "redoline_logmnr_flush", logged());
+        let mut listing = TableListing::new(
+            &filters,
+            "redoline_logmnr_flush",
+            logged(),
+            Duration::from_secs(60),
+        );
         let mut tables = CapturedTables::default();
         assert!(!listing.due(), "not listed yet");
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
@@ -795,7 +747,7 @@ mod tests {
             ..FiltersSpec::default()
         };
         let filters = Arc::new(Filters::new(&spec, &ColumnsSpec::default()).unwrap());
-        let mut listing = TableListing::new(&filters, "F", logged());
+        let mut listing = TableListing::new(&filters, "F", logged(), Duration::from_secs(60));
         let mut tables = CapturedTables::default();
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
         // Created later, without supplemental logging: its updates would carry no key.
@@ -824,7 +776,12 @@ mod tests {
             r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
         )
         .unwrap();
-        let mut listing = TableListing::new(&Arc::new(Filters::default()), "F", logged());
+        let mut listing = TableListing::new(
+            &Arc::new(Filters::default()),
+            "F",
+            logged(),
+            Duration::from_secs(60),
+        );
         let mut tables = CapturedTables::default();
         listing.refresh(&mut sim, &mut tables, 1).unwrap();
         assert!(tables.names().is_empty());

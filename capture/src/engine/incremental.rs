@@ -40,28 +40,40 @@ fn qualified((owner, table): &(String, String)) -> String {
 }
 
 impl<S: OracleSource> Engine<S> {
+    /// The captured tables, qualified as requests name them.
+    fn captured_names(&self) -> Vec<String> {
+        self.pipeline
+            .tables()
+            .names()
+            .iter()
+            .map(qualified)
+            .collect()
+    }
+
+    /// Whether a table that joins is read (`snapshot.tablesAdded: snapshot`).
+    fn snapshot_added(&self) -> bool {
+        self.pipeline.config().snapshot.tables_added == TablesAdded::Snapshot
+    }
+
     /// At the start of streaming: the bookmark's incremental state (a first one knows every
     /// table captured now), brought in line with `spec.snapshot.requests` and the tables
     /// captured now, and committed so the status and a restart agree.
     pub(super) fn start_incremental(&mut self) -> Result<(), CaptureError> {
         let now = Timestamp::now();
-        let captured: Vec<String> = self.pipeline.tables.names().iter().map(qualified).collect();
+        let captured = self.captured_names();
         // The requests in force, which the config file may have changed since the process began.
         let (generation, requests) = self.options.requests.current();
         self.requests_generation = generation;
-        self.pipeline.config.snapshot.requests = requests.clone();
-        let snapshot_added = self.pipeline.config.snapshot.tables_added == TablesAdded::Snapshot;
+        self.pipeline.set_snapshot_requests(requests.clone());
+        let snapshot_added = self.snapshot_added();
         let state = self
             .pipeline
-            .bookmark
-            .incremental
-            .get_or_insert_with(|| IncrementalState::new(captured.iter().cloned()));
+            .incremental_or_insert(|| IncrementalState::new(captured.iter().cloned()));
         let mut transitions = state.reconcile(&requests, now);
         transitions.extend(state.tables_joined(captured, self.next_scn, snapshot_added));
         log_transitions(&transitions);
         if !transitions.is_empty() {
-            self.pipeline.bookmark_moved = true;
-            self.pipeline.commit_page()?;
+            self.pipeline.commit_bookmark()?;
         }
         self.show_incremental();
         Ok(())
@@ -78,15 +90,14 @@ impl<S: OracleSource> Engine<S> {
             return Ok(());
         }
         self.requests_generation = generation;
-        self.pipeline.config.snapshot.requests = requests.clone();
-        let Some(state) = self.pipeline.bookmark.incremental.as_mut() else {
+        self.pipeline.set_snapshot_requests(requests.clone());
+        let Some(state) = self.pipeline.incremental_mut() else {
             return Ok(());
         };
         let transitions = state.reconcile(&requests, Timestamp::now());
         log_transitions(&transitions);
         if !transitions.is_empty() {
-            self.pipeline.bookmark_moved = true;
-            self.pipeline.commit_page()?;
+            self.pipeline.commit_bookmark()?;
         }
         // The statuses follow the spec's list (a finished request shows while listed).
         self.show_incremental();
@@ -96,43 +107,44 @@ impl<S: OracleSource> Engine<S> {
     /// After a listing of the catalog captured new tables: a request for them
     /// (`snapshot.tablesAdded: snapshot`), committed with the next page.
     pub(super) fn incremental_tables_joined(&mut self) {
-        let captured: Vec<String> = self.pipeline.tables.names().iter().map(qualified).collect();
-        let snapshot_added = self.pipeline.config.snapshot.tables_added == TablesAdded::Snapshot;
+        let captured = self.captured_names();
+        let snapshot_added = self.snapshot_added();
         let next_scn = self.next_scn;
-        let Some(state) = self.pipeline.bookmark.incremental.as_mut() else {
+        let Some(state) = self.pipeline.incremental_mut() else {
             return;
         };
         if let Some(transition) = state.tables_joined(captured, next_scn, snapshot_added) {
             log_transitions(&[transition]);
-            self.pipeline.bookmark_moved = true;
+            self.pipeline.bookmark_changed();
             self.show_incremental();
         }
     }
 
     /// Reads and writes the next chunk, if a request is queued; whether one was read.
     pub(super) fn incremental_chunk(&mut self) -> Result<bool, CaptureError> {
-        let Some(chunk) = self
-            .pipeline
-            .bookmark
-            .incremental
-            .as_ref()
-            .and_then(IncrementalState::next_chunk)
+        let Some(chunk) =
+            (self.pipeline.bookmark().incremental.as_ref()).and_then(IncrementalState::next_chunk)
         else {
             return Ok(false);
         };
+        // A joined table's rows written before it joined by a transaction still open are in no
+        // chunk yet and were never mined: read after that transaction ends (`waits_for`).
+        if chunk.waits_for(self.pipeline.oldest_open_scn()) {
+            return Ok(false);
+        }
         // S: every transaction committed at or below it is written, none above it (module doc).
         let scn = self.next_scn.saturating_sub(1);
         let Some((owner, table)) = split_table_name(&chunk.table) else {
             self.fail_request(&chunk, format!("{} is not OWNER.TABLE", chunk.table))?;
             return Ok(true);
         };
-        self.pipeline.tables.at_commit(scn);
+        self.pipeline.tables_mut().at_commit(scn);
         let schema =
-            crate::assemble::TableLookup::table(&mut self.pipeline.tables, &owner, &table, None);
+            crate::assemble::TableLookup::table(self.pipeline.tables_mut(), &owner, &table, None);
         let Some(schema) = schema else {
             // Captured, but with no structure in force at S yet (it joined at an SCN above
             // it): read after the next window.
-            if self.pipeline.tables.names().contains(&(owner, table)) {
+            if self.pipeline.tables().names().contains(&(owner, table)) {
                 return Ok(false);
             }
             self.fail_request(
@@ -151,7 +163,7 @@ impl<S: OracleSource> Engine<S> {
             None => {
                 // The table's first chunk: its chunks are planned now (its extents, or its key
                 // ranges), kept in the bookmark with this chunk, and read one by one.
-                let rows_per_chunk = u64::from(self.pipeline.config.snapshot.fetch_size).max(1);
+                let rows_per_chunk = u64::from(self.pipeline.config().snapshot.fetch_size).max(1);
                 let ranges = match self.source.table_chunks(&schema, rows_per_chunk) {
                     Ok(ranges) => ranges,
                     Err(error @ SourceError::Database { .. }) => {
@@ -164,14 +176,13 @@ impl<S: OracleSource> Engine<S> {
                     Err(error) => return Err(error.into()),
                 };
                 let now = Timestamp::now();
-                let Some(state) = self.pipeline.bookmark.incremental.as_mut() else {
+                let Some(state) = self.pipeline.incremental_mut() else {
                     return Ok(false);
                 };
                 log_transitions(&state.plan(&chunk, ranges, now));
                 let Some(first) = state.next_chunk().and_then(|next| next.range) else {
                     // No chunk (a table without a segment): done, committed at once.
-                    self.pipeline.bookmark_moved = true;
-                    self.pipeline.commit_page()?;
+                    self.pipeline.commit_bookmark()?;
                     self.show_incremental();
                     return Ok(true);
                 };
@@ -219,11 +230,9 @@ impl<S: OracleSource> Engine<S> {
                     ..SourceInfo::default()
                 },
             };
-            self.pipeline.metrics.event(&event.op, &event.table);
-            let records = self.pipeline.encoder.encode(&event, read_at)?;
-            self.pipeline.sink.append(records)?;
+            self.pipeline.write_read_event(&event, read_at)?;
         }
-        if let Some(state) = self.pipeline.bookmark.incremental.as_mut() {
+        if let Some(state) = self.pipeline.incremental_mut() {
             // The chunk just read: the first one's index and table, whether planned just now.
             let read = NextChunk {
                 range: Some(range),
@@ -233,8 +242,7 @@ impl<S: OracleSource> Engine<S> {
             log_transitions(&transitions);
         }
         // The rows and the progress they make, in one page (one Kafka transaction).
-        self.pipeline.bookmark_moved = true;
-        self.pipeline.commit_page()?;
+        self.pipeline.commit_bookmark()?;
         self.show_incremental();
         Ok(true)
     }
@@ -244,7 +252,7 @@ impl<S: OracleSource> Engine<S> {
         let table = split_table_name(&chunk.table);
         let overridden = self
             .pipeline
-            .config
+            .config()
             .snapshot
             .select_overrides
             .iter()
@@ -260,7 +268,7 @@ impl<S: OracleSource> Engine<S> {
     fn fail_request(&mut self, chunk: &NextChunk, message: String) -> Result<(), CaptureError> {
         tracing::warn!(request = %chunk.id, table = %chunk.table, %message,
             "an incremental snapshot failed");
-        if let Some(state) = self.pipeline.bookmark.incremental.as_mut() {
+        if let Some(state) = self.pipeline.incremental_mut() {
             log_transitions(
                 &state
                     .fail(&chunk.id, message, Timestamp::now())
@@ -268,8 +276,7 @@ impl<S: OracleSource> Engine<S> {
                     .collect::<Vec<_>>(),
             );
         }
-        self.pipeline.bookmark_moved = true;
-        self.pipeline.commit_page()?;
+        self.pipeline.commit_bookmark()?;
         self.show_incremental();
         Ok(())
     }
@@ -277,7 +284,7 @@ impl<S: OracleSource> Engine<S> {
     /// `status.snapshot.requests` on `/status`, with each queued table's row estimate (read
     /// once per table and run).
     fn show_incremental(&mut self) {
-        let Some(state) = self.pipeline.bookmark.incremental.as_ref() else {
+        let Some(state) = self.pipeline.bookmark().incremental.as_ref() else {
             return;
         };
         for request in &state.queue {
@@ -297,7 +304,7 @@ impl<S: OracleSource> Engine<S> {
             }
         }
         let estimates = &self.row_estimates;
-        let shown = state.statuses(&self.pipeline.config.snapshot.requests, |table| {
+        let shown = state.statuses(&self.pipeline.config().snapshot.requests, |table| {
             estimates.get(table).copied().flatten()
         });
         self.board.update(Timestamp::now(), |report| {

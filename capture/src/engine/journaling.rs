@@ -30,7 +30,7 @@ use jiff::Timestamp;
 
 use crate::buffer::{TransactionBuffer, TransactionKey};
 use crate::error::CaptureError;
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::sink::journal::{Journal, JournalMode, RebuiltTransaction, TxKey};
 use crate::source::LogMinerRow;
 
@@ -220,7 +220,7 @@ mod tests {
     use redoline_crds::v1alpha1::TransactionsSpec;
 
     use super::*;
-    use crate::buffer::{BufferConfig, BufferMetrics};
+    use crate::buffer::{BufferMetrics, BufferSettings};
     use crate::sink::CaptureIdentity;
     use crate::sink::journal::JournalSettings;
     use crate::source::Xid;
@@ -233,7 +233,7 @@ mod tests {
     fn journal_writes_are_bounded_by_the_batch_not_the_transaction() {
         let spill = tempfile::tempdir().unwrap();
         let mut buffer = TransactionBuffer::new(
-            BufferConfig {
+            BufferSettings {
                 memory_max_bytes: 16 << 20,
                 spill_dir: spill.path().to_owned(),
                 spill_max_bytes: 1 << 30,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::idle::{WindowYield, pause_unless_stopped};
+use super::idle::pause_unless_stopped;
 use super::{Engine, Finish, to_gauge};
 use crate::buffer::OrphanCheck;
 use crate::error::CaptureError;
@@ -127,13 +127,13 @@ impl<S: OracleSource> Engine<S> {
             report.lag_seconds = lag;
         });
         if let Some(stop) = result.as_ref().err().and_then(CaptureError::stop) {
-            self.pipeline.metrics.stopped(stop.code.code());
+            self.pipeline.metrics().stopped(stop.code.code());
         }
         result
     }
 
     fn mine_until_done(&mut self) -> Result<Finish, CaptureError> {
-        let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds);
+        let poll = Duration::from_secs(self.pipeline.config().mining.poll_interval_seconds);
         loop {
             if self.options.stop.load(Ordering::Relaxed) {
                 return Ok(Finish::Stopped);
@@ -155,13 +155,13 @@ impl<S: OracleSource> Engine<S> {
             // the planner keeps the window below what LGWR has written (`LAST_REDO_CHANGE#`,
             // read after the flush), which is also what makes `mining.readOnly` safe.
             let current = self.source.current_scn()?;
-            if !self.pipeline.config.mining.read_only {
+            if !self.pipeline.config().mining.read_only {
                 self.source.flush_redo()?;
             }
             if self.table_listing.due() {
                 let recorded = self.table_listing.refresh(
                     &mut self.source,
-                    &mut self.pipeline.tables,
+                    self.pipeline.tables_mut(),
                     self.next_scn,
                 )?;
                 self.pipeline.record_versions(&recorded)?;
@@ -199,7 +199,7 @@ impl<S: OracleSource> Engine<S> {
                         Some(end_scn) => window.end_scn.min(end_scn),
                         None => window.end_scn,
                     };
-                    self.pipeline.window_yield = WindowYield::default();
+                    self.pipeline.start_window();
                     let cost = self.mine_window(window.start_scn, end, &threads)?;
                     if self.options.stop.load(Ordering::Relaxed) {
                         // The window's pages are committed; nothing else is due before exiting.
@@ -215,9 +215,9 @@ impl<S: OracleSource> Engine<S> {
                     // Snapshot hook (engine/incremental.rs): at most one chunk per window.
                     self.incremental_chunk()?;
                     self.heartbeat_if_due()?;
-                    let mut pause = self.idle.after_window(self.pipeline.window_yield);
+                    let mut pause = self.idle.after_window(self.pipeline.window_yield());
                     // Caught up under load: the next window a little later (`busy_pause`).
-                    if !capped && !self.pipeline.window_yield.is_idle() {
+                    if !capped && !self.pipeline.window_yield().is_idle() {
                         pause = self.idle.busy_pause(window_began.elapsed());
                     }
                     // A run with an end (`--exit-at-end`) mines on to it without pausing: the
@@ -243,7 +243,7 @@ impl<S: OracleSource> Engine<S> {
         threads: &[RedoThread],
     ) -> Result<WindowCost, CaptureError> {
         let started = Instant::now();
-        let metrics = &self.pipeline.metrics;
+        let metrics = self.pipeline.metrics();
         metrics.window_start_scn.set(to_gauge(start_scn));
         metrics.window_end_scn.set(to_gauge(end_scn));
         let mut from_scn = start_scn;
@@ -264,12 +264,12 @@ impl<S: OracleSource> Engine<S> {
             // rows are handled as they come, so the query stays open for that too), without the
             // log listings and their pauses before it, or the sink's commit after it.
             cost.duration += mining_started.at.elapsed();
-            if let Some(failure) = self.pipeline.failure.take() {
+            if let Some(failure) = self.pipeline.take_failure() {
                 return Err(failure);
             }
             match streamed {
                 Ok(fetched) => {
-                    self.pipeline.metrics.rows_fetched.inc_by(fetched);
+                    self.pipeline.metrics().rows_fetched.inc_by(fetched);
                     break;
                 }
                 // An online log of the window was overwritten while it was read (ORA-00310): its
@@ -291,7 +291,7 @@ impl<S: OracleSource> Engine<S> {
                         "an online log was overwritten while it was mined; mining the rest of \
                          the window again from the archived copy"
                     );
-                    self.pipeline.metrics.retried("log_switched");
+                    self.pipeline.metrics().retried("log_switched");
                 }
                 // The mining session's server process ran out of memory (ORA-04030): a fresh
                 // session gives it back, and the window is mined again on it from the last row
@@ -309,36 +309,15 @@ impl<S: OracleSource> Engine<S> {
                          again on a fresh session"
                     );
                     self.recycle_mining("memory")?;
-                    self.pipeline.metrics.retried("session_memory");
+                    self.pipeline.metrics().retried("session_memory");
                 }
                 Err(error) => return Err(error.into()),
             }
         }
         cost.pga_bytes = self.read_session_memory();
-        // Schema history hook: the DDL's structures and schema change events join its page.
-        if let Some(ddl_scn) = self.pipeline.ddl_commit_scn {
-            self.pipeline.after_ddl(&mut self.source, ddl_scn)?;
-        }
-        self.pipeline.commit_page()?;
-        // A window cut short (a DDL to reload, or a stop request) resumes at the SCN of its last
-        // row: rows of that SCN already given to the buffer are recognised and not given twice,
-        // and nothing above it counts as mined (the orphan check and the heartbeat's idle
-        // bookmark read `next_scn`). Only a window streamed to its end moves past `end_scn`.
-        let cut_at = self
-            .pipeline
-            .ddl_commit_scn
-            .take()
-            .or(self.pipeline.stopped_at_scn.take());
-        self.next_scn = match cut_at {
-            Some(scn) => {
-                self.pipeline.replayed =
-                    Some((scn, std::mem::take(&mut self.pipeline.latest_rows)));
-                scn
-            }
-            None => end_scn + 1,
-        };
+        self.next_scn = self.pipeline.end_window(&mut self.source, end_scn)?;
         self.pipeline
-            .metrics
+            .metrics()
             .window_duration
             .observe(started.elapsed().as_secs_f64());
         Ok(cost)
@@ -355,7 +334,7 @@ impl<S: OracleSource> Engine<S> {
                 CapChange::Shrunk { .. } => tracing::warn!("{}", change.message()),
                 CapChange::Grew { .. } => tracing::info!("{}", change.message()),
             }
-            self.pipeline.metrics.window_cap_changed(&change);
+            self.pipeline.metrics().window_cap_changed(&change);
             self.planner.set_max_window(self.window_sizer.cap());
         }
         if verdict.recycle {
@@ -383,7 +362,7 @@ impl<S: OracleSource> Engine<S> {
             _ => {
                 // From the restart SCN when it is older: the planner keeps only the logs
                 // reaching the window, the rest tell how long a restart's redo is kept.
-                let from_scn = start_scn.min(self.pipeline.bookmark.restart_scn);
+                let from_scn = start_scn.min(self.pipeline.bookmark().restart_scn);
                 let logs = self.source.redo_logs(from_scn)?;
                 self.log_listing = Some(super::LogListing {
                     from_scn,
@@ -431,9 +410,9 @@ impl<S: OracleSource> Engine<S> {
                 start_scn,
                 end_scn,
                 logs: logs.logs,
-                objects: self.pipeline.tables.object_ids(),
-                tables: self.pipeline.tables.names(),
-                pdb: self.pipeline.config.database.pdb.clone(),
+                objects: self.pipeline.tables().object_ids(),
+                tables: self.pipeline.tables().names(),
+                pdb: self.pipeline.config().database.pdb.clone(),
                 // The capture never reads SQL_UNDO: undo rows carry their own SQL_REDO.
                 with_sql_undo: false,
             };
@@ -456,7 +435,7 @@ impl<S: OracleSource> Engine<S> {
                          a fresh session"
                     );
                     self.recycle_mining("memory")?;
-                    self.pipeline.metrics.retried("session_memory");
+                    self.pipeline.metrics().retried("session_memory");
                     continue;
                 }
                 Err(error) => return Err(error.into()),
@@ -471,7 +450,7 @@ impl<S: OracleSource> Engine<S> {
                 %message,
                 "LogMiner cannot use the listed logs; listing them again"
             );
-            self.pipeline.metrics.retried("logs_changed");
+            self.pipeline.metrics().retried("logs_changed");
             std::thread::sleep(pause);
             pause *= 2;
         }
@@ -483,7 +462,7 @@ impl<S: OracleSource> Engine<S> {
     /// `isMiningSessionRestartRequired`, then a new connection with
     /// `log.mining.restart.connection`).
     fn recycle_if_old(&mut self) -> Result<(), CaptureError> {
-        let bound = self.pipeline.config.mining.session_max_seconds;
+        let bound = self.pipeline.config().mining.session_max_seconds;
         let old = self
             .mining_since
             .is_some_and(|since| bound > 0 && since.elapsed() >= Duration::from_secs(bound));
@@ -502,7 +481,7 @@ impl<S: OracleSource> Engine<S> {
     fn recycle_mining(&mut self, reason: &str) -> Result<(), CaptureError> {
         self.source.recycle_mining()?;
         self.mining_since = None;
-        self.pipeline.metrics.session_recycled(reason);
+        self.pipeline.metrics().session_recycled(reason);
         Ok(())
     }
 
@@ -513,7 +492,7 @@ impl<S: OracleSource> Engine<S> {
     fn read_session_memory(&mut self) -> Option<u64> {
         match self.source.mining_session_memory() {
             Ok(Some(memory)) => {
-                self.pipeline.metrics.set_session_memory(memory);
+                self.pipeline.metrics().set_session_memory(memory);
                 Some(memory.pga_bytes)
             }
             Ok(None) => None,
@@ -538,47 +517,22 @@ impl<S: OracleSource> Engine<S> {
         if self.lag.due(now, false) {
             self.poll_lag(now, current_scn);
         }
-        let buffer = &mut self.pipeline.buffer;
-        if buffer.orphan_check_due(now) {
+        if self.pipeline.orphan_check_due(now) {
             let open = self.source.open_transactions()?;
             let sessions = self.source.sessions()?;
             // A transaction missing from the list was gone when the list was read: the SCN read
             // after the lists is one its end (if any) lies below. The SCN read before the window
             // is not: a transaction committing during the window would look released by mistake.
             let listed_at_scn = self.source.current_scn()?;
-            let events = self.pipeline.buffer.check_orphans(OrphanCheck {
+            self.pipeline.release_orphans(OrphanCheck {
                 now,
                 current_scn: listed_at_scn,
                 mined_through_scn: self.next_scn.saturating_sub(1),
                 open_transactions: &open,
                 sessions: &sessions,
             })?;
-            for event in events {
-                let json = serde_json::to_string(&event).unwrap_or_default();
-                tracing::warn!(event = %json, "transaction-orphan-released");
-                self.pipeline.sink.publish_dropped(&event, json, None)?;
-            }
         }
-        for discarded in self.pipeline.buffer.enforce_max_age(now)? {
-            let event = serde_json::to_string(&discarded.ops_event).unwrap_or_default();
-            let dlq = serde_json::to_string(&discarded.dlq_record).unwrap_or_default();
-            tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
-            self.pipeline
-                .sink
-                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
-        }
-        let sink = &mut self.pipeline.sink;
-        let tombstones = self.pipeline.journaling.after_window(
-            &mut self.pipeline.buffer,
-            now,
-            &mut |chunks| Ok(sink.push_records(chunks)?),
-        )?;
-        self.pipeline.sink.push_tombstones(tombstones);
-        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
-        // rather than left open across the next window or a stop.
-        if self.pipeline.sink.has_loose_records() {
-            self.pipeline.commit_page()?;
-        }
+        self.pipeline.after_window(now)?;
         let lag = self.lag.lag_seconds();
         self.board.update(now, |report| report.lag_seconds = lag);
         self.pipeline.publish_status(now);
@@ -593,14 +547,13 @@ impl<S: OracleSource> Engine<S> {
             return Ok(());
         }
         self.heartbeat.sent(now);
-        if let Some(query) = &self.pipeline.config.heartbeat.action_query {
+        if let Some(query) = &self.pipeline.config().heartbeat.action_query {
             self.source.heartbeat_action(query)?;
         }
         // Mining has given every row up to the SCN before `next_scn` to the buffer.
         let mined_through = self.next_scn.saturating_sub(1);
         // The bookmark moves there only with no transaction open: its time is asked only then.
-        let moves = self.pipeline.buffer.open_transactions() == 0
-            && mined_through > self.pipeline.bookmark.commit_scn;
+        let moves = self.pipeline.heartbeat_moves_bookmark(mined_through);
         let mined_time = if moves {
             self.time_of_scn(mined_through)
         } else {
@@ -622,11 +575,11 @@ impl<S: OracleSource> Engine<S> {
             &listing.threads,
             &listing.logs,
             listing.from_scn,
-            self.pipeline.bookmark.restart_scn,
+            self.pipeline.bookmark().restart_scn,
         ) else {
             return;
         };
-        let retention_hours = self.pipeline.config.mining.archive_retention_hours;
+        let retention_hours = self.pipeline.config().mining.archive_retention_hours;
         let retention = retention_hours.map(|hours| SignedDuration::from_hours(i64::from(hours)));
         let since_listing =
             SignedDuration::try_from(listing.listed_at.elapsed()).unwrap_or(SignedDuration::MAX);
@@ -641,7 +594,7 @@ impl<S: OracleSource> Engine<S> {
             (_, None) => None,
         };
         // Completion times are the host's local time: UTC with the offset read for the window.
-        let zone = &self.pipeline.time_zone;
+        let zone = self.pipeline.time_zone();
         let utc = |local: jiff::civil::DateTime| zone.to_timestamp(local).ok().map(Time);
         let (oldest_needed, deletable_from) = match needed {
             Needed::Archived(log) => (
@@ -655,7 +608,7 @@ impl<S: OracleSource> Engine<S> {
             Needed::OnlineOnly | Needed::Gone { .. } => (None, None),
         };
         self.pipeline
-            .metrics
+            .metrics()
             .archived_redo_hours_left
             .set(hours_left.unwrap_or(-1.0));
         let status = ArchivedRedoStatus {
@@ -707,7 +660,7 @@ impl<S: OracleSource> Engine<S> {
     /// alone cannot tell apart.
     fn read_database_offset(&mut self) -> Result<(), CaptureError> {
         let offset = self.source.database_utc_offset()?;
-        self.pipeline.time_zone = jiff::tz::TimeZone::fixed(offset);
+        self.pipeline.set_time_zone(offset);
         Ok(())
     }
 
@@ -715,13 +668,9 @@ impl<S: OracleSource> Engine<S> {
     /// emitted one, as UTC instants); a failure is logged once and leaves the lag unknown, never
     /// failing the run.
     fn poll_lag(&mut self, now: Timestamp, current_scn: u64) {
-        let emitted_scn = self.pipeline.bookmark.commit_scn;
+        let emitted_scn = self.pipeline.bookmark().commit_scn;
         // The emitted commit's time as its events carried it, when this run emitted it.
-        let emitted_known = self
-            .pipeline
-            .last_commit_time
-            .filter(|(scn, _)| *scn == emitted_scn)
-            .map(|(_, time)| time);
+        let emitted_known = self.pipeline.commit_time_of(emitted_scn);
         let source = &mut self.source;
         let times = source.database_utc_offset().and_then(|offset| {
             let utc = |local: Option<jiff::civil::DateTime>| {
@@ -736,19 +685,13 @@ impl<S: OracleSource> Engine<S> {
         });
         match times {
             Ok((current_local, current, emitted)) => {
-                if let Some(database_now) = current_local {
-                    // Transaction ages compare this with their START rows' TIMESTAMP: both the
-                    // host's local time.
-                    self.pipeline
-                        .buffer
-                        .observe_database_clock(now, database_now);
-                }
+                // Transaction ages compare the database's clock with their START rows'
+                // TIMESTAMP (both the host's local time); a position whose time this run has
+                // not seen yet (a fresh start, a bookmark written before the time was stored)
+                // has it stored with the next page.
+                self.pipeline
+                    .observe_database_time(now, current_local, emitted);
                 self.lag.record(now, current, emitted);
-                // A position whose time this run has not seen yet (a fresh start, a bookmark
-                // written before the time was stored): the next page stores it.
-                if let Some(emitted) = emitted {
-                    self.pipeline.bookmark.reached_time(emitted);
-                }
             }
             Err(error) => {
                 if self.lag.record_failure(now) {
@@ -756,7 +699,7 @@ impl<S: OracleSource> Engine<S> {
                 }
             }
         }
-        self.pipeline.metrics.set_lag(self.lag.lag_seconds());
+        self.pipeline.metrics().set_lag(self.lag.lag_seconds());
     }
 }
 

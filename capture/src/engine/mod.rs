@@ -36,9 +36,11 @@
 //! - Every typed stop ends the run with the stop (the caller writes the termination message).
 //! - Connector options (issue 8) hook in at three marked places: the captured tables (`tables` plus
 //!   what the schema and table lists select, listed again between windows by
-//!   [`captured_tables::TableListing`]), the username lists (events of other users are not encoded;
-//!   their transactions still move the bookmark), and the END record of transaction metadata
-//!   appended after a transaction's events, in its page.
+//!   [`captured_tables::TableListing`]), the change filter of the pipeline's event writer (users
+//!   the username lists leave out, changes a snapshot read already holds: not encoded, their
+//!   transactions still move the bookmark), and the END record of transaction metadata appended
+//!   after a transaction's events, in its page. Which change is not published, and why, is
+//!   [`crate::filter`]'s one answer.
 
 pub mod captured_tables;
 pub mod idle;
@@ -172,7 +174,7 @@ impl<S: OracleSource> std::fmt::Debug for Engine<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("next_scn", &self.next_scn)
-            .field("bookmark", &self.pipeline.bookmark)
+            .field("bookmark", self.pipeline.bookmark())
             .finish_non_exhaustive()
     }
 }
@@ -185,7 +187,7 @@ impl<S: OracleSource> Engine<S> {
 
     /// The bookmark of the last committed page.
     pub fn bookmark(&self) -> &Bookmark {
-        &self.pipeline.bookmark
+        self.pipeline.bookmark()
     }
 }
 

@@ -11,13 +11,14 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use redoline_crds::StopCode;
 use redoline_crds::capture::{OldestTransaction, Time};
+use redoline_crds::v1alpha1::SnapshotRequest;
 
 use super::captured_tables::CapturedTables;
 use super::idle::WindowYield;
 use super::journaling::Journaling;
 use super::to_gauge;
 use crate::assemble::{CommitInfo, TransactionAssembler};
-use crate::buffer::{CommittedTransaction, Pushed, ReleaseReceipt, TransactionBuffer};
+use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::CaptureConfig;
 use crate::error::CaptureError;
 use crate::event::RecordEncoder;
@@ -28,61 +29,84 @@ use crate::metrics::{EngineMetrics, SkipReason};
 use crate::schema_history::{ChangeKind, NewVersion, TableChange};
 use crate::sink::Output;
 use crate::sink::{Bookmark, PageFill, PagePolicy};
+use crate::snapshot::SnapshotState;
+use crate::snapshot::incremental::IncrementalState;
 use crate::source::csf::ContinuationJoiner;
 use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, Xid, missing_scn_range};
 use crate::stop::Stop;
 
 /// Everything the row callback needs (the source is busy streaming while it runs).
 pub(super) struct Pipeline {
+    config: CaptureConfig,
+    tables: CapturedTables,
+    buffer: TransactionBuffer,
+    sink: Output,
+    encoder: RecordEncoder,
+    /// Connector filters: changes by users the username lists leave out are not encoded.
+    filters: Arc<Filters>,
+    page_policy: PagePolicy,
+    journaling: Journaling,
+    board: StatusBoard,
+    /// Every row below this SCN was given to the buffer: the resume position never passes it.
+    mined_frontier: u64,
+    bookmark: Bookmark,
+    joiner: ContinuationJoiner,
+    metrics: EngineMetrics,
+    /// The database host's offset from UTC as read before the window being mined, as a fixed
+    /// zone: LogMiner's TIMESTAMP and COMMIT_TIMESTAMP are DATEs in the host's local time.
+    time_zone: TimeZone,
+    /// The UTC commit time of the latest transaction emitted, with its commit SCN: the lag
+    /// counts from it rather than from its local time read again later, which a DST switch in
+    /// between would shift by the switch.
+    last_commit_time: Option<(u64, Timestamp)>,
+    /// Receipts of transactions in the page not committed yet (their spill files stay).
+    pending: Vec<ReleaseReceipt>,
+    page_records: u64,
+    /// When the first transaction with records joined the page (the time bound counts from it).
+    page_started: Option<Instant>,
+    /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
+    /// that SCN.
+    latest_scn: u64,
+    latest_rows: RowCounts,
+    /// After a restart at an SCN: the rows of that SCN already given, not met again yet.
+    replayed: Option<(u64, RowCounts)>,
+    /// A DDL transaction committed at this SCN; the window ends here.
+    ddl_commit_scn: Option<u64>,
+    /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
+    /// and above it may not have been mined yet.
+    stopped_at_scn: Option<u64>,
+    /// The DDL events of that transaction, waiting for their tables' new structure.
+    ddl_events: Vec<ChangeEvent>,
+    /// What the window being mined gave the capture, for the pause after it.
+    window_yield: WindowYield,
+    /// Names the schema history, schema change and heartbeat records carry.
+    topic_prefix: String,
+    heartbeat_topic: String,
+    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    bookmark_moved: bool,
+    database_name: String,
+    failure: Option<CaptureError>,
+    stop: Arc<AtomicBool>,
+}
+
+/// What a pipeline is built from (engine/start.rs); the rest of its state starts empty.
+pub(super) struct PipelineParts {
     pub(super) config: CaptureConfig,
     pub(super) tables: CapturedTables,
     pub(super) buffer: TransactionBuffer,
     pub(super) sink: Output,
     pub(super) encoder: RecordEncoder,
-    /// Connector filters: changes by users the username lists leave out are not encoded.
     pub(super) filters: Arc<Filters>,
     pub(super) page_policy: PagePolicy,
     pub(super) journaling: Journaling,
     pub(super) board: StatusBoard,
-    /// Every row below this SCN was given to the buffer: the resume position never passes it.
-    pub(super) mined_frontier: u64,
     pub(super) bookmark: Bookmark,
-    pub(super) joiner: ContinuationJoiner,
     pub(super) metrics: EngineMetrics,
-    /// The database host's offset from UTC as read before the window being mined, as a fixed
-    /// zone: LogMiner's TIMESTAMP and COMMIT_TIMESTAMP are DATEs in the host's local time.
-    pub(super) time_zone: TimeZone,
-    /// The UTC commit time of the latest transaction emitted, with its commit SCN: the lag
-    /// counts from it rather than from its local time read again later, which a DST switch in
-    /// between would shift by the switch.
-    pub(super) last_commit_time: Option<(u64, Timestamp)>,
-    /// Receipts of transactions in the page not committed yet (their spill files stay).
-    pub(super) pending: Vec<ReleaseReceipt>,
-    pub(super) page_records: u64,
-    /// When the first transaction with records joined the page (the time bound counts from it).
-    pub(super) page_started: Option<Instant>,
-    /// Rows given to the buffer at the latest SCN, to recognise them when a window restarts at
-    /// that SCN.
-    pub(super) latest_scn: u64,
-    pub(super) latest_rows: RowCounts,
-    /// After a restart at an SCN: the rows of that SCN already given, not met again yet.
-    pub(super) replayed: Option<(u64, RowCounts)>,
-    /// A DDL transaction committed at this SCN; the window ends here.
-    pub(super) ddl_commit_scn: Option<u64>,
-    /// A stop request ended the window at this SCN (the latest row given to the buffer): rows at
-    /// and above it may not have been mined yet.
-    pub(super) stopped_at_scn: Option<u64>,
-    /// The DDL events of that transaction, waiting for their tables' new structure.
-    pub(super) ddl_events: Vec<ChangeEvent>,
-    /// What the window being mined gave the capture, for the pause after it.
-    pub(super) window_yield: WindowYield,
-    /// Names the schema history, schema change and heartbeat records carry.
     pub(super) topic_prefix: String,
     pub(super) heartbeat_topic: String,
-    /// Commit the page even without records or transactions: its bookmark moved (heartbeat).
+    /// Whether the first page commits even without records (a fresh position to store).
     pub(super) bookmark_moved: bool,
     pub(super) database_name: String,
-    pub(super) failure: Option<CaptureError>,
     pub(super) stop: Arc<AtomicBool>,
 }
 
@@ -119,6 +143,182 @@ impl RowIdentity {
 }
 
 impl Pipeline {
+    pub(super) fn new(parts: PipelineParts) -> Self {
+        let PipelineParts {
+            config,
+            tables,
+            buffer,
+            sink,
+            encoder,
+            filters,
+            page_policy,
+            journaling,
+            board,
+            bookmark,
+            metrics,
+            topic_prefix,
+            heartbeat_topic,
+            bookmark_moved,
+            database_name,
+            stop,
+        } = parts;
+        Self {
+            config,
+            tables,
+            buffer,
+            sink,
+            encoder,
+            filters,
+            page_policy,
+            journaling,
+            board,
+            mined_frontier: bookmark.restart_scn,
+            bookmark,
+            joiner: ContinuationJoiner::default(),
+            metrics,
+            // Replaced before each window's rows are read (`set_time_zone`): nothing is
+            // converted with this one.
+            time_zone: TimeZone::UTC,
+            last_commit_time: None,
+            pending: Vec::new(),
+            page_records: 0,
+            page_started: None,
+            latest_scn: 0,
+            latest_rows: HashMap::new(),
+            replayed: None,
+            ddl_commit_scn: None,
+            stopped_at_scn: None,
+            ddl_events: Vec::new(),
+            window_yield: WindowYield::default(),
+            topic_prefix,
+            heartbeat_topic,
+            bookmark_moved,
+            database_name,
+            failure: None,
+            stop,
+        }
+    }
+
+    pub(super) fn config(&self) -> &CaptureConfig {
+        &self.config
+    }
+
+    /// The snapshot requests in force, as the config file now lists them (engine/incremental.rs).
+    pub(super) fn set_snapshot_requests(&mut self, requests: Vec<SnapshotRequest>) {
+        self.config.snapshot.requests = requests;
+    }
+
+    pub(super) fn metrics(&self) -> &EngineMetrics {
+        &self.metrics
+    }
+
+    /// The bookmark of the last committed page, with the changes to go with the next one.
+    pub(super) fn bookmark(&self) -> &Bookmark {
+        &self.bookmark
+    }
+
+    pub(super) fn tables(&self) -> &CapturedTables {
+        &self.tables
+    }
+
+    /// The captured tables, to look a structure up or add tables (the catalog listing).
+    pub(super) fn tables_mut(&mut self) -> &mut CapturedTables {
+        &mut self.tables
+    }
+
+    /// The database host's offset for the window about to be mined.
+    pub(super) fn set_time_zone(&mut self, offset: jiff::tz::Offset) {
+        self.time_zone = TimeZone::fixed(offset);
+    }
+
+    /// The database host's offset read for the window being mined, as a fixed zone.
+    pub(super) fn time_zone(&self) -> &TimeZone {
+        &self.time_zone
+    }
+
+    /// The lowest first SCN of the transactions open in the buffer.
+    pub(super) fn oldest_open_scn(&self) -> Option<u64> {
+        self.buffer.oldest_first_scn()
+    }
+
+    /// Starts counting what the next window gives.
+    pub(super) fn start_window(&mut self) {
+        self.window_yield = WindowYield::default();
+    }
+
+    /// What the window just mined gave.
+    pub(super) fn window_yield(&self) -> WindowYield {
+        self.window_yield
+    }
+
+    /// The commit time this run's events carried for the commit at `scn`, when it emitted it.
+    pub(super) fn commit_time_of(&self, scn: u64) -> Option<Timestamp> {
+        self.last_commit_time
+            .filter(|(emitted, _)| *emitted == scn)
+            .map(|(_, time)| time)
+    }
+
+    /// The database's clock read at `now` (transaction ages count from it) and, when known,
+    /// the time of the emitted position, which the next page stores.
+    pub(super) fn observe_database_time(
+        &mut self,
+        now: Timestamp,
+        database_now: Option<jiff::civil::DateTime>,
+        emitted: Option<Timestamp>,
+    ) {
+        if let Some(database_now) = database_now {
+            self.buffer.observe_database_clock(now, database_now);
+        }
+        if let Some(emitted) = emitted {
+            self.bookmark.reached_time(emitted);
+        }
+    }
+
+    /// The incremental snapshot state the bookmark carries, created with `first` when none.
+    pub(super) fn incremental_or_insert(
+        &mut self,
+        first: impl FnOnce() -> IncrementalState,
+    ) -> &mut IncrementalState {
+        self.bookmark.incremental.get_or_insert_with(first)
+    }
+
+    /// The incremental snapshot state the bookmark carries, to change; the change goes with the
+    /// next page ([`Self::bookmark_changed`]).
+    pub(super) fn incremental_mut(&mut self) -> Option<&mut IncrementalState> {
+        self.bookmark.incremental.as_mut()
+    }
+
+    /// The bookmark changed (snapshot progress): the next page commits even without records.
+    pub(super) fn bookmark_changed(&mut self) {
+        self.bookmark_moved = true;
+    }
+
+    /// Commits the bookmark's change now, with whatever the page holds.
+    pub(super) fn commit_bookmark(&mut self) -> Result<(), CaptureError> {
+        self.bookmark_moved = true;
+        self.commit_page()
+    }
+
+    /// Commits the initial snapshot's progress `state` with the bookmark, and the batch read
+    /// into the page with it.
+    pub(super) fn commit_snapshot(&mut self, state: SnapshotState) -> Result<(), CaptureError> {
+        self.bookmark.snapshot = Some(state);
+        Ok(self.sink.commit(&self.bookmark)?)
+    }
+
+    /// A snapshot's read event (initial or incremental): encoded and appended to the page. The
+    /// filters chose its table and columns already; no user or SCN applies to a read.
+    pub(super) fn write_read_event(
+        &mut self,
+        event: &ChangeEvent,
+        processed_at: Timestamp,
+    ) -> Result<(), CaptureError> {
+        self.metrics.event(&event.op, &event.table);
+        let records = self.encoder.encode(event, processed_at)?;
+        self.sink.append(records)?;
+        Ok(())
+    }
+
     /// One mined row; `Break` ends the window (a failure, a DDL to reload, or a stop request).
     pub(super) fn push_row(&mut self, row: LogMinerRow) -> ControlFlow<()> {
         match self.try_push_row(row) {
@@ -227,6 +427,85 @@ impl Pipeline {
         self.latest_scn
     }
 
+    /// The failure that ended the window, if one did (the row callback cannot return it).
+    pub(super) fn take_failure(&mut self) -> Option<CaptureError> {
+        self.failure.take()
+    }
+
+    /// After a window's rows: the DDL's structures and schema change events join its page, the
+    /// page commits, and the SCN the next window starts at. A window cut short (a DDL to reload,
+    /// or a stop request) resumes at the SCN of its last row: rows of that SCN already given to
+    /// the buffer are recognised and not given twice, and nothing above it counts as mined (the
+    /// orphan check and the heartbeat's idle bookmark read the next SCN). Only a window
+    /// streamed to its end moves past `end_scn`.
+    pub(super) fn end_window<S: DatabaseCatalog>(
+        &mut self,
+        source: &mut S,
+        end_scn: u64,
+    ) -> Result<u64, CaptureError> {
+        // Schema history hook: the DDL's structures and schema change events join its page.
+        if let Some(ddl_scn) = self.ddl_commit_scn {
+            self.after_ddl(source, ddl_scn)?;
+        }
+        self.commit_page()?;
+        let cut_at = self.ddl_commit_scn.take().or(self.stopped_at_scn.take());
+        Ok(match cut_at {
+            Some(scn) => {
+                self.replayed = Some((scn, std::mem::take(&mut self.latest_rows)));
+                scn
+            }
+            None => end_scn + 1,
+        })
+    }
+
+    /// Whether the buffer's orphan check is due; it needs the database's lists of open
+    /// transactions and sessions, which the caller reads.
+    pub(super) fn orphan_check_due(&self, now: Timestamp) -> bool {
+        self.buffer.orphan_check_due(now)
+    }
+
+    /// Releases the open transactions the database no longer knows (`buffer::orphan`), each
+    /// release published as an ops event.
+    pub(super) fn release_orphans(&mut self, check: OrphanCheck<'_>) -> Result<(), CaptureError> {
+        for event in self.buffer.check_orphans(check)? {
+            let json = serde_json::to_string(&event).unwrap_or_default();
+            tracing::warn!(event = %json, "transaction-orphan-released");
+            self.sink.publish_dropped(&event, json, None)?;
+        }
+        Ok(())
+    }
+
+    /// Between windows: transactions over their maximum age discarded (ops event and DLQ
+    /// record), long transactions' journal written, and what that added committed.
+    pub(super) fn after_window(&mut self, now: Timestamp) -> Result<(), CaptureError> {
+        for discarded in self.buffer.enforce_max_age(now)? {
+            let event = serde_json::to_string(&discarded.ops_event).unwrap_or_default();
+            let dlq = serde_json::to_string(&discarded.dlq_record).unwrap_or_default();
+            tracing::warn!(event = %event, dlq = %dlq, "transaction-discarded");
+            self.sink
+                .publish_dropped(&discarded.ops_event, event, Some(dlq))?;
+        }
+        let sink = &mut self.sink;
+        let tombstones = self
+            .journaling
+            .after_window(&mut self.buffer, now, &mut |chunks| {
+                Ok(sink.push_records(chunks)?)
+            })?;
+        self.sink.push_tombstones(tombstones);
+        // What this added is in an open page (with Kafka, an open Kafka transaction): closed now
+        // rather than left open across the next window or a stop.
+        if self.sink.has_loose_records() {
+            self.commit_page()?;
+        }
+        Ok(())
+    }
+
+    /// Whether a heartbeat now would move the bookmark to `mined_through`: only with no
+    /// transaction open, and only forward.
+    pub(super) fn heartbeat_moves_bookmark(&self, mined_through: u64) -> bool {
+        self.buffer.open_transactions() == 0 && mined_through > self.bookmark.commit_scn
+    }
+
     /// A committed transaction: skipped when the bookmark covers it, else assembled, encoded and
     /// written to the page.
     pub(super) fn emit(
@@ -264,54 +543,31 @@ impl Pipeline {
             self.time_zone.clone(),
         );
         let now = Timestamp::now();
-        let mut written = 0u64;
-        let mut failure: Option<CaptureError> = None;
-        let encoder = &mut self.encoder;
-        let sink = &mut self.sink;
-        let metrics = &self.metrics;
-        // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
-        // changes committed up to that SCN (engine/snapshot.rs).
-        let snapshot_covered = self
-            .bookmark
-            .snapshot
-            .as_ref()
-            .filter(|snapshot| snapshot.covers_any(commit.scn));
-        let filters = &self.filters;
-        let ddl_events = &mut self.ddl_events;
-        let mut write = |event: crate::event::ChangeEvent| {
-            if failure.is_some() {
-                return;
-            }
-            // Whoever ran it, a DDL changes the structure: its schema change event and history
-            // record are written even when the username lists leave its own event out.
-            if matches!(event.op, Operation::Ddl { .. }) {
-                ddl_events.push(event.clone());
-            }
-            if !filters.admits_user(event.source.user_name.as_deref())
-                || snapshot_covered.is_some_and(|snapshot| {
-                    snapshot.covers(&event.table.qualified_name(), commit.scn)
-                })
-            {
-                return;
-            }
-            metrics.event(&event.op, &event.table);
-            let appended = encoder
-                .encode(&event, now)
-                .map_err(CaptureError::from)
-                .and_then(|records| Ok(sink.append(records)?));
-            match appended {
-                Ok(count) => written += count,
-                Err(error) => failure = Some(error),
-            }
+        let mut writer = EventWriter {
+            filters: &self.filters,
+            // A table the snapshot re-read at a later SCN (after ORA-01555) already holds its
+            // changes committed up to that SCN (engine/snapshot.rs).
+            snapshot_covered: self
+                .bookmark
+                .snapshot
+                .as_ref()
+                .filter(|snapshot| snapshot.covers_any(commit.scn)),
+            commit_scn: commit.scn,
+            encoder: &mut self.encoder,
+            sink: &mut self.sink,
+            metrics: &self.metrics,
+            ddl_events: &mut self.ddl_events,
+            now,
+            written: 0,
+            failure: None,
         };
+        let mut write = |event: ChangeEvent| writer.write(event);
         for row in transaction.by_ref() {
             let row = row?;
             assembler.push(row, &mut write)?;
         }
         let stats = assembler.finish(&mut write)?;
-        if let Some(failure) = failure {
-            return Err(failure);
-        }
+        let mut written = writer.finish()?;
         if let Some(end) = self.encoder.end_transaction(committed_at.unwrap_or(now))? {
             written += self.sink.append(vec![end])?;
         }
@@ -485,6 +741,68 @@ impl Pipeline {
             report.journaled_transactions = self.journaling.journaled() as u64;
             report.oldest_transaction = self.oldest_transaction();
         });
+    }
+}
+
+/// Writes the events of one committed transaction as the assembler gives them: filter (the
+/// change stage of `crate::filter`), then encode, then append to the page. The first failure is kept and later events are dropped, as
+/// the assembler's callback cannot return it.
+struct EventWriter<'p> {
+    filters: &'p Filters,
+    /// The snapshot state when it covers some table at this commit, else `None`.
+    snapshot_covered: Option<&'p SnapshotState>,
+    commit_scn: u64,
+    encoder: &'p mut RecordEncoder,
+    sink: &'p mut Output,
+    metrics: &'p EngineMetrics,
+    /// The transaction's DDL events, for `Pipeline::after_ddl`.
+    ddl_events: &'p mut Vec<ChangeEvent>,
+    /// The processing time the records carry.
+    now: Timestamp,
+    /// Records appended to the page.
+    written: u64,
+    failure: Option<CaptureError>,
+}
+
+impl EventWriter<'_> {
+    fn write(&mut self, event: ChangeEvent) {
+        if self.failure.is_some() {
+            return;
+        }
+        // Whoever ran it, a DDL changes the structure: its schema change event and history
+        // record are written even when the username lists leave its own event out.
+        if matches!(event.op, Operation::Ddl { .. }) {
+            self.ddl_events.push(event.clone());
+        }
+        let covered = || {
+            self.snapshot_covered.is_some_and(|snapshot| {
+                snapshot.covers(&event.table.qualified_name(), self.commit_scn)
+            })
+        };
+        if (self.filters)
+            .withheld(event.source.user_name.as_deref(), covered)
+            .is_some()
+        {
+            return;
+        }
+        self.metrics.event(&event.op, &event.table);
+        let appended = self
+            .encoder
+            .encode(&event, self.now)
+            .map_err(CaptureError::from)
+            .and_then(|records| Ok(self.sink.append(records)?));
+        match appended {
+            Ok(count) => self.written += count,
+            Err(error) => self.failure = Some(error),
+        }
+    }
+
+    /// The records appended, or the first failure.
+    fn finish(self) -> Result<u64, CaptureError> {
+        match self.failure {
+            Some(failure) => Err(failure),
+            None => Ok(self.written),
+        }
     }
 }
 

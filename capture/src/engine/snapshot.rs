@@ -207,7 +207,7 @@ impl<S: OracleSource> Engine<S> {
 
     /// Reads every table not done; `Some(Stopped)` when asked to stop between batches.
     fn read_snapshot(&mut self) -> Result<Option<Finish>, CaptureError> {
-        let Some(mut state) = self.pipeline.bookmark.snapshot.clone() else {
+        let Some(mut state) = self.pipeline.bookmark().snapshot.clone() else {
             return Ok(None);
         };
         if state.completed {
@@ -226,7 +226,7 @@ impl<S: OracleSource> Engine<S> {
             })
             .collect();
         self.show_snapshot(&state, &estimates, CaptureState::Snapshotting);
-        let fetch_size = usize::try_from(self.pipeline.config.snapshot.fetch_size)
+        let fetch_size = usize::try_from(self.pipeline.config().snapshot.fetch_size)
             .unwrap_or(usize::MAX)
             .max(1);
         let mut reading = Reading {
@@ -497,7 +497,7 @@ impl<S: OracleSource> Engine<S> {
     /// The readers of `snapshot.maxThreads` > 1, each on a session of its own; none (chunks
     /// read on the engine's source) with 1, or when the source cannot open more.
     fn parallel_readers(&mut self) -> Result<Vec<Box<dyn FlashbackReader + Send>>, CaptureError> {
-        let wanted = self.pipeline.config.snapshot.max_threads;
+        let wanted = self.pipeline.config().snapshot.max_threads;
         let mut readers = Vec::new();
         if wanted < 2 {
             return Ok(readers);
@@ -563,7 +563,8 @@ impl<S: OracleSource> Engine<S> {
                     ..SourceInfo::default()
                 },
             };
-            self.write_snapshot_event(&event, read_at)
+            self.pipeline
+                .write_read_event(&event, read_at)
                 .map_err(Failure::Capture)?;
         }
         Ok(empty_after)
@@ -580,8 +581,7 @@ impl<S: OracleSource> Engine<S> {
         for empty in empty_after.into_iter().flatten() {
             state.record_batch(empty, 0, None, BatchEnd::TableDone);
         }
-        self.pipeline.bookmark.snapshot = Some(state.clone());
-        self.pipeline.sink.commit(&self.pipeline.bookmark)?;
+        self.pipeline.commit_snapshot(state.clone())?;
         // A committed batch is progress: it resets the restart budget as a window does.
         self.windows_completed += 1;
         self.show_snapshot(state, &reading.estimates, CaptureState::Snapshotting);
@@ -624,13 +624,11 @@ impl<S: OracleSource> Engine<S> {
         &mut self,
         state: &SnapshotState,
     ) -> Result<Vec<SnapshotTable>, CaptureError> {
-        let config = &self.pipeline.config;
-        let conditions: Vec<(String, &String)> = config
-            .snapshot
-            .select_overrides
+        let conditions: Vec<(String, String)> = (self.pipeline.config().snapshot.select_overrides)
             .iter()
             .filter_map(|(name, condition)| {
-                split_table_name(name).map(|(owner, table)| (format!("{owner}.{table}"), condition))
+                split_table_name(name)
+                    .map(|(owner, table)| (format!("{owner}.{table}"), condition.clone()))
             })
             .collect();
         state
@@ -639,33 +637,23 @@ impl<S: OracleSource> Engine<S> {
             .map(|entry| {
                 let schema = self
                     .pipeline
-                    .tables
+                    .tables()
                     .names()
                     .into_iter()
                     .find(|(owner, table)| format!("{owner}.{table}") == entry.table)
-                    .and_then(|(owner, table)| self.pipeline.tables.table(&owner, &table, None))
+                    .and_then(|(owner, table)| {
+                        self.pipeline.tables_mut().table(&owner, &table, None)
+                    })
                     .ok_or_else(|| CaptureError::SnapshotTableUnselected {
                         table: entry.table.clone(),
                     })?;
                 let condition = conditions
                     .iter()
                     .find(|(name, _)| *name == entry.table)
-                    .map(|(_, condition)| (*condition).clone());
+                    .map(|(_, condition)| condition.clone());
                 Ok(SnapshotTable { schema, condition })
             })
             .collect()
-    }
-
-    fn write_snapshot_event(
-        &mut self,
-        event: &ChangeEvent,
-        processed_at: Timestamp,
-    ) -> Result<(), CaptureError> {
-        let pipeline = &mut self.pipeline;
-        pipeline.metrics.event(&event.op, &event.table);
-        let records = pipeline.encoder.encode(event, processed_at)?;
-        pipeline.sink.append(records)?;
-        Ok(())
     }
 
     /// The progress on `/status` and in the metrics.
@@ -676,16 +664,16 @@ impl<S: OracleSource> Engine<S> {
         capture_state: CaptureState,
     ) {
         let progress = state.progress(estimates);
-        self.pipeline.metrics.set_snapshot(&progress);
+        self.pipeline.metrics().set_snapshot(&progress);
         self.pipeline
-            .metrics
+            .metrics()
             .commit_scn
-            .set(to_gauge(self.pipeline.bookmark.commit_scn));
+            .set(to_gauge(self.pipeline.bookmark().commit_scn));
         self.board.update(Timestamp::now(), |report| {
             report.state = capture_state;
             report.snapshot.initial = Some(progress);
-            report.commit_scn = Some(self.pipeline.bookmark.commit_scn);
-            report.restart_scn = Some(self.pipeline.bookmark.restart_scn);
+            report.commit_scn = Some(self.pipeline.bookmark().commit_scn);
+            report.restart_scn = Some(self.pipeline.bookmark().restart_scn);
         });
     }
 
@@ -701,7 +689,7 @@ impl<S: OracleSource> Engine<S> {
         if self.options.exit_at_end {
             return Ok(Finish::ReachedEnd);
         }
-        let poll = Duration::from_secs(self.pipeline.config.mining.poll_interval_seconds.max(1));
+        let poll = Duration::from_secs(self.pipeline.config().mining.poll_interval_seconds.max(1));
         while !self.options.stop.load(Ordering::Relaxed) {
             self.board.beat(Timestamp::now());
             std::thread::sleep(poll);

@@ -2,28 +2,27 @@
 //! anchored by `startPosition`), the captured tables and their structures, and the pipeline
 //! that mining feeds.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use redoline_crds::v1alpha1::{StartPosition, StartPositionType};
 
-use super::captured_tables::{CapturedTables, TableListing, TableSelection, check_key_logging};
-use super::idle::{IdlePacer, WindowYield};
+use super::captured_tables::{CapturedTables, TableListing, check_key_logging};
+use super::idle::IdlePacer;
 use super::journaling::Journaling;
-use super::pipeline::Pipeline;
+use super::pipeline::{Pipeline, PipelineParts};
 use super::reposition;
 use super::{Engine, RunOptions, Wiring, to_gauge};
 use crate::config::{CaptureConfig, ConfigError};
 use crate::error::CaptureError;
 use crate::event::RecordEncoder;
+use crate::filter::TableSelection;
 use crate::filter::{Filters, unsupported};
 use crate::heartbeat::{HeartbeatClock, heartbeat_topic};
 use crate::lag::LagTracker;
 use crate::sink::kafka::topics::data_topics;
 use crate::sink::{Bookmark, PagePolicy};
-use crate::source::csf::ContinuationJoiner;
 use crate::source::window::WindowPlanner;
 use crate::source::window_size::{SizeBounds, WindowSizer};
 use crate::source::{DatabaseCatalog, OpenTransaction, OracleSource, SourceError};
@@ -65,8 +64,12 @@ impl<S: OracleSource> Engine<S> {
                 .map_err(|error| ConfigError::new(error.field, error.problem).stop())?,
         );
         // The captured tables: spec.tables and what the schema and table lists select.
-        let mut table_listing =
-            TableListing::new(&filters, &config.mining.flush_table, database.supplemental);
+        let mut table_listing = TableListing::new(
+            &filters,
+            &config.mining.flush_table,
+            database.supplemental,
+            Duration::from_secs(config.mining.table_listing_interval_seconds.max(1)),
+        );
         let table_names = table_listing.captured(&mut source, config.table_names())?;
         // Before anything is mined or stored: every captured table's changes carry its key.
         check_key_logging(&mut source, &table_names, &database.supplemental, &filters)?;
@@ -185,7 +188,7 @@ impl<S: OracleSource> Engine<S> {
             Some(kafka) => PagePolicy::for_kafka(&kafka.transactions)?,
             None => PagePolicy::from_batch_size(config.mining.batch_size),
         };
-        let mut pipeline = Pipeline {
+        let mut pipeline = Pipeline::new(PipelineParts {
             tables,
             buffer,
             sink,
@@ -194,47 +197,32 @@ impl<S: OracleSource> Engine<S> {
             page_policy,
             journaling,
             board: board.clone(),
-            mined_frontier: bookmark.restart_scn,
             bookmark,
-            joiner: ContinuationJoiner::default(),
             metrics,
-            // Replaced before each window's rows are read (`Engine::read_database_offset`):
-            // nothing is converted with this one.
-            time_zone: jiff::tz::TimeZone::UTC,
-            last_commit_time: None,
-            pending: Vec::new(),
-            page_records: 0,
-            page_started: None,
-            latest_scn: 0,
-            latest_rows: HashMap::new(),
-            replayed: None,
-            ddl_commit_scn: None,
-            stopped_at_scn: None,
-            ddl_events: Vec::new(),
-            window_yield: WindowYield::default(),
             heartbeat_topic: heartbeat_topic(&config.heartbeat.topic_prefix, &topic_prefix),
             // A fresh position is stored before anything else happens (`run`): a restart must
             // resume from it, not anchor again at a later SCN and miss what came in between.
             bookmark_moved: !resumed || reposition.moved,
             topic_prefix,
             database_name: database.name.clone(),
-            failure: None,
             stop: Arc::clone(&options.stop),
             config,
-        };
+        });
         pipeline.record_versions(&first_versions)?;
-        let heartbeat =
-            HeartbeatClock::new(pipeline.config.heartbeat.interval_seconds, Timestamp::now());
-        let mining = &pipeline.config.mining;
+        let heartbeat = HeartbeatClock::new(
+            pipeline.config().heartbeat.interval_seconds,
+            Timestamp::now(),
+        );
+        let mining = &pipeline.config().mining;
         let seconds = |s: u64| (s > 0).then(|| Duration::from_secs(s));
         let idle = IdlePacer::new(
             Duration::from_secs(mining.poll_interval_seconds.max(1)),
             pipeline
-                .config
+                .config()
                 .sla
                 .as_ref()
                 .and_then(|sla| seconds(sla.max_lag_seconds)),
-            seconds(pipeline.config.heartbeat.interval_seconds),
+            seconds(pipeline.config().heartbeat.interval_seconds),
         );
         let window_sizer = WindowSizer::new(SizeBounds {
             min_scns: mining.min_scn_window,
@@ -249,7 +237,7 @@ impl<S: OracleSource> Engine<S> {
                 (bytes > 0).then_some(bytes)
             },
         });
-        pipeline.metrics.set_window_max_scns(window_sizer.cap());
+        pipeline.metrics().set_window_max_scns(window_sizer.cap());
         Ok(Self {
             heartbeat,
             idle,

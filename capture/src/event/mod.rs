@@ -17,9 +17,12 @@
 
 pub mod compact;
 pub mod debezium;
+pub mod heartbeat;
 pub(crate) mod json;
+pub mod record;
 pub mod record_encoder;
 
+pub use record::{EncodeError, Record};
 pub use record_encoder::RecordEncoder;
 
 use std::sync::Arc;

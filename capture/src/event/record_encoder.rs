@@ -18,10 +18,11 @@ use redoline_crds::v1alpha1::{FormatEncoding, FormatSpec, FormatType};
 
 use crate::config::ConfigError;
 use crate::dictionary::TableSchema;
-use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, EncodeError, Record, topic_name};
+use crate::event::debezium::{DebeziumEncoder, DebeziumOptions, topic_name};
+use crate::event::heartbeat::heartbeat_record;
 use crate::event::{ChangeEvent, Operation, compact};
+use crate::event::{EncodeError, Record};
 use crate::filter::Filters;
-use crate::heartbeat::heartbeat_record;
 use crate::registry::SchemaRegistry;
 use crate::schema_history::TableChange;
 

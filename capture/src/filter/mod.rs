@@ -10,12 +10,30 @@
 //! except backreferences), case-sensitively. Names are in dictionary case (`APP.ORDERS.ID`).
 //! User names are compared without regard to case, as Debezium upper-cases both sides.
 //!
-//! Filtering happens in the pipeline, after the buffer: every row of a transaction still reaches
-//! the buffer (its commit, rollback and the rows that end it keep the buffer correct), and the
-//! filtered events are simply not encoded.
+//! # The filter stage: why a change is not published
+//!
+//! Every row of a transaction still reaches the buffer (its commit, rollback and the rows that
+//! end it keep the buffer correct); what is not published is decided here, at three points of
+//! the pipeline, and nowhere else:
+//!
+//! 1. **Tables** ([`TableSelection`], `tables.rs`): before assembly. A row of a table that
+//!    neither `spec.tables` names nor the schema and table lists select (or of the flush table)
+//!    is never typed into an event. The engine lists the catalog again between windows
+//!    (`engine::captured_tables::TableListing`) and asks this module which tables to add.
+//! 2. **Changes** ([`Filters::withheld`], giving a [`Withheld`] reason): after assembly, before
+//!    encoding, in the pipeline's event writer (engine/pipeline.rs): the username lists, and the
+//!    changes a table's snapshot read already holds. A DDL's schema change is still written.
+//! 3. **Columns and keys** ([`Filters::admits_column`], [`Filters::key_columns`], [`mask`]): the
+//!    encoder applies them when it builds a table's plan (event/debezium), once per table
+//!    structure. The lists are compiled and decided here; only their application stays in the
+//!    encoder, which walks the structure's columns for its own plan anyway: doing it here
+//!    would copy that walk and its column indexes.
 
 pub mod mask;
+mod tables;
 pub mod unsupported;
+
+pub use tables::TableSelection;
 
 use std::collections::HashSet;
 
@@ -105,6 +123,16 @@ enum Users {
     All,
     Include(HashSet<String>),
     Exclude(HashSet<String>),
+}
+
+/// Why a change of a captured table is not published (stage 2 of the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Withheld {
+    /// The username lists leave its user out.
+    User,
+    /// Its table was read by the initial snapshot at an SCN at or above the change's commit
+    /// (after ORA-01555, a table read again later): the read event already holds it.
+    SnapshotCovered,
 }
 
 /// The compiled `spec.filters` and `spec.columns.messageKeyColumns`.
@@ -203,6 +231,19 @@ impl Filters {
             })
             .cloned()
             .collect()
+    }
+
+    /// Why a change by database user `user` is not published, or `None` when it is; `covered`
+    /// says whether a snapshot read of its table already holds it, and is asked only when the
+    /// user is admitted (it names the table, which costs an allocation per change).
+    pub fn withheld(&self, user: Option<&str>, covered: impl FnOnce() -> bool) -> Option<Withheld> {
+        if !self.admits_user(user) {
+            Some(Withheld::User)
+        } else if covered() {
+            Some(Withheld::SnapshotCovered)
+        } else {
+            None
+        }
     }
 
     /// Whether the changes of database user `user` are emitted. With an include list, a change

@@ -6,6 +6,10 @@
 
 use std::borrow::Cow;
 
+/// Column slots reserved before a column or value list is read (8 slots stay under 1 KiB, the
+/// size glibc serves from its per-thread cache).
+pub(crate) const COLUMNS_UP_FRONT: usize = 8;
+
 /// A value as LogMiner wrote it in SQL_REDO.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RawValue<'a> {

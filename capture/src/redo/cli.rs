@@ -12,7 +12,7 @@ use std::io::{self, BufRead, Write};
 use serde::Deserialize;
 
 use super::ast::{ColumnValue, DmlStatement, RawValue, TableRef};
-use super::parse::parse_dml;
+use super::parse_dml;
 
 /// One input line.
 #[derive(Debug, Deserialize)]

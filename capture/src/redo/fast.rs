@@ -21,9 +21,8 @@
 
 use std::borrow::Cow;
 
-use super::ast::{ColumnValue, DmlStatement, RawValue, TableRef};
+use super::ast::{COLUMNS_UP_FRONT, ColumnValue, DmlStatement, RawValue, TableRef};
 use super::lex::{is_word_byte, scan_quoted};
-use super::parse::COLUMNS_UP_FRONT;
 
 /// `sql` as a statement, when it is in the exact shape LogMiner writes. The statement rules are
 /// inlined into this function, and it into `parse_dml`: returned from calls, the statement and

@@ -67,4 +67,15 @@ pub use ddl::{DdlKind, DdlStatement, ObjectName, parse_ddl};
 pub use error::{ParseError, ParseErrorDetail, ParseErrorKind};
 pub use extended::{ExtendedBegin, ExtendedPiece, parse_extended_begin, parse_extended_write};
 pub use lob::{LobData, LobKind, LobLocator, LobStatement, LobWrite, parse_lob};
-pub use parse::parse_dml;
+
+/// Parses one SQL_REDO DML statement (see the grammar above).
+///
+/// Borrows from `sql` wherever it can; never panics. Text in the exact shape LogMiner writes takes
+/// the fast path ([`fast`]) to the same result as the general grammar ([`parse`]); the choice is
+/// made here so that neither module needs the other.
+pub fn parse_dml(sql: &str) -> Result<DmlStatement<'_>, ParseError> {
+    match fast::parse(sql) {
+        Some(statement) => Ok(statement),
+        None => parse::parse_general(sql),
+    }
+}

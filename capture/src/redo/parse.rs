@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::ast::{ColumnValue, DmlStatement, RawValue, TableRef};
+use super::ast::{COLUMNS_UP_FRONT, ColumnValue, DmlStatement, RawValue, TableRef};
 use super::error::{ParseError, ParseErrorKind};
 use super::lex::Cursor;
 
@@ -13,22 +13,7 @@ use super::lex::Cursor;
 /// stack.
 pub const MAX_CALL_DEPTH: usize = 32;
 
-/// Column slots reserved before a column or value list is read (8 slots stay under 1 KiB, the
-/// size glibc serves from its per-thread cache).
-pub(crate) const COLUMNS_UP_FRONT: usize = 8;
-
-/// Parses one SQL_REDO DML statement (see the grammar in [`crate::redo`]).
-///
-/// Borrows from `sql` wherever it can; never panics. Text in the exact shape LogMiner writes takes
-/// a fast path (module `fast`) to the same result.
-pub fn parse_dml(sql: &str) -> Result<DmlStatement<'_>, ParseError> {
-    match super::fast::parse(sql) {
-        Some(statement) => Ok(statement),
-        None => parse_general(sql),
-    }
-}
-
-/// [`parse_dml`] by the general grammar alone (kept out of `parse_dml`, which inlines the fast path).
+/// [`super::parse_dml`] by the general grammar alone (kept out of `parse_dml`, which inlines the fast path).
 #[inline(never)]
 pub(crate) fn parse_general(sql: &str) -> Result<DmlStatement<'_>, ParseError> {
     let mut cursor = Cursor::new(sql);

@@ -26,7 +26,6 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::database::Table;
-use super::redo_log::StoredRow;
 use crate::dictionary::TableSchema;
 use crate::redo::ast::{ColumnValue, DmlStatement};
 use crate::redo::parse_dml;
@@ -38,6 +37,17 @@ use crate::value::{binary::encode_hex, typed};
 pub(crate) const NUMBERED_OWNER: &str = "UNKNOWN";
 /// `INFO` of a row LogMiner could not render with the current dictionary.
 pub(crate) const MISMATCH_INFO: &str = "Dictionary Mismatch";
+
+/// The table a row changed, as the dictionary knew it when the row was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowObject {
+    /// The table's slot in the simulator's tables.
+    pub table: u32,
+    /// Its dictionary version then ([`super::database::Table::versions`]).
+    pub version: u32,
+    /// `ALL_OBJECTS.OBJECT_ID`: the row's `DATA_OBJ#`.
+    pub object_id: u32,
+}
 
 /// Which form a stored row takes when mined now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,12 +66,18 @@ pub(crate) enum AtMining {
     },
 }
 
-/// The form of `stored` given today's tables.
-pub(crate) fn at_mining(stored: &StoredRow, tables: &[Table]) -> AtMining {
-    let Some(object) = stored.object else {
+/// The form of a stored row given today's tables: the row's table as written (`object`), its
+/// operation, and the interned name it was written under (`name_id`).
+pub(crate) fn at_mining(
+    object: Option<RowObject>,
+    operation: OperationCode,
+    name_id: Option<u32>,
+    tables: &[Table],
+) -> AtMining {
+    let Some(object) = object else {
         return AtMining::AsWritten;
     };
-    if stored.row.operation == OperationCode::Ddl {
+    if operation == OperationCode::Ddl {
         return AtMining::AsWritten;
     }
     let Some(table) = tables.get(object.table as usize) else {
@@ -77,7 +93,7 @@ pub(crate) fn at_mining(stored: &StoredRow, tables: &[Table]) -> AtMining {
         };
     }
     let (owner, name) = table.mined_name();
-    if stored.name_id == Some(table.name_id) && !table.dropped {
+    if name_id == Some(table.name_id) && !table.dropped {
         AtMining::AsWritten
     } else {
         AtMining::Renamed {

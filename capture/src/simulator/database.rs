@@ -364,7 +364,7 @@ pub(crate) struct Table {
     pub purged: bool,
     /// Every column structure the table has had, oldest first: the dictionary versions
     /// (`DATA_OBJV#`), one more at each DDL that changes a column. A row remembers the version
-    /// it was written under (`redo_log::RowObject`).
+    /// it was written under (`at_mining::RowObject`).
     pub versions: Vec<Arc<TableSchema>>,
     /// Column name → position, with the fast hasher (looked up for every scenario value).
     pub column_positions: FastMap<String, usize>,

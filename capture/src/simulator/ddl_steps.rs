@@ -19,8 +19,8 @@
 
 use std::sync::Arc;
 
+use super::at_mining::RowObject;
 use super::database::Version;
-use super::redo_log::RowObject;
 use super::scenario::TableLogging;
 use super::{ScenarioError, Simulator};
 use crate::dictionary::ddl::{

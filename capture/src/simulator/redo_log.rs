@@ -28,7 +28,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, civil};
 
 use super::at_mining::{
-    AtMining, MISMATCH_INFO, NUMBERED_OWNER, at_mining, numbered_sql, renamed_sql,
+    AtMining, MISMATCH_INFO, NUMBERED_OWNER, RowObject, at_mining, numbered_sql, renamed_sql,
 };
 use super::database::{Catalog, FastSet, Table, TableText, host_local_time};
 use super::render::{split_pieces, write_condition, write_rowid_condition};
@@ -62,17 +62,6 @@ pub(crate) struct StoredRow {
     /// For undo rows: the SCN of the change undone (sequence-less XID when it is before the
     /// window).
     pub undoes_scn: Option<u64>,
-}
-
-/// The table a row changed, as the dictionary knew it when the row was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RowObject {
-    /// The table's slot in the simulator's tables.
-    pub table: u32,
-    /// Its dictionary version then ([`super::database::Table::versions`]).
-    pub version: u32,
-    /// `ALL_OBJECTS.OBJECT_ID`: the row's `DATA_OBJ#`.
-    pub object_id: u32,
 }
 
 /// A stored row's SQL_UNDO: the view fills it in only for a window that asks for it
@@ -742,7 +731,7 @@ impl MiningSession {
                 {
                     return true;
                 }
-                match at_mining(stored, tables) {
+                match at_mining(stored.object, stored.row.operation, stored.name_id, tables) {
                     AtMining::AsWritten => {
                         stored.name_id.is_some_and(|id| self.tables.contains(&id))
                     }
@@ -775,7 +764,7 @@ impl MiningSession {
         };
         let (mut seg_owner, mut table_name) = (row.seg_owner.clone(), row.table_name.clone());
         let (mut status, mut info) = (row.status, row.info.clone());
-        match at_mining(stored, tables) {
+        match at_mining(stored.object, stored.row.operation, stored.name_id, tables) {
             AtMining::AsWritten => {}
             AtMining::Renamed { owner, table, .. } => {
                 if let (Some(old_owner), Some(old_table)) = (&row.seg_owner, &row.table_name) {

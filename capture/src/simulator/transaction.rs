@@ -8,8 +8,9 @@
 
 use std::sync::Arc;
 
+use super::at_mining::RowObject;
 use super::database::{Change, PENDING, Started, TableRow, Transaction, Undo};
-use super::redo_log::{RowObject, RowSpec};
+use super::redo_log::RowSpec;
 use super::render::write_rowid_condition;
 use super::statement::{render_insert, write_set};
 use super::{ScenarioError, Simulator};

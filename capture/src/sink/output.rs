@@ -27,7 +27,7 @@ use redoline_crds::v1alpha1::FormatType;
 use super::file::{FileSink, FileSinkError};
 use super::{Bookmark, KafkaSink, Page, SinkError};
 use crate::buffer::OpsEvent;
-use crate::event::debezium::Record;
+use crate::event::Record;
 
 /// A failure of the sink a run writes to.
 #[derive(Debug, thiserror::Error)]

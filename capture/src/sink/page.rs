@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use redoline_crds::quantity::QuantityError;
 use redoline_crds::v1alpha1::KafkaTransactionsSpec;
 
-use crate::event::debezium::Record;
+use crate::event::Record;
 
 /// The most records an aggregated file page holds (`batchSize: 0`), unless one transaction is
 /// larger.

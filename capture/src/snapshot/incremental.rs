@@ -119,6 +119,21 @@ pub struct NextChunk {
     /// The chunk's index among the table's.
     pub index: u64,
     pub range: Option<RowRange>,
+    /// For a request of tables that joined the capture: the SCN mining went on from when they
+    /// joined (its id names it).
+    pub joined_scn: Option<u64>,
+}
+
+impl NextChunk {
+    /// Whether the chunk must wait for open transactions (`oldest_open`: the first SCN of the
+    /// oldest one). A transaction that began before its tables joined may have written them
+    /// before: those rows were never mined as captured (mining asks for the captured tables'
+    /// rows only, and a journaled transaction's rows came from the journal), and a read before
+    /// the transaction commits does not see them either, so they would reach no consumer.
+    /// Once every such transaction has ended, a read as of a later SCN has their rows.
+    pub fn waits_for(&self, oldest_open: Option<u64>) -> bool {
+        matches!((self.joined_scn, oldest_open), (Some(joined), Some(oldest)) if oldest < joined)
+    }
 }
 
 impl IncrementalState {
@@ -209,12 +224,20 @@ impl IncrementalState {
         let request = self.queue.first()?;
         let table = request.tables.iter().find(|t| !t.done)?;
         let range = (table.ranges.as_ref()).and_then(|plan| plan.get(table.chunks).cloned());
+        let joined_scn = match request.origin {
+            Origin::TablesAdded => request
+                .id
+                .strip_prefix(TABLES_ADDED_PREFIX)
+                .and_then(|scn| scn.parse().ok()),
+            Origin::Spec => None,
+        };
         Some(NextChunk {
             id: request.id.clone(),
             table: table.table.clone(),
             condition: request.condition.clone(),
             index: table.chunks,
             range,
+            joined_scn,
         })
     }
 

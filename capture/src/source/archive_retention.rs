@@ -105,20 +105,8 @@ pub fn hours_left(needed: Needed, retention: SignedDuration, since_listing: Sign
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::ThreadEnabled;
+    use crate::source::fixtures::redo_thread;
     use jiff::civil;
-
-    fn thread(number: u16, enable_scn: u64) -> RedoThread {
-        RedoThread {
-            thread: number,
-            open: true,
-            enabled: ThreadEnabled::Public,
-            checkpoint_scn: 1_000,
-            last_redo_scn: 1_000,
-            sequence: 0,
-            enable_scn,
-        }
-    }
 
     fn log(
         thread: u16,
@@ -149,7 +137,7 @@ mod tests {
 
     #[test]
     fn the_oldest_archived_log_holding_the_restart_scn_over_the_threads_sets_the_hours() {
-        let threads = [thread(1, 0), thread(2, 0)];
+        let threads = [redo_thread(1, 0), redo_thread(2, 0)];
         let logs = [
             log(1, 7, 100, Some(200), Some(30)),
             log(1, 8, 200, Some(300), Some(5)),
@@ -171,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_restart_scn_still_online_keeps_the_full_retention() {
-        let threads = [thread(1, 0)];
+        let threads = [redo_thread(1, 0)];
         let logs = [
             log(1, 8, 200, Some(300), Some(5)),
             log(1, 9, 300, None, None),
@@ -183,7 +171,7 @@ mod tests {
 
     #[test]
     fn an_online_copy_of_an_archived_log_does_not_hide_its_age_and_the_first_copy_counts() {
-        let threads = [thread(1, 0)];
+        let threads = [redo_thread(1, 0)];
         let mut online = log(1, 8, 200, Some(300), None);
         online.kind = RedoLogKind::Online;
         let logs = [
@@ -202,14 +190,14 @@ mod tests {
         let logs = [log(1, 8, 200, None, None), log(2, 1, 400, None, None)];
         // Thread 2 was enabled at SCN 400: a restart at 250 needs nothing of it.
         assert_eq!(
-            needed(&[thread(1, 0), thread(2, 400)], &logs, 200, 250),
+            needed(&[redo_thread(1, 0), redo_thread(2, 400)], &logs, 200, 250),
             Some(Needed::OnlineOnly)
         );
         // Enabled from the start, its redo at 250 is no longer listed.
-        let gone = needed(&[thread(1, 0), thread(2, 0)], &logs, 200, 250).unwrap();
+        let gone = needed(&[redo_thread(1, 0), redo_thread(2, 0)], &logs, 200, 250).unwrap();
         assert_eq!(gone, Needed::Gone { thread: 2 });
         assert_eq!(hours_left(gone, 24 * HOUR, SignedDuration::ZERO), 0.0);
         // A listing from after the restart SCN says nothing.
-        assert_eq!(needed(&[thread(1, 0)], &logs, 260, 250), None);
+        assert_eq!(needed(&[redo_thread(1, 0)], &logs, 260, 250), None);
     }
 }

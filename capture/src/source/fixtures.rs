@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{LogMinerRow, OperationCode, Xid};
+use super::{LogMinerRow, OperationCode, RedoThread, ThreadEnabled, Xid};
 
 /// The container id of every fixture row.
 pub const CON_ID: u32 = 3;
@@ -38,6 +38,19 @@ pub fn insert(xid: Xid, scn: u64) -> LogMinerRow {
             "insert into \"APP\".\"ORDERS\"(\"ID\") values ('{scn}');"
         )),
         ..row(xid, OperationCode::Insert, scn)
+    }
+}
+
+/// An open, public redo thread enabled at `enable_scn`, its checkpoint and last redo at SCN 1000.
+pub fn redo_thread(number: u16, enable_scn: u64) -> RedoThread {
+    RedoThread {
+        thread: number,
+        open: true,
+        enabled: ThreadEnabled::Public,
+        checkpoint_scn: 1_000,
+        last_redo_scn: 1_000,
+        sequence: 0,
+        enable_scn,
     }
 }
 

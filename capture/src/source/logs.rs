@@ -164,15 +164,7 @@ mod tests {
     }
 
     fn thread(number: u16) -> RedoThread {
-        RedoThread {
-            thread: number,
-            open: true,
-            enabled: ThreadEnabled::Public,
-            checkpoint_scn: 1_000,
-            last_redo_scn: 1_000,
-            sequence: 0,
-            enable_scn: 0,
-        }
+        crate::source::fixtures::redo_thread(number, 0)
     }
 
     fn log(

@@ -23,7 +23,6 @@ pub mod csf;
 pub mod fixtures;
 pub mod grant;
 pub mod key_logging;
-pub mod login_guard;
 pub mod logs;
 pub mod oracle;
 pub mod row;

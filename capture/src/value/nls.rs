@@ -261,194 +261,244 @@ impl DateTimeFormat {
 
     /// Reads the fields of `literal` as this format prescribes.
     pub fn read(&self, literal: &str) -> Result<DateTimeFields, LiteralError> {
-        let bytes = literal.as_bytes();
-        let mut at = 0usize;
-        let mut fields = DateTimeFields::default();
-        let mut index = 0;
-        let mut offset_negative = false;
-        while let Some(element) = self.elements.get(index) {
-            index += 1;
-            match element {
-                FormatElement::Space => {
-                    while bytes.get(at) == Some(&b' ') {
-                        at += 1;
-                    }
-                }
-                FormatElement::Punctuation(p) => {
-                    if bytes.get(at) == Some(&(*p as u8)) {
-                        at += 1;
-                    } else if *p == '.'
-                        && self.elements.get(index) == Some(&FormatElement::Fraction)
-                    {
-                        // No fraction at all: `2024-01-02 03:04:05` under `...SS.FF`.
-                        index += 1;
-                    } else {
-                        return Err(LiteralError::Expected {
-                            expected: "punctuation",
-                            at,
-                        });
-                    }
-                }
-                FormatElement::Text(text) => {
-                    let end = at + text.len();
-                    match literal.get(at..end) {
-                        Some(found) if found.eq_ignore_ascii_case(text) => at = end,
-                        _ => {
-                            return Err(LiteralError::Expected {
-                                expected: "quoted format text",
-                                at,
-                            });
-                        }
-                    }
-                }
-                FormatElement::Year => {
-                    fields.year = Some(read_number(bytes, &mut at, 4, "a year")? as i32);
-                }
-                FormatElement::SignedYear => {
-                    let before_christ = bytes.get(at) == Some(&b'-');
-                    if matches!(bytes.get(at), Some(b'-' | b' ' | b'+')) {
-                        at += 1;
-                    }
-                    let year = read_number(bytes, &mut at, 4, "a year")? as i32;
-                    fields.year = Some(if before_christ { -year } else { year });
-                }
-                FormatElement::Month => {
-                    fields.month = Some(read_number(bytes, &mut at, 2, "a month")? as u8);
-                }
-                FormatElement::Day => {
-                    fields.day = Some(read_number(bytes, &mut at, 2, "a day")? as u8);
-                }
-                FormatElement::Hour24 => {
-                    fields.hour = Some(read_number(bytes, &mut at, 2, "an hour")? as u8);
-                }
-                FormatElement::Hour12 => {
-                    fields.hour = Some(read_number(bytes, &mut at, 2, "an hour")? as u8);
-                    fields.hour_is_12h = true;
-                }
-                FormatElement::Minute => {
-                    fields.minute = Some(read_number(bytes, &mut at, 2, "minutes")? as u8);
-                }
-                FormatElement::Second => {
-                    fields.second = Some(read_number(bytes, &mut at, 2, "seconds")? as u8);
-                }
-                FormatElement::Fraction => {
-                    let start = at;
-                    while at < bytes.len() && at - start < 9 && bytes[at].is_ascii_digit() {
-                        at += 1;
-                    }
-                    let mut nanos: u32 = 0;
-                    for &b in &bytes[start..at] {
-                        nanos = nanos * 10 + u32::from(b - b'0');
-                    }
-                    for _ in (at - start)..9 {
-                        nanos *= 10;
-                    }
-                    fields.nanosecond = nanos;
-                }
-                FormatElement::MonthAbbreviation | FormatElement::MonthName => {
-                    let start = at;
-                    while at < bytes.len() && bytes[at].is_ascii_alphabetic() {
-                        at += 1;
-                    }
-                    let word = literal[start..at].to_ascii_uppercase();
-                    let month = MONTHS.iter().position(|m| {
-                        if *element == FormatElement::MonthName {
-                            *m == word
-                        } else {
-                            word.len() == 3 && m.starts_with(word.as_str())
-                        }
-                    });
-                    let Some(month) = month else {
-                        return Err(LiteralError::Expected {
-                            expected: "an English month name",
-                            at: start,
-                        });
-                    };
-                    fields.month = Some(month as u8 + 1);
-                    if *element == FormatElement::MonthName {
-                        // Oracle pads month names to the longest name.
-                        while bytes.get(at) == Some(&b' ') {
-                            at += 1;
-                        }
-                    }
-                }
-                FormatElement::Meridian => {
-                    let rest = literal.get(at..).unwrap_or("").to_ascii_uppercase();
-                    let (pm, len) = if rest.starts_with("A.M.") {
-                        (false, 4)
-                    } else if rest.starts_with("P.M.") {
-                        (true, 4)
-                    } else if rest.starts_with("AM") {
-                        (false, 2)
-                    } else if rest.starts_with("PM") {
-                        (true, 2)
-                    } else {
-                        return Err(LiteralError::Expected {
-                            expected: "AM or PM",
-                            at,
-                        });
-                    };
-                    fields.pm = Some(pm);
-                    at += len;
-                }
-                FormatElement::OffsetHour => {
-                    let start = at;
-                    let negative = take_sign(bytes, &mut at);
-                    if bytes.get(at).is_some_and(u8::is_ascii_alphabetic) {
-                        let region = literal[start..].trim_end();
-                        if !UTC_NAMES.iter().any(|n| n.eq_ignore_ascii_case(region)) {
-                            return Err(LiteralError::TimeZoneRegion(region.to_owned()));
-                        }
-                        // UTC by name: the offset is zero and no minutes follow.
-                        fields.offset_seconds = Some(0);
-                        at = start + region.len();
-                        while matches!(
-                            self.elements.get(index),
-                            Some(FormatElement::Punctuation(':') | FormatElement::OffsetMinute)
-                        ) {
-                            index += 1;
-                        }
-                        continue;
-                    }
-                    let hours = read_number(bytes, &mut at, 2, "an offset hour")? as i32;
-                    offset_negative = negative;
-                    fields.offset_seconds = Some(if negative { -hours } else { hours } * 3600);
-                }
-                FormatElement::OffsetMinute => {
-                    let minutes = read_number(bytes, &mut at, 2, "offset minutes")? as i32;
-                    // The sign belongs to the whole offset: `-00:30` is half an hour west.
-                    let minutes = if offset_negative { -minutes } else { minutes };
-                    fields.offset_seconds = Some(fields.offset_seconds.unwrap_or(0) + minutes * 60);
-                }
-            }
+        let mut reader = Reader {
+            elements: &self.elements,
+            next: 0,
+            literal,
+            bytes: literal.as_bytes(),
+            at: 0,
+            fields: DateTimeFields::default(),
+            offset_negative: false,
+        };
+        let elements = reader.elements;
+        while let Some(element) = elements.get(reader.next) {
+            reader.next += 1;
+            reader.element(element)?;
         }
-        if at != bytes.len() {
-            return Err(LiteralError::Trailing { at });
+        if reader.at != literal.len() {
+            return Err(LiteralError::Trailing { at: reader.at });
         }
-        Ok(fields)
+        Ok(reader.fields)
     }
 }
 
-/// Reads 1 to `width` ASCII digits.
-fn read_number(
-    bytes: &[u8],
-    at: &mut usize,
-    width: usize,
-    expected: &'static str,
-) -> Result<u32, LiteralError> {
-    let start = *at;
-    let mut value: u32 = 0;
-    while *at < bytes.len() && *at - start < width && bytes[*at].is_ascii_digit() {
-        value = value * 10 + u32::from(bytes[*at] - b'0');
-        *at += 1;
+/// A literal being read along a format: each element read moves `at` past the text it took
+/// and fills its field. An element can consume the ones after it (`next`) when the literal
+/// leaves them out: a fraction with its `.`, the minutes of an offset given as a UTC name.
+struct Reader<'a> {
+    elements: &'a [FormatElement],
+    /// The element after the one being read.
+    next: usize,
+    literal: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+    fields: DateTimeFields,
+    /// The sign of the offset hour, which applies to its minutes as well.
+    offset_negative: bool,
+}
+
+impl Reader<'_> {
+    fn element(&mut self, element: &FormatElement) -> Result<(), LiteralError> {
+        match element {
+            FormatElement::Space => self.skip_spaces(),
+            FormatElement::Punctuation(p) => self.punctuation(*p)?,
+            FormatElement::Text(text) => self.text(text)?,
+            FormatElement::Year => {
+                self.fields.year = Some(self.number(4, "a year")? as i32);
+            }
+            FormatElement::SignedYear => self.signed_year()?,
+            FormatElement::Month => self.fields.month = Some(self.number(2, "a month")? as u8),
+            FormatElement::Day => self.fields.day = Some(self.number(2, "a day")? as u8),
+            FormatElement::Hour24 => self.fields.hour = Some(self.number(2, "an hour")? as u8),
+            FormatElement::Hour12 => {
+                self.fields.hour = Some(self.number(2, "an hour")? as u8);
+                self.fields.hour_is_12h = true;
+            }
+            FormatElement::Minute => self.fields.minute = Some(self.number(2, "minutes")? as u8),
+            FormatElement::Second => self.fields.second = Some(self.number(2, "seconds")? as u8),
+            FormatElement::Fraction => self.fields.nanosecond = self.fraction(),
+            FormatElement::MonthAbbreviation => self.fields.month = Some(self.month(false)?),
+            FormatElement::MonthName => self.fields.month = Some(self.month(true)?),
+            FormatElement::Meridian => self.fields.pm = Some(self.meridian()?),
+            FormatElement::OffsetHour => self.offset_hour()?,
+            FormatElement::OffsetMinute => self.offset_minute()?,
+        }
+        Ok(())
     }
-    if *at == start {
-        return Err(LiteralError::Expected {
-            expected,
-            at: start,
+
+    fn skip_spaces(&mut self) {
+        while self.bytes.get(self.at) == Some(&b' ') {
+            self.at += 1;
+        }
+    }
+
+    fn punctuation(&mut self, p: char) -> Result<(), LiteralError> {
+        if self.bytes.get(self.at) == Some(&(p as u8)) {
+            self.at += 1;
+        } else if p == '.' && self.elements.get(self.next) == Some(&FormatElement::Fraction) {
+            // No fraction at all: `2024-01-02 03:04:05` under `...SS.FF`.
+            self.next += 1;
+        } else {
+            return Err(self.expected("punctuation"));
+        }
+        Ok(())
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), LiteralError> {
+        let end = self.at + text.len();
+        match self.literal.get(self.at..end) {
+            Some(found) if found.eq_ignore_ascii_case(text) => {
+                self.at = end;
+                Ok(())
+            }
+            _ => Err(self.expected("quoted format text")),
+        }
+    }
+
+    fn signed_year(&mut self) -> Result<(), LiteralError> {
+        let before_christ = self.bytes.get(self.at) == Some(&b'-');
+        if matches!(self.bytes.get(self.at), Some(b'-' | b' ' | b'+')) {
+            self.at += 1;
+        }
+        let year = self.number(4, "a year")? as i32;
+        self.fields.year = Some(if before_christ { -year } else { year });
+        Ok(())
+    }
+
+    /// 0 to 9 digits, as nanoseconds.
+    fn fraction(&mut self) -> u32 {
+        let start = self.at;
+        while self.at < self.bytes.len()
+            && self.at - start < 9
+            && self.bytes[self.at].is_ascii_digit()
+        {
+            self.at += 1;
+        }
+        let mut nanos: u32 = 0;
+        for &b in &self.bytes[start..self.at] {
+            nanos = nanos * 10 + u32::from(b - b'0');
+        }
+        for _ in (self.at - start)..9 {
+            nanos *= 10;
+        }
+        nanos
+    }
+
+    /// An English month, its full name or (not `full`) its three-letter abbreviation: 1 to 12.
+    fn month(&mut self, full: bool) -> Result<u8, LiteralError> {
+        let start = self.at;
+        while self.at < self.bytes.len() && self.bytes[self.at].is_ascii_alphabetic() {
+            self.at += 1;
+        }
+        let word = self.literal[start..self.at].to_ascii_uppercase();
+        let month = MONTHS.iter().position(|m| {
+            if full {
+                *m == word
+            } else {
+                word.len() == 3 && m.starts_with(word.as_str())
+            }
         });
+        let Some(month) = month else {
+            return Err(LiteralError::Expected {
+                expected: "an English month name",
+                at: start,
+            });
+        };
+        if full {
+            // Oracle pads month names to the longest name.
+            self.skip_spaces();
+        }
+        Ok(month as u8 + 1)
     }
-    Ok(value)
+
+    /// Whether it is PM.
+    fn meridian(&mut self) -> Result<bool, LiteralError> {
+        let rest = self
+            .literal
+            .get(self.at..)
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        let (pm, len) = if rest.starts_with("A.M.") {
+            (false, 4)
+        } else if rest.starts_with("P.M.") {
+            (true, 4)
+        } else if rest.starts_with("AM") {
+            (false, 2)
+        } else if rest.starts_with("PM") {
+            (true, 2)
+        } else {
+            return Err(self.expected("AM or PM"));
+        };
+        self.at += len;
+        Ok(pm)
+    }
+
+    fn offset_hour(&mut self) -> Result<(), LiteralError> {
+        let start = self.at;
+        let negative = take_sign(self.bytes, &mut self.at);
+        if self.bytes.get(self.at).is_some_and(u8::is_ascii_alphabetic) {
+            return self.utc_by_name(start);
+        }
+        let hours = self.number(2, "an offset hour")? as i32;
+        self.offset_negative = negative;
+        self.fields.offset_seconds = Some(if negative { -hours } else { hours } * 3600);
+        Ok(())
+    }
+
+    /// A region name where the offset starting at `start` belongs: one of UTC's names is offset
+    /// zero, and no minutes follow; any other is refused.
+    fn utc_by_name(&mut self, start: usize) -> Result<(), LiteralError> {
+        let region = self.literal[start..].trim_end();
+        if !UTC_NAMES.iter().any(|n| n.eq_ignore_ascii_case(region)) {
+            return Err(LiteralError::TimeZoneRegion(region.to_owned()));
+        }
+        self.fields.offset_seconds = Some(0);
+        self.at = start + region.len();
+        while matches!(
+            self.elements.get(self.next),
+            Some(FormatElement::Punctuation(':') | FormatElement::OffsetMinute)
+        ) {
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn offset_minute(&mut self) -> Result<(), LiteralError> {
+        let minutes = self.number(2, "offset minutes")? as i32;
+        // The sign belongs to the whole offset: `-00:30` is half an hour west.
+        let minutes = if self.offset_negative {
+            -minutes
+        } else {
+            minutes
+        };
+        let hours = self.fields.offset_seconds.unwrap_or(0);
+        self.fields.offset_seconds = Some(hours + minutes * 60);
+        Ok(())
+    }
+
+    /// Reads 1 to `width` ASCII digits.
+    fn number(&mut self, width: usize, expected: &'static str) -> Result<u32, LiteralError> {
+        let start = self.at;
+        let mut value: u32 = 0;
+        while self.at < self.bytes.len()
+            && self.at - start < width
+            && self.bytes[self.at].is_ascii_digit()
+        {
+            value = value * 10 + u32::from(self.bytes[self.at] - b'0');
+            self.at += 1;
+        }
+        if self.at == start {
+            return Err(self.expected(expected));
+        }
+        Ok(value)
+    }
+
+    fn expected(&self, expected: &'static str) -> LiteralError {
+        LiteralError::Expected {
+            expected,
+            at: self.at,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -359,7 +359,7 @@ fn errors_name_table_column_and_value() {
 
 /// Types every value of a parsed SQL_REDO INSERT for `table`.
 fn insert_row(table: &TableSchema, sql: &str) -> Row {
-    match crate::redo::parse::parse_dml(sql).unwrap() {
+    match crate::redo::parse_dml(sql).unwrap() {
         crate::redo::ast::DmlStatement::Insert { values, .. } => typed_row(table, &values).unwrap(),
         other => panic!("not an insert: {other:?}"),
     }

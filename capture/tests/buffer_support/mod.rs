@@ -8,7 +8,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use prometheus::Registry;
 use redoline_capture::buffer::{
-    BufferConfig, BufferError, BufferMetrics, CommittedTransaction, Pushed, ReleasedLedger,
+    BufferError, BufferMetrics, BufferSettings, CommittedTransaction, Pushed, ReleasedLedger,
     TransactionBuffer,
 };
 use redoline_capture::source::{LogMinerRow, OperationCode, Xid};
@@ -53,8 +53,8 @@ pub fn commit(xid: Xid, scn: u64) -> LogMinerRow {
     row(xid, OperationCode::Commit, scn)
 }
 
-pub fn config(dir: &Path, memory_max_bytes: u64, spill_max_bytes: u64) -> BufferConfig {
-    BufferConfig {
+pub fn config(dir: &Path, memory_max_bytes: u64, spill_max_bytes: u64) -> BufferSettings {
+    BufferSettings {
         memory_max_bytes,
         spill_dir: dir.to_owned(),
         spill_max_bytes,
@@ -62,7 +62,7 @@ pub fn config(dir: &Path, memory_max_bytes: u64, spill_max_bytes: u64) -> Buffer
     }
 }
 
-pub fn buffer(config: BufferConfig) -> (TransactionBuffer, BufferMetrics) {
+pub fn buffer(config: BufferSettings) -> (TransactionBuffer, BufferMetrics) {
     let metrics = BufferMetrics::new(&Registry::new()).unwrap();
     let buffer = TransactionBuffer::new(config, ReleasedLedger::new(), metrics.clone()).unwrap();
     (buffer, metrics)

@@ -12,8 +12,11 @@
 //! CLOB and BLOB columns written whole at insert and in pieces afterwards, with text outside the
 //! Basic Multilingual Plane; DDL of every kind on a table the capture lags behind; two RAC threads; log switches; archive purges; and one
 //! transaction large enough to spill under a 16 MiB budget (and to be journaled on Kafka), rolled
-//! back to a savepoint taken after it spilled. From its own decisions it records the model:
-//! each committed transaction's changes as the capture must publish them, in commit order.
+//! back to a savepoint taken after it spilled; and two tables that join the capture while it
+//! runs ([`Feature::TableCreatedMidRun`], [`Feature::TableAddedToSpec`]), written in the same
+//! transactions as the others. From its own decisions it records the model: each committed
+//! transaction's changes as the capture must publish them, in commit order (an added table's
+//! from where it joins, [`super::model::joined`]).
 
 use std::collections::BTreeMap;
 
@@ -46,8 +49,9 @@ const AUTOCOMMIT_TRANSACTIONS: usize = 200;
 /// Small steps per chunk.
 const STEPS_PER_CHUNK: usize = 90;
 
-/// Scenario features that have a known bug being fixed elsewhere: the generator leaves them out
-/// while they are listed in [`super::UNDER_REPAIR`].
+/// Scenario features the generator can leave out: each one that has a known bug being fixed
+/// elsewhere is left out while listed in [`super::UNDER_REPAIR`]. A failure names the added
+/// tables a workload had ([`Workload::describe_added`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
     /// An INSERT of a row with a non-NULL LOB that a savepoint rollback or its own failure
@@ -74,6 +78,29 @@ pub enum Feature {
     /// 32K_BEGIN / 32K_WRITE / 32K_END rows after the INSERT (issue 31, N3), in every kind of
     /// transaction: committed, rolled back to a savepoint, failed, spilled, across restarts.
     ExtendedString,
+    /// APP.LATER, which `filters.tableIncludeList` selects, created by a DDL in the second chunk
+    /// and written (inserts, updates, deletes, in transactions with other tables' changes) before
+    /// and after the listing that finds it: the capture captures it from then on and reads it as
+    /// an incremental snapshot (`snapshot.tablesAdded: snapshot`, issue 34).
+    TableCreatedMidRun,
+    /// APP.EARLY, written from the first chunk on but not captured, added to `spec.tables` at
+    /// the restart before a later chunk: its rows are read as `r` events, its later changes
+    /// streamed (issue 34).
+    TableAddedToSpec,
+}
+
+/// A table that joins the capture while it runs, and when.
+#[derive(Clone, Copy, Debug)]
+pub struct AddedTable {
+    /// How it joins: [`Feature::TableCreatedMidRun`] or [`Feature::TableAddedToSpec`].
+    pub feature: Feature,
+    /// Its name in events (the schema is APP).
+    pub table: &'static str,
+    /// The chunk from whose first run it is captured (0-based): the runs before it never
+    /// capture it, so its transactions committed in earlier chunks are never streamed.
+    pub chunk: usize,
+    /// Its transactions committed before that chunk (the most the capture may leave unstreamed).
+    pub committed_before: usize,
 }
 
 /// A part of the scenario, given to the capture together with every chunk before it.
@@ -105,6 +132,34 @@ pub struct Workload {
     pub committed: Vec<Committed>,
     /// The first SCN of the large transaction: a purge above it is behind the journal.
     pub big_start_scn: u64,
+    /// The tables that join the capture while it runs.
+    pub added: Vec<AddedTable>,
+}
+
+impl Workload {
+    /// The added table that joins by `feature`, if the workload has it.
+    pub fn added_by(&self, feature: Feature) -> Option<&AddedTable> {
+        self.added.iter().find(|added| added.feature == feature)
+    }
+
+    /// The added tables in words, for failure messages.
+    pub fn describe_added(&self) -> String {
+        let chunks = self.chunks.len();
+        let described: Vec<String> = self
+            .added
+            .iter()
+            .map(|added| {
+                format!(
+                    "{:?} APP.{} (captured from chunk {}/{chunks}, {} of its transactions before)",
+                    added.feature,
+                    added.table,
+                    added.chunk + 1,
+                    added.committed_before
+                )
+            })
+            .collect();
+        format!("[{}]", described.join("; "))
+    }
 }
 
 /// splitmix64: small, seedable, the same on every platform.
@@ -138,11 +193,25 @@ const TABLES: &str = r#"{"database":{"max_string_size":"EXTENDED"}}
 {"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"},{"name":"TOTAL","type":"NUMBER(12,2)"},{"name":"LABEL","type":"NVARCHAR2(1000)"},{"name":"NOTE","type":"VARCHAR2(32767)"}],"logging":"all"}
 {"table":"APP.DOCS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"TITLE","type":"VARCHAR2(100)"},{"name":"BODY","type":"CLOB"},{"name":"DATA","type":"BLOB"}],"logging":"all"}
 {"table":"APP.TAGS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(30)"}],"logging":"all"}
+{"table":"APP.EARLY","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(30)"},{"name":"QTY","type":"NUMBER(6)"}],"logging":"all"}
 {"database":{"log_switch_records":1000000000}}
 "#;
 
-/// The tables a capture of the workload lists.
+/// The tables a capture of the workload lists from its start.
 pub const CAPTURED: [&str; 3] = ["APP.ORDERS", "APP.DOCS", "APP.TAGS"];
+
+/// The table [`Feature::TableCreatedMidRun`] creates, and the include list that selects it
+/// (a YAML flow sequence of single-quoted regular expressions).
+pub const CREATED: &str = "LATER";
+pub const CREATED_INCLUDE_LIST: &str = "['APP\\.LATER']";
+const CREATE_SQL: &str = "CREATE TABLE APP.LATER (ID NUMBER(10) PRIMARY KEY, NAME VARCHAR2(30), \
+                          QTY NUMBER(6), SUPPLEMENTAL LOG DATA (ALL) COLUMNS)";
+/// The table [`Feature::TableAddedToSpec`] adds to `spec.tables`.
+pub const ADDED_TO_SPEC: &str = "EARLY";
+/// The chunk in which APP.LATER is created (0-based): not the first, whose runs have no
+/// bookmark yet and so take every table they find as captured from the start, and not the
+/// last, so that it is written after the listing too.
+const CREATED_IN_CHUNK: usize = 1;
 
 /// A DDL on TAGS, the table no long transaction touches. Each workload runs a seeded selection
 /// of them, in this order, at random moments of its last chunk (whenever no open transaction
@@ -202,9 +271,9 @@ struct UndoEntry {
 struct Savepoint {
     name: String,
     changes: usize,
-    /// The last change before the savepoint as it was then: a LOB written after the
-    /// savepoint may have been folded into it.
-    last_change: Option<Change>,
+    /// The last change before the savepoint the capture sees, with its index, as it was then:
+    /// a LOB written after the savepoint may have been folded into it.
+    last_change: Option<(usize, Change)>,
     /// The row of that change.
     last_row: Option<RowKey>,
     undo: usize,
@@ -218,7 +287,8 @@ struct OpenTransaction {
     savepoints: Vec<Savepoint>,
     /// Whether a change (or a failed statement) started it in the redo.
     started: bool,
-    /// The row of the last change in `changes`, which a LOB step on the same row joins.
+    /// The row of the last change in `changes` the capture sees ([`Generator::seen`]), which a
+    /// LOB step on the same row joins.
     last_row: Option<RowKey>,
     /// LOB steps so far (a rollback to a savepoint before one undoes a LOB write).
     lob_steps: usize,
@@ -241,6 +311,13 @@ struct Generator<'a> {
     /// The DDL on TAGS still to run, in order.
     tags_ddl: Vec<TagsDdl>,
     big_start_scn: u64,
+    /// Whether APP.LATER exists (created by [`Feature::TableCreatedMidRun`]).
+    later_exists: bool,
+    /// Whether the workload writes APP.EARLY ([`Feature::TableAddedToSpec`]).
+    early: bool,
+    /// The chunk being generated, and the one from which APP.EARLY is captured.
+    chunk: usize,
+    early_chunk: usize,
 }
 
 /// The workload of `seed`, leaving out the features `under_repair` lists.
@@ -264,11 +341,22 @@ pub fn workload(seed: u64, under_repair: &[Feature]) -> Workload {
         },
         tags_ddl: Vec::new(),
         big_start_scn: 0,
+        later_exists: false,
+        early: !under_repair.contains(&Feature::TableAddedToSpec),
+        chunk: 0,
+        early_chunk: 0,
     };
     generator.tags_ddl = generator.choose_tags_ddl();
+    let created = !under_repair.contains(&Feature::TableCreatedMidRun);
+    // APP.EARLY joins at the second or the last chunk: with the re-read of ORDERS, or later.
+    let early_chunk = 1 + generator.random.below(CHUNKS - 1);
+    generator.early_chunk = early_chunk;
     let mut chunks = Vec::new();
     let mut last_switch = None;
+    // The number of committed transactions when each chunk starts.
+    let mut committed_at_chunk = Vec::new();
     for chunk in 0..CHUNKS {
+        committed_at_chunk.push(generator.committed.len());
         let mut purge_before_scn = None;
         if chunk == 0 {
             for line in TABLES.lines() {
@@ -288,7 +376,7 @@ pub fn workload(seed: u64, under_repair: &[Feature]) -> Workload {
             // The runner writes the purge (or its stand-in) between head and steps: one SCN.
             generator.scn += 1;
         }
-        generator.chunk(chunk);
+        generator.chunk(chunk, created);
         // Everything written to the online logs and archived, on both threads.
         generator.line("{\"log_switch\":\"all\"}".to_owned());
         last_switch = Some(generator.scn);
@@ -298,11 +386,35 @@ pub fn workload(seed: u64, under_repair: &[Feature]) -> Workload {
             purge_before_scn,
         });
     }
+    let committed_before = |table: &str, chunk: usize| {
+        generator.committed[..committed_at_chunk[chunk]]
+            .iter()
+            .filter(|c| c.changes.iter().any(|change| change.table == table))
+            .count()
+    };
+    let mut added = Vec::new();
+    if created {
+        added.push(AddedTable {
+            feature: Feature::TableCreatedMidRun,
+            table: CREATED,
+            chunk: CREATED_IN_CHUNK,
+            committed_before: committed_before(CREATED, CREATED_IN_CHUNK),
+        });
+    }
+    if generator.early {
+        added.push(AddedTable {
+            feature: Feature::TableAddedToSpec,
+            table: ADDED_TO_SPEC,
+            chunk: early_chunk,
+            committed_before: committed_before(ADDED_TO_SPEC, early_chunk),
+        });
+    }
     Workload {
         seed,
         chunks,
         committed: generator.committed,
         big_start_scn: generator.big_start_scn,
+        added,
     }
 }
 
@@ -332,7 +444,7 @@ impl Generator<'_> {
         self.line(step.to_string());
     }
 
-    fn chunk(&mut self, chunk: usize) {
+    fn chunk(&mut self, chunk: usize, create_later: bool) {
         let big_rows_here = match chunk {
             1 => 0..BIG_ROWS_FIRST,
             2 => BIG_ROWS_FIRST..BIG_ROWS,
@@ -340,7 +452,17 @@ impl Generator<'_> {
         };
         let big_per_step = big_rows_here.len().div_ceil(STEPS_PER_CHUNK);
         let mut big_row = big_rows_here.start;
-        for _ in 0..STEPS_PER_CHUNK {
+        self.chunk = chunk;
+        if chunk == 0 && self.early {
+            self.early_rows();
+        }
+        // APP.LATER is created somewhere in the first half of its chunk.
+        let create_at = (create_later && chunk == CREATED_IN_CHUNK)
+            .then(|| self.random.below(STEPS_PER_CHUNK / 2));
+        for step in 0..STEPS_PER_CHUNK {
+            if create_at == Some(step) {
+                self.create_later();
+            }
             self.small_step();
             for _ in 0..big_per_step {
                 if big_row < big_rows_here.end {
@@ -375,6 +497,74 @@ impl Generator<'_> {
                 self.autocommit_burst();
             }
         }
+    }
+
+    /// The rows APP.EARLY has before the capture could capture it: one transaction of 5 to 24
+    /// inserts, committed before anything else.
+    fn early_rows(&mut self) {
+        self.added_rows(ADDED_TO_SPEC);
+    }
+
+    /// A transaction of 5 to 24 inserts into `table`, committed at once.
+    fn added_rows(&mut self, table: &'static str) {
+        let name = format!("t{}", self.next_transaction);
+        self.next_transaction += 1;
+        let index = self.begin(name);
+        for _ in 0..5 + self.random.below(20) {
+            self.insert_added(index, table);
+        }
+        self.commit(index);
+    }
+
+    /// `CREATE TABLE APP.LATER`, a DDL transaction of its own, and a transaction of rows in it.
+    fn create_later(&mut self) {
+        self.step(&json!({ "ddl": CREATE_SQL }));
+        self.committed.push(Committed {
+            name: "DDL CREATE TABLE APP.LATER".to_owned(),
+            changes: vec![Change {
+                op: "ddl",
+                table: CREATED,
+                image: BTreeMap::from([("sql".to_owned(), json!(CREATE_SQL))]),
+            }],
+        });
+        self.later_exists = true;
+        self.added_rows(CREATED);
+    }
+
+    /// The tables that join the capture while it runs, as far as they exist now.
+    fn added_tables(&self) -> Vec<&'static str> {
+        let mut tables = Vec::new();
+        if self.early {
+            tables.push(ADDED_TO_SPEC);
+        }
+        if self.later_exists {
+            tables.push(CREATED);
+        }
+        tables
+    }
+
+    /// A change of a table that joins the capture while it runs: an insert, update or delete.
+    fn added_table_step(&mut self, index: usize) {
+        let tables = self.added_tables();
+        if tables.is_empty() {
+            return;
+        }
+        let table = tables[self.random.below(tables.len())];
+        match self.random.below(10) {
+            0..=4 => self.insert_added(index, table),
+            5..=7 => self.update_in(index, &[table]),
+            _ => self.delete_in(index, &[table]),
+        }
+    }
+
+    fn insert_added(&mut self, index: usize, table: &'static str) {
+        let id = self.take_id();
+        let values = [
+            ("ID", json!(id)),
+            ("NAME", json!(format!("{} {id}", table.to_lowercase()))),
+            ("QTY", json!(self.random.below(1_000))),
+        ];
+        self.insert(index, table, id, &values);
     }
 
     /// One-row transactions one after another, nothing else open: the capture's buffer is
@@ -523,7 +713,7 @@ impl Generator<'_> {
             .filter(|&i| self.open[i].name != "big")
             .collect();
         let index = candidates[self.random.below(candidates.len())];
-        match self.random.below(100) {
+        match self.random.below(115) {
             0..=9 if !self.open[index].changes.is_empty() => self.commit(index),
             10..=12 if self.open[index].started => self.rollback(index),
             13..=18 if self.open[index].started => {
@@ -545,6 +735,7 @@ impl Generator<'_> {
             65..=76 => self.update(index),
             77..=84 => self.delete(index),
             85..=94 => self.lob_change(index),
+            100.. => self.added_table_step(index),
             _ => {
                 if self.random.percent(30) {
                     self.step(&json!({"advance_seconds": 1}));
@@ -777,7 +968,9 @@ impl Generator<'_> {
             table,
             image: row.values.clone(),
         });
-        self.open[index].last_row = Some(key);
+        if self.seen(key.0) {
+            self.open[index].last_row = Some(key);
+        }
         self.rows.insert(key, row);
     }
 
@@ -806,7 +999,11 @@ impl Generator<'_> {
     }
 
     fn update(&mut self, index: usize) {
-        let Some(key) = self.visible_row(index, self.changeable_tables()) else {
+        self.update_in(index, self.changeable_tables());
+    }
+
+    fn update_in(&mut self, index: usize, tables: &[&str]) {
+        let Some(key) = self.visible_row(index, tables) else {
             return;
         };
         let set: Vec<(&str, Value)> = match key.0 {
@@ -821,6 +1018,16 @@ impl Generator<'_> {
                 "TITLE",
                 json!(format!("retitled {}", self.random.below(1000))),
             )],
+            ADDED_TO_SPEC | CREATED => {
+                let mut set = vec![("QTY", json!(self.random.below(1_000)))];
+                if self.random.percent(50) {
+                    set.push((
+                        "NAME",
+                        json!(format!("renamed {}", self.random.below(1000))),
+                    ));
+                }
+                set
+            }
             _ => vec![(
                 self.tags.name,
                 json!(format!("renamed {}", self.random.below(1000))),
@@ -851,11 +1058,17 @@ impl Generator<'_> {
             table: key.0,
             image,
         });
-        self.open[index].last_row = Some(key);
+        if self.seen(key.0) {
+            self.open[index].last_row = Some(key);
+        }
     }
 
     fn delete(&mut self, index: usize) {
-        let Some(key) = self.visible_row(index, self.changeable_tables()) else {
+        self.delete_in(index, self.changeable_tables());
+    }
+
+    fn delete_in(&mut self, index: usize, tables: &[&str]) {
+        let Some(key) = self.visible_row(index, tables) else {
             return;
         };
         self.lock(index, key);
@@ -872,7 +1085,9 @@ impl Generator<'_> {
             table: key.0,
             image: non_lob_image(key.0, &row),
         });
-        self.open[index].last_row = Some(key);
+        if self.seen(key.0) {
+            self.open[index].last_row = Some(key);
+        }
     }
 
     /// A statement that fails after writing its redo: its rows, then at once its undo rows.
@@ -1010,11 +1225,31 @@ impl Generator<'_> {
         false
     }
 
+    /// Whether the capture mines `table`'s rows written now: APP.EARLY's only from the chunk at
+    /// which it joins `spec.tables` (a transaction never spans chunks but the large one, which
+    /// writes ORDERS only). The capture assembles a transaction from the rows it mines, so a
+    /// LOB step joins the last change of a table it mines, whatever other tables' rows came
+    /// between.
+    fn seen(&self, table: &str) -> bool {
+        table != ADDED_TO_SPEC || self.chunk >= self.early_chunk
+    }
+
+    /// The index of the transaction's last change of a table the capture mines.
+    fn last_seen_change(&self, index: usize) -> Option<usize> {
+        self.open[index]
+            .changes
+            .iter()
+            .rposition(|change| self.seen(change.table))
+    }
+
     /// Whether a LOB step on `key` joins the transaction's last change (an insert or update of
     /// that row), as the capture folds it in.
     fn joins_last_change(&self, index: usize, key: RowKey) -> bool {
         let tx = &self.open[index];
-        tx.last_row == Some(key) && tx.changes.last().is_some_and(|c| c.op != "d")
+        tx.last_row == Some(key)
+            && self
+                .last_seen_change(index)
+                .is_some_and(|last| tx.changes[last].op != "d")
     }
 
     /// The model of a LOB step: folded into the transaction's last change when it joins it,
@@ -1025,8 +1260,10 @@ impl Generator<'_> {
             row.values.insert(column.to_owned(), value.clone());
         }
         if self.joins_last_change(index, key) {
-            if let Some(last) = self.open[index].changes.last_mut() {
-                last.image.insert(column.to_owned(), value);
+            if let Some(last) = self.last_seen_change(index) {
+                self.open[index].changes[last]
+                    .image
+                    .insert(column.to_owned(), value);
             }
             return;
         }
@@ -1039,13 +1276,16 @@ impl Generator<'_> {
     }
 
     fn savepoint(&mut self, index: usize, name: String) {
+        let last_change = self
+            .last_seen_change(index)
+            .map(|last| (last, self.open[index].changes[last].clone()));
         let tx = &mut self.open[index];
         // A savepoint of a name already used moves it (Oracle erases the older one).
         tx.savepoints.retain(|s| s.name != name);
         tx.savepoints.push(Savepoint {
             name: name.clone(),
             changes: tx.changes.len(),
-            last_change: tx.changes.last().cloned(),
+            last_change,
             last_row: tx.last_row,
             undo: tx.undo.len(),
             lob_steps: tx.lob_steps,
@@ -1089,8 +1329,10 @@ impl Generator<'_> {
         let open = &mut self.open[index];
         open.savepoints.truncate(at + 1);
         open.changes.truncate(changes);
-        if let (Some(last), Some(saved)) = (open.changes.last_mut(), last_change) {
-            *last = saved;
+        if let Some((last, saved)) = last_change
+            && let Some(change) = open.changes.get_mut(last)
+        {
+            *change = saved;
         }
         // The changes rolled back are cancelled before the capture assembles the rest: a LOB
         // step after this joins the change before the savepoint.
@@ -1144,6 +1386,7 @@ fn compact_row(table: &'static str, values: &[(&str, Value)], tags: &[&'static s
     let columns: &[&str] = match table {
         "ORDERS" => &["ID", "STATUS", "TOTAL", "LABEL", "NOTE"],
         "DOCS" => &["ID", "TITLE", "BODY", "DATA"],
+        ADDED_TO_SPEC | CREATED => &["ID", "NAME", "QTY"],
         _ => tags,
     };
     let given = |column: &str| {

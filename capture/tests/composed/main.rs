@@ -8,10 +8,16 @@
 //! Each workload runs on the file sink and on the Kafka sink (read back `read_committed`), with
 //! SIGKILL and SIGTERM at random moments and restarts, heartbeats on or off, a 16 MiB heap
 //! budget ([`runner`]); then everything the sink holds is compared with the model. Half-way
-//! through each workload the spec asks for an incremental re-read of ORDERS, which runs under
-//! the interruptions that follow; its `r` events are checked against the stream around them
-//! ([`model::check_reads`]: each read is the row as the changes before it built it, no row is
-//! read twice without a new ROWID, every row standing untouched through the read is read).
+//! through each workload the spec asks for an incremental re-read of ORDERS, and two tables
+//! join the running capture: APP.LATER, created by a DDL and selected by
+//! `filters.tableIncludeList`, and APP.EARLY, written from the start but added to
+//! `spec.tables` only at a later restart. Each is read as an incremental snapshot under the
+//! interruptions that follow; the `r` events are checked against the stream around them
+//! ([`model::check_reads`]: each read is the row as the changes before it built it, from the
+//! rows an added table had when it joined; no row is read twice without a new ROWID; every row
+//! standing untouched through the read, or since an added table joined, is read), and an added
+//! table's streamed changes must be its committed ones from where it joined on
+//! ([`model::joined`]), exactly once and in commit order like every other table's.
 //!
 //! - `REDOLINE_COMPOSED_WORKLOADS=N`: how many workloads (default [`DEFAULT_WORKLOADS`]).
 //! - `REDOLINE_COMPOSED_SEED=N`: run the one workload of seed N (a failure prints its seed).
@@ -123,7 +129,7 @@ fn every_workload_reaches_both_sinks_exactly_once_whole_and_in_commit_order() {
     let totals = totals.into_inner().unwrap();
     eprintln!(
         "composed: {} workload runs in {:?}: {} interruptions, {} purges ({} behind the \
-         journal), spilled in {}, journaled in {}, {} rows re-read",
+         journal), spilled in {}, journaled in {}, rows read: {:?}",
         totals.runs,
         started.elapsed(),
         totals.interruptions,
@@ -150,7 +156,20 @@ fn every_workload_reaches_both_sinks_exactly_once_whole_and_in_commit_order() {
         totals.runs
     );
     assert!(totals.journaled > 0, "no transaction was ever journaled");
-    assert!(totals.reads > 0, "the incremental re-read never read a row");
+    let read = |table: &str| totals.reads.get(table).copied().unwrap_or(0);
+    assert!(
+        read("ORDERS") > 0,
+        "the incremental re-read never read a row"
+    );
+    for (feature, table) in [
+        (Feature::TableCreatedMidRun, generator::CREATED),
+        (Feature::TableAddedToSpec, generator::ADDED_TO_SPEC),
+    ] {
+        assert!(
+            under_repair().contains(&feature) || read(table) > 0,
+            "no row of {table} ({feature:?}) was ever read"
+        );
+    }
     assert!(
         totals.purges_behind_journal > 0,
         "no archive purge behind the journal was ever made"
@@ -165,7 +184,8 @@ struct Totals {
     purges_behind_journal: usize,
     spilled: usize,
     journaled: usize,
-    reads: usize,
+    /// `r` events per table.
+    reads: std::collections::BTreeMap<String, usize>,
 }
 
 impl Totals {
@@ -176,7 +196,9 @@ impl Totals {
         self.purges_behind_journal += outcome.purges_behind_journal;
         self.spilled += usize::from(outcome.spilled);
         self.journaled += usize::from(outcome.journaled);
-        self.reads += outcome.reads;
+        for (table, reads) in &outcome.reads {
+            *self.reads.entry(table.clone()).or_default() += reads;
+        }
     }
 }
 
@@ -190,8 +212,9 @@ fn run_one(seed: u64, sink: &Sink) -> Result<Outcome, String> {
     ));
     let context = |interruptions: &[String]| {
         format!(
-            "seed {seed}, {} sink, {settings:?}, interruptions: [{}]",
+            "seed {seed}, {} sink, {settings:?}, added tables: {}, interruptions: [{}]",
             sink.name(),
+            workload.describe_added(),
             interruptions.join("; ")
         )
     };
@@ -204,21 +227,22 @@ fn run_one(seed: u64, sink: &Sink) -> Result<Outcome, String> {
                 failure.message
             )
         })?;
-    let divergence = match sink {
-        Sink::File => compare(&workload.committed, &outcome.events),
+    let verdict = match sink {
+        Sink::File => compare(&workload, &outcome.events, None),
         // A topic holds one table's events: each must be the model projected on its table.
-        Sink::Kafka(_) => outcome.topics.iter().find_map(|(table, events)| {
-            compare(&model::projected(&workload.committed, table), events)
-                .map(|divergence| format!("topic of {table}: {divergence}"))
-        }),
+        Sink::Kafka(_) => outcome.topics.iter().try_fold(
+            std::collections::BTreeMap::new(),
+            |mut reads, (table, events)| {
+                let read = compare(&workload, events, Some(table))
+                    .map_err(|divergence| format!("topic of {table}: {divergence}"))?;
+                reads.extend(read);
+                Ok(reads)
+            },
+        ),
     };
-    if let Some(divergence) = divergence {
-        return Err(format!(
-            "FAILED {}: {divergence}",
-            context(&outcome.interruptions)
-        ));
-    }
-    outcome.reads = model::check_reads(&outcome.events).unwrap_or_default();
+    outcome.reads = verdict.map_err(|divergence| {
+        format!("FAILED {}: {divergence}", context(&outcome.interruptions))
+    })?;
     eprintln!(
         "composed: seed {seed} {} ok in {:?} ({} transactions, {} events, {} interruptions, \
          {} purges, spilled {}, journaled {})",
@@ -234,19 +258,41 @@ fn run_one(seed: u64, sink: &Sink) -> Result<Outcome, String> {
     Ok(outcome)
 }
 
-/// The streamed changes against the model, the incremental snapshot's reads against the
-/// stream around them ([`model::check_reads`]).
-fn compare(expected: &[model::Committed], events: &[serde_json::Value]) -> Option<String> {
-    if let Err(divergence) = model::check_reads(events) {
-        return Some(divergence);
+/// The events of one sink (`topic`: of one table's topic) against the model: where each added
+/// table joined ([`model::joined`]), the incremental snapshots' reads against the stream around
+/// them ([`model::check_reads`], the reads per table when they hold), the streamed changes
+/// against the committed ones less what the added tables had before they joined.
+fn compare(
+    workload: &generator::Workload,
+    events: &[serde_json::Value],
+    topic: Option<&str>,
+) -> Result<std::collections::BTreeMap<String, usize>, String> {
+    let joined: Vec<model::Joined> = workload
+        .added
+        .iter()
+        .filter(|added| topic.is_none_or(|topic| topic == added.table))
+        .map(|added| {
+            model::joined(
+                &workload.committed,
+                events,
+                added.table,
+                added.committed_before,
+            )
+        })
+        .collect();
+    let reads = model::check_reads(events, &joined)?;
+    let mut expected = model::streamed(&workload.committed, &joined);
+    if let Some(topic) = topic {
+        expected = model::projected(&expected, topic);
     }
     let streamed: Vec<serde_json::Value> = events
         .iter()
         .filter(|event| event["op"] != "r")
         .cloned()
         .collect();
-    match model::emitted(&streamed) {
-        Ok(changes) => model::first_divergence(expected, &model::transactions(&changes)),
-        Err(error) => Some(error),
+    let changes = model::emitted(&streamed)?;
+    match model::first_divergence(&expected, &model::transactions(&changes)) {
+        Some(divergence) => Err(divergence),
+        None => Ok(reads),
     }
 }

@@ -58,6 +58,8 @@ fn read_event(event: &Value) -> Result<Emitted, String> {
         "ORDERS" => "ORDERS",
         "DOCS" => "DOCS",
         "TAGS" => "TAGS",
+        "EARLY" => "EARLY",
+        "LATER" => "LATER",
         other => return Err(format!("unexpected table {other:?}: {event}")),
     };
     let image = match op {
@@ -83,124 +85,260 @@ fn object(value: &Value) -> BTreeMap<String, Value> {
         .unwrap_or_default()
 }
 
-/// Checks the `r` events of an incremental snapshot of ORDERS among `events` (one sink's, in
-/// order) and returns how many there are. The model of which rows must appear and where: the
-/// stream's changes before an `r` event build the table as of its chunk's SCN (every change
-/// committed at or below it comes first, none above it), so the row read must be the row they
-/// built (on the columns both know: a DDL may have added or dropped some since); a row read
-/// twice must have been deleted or inserted in between (a new ROWID, read again by a later
-/// chunk); and every row standing from the first read to the last, untouched, must be read,
-/// since the request runs to its end.
-pub fn check_reads(events: &[Value]) -> Result<usize, String> {
-    let id = |image: &Value| image["ID"].as_i64();
-    let orders: Vec<&Value> = events.iter().filter(|e| e["table"] == "ORDERS").collect();
-    let mut table: BTreeMap<i64, BTreeMap<String, Value>> = BTreeMap::new();
+/// A table's rows by ID: column name to compact value.
+pub type Rows = BTreeMap<i64, BTreeMap<String, Value>>;
+
+/// A table that joined the capture while it ran: how many of its committed transactions came
+/// before (never streamed: their effect reaches the sink as `r` events), and its rows then.
+#[derive(Clone, Debug)]
+pub struct Joined {
+    pub table: &'static str,
+    pub before: usize,
+    pub rows: Rows,
+}
+
+/// Where `table` joined the capture, as the sink shows it: its streamed changes must be its
+/// committed changes from one transaction on, in commit order, each once. That transaction is
+/// the one whose suffix has as many changes as the sink streamed, if it is among the first
+/// `at_most + 1` (the capture never ran without the table from `at_most` on); otherwise
+/// `at_most`, and the comparison with the model names what differs. The rows are the table as
+/// those earlier transactions left it.
+pub fn joined(
+    expected: &[Committed],
+    events: &[Value],
+    table: &'static str,
+    at_most: usize,
+) -> Joined {
+    let history = projected(expected, table);
+    let streamed = events
+        .iter()
+        .filter(|event| event["table"] == table && event["op"] != "r")
+        .count();
+    // The changes of the transactions from `before` on; each transaction has at least one, so
+    // at most one `before` has as many as the sink streamed.
+    let limit = at_most.min(history.len());
+    let mut remaining: usize = history.iter().map(|c| c.changes.len()).sum();
+    let mut before = limit;
+    for index in 0..=limit {
+        if remaining == streamed {
+            before = index;
+            break;
+        }
+        remaining -= history.get(index).map_or(0, |c| c.changes.len());
+    }
+    let mut rows = Rows::new();
+    for change in history[..before].iter().flat_map(|c| &c.changes) {
+        apply(&mut rows, change);
+    }
+    Joined {
+        table,
+        before,
+        rows,
+    }
+}
+
+/// A committed change applied to a table's rows (a DDL changes none that the model compares).
+fn apply(rows: &mut Rows, change: &Change) {
+    let key = change.image.get("ID").and_then(Value::as_i64);
+    match (change.op, key) {
+        ("i", Some(key)) => {
+            rows.insert(key, change.image.clone());
+        }
+        ("u", Some(key)) => rows.entry(key).or_default().extend(change.image.clone()),
+        ("d", Some(key)) => {
+            rows.remove(&key);
+        }
+        ("truncate", _) => rows.clear(),
+        _ => {}
+    }
+}
+
+/// The transactions the sink must stream: the model's, less the changes of each joined table
+/// in its transactions before it joined (a transaction left with no change is left out).
+pub fn streamed(expected: &[Committed], joined: &[Joined]) -> Vec<Committed> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for committed in expected {
+        let mut changes = committed.changes.clone();
+        for join in joined {
+            if committed.changes.iter().any(|c| c.table == join.table) {
+                let count = seen.entry(join.table).or_default();
+                if *count < join.before {
+                    changes.retain(|c| c.table != join.table);
+                }
+                *count += 1;
+            }
+        }
+        if !changes.is_empty() {
+            kept.push(Committed {
+                name: committed.name.clone(),
+                changes,
+            });
+        }
+    }
+    kept
+}
+
+/// Checks the `r` events among `events` (one sink's, in order), table by table, and returns
+/// how many each table has. The model of which rows must appear and where, for a table re-read
+/// by a request and for one that joined the capture (`joined`, with its rows when it joined):
+///
+/// - The stream's changes before an `r` event build the table as of its chunk's SCN (every
+///   change committed at or below it comes first, none above it), starting from the rows a
+///   joined table had when it joined. The row read must be the row they built (on the columns
+///   both know: a DDL may have added or dropped some since).
+/// - A row read twice must have been deleted or inserted in between (a new ROWID, read again by
+///   a later chunk).
+/// - Every row standing from the first read to the last, untouched, must be read, since a
+///   request runs to its end; for a joined table also every row it had when it joined and that
+///   stood untouched until the last read (until the end when nothing was read).
+pub fn check_reads(events: &[Value], joined: &[Joined]) -> Result<BTreeMap<String, usize>, String> {
+    let mut tables: BTreeSet<&str> = events
+        .iter()
+        .filter(|event| event["op"] == "r")
+        .filter_map(|event| event["table"].as_str())
+        .collect();
+    // A joined table is checked even when the sink has none of its events (nothing read).
+    tables.extend(joined.iter().map(|join| join.table));
+    let mut reads = BTreeMap::new();
+    for table in tables {
+        let of_table: Vec<&Value> = events.iter().filter(|e| e["table"] == table).collect();
+        let join = joined.iter().find(|join| join.table == table);
+        let count = check_table_reads(table, &of_table, join.map(|join| &join.rows))?;
+        reads.insert(table.to_owned(), count);
+    }
+    Ok(reads)
+}
+
+fn id(image: &Value) -> Option<i64> {
+    image["ID"].as_i64()
+}
+
+/// [`check_reads`] for the events of one table; `joined_with` the rows it had when it joined.
+fn check_table_reads(
+    table: &str,
+    events: &[&Value],
+    joined_with: Option<&Rows>,
+) -> Result<usize, String> {
+    let mut rows: Rows = joined_with.cloned().unwrap_or_default();
     // Keys read since their last insert or delete.
     let mut read: BTreeSet<i64> = BTreeSet::new();
     let mut reads = 0;
-    for event in &orders {
-        match event["op"].as_str().unwrap_or_default() {
-            "r" => {
-                let key =
-                    id(&event["after"]).ok_or_else(|| format!("a read without ID: {event}"))?;
-                let Some(row) = table.get(&key) else {
-                    return Err(format!(
-                        "a read of ORDERS {key}, which the stream has not inserted (or has \
-                         deleted): {event}"
-                    ));
-                };
-                for (column, value) in object(&event["after"]) {
-                    if let Some(built) = row.get(&column)
-                        && *built != value
-                    {
-                        return Err(format!(
-                            "the read of ORDERS {key} has {column}={value}, the stream before it \
-                             left {built}: it is not placed at its SCN"
-                        ));
+    for event in events {
+        if event["op"] == "r" {
+            let key = id(&event["after"]).ok_or_else(|| format!("a read without ID: {event}"))?;
+            let Some(row) = rows.get(&key) else {
+                return Err(format!(
+                    "a read of {table} {key}, which the stream has not inserted (or has \
+                     deleted){}: {event}",
+                    if joined_with.is_some() {
+                        " and which the table did not have when it joined"
+                    } else {
+                        ""
                     }
-                }
-                if !read.insert(key) {
+                ));
+            };
+            for (column, value) in object(&event["after"]) {
+                if let Some(built) = row.get(&column)
+                    && *built != value
+                {
                     return Err(format!(
-                        "ORDERS {key} read twice with no insert or delete between"
+                        "the read of {table} {key} has {column}={value}, the stream before it \
+                         left {built}: it is not placed at its SCN"
                     ));
                 }
-                reads += 1;
             }
-            "i" | "u" => {
-                if let Some(before) = id(&event["before"])
-                    && Some(before) != id(&event["after"])
-                {
-                    table.remove(&before);
-                    read.remove(&before);
-                }
-                let key =
-                    id(&event["after"]).ok_or_else(|| format!("a change without ID: {event}"))?;
-                if event["op"] == "i" {
-                    read.remove(&key);
-                }
-                table.insert(key, object(&event["after"]));
+            if !read.insert(key) {
+                return Err(format!(
+                    "{table} {key} read twice with no insert or delete between"
+                ));
             }
-            "d" => {
-                let key =
-                    id(&event["before"]).ok_or_else(|| format!("a delete without ID: {event}"))?;
-                table.remove(&key);
-                read.remove(&key);
+            reads += 1;
+        } else {
+            replay(&mut rows, event, Some(&mut read));
+        }
+    }
+    let last = events.iter().rposition(|e| e["op"] == "r");
+    let first = events.iter().position(|e| e["op"] == "r");
+    // Completeness: the rows standing at the start of a window and untouched until its end.
+    let mut windows = Vec::new();
+    if let (Some(first), Some(last)) = (first, last) {
+        windows.push((first, last + 1, "through the whole read"));
+    }
+    if joined_with.is_some() {
+        let end = last.map_or(events.len(), |last| last + 1);
+        windows.push((0, end, "from when the table joined until the last read"));
+    }
+    for (start, end, since) in windows {
+        let during = &events[start..end];
+        if during.iter().any(|e| e["op"] == "truncate") {
+            continue;
+        }
+        let mut standing: Rows = joined_with.cloned().unwrap_or_default();
+        for event in &events[..start] {
+            replay(&mut standing, event, None);
+        }
+        let touched: BTreeSet<i64> = during
+            .iter()
+            .filter(|e| e["op"] != "r")
+            .flat_map(|e| [id(&e["after"]), id(&e["before"])])
+            .flatten()
+            .collect();
+        let ever_read: BTreeSet<i64> = during
+            .iter()
+            .filter(|e| e["op"] == "r")
+            .filter_map(|e| id(&e["after"]))
+            .collect();
+        if let Some(missed) = standing
+            .keys()
+            .find(|key| !touched.contains(key) && !ever_read.contains(key))
+        {
+            return Err(format!(
+                "{table} {missed} stood {since}, untouched, and was never read ({reads} rows \
+                 read)"
+            ));
+        }
+    }
+    Ok(reads)
+}
+
+/// A streamed event applied to a table's rows (`read`: the keys read since their last insert
+/// or delete, which an insert or delete clears).
+fn replay(rows: &mut Rows, event: &Value, mut read: Option<&mut BTreeSet<i64>>) {
+    let mut forget = |key: i64| {
+        if let Some(read) = read.as_deref_mut() {
+            read.remove(&key);
+        }
+    };
+    match event["op"].as_str().unwrap_or_default() {
+        "i" | "u" => {
+            if let Some(before) = id(&event["before"])
+                && Some(before) != id(&event["after"])
+            {
+                rows.remove(&before);
+                forget(before);
             }
-            "truncate" => {
-                table.clear();
+            let Some(key) = id(&event["after"]) else {
+                return;
+            };
+            if event["op"] == "i" {
+                forget(key);
+            }
+            rows.insert(key, object(&event["after"]));
+        }
+        "d" => {
+            if let Some(key) = id(&event["before"]) {
+                rows.remove(&key);
+                forget(key);
+            }
+        }
+        "truncate" => {
+            rows.clear();
+            if let Some(read) = read {
                 read.clear();
             }
-            _ => {}
         }
-    }
-    // Completeness: the rows standing at the first read and untouched until the last.
-    let (Some(first), Some(last)) = (
-        orders.iter().position(|e| e["op"] == "r"),
-        orders.iter().rposition(|e| e["op"] == "r"),
-    ) else {
-        return Ok(0);
-    };
-    let during = &orders[first..=last];
-    if during.iter().any(|e| e["op"] == "truncate") {
-        return Ok(reads);
-    }
-    let mut standing: BTreeSet<i64> = BTreeSet::new();
-    for event in &orders[..first] {
-        match event["op"].as_str().unwrap_or_default() {
-            "i" | "u" => {
-                if let Some(before) = id(&event["before"]) {
-                    standing.remove(&before);
-                }
-                standing.extend(id(&event["after"]));
-            }
-            "d" => {
-                if let Some(key) = id(&event["before"]) {
-                    standing.remove(&key);
-                }
-            }
-            "truncate" => standing.clear(),
-            _ => {}
-        }
-    }
-    let touched: BTreeSet<i64> = during
-        .iter()
-        .filter(|e| e["op"] != "r")
-        .flat_map(|e| [id(&e["after"]), id(&e["before"])])
-        .flatten()
-        .collect();
-    let ever_read: BTreeSet<i64> = during
-        .iter()
-        .filter(|e| e["op"] == "r")
-        .filter_map(|e| id(&e["after"]))
-        .collect();
-    match standing
-        .iter()
-        .find(|key| !touched.contains(key) && !ever_read.contains(key))
-    {
-        Some(missed) => Err(format!(
-            "ORDERS {missed} stood through the whole read, untouched, and was never read"
-        )),
-        None => Ok(reads),
+        _ => {}
     }
 }
 
@@ -383,6 +521,127 @@ mod tests {
         assert!(verdict(&[&[3], &[1, 2]]).starts_with("missing or out of order"));
         assert!(verdict(&[&[1, 2], &[3], &[9]]).starts_with("unexpected"));
         assert!(verdict(&[&[1, 9], &[3]]).starts_with("different"));
+    }
+
+    fn row(table: &'static str, op: &'static str, id: i64, qty: i64) -> Change {
+        Change {
+            op,
+            table,
+            image: BTreeMap::from([
+                ("ID".to_owned(), Value::from(id)),
+                ("QTY".to_owned(), Value::from(qty)),
+            ]),
+        }
+    }
+
+    /// A compact event of `change` (`r`: a read of its image).
+    fn event(op: &str, change: &Change) -> Value {
+        let image = Value::Object(change.image.clone().into_iter().collect());
+        let (before, after) = if op == "d" {
+            (image, Value::Null)
+        } else {
+            (Value::Null, image)
+        };
+        serde_json::json!({"op": op, "table": change.table, "before": before, "after": after,
+                           "xid": "x", "commit_scn": 1})
+    }
+
+    /// EARLY: two transactions before it joined (rows 1 and 2, then 1 updated and 3 inserted),
+    /// one after (2 deleted, 4 inserted); an ORDERS transaction in between.
+    fn early_history() -> Vec<Committed> {
+        vec![
+            Committed {
+                name: "a".to_owned(),
+                changes: vec![row("EARLY", "i", 1, 10), row("EARLY", "i", 2, 20)],
+            },
+            Committed {
+                name: "b".to_owned(),
+                changes: vec![row("ORDERS", "i", 9, 0), row("EARLY", "u", 1, 11)],
+            },
+            Committed {
+                name: "c".to_owned(),
+                changes: vec![row("EARLY", "i", 3, 30)],
+            },
+            Committed {
+                name: "d".to_owned(),
+                changes: vec![row("EARLY", "d", 2, 20), row("EARLY", "i", 4, 40)],
+            },
+        ]
+    }
+
+    #[test]
+    fn a_joined_table_streams_from_where_it_joined_and_is_read_as_it_stood() {
+        let expected = early_history();
+        // Joined after b: c and d streamed, reads placed after c.
+        let events = [
+            event("i", &row("EARLY", "i", 3, 30)),
+            event("r", &row("EARLY", "r", 1, 11)),
+            event("r", &row("EARLY", "r", 2, 20)),
+            event("r", &row("EARLY", "r", 3, 30)),
+            event("d", &row("EARLY", "d", 2, 20)),
+            event("i", &row("EARLY", "i", 4, 40)),
+        ];
+        let join = joined(&expected, &events, "EARLY", 3);
+        assert_eq!(join.before, 2);
+        assert_eq!(join.rows.keys().copied().collect::<Vec<_>>(), [1, 2]);
+        let reads = check_reads(&events, std::slice::from_ref(&join)).unwrap();
+        assert_eq!(reads["EARLY"], 3);
+        // b's ORDERS change stays; EARLY's changes of a and b go.
+        let kept = streamed(&expected, std::slice::from_ref(&join));
+        let names: Vec<&str> = kept.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["b", "c", "d"]);
+        assert_eq!(kept[0].changes, [row("ORDERS", "i", 9, 0)]);
+        // The capture never ran without EARLY from b on: a stream from c on is one too short.
+        assert_eq!(joined(&expected, &events, "EARLY", 1).before, 1);
+    }
+
+    #[test]
+    fn wrong_missing_or_repeated_reads_of_a_joined_table_are_named() {
+        let expected = early_history();
+        let check = |events: &[Value]| {
+            let join = joined(&expected, events, "EARLY", 3);
+            check_reads(events, &[join]).unwrap_err()
+        };
+        let after_join = [
+            event("i", &row("EARLY", "i", 3, 30)),
+            event("d", &row("EARLY", "d", 2, 20)),
+            event("i", &row("EARLY", "i", 4, 40)),
+        ];
+        // Row 1 stood from the join to the end and nothing read it.
+        let mut events = after_join.to_vec();
+        assert!(check(&events).contains("EARLY 1 stood from when the table joined"));
+        // Read with the value it had before b's update.
+        events.insert(1, event("r", &row("EARLY", "r", 1, 10)));
+        assert!(check(&events).contains("has QTY=10, the stream before it left 11"));
+        // Read twice.
+        events[1] = event("r", &row("EARLY", "r", 1, 11));
+        events.insert(2, event("r", &row("EARLY", "r", 1, 11)));
+        assert!(check(&events).contains("EARLY 1 read twice"));
+        // A row the table never had.
+        events[2] = event("r", &row("EARLY", "r", 7, 0));
+        assert!(check(&events).contains("a read of EARLY 7"));
+        // Row 2, deleted after the join, read after its delete.
+        let events = [
+            event("i", &row("EARLY", "i", 3, 30)),
+            event("r", &row("EARLY", "r", 1, 11)),
+            event("d", &row("EARLY", "d", 2, 20)),
+            event("r", &row("EARLY", "r", 2, 20)),
+        ];
+        assert!(check(&events).contains("a read of EARLY 2"));
+    }
+
+    #[test]
+    fn a_re_read_table_must_read_every_row_standing_untouched_through_the_read() {
+        let insert = |id| event("i", &row("ORDERS", "i", id, 0));
+        let read = |id| event("r", &row("ORDERS", "r", id, 0));
+        let events = [insert(1), insert(2), insert(3), read(1), insert(4), read(4)];
+        let error = check_reads(&events, &[]).unwrap_err();
+        assert!(
+            error.contains("ORDERS 2 stood through the whole read"),
+            "{error}"
+        );
+        let events = [insert(1), read(1)];
+        assert_eq!(check_reads(&events, &[]).unwrap()["ORDERS"], 1);
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! is written, the purge at its start
 //! is kept only when the capture's restart SCN has passed it, as an operator purges archived logs
 //! a capture no longer needs (on Kafka the journal lets the restart SCN pass a long transaction).
+//! The spec changes between chunks as an operator edits it (each change restarts the pod): from
+//! half-way it asks for a re-read of ORDERS, and from its chunk it lists APP.EARLY.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::generator::{CAPTURED, Feature, Random, Workload};
+use super::generator::{ADDED_TO_SPEC, CAPTURED, CREATED_INCLUDE_LIST, Feature, Random, Workload};
 use super::kafka_support;
 use super::run_support::{BINARY, free_port, status, terminate};
 
@@ -75,8 +78,9 @@ pub struct Outcome {
     pub purges_behind_journal: usize,
     pub spilled: bool,
     pub journaled: bool,
-    /// `r` events of the incremental re-read of ORDERS (counted by the comparison).
-    pub reads: usize,
+    /// `r` events per table: the re-read of ORDERS and the reads of the added tables (counted
+    /// by the comparison).
+    pub reads: BTreeMap<String, usize>,
 }
 
 /// SIGTERM's number (Linux).
@@ -110,7 +114,7 @@ pub fn run(
         purges_behind_journal: 0,
         spilled: false,
         journaled: false,
-        reads: 0,
+        reads: BTreeMap::new(),
     };
     match run_into(workload, sink, settings, under_repair, &mut outcome) {
         Ok(()) => Ok(outcome),
@@ -148,11 +152,7 @@ fn run_into(
     let prefix =
         kafka_support::unique_prefix(&format!("composed-{}-{}", workload.seed, sink.name()));
     let port = free_port();
-    std::fs::write(
-        dir.as_path().join("capture.yaml"),
-        config(sink, settings, &prefix, port),
-    )
-    .map_err(|e| e.to_string())?;
+    let mut stage = None;
     let mut random = Random::new(workload.seed ^ 0x5157_4e41_4c53);
     let mut scenario = String::new();
     let mut restart_scn = 0u64;
@@ -166,18 +166,17 @@ fn run_into(
             outcome.purges += 1;
             outcome.purges_behind_journal += usize::from(before > workload.big_start_scn);
         }
-        // Half-way, the spec asks for a re-read of ORDERS (the pod restarts on a new config):
-        // it runs under the interruptions that follow, to its end.
-        if index == workload.chunks.len() / 2 {
+        // Half-way, the spec asks for a re-read of ORDERS, and at its chunk APP.EARLY joins
+        // spec.tables (the pod restarts on a new config): each read runs under the
+        // interruptions that follow, to its end.
+        let now = Stage::of(workload, index);
+        if stage != Some(now) {
             std::fs::write(
                 dir.as_path().join("capture.yaml"),
-                config(sink, settings, &prefix, port).replace(
-                    "snapshot: {mode: never}",
-                    "snapshot: {mode: never, fetchSize: 3, requests: [{id: composed-reread, \
-                     tables: [APP.ORDERS]}]}",
-                ),
+                config(sink, settings, &prefix, port, now),
             )
             .map_err(|e| e.to_string())?;
+            stage = Some(now);
         }
         scenario.push_str(&chunk.render(purge));
         std::fs::write(dir.as_path().join("scenario.jsonl"), &scenario)
@@ -254,10 +253,13 @@ fn run_into(
             }
         }
         Sink::Kafka(bootstrap) => {
-            for table in CAPTURED {
-                let name = table.trim_start_matches("APP.");
-                let topic = format!("{prefix}.{table}");
-                let name = name_of(name);
+            let added = workload.added.iter().map(|added| added.table);
+            for name in CAPTURED
+                .iter()
+                .map(|table| name_of(table.trim_start_matches("APP.")))
+                .chain(added)
+            {
+                let topic = format!("{prefix}.APP.{name}");
                 // A table the workload committed changes to has a topic: read it patiently (a
                 // missing one fails); one without may have none.
                 let expected = workload
@@ -285,11 +287,32 @@ fn name_of(table: &str) -> &'static str {
     }
 }
 
+/// What the spec holds before a chunk: whether it asks for the re-read of ORDERS, lists
+/// APP.EARLY in `spec.tables`, and selects APP.LATER by `filters.tableIncludeList`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stage {
+    reread: bool,
+    early: bool,
+    created: bool,
+}
+
+impl Stage {
+    fn of(workload: &Workload, chunk: usize) -> Self {
+        Self {
+            reread: chunk >= workload.chunks.len() / 2,
+            early: workload
+                .added_by(Feature::TableAddedToSpec)
+                .is_some_and(|added| chunk >= added.chunk),
+            created: workload.added_by(Feature::TableCreatedMidRun).is_some(),
+        }
+    }
+}
+
 /// The capture's config: compact events, the oldest redo, a 16 MiB heap budget with a spill
 /// directory, four connections (the real client's flush takes a session on each of the two
 /// instances beside the capture's two), and for Kafka a journal of every transaction past 20
-/// changes.
-fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
+/// changes; the tables and requests of `stage`.
+fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16, stage: Stage) -> String {
     let sink = match sink {
         Sink::File => "file: {path: out.jsonl}\n".to_owned(),
         Sink::Kafka(bootstrap) => format!(
@@ -307,21 +330,37 @@ fn config(sink: &Sink, settings: &Settings, prefix: &str, port: u16) -> String {
     } else {
         "boundary"
     };
+    let mut tables = CAPTURED.join(", ");
+    if stage.early {
+        tables.push_str(&format!(", APP.{ADDED_TO_SPEC}"));
+    }
+    // The include list selects only the table created later; `spec.tables` names the others.
+    let filters = if stage.created {
+        format!("filters: {{tableIncludeList: {CREATED_INCLUDE_LIST}}}\n")
+    } else {
+        String::new()
+    };
+    let snapshot = if stage.reread {
+        "snapshot: {mode: never, fetchSize: 3, requests: [{id: composed-reread, tables: \
+         [APP.ORDERS]}]}"
+    } else {
+        "snapshot: {mode: never, fetchSize: 3}"
+    };
     format!(
         "name: {prefix}\n\
          namespace: composed\n\
          database: {{simulator: {{scenario: scenario.jsonl, follow: true, through: {door}}}, \
          maxConnections: 4}}\n\
-         tables: [{}]\n\
+         tables: [{tables}]\n\
+         {filters}\
          {sink}\
          format: {{type: compact}}\n\
-         snapshot: {{mode: never}}\n\
+         {snapshot}\n\
          startPosition: {{type: earliest}}\n\
          http: {{port: {port}}}\n\
          buffer: {{memoryMaxBytes: 16Mi, spill: {{dir: spill, maxBytes: 1Gi}}}}\n\
          mining: {{maxScnWindow: {}}}\n\
          {heartbeat}",
-        CAPTURED.join(", "),
         settings.max_scn_window,
     )
 }

@@ -7,10 +7,10 @@ use crate::buffer_support;
 
 use buffer_support::*;
 use redoline_capture::buffer::{
-    BufferConfig, BufferMetrics, OpsEvent, OrphanCheck, Pushed, ReleaseReason, ReleasedLedger,
+    BufferMetrics, BufferSettings, OpsEvent, OrphanCheck, Pushed, ReleaseReason, ReleasedLedger,
     TransactionBuffer, TransactionKey, spill_file_name,
 };
-use redoline_capture::config::BufferConfig as CaptureBufferConfig;
+use redoline_capture::config::BufferConfig;
 use redoline_capture::source::row::SEQUENCELESS_XIDSQN;
 use redoline_capture::source::{OpenTransaction, OperationCode, SessionId, Xid};
 use redoline_crds::StopCode;
@@ -676,10 +676,10 @@ fn files_of_an_earlier_run_are_removed_at_start_and_nothing_else() {
 
 #[test]
 fn config_comes_from_the_capture_config_with_its_defaults() {
-    let dir = redoline_capture::buffer::default_spill_dir("orders");
+    let dir = redoline_capture::config::default_spill_dir("orders");
     assert!(dir.ends_with("redoline-spill/orders"));
-    let config = BufferConfig::from_config(
-        &CaptureBufferConfig::default(),
+    let config = BufferSettings::from_config(
+        &BufferConfig::default(),
         &TransactionsSpec::default(),
         dir.clone(),
     )
@@ -687,9 +687,9 @@ fn config_comes_from_the_capture_config_with_its_defaults() {
     assert_eq!(config.memory_max_bytes, 256 << 20);
     assert_eq!(config.spill_max_bytes, 10 << 30);
     assert_eq!(config.transactions.max_staged_records, 1_000_000);
-    let mut spec = CaptureBufferConfig::default();
+    let mut spec = BufferConfig::default();
     spec.spill.max_bytes = redoline_crds::ByteQuantity::quantity("lots");
-    let error = BufferConfig::from_config(&spec, &TransactionsSpec::default(), dir).unwrap_err();
+    let error = BufferSettings::from_config(&spec, &TransactionsSpec::default(), dir).unwrap_err();
     let stop = error.stop().unwrap();
     assert_eq!(stop.code, StopCode::InvalidConfiguration);
     assert_eq!(stop.details["field"], "spec.buffer.spill.maxBytes");

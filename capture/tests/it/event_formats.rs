@@ -17,14 +17,16 @@ use proptest::prelude::*;
 use redoline_capture::dictionary::{Column, OracleType, TableSchema};
 use redoline_capture::event::debezium::schema_change::schema_change_record;
 use redoline_capture::event::debezium::{
-    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, EncodeError, Encoding,
-    IntervalHandling, Record, SkippedOperations, TimePrecision,
+    BinaryHandling, DebeziumEncoder, DebeziumOptions, DecimalHandling, Encoding, IntervalHandling,
+    SkippedOperations, TimePrecision,
 };
+use redoline_capture::event::heartbeat::heartbeat_record;
 use redoline_capture::event::{
-    ChangeEvent, Operation, SnapshotMarker, SourceInfo, TransactionStart, compact,
+    ChangeEvent, EncodeError, Operation, Record, SnapshotMarker, SourceInfo, TransactionStart,
+    compact,
 };
 use redoline_capture::filter::Filters;
-use redoline_capture::heartbeat::{heartbeat_record, heartbeat_topic};
+use redoline_capture::heartbeat::heartbeat_topic;
 use redoline_capture::redo::ast::RawValue;
 use redoline_capture::registry::memory::MemoryRegistry;
 use redoline_capture::registry::{RegistryError, SchemaRegistry, SchemaUse};

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
-use redoline_capture::event::debezium::Record;
+use redoline_capture::event::Record;
 use redoline_capture::sink::journal::{Journal, JournalSettings, Rebuilt, TxKey, read_journal};
 use redoline_capture::sink::{Bookmark, DeliveryMode, KafkaSink, SinkOptions};
 use redoline_capture::source::{LogMinerRow, Xid, fixtures};

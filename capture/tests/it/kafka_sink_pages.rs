@@ -11,7 +11,7 @@ use prometheus::Registry;
 use rdkafka::admin::{AdminClient, AdminOptions, ResourceSpecifier};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
-use redoline_capture::event::debezium::Record;
+use redoline_capture::event::Record;
 use redoline_capture::sink::{
     Bookmark, DeliveryMode, KafkaSink, ProducerState, RetryPolicy, SinkError, SinkMetrics,
     SinkStatus,

@@ -60,5 +60,6 @@ mod snapshot_incremental;
 mod snapshot_incremental_kafka;
 mod snapshot_kafka;
 mod snapshot_live_requests;
+mod snapshot_table_joins_live;
 mod transaction_age;
 mod window_size;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use prometheus::Registry;
-use redoline_capture::event::debezium::Record;
+use redoline_capture::event::Record;
 use redoline_capture::sink::kafka::reader::{TopicRecord, read_to_end};
 use redoline_capture::sink::kafka::topics::{RequiredTopic, ensure_topics_retrying};
 use redoline_capture::sink::{

@@ -56,7 +56,7 @@ impl KafkaAuthenticationType {
 }
 
 /// Which `type` needs which field: each field is required with these types and refused with any
-/// other. The CRD's rules and the capture's mirrored checks are both generated from this table.
+/// other. The CRD's rules are generated from this table (the capture evaluates the same rules).
 pub const FIELDS_BY_TYPE: &[(&str, &[KafkaAuthenticationType], bool)] = {
     use KafkaAuthenticationType::*;
     &[
@@ -77,7 +77,7 @@ pub const FIELDS_BY_TYPE: &[(&str, &[KafkaAuthenticationType], bool)] = {
     ]
 };
 
-/// The message of the rule for `field`: the same words in the CRD and in the capture.
+/// The message of the rule for `field`.
 fn field_rule_message(field: &str, types: &[KafkaAuthenticationType], required: bool) -> String {
     let names: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
     let names = names.join(", ");
@@ -105,6 +105,7 @@ fn field_rules() -> serde_json::Value {
             serde_json::json!({
                 "rule": rule,
                 "message": field_rule_message(field, types, *required),
+                "fieldPath": format!(".{field}"),
             })
         })
         .collect();

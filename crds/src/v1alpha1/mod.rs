@@ -74,14 +74,14 @@ pub const RELEASED_LEDGER_MAX_ENTRIES: u64 = 8192;
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way"))]
-#[x_kube(validation = kube::core::Rule::new(SNAPSHOT_REQUEST_TABLES_RULE).message("every table of spec.snapshot.requests must be one of spec.tables, written the same way, unless spec.filters chooses tables"))]
-#[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list"))]
-#[x_kube(validation = kube::core::Rule::new("self.format.type == 'debezium' || !has(self.format.encoding) || self.format.encoding == 'json'").message("spec.format.encoding avro writes Debezium records: it needs spec.format.type debezium"))]
-#[x_kube(validation = kube::core::Rule::new(debezium_only_rule()).message("spec.filters.columnIncludeList, spec.filters.columnExcludeList and spec.columns shape Debezium records: they need spec.format.type debezium"))]
-#[x_kube(validation = kube::core::Rule::new(REGISTRY_WITH_AVRO_RULE).message(REGISTRY_WITH_AVRO))]
-#[x_kube(validation = kube::core::Rule::new(SNAPSHOT_THREADS_RULE).message(SNAPSHOT_THREADS))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.snapshot) || !has(self.snapshot.selectOverrides) || self.snapshot.selectOverrides.all(t, has(self.tables) && t in self.tables)").message("every key of spec.snapshot.selectOverrides must be one of spec.tables, written the same way").field_path(".snapshot.selectOverrides"))]
+#[x_kube(validation = kube::core::Rule::new(snapshot_request_tables_rule()).message("every table of spec.snapshot.requests must be one of spec.tables, written the same way, unless spec.filters chooses tables").field_path(".snapshot.requests"))]
+#[x_kube(validation = kube::core::Rule::new(tables_chosen_rule()).message("choose the captured tables: list them in spec.tables or give spec.filters a schema or table list").field_path(".tables"))]
+#[x_kube(validation = kube::core::Rule::new("self.format.type == 'debezium' || !has(self.format.encoding) || self.format.encoding == 'json'").message("spec.format.encoding avro writes Debezium records: it needs spec.format.type debezium").field_path(".format.encoding"))]
+#[schemars(extend("x-kubernetes-validations" = debezium_only_rules()))]
+#[x_kube(validation = kube::core::Rule::new(REGISTRY_WITH_AVRO_RULE).message(REGISTRY_WITH_AVRO).field_path(".schemaRegistry"))]
+#[x_kube(validation = kube::core::Rule::new(SNAPSHOT_THREADS_RULE).message(SNAPSHOT_THREADS).field_path(".snapshot.maxThreads"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.heartbeat) || !has(self.heartbeat.actionQuery) || !has(self.mining) || !has(self.mining.readOnly) || !self.mining.readOnly").message("spec.heartbeat.actionQuery writes to the database: not allowed with spec.mining.readOnly").field_path(".heartbeat.actionQuery"))]
 pub struct OracleCaptureSpec {
     /// How to reach the database.
     pub database: DatabaseSpec,
@@ -171,7 +171,7 @@ pub struct OracleCaptureSpec {
 const SNAPSHOT_THREADS_RULE: &str = "!has(self.snapshot) || !has(self.snapshot.maxThreads) || \
      self.snapshot.maxThreads <= (has(self.database.maxConnections) ? \
      self.database.maxConnections : 2) - 1";
-/// Why [`SNAPSHOT_THREADS_RULE`] refuses a spec (the capture's own check says the same).
+/// Why [`SNAPSHOT_THREADS_RULE`] refuses a spec.
 pub const SNAPSHOT_THREADS: &str = "spec.snapshot.maxThreads must be at most \
      spec.database.maxConnections - 1: the mining session holds one connection";
 
@@ -192,8 +192,8 @@ const TABLE_NAME_RULE: &str = r#"self.matches('^([A-Za-z][A-Za-z0-9_$#]{0,127}|"
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = kube::core::Rule::new("has(self.serviceName) != has(self.connectString)").message("set exactly one of spec.database.serviceName and spec.database.connectString"))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.serviceName) || has(self.host)").message("spec.database.host is required with spec.database.serviceName"))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.connectString) || !has(self.host)").message("spec.database.host must not be set with spec.database.connectString, which names the host itself"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.serviceName) || has(self.host)").message("spec.database.host is required with spec.database.serviceName").field_path(".host"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.connectString) || !has(self.host)").message("spec.database.host must not be set with spec.database.connectString, which names the host itself").field_path(".host"))]
 pub struct DatabaseSpec {
     /// Database host name or address (with serviceName).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -267,7 +267,7 @@ pub struct SecretRef {
 /// Where a capture with no bookmark starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("self.type == 'scn' ? has(self.scn) : !has(self.scn)").message("spec.startPosition.scn is required with type scn and not allowed with current or earliest"))]
+#[x_kube(validation = kube::core::Rule::new("self.type == 'scn' ? has(self.scn) : !has(self.scn)").message("spec.startPosition.scn is required with type scn and not allowed with current or earliest").field_path(".scn"))]
 pub struct StartPosition {
     /// `current` (the database's current SCN), `earliest` (the oldest available redo) or `scn`.
     #[serde(rename = "type")]
@@ -444,7 +444,7 @@ pub enum SnapshotMode {
 /// The Kafka sink.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.authentication) || self.authentication.type != 'tls' || has(self.tls)").message(TLS_AUTHENTICATION_NEEDS_TLS))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.authentication) || self.authentication.type != 'tls' || has(self.tls)").message(TLS_AUTHENTICATION_NEEDS_TLS).field_path(".tls"))]
 pub struct KafkaSpec {
     /// Comma-separated host:port list of brokers.
     #[schemars(length(min = 1, max = 4096))]
@@ -566,7 +566,7 @@ pub enum TopicCreation {
 /// ones are compacted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.replicationFactor) || !has(self.minInsyncReplicas) || self.minInsyncReplicas <= self.replicationFactor").message("spec.kafka.topics.internal.minInsyncReplicas must not exceed replicationFactor, or no write with acks=all could succeed"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.replicationFactor) || !has(self.minInsyncReplicas) || self.minInsyncReplicas <= self.replicationFactor").message("spec.kafka.topics.internal.minInsyncReplicas must not exceed replicationFactor, or no write with acks=all could succeed").field_path(".minInsyncReplicas"))]
 pub struct InternalTopicsSpec {
     /// Replication factor of a created internal topic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -714,20 +714,36 @@ pub enum SkippedOperation {
 }
 
 /// At least one way to choose tables: `tables` or a schema/table list of `filters`.
+fn tables_chosen_rule() -> String {
+    format!(
+        "(has(self.tables) && size(self.tables) > 0) || {}",
+        filters_choose_tables()
+    )
+}
+
 /// A request's tables are captured ones: listed in `spec.tables`, or left to the capture to
 /// find among what the filter lists choose (a request naming a table no list chooses fails
 /// there, with its message in the status). Bounded: 32 requests of 10 tables against at most
-/// 1000 listed tables.
-const SNAPSHOT_REQUEST_TABLES_RULE: &str = "!has(self.snapshot) || !has(self.snapshot.requests) || has(self.filters) || self.snapshot.requests.all(r, r.tables.all(t, has(self.tables) && t in self.tables))";
+/// 1000 listed tables. `filters` itself is no sign of choosing: it defaults to `{}`.
+fn snapshot_request_tables_rule() -> String {
+    format!(
+        "!has(self.snapshot) || !has(self.snapshot.requests) || {} || \
+         self.snapshot.requests.all(r, r.tables.all(t, has(self.tables) && t in self.tables))",
+        filters_choose_tables()
+    )
+}
 
-fn tables_chosen_rule() -> String {
-    let mut ways = vec!["(has(self.tables) && size(self.tables) > 0)".to_owned()];
-    for list in TABLE_LISTS {
-        ways.push(format!(
-            "(has(self.filters) && has(self.filters.{list}) && size(self.filters.{list}) > 0)"
-        ));
-    }
-    ways.join(" || ")
+/// Whether a schema or table list of `filters` is given and not empty.
+fn filters_choose_tables() -> String {
+    TABLE_LISTS
+        .iter()
+        .map(|list| {
+            format!(
+                "(has(self.filters) && has(self.filters.{list}) && size(self.filters.{list}) > 0)"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
 }
 
 /// The `filters` lists that choose tables from the catalog.
@@ -738,20 +754,23 @@ pub const TABLE_LISTS: [&str; 4] = [
     "tableExcludeList",
 ];
 
-/// The column options that only the `debezium` format applies (see [`DEBEZIUM_ONLY_FIELDS`]).
-fn debezium_only_rule() -> String {
-    let empty = |path: &str| {
-        let (parent, field) = path.rsplit_once('.').unwrap_or(("self", path));
-        format!("(!has({parent}.{field}) || size({parent}.{field}) == 0)")
-    };
-    let fields: Vec<String> = DEBEZIUM_ONLY_FIELDS
+/// The column options that only the `debezium` format applies (see [`DEBEZIUM_ONLY_FIELDS`]): one
+/// rule per field, so that the refusal names the field that is set.
+fn debezium_only_rules() -> serde_json::Value {
+    let rules: Vec<serde_json::Value> = DEBEZIUM_ONLY_FIELDS
         .iter()
-        .map(|f| empty(&format!("self.{f}")))
+        .map(|field| {
+            let (parent, name) = field.rsplit_once('.').unwrap_or(("", field));
+            serde_json::json!({
+                "rule": format!(
+                    "self.format.type == 'debezium' || !has(self.{parent}.{name}) || size(self.{parent}.{name}) == 0"
+                ),
+                "message": format!("spec.{field} shapes Debezium records: it needs spec.format.type debezium"),
+                "fieldPath": format!(".{field}"),
+            })
+        })
         .collect();
-    format!(
-        "self.format.type == 'debezium' || ({})",
-        fields.join(" && ")
-    )
+    serde_json::Value::Array(rules)
 }
 
 /// The spec fields only the `debezium` format applies: with `compact` they would silently do
@@ -776,10 +795,10 @@ fn default_skipped_operations() -> Vec<SkippedOperation> {
 /// case-sensitively, against names in dictionary case.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.schemaIncludeList) || !has(self.schemaExcludeList) || size(self.schemaIncludeList) == 0 || size(self.schemaExcludeList) == 0").message("set at most one of spec.filters.schemaIncludeList and spec.filters.schemaExcludeList"))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.tableIncludeList) || !has(self.tableExcludeList) || size(self.tableIncludeList) == 0 || size(self.tableExcludeList) == 0").message("set at most one of spec.filters.tableIncludeList and spec.filters.tableExcludeList"))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.usernameIncludeList) || !has(self.usernameExcludeList) || size(self.usernameIncludeList) == 0 || size(self.usernameExcludeList) == 0").message("set at most one of spec.filters.usernameIncludeList and spec.filters.usernameExcludeList"))]
-#[x_kube(validation = kube::core::Rule::new("!has(self.columnIncludeList) || !has(self.columnExcludeList) || size(self.columnIncludeList) == 0 || size(self.columnExcludeList) == 0").message("set at most one of spec.filters.columnIncludeList and spec.filters.columnExcludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.schemaIncludeList) || !has(self.schemaExcludeList) || size(self.schemaIncludeList) == 0 || size(self.schemaExcludeList) == 0").message("set at most one of spec.filters.schemaIncludeList and spec.filters.schemaExcludeList").field_path(".schemaIncludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.tableIncludeList) || !has(self.tableExcludeList) || size(self.tableIncludeList) == 0 || size(self.tableExcludeList) == 0").message("set at most one of spec.filters.tableIncludeList and spec.filters.tableExcludeList").field_path(".tableIncludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.usernameIncludeList) || !has(self.usernameExcludeList) || size(self.usernameIncludeList) == 0 || size(self.usernameExcludeList) == 0").message("set at most one of spec.filters.usernameIncludeList and spec.filters.usernameExcludeList").field_path(".usernameIncludeList"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.columnIncludeList) || !has(self.columnExcludeList) || size(self.columnIncludeList) == 0 || size(self.columnExcludeList) == 0").message("set at most one of spec.filters.columnIncludeList and spec.filters.columnExcludeList").field_path(".columnIncludeList"))]
 pub struct FiltersSpec {
     /// Regular expressions on the owner: tables of matching schemas are captured (Debezium's
     /// `schema.include.list`), Oracle-maintained schemas never.
@@ -1153,7 +1172,7 @@ pub enum MaxAgeAction {
 /// How LogMiner is driven.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("self.minScnWindow <= self.maxScnWindow").message("spec.mining.minScnWindow must not exceed spec.mining.maxScnWindow"))]
+#[x_kube(validation = kube::core::Rule::new("self.minScnWindow <= self.maxScnWindow").message("spec.mining.minScnWindow must not exceed spec.mining.maxScnWindow").field_path(".minScnWindow"))]
 pub struct MiningSpec {
     /// Largest SCN range one window mines (one `START_LOGMNR` over the range). Windows start at
     /// this size and are made smaller while they exceed `windowMaxSeconds` or
@@ -1191,6 +1210,13 @@ pub struct MiningSpec {
     #[serde(default = "default_poll_interval")]
     #[schemars(range(min = 1, max = 3600))]
     pub poll_interval_seconds: u64,
+
+    /// With schema or table lists in `spec.filters`: seconds between listings of the catalog,
+    /// the last of which finds a table created later that the lists choose (it is captured from
+    /// there, and read as `snapshot.tablesAdded` says). Each listing is one catalog query.
+    #[serde(default = "default_table_listing_interval")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub table_listing_interval_seconds: u64,
 
     /// File sink only: changes per page: 0 aggregates transactions into pages of up to 100,000
     /// changes, otherwise one page per transaction. Kafka pages follow `spec.kafka.transactions`.
@@ -1255,7 +1281,7 @@ pub struct MiningSpec {
 /// and archived-redo retention follow an idle (or read-only) capture.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.actionQuery) || self.intervalSeconds > 0").message("spec.heartbeat.actionQuery needs spec.heartbeat.intervalSeconds above 0"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.actionQuery) || self.intervalSeconds > 0").message("spec.heartbeat.actionQuery needs spec.heartbeat.intervalSeconds above 0").field_path(".actionQuery"))]
 pub struct HeartbeatSpec {
     /// Seconds between heartbeats; 0 turns them off (Debezium's `heartbeat.interval.ms`).
     #[serde(default)]
@@ -1296,6 +1322,7 @@ impl Default for MiningSpec {
             window_max_seconds: default_window_max_seconds(),
             session_pga_max_bytes: default_session_pga_max_bytes(),
             poll_interval_seconds: default_poll_interval(),
+            table_listing_interval_seconds: default_table_listing_interval(),
             batch_size: default_batch_size(),
             statement_timeout_seconds: default_statement_timeout(),
             flush_table: default_flush_table(),
@@ -1438,6 +1465,9 @@ fn default_session_pga_max_bytes() -> ByteQuantity {
 }
 fn default_poll_interval() -> u64 {
     1
+}
+fn default_table_listing_interval() -> u64 {
+    60
 }
 fn default_batch_size() -> u64 {
     1000

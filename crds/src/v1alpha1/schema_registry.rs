@@ -13,7 +13,7 @@ use super::kafka_auth::{GenericSecretSource, KafkaTlsSpec, PasswordSecretSource}
 /// `spec.schemaRegistry`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("!has(self.tls) || self.url.startsWith('https://')").message(REGISTRY_TLS_NEEDS_HTTPS))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.tls) || self.url.startsWith('https://')").message(REGISTRY_TLS_NEEDS_HTTPS).field_path(".tls"))]
 pub struct SchemaRegistrySpec {
     /// The root of the registry's Confluent-compatible API: `http://registry:8081` for
     /// Confluent's, `https://registry:8080/apis/ccompat/v7` for Apicurio's. With `tls`, https.
@@ -76,9 +76,9 @@ pub enum SchemaRegistryAuthenticationType {
 /// `spec.schemaRegistry.authentication`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = kube::core::Rule::new("(self.type == 'basic') == has(self.username)").message("spec.schemaRegistry.authentication.username is required with type basic and not allowed with bearer"))]
-#[x_kube(validation = kube::core::Rule::new("(self.type == 'basic') == has(self.passwordSecret)").message("spec.schemaRegistry.authentication.passwordSecret is required with type basic and not allowed with bearer"))]
-#[x_kube(validation = kube::core::Rule::new("(self.type == 'bearer') == has(self.tokenSecret)").message("spec.schemaRegistry.authentication.tokenSecret is required with type bearer and not allowed with basic"))]
+#[x_kube(validation = kube::core::Rule::new("(self.type == 'basic') == has(self.username)").message("spec.schemaRegistry.authentication.username is required with type basic and not allowed with bearer").field_path(".username"))]
+#[x_kube(validation = kube::core::Rule::new("(self.type == 'basic') == has(self.passwordSecret)").message("spec.schemaRegistry.authentication.passwordSecret is required with type basic and not allowed with bearer").field_path(".passwordSecret"))]
+#[x_kube(validation = kube::core::Rule::new("(self.type == 'bearer') == has(self.tokenSecret)").message("spec.schemaRegistry.authentication.tokenSecret is required with type bearer and not allowed with basic").field_path(".tokenSecret"))]
 pub struct SchemaRegistryAuthenticationSpec {
     /// `basic` or `bearer`.
     #[serde(rename = "type")]

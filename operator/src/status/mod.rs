@@ -15,18 +15,21 @@
 //! Every condition carries `observedGeneration`; `lastTransitionTime` moves only when the status
 //! value changes. [`Transition`]s say which changes deserve an Event.
 
+mod conditions;
 mod lag;
 mod mounts;
 mod observation;
 mod polls;
 mod termination;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{
     ArchivedRedoStatus, LastStop, OracleCaptureStatus, Phase, Position, RepositionState,
-    SnapshotProgress, SnapshotRequestState, condition_type as ct,
+    RepositionStatus, SnapshotProgress, SnapshotRequestState, condition_type as ct,
 };
+
+use conditions::{Facts, activity, condition_now};
 
 pub use mounts::mount_problem;
 pub use observation::{
@@ -54,138 +57,43 @@ pub fn compute(
     previous: Option<&OracleCaptureStatus>,
     now: &Time,
 ) -> (OracleCaptureStatus, Vec<Transition>) {
-    let generation = observation.generation;
-    let condition = |type_: &str, status: &str, reason: &str, message: String| {
-        condition_now(previous, type_, status, reason, message, generation, now)
+    let facts = Facts::of(observation, previous, now);
+    let stalled = facts.stalled();
+    let position = position(observation, previous, facts.stopped_at());
+    // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
+    let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
+    let lag = facts.lag_within_sla(lag_seconds, position.as_ref());
+    let phase = facts.phase(&stalled);
+    let ready = facts.ready(&stalled);
+    let reconciling = facts.reconciling(&stalled);
+    let mut conditions = vec![ready, facts.prerequisites_met(), stalled, reconciling];
+    conditions.extend(lag);
+    let status = OracleCaptureStatus {
+        observed_generation: observation.generation,
+        conditions,
+        phase: Some(phase),
+        position,
+        lag_seconds,
+        last_stop: last_stop(facts.stop(), previous, now),
+        active_stop: facts.active_stop(),
+        snapshot: snapshot_status(observation, previous, phase),
+        reposition: reposition(observation, previous),
+        archived_redo: archived_redo(observation, previous, now),
     };
+    let transitions = transitions(previous, &status);
+    (status, transitions)
+}
 
-    let pod = observation.pod.as_ref();
-    let doctor_stop = pod.and_then(|p| p.doctor.stop());
-    let capture_stop = pod.and_then(|p| p.capture.stop());
-    let stopped_at = capture_stop.as_ref().and_then(StopReport::position);
-    let streaming = streaming(observation);
-    let unanswered_note = |message: String| match &observation.status_unanswered {
-        Some(unanswered) => format!("{message}; {}", unanswered.note()),
-        None => message,
-    };
-    let snapshotting = observation
-        .capture
-        .as_ref()
-        .is_some_and(|c| c.state == Some(CaptureState::Snapshotting));
-
-    // A stop stays until a new pod streams again; a configuration problem until it is fixed.
-    let stop = if observation.suspend || streaming {
-        None
-    } else {
-        doctor_stop.clone().or(capture_stop)
-    };
-    let stalled = match (&observation.configuration_problem, &stop) {
-        (Some(problem), _) => condition(
-            ct::STALLED,
-            TRUE,
-            problem.reason(),
-            problem.message().to_owned(),
-        ),
-        (None, Some(stop)) => condition(ct::STALLED, TRUE, &stop.reason, stop.condition_message()),
-        (None, None) => condition(ct::STALLED, FALSE, "NoStop", String::new()),
-    };
-
-    let prerequisites = match (&doctor_stop, pod.map(|p| &p.doctor)) {
-        (Some(report), _) => condition(
-            ct::PREREQUISITES_MET,
-            FALSE,
-            "PrerequisitesNotMet",
-            report.condition_message(),
-        ),
-        (None, Some(doctor)) if doctor.passed() => condition(
-            ct::PREREQUISITES_MET,
-            TRUE,
-            "PrerequisitesMet",
-            "redoline-capture doctor passed every check".into(),
-        ),
-        _ => condition(
-            ct::PREREQUISITES_MET,
-            UNKNOWN,
-            "NotChecked",
-            "the doctor init container has not finished yet".into(),
-        ),
-    };
-
-    let rolling_out = observation
-        .workload
-        .as_ref()
-        .map(WorkloadObservation::rolling_out);
-    // kstatus and Flux read Reconciling before Stalled: a rollout blocked on a stop or on the
-    // user must not look like progress, or GitOps tools wait for their timeout instead of
-    // reporting the failure.
-    let reconciling = match rolling_out {
-        Some(true) | None if stalled.status == TRUE => condition(
-            ct::RECONCILING,
-            FALSE,
-            "Blocked",
-            "the rollout waits until the problem in Stalled is fixed".into(),
-        ),
-        None => condition(
-            ct::RECONCILING,
-            TRUE,
-            "Creating",
-            "creating the capture StatefulSet".into(),
-        ),
-        Some(true) => condition(
-            ct::RECONCILING,
-            TRUE,
-            "RollingOut",
-            "rolling out the capture pod".into(),
-        ),
-        Some(false) => condition(ct::RECONCILING, FALSE, "RolledOut", String::new()),
-    };
-
-    let ready = if stalled.status == TRUE {
-        condition(ct::READY, FALSE, &stalled.reason, stalled.message.clone())
-    } else if observation.suspend {
-        condition(
-            ct::READY,
-            TRUE,
-            "Suspended",
-            "spec.suspend is true: the capture is scaled to zero".into(),
-        )
-    } else if streaming && observation.capture.is_none() {
-        condition(
-            ct::READY,
-            TRUE,
-            "Streaming",
-            unanswered_note(
-                "the capture pod is ready, which it is only while streaming".to_owned(),
-            ),
-        )
-    } else if streaming {
-        condition(
-            ct::READY,
-            TRUE,
-            "Streaming",
-            "the capture is streaming".into(),
-        )
-    } else if snapshotting {
-        condition(
-            ct::READY,
-            FALSE,
-            "Snapshotting",
-            "the capture is taking its initial snapshot".into(),
-        )
-    } else {
-        condition(
-            ct::READY,
-            FALSE,
-            "Starting",
-            unanswered_note("waiting for the capture pod to stream".to_owned()),
-        )
-    };
-
-    // The position the capture reports; one that has not read its bookmark yet (a restarted
-    // container starting up) reports none. Without a report, the furthest of the last known one
-    // and the one the capture's typed stop names (where it stood when it stopped, which may be
-    // past the last poll; an older stop stays in the pod's last state after the capture went on).
-    // Its time stays while a position of the same commit SCN comes without one.
+/// `status.position`: the position the capture reports; one that has not read its bookmark yet
+/// (a restarted container starting up) reports none. Without a report, the furthest of the last
+/// known one and `stopped_at`, the one the capture's typed stop names (where it stood when it
+/// stopped, which may be past the last poll). Its time stays while a position of the same
+/// commit SCN comes without one.
+fn position(
+    observation: &Observation,
+    previous: Option<&OracleCaptureStatus>,
+    stopped_at: Option<Position>,
+) -> Option<Position> {
     let previous_position = previous.and_then(|p| p.position.as_ref());
     let reported = observation
         .capture
@@ -196,7 +104,7 @@ pub fn compute(
             restart_scn: c.restart_scn,
             commit_time: c.commit_time.clone(),
         });
-    let position = reported
+    reported
         .or_else(|| {
             stopped_at
                 .into_iter()
@@ -210,65 +118,38 @@ pub fn compute(
                     .and_then(|p| p.commit_time.clone());
             }
             position
-        });
-
-    // Only the live figure is `status.lagSeconds`; the estimate is in the condition alone.
-    let lag_seconds = observation.capture.as_ref().and_then(|c| c.lag_seconds);
-    let lag = observation.sla_max_lag_seconds.map(|max| {
-        let lag = lag::judge(now, lag_seconds, activity(observation), position.as_ref());
-        let message = lag.message(max);
-        match lag.within(max) {
-            Some(true) => condition(ct::LAG_WITHIN_SLA, TRUE, "LagWithinSLA", message),
-            Some(false) => condition(ct::LAG_WITHIN_SLA, FALSE, "LagSLABreached", message),
-            None => condition(
-                ct::LAG_WITHIN_SLA,
-                UNKNOWN,
-                "LagUnknown",
-                unanswered_note(message),
-            ),
-        }
-    });
-
-    let phase = if stalled.status == TRUE {
-        Phase::Stalled
-    } else if observation.suspend {
-        Phase::Suspended
-    } else if streaming {
-        Phase::Streaming
-    } else if snapshotting {
-        Phase::Snapshotting
-    } else {
-        Phase::Pending
-    };
-
-    let last_stop = stop
-        .as_ref()
-        .map(|s| LastStop {
-            code: s.code.clone(),
-            reason: s.reason.clone(),
-            message: s.message.clone(),
-            at: s
-                .at
-                .as_deref()
-                .and_then(|at| at.parse().ok())
-                .map(Time)
-                .unwrap_or_else(|| now.clone()),
         })
-        .or_else(|| previous.and_then(|p| p.last_stop.clone()));
+}
 
-    let snapshot = snapshot_status(observation, previous, phase);
+/// `status.lastStop`: the stop in force, else the latest one stored.
+fn last_stop(
+    stop: Option<&StopReport>,
+    previous: Option<&OracleCaptureStatus>,
+    now: &Time,
+) -> Option<LastStop> {
+    stop.map(|s| LastStop {
+        code: s.code.clone(),
+        reason: s.reason.clone(),
+        message: s.message.clone(),
+        at: s
+            .at
+            .as_deref()
+            .and_then(|at| at.parse().ok())
+            .map(Time)
+            .unwrap_or_else(|| now.clone()),
+    })
+    .or_else(|| previous.and_then(|p| p.last_stop.clone()))
+}
 
-    // Only a stop in force: `lastStop` keeps the latest one after recovery.
-    let active_stop = match (&observation.configuration_problem, &stop) {
-        (None, Some(stop)) => Some(stop.code.clone()),
-        _ => None,
-    };
-
-    // What the capture decided about spec.reposition. A later run reports an applied id again
-    // without the time and message of the move: the status keeps the first report of a
-    // decision, and keeps the last one while no capture reports.
+/// `status.reposition`: what the capture decided about spec.reposition. A later run reports an
+/// applied id again without the time and message of the move: the status keeps the first report
+/// of a decision, and keeps the last one while no capture reports.
+fn reposition(
+    observation: &Observation,
+    previous: Option<&OracleCaptureStatus>,
+) -> Option<RepositionStatus> {
     let previous_reposition = previous.and_then(|p| p.reposition.as_ref());
-    let reposition = match observation
+    match observation
         .capture
         .as_ref()
         .and_then(|c| c.reposition.as_ref())
@@ -280,12 +161,18 @@ pub fn compute(
             _ => Some(reported.clone()),
         },
         None => previous_reposition.cloned(),
-    };
+    }
+}
 
-    // The capture's figures while it reports, else the last ones reported with the hours
-    // left counted down to `deletableFrom` on the operator's clock: a capture that does not run
-    // does not move its restart SCN, so the logs it needs only age.
-    let archived_redo = match observation
+/// `status.archivedRedo`: the capture's figures while it reports, else the last ones reported
+/// with the hours left counted down to `deletableFrom` on the operator's clock: a capture that
+/// does not run does not move its restart SCN, so the logs it needs only age.
+fn archived_redo(
+    observation: &Observation,
+    previous: Option<&OracleCaptureStatus>,
+    now: &Time,
+) -> Option<ArchivedRedoStatus> {
+    match observation
         .capture
         .as_ref()
         .and_then(|c| c.archived_redo.clone())
@@ -294,24 +181,7 @@ pub fn compute(
         None => previous
             .and_then(|p| p.archived_redo.clone())
             .map(|kept| archived_redo_at(kept, now)),
-    };
-
-    let mut conditions = vec![ready, prerequisites, stalled, reconciling];
-    conditions.extend(lag);
-    let status = OracleCaptureStatus {
-        observed_generation: generation,
-        conditions,
-        phase: Some(phase),
-        position,
-        lag_seconds,
-        last_stop,
-        active_stop,
-        snapshot,
-        reposition,
-        archived_redo,
-    };
-    let transitions = transitions(previous, &status);
-    (status, transitions)
+    }
 }
 
 /// `kept` with its hours left counted again at `now` from `deletableFrom` (unchanged without
@@ -322,31 +192,6 @@ fn archived_redo_at(mut kept: ArchivedRedoStatus, now: &Time) -> ArchivedRedoSta
         kept.hours_left = Some((seconds / 3600.0).max(0.0));
     }
     kept
-}
-
-/// Whether a capture streams. The pod is ready only while the capture streams (its readiness
-/// probe is `/readyz`), so without a `/status` report the readiness decides: an unreachable
-/// `/status` must not keep a streaming capture not-Ready.
-fn streaming(observation: &Observation) -> bool {
-    observation
-        .pod
-        .as_ref()
-        .is_some_and(|p| p.capture.is_running_ready())
-        && observation
-            .capture
-            .as_ref()
-            .is_none_or(|c| c.state == Some(CaptureState::Streaming))
-}
-
-/// What the capture is doing, for the lag.
-fn activity(observation: &Observation) -> lag::Activity {
-    if observation.suspend {
-        lag::Activity::Suspended
-    } else if streaming(observation) {
-        lag::Activity::Streaming
-    } else {
-        lag::Activity::NotStreaming
-    }
 }
 
 /// While no capture streams and the estimated lag is still within the SLA: how long until it
@@ -406,31 +251,6 @@ pub fn failing(
     status.observed_generation = generation;
     status.phase = Some(Phase::Stalled);
     status
-}
-
-/// Condition `type_` as it is now. Its `lastTransitionTime` stays that of `previous` while the
-/// status value is unchanged.
-fn condition_now(
-    previous: Option<&OracleCaptureStatus>,
-    type_: &str,
-    status: &str,
-    reason: &str,
-    message: String,
-    generation: Option<i64>,
-    now: &Time,
-) -> Condition {
-    let last = previous
-        .and_then(|p| p.condition(type_))
-        .filter(|c| c.status == status)
-        .map(|c| c.last_transition_time.clone());
-    Condition {
-        type_: type_.to_owned(),
-        status: status.to_owned(),
-        reason: reason.to_owned(),
-        message,
-        last_transition_time: last.unwrap_or_else(|| now.clone()),
-        observed_generation: generation,
-    }
 }
 
 /// Events for conditions that changed status since `previous`.

@@ -1,4 +1,4 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use redoline_crds::capture::CaptureState;
 use redoline_crds::v1alpha1::{OracleCaptureStatus, Phase, condition_type as ct};
 use serde_json::json;

@@ -45,6 +45,7 @@
 //! key change, `source.redo_sql`, `lcr_position` and `start_scn`.
 
 pub mod avro;
+mod datum;
 mod payload;
 pub mod schema;
 pub mod schema_change;
@@ -58,11 +59,11 @@ use redoline_crds::v1alpha1::{
 };
 
 use super::json;
-use super::{ChangeEvent, Operation, TransactionInfo};
+use super::{ChangeEvent, EncodeError, Operation, Record, TransactionInfo};
 use crate::dictionary::TableSchema;
 use crate::filter::Filters;
 use crate::filter::mask::ColumnMask;
-use crate::registry::{RegistryError, SchemaRegistry, SchemaRole};
+use crate::registry::{SchemaRegistry, SchemaRole};
 use crate::value::Row;
 use avro::{AvroSchema, AvroState, FixedKind};
 use payload::{envelope, key};
@@ -272,55 +273,6 @@ impl SkippedOperations {
             EnvelopeOp::Read => false,
         }
     }
-}
-
-/// One Kafka record: `None` key or value is a Kafka null (no key; a tombstone). Keys and values
-/// are bytes: JSON text, or Avro in Confluent's wire format.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
-    pub topic: String,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
-}
-
-/// An event Debezium's record shapes cannot carry.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum EncodeError {
-    #[error("{table}: column {column} is NOT NULL but the {image} image has no value for it")]
-    NullInRequiredColumn {
-        table: String,
-        column: String,
-        image: &'static str,
-    },
-    #[error(
-        "{table}: spec.columns.messageKeyColumns names column {column}, which the table does not \
-         have; fix the entry that matches {table}"
-    )]
-    UnknownKeyColumn { table: String, column: String },
-    #[error("{table}: key column {column} is missing from the row image")]
-    MissingKeyColumn { table: String, column: String },
-    #[error("{table}: the {op} event has no {image} image")]
-    MissingImage {
-        table: String,
-        op: &'static str,
-        image: &'static str,
-    },
-    #[error("{table}: column {column}: {problem}")]
-    Unrepresentable {
-        table: String,
-        column: String,
-        problem: String,
-    },
-    /// The schema registry gave no id for a schema (an outage or a refusal: the error says
-    /// which), so no record of that schema can be written.
-    #[error("{0}")]
-    Registry(RegistryError),
-    /// A Connect schema that makes no valid Avro schema: a fault of this crate.
-    #[error("no Avro schema: {problem}")]
-    AvroSchema { problem: String },
-    /// `format.encoding: avro` on an encoder built without a schema registry.
-    #[error("the Avro encoding needs a schema registry, and the encoder has none")]
-    NoSchemaRegistry,
 }
 
 /// Per-table encoding state, built once per table definition.
@@ -666,9 +618,9 @@ impl DebeziumEncoder {
         )
     }
 
-    /// Debezium's heartbeat record on `topic` at `at` (see [`crate::heartbeat`]).
+    /// Debezium's heartbeat record on `topic` at `at` (see [`super::heartbeat`]).
     pub fn heartbeat(&mut self, topic: &str, at: jiff::Timestamp) -> Result<Record, EncodeError> {
-        let record = crate::heartbeat::heartbeat_record(
+        let record = super::heartbeat::heartbeat_record(
             topic,
             &self.options.topic_prefix,
             self.options.wraps_json(),

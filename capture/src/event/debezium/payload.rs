@@ -3,12 +3,11 @@
 
 use base64::Engine as _;
 
-use super::schema::FieldKind;
+use super::datum::{self, Datum};
 use super::{BinaryHandling, DebeziumOptions, EncodeError, Part, TablePlan};
-use crate::dictionary::{LobKind, TableSchema};
+use crate::dictionary::TableSchema;
 use crate::event::{ChangeEvent, TransactionInfo, json};
-use crate::value::temporal::{self, Fraction};
-use crate::value::{Row, Value, binary};
+use crate::value::{Row, Value};
 
 pub(super) fn key(
     plan: &TablePlan,
@@ -246,184 +245,43 @@ fn write_field(
     value: Option<&Value>,
     image: &'static str,
 ) -> Result<(), EncodeError> {
-    let column = &plan.table.columns()[index];
-    let kind = plan.kinds[index];
-    let value = match value {
-        None if column.data_type.is_lob_like() => {
-            let placeholder = &options.unavailable_value_placeholder;
-            match kind {
-                FieldKind::Binary(_) => {
-                    write_binary(out, options.binary_handling, placeholder.as_bytes())
-                }
-                _ => json::string(out, placeholder),
-            }
-            return Ok(());
-        }
-        None | Some(Value::Null | Value::Unsupported) => {
-            if !column.nullable {
-                return Err(EncodeError::NullInRequiredColumn {
-                    table: plan.table.qualified_name(),
-                    column: column.name.clone(),
-                    image,
-                });
-            }
-            out.push_str("null");
-            return Ok(());
-        }
-        Some(value) => value,
-    };
-    let unrepresentable = |problem: String| EncodeError::Unrepresentable {
-        table: plan.table.qualified_name(),
-        column: column.name.clone(),
-        problem,
-    };
-    let mismatch = || {
-        unrepresentable(format!(
-            "a {} value cannot be encoded as {kind:?}",
-            short_kind(value)
-        ))
-    };
-    match (kind, value) {
-        (
-            FieldKind::Int8 | FieldKind::Int16 | FieldKind::Int32 | FieldKind::Int64,
-            Value::Number(n),
-        ) => {
-            let Some(v) = n.to_i64() else {
-                return Err(unrepresentable(format!("{n} is not a 64-bit integer")));
-            };
-            json::integer(out, v);
-        }
-        (FieldKind::Boolean, Value::Boolean(b)) => out.push_str(if *b { "true" } else { "false" }),
-        (FieldKind::Boolean, Value::Number(n)) => {
-            out.push_str(if !n.is_zero() && !n.is_negative() {
-                "true"
-            } else {
-                "false"
-            });
-        }
-        (FieldKind::Decimal { scale, .. }, Value::Number(n)) => {
-            out.push('"');
-            base64::engine::general_purpose::STANDARD.encode_string(n.unscaled_bytes(scale), out);
-            out.push('"');
-        }
-        (FieldKind::VariableScaleDecimal, Value::Number(n)) => {
-            out.push_str("{\"scale\":");
-            json::integer(out, n.scale());
-            out.push_str(",\"value\":\"");
-            base64::engine::general_purpose::STANDARD.encode_string(
-                n.unscaled_bytes(i32::try_from(n.scale()).unwrap_or(i32::MAX)),
-                out,
-            );
-            out.push_str("\"}");
-        }
-        (FieldKind::NumberAsDouble, Value::Number(n)) => json::f64_number(out, n.to_f64()),
-        (FieldKind::NumberAsString { scale }, Value::Number(n)) => {
-            out.push('"');
-            n.write_plain(out, scale);
-            out.push('"');
-        }
-        (FieldKind::Float32, Value::BinaryFloat(v)) => json::f32_number(out, *v),
-        (FieldKind::Float64, Value::BinaryDouble(v)) => json::f64_number(out, *v),
-        (FieldKind::String | FieldKind::Xml | FieldKind::Json, Value::Text(t) | Value::Xml(t)) => {
-            json::string(out, t)
-        }
-        // An EMPTY_CLOB() / EMPTY_BLOB() no piece filled: null in a nullable column, empty in
-        // a NOT NULL one, as Debezium's converters write it.
-        (
-            FieldKind::String | FieldKind::Binary(_),
-            Value::LobPlaceholder(LobKind::Clob | LobKind::NClob | LobKind::Blob),
-        ) if column.nullable => out.push_str("null"),
-        (FieldKind::String, Value::LobPlaceholder(LobKind::Clob | LobKind::NClob)) => {
-            json::string(out, "")
-        }
-        (FieldKind::Binary(mode), Value::Bytes(bytes)) => write_binary(out, mode, bytes),
-        (FieldKind::Binary(mode), Value::LobPlaceholder(LobKind::Blob)) => {
-            write_binary(out, mode, &[])
-        }
-        (
-            FieldKind::TimestampMillis { .. }
-            | FieldKind::TimestampMicros
-            | FieldKind::TimestampNanos,
-            Value::Date(local) | Value::Timestamp(local),
-        ) => {
-            let Some(count) = kind.epoch_count(*local) else {
-                return Err(unrepresentable(format!(
-                    "{local} is beyond a 64-bit epoch count"
-                )));
-            };
-            json::integer(out, count);
-        }
-        (FieldKind::ZonedTimestamp { fraction_digits }, Value::TimestampTz { local, offset }) => {
-            out.push('"');
-            temporal::write_iso_local(out, *local, Fraction::Digits(fraction_digits));
-            temporal::write_offset(out, *offset, true);
-            out.push('"');
-        }
-        (FieldKind::ZonedTimestamp { fraction_digits }, Value::TimestampLtz(instant)) => {
-            out.push('"');
-            let utc = jiff::tz::Offset::UTC.to_datetime(*instant);
-            temporal::write_iso_local(out, utc, Fraction::Digits(fraction_digits));
-            out.push_str("Z\"");
-        }
-        (FieldKind::MicroDuration, Value::IntervalYearToMonth { months }) => {
-            // Debezium's average month: 365.25 / 12 days.
-            let micros = *months as f64 * (365.25 / 12.0) * 86_400_000_000.0;
-            json::f64_number(out, micros);
-        }
-        (FieldKind::MicroDuration, Value::IntervalDayToSecond { nanoseconds }) => {
-            json::f64_number(out, (*nanoseconds / 1_000) as f64);
-        }
-        (FieldKind::IntervalString, Value::IntervalYearToMonth { months }) => {
-            out.push('"');
-            temporal::write_iso_duration(out, *months, 0);
-            out.push('"');
-        }
-        (FieldKind::IntervalString, Value::IntervalDayToSecond { nanoseconds }) => {
-            out.push('"');
-            temporal::write_iso_duration(out, 0, *nanoseconds);
-            out.push('"');
-        }
-        _ => return Err(mismatch()),
+    match datum::of(plan, options, index, value, image)? {
+        None => out.push_str("null"),
+        Some(datum) => write_datum(out, &datum),
     }
     Ok(())
 }
 
-pub(super) fn short_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "NULL",
-        Value::Number(_) => "NUMBER",
-        Value::BinaryFloat(_) => "BINARY_FLOAT",
-        Value::BinaryDouble(_) => "BINARY_DOUBLE",
-        Value::Text(_) => "text",
-        Value::Xml(_) => "XML",
-        Value::Boolean(_) => "BOOLEAN",
-        Value::Bytes(_) => "binary",
-        Value::Date(_) => "DATE",
-        Value::Timestamp(_) => "TIMESTAMP",
-        Value::TimestampTz { .. } => "TIMESTAMP WITH TIME ZONE",
-        Value::TimestampLtz(_) => "TIMESTAMP WITH LOCAL TIME ZONE",
-        Value::IntervalYearToMonth { .. } => "INTERVAL YEAR TO MONTH",
-        Value::IntervalDayToSecond { .. } => "INTERVAL DAY TO SECOND",
-        Value::LobPlaceholder(_) => "LOB placeholder",
-        Value::Unsupported => "unsupported",
+fn write_datum(out: &mut String, datum: &Datum<'_>) {
+    match datum {
+        Datum::Long(v) => json::integer(out, *v),
+        Datum::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Datum::Decimal(unscaled) => {
+            out.push('"');
+            base64::engine::general_purpose::STANDARD.encode_string(unscaled, out);
+            out.push('"');
+        }
+        Datum::VariableScaleDecimal { scale, unscaled } => {
+            out.push_str("{\"scale\":");
+            json::integer(out, *scale);
+            out.push_str(",\"value\":\"");
+            base64::engine::general_purpose::STANDARD.encode_string(unscaled, out);
+            out.push_str("\"}");
+        }
+        Datum::Float(v) => json::f32_number(out, *v),
+        Datum::Double(v) => json::f64_number(out, *v),
+        Datum::String(text) => json::string(out, text),
+        Datum::Formatted(formatted) => {
+            out.push('"');
+            formatted.write(out);
+            out.push('"');
+        }
+        Datum::Binary(mode, bytes) => write_binary(out, *mode, bytes),
     }
 }
 
 fn write_binary(out: &mut String, mode: BinaryHandling, bytes: &[u8]) {
     out.push('"');
-    binary_text(out, mode, bytes);
+    datum::binary_text(out, mode, bytes);
     out.push('"');
-}
-
-/// The text of binary `bytes` in a string `binary.handling.mode` (unquoted).
-pub(super) fn binary_text(out: &mut String, mode: BinaryHandling, bytes: &[u8]) {
-    match mode {
-        BinaryHandling::Bytes | BinaryHandling::Base64 => {
-            base64::engine::general_purpose::STANDARD.encode_string(bytes, out);
-        }
-        BinaryHandling::Base64UrlSafe => {
-            base64::engine::general_purpose::URL_SAFE.encode_string(bytes, out);
-        }
-        BinaryHandling::Hex => out.push_str(&binary::encode_hex(bytes)),
-    }
 }

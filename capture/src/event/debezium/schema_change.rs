@@ -12,7 +12,8 @@
 
 use super::payload::write_source;
 use super::schema::SOURCE_SCHEMA;
-use super::{DebeziumOptions, Record, legal_topic};
+use super::{DebeziumOptions, legal_topic};
+use crate::event::Record;
 use crate::event::{ChangeEvent, json};
 use crate::schema_history::TableChange;
 

@@ -63,7 +63,7 @@ fn names_logminer_writes_without_a_dictionary_are_read_as_numbers() {
 #[test]
 fn a_parsed_statement_on_an_object_number_gives_numbered_values() {
     use crate::redo::ast::DmlStatement;
-    use crate::redo::parse::parse_dml;
+    use crate::redo::parse_dml;
     let insert = parse_dml(
         "insert into \"UNKNOWN\".\"OBJ# 45522\"(\"COL 1\",\"COL 2\",\"COL 3\") values \
          (HEXTORAW('45465f4748'),NULL,HEXTORAW('c229'));",

@@ -324,38 +324,6 @@ fn failure(error: &OraError) -> Failure {
     }
 }
 
-/// A simulator error as the ORA- error Oracle raises in its place.
-pub(super) fn ora_of(error: &SourceError) -> OraError {
-    let message = error.to_string();
-    let code = message
-        .find("ORA-")
-        .and_then(|at| message.get(at + 4..at + 9))
-        .and_then(|digits| digits.parse().ok());
-    match (error, code) {
-        (SourceError::RedoMissing { .. }, _) => OraError::new(1291, "missing logfile"),
-        (
-            SourceError::Database {
-                code: Some(code),
-                message,
-                ..
-            },
-            _,
-        ) => OraError::new(
-            code.trim_start_matches("ORA-").parse().unwrap_or(600),
-            message
-                .split_once(": ")
-                .map_or(message.as_str(), |(_, text)| text),
-        ),
-        (_, Some(code)) => OraError::new(
-            code,
-            message
-                .split_once(&format!("ORA-{code:05}: "))
-                .map_or(message.as_str(), |(_, t)| t),
-        ),
-        _ => OraError::new(600, &message),
-    }
-}
-
 impl SqlSession for SimulatorSession {
     fn tag_found(&self) -> bool {
         self.tag_found
@@ -547,7 +515,7 @@ impl SessionDatabase<'_> {
                 rows.push(views::contents_row(row));
                 ControlFlow::Continue(())
             })
-            .map_err(|error| ora_of(&error))?;
+            .map_err(|error| OraError::of(&error))?;
         self.rendered += rows.len() as u64;
         Ok(Some(rows))
     }
@@ -733,7 +701,10 @@ impl SimulatorSession {
                         self.state.registered.clear();
                         if shared.mining_session == Some(self.state.id) {
                             shared.mining_session = None;
-                            shared.simulator.end_mining().map_err(|e| ora_of(&e))?;
+                            shared
+                                .simulator
+                                .end_mining()
+                                .map_err(|e| OraError::of(&e))?;
                         }
                     }
                     Some("SYS.DBMS_LOGMNR.ADDFILE" | "DBMS_LOGMNR.ADDFILE") | None => {}
@@ -750,7 +721,10 @@ impl SimulatorSession {
                         &format!("cannot add duplicate logfile {name}"),
                     ));
                 }
-                let listed = shared.simulator.redo_logs(0).map_err(|e| ora_of(&e))?;
+                let listed = shared
+                    .simulator
+                    .redo_logs(0)
+                    .map_err(|e| OraError::of(&e))?;
                 let log = listed
                     .into_iter()
                     .find(|log| log.name == name)
@@ -822,7 +796,7 @@ impl SimulatorSession {
                 shared
                     .simulator
                     .start_mining(&window)
-                    .map_err(|e| ora_of(&e))?;
+                    .map_err(|e| OraError::of(&e))?;
                 shared.mining_session = Some(self.state.id);
                 self.state.grow_pga(PGA_PER_START);
                 Ok(())
@@ -836,7 +810,7 @@ impl SimulatorSession {
                 }
                 shared.mining_session = None;
                 self.state.registered.clear();
-                shared.simulator.end_mining().map_err(|e| ora_of(&e))
+                shared.simulator.end_mining().map_err(|e| OraError::of(&e))
             }
             _ => Err(OraError::new(
                 6550,
@@ -970,7 +944,7 @@ impl SimulatorSession {
         match shared.simulator.heartbeat_action(sql) {
             Ok(()) => Ok(1),
             Err(SourceError::ActionQueryRefused { message }) => Err(OraError::new(900, &message)),
-            Err(other) => Err(ora_of(&other)),
+            Err(other) => Err(OraError::of(&other)),
         }
     }
 }

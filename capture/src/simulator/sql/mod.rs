@@ -44,6 +44,8 @@ pub use views::VIEWS;
 
 use jiff::civil;
 
+use crate::source::SourceError;
+
 /// An Oracle error as the server reports it: `ORA-00904: "X": invalid identifier`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("ORA-{code:05}: {message}")]
@@ -71,6 +73,38 @@ impl OraError {
             900,
             &format!("invalid SQL statement (the model does not evaluate {what})"),
         )
+    }
+
+    /// A simulator error as the ORA- error Oracle raises in its place.
+    pub(super) fn of(error: &SourceError) -> Self {
+        let message = error.to_string();
+        let code = message
+            .find("ORA-")
+            .and_then(|at| message.get(at + 4..at + 9))
+            .and_then(|digits| digits.parse().ok());
+        match (error, code) {
+            (SourceError::RedoMissing { .. }, _) => Self::new(1291, "missing logfile"),
+            (
+                SourceError::Database {
+                    code: Some(code),
+                    message,
+                    ..
+                },
+                _,
+            ) => Self::new(
+                code.trim_start_matches("ORA-").parse().unwrap_or(600),
+                message
+                    .split_once(": ")
+                    .map_or(message.as_str(), |(_, text)| text),
+            ),
+            (_, Some(code)) => Self::new(
+                code,
+                message
+                    .split_once(&format!("ORA-{code:05}: "))
+                    .map_or(message.as_str(), |(_, t)| t),
+            ),
+            _ => Self::new(600, &message),
+        }
     }
 }
 

@@ -1457,7 +1457,7 @@ impl Simulator {
             None,
             usize::MAX,
         )
-        .map_err(|error| super::door::ora_of(&error))?;
+        .map_err(|error| OraError::of(&error))?;
         let mut columns = vec!["ROWID".to_owned()];
         columns.extend(schema.columns().iter().map(|c| c.name.clone()));
         let mut relation_rows = Vec::with_capacity(rows.len());

@@ -45,7 +45,7 @@ use std::time::Duration;
 use redoline_crds::StopCode;
 use redoline_crds::v1alpha1::JournalSpec;
 
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::source::{LogMinerRow, Xid};
 use crate::stop::Stop;
 

@@ -10,7 +10,7 @@ use redoline_crds::StopCode;
 
 use super::codec::{ChunkKey, ChunkValue};
 use super::{Journal, JournalSettings, TxKey};
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::sink::bookmark::{Bookmark, RecordLocation, unreadable};
 use crate::sink::kafka::reader::TopicRecord;
 use crate::sink::{CaptureIdentity, KafkaSink, SinkError};

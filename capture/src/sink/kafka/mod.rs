@@ -80,7 +80,7 @@ use self::topics::{
 use super::CaptureIdentity;
 use super::bookmark::{Bookmark, RecordLocation, unreadable};
 use super::page::{Page, record_bytes};
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::stop::Stop;
 
 /// How pages reach Kafka.

@@ -7,7 +7,16 @@
 //! [`RetryPolicy::initial_backoff`] up to [`RetryPolicy::max_backoff`]; once a fault has lasted
 //! [`RetryPolicy::budget`] the sink gives up with `SinkError::RetriesExhausted`, the typed stop
 //! CDC-5003 (`KafkaUnavailable`). The same policy type bounds the engine's restarts after
-//! transient database faults ([`crate::outage`]).
+//! transient database faults ([`crate::outage`]): the schedule is written once, here.
+//!
+//! Why not `backon` (in the tree through kube-runtime; 1.6 read for this): its
+//! `ExponentialBuilder` yields delays one after another from an iterator, while both users need
+//! the pause of retry number `n` of an outage that resets when a window completes
+//! ([`RetryPolicy::backoff`], taken at any `n`, `u32::MAX` included); it multiplies in `f32`
+//! seconds (`Duration::try_from_secs_f32`), so the doubling is not exact in milliseconds as the
+//! tests state it; and its `with_total_delay` sums the sleeps, while the budget here is the
+//! wall time since the fault began, the failed calls' own time included
+//! ([`RetryPolicy::allows`]). Adapting it would take more code than the two functions below.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;

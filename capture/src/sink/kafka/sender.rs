@@ -38,7 +38,7 @@ use rdkafka::message::ToBytes;
 use rdkafka::producer::{BaseRecord, ProducerContext, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 
-use crate::event::debezium::Record;
+use crate::event::Record;
 use crate::sink::page::record_bytes;
 
 /// Key and value bytes queued for the sender at most (a single larger record still passes).

@@ -151,6 +151,27 @@ fn a_table_that_joins_is_queued_unless_told_to_skip() {
 }
 
 #[test]
+fn a_joined_table_is_read_once_every_transaction_open_when_it_joined_has_ended() {
+    let mut state = IncrementalState::new(["APP.A".to_owned()]);
+    state.tables_joined(["APP.A".to_owned(), "APP.B".to_owned()], 500, true);
+    let chunk = state.next_chunk().unwrap();
+    assert_eq!(chunk.joined_scn, Some(500));
+    // A transaction that began at 420 may have written APP.B before it joined.
+    assert!(chunk.waits_for(Some(420)));
+    assert!(
+        !chunk.waits_for(Some(500)),
+        "began as the table joined: mined whole"
+    );
+    assert!(!chunk.waits_for(None), "nothing open");
+    // A request of the spec waits for nothing: its tables were captured all along.
+    let mut state = IncrementalState::default();
+    state.reconcile(&[request("r1", &["APP.A"])], at(0));
+    let chunk = state.next_chunk().unwrap();
+    assert_eq!(chunk.joined_scn, None);
+    assert!(!chunk.waits_for(Some(1)));
+}
+
+#[test]
 fn a_failed_request_is_over_with_its_message() {
     let mut state = IncrementalState::default();
     let spec = [request("bad", &["APP.GONE"])];

@@ -92,8 +92,12 @@ impl FixedKind {
     fn connect_schema(self, role: SchemaRole) -> Cow<'static, str> {
         use super::{schema, schema_change};
         match (self, role) {
-            (Self::Heartbeat, SchemaRole::Key) => Cow::Borrowed(crate::heartbeat::KEY_SCHEMA),
-            (Self::Heartbeat, SchemaRole::Value) => Cow::Borrowed(crate::heartbeat::VALUE_SCHEMA),
+            (Self::Heartbeat, SchemaRole::Key) => {
+                Cow::Borrowed(crate::event::heartbeat::KEY_SCHEMA)
+            }
+            (Self::Heartbeat, SchemaRole::Value) => {
+                Cow::Borrowed(crate::event::heartbeat::VALUE_SCHEMA)
+            }
             (Self::Transaction, SchemaRole::Key) => Cow::Borrowed(schema::TRANSACTION_KEY_SCHEMA),
             (Self::Transaction, SchemaRole::Value) => {
                 Cow::Borrowed(schema::TRANSACTION_VALUE_SCHEMA)

@@ -1,18 +1,18 @@
 //! The Avro bodies of data change events, written straight from the row values and each
-//! column's [`FieldKind`], in the layout of the Avro schema made from the key and envelope
-//! Connect schemas: a column field is `["null", T]` when the column is nullable (branch 0 null,
-//! 1 value), `T` otherwise; the envelope is `before` and `after` (`["null", Value]`), `source`,
-//! `transaction` (`["null", block]`), `op`, then `ts_ms`, `ts_us`, `ts_ns` (`["null", long]`).
-//! The values are those of the JSON encoding ([`super::super::payload`]), in Avro's types:
-//! decimals as their unscaled big-endian two's-complement bytes, integers as varints,
-//! doubles and floats little-endian, text as length-prefixed UTF-8.
+//! column's [`Datum`] (shared with the JSON encoding, [`super::super::payload`]), in the layout
+//! of the Avro schema made from the key and envelope Connect schemas: a column field is
+//! `["null", T]` when the column is nullable (branch 0 null, 1 value), `T` otherwise; the
+//! envelope is `before` and `after` (`["null", Value]`), `source`, `transaction`
+//! (`["null", block]`), `op`, then `ts_ms`, `ts_us`, `ts_ns` (`["null", long]`). The values are
+//! those of the JSON encoding in Avro's types: decimals as their unscaled big-endian
+//! two's-complement bytes, integers as varints, doubles and floats little-endian, text as
+//! length-prefixed UTF-8.
 
 use super::binary;
-use crate::dictionary::LobKind;
-use crate::event::debezium::schema::FieldKind;
-use crate::event::debezium::{BinaryHandling, DebeziumOptions, EncodeError, Part, TablePlan};
+use crate::event::EncodeError;
+use crate::event::debezium::datum::{self, Datum};
+use crate::event::debezium::{BinaryHandling, DebeziumOptions, Part, TablePlan};
 use crate::event::{ChangeEvent, TransactionInfo};
-use crate::value::temporal::{self, Fraction};
 use crate::value::{Row, Value};
 
 /// Appends the body of the key of `row` (the plan has key columns).
@@ -209,146 +209,37 @@ fn write_field(
     image: &'static str,
     scratch: &mut String,
 ) -> Result<(), EncodeError> {
-    let column = &plan.table.columns()[index];
-    let kind = plan.kinds[index];
-    let present = |out: &mut Vec<u8>| {
-        if column.nullable {
-            binary::branch(out, 1);
-        }
-    };
-    let value = match value {
-        None if column.data_type.is_lob_like() => {
-            present(out);
-            let placeholder = &options.unavailable_value_placeholder;
-            match kind {
-                FieldKind::Binary(mode) => write_binary(out, mode, placeholder.as_bytes(), scratch),
-                _ => binary::string(out, placeholder),
+    match datum::of(plan, options, index, value, image)? {
+        None => binary::branch(out, 0),
+        Some(datum) => {
+            if plan.table.columns()[index].nullable {
+                binary::branch(out, 1);
             }
-            return Ok(());
-        }
-        None | Some(Value::Null | Value::Unsupported) => {
-            if !column.nullable {
-                return Err(EncodeError::NullInRequiredColumn {
-                    table: plan.table.qualified_name(),
-                    column: column.name.clone(),
-                    image,
-                });
-            }
-            binary::branch(out, 0);
-            return Ok(());
-        }
-        Some(value) => value,
-    };
-    let unrepresentable = |problem: String| EncodeError::Unrepresentable {
-        table: plan.table.qualified_name(),
-        column: column.name.clone(),
-        problem,
-    };
-    // An EMPTY_CLOB() / EMPTY_BLOB() no piece filled: null in a nullable column, empty in a
-    // NOT NULL one, as the JSON encoding writes it.
-    if let (FieldKind::String | FieldKind::Binary(_), Value::LobPlaceholder(lob)) = (kind, value)
-        && matches!(lob, LobKind::Clob | LobKind::NClob | LobKind::Blob)
-        && column.nullable
-    {
-        binary::branch(out, 0);
-        return Ok(());
-    }
-    let start = out.len();
-    present(out);
-    match (kind, value) {
-        (
-            FieldKind::Int8 | FieldKind::Int16 | FieldKind::Int32 | FieldKind::Int64,
-            Value::Number(n),
-        ) => {
-            let Some(v) = n.to_i64() else {
-                out.truncate(start);
-                return Err(unrepresentable(format!("{n} is not a 64-bit integer")));
-            };
-            binary::long(out, v);
-        }
-        (FieldKind::Boolean, Value::Boolean(b)) => binary::boolean(out, *b),
-        (FieldKind::Boolean, Value::Number(n)) => {
-            binary::boolean(out, !n.is_zero() && !n.is_negative())
-        }
-        (FieldKind::Decimal { scale, .. }, Value::Number(n)) => {
-            binary::bytes(out, &n.unscaled_bytes(scale))
-        }
-        (FieldKind::VariableScaleDecimal, Value::Number(n)) => {
-            let scale = i32::try_from(n.scale()).unwrap_or(i32::MAX);
-            binary::int(out, scale);
-            binary::bytes(out, &n.unscaled_bytes(scale));
-        }
-        (FieldKind::NumberAsDouble, Value::Number(n)) => binary::double(out, n.to_f64()),
-        (FieldKind::NumberAsString { scale }, Value::Number(n)) => {
-            scratch.clear();
-            n.write_plain(scratch, scale);
-            binary::string(out, scratch);
-        }
-        (FieldKind::Float32, Value::BinaryFloat(v)) => binary::float(out, *v),
-        (FieldKind::Float64, Value::BinaryDouble(v)) => binary::double(out, *v),
-        (FieldKind::String | FieldKind::Xml | FieldKind::Json, Value::Text(t) | Value::Xml(t)) => {
-            binary::string(out, t)
-        }
-        (FieldKind::String, Value::LobPlaceholder(LobKind::Clob | LobKind::NClob)) => {
-            binary::string(out, "")
-        }
-        (FieldKind::Binary(mode), Value::Bytes(bytes)) => write_binary(out, mode, bytes, scratch),
-        (FieldKind::Binary(mode), Value::LobPlaceholder(LobKind::Blob)) => {
-            write_binary(out, mode, &[], scratch)
-        }
-        (
-            FieldKind::TimestampMillis { .. }
-            | FieldKind::TimestampMicros
-            | FieldKind::TimestampNanos,
-            Value::Date(local) | Value::Timestamp(local),
-        ) => {
-            let Some(count) = kind.epoch_count(*local) else {
-                out.truncate(start);
-                return Err(unrepresentable(format!(
-                    "{local} is beyond a 64-bit epoch count"
-                )));
-            };
-            binary::long(out, count);
-        }
-        (FieldKind::ZonedTimestamp { fraction_digits }, Value::TimestampTz { local, offset }) => {
-            scratch.clear();
-            temporal::write_iso_local(scratch, *local, Fraction::Digits(fraction_digits));
-            temporal::write_offset(scratch, *offset, true);
-            binary::string(out, scratch);
-        }
-        (FieldKind::ZonedTimestamp { fraction_digits }, Value::TimestampLtz(instant)) => {
-            scratch.clear();
-            let utc = jiff::tz::Offset::UTC.to_datetime(*instant);
-            temporal::write_iso_local(scratch, utc, Fraction::Digits(fraction_digits));
-            scratch.push('Z');
-            binary::string(out, scratch);
-        }
-        (FieldKind::MicroDuration, Value::IntervalYearToMonth { months }) => {
-            // Debezium's average month: 365.25 / 12 days.
-            binary::double(out, *months as f64 * (365.25 / 12.0) * 86_400_000_000.0);
-        }
-        (FieldKind::MicroDuration, Value::IntervalDayToSecond { nanoseconds }) => {
-            binary::double(out, (*nanoseconds / 1_000) as f64);
-        }
-        (FieldKind::IntervalString, Value::IntervalYearToMonth { months }) => {
-            scratch.clear();
-            temporal::write_iso_duration(scratch, *months, 0);
-            binary::string(out, scratch);
-        }
-        (FieldKind::IntervalString, Value::IntervalDayToSecond { nanoseconds }) => {
-            scratch.clear();
-            temporal::write_iso_duration(scratch, 0, *nanoseconds);
-            binary::string(out, scratch);
-        }
-        _ => {
-            out.truncate(start);
-            return Err(unrepresentable(format!(
-                "a {} value cannot be encoded as {kind:?}",
-                crate::event::debezium::payload::short_kind(value)
-            )));
+            write_datum(out, &datum, scratch);
         }
     }
     Ok(())
+}
+
+fn write_datum(out: &mut Vec<u8>, datum: &Datum<'_>, scratch: &mut String) {
+    match datum {
+        Datum::Long(v) => binary::long(out, *v),
+        Datum::Boolean(b) => binary::boolean(out, *b),
+        Datum::Decimal(unscaled) => binary::bytes(out, unscaled),
+        Datum::VariableScaleDecimal { scale, unscaled } => {
+            binary::int(out, *scale);
+            binary::bytes(out, unscaled);
+        }
+        Datum::Float(v) => binary::float(out, *v),
+        Datum::Double(v) => binary::double(out, *v),
+        Datum::String(text) => binary::string(out, text),
+        Datum::Formatted(formatted) => {
+            scratch.clear();
+            formatted.write(scratch);
+            binary::string(out, scratch);
+        }
+        Datum::Binary(mode, bytes) => write_binary(out, *mode, bytes, scratch),
+    }
 }
 
 /// Binary values: Avro `bytes`, or the text of the string modes.
@@ -357,7 +248,7 @@ fn write_binary(out: &mut Vec<u8>, mode: BinaryHandling, bytes: &[u8], scratch: 
         BinaryHandling::Bytes => binary::bytes(out, bytes),
         _ => {
             scratch.clear();
-            crate::event::debezium::payload::binary_text(scratch, mode, bytes);
+            datum::binary_text(scratch, mode, bytes);
             binary::string(out, scratch);
         }
     }

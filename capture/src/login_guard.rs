@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::SourceError;
 use crate::error::CaptureError;
+use crate::source::SourceError;
 use crate::stop::Stop;
 
 /// The marker's file name in the spill directory.
