@@ -41,6 +41,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
+use redoline_testenv::process::free_port;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 const WARM_UP: Duration = Duration::from_secs(3);
@@ -121,12 +122,6 @@ fn status(port: u16) -> Option<serde_json::Value> {
     let mut text = String::new();
     stream.read_to_string(&mut text).ok()?;
     serde_json::from_str(text.split("\r\n\r\n").nth(1)?).ok()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map_or(0, |address| address.port())
 }
 
 /// The row id in a Debezium key (`{"schema":...,"payload":{"ID":n}}` or `{"ID":n}`).

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use redoline_capture::redo::cli::render_statement;
 use redoline_capture::redo::parse_dml;
-use support::Random;
+use redoline_testenv::random::Xorshift;
 
 const STATEMENTS_PER_GROUP: usize = 4096;
 const COLUMN_COUNTS: [usize; 4] = [1, 5, 20, 50];
@@ -43,7 +43,7 @@ const ROUND: Duration = Duration::from_millis(250);
 const ROUNDS: usize = 6;
 
 /// A value for column `index` (0-based) as LogMiner would render it.
-fn value(index: usize, random: &mut Random, out: &mut String) -> Result<bool, std::fmt::Error> {
+fn value(index: usize, random: &mut Xorshift, out: &mut String) -> Result<bool, std::fmt::Error> {
     if index > 0 && random.below(10) == 0 {
         out.push_str("NULL");
         return Ok(true);
@@ -77,7 +77,7 @@ fn value(index: usize, random: &mut Random, out: &mut String) -> Result<bool, st
     Ok(false)
 }
 
-fn rowid(random: &mut Random, out: &mut String) {
+fn rowid(random: &mut Xorshift, out: &mut String) {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     out.push_str("ROWID = '");
     for _ in 0..18 {
@@ -87,7 +87,7 @@ fn rowid(random: &mut Random, out: &mut String) {
     out.push('\'');
 }
 
-fn where_clause(columns: usize, random: &mut Random, out: &mut String) -> std::fmt::Result {
+fn where_clause(columns: usize, random: &mut Xorshift, out: &mut String) -> std::fmt::Result {
     out.push_str(" where ");
     for index in 0..columns {
         write!(out, "\"C{}\"", index + 1)?;
@@ -104,7 +104,11 @@ fn where_clause(columns: usize, random: &mut Random, out: &mut String) -> std::f
     Ok(())
 }
 
-fn statement(shape: &str, columns: usize, random: &mut Random) -> Result<String, std::fmt::Error> {
+fn statement(
+    shape: &str,
+    columns: usize,
+    random: &mut Xorshift,
+) -> Result<String, std::fmt::Error> {
     let mut sql = String::new();
     match shape {
         "INSERT" => {
@@ -174,7 +178,7 @@ struct Group {
 fn main() -> Result<(), Box<dyn Error>> {
     // `cargo bench ... -- FILTER` runs only the groups whose "SHAPE COLUMNS" contains FILTER.
     let filter = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
-    let mut random = Random(0x5eed_1234_abcd_ef01);
+    let mut random = Xorshift::new(0x5eed_1234_abcd_ef01);
     let mut groups = Vec::new();
     for shape in SHAPES {
         for columns in COLUMN_COUNTS {

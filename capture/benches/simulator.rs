@@ -36,8 +36,8 @@ use redoline_capture::simulator::scenario::{Dml, Step};
 use redoline_capture::simulator::{Simulator, TableHandle, TypedStep};
 use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
 use redoline_capture::value::{OracleNumber, Value};
+use redoline_testenv::random::Xorshift;
 use serde_json::{Value as Json, json};
-use support::Random;
 
 const TRANSACTIONS: u64 = 20_000;
 const CHANGES_PER_TRANSACTION: u64 = 10;
@@ -76,7 +76,7 @@ enum Change {
 }
 
 fn changes() -> Vec<Change> {
-    let mut random = Random(0x5eed_0003_abcd_ef01);
+    let mut random = Xorshift::new(0x5eed_0003_abcd_ef01);
     let mut changes = Vec::new();
     let mut inserted = 0u64;
     for transaction in 0..TRANSACTIONS {

@@ -72,22 +72,9 @@ impl KafkaEnv {
         config
     }
 
-    /// A prefix for topic names, transactional ids and group ids that no other test, test
-    /// process or earlier run against the same broker uses: the test's name, made safe for
-    /// topic names, then this process's id, the time and a counter.
+    /// A prefix for topic names, transactional ids and group ids: [`unique_prefix`].
     pub fn unique_prefix(&self, test: &str) -> String {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let millis = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
-        // Kafka allows [a-zA-Z0-9._-], but warns that '.' and '_' collide in metric names.
-        let name: String = test
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .take(100)
-            .collect();
-        format!("{name}-{}-{millis:x}-{n}", std::process::id())
+        unique_prefix(test)
     }
 
     /// The data directory of a broker these tests started (`None` for an external one).
@@ -224,13 +211,31 @@ fn script_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/env/kafka.sh")
 }
 
+/// A prefix for topic names, transactional ids, group ids and namespaces that no other test,
+/// test process or earlier run against the same broker uses: the test's name, made safe for
+/// topic names, then this process's id, the time and a counter.
+pub fn unique_prefix(test: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    // Kafka allows [a-zA-Z0-9._-], but warns that '.' and '_' collide in metric names.
+    let name: String = test
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(100)
+        .collect();
+    format!("{name}-{}-{millis:x}-{n}", std::process::id())
+}
+
 fn wait_for_leaders(
     admin: &AdminClient<DefaultClientContext>,
     topic: &str,
     partitions: i32,
 ) -> Result<()> {
     let mut last = String::from("no metadata yet");
-    crate::process::wait_until(
+    crate::wait::wait_until(
         &format!("all {partitions} partitions of {topic} to have a leader"),
         METADATA_TIMEOUT,
         Duration::from_millis(100),

@@ -12,10 +12,14 @@
 //!   and `REDOLINE_SCHEMA_REGISTRY_AUTH_DIR` describe.
 //! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run the
 //!   services.
+//! * [`wait`]: bounded polling, blocking and async, failing with what was awaited.
+//! * [`random`]: the reproducible generator of the seed-driven tests.
 //! * [`usage`]: the CPU time and memory a process has used, for the benchmarks.
 
 pub mod kafka;
 pub mod kafka_auth;
 pub mod process;
+pub mod random;
 pub mod registry;
 pub mod usage;
+pub mod wait;

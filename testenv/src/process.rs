@@ -1,13 +1,12 @@
 //! Child processes of the test environment: small, blocking helpers shared by the service
 //! modules (`kafka`, `k8s`, …).
 //!
-//! * [`free_ports`]: loopback ports nobody listens on right now.
+//! * [`free_ports`], [`free_port`]: loopback ports nobody listens on right now.
 //! * [`run_script`]: run a helper script to completion, bounded by a timeout, and get its
 //!   combined stdout+stderr (which is also in the error when it fails).
 //! * [`ScriptService`]: a service managed by a script of `tests/env` that follows the
 //!   `start | wait | stop` convention below, started on behalf of this test process so that the
 //!   script's watchdog stops it when this process exits, however it exits.
-//! * [`wait_until`]: poll a condition until it holds or a timeout passes.
 //! * [`file_tail`]: the last lines of a log file, for error messages.
 //!
 //! # Script convention
@@ -45,6 +44,18 @@ pub fn free_ports(n: usize) -> Result<Vec<u16>> {
         .iter()
         .map(|l| Ok(l.local_addr()?.port()))
         .collect()
+}
+
+/// One free loopback port, as [`free_ports`] finds them (with the same race), for a test to
+/// serve on. It panics rather than failing: a test cannot go on without a port, and a machine
+/// where 127.0.0.1:0 cannot be bound runs none of them.
+#[allow(clippy::panic)]
+pub fn free_port() -> u16 {
+    match free_ports(1).map(|mut ports| ports.pop()) {
+        Ok(Some(port)) => port,
+        Ok(None) => panic!("binding 127.0.0.1:0 gave no port"),
+        Err(error) => panic!("{error:#}"),
+    }
 }
 
 /// Runs `script args...` with the extra environment `envs`, waits at most `timeout` for it, and
@@ -97,26 +108,6 @@ pub fn run_script<S: AsRef<OsStr>>(
         Some(status) if status.success() => Ok(text),
         Some(status) => bail!("`{shown}` failed ({status}); its output:\n{text}"),
         None => bail!("`{shown}` did not finish within {timeout:?}; its output:\n{text}"),
-    }
-}
-
-/// Polls `ready` every `interval` until it returns `Ok(true)`, and fails once `timeout` has
-/// passed, or at once when `ready` fails. `what` names the condition in the error.
-pub fn wait_until(
-    what: &str,
-    timeout: Duration,
-    interval: Duration,
-    mut ready: impl FnMut() -> Result<bool>,
-) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if ready().with_context(|| format!("waiting for {what}"))? {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            bail!("{what}: not the case after {timeout:?}");
-        }
-        thread::sleep(interval);
     }
 }
 

@@ -48,16 +48,9 @@ say() { echo "k8s.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 usage() { die "usage: k8s.sh start DIR [OWNER_PID] | wait DIR [TIMEOUT] | stop DIR | bin-dir"; }
 
-ensure_bins() {
-  local b
-  for b in etcd kube-apiserver kube-controller-manager kubectl; do
-    [ -x "$BIN/$b" ] && continue
-    [ -n "${K8S_BIN:-}" ] && die "K8S_BIN=$K8S_BIN has no executable $b"
-    say "control-plane binaries missing in $BIN, running build-k8s.sh"
-    K8S_VERSION="$K8S_VERSION" bash "$HERE/build-k8s.sh" >&2
-    return
-  done
-}
+# shellcheck source=lib/k8s-bin.sh
+. "$HERE/lib/k8s-bin.sh"
+ensure_bins() { ensure_k8s_bin -x etcd kube-apiserver kube-controller-manager kubectl; }
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
 

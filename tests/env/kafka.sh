@@ -65,6 +65,8 @@ SERVICE=broker
 SERVICE_LOG=broker.log
 # shellcheck source=lib/service.sh
 . "$HERE/lib/service.sh"
+# shellcheck source=lib/maven.sh
+. "$HERE/lib/maven.sh"
 TEMPLATES="$HERE/kafka"
 JAVA="${JAVA:-java}"
 
@@ -78,11 +80,7 @@ render_pom() {
     "$TEMPLATES/pom.xml.in"
 }
 
-
-# The marker holds a digest of the pom that produced libs/, so changing the template refetches.
-pom_digest() { render_pom | sha256sum | cut -d' ' -f1; }
-
-fetched() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$(pom_digest)" ] && [ -d "$LIBS" ]; }
+fetched() { maven_fetched render_pom "$LIBS" "$MARKER"; }
 
 cmd_fetch() {
   [ $# -eq 0 ] || die "usage: kafka.sh fetch"
@@ -94,22 +92,8 @@ cmd_fetch() {
 }
 
 fetch_libs() {
-  command -v mvn >/dev/null || die "fetch needs Maven (mvn) on PATH"
-  log "kafka $KAFKA_VERSION: resolving with Maven into $LIBS"
-  local work="$HOME_DIR/maven"
-  rm -rf "$work" "$LIBS.partial"
-  mkdir -p "$work"
-  render_pom > "$work/pom.xml"
-  if ! mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$LIBS.partial" >"$work/mvn.log" 2>&1; then
-    tail -n 40 "$work/mvn.log" >&2
-    die "Maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION (log: $work/mvn.log)"
-  fi
-  [ -f "$LIBS.partial/kafka_2.13-$KAFKA_VERSION.jar" ] \
-    || die "Maven finished but kafka_2.13-$KAFKA_VERSION.jar is not in $LIBS.partial"
-  rm -rf "$LIBS"
-  mv "$LIBS.partial" "$LIBS"
-  pom_digest > "$MARKER"
+  maven_fetch render_pom "$LIBS" "$MARKER" "org.apache.kafka:kafka_2.13:$KAFKA_VERSION" \
+    "kafka_2.13-$KAFKA_VERSION.jar"
   log "kafka $KAFKA_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars in $LIBS"
 }
 
@@ -123,26 +107,11 @@ render_tools_pom() {
     "$TEMPLATES/tools-pom.xml.in"
 }
 
-tools_fetched() {
-  [ -f "$TOOLS_HOME/.complete" ] && [ -d "$TOOLS_LIBS" ] \
-    && [ "$(cat "$TOOLS_HOME/.complete")" = "$(render_tools_pom | sha256sum | cut -d' ' -f1)" ]
-}
+tools_fetched() { maven_fetched render_tools_pom "$TOOLS_LIBS" "$TOOLS_HOME/.complete"; }
 
 fetch_tools() {
-  command -v mvn >/dev/null || die "the tools need Maven (mvn) on PATH"
-  log "kafka-tools $KAFKA_VERSION: resolving with Maven into $TOOLS_LIBS"
-  local work="$TOOLS_HOME/maven"
-  rm -rf "$work" "$TOOLS_LIBS.partial"
-  mkdir -p "$work"
-  render_tools_pom >"$work/pom.xml"
-  if ! timeout 900 mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$TOOLS_LIBS.partial" >"$work/mvn.log" 2>&1; then
-    tail -n 40 "$work/mvn.log" >&2
-    die "Maven could not resolve org.apache.kafka:kafka-tools:$KAFKA_VERSION (log: $work/mvn.log)"
-  fi
-  rm -rf "$TOOLS_LIBS"
-  mv "$TOOLS_LIBS.partial" "$TOOLS_LIBS"
-  render_tools_pom | sha256sum | cut -d' ' -f1 >"$TOOLS_HOME/.complete"
+  maven_fetch render_tools_pom "$TOOLS_LIBS" "$TOOLS_HOME/.complete" \
+    "org.apache.kafka:kafka-tools:$KAFKA_VERSION"
 }
 
 cmd_fetch_tools() {
@@ -171,13 +140,6 @@ service_pid() {
 }
 
 # Alive and not a zombie waiting for a parent that never reaps it.
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local state
-  state="$(sed -e 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" || return 1
-  [ "$state" != Z ]
-}
-
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # --- start ------------------------------------------------------------------------------------
@@ -441,26 +403,9 @@ broker_ready() { grep -q "Kafka Server started" "$1/broker.log" 2>/dev/null && p
 
 cmd_stop() {
   [ $# -eq 1 ] || die "usage: kafka.sh stop DATA_DIR"
-  local dir grace="${KAFKA_STOP_GRACE:-20}" pid
+  local dir
   dir="$(stopping_dir "$1")" || return 0
-  end_watchdog "$dir"
-  if ! pid="$(service_pid "$dir")"; then
-    rm -f "$dir/broker.pid"
-    log "broker of $dir is not running"
-    return 0
-  fi
-  kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + grace))
-  while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
-  if alive "$pid"; then
-    log "broker (pid $pid) still running after ${grace}s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    deadline=$((SECONDS + 10))
-    while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-    if alive "$pid"; then die "broker (pid $pid) survived SIGKILL"; fi
-  fi
-  rm -f "$dir/broker.pid"
-  log "broker of $dir stopped"
+  stop_service "$dir" broker.pid "${KAFKA_STOP_GRACE:-20}"
 }
 
 case "${1:-}" in

@@ -96,15 +96,11 @@ usage() {
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
 
+# shellcheck source=lib/k8s-bin.sh
+. "$HERE/lib/k8s-bin.sh"
 ensure_bins() {
-  local b tool
-  for b in kubelet kube-scheduler kubectl pause-image.tar pause-image.ref; do
-    [ -e "$BIN/$b" ] && continue
-    [ -n "${K8S_BIN:-}" ] && die "K8S_BIN=$K8S_BIN has no $b"
-    say "$b missing in $BIN, running build-k8s.sh"
-    K8S_VERSION="$K8S_VERSION" bash "$HERE/build-k8s.sh" >&2
-    break
-  done
+  local tool
+  ensure_k8s_bin -e kubelet kube-scheduler kubectl pause-image.tar pause-image.ref
   for tool in containerd runc ctr unshare nsenter ip openssl python3; do
     command -v "$tool" >/dev/null || die "$tool is missing (tests/env/install-deps.sh installs it)"
   done

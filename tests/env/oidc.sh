@@ -38,14 +38,15 @@ SERVICE="token endpoint"
 SERVICE_LOG=oidc.log
 # shellcheck source=lib/service.sh
 . "$HERE/lib/service.sh"
+# shellcheck source=lib/maven.sh
+. "$HERE/lib/maven.sh"
 JAVA="${JAVA:-java}"
 
 die() { echo "oidc.sh: $*" >&2; exit 1; }
 log() { echo "oidc.sh: $*" >&2; }
 
 render_pom() { sed -e "s/@OIDC_VERSION@/$OIDC_VERSION/g" "$HERE/oidc/pom.xml.in"; }
-pom_digest() { render_pom | sha256sum | cut -d' ' -f1; }
-fetched() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$(pom_digest)" ] && [ -d "$LIBS" ]; }
+fetched() { maven_fetched render_pom "$LIBS" "$MARKER"; }
 
 cmd_fetch() {
   [ $# -eq 0 ] || die "usage: oidc.sh fetch"
@@ -57,22 +58,8 @@ cmd_fetch() {
 }
 
 fetch_libs() {
-  command -v mvn >/dev/null || die "fetch needs Maven (mvn) on PATH"
-  log "mock-oauth2-server $OIDC_VERSION: resolving with Maven into $LIBS"
-  local work="$HOME_DIR/maven"
-  rm -rf "$work" "$LIBS.partial"
-  mkdir -p "$work"
-  render_pom >"$work/pom.xml"
-  if ! timeout 900 mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$LIBS.partial" >"$work/mvn.log" 2>&1; then
-    tail -n 40 "$work/mvn.log" >&2
-    die "Maven could not resolve no.nav.security:mock-oauth2-server:$OIDC_VERSION (log: $work/mvn.log)"
-  fi
-  [ -f "$LIBS.partial/mock-oauth2-server-$OIDC_VERSION.jar" ] \
-    || die "Maven finished but mock-oauth2-server-$OIDC_VERSION.jar is not in $LIBS.partial"
-  rm -rf "$LIBS"
-  mv "$LIBS.partial" "$LIBS"
-  pom_digest >"$MARKER"
+  maven_fetch render_pom "$LIBS" "$MARKER" "no.nav.security:mock-oauth2-server:$OIDC_VERSION" \
+    "mock-oauth2-server-$OIDC_VERSION.jar"
 }
 
 # The pid in DATA_DIR/oidc.pid if that process is alive and is this directory's server (its

@@ -31,7 +31,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 say() { echo "stack.sh: $*" >&2; }
 usage() { say "usage: stack.sh start DIR [OWNER_PID] | env DIR | stop DIR"; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+die() { say "$*"; exit 1; }
+# shellcheck source=lib/ports.sh
+. "$HERE/lib/ports.sh"
 
 cmd_start() {
   local dir=$1 owner=${2:-}
@@ -41,13 +43,13 @@ cmd_start() {
   chmod 755 "$dir"
   # What the machine looks like before the node, to check after it that nothing of it is left.
   bash "$HERE/node.sh" record "$dir/machine.before"
-  local kafka_port kafka_controller_port kafka_pod_port postgres_port=""
-  kafka_port=$(free_port)
-  kafka_controller_port=$(free_port)
-  kafka_pod_port=$(free_port)
-  local kdc_port oidc_port
-  kdc_port=$(free_port)
-  oidc_port=$(free_port)
+  # Every port at once, so that they differ (a `$(free_port)` each would not know the others).
+  local ports kafka_port kafka_controller_port kafka_pod_port kdc_port oidc_port
+  mapfile -t ports < <(free_ports 8)
+  [ "${#ports[@]}" = 8 ] || die "no free ports found"
+  kafka_port=${ports[0]} kafka_controller_port=${ports[1]} kafka_pod_port=${ports[2]}
+  kdc_port=${ports[3]} oidc_port=${ports[4]}
+  local postgres_port=""
 
   local auth=${STACK_KAFKA_AUTH:-1}
   # The broker logs in to the KDC and fetches the token endpoint's keys as it starts: these two
@@ -71,15 +73,15 @@ cmd_start() {
       bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
   fi
   if [ "${STACK_POSTGRES:-0}" = 1 ]; then
-    postgres_port=$(free_port)
+    postgres_port=${ports[5]}
     bash "$HERE/postgres.sh" start "$dir/postgres" "$postgres_port" $owner
   fi
   local registry=${STACK_REGISTRY:-1} registry_port="" registry_auth_port=""
   if [ "$registry" = 1 ]; then
-    registry_port=$(free_port)
+    registry_port=${ports[6]}
     bash "$HERE/registry.sh" start "$dir/registry" "$registry_port" $owner
     if [ "$auth" = 1 ]; then
-      registry_auth_port=$(free_port)
+      registry_auth_port=${ports[7]}
       REGISTRY_AUTH=1 REGISTRY_OIDC_DIR="$dir/oidc" \
         bash "$HERE/registry.sh" start "$dir/registry-auth" "$registry_auth_port" $owner
     fi

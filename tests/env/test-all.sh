@@ -12,7 +12,7 @@
 #      own topic prefix or namespace), stopped again when this script exits; the run fails if the
 #      node left the machine changed,
 #   4. every test of the workspace with cargo-nextest, test binaries side by side (.config/nextest.toml;
-#      capture/tests/fuzz_corpus.rs replays the fuzz targets' seeds and mutations of them; the
+#      capture/tests/it/fuzz_corpus.rs replays the fuzz targets' seeds and mutations of them; the
 #      libFuzzer run is `make fuzz`, which CI runs after this), then the doc tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

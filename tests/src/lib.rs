@@ -7,14 +7,14 @@
 //!   with bounded polling, for the operator's integration tests.
 //! * [`metric_names`]: the metric names the operator really exports, for the dashboard and alert
 //!   checks.
-//! * [`sink`]: helpers for the capture's Kafka sink on that broker.
 //! * [`demo`]: the Kubernetes demo (`make demo`) and the flow `tests/tests/demo_e2e.rs` asserts:
 //!   the operator from the chart, the capture pod on the real node on the Oracle simulator, a
 //!   workload.
 //! * [`node`]: the real node (kubelet, containerd, runc) and the images built here, for the tests
 //!   that run pods; [`helm`]: the chart installed with a real helm.
 //! * [`samples`]: output samples committed in the docs, compared or rewritten (blessed).
-//! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them.
+//! * [`process`]: starting, waiting for and stopping the scripts under `tests/env/` that run them;
+//!   [`wait`]: bounded polling.
 //!
 //! Each is started once per test binary on first use, or reused when `REDOLINE_KAFKA_BOOTSTRAP` /
 //! `REDOLINE_KUBECONFIG` point at a running one (as `make test` does), and stopped by a watchdog
@@ -28,10 +28,9 @@ pub mod metric_names;
 pub mod node;
 pub mod operator;
 pub mod samples;
-pub mod sink;
 
 // In a crate of their own so the capture's integration tests can start the same broker.
-pub use redoline_testenv::{kafka, process, registry};
+pub use redoline_testenv::{kafka, process, registry, wait};
 
 /// The `redoline-capture` built beside `exe` (a binary of `target/<profile>/` or a test of
 /// `target/<profile>/deps/`), for tests that run the capture as a process.

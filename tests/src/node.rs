@@ -39,7 +39,7 @@ use crate::demo::workload::Workload;
 use crate::helm::Helm;
 use crate::k8s::{KubeEnv, TestNamespace, apply_crd};
 use crate::kafka::KafkaEnv;
-use crate::operator::eventually;
+use crate::wait::eventually;
 
 /// The taint the node registers with; pods that run on it tolerate it.
 pub const TAINT_KEY: &str = "redoline.io/real-node";

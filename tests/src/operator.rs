@@ -10,7 +10,7 @@
 //! * [`Controller`] and [`Harness`]: the controller spawned on the test's runtime, stopped through
 //!   its shutdown signal and joined with a bound; [`Harness`] adds the admin client, the CRD and a
 //!   fresh namespace. [`elected`] runs the controller behind leader election instead.
-//! * [`eventually`], [`wait_until`]: bounded polling; [`wait_for_capture`]: polling an
+//! * [`wait_for_capture`]: bounded polling (`crate::wait`) of an
 //!   OracleCapture, failing with its last status; [`event_with_reason`]: an Event about the
 //!   sample.
 //! * [`has_condition`], [`observes_its_generation`]: what the tests read in a status.
@@ -24,13 +24,12 @@
 //! Everything returns [`anyhow::Result`]; the tests decide what a failure means.
 
 use std::fmt;
-use std::future::Future;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::api::events::v1::Event;
@@ -291,51 +290,6 @@ impl Harness {
     }
 }
 
-/// Calls `get` every `every` until it gives `Some`; fails naming `what` once `within` has passed.
-pub async fn eventually<T, F, Fut>(
-    what: &str,
-    within: Duration,
-    every: Duration,
-    mut get: F,
-) -> anyhow::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(value) = get().await {
-            return Ok(value);
-        }
-        if Instant::now() > deadline {
-            bail!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(every).await;
-    }
-}
-
-/// Calls `check` every `every` until it holds and returns how long that took; fails naming
-/// `what` once `within` has passed.
-pub async fn wait_until<F, Fut>(
-    what: &str,
-    within: Duration,
-    every: Duration,
-    mut check: F,
-) -> anyhow::Result<Duration>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let started = Instant::now();
-    while !check().await {
-        if started.elapsed() >= within {
-            bail!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(every).await;
-    }
-    Ok(started.elapsed())
-}
-
 /// Polls OracleCapture `name` every `every` until `accept` holds and returns it; once `within`
 /// has passed, fails naming `what` and showing the last status it read.
 pub async fn wait_for_capture(
@@ -348,7 +302,7 @@ pub async fn wait_for_capture(
 ) -> anyhow::Result<OracleCapture> {
     let last = Mutex::new(None);
     let (last, accept) = (&last, &accept);
-    let found = eventually(what, within, every, || async move {
+    let found = crate::wait::eventually(what, within, every, || async move {
         let capture = captures.get(name).await.ok()?;
         if accept(&capture) {
             return Some(capture);

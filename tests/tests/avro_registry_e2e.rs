@@ -24,25 +24,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
-use redoline_tests::kafka::KafkaEnv;
+use redoline_tests::kafka::{KafkaEnv, unique_prefix};
 use redoline_tests::process::run_script;
 use redoline_tests::registry::RegistryEnv;
 use serde_json::{Value, json};
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// A run id no other test, process or earlier run against the same broker and registry uses.
-fn unique(test: &str) -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    format!("{test}-{}-{millis:x}", std::process::id())
 }
 
 fn step(value: Value) -> String {
@@ -309,7 +301,7 @@ fn python_consumer_reads_the_avro_capture_back_to_the_json_values() {
     let kafka = KafkaEnv::shared().unwrap_or_else(|e| panic!("no Kafka broker: {e:#}"));
     let bootstrap = kafka.bootstrap_servers().to_owned();
     let registry = RegistryEnv::shared().unwrap_or_else(|e| panic!("no schema registry: {e:#}"));
-    let run_id = unique("avro-python");
+    let run_id = unique_prefix("avro-python");
     let work = tempfile::tempdir().unwrap();
 
     let json_prefix = format!("{run_id}-json");
@@ -395,7 +387,7 @@ fn lookup_only_uses_the_registered_ids_and_stops_without_them() {
     let kafka = KafkaEnv::shared().unwrap_or_else(|e| panic!("no Kafka broker: {e:#}"));
     let bootstrap = kafka.bootstrap_servers().to_owned();
     let registry = RegistryEnv::shared().unwrap_or_else(|e| panic!("no schema registry: {e:#}"));
-    let run_id = unique("avro-lookup");
+    let run_id = unique_prefix("avro-lookup");
     let work = tempfile::tempdir().unwrap();
     let scenario = snapshot_part();
 
@@ -483,7 +475,7 @@ fn an_incompatible_change_under_the_registrys_rule_is_a_typed_stop() {
     let kafka = KafkaEnv::shared().unwrap_or_else(|e| panic!("no Kafka broker: {e:#}"));
     let bootstrap = kafka.bootstrap_servers().to_owned();
     let registry = RegistryEnv::shared().unwrap_or_else(|e| panic!("no schema registry: {e:#}"));
-    let prefix = unique("avro-compat");
+    let prefix = unique_prefix("avro-compat");
     let work = tempfile::tempdir().unwrap();
 
     let mut scenario = table_line(
@@ -549,7 +541,7 @@ fn tls_and_authentication_against_the_real_registry() {
     let secured =
         RegistryEnv::shared_auth().unwrap_or_else(|e| panic!("no authenticating registry: {e:#}"));
     let basic = secured.basic.as_ref().unwrap();
-    let run_id = unique("avro-auth");
+    let run_id = unique_prefix("avro-auth");
     let work = tempfile::tempdir().unwrap();
     let file = |name: &str, text: &str| {
         let path = work.path().join(name);

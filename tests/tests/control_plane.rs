@@ -16,6 +16,7 @@ use kube::api::{
 };
 use kube::core::Request;
 use redoline_tests::k8s::{KubeEnv, apply_crd};
+use redoline_tests::wait;
 use serde_json::json;
 
 const STEP: Duration = Duration::from_secs(60);
@@ -27,19 +28,16 @@ async fn within<T>(what: &str, fut: impl Future<Output = T>) -> anyhow::Result<T
         .map_err(|_| anyhow::anyhow!("timed out after {STEP:?}: {what}"))
 }
 
-/// Polls `probe` until it yields `Some`, for at most [`STEP`].
+/// Polls `probe` until it yields `Some`, for at most [`STEP`]; a probe that fails ends it.
 async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = anyhow::Result<Option<T>>>,
 {
-    within(what, async {
-        loop {
-            if let Some(v) = probe().await? {
-                return Ok(v);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    // `Some(Err(_))` stops the polling as `Some(Ok(_))` does: the error is the answer.
+    wait::eventually(what, STEP, Duration::from_millis(100), || {
+        let probed = probe();
+        async move { probed.await.transpose() }
     })
     .await?
 }

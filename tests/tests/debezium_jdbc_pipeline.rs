@@ -54,6 +54,7 @@ use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_capture::value::Value;
 use redoline_tests::kafka::KafkaEnv;
+use redoline_tests::process::free_port;
 use redoline_tests::registry::RegistryEnv;
 
 #[path = "jdbc_pipeline/schema_versions.rs"]
@@ -712,14 +713,6 @@ fn postgres() -> &'static Postgres {
             _dir: dir,
         }
     })
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Runs `sql` in `db`; rows of fields separated by U+001F, NULL as U+0000-free marker `\N`.

@@ -5,7 +5,7 @@
 //! Oracle source field added) and its `VariableScaleDecimal` decoder process every record.
 //!
 //! The records are the capture's golden Debezium fixtures (`capture/tests/fixtures/events/`),
-//! which `capture/tests/event_formats.rs` proves are byte for byte what the encoder writes for a
+//! which `capture/tests/it/event_formats.rs` proves are byte for byte what the encoder writes for a
 //! table of every supported type, under the default options and under double decimals, connect
 //! time precision, hex binary, string intervals and transaction metadata (including the
 //! BEGIN/END records of the transaction topic), and the schema change and heartbeat records. The harness is the

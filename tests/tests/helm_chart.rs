@@ -38,6 +38,7 @@ use redoline_tests::k8s::{FIELD_MANAGER, KubeEnv, apply_crd};
 use redoline_tests::metric_names::{
     capture_families, is_exported, operator_families, redoline_names,
 };
+use redoline_tests::wait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -436,7 +437,7 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
         .join(",");
     let pods = &pods;
     let selector = &selector;
-    let selected = operator::eventually("the capture pod", WAIT, POLL, || async move {
+    let selected = wait::eventually("the capture pod", WAIT, POLL, || async move {
         let list = pods
             .list(&ListParams::default().labels(selector))
             .await
@@ -461,7 +462,7 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
         .expect("pod status");
 
     let captures = &h.captures;
-    let capture = operator::eventually("Ready from the pod", WAIT, POLL, || async move {
+    let capture = wait::eventually("Ready from the pod", WAIT, POLL, || async move {
         let capture = captures.get(NAME).await.ok()?;
         let status = capture.status.as_ref()?;
         let ready = status.condition("Ready")?;
@@ -480,7 +481,7 @@ async fn a_capture_whose_status_cannot_be_reached_stays_ready() {
     let lag = status.condition("LagWithinSLA").unwrap();
     assert_eq!(lag.status, "Unknown");
     let harness = &h;
-    let warning = operator::eventually("a StatusUnanswered Event", WAIT, POLL, || async move {
+    let warning = wait::eventually("a StatusUnanswered Event", WAIT, POLL, || async move {
         harness.event_with_reason("StatusUnanswered").await.ok()?
     })
     .await

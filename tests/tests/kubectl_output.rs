@@ -39,6 +39,7 @@ use redoline_tests::operator::{
     self, Harness, container_status, has_condition, observes_its_generation, ready_pod_status,
     terminated,
 };
+use redoline_tests::wait;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -671,7 +672,7 @@ impl Samples<'_> {
     async fn wait_for_pod(&self, name: &str) {
         let pods = self.h.api::<Pod>();
         let pod = format!("{name}-capture-0");
-        operator::eventually(&format!("pod {pod}"), WAIT, POLL, || async {
+        wait::eventually(&format!("pod {pod}"), WAIT, POLL, || async {
             pods.get_opt(&pod).await.expect("get pod")
         })
         .await
@@ -705,18 +706,19 @@ impl Samples<'_> {
     async fn wait_for_events(&self, name: &str, reasons: &[&str]) {
         let events = self.h.api::<Event>();
         let (events, name) = (&events, name);
-        operator::wait_until(
+        wait::eventually(
             &format!("{name}: Events {reasons:?}"),
             WAIT,
             POLL,
             || async move {
                 let list = events.list(&ListParams::default()).await.expect("Events");
-                reasons.iter().all(|reason| {
+                let all = reasons.iter().all(|reason| {
                     list.items.iter().any(|e| {
                         e.reason.as_deref() == Some(reason)
                             && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
                     })
-                })
+                });
+                all.then_some(())
             },
         )
         .await

@@ -15,6 +15,7 @@ use kube::{Client, Resource};
 use redoline_crds::OracleCapture;
 use redoline_operator::build::{OperatorSettings, build};
 use redoline_tests::operator::{self, CAPTURE_IMAGE};
+use redoline_tests::wait;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -39,7 +40,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    operator::eventually(
+    wait::eventually(
         what,
         Duration::from_secs(60),
         Duration::from_millis(500),

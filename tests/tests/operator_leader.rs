@@ -23,6 +23,7 @@ use redoline_crds::OracleCapture;
 use redoline_operator::leader::{LeaderError, LeaderSettings, Role, RoleCell};
 use redoline_operator::metrics::{Metrics, Registry};
 use redoline_tests::operator::{self, NAME};
+use redoline_tests::wait;
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -117,14 +118,20 @@ async fn holder(leases: &Api<Lease>) -> Option<String> {
         .holder_identity
 }
 
-async fn wait_until<F, Fut>(what: &str, check: F) -> Duration
+/// Polls `check` until it holds; how long that took.
+async fn wait_until<F, Fut>(what: &str, mut check: F) -> Duration
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    operator::wait_until(what, WAIT, Duration::from_millis(100), check)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
+    let started = std::time::Instant::now();
+    wait::eventually(what, WAIT, Duration::from_millis(100), || {
+        let holds = check();
+        async move { holds.await.then_some(()) }
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    started.elapsed()
 }
 
 async fn observed_generation_current(captures: &Api<OracleCapture>) -> bool {

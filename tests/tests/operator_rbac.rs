@@ -30,6 +30,7 @@ use redoline_operator::leader::{LeaderError, LeaderSettings, RoleCell};
 use redoline_operator::metrics::{Metrics, Registry};
 use redoline_tests::k8s::{FIELD_MANAGER, KubeEnv, TestNamespace};
 use redoline_tests::operator::{self, NAME, event_with_reason};
+use redoline_tests::wait;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -227,7 +228,7 @@ async fn setup(test: &str, adjust: impl FnOnce(Rbac) -> Rbac) -> Setup {
     // The RBAC authorizer learns about new bindings through a watch: wait until it has.
     let own: Api<OracleCapture> = Api::namespaced(operator.clone(), &ns.name);
     let own = &own;
-    operator::eventually(
+    wait::eventually(
         "the RBAC rules to take effect",
         WAIT,
         Duration::from_millis(100),
@@ -282,7 +283,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    operator::eventually(what, WAIT, Duration::from_millis(200), check)
+    wait::eventually(what, WAIT, Duration::from_millis(200), check)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
 }

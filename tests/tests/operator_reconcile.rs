@@ -34,6 +34,7 @@ use redoline_tests::operator::{
     self, NAME, container_status, has_condition, observes_its_generation, ready_pod_status,
     terminated,
 };
+use redoline_tests::wait;
 use serde_json::json;
 
 const POD: &str = "orders-capture-0";
@@ -128,7 +129,7 @@ impl Harness {
 
     /// An Event about the OracleCapture with this reason, waiting for it to appear.
     async fn event(&self, reason: &str) -> Event {
-        operator::eventually(&format!("an Event {reason}"), WAIT, POLL, || async {
+        wait::eventually(&format!("an Event {reason}"), WAIT, POLL, || async {
             self.event_with_reason(reason).await.expect("events")
         })
         .await
@@ -142,7 +143,7 @@ impl Harness {
     ) -> StatefulSet {
         let api = self.api::<StatefulSet>();
         let (api, accept) = (&api, &accept);
-        operator::eventually(
+        wait::eventually(
             &format!("the StatefulSet: {what}"),
             WAIT,
             POLL,
@@ -159,7 +160,7 @@ impl Harness {
 
     async fn wait_for_pod(&self) {
         let pods = self.api::<Pod>();
-        operator::eventually("the capture pod", WAIT, POLL, || async {
+        wait::eventually("the capture pod", WAIT, POLL, || async {
             pods.get_opt(POD).await.expect("get pod")
         })
         .await
@@ -696,7 +697,7 @@ async fn a_lasting_refusal_is_stalled_in_the_status_for_the_current_generation()
     }))
     .unwrap();
     let statefulsets = h.api::<StatefulSet>();
-    operator::eventually("the policy in force", WAIT, POLL, || async {
+    wait::eventually("the policy in force", WAIT, POLL, || async {
         let dry = kube::api::PostParams {
             dry_run: true,
             ..Default::default()

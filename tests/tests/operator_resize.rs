@@ -28,6 +28,7 @@ use redoline_operator::controller::resize::{
     SPILL_VOLUME_EXPANDED, SPILL_VOLUME_RECREATED, SpillTemplate,
 };
 use redoline_tests::operator::{self, NAME};
+use redoline_tests::wait;
 use serde_json::json;
 
 const POD: &str = "orders-capture-0";
@@ -137,7 +138,7 @@ impl Harness {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Option<T>>,
     {
-        operator::eventually(what, WAIT, POLL, get)
+        wait::eventually(what, WAIT, POLL, get)
             .await
             .unwrap_or_else(|e| panic!("{e}"))
     }

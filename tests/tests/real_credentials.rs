@@ -36,8 +36,9 @@ use redoline_operator::build::CAPTURE_CONTAINER;
 use redoline_testenv::kafka_auth::KafkaAuthEnv;
 use redoline_tests::k8s::KubeEnv;
 use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, created_keys};
-use redoline_tests::operator::{create_secret, eventually, has_condition};
+use redoline_tests::operator::{create_secret, has_condition};
 use redoline_tests::process::run_script;
+use redoline_tests::wait::eventually;
 use serde_json::{Value, json};
 
 const NAME: &str = "orders";

@@ -34,7 +34,8 @@ use redoline_crds::v1alpha1::{ImagePullPolicy, SnapshotRequestState};
 use redoline_operator::build::{CAPTURE_CONTAINER, SPILL_DIR};
 use redoline_tests::k8s::KubeEnv;
 use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, Terminated, created_keys};
-use redoline_tests::operator::{create_secret, eventually};
+use redoline_tests::operator::create_secret;
+use redoline_tests::wait::eventually;
 use serde_json::{Value, json};
 
 const NAME: &str = "orders";

@@ -51,19 +51,3 @@ pub fn timed_run(config: &Path) -> Duration {
 pub fn verdict(value: f64, target: f64) -> &'static str {
     if value >= target { "met" } else { "MISSED" }
 }
-
-/// xorshift64: reproducible values without a dependency.
-pub struct Random(pub u64);
-
-impl Random {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}

@@ -8,13 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// A free loopback port for the HTTP face.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub use redoline_testenv::process::free_port;
 
 /// The body of `GET path` of a capture on `port`, or `None` while it does not answer.
 fn get(port: u16, path: &str) -> Option<String> {

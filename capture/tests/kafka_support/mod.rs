@@ -12,13 +12,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-#[path = "../run_support/mod.rs"]
-mod run_support;
-use run_support::run_command;
+pub mod sink;
+
+// The binary that includes this module declares `run_support` too (`it/main.rs`,
+// `composed/main.rs`): one copy of it per binary.
+use crate::run_support::{self, run_command};
 #[allow(unused_imports)] // not every test binary using this module probes the HTTP face
 pub use run_support::{BINARY, Xorshift, free_port, metric, status, terminate};
+
+#[allow(unused_imports)] // not every test binary using this module names its own topics
+pub use redoline_testenv::kafka::unique_prefix;
+#[allow(unused_imports)] // not every test binary using this module waits
+pub use redoline_testenv::wait::wait_until;
 
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
@@ -31,14 +38,6 @@ pub fn bootstrap() -> String {
         Ok(env) => env.bootstrap_servers().to_owned(),
         Err(error) => panic!("{error:#}"),
     }
-}
-
-/// A prefix no other test or run uses.
-pub fn unique_prefix(test: &str) -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    format!("{test}-{}-{millis:x}", std::process::id())
 }
 
 /// One capture's directory: scenario, config, termination message, spill files.
@@ -171,16 +170,8 @@ pub fn ids(events: &[Value]) -> Vec<u64> {
         .collect()
 }
 
-pub fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + timeout;
-    while !ready() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+/// How often the tests poll a capture or the broker while they wait.
+pub const POLL: Duration = Duration::from_millis(50);
 
 pub fn path_str(path: &Path) -> String {
     path.display().to_string()

@@ -13,6 +13,10 @@ mod http_probe;
 #[allow(unused_imports)]
 pub use http_probe::{free_port, metric, status};
 
+// Not every test binary using this module writes these scenarios.
+#[allow(dead_code)]
+pub mod lines;
+
 pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 
 /// The longest an `--exit-at-end` run of a test scenario may take (debug build, busy machine).
@@ -40,24 +44,8 @@ pub fn run_command(config: &Path, termination_log: &Path, exit_at_end: bool) -> 
     command
 }
 
-/// xorshift64: reproducible workloads without a dependency.
-#[allow(dead_code)] // not every test binary using this module generates a workload
-pub struct Xorshift(u64);
-
-#[allow(dead_code)]
-impl Xorshift {
-    /// `seed` must not be 0, which xorshift never leaves.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+#[allow(unused_imports)] // not every test binary using this module generates a workload
+pub use redoline_testenv::random::Xorshift;
 
 /// A config, its scenario and its output, in a directory of their own.
 pub struct Capture {
@@ -180,16 +168,18 @@ impl Capture {
 /// Polls `/status` of the capture on `port` until `done` holds (at most 40 s): that status.
 #[allow(dead_code)] // not every test binary using this module waits on its status
 pub fn wait_for(port: u16, what: &str, mut done: impl FnMut(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
-    loop {
-        if let Some(status) = status(port)
-            && done(&status)
-        {
-            return status;
-        }
-        assert!(std::time::Instant::now() < deadline, "never saw {what}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    let mut seen = None;
+    redoline_testenv::wait::wait_until(
+        what,
+        std::time::Duration::from_secs(40),
+        std::time::Duration::from_millis(200),
+        || {
+            seen = status(port).filter(|status| done(status));
+            Ok(seen.is_some())
+        },
+    )
+    .unwrap();
+    seen.unwrap()
 }
 
 /// SIGTERM to a running capture, then its exit status (at most 20 s later): it finishes what it

@@ -18,6 +18,9 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../lib/cache.sh
 . "$HERE/../lib/cache.sh"
+# shellcheck source=../lib/maven.sh
+. "$HERE/../lib/maven.sh"
+die() { echo "check.sh: $*" >&2; exit 1; }
 # shellcheck disable=SC2046 # the source files' names have no spaces
 BUILD="$(cache_dir avroconverter "$HERE" pom.xml settings.xml $(cd "$HERE" && find src -type f | sort))"
 JAVA="${JAVA:-java}"
@@ -29,20 +32,7 @@ usage() {
 
 built() { [ -f "$BUILD/.complete" ]; }
 
-build() {
-  command -v mvn >/dev/null || { echo "check.sh: Maven (mvn) is needed to build the check" >&2; exit 1; }
-  rm -rf "$BUILD/project"
-  mkdir -p "$BUILD/project"
-  cp -r "$HERE/pom.xml" "$HERE/src" "$BUILD/project/"
-  if ! timeout 900 mvn -B -q -s "$HERE/settings.xml" -f "$BUILD/project/pom.xml" package \
-      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$BUILD/project/target/lib" \
-      >"$BUILD/mvn.log" 2>&1; then
-    tail -n 40 "$BUILD/mvn.log" >&2
-    echo "check.sh: the Maven build failed (log: $BUILD/mvn.log)" >&2
-    exit 1
-  fi
-  touch "$BUILD/.complete"
-}
+build() { maven_package "$HERE" "$BUILD" -s "$HERE/settings.xml"; }
 
 case "${1:-}" in
   check) [ $# -eq 5 ] || usage ;;

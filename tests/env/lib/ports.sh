@@ -1,5 +1,8 @@
-# Free TCP ports for the services the test environment starts (sourced by k8s.sh and node.sh).
-# The caller defines die().
+# Free TCP ports for the services the test environment starts (sourced by k8s.sh, node.sh and
+# stack.sh). The caller defines die().
+#
+#   free_port        one port; `$(free_port)` runs in a subshell, so two such calls may agree
+#   free_ports N     N distinct ports, one a line
 
 port_taken() { # any TCP socket (listening or not) bound to local port $1
   local hex
@@ -20,4 +23,9 @@ free_port() { # below the kernel's ephemeral range, so outgoing connections do n
     return 0
   done
   die "no free port found"
+}
+
+free_ports() {
+  local i
+  for ((i = 0; i < $1; i++)); do free_port; done
 }

@@ -21,9 +21,12 @@
 #       made is removed). The watchdog's pid is DIR/watchdog.pid, its output DIR/watchdog.log.
 #   end_watchdog DIR
 #       End DIR's watchdog, unless the caller runs under it (a stop the watchdog itself started).
+#   alive PID
+#       Succeeds while PID runs: a zombie (exited, not yet reaped by its parent) counts as gone.
 #   stop_service DIR PID_FILE GRACE_SECONDS
 #       The `stop` of a service run as one process: ends DIR's watchdog, then SIGTERM, SIGKILL
-#       after GRACE_SECONDS, and removes DIR/PID_FILE. DIR is absolute (stopping_dir).
+#       after GRACE_SECONDS (failing when the process outlives that by 10 s), and removes
+#       DIR/PID_FILE. DIR is absolute (stopping_dir).
 
 check_port() {
   if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
@@ -103,6 +106,13 @@ end_watchdog() {
   rm -f "$dir/watchdog.pid"
 }
 
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  local state
+  state="$(sed -e 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" || return 1
+  [ "$state" != Z ]
+}
+
 stop_service() {
   local dir=$1 pid_file=$2 grace=$3 pid
   end_watchdog "$dir"
@@ -113,10 +123,13 @@ stop_service() {
   fi
   kill -TERM "$pid" 2>/dev/null || true
   local deadline=$((SECONDS + grace))
-  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
+  while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  if alive "$pid"; then
     log "$SERVICE (pid $pid) still running after ${grace}s: SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + 10))
+    while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    if alive "$pid"; then die "$SERVICE (pid $pid) survived SIGKILL"; fi
   fi
   rm -f "$dir/$pid_file"
   log "$SERVICE of $dir stopped"

@@ -478,5 +478,5 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    crate::operator::eventually(what, within, Duration::from_millis(500), get).await
+    crate::wait::eventually(what, within, Duration::from_millis(500), get).await
 }
