@@ -3,7 +3,7 @@
 # containerd, runc; needs root), the images built from images/*.Dockerfile, the operator installed
 # by the Helm chart, the sample OracleCapture's pod run by the kubelet on the Oracle simulator with
 # a live workload; Ready, events in Kafka, a lag SLA breach and its remedy, a CDC-4001 stop. The
-# flow is tests/src/demo/ (asserted by tests/tests/demo_e2e.rs). Everything it starts is stopped and
+# flow is tests/src/demo/ (asserted by tests/tests/it/demo_e2e.rs). Everything it starts is stopped and
 # removed at the end, and the machine is checked to be as it was; the tools are built once and
 # cached under ~/.cache/redoline.
 set -euo pipefail

@@ -1,7 +1,7 @@
 -- Argo CD health check for redoline.io/v1alpha1 OracleCapture.
 -- Install as resource.customizations.health.redoline.io_OracleCapture in argocd-cm (docs/gitops.md).
 -- Argo CD runs it in gopher-lua with only the base, table and package libraries (no string
--- library), so it uses nothing but comparisons and `..`. Tested by tests/tests/gitops_health.rs.
+-- library), so it uses nothing but comparisons and `..`. Tested by tests/tests/it/gitops_health.rs.
 --
 -- Order (first match wins), following kstatus and the operator's conditions (docs/operator.md):
 --   1. no status, or status.observedGeneration behind metadata.generation -> Progressing

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds helm from its Go module (no prebuilt downloads; Debian has no helm package), for the chart
-# checks in tests/tests/helm_chart.rs. Same conventions as build-k8s.sh:
+# checks in tests/tests/it/helm_chart.rs. Same conventions as build-k8s.sh:
 # Result: $REDOLINE_CACHE/helm-<version>/bin/helm. Idempotent: a complete cache is reused as is.
 #   build-helm.sh        builds (or finds) it and says which
 #   build-helm.sh path   only prints the binary's path (test-all.sh exports it as REDOLINE_HELM)

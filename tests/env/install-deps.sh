@@ -29,7 +29,7 @@ command -v kadmin.local >/dev/null || need+=(krb5-admin-server)
 command -v kinit >/dev/null || need+=(krb5-user)
 # The container images of the capture and the operator (tests/env/build-images.sh): a Debian base
 # made with mmdebstrap, built with buildah (daemonless); umoci unpacks them and runc runs them in
-# the image tests (tests/tests/images.rs).
+# the image tests (tests/tests/it/images.rs).
 command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
 command -v buildah >/dev/null || need+=(buildah)
 command -v umoci >/dev/null || need+=(umoci)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throw-away PostgreSQL server (Debian's `postgresql` package) for the redoline tests: the
-# database the Debezium JDBC sink writes into (tests/tests/debezium_jdbc_pipeline.rs).
+# database the Debezium JDBC sink writes into (tests/tests/it/debezium_jdbc_pipeline.rs).
 #
 #   postgres.sh start DATA_DIR PORT [OWNER_PID]
 #       Initialise DATA_DIR/data once (initdb, superuser `postgres`, trust authentication, UTF-8)

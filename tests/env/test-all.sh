@@ -35,7 +35,7 @@ PATH="$(bash tests/env/build-nextest.sh path):$PATH"
 export PATH
 step "provision: helm (chart checks)"
 bash tests/env/build-helm.sh
-# The chart tests (tests/tests/helm_chart.rs) take helm from here; they fail if it is missing.
+# The chart tests (tests/tests/it/helm_chart.rs) take helm from here; they fail if it is missing.
 REDOLINE_HELM=$(bash tests/env/build-helm.sh path)
 export REDOLINE_HELM
 step "provision: GitOps health harness (gopher-lua, cel-go)"
@@ -55,7 +55,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "build: tests"
 cargo test --workspace --locked --no-run
 # The binaries the tests run as processes: a package's binary is built for its own integration
-# tests only, and kubectl-redoline has none (tests/tests/kubectl_plugin.rs runs it).
+# tests only, and kubectl-redoline has none (tests/tests/it/kubectl_plugin.rs runs it).
 cargo build --workspace --bins --locked
 step "build: container images (capture, operator)"
 # From the debug binaries just built, on a Debian base (docs/images.md); cached by their inputs.

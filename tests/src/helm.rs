@@ -1,4 +1,4 @@
-//! A real `helm` for the tests: the chart checks (`tests/tests/helm_chart.rs`) and the operator
+//! A real `helm` for the tests: the chart checks (`tests/tests/it/helm_chart.rs`) and the operator
 //! installed from the chart on the real node (`node`, the demo).
 //!
 //! helm comes from `REDOLINE_HELM` (set by tests/env/test-all.sh), else it is built into the cache

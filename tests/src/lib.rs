@@ -7,7 +7,7 @@
 //!   with bounded polling, for the operator's integration tests.
 //! * [`metric_names`]: the metric names the operator really exports, for the dashboard and alert
 //!   checks.
-//! * [`demo`]: the Kubernetes demo (`make demo`) and the flow `tests/tests/demo_e2e.rs` asserts:
+//! * [`demo`]: the Kubernetes demo (`make demo`) and the flow `tests/tests/it/demo_e2e.rs` asserts:
 //!   the operator from the chart, the capture pod on the real node on the Oracle simulator, a
 //!   workload.
 //! * [`node`]: the real node (kubelet, containerd, runc) and the images built here, for the tests

@@ -17,7 +17,7 @@
 //! * [`write_pod_status`] with [`container_status`], [`terminated`] and [`ready_pod_status`]:
 //!   the capture pod's status as the kubelet writes it, for tests that stand in for the kubelet:
 //!   they reach every state the operator reads (an OOMKill, any termination message) at once,
-//!   which the real node (`crate::node`, `tests/tests/real_pods.rs`) gives only slowly or not on
+//!   which the real node (`crate::node`, `tests/tests/it/real_pods.rs`) gives only slowly or not on
 //!   demand; [`serve_status`]: a stand-in for the capture's
 //!   `/status`, which the operator polls.
 //!

@@ -3,7 +3,7 @@
 //! option set, compared byte for byte with `tests/fixtures/events/*.jsonl`.
 //!
 //! Each Debezium fixture line is `{"topic":…,"key":<key JSON or null>,"value":<value JSON or
-//! null>}`; `tests/tests/debezium_json.rs` feeds the enveloped ones to Kafka Connect's
+//! null>}`; `tests/tests/it/debezium_json.rs` feeds the enveloped ones to Kafka Connect's
 //! `JsonConverter`. After an intended format change, regenerate with
 //! `REDOLINE_BLESS=1 cargo test -p redoline-capture --test event_formats` and review the diff.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

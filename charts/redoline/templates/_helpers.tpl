@@ -60,7 +60,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- end }}
 
 {{/* The rules of operator/rbac/clusterrole.yaml (copied byte for byte to files/rbac/, checked by
-     tests/tests/helm_chart.rs): document 0 is the ClusterRole, document 1 the leader-election
+     tests/tests/it/helm_chart.rs): document 0 is the ClusterRole, document 1 the leader-election
      Role. */}}
 {{- define "redoline.rbacDocument" -}}
 {{- $docs := regexSplit "(?m)^---[ \t]*$" (.root.Files.Get "files/rbac/clusterrole.yaml") -1 }}

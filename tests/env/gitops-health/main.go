@@ -1,5 +1,5 @@
 // Command gitops-health evaluates redoline's GitOps health checks the way Argo CD and Flux do, so
-// that tests/tests/gitops_health.rs can run them against fixture objects:
+// that tests/tests/it/gitops_health.rs can run them against fixture objects:
 //
 //   - the Argo CD Lua health script, in gopher-lua (the interpreter Argo CD embeds) with the same
 //     libraries Argo CD opens for health scripts (package, base, table; no string, no io), the

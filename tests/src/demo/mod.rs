@@ -1,4 +1,4 @@
-//! The Kubernetes demo (`make demo`) and its end-to-end test (`tests/tests/demo_e2e.rs`): one flow,
+//! The Kubernetes demo (`make demo`) and its end-to-end test (`tests/tests/it/demo_e2e.rs`): one flow,
 //! narrated for a person or asserted by the test.
 //!
 //! ```text

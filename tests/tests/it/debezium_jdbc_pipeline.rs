@@ -57,7 +57,6 @@ use redoline_tests::kafka::KafkaEnv;
 use redoline_tests::process::free_port;
 use redoline_tests::registry::RegistryEnv;
 
-#[path = "jdbc_pipeline/schema_versions.rs"]
 mod schema_versions;
 
 /// The PostgreSQL server: `postgresql://user@host:port/db` of a superuser with trust access.

@@ -17,7 +17,7 @@
 //!
 //! ```sh
 //! cargo build -p kubectl-redoline
-//! REDOLINE_BLESS=1 cargo test -p redoline-tests --test kubectl_plugin
+//! REDOLINE_BLESS=1 cargo test -p redoline-tests --test it -- kubectl_plugin::
 //! ```
 
 use std::collections::BTreeMap;
@@ -491,7 +491,7 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/kubectl-plugin.md"),
         &samples,
         BLESS_ENV,
-        "cargo build -p kubectl-redoline && REDOLINE_BLESS=1 cargo test -p redoline-tests --test kubectl_plugin",
+        "cargo build -p kubectl-redoline && REDOLINE_BLESS=1 cargo test -p redoline-tests --test it -- kubectl_plugin::",
         normalise,
     )
     .unwrap_or_else(|e| panic!("{e:#}"));

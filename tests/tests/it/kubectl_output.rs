@@ -21,7 +21,7 @@
 //! samples in that file instead:
 //!
 //! ```sh
-//! REDOLINE_BLESS=1 cargo test -p redoline-tests --test kubectl_output
+//! REDOLINE_BLESS=1 cargo test -p redoline-tests --test it -- kubectl_output::
 //! ```
 
 use std::collections::BTreeMap;
@@ -582,7 +582,7 @@ fn compare_or_bless(samples: &BTreeMap<String, String>) {
     assert!(
         drifted.is_empty(),
         "kubectl's output no longer matches docs/kubectl-output.md; if the change is intended, \
-         regenerate it with\n  {BLESS_ENV}=1 cargo test -p redoline-tests --test kubectl_output\n\n{}",
+         regenerate it with\n  {BLESS_ENV}=1 cargo test -p redoline-tests --test it -- kubectl_output::\n\n{}",
         drifted.join("\n\n")
     );
 }

@@ -14,7 +14,7 @@ use redoline_crds::v1alpha1::{LastStop, OracleCaptureStatus, Position};
 use redoline_tests::k8s::{KubeEnv, apply_crd};
 use serde_json::{Value, json};
 
-const SAMPLE: &str = include_str!("../../crds/examples/oraclecapture.yaml");
+const SAMPLE: &str = include_str!("../../../crds/examples/oraclecapture.yaml");
 
 async fn setup(test: &str) -> (KubeEnv2, Api<DynamicObject>) {
     let env = KubeEnv::shared().expect("control plane");
@@ -640,7 +640,7 @@ async fn kafka_authentication_rules_hold_on_the_apiserver() {
             "krb5Config": {"configMapName": "krb5"}, "serviceName": "kafka"}}),
     ];
     // The Strimzi example as shipped.
-    let example = include_str!("../../crds/examples/oraclecapture-strimzi.yaml");
+    let example = include_str!("../../../crds/examples/oraclecapture-strimzi.yaml");
     let capture = example
         .split("\n---\n")
         .find(|doc| doc.contains("kind: OracleCapture"))
@@ -966,7 +966,7 @@ async fn schema_registry_is_required_with_avro_and_its_fields_are_checked() {
         let spec = with(minimal_spec(), "format.encoding", json!("avro"));
         with(spec, "schemaRegistry", registry)
     };
-    let example = include_str!("../../crds/examples/oraclecapture-avro.yaml");
+    let example = include_str!("../../../crds/examples/oraclecapture-avro.yaml");
     let mut capture: DynamicObject = serde_norway::from_str(example).expect("example parses");
     capture.metadata.namespace = None;
     api.create(&PostParams::default(), &capture)

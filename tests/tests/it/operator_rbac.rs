@@ -36,9 +36,9 @@ use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-const RULES: &str = include_str!("../../operator/rbac/clusterrole.yaml");
-const CHART_RULES: &str = include_str!("../../charts/redoline/files/rbac/clusterrole.yaml");
-const BINDINGS: &str = include_str!("../../operator/rbac/bindings.yaml");
+const RULES: &str = include_str!("../../../operator/rbac/clusterrole.yaml");
+const CHART_RULES: &str = include_str!("../../../charts/redoline/files/rbac/clusterrole.yaml");
+const BINDINGS: &str = include_str!("../../../operator/rbac/bindings.yaml");
 const ACCOUNT: &str = "redoline-operator";
 const WAIT: Duration = Duration::from_secs(60);
 
