@@ -188,6 +188,24 @@ impl KubeEnv {
         cmd
     }
 
+    /// Runs `kubectl <args>` (see [`KubeEnv::kubectl`]) and returns its output; fails with
+    /// kubectl's message unless it succeeds.
+    pub fn kubectl_stdout(&self, args: &[&str]) -> anyhow::Result<String> {
+        let output = self
+            .kubectl()
+            .args(args)
+            .output()
+            .context("running kubectl")?;
+        if !output.status.success() {
+            bail!(
+                "kubectl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        String::from_utf8(output.stdout).context("kubectl's output is not UTF-8")
+    }
+
     /// `kubectl wait --for=condition=Ready` on the OracleCapture `name` in `namespace`, as a GitOps
     /// pipeline runs it (30 s at most); fails with kubectl's message unless it passes.
     pub async fn kubectl_wait_ready(&self, namespace: &str, name: &str) -> anyhow::Result<()> {

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, bail, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ContainerStatus, LocalVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
@@ -32,6 +32,8 @@ use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_crds::OracleCapture;
+use redoline_crds::v1alpha1::ImagePullPolicy;
 use redoline_operator::build::scenario_file_name;
 use serde_json::{Value, json};
 
@@ -49,6 +51,8 @@ pub const STORAGE_CLASS: &str = "redoline-local";
 const OPERATOR_READY_WITHIN: Duration = Duration::from_secs(180);
 /// The user the images run as; volumes the pods read must be readable by it.
 pub const IMAGE_UID: u32 = 65532;
+/// How often the waits below look at the pod or the topic.
+const POLL: Duration = Duration::from_millis(500);
 
 /// The node and the images, as the environment describes them.
 #[derive(Clone, Debug)]
@@ -151,6 +155,22 @@ impl NodeEnv {
             .await
             .with_context(|| format!("creating PersistentVolume {name}"))?;
         Ok(dir)
+    }
+
+    /// The demo's OracleCapture (`examples/demo/oraclecapture.yaml`) in `namespace`, made to run
+    /// on this node: the taint tolerated, the image already imported (`imagePullPolicy: Never`),
+    /// its spill claim of [`STORAGE_CLASS`] (make the volume with [`NodeEnv::local_volume`]) and
+    /// its topics under `topic_prefix` on the broker's pod listener.
+    pub fn capture(&self, namespace: &str, topic_prefix: &str) -> anyhow::Result<OracleCapture> {
+        let mut capture: OracleCapture = serde_norway::from_str(crate::demo::CAPTURE)
+            .context("examples/demo/oraclecapture.yaml")?;
+        capture.metadata.namespace = Some(namespace.to_owned());
+        capture.spec.kafka.bootstrap_servers = self.kafka_bootstrap.clone();
+        capture.spec.kafka.topic_prefix = topic_prefix.to_owned();
+        capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
+        capture.spec.pod.tolerations = vec![Self::toleration()];
+        capture.spec.pod.image_pull_policy = Some(ImagePullPolicy::Never);
+        Ok(capture)
     }
 
     /// A new directory for the simulator's scenarios (the operator's `--simulator-scenarios`),
@@ -294,6 +314,27 @@ pub fn is_ready(pod: &Pod) -> bool {
         })
 }
 
+/// The pod `name` once it is Ready and is not the pod `replaced` (its uid), polled for at most
+/// `within`.
+pub async fn ready_pod(
+    pods: &Api<Pod>,
+    name: &str,
+    replaced: Option<&str>,
+    within: Duration,
+) -> anyhow::Result<Pod> {
+    eventually(
+        &format!("the pod {name} to be Ready"),
+        within,
+        POLL,
+        || async {
+            let pod = pods.get_opt(name).await.ok().flatten()?;
+            let is_new = pod.metadata.uid.as_deref() != replaced;
+            (is_new && is_ready(&pod)).then_some(pod)
+        },
+    )
+    .await
+}
+
 /// `repository:tag` → (repository, tag); a digest reference is refused (the images built here
 /// are tagged).
 fn split_image(image: &str) -> anyhow::Result<(&str, &str)> {
@@ -381,6 +422,53 @@ impl NodeStory {
             workload,
         })
     }
+}
+
+/// Waits (at most `within`) until `topic` holds a created order: the capture on the node
+/// publishes.
+pub async fn some_order(
+    kafka: &'static KafkaEnv,
+    topic: &str,
+    within: Duration,
+) -> anyhow::Result<()> {
+    eventually("order events in Kafka", within, POLL, || async {
+        match created_keys(kafka, topic).await {
+            Ok(created) => (!created.is_empty()).then_some(Ok(())),
+            Err(e) => Some(Err(e)),
+        }
+    })
+    .await?
+}
+
+/// Waits (at most `within`) until `topic` holds as many created orders as the workload
+/// committed, `orders` (ids 1 to `orders`, read `read_committed`), then fails unless each was
+/// created exactly once: none twice, none lost, none invented.
+pub async fn every_order_once(
+    kafka: &'static KafkaEnv,
+    topic: &str,
+    orders: u64,
+    within: Duration,
+) -> anyhow::Result<()> {
+    ensure!(orders > 0, "the workload placed no order");
+    let created = eventually("every order in Kafka", within, POLL, || async {
+        match created_keys(kafka, topic).await {
+            Ok(created) => {
+                let total: usize = created.values().sum();
+                (total as u64 >= orders).then_some(Ok(created))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    })
+    .await??;
+    let repeated: Vec<_> = created.iter().filter(|(_, n)| **n > 1).collect();
+    ensure!(repeated.is_empty(), "orders created twice: {repeated:?}");
+    let expected: Vec<u64> = (1..=orders).collect();
+    let got: Vec<u64> = created.keys().copied().collect();
+    ensure!(
+        got == expected,
+        "orders lost or invented: got {got:?}, committed {expected:?}"
+    );
+    Ok(())
 }
 
 /// Order ids of the `c` events in `topic` (read_committed), with how often each was created;

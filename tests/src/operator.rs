@@ -18,14 +18,15 @@
 //!   the capture pod's status as the kubelet writes it, for tests that stand in for the kubelet:
 //!   they reach every state the operator reads (an OOMKill, any termination message) at once,
 //!   which the real node (`crate::node`, `tests/tests/it/real_pods.rs`) gives only slowly or not on
-//!   demand; [`serve_status`]: a stand-in for the capture's
-//!   `/status`, which the operator polls.
+//!   demand; [`StatusServer`]: a stand-in for the capture's
+//!   `/status`, which the operator polls and `kubectl redoline status` reads.
 //!
 //! Everything returns [`anyhow::Result`]; the tests decide what a failure means.
 
 use std::fmt;
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -67,6 +68,21 @@ pub fn sample_in(namespace: &str) -> anyhow::Result<OracleCapture> {
     let mut sample = sample()?;
     sample.metadata.namespace = Some(namespace.to_owned());
     Ok(sample)
+}
+
+/// Sets the fields of `block` (a JSON object) in `capture`'s `spec.kafka`, keeping the others:
+/// the sample with one more Kafka setting, as a user writes it.
+pub fn set_kafka_fields(
+    capture: &mut OracleCapture,
+    block: &serde_json::Value,
+) -> anyhow::Result<()> {
+    let mut kafka = serde_json::to_value(&capture.spec.kafka)?;
+    let (Some(fields), Some(added)) = (kafka.as_object_mut(), block.as_object()) else {
+        anyhow::bail!("spec.kafka and {block} must both be JSON objects");
+    };
+    fields.extend(added.clone());
+    capture.spec.kafka = serde_json::from_value(kafka).context("spec.kafka with the block")?;
+    Ok(())
 }
 
 /// Creates `capture` in its namespace and returns it as stored.
@@ -480,20 +496,77 @@ pub fn ready_pod_status(ip: &str) -> serde_json::Value {
     })
 }
 
-/// A stand-in for a capture's `/status`: on a thread of its own, answers every request on
-/// `listener` with the JSON in `body` at that moment.
-pub fn serve_status(listener: TcpListener, body: Arc<Mutex<String>>) {
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0u8; 2048];
-            let _ = stream.read(&mut request);
-            let body = body.lock().map(|b| b.clone()).unwrap_or_default();
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
+/// A stand-in for a capture's `/status`, on a thread of its own until dropped: answers
+/// `GET /status` on its listener with the JSON in `body` at that moment, and 404 to anything
+/// else. Dropping it closes the listener (within one accept poll), as when the capture's
+/// `/status` goes away.
+#[derive(Debug)]
+pub struct StatusServer {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+/// How often the server looks for a connection or for being dropped.
+const ACCEPT_POLL: Duration = Duration::from_millis(20);
+/// Bound of reading one request: a client that sends half a request does not hold the server.
+const REQUEST_WITHIN: Duration = Duration::from_secs(5);
+
+impl StatusServer {
+    pub fn start(listener: TcpListener, body: Arc<Mutex<String>>) -> anyhow::Result<Self> {
+        listener
+            .set_nonblocking(true)
+            .context("a non-blocking listener")?;
+        let port = listener
+            .local_addr()
+            .context("the listener's address")?
+            .port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let Ok((stream, _)) = listener.accept() else {
+                    std::thread::sleep(ACCEPT_POLL);
+                    continue;
+                };
+                // A failed answer is the client's to notice, as with a real capture.
+                let _ = answer(stream, &body);
+            }
+        });
+        Ok(Self { port, stop })
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for StatusServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Reads one request's head from `stream` and answers it (`Connection: close`).
+fn answer(mut stream: TcpStream, body: &Mutex<String>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(REQUEST_WITHIN))?;
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => request.extend_from_slice(&buffer[..n]),
         }
-    });
+    }
+    let (status, answer) = if request.starts_with(b"GET /status ") {
+        ("200 OK", body.lock().map(|b| b.clone()).unwrap_or_default())
+    } else {
+        ("404 Not Found", "not found".to_owned())
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
+    )
 }

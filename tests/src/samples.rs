@@ -29,14 +29,15 @@ pub fn sample_block(doc: &[&str], key: &str) -> anyhow::Result<(usize, usize)> {
     Ok((start + 2, end))
 }
 
-/// Compares every sample (after `normalise`) with its block in `doc`, or rewrites the blocks
-/// when `bless_env` is set; a drift is an error naming `bless_command`.
+/// Compares every sample (after `normalise`, given the sample's key and text) with its block in
+/// `doc`, or rewrites the blocks when `bless_env` is set; a drift is an error naming
+/// `bless_command` and, for each drifted sample, its first differing line.
 pub fn compare_or_bless(
     doc: &Path,
     samples: &BTreeMap<String, String>,
     bless_env: &str,
     bless_command: &str,
-    normalise: impl Fn(&str) -> String,
+    normalise: impl Fn(&str, &str) -> String,
 ) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(doc).with_context(|| format!("reading {}", doc.display()))?;
@@ -46,6 +47,7 @@ pub fn compare_or_bless(
         for (key, output) in samples {
             let borrowed: Vec<&str> = lines.iter().map(String::as_str).collect();
             let (first, end) = sample_block(&borrowed, key)?;
+            // Without trailing blanks (kubectl pads empty values); the comparison ignores them.
             let new: Vec<String> = output
                 .trim_end()
                 .lines()
@@ -63,11 +65,18 @@ pub fn compare_or_bless(
     let mut drifted = Vec::new();
     for (key, output) in samples {
         let (first, end) = sample_block(&lines, key)?;
-        let committed = normalise(&lines[first..end].join("\n"));
-        let actual = normalise(output);
+        let committed = normalise(key, &lines[first..end].join("\n"));
+        let actual = normalise(key, output);
         if committed != actual {
+            let first = committed
+                .lines()
+                .zip(actual.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or_else(|| committed.lines().count().min(actual.lines().count()));
             drifted.push(format!(
-                "--- {key}: committed (normalised)\n{committed}\n--- now (normalised)\n{actual}"
+                "--- {key}: first difference at normalised line {}\n--- committed (normalised)\n\
+                 {committed}\n--- now (normalised)\n{actual}",
+                first + 1
             ));
         }
     }

@@ -23,7 +23,7 @@ pub mod workload;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
@@ -36,7 +36,7 @@ use serde_json::json;
 use crate::helm::Helm;
 use crate::k8s::{KubeEnv, apply_crd};
 use crate::kafka::KafkaEnv;
-use crate::node::{self, NodeEnv, OperatorInstall, STORAGE_CLASS, Terminated};
+use crate::node::{self, NodeEnv, OperatorInstall, Terminated};
 use crate::operator::create_secret;
 use workload::{Incident, Workload};
 
@@ -266,14 +266,7 @@ impl Scene<'_> {
         self.node
             .local_volume(&self.client, &format!("{}-spill", self.namespace), "1Gi")
             .await?;
-        let mut capture: OracleCapture =
-            serde_norway::from_str(CAPTURE).context("examples/demo/oraclecapture.yaml")?;
-        capture.metadata.namespace = Some(self.namespace.clone());
-        capture.spec.kafka.bootstrap_servers = self.node.kafka_bootstrap.clone();
-        capture.spec.kafka.topic_prefix = prefix.to_owned();
-        capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
-        capture.spec.pod.tolerations = vec![NodeEnv::toleration()];
-        capture.spec.pod.image_pull_policy = Some(redoline_crds::v1alpha1::ImagePullPolicy::Never);
+        let capture = self.node.capture(&self.namespace, prefix)?;
         captures
             .create(&PostParams::default(), &capture)
             .await
@@ -419,21 +412,9 @@ impl Scene<'_> {
 
     /// `kubectl <args> -n <namespace>`, its output.
     fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
-        let output = self
-            .kube_env
-            .kubectl()
-            .args(args)
-            .args(["-n", &self.namespace])
-            .output()
-            .context("running kubectl")?;
-        if !output.status.success() {
-            bail!(
-                "kubectl {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        let mut args = args.to_vec();
+        args.extend(["-n", &self.namespace]);
+        self.kube_env.kubectl_stdout(&args)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use redoline_capture::config;
 use redoline_crds::OracleCapture;
+use redoline_tests::operator;
 
 #[test]
 fn the_operator_rendered_config_loads_in_the_capture() {
@@ -59,12 +60,7 @@ fn every_kafka_credential_file_the_config_names_is_mounted() {
     for block in kafka_blocks {
         let mut capture: OracleCapture = serde_norway::from_str(&sample).unwrap();
         capture.metadata.uid = Some("8d7e0c1a-5b2f-4f4e-9a51-0c4b1c2d3e4f".into());
-        let mut kafka = serde_json::to_value(&capture.spec.kafka).unwrap();
-        kafka
-            .as_object_mut()
-            .unwrap()
-            .extend(block.as_object().unwrap().clone());
-        capture.spec.kafka = serde_json::from_value(kafka).unwrap();
+        operator::set_kafka_fields(&mut capture, &block).unwrap();
         let rendered = redoline_operator::build::render_capture_config(&capture).unwrap();
         let loaded = config::parse(&rendered, &[]).unwrap_or_else(|e| panic!("{e}\n{rendered}"));
         let kafka = loaded.kafka.unwrap();

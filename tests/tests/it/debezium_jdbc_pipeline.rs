@@ -47,13 +47,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use redoline_capture::simulator::Simulator;
 use redoline_capture::sink::KafkaClientSettings;
 use redoline_capture::sink::kafka::reader::read_to_end;
 use redoline_capture::value::Value;
-use redoline_tests::kafka::KafkaEnv;
+use redoline_tests::kafka::{KafkaEnv, unique_prefix};
 use redoline_tests::process::free_port;
 use redoline_tests::registry::RegistryEnv;
 
@@ -863,13 +863,6 @@ fn differences(
 
 // ----- the pipeline ---------------------------------------------------------------------------
 
-fn unique(test: &str) -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    format!("{test}_{}_{millis:x}", std::process::id())
-}
-
 /// The capture's `kafka.topicPrefix` (and name) for one capture (`run_name`) of a run.
 fn topic_prefix(run_id: &str, name: &str) -> String {
     format!("{run_id}-{name}").replace('_', "-")
@@ -1039,7 +1032,9 @@ fn debezium_jdbc_sink_writes_the_simulated_database_into_postgresql() {
     let bootstrap = kafka.bootstrap_servers().to_owned();
     let pg = postgres();
     let registry = RegistryEnv::shared().unwrap_or_else(|e| panic!("no schema registry: {e:#}"));
-    let run_id = unique("jdbc");
+    // Underscores, not dashes: the run id begins PostgreSQL database names, unquoted identifiers
+    // (topic_prefix turns them back into dashes).
+    let run_id = unique_prefix("jdbc").replace('-', "_");
     let work = tempfile::tempdir().unwrap();
 
     // The simulator's own final state, from the same scenario applied in-process, and what the

@@ -506,85 +506,15 @@ fn is_age(text: &str) -> bool {
 
 // --- the committed samples ----------------------------------------------------------------
 
-fn docs_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/kubectl-output.md")
-}
-
-/// The line before a sample's block in the docs, `<!-- sample: KEY -->`; the block itself follows
-/// as a fenced `text` block.
-fn marker(key: &str) -> String {
-    format!("<!-- sample: {key} -->")
-}
-
-/// Where the sample `key` sits in the doc's lines: its first content line and its closing fence.
-fn sample_blocks(doc: &[&str], key: &str) -> (usize, usize) {
-    let start = doc
-        .iter()
-        .position(|l| l.trim() == marker(key))
-        .unwrap_or_else(|| panic!("docs/kubectl-output.md has no line {:?}", marker(key)));
-    assert_eq!(
-        doc.get(start + 1).map(|l| l.trim()),
-        Some("```text"),
-        "{} must be followed by a ```text block",
-        marker(key)
-    );
-    let end = doc[start + 2..]
-        .iter()
-        .position(|l| l.trim() == "```")
-        .map(|i| start + 2 + i)
-        .unwrap_or_else(|| panic!("the block after {} is not closed", marker(key)));
-    (start + 2, end)
-}
-
 fn compare_or_bless(samples: &BTreeMap<String, String>) {
-    let path = docs_path();
-    let doc = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let bless = std::env::var_os(BLESS_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    if bless {
-        let mut lines: Vec<String> = doc.lines().map(str::to_owned).collect();
-        for (key, output) in samples {
-            let borrowed: Vec<&str> = lines.iter().map(String::as_str).collect();
-            let (first, end) = sample_blocks(&borrowed, key);
-            // Without trailing blanks (kubectl pads empty values); the comparison ignores them.
-            let new: Vec<String> = output
-                .trim_end()
-                .lines()
-                .map(|l| l.trim_end().to_owned())
-                .collect();
-            lines.splice(first..end, new);
-        }
-        let mut text = lines.join("\n");
-        text.push('\n');
-        std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-        eprintln!("kubectl_output: rewrote the samples in {}", path.display());
-        return;
-    }
-    let lines: Vec<&str> = doc.lines().collect();
-    let mut drifted = Vec::new();
-    for (key, output) in samples {
-        let (first, end) = sample_blocks(&lines, key);
-        let committed = normalise(key, &lines[first..end].join("\n"));
-        let actual = normalise(key, output);
-        if committed != actual {
-            let first = committed
-                .lines()
-                .zip(actual.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or_else(|| committed.lines().count().min(actual.lines().count()));
-            drifted.push(format!(
-                "--- {key}: first difference at normalised line {}\n--- committed (normalised)\n\
-                 {committed}\n--- now (normalised)\n{actual}",
-                first + 1
-            ));
-        }
-    }
-    assert!(
-        drifted.is_empty(),
-        "kubectl's output no longer matches docs/kubectl-output.md; if the change is intended, \
-         regenerate it with\n  {BLESS_ENV}=1 cargo test -p redoline-tests --test it -- kubectl_output::\n\n{}",
-        drifted.join("\n\n")
-    );
+    redoline_tests::samples::compare_or_bless(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/kubectl-output.md"),
+        samples,
+        BLESS_ENV,
+        &format!("{BLESS_ENV}=1 cargo test -p redoline-tests --test it -- kubectl_output::"),
+        normalise,
+    )
+    .unwrap_or_else(|e| panic!("kubectl's output: {e:#}"));
 }
 
 /// Output with what changes from run to run replaced: ages, timestamps, UIDs, resourceVersions;
@@ -770,6 +700,7 @@ fn repositioned(status: String) -> String {
 struct StatusServers {
     port: u16,
     bodies: [Arc<Mutex<String>>; 3],
+    _servers: Vec<operator::StatusServer>,
 }
 
 impl StatusServers {
@@ -788,10 +719,19 @@ impl StatusServers {
                 .collect();
             let Ok(others) = others else { continue };
             let bodies: [Arc<Mutex<String>>; 3] = Default::default();
-            for (listener, body) in std::iter::once(first).chain(others).zip(bodies.iter()) {
-                operator::serve_status(listener, body.clone());
-            }
-            return StatusServers { port, bodies };
+            let servers = std::iter::once(first)
+                .chain(others)
+                .zip(bodies.iter())
+                .map(|(listener, body)| {
+                    operator::StatusServer::start(listener, body.clone())
+                        .unwrap_or_else(|e| panic!("{e:#}"))
+                })
+                .collect();
+            return StatusServers {
+                port,
+                bodies,
+                _servers: servers,
+            };
         }
         panic!("no port free on 127.0.0.1, .2 and .3");
     }

@@ -21,11 +21,9 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, UdpSocket};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -36,6 +34,7 @@ use redoline_crds::v1alpha1::{
     ArchivedRedoStatus, NeededArchivedLog, RepositionState, RepositionStatus,
 };
 use redoline_tests::k8s::{KubeEnv, apply_crd};
+use redoline_tests::operator::StatusServer;
 use serde_json::{Value, json};
 
 const BLESS_ENV: &str = "REDOLINE_BLESS";
@@ -62,6 +61,19 @@ async fn run(env: &KubeEnv, args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `kubectl-redoline <command> orders -n <namespace> <args>`: the plugin on the test's
+/// OracleCapture.
+async fn on_orders(
+    env: &KubeEnv,
+    namespace: &str,
+    command: &str,
+    args: &[&str],
+) -> (bool, String, String) {
+    let mut argv = vec![command, "orders", "-n", namespace];
+    argv.extend_from_slice(args);
+    run(env, &argv).await
+}
+
 /// An address of this host the API server may proxy to (not loopback): the source address of
 /// the default route. Connecting a UDP socket sends nothing.
 fn host_address() -> IpAddr {
@@ -72,60 +84,6 @@ fn host_address() -> IpAddr {
     let ip = socket.local_addr().unwrap().ip();
     assert!(!ip.is_loopback(), "no address other than loopback: {ip}");
     ip
-}
-
-/// Serves `body` as `/status` on `ip` until dropped; the port.
-struct StatusServer {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl StatusServer {
-    fn start(ip: IpAddr, body: String) -> Self {
-        let listener = TcpListener::bind((ip, 0)).expect("bind");
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            while !stopped.load(Ordering::Relaxed) {
-                let Ok((mut stream, _)) = listener.accept() else {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
-                };
-                stream.set_nonblocking(false).unwrap();
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(5)))
-                    .unwrap();
-                let mut request = Vec::new();
-                let mut buffer = [0u8; 4096];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buffer) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => request.extend_from_slice(&buffer[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&request);
-                let (status, answer) = if head.starts_with("GET /status ") {
-                    ("200 OK", body.as_str())
-                } else {
-                    ("404 Not Found", "not found")
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-                    answer.len()
-                );
-            }
-        });
-        Self { port, stop }
-    }
-}
-
-impl Drop for StatusServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
 }
 
 /// The capture's `/status` while streaming, written with the capture's own type.
@@ -263,7 +221,7 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
 
     // No pod: the OracleCapture status alone, and the screen says so.
     let started = Instant::now();
-    let (ok, fallback, stderr) = run(env, &["status", "orders", "-n", &ns.name]).await;
+    let (ok, fallback, stderr) = on_orders(env, &ns.name, "status", &[]).await;
     let fallback_time = started.elapsed();
     assert!(ok, "{stderr}");
     assert!(
@@ -285,13 +243,15 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
 
     // A pod whose /status the API server proxies to, on this host's address.
     let ip = host_address();
-    let server = StatusServer::start(ip, live_report());
+    let listener = TcpListener::bind((ip, 0)).expect("bind");
+    let server = StatusServer::start(listener, Arc::new(Mutex::new(live_report())))
+        .unwrap_or_else(|e| panic!("{e:#}"));
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
     let pod: Pod = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "orders-capture-0"},
         "spec": {"containers": [{"name": "capture", "image": "redoline-capture:test",
-                                 "ports": [{"name": "http", "containerPort": server.port}]}]}
+                                 "ports": [{"name": "http", "containerPort": server.port()}]}]}
     }))
     .unwrap();
     pods.create(&PostParams::default(), &pod)
@@ -305,7 +265,7 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
     .await
     .expect("pod status written");
     let started = Instant::now();
-    let (ok, live, stderr) = run(env, &["status", "orders", "-n", &ns.name]).await;
+    let (ok, live, stderr) = on_orders(env, &ns.name, "status", &[]).await;
     let live_time = started.elapsed();
     assert!(ok, "{stderr}");
     assert!(
@@ -330,14 +290,10 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
     assert!(live.contains("120000 of ~400000 rows (30%)"), "{live}");
     samples.insert(
         "status live".to_owned(),
-        sample(&live).replace(&format!("port {},", server.port), "port 8080,"),
+        sample(&live).replace(&format!("port {},", server.port()), "port 8080,"),
     );
 
-    let (ok, json_text, stderr) = run(
-        env,
-        &["status", "orders", "-n", &ns.name, "--output", "json"],
-    )
-    .await;
+    let (ok, json_text, stderr) = on_orders(env, &ns.name, "status", &["--output", "json"]).await;
     assert!(ok, "{stderr}");
     let view: Value = serde_json::from_str(&json_text).expect("--output json is JSON");
     assert_eq!(view["source"]["kind"], "capture", "{view}");
@@ -374,7 +330,7 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
     // The pod's /status stops answering: the fallback again, with the reason.
     drop(server);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let (ok, gone, stderr) = run(env, &["status", "orders", "-n", &ns.name]).await;
+    let (ok, gone, stderr) = on_orders(env, &ns.name, "status", &[]).await;
     assert!(ok, "{stderr}");
     assert!(
         gone.contains("the capture's /status did not answer"),
@@ -386,18 +342,11 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
     );
 
     // reposition: a new id is written, a used one refused.
-    let (ok, out, stderr) = run(
+    let (ok, out, stderr) = on_orders(
         env,
-        &[
-            "reposition",
-            "orders",
-            "-n",
-            &ns.name,
-            "--scn",
-            "5000",
-            "--id",
-            "restore-2",
-        ],
+        &ns.name,
+        "reposition",
+        &["--scn", "5000", "--id", "restore-2"],
     )
     .await;
     assert!(ok, "{stderr}");
@@ -425,18 +374,11 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
         managers.iter().any(|m| m == "kubectl-redoline"),
         "{managers:?}"
     );
-    let (ok, _, stderr) = run(
+    let (ok, _, stderr) = on_orders(
         env,
-        &[
-            "reposition",
-            "orders",
-            "-n",
-            &ns.name,
-            "--scn",
-            "6000",
-            "--id",
-            "restore-2",
-        ],
+        &ns.name,
+        "reposition",
+        &["--scn", "6000", "--id", "restore-2"],
     )
     .await;
     assert!(!ok);
@@ -444,16 +386,14 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
 
     // snapshot: a table not captured is refused; a captured one is requested where the CRD
     // has spec.snapshot.requests, and refused clearly where it does not.
-    let (ok, _, stderr) = run(env, &["snapshot", "orders", "-n", &ns.name, "sales.orders"]).await;
+    let (ok, _, stderr) = on_orders(env, &ns.name, "snapshot", &["sales.orders"]).await;
     assert!(!ok);
     assert!(stderr.contains("did you mean SALES.ORDERS"), "{stderr}");
-    let (ok, out, stderr) = run(
+    let (ok, out, stderr) = on_orders(
         env,
+        &ns.name,
+        "snapshot",
         &[
-            "snapshot",
-            "orders",
-            "-n",
-            &ns.name,
             "SALES.ORDERS",
             "--where",
             "STATUS = 'OPEN'",
@@ -492,7 +432,7 @@ async fn the_plugin_reads_the_status_and_edits_the_spec() {
         &samples,
         BLESS_ENV,
         "cargo build -p kubectl-redoline && REDOLINE_BLESS=1 cargo test -p redoline-tests --test it -- kubectl_plugin::",
-        normalise,
+        |_, text| normalise(text),
     )
     .unwrap_or_else(|e| panic!("{e:#}"));
     ns.delete().await;

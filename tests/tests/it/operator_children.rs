@@ -174,12 +174,7 @@ async fn kafka_credentials_reach_the_capture_pod() {
     for (name, block) in blocks {
         let mut capture = operator::sample_in(&ns.name).expect("sample");
         capture.metadata.name = Some(name.into());
-        let mut kafka = serde_json::to_value(&capture.spec.kafka).unwrap();
-        kafka
-            .as_object_mut()
-            .unwrap()
-            .extend(block.as_object().unwrap().clone());
-        capture.spec.kafka = serde_json::from_value(kafka).unwrap();
+        operator::set_kafka_fields(&mut capture, &block).unwrap();
         let stored = operator::create_capture(&client, &capture)
             .await
             .expect("OracleCapture created");

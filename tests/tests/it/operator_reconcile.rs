@@ -428,12 +428,10 @@ async fn typed_stops_become_conditions_last_stop_and_events() {
     h.finish().await;
 }
 
-/// A stand-in for the capture's `/status` on 127.0.0.1: answers every request with `body`.
-fn status_server(body: Arc<Mutex<String>>) -> u16 {
+/// A stand-in for the capture's `/status` on 127.0.0.1, answering with `body`.
+fn status_server(body: Arc<Mutex<String>>) -> operator::StatusServer {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    operator::serve_status(listener, body);
-    port
+    operator::StatusServer::start(listener, body).unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 fn report(lag_seconds: f64) -> String {
@@ -448,8 +446,8 @@ fn report(lag_seconds: f64) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lag_comes_from_the_capture_status_and_follows_the_sla() {
     let body = Arc::new(Mutex::new(report(4.5)));
-    let port = status_server(body.clone());
-    let h = Harness::start("operator-reconcile-lag", port).await;
+    let server = status_server(body.clone());
+    let h = Harness::start("operator-reconcile-lag", server.port()).await;
     h.create_sample_secrets().await;
     h.create_sample().await;
     h.wait_for_pod().await;

@@ -31,11 +31,11 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use redoline_crds::OracleCapture;
-use redoline_crds::v1alpha1::{ImagePullPolicy, SecretRef};
+use redoline_crds::v1alpha1::SecretRef;
 use redoline_operator::build::CAPTURE_CONTAINER;
 use redoline_testenv::kafka_auth::KafkaAuthEnv;
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, created_keys};
+use redoline_tests::node::{self, NodeStory};
 use redoline_tests::operator::{create_secret, has_condition};
 use redoline_tests::process::run_script;
 use redoline_tests::wait::eventually;
@@ -112,8 +112,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
         .await
         .unwrap();
     let prefix = kafka.unique_prefix("real-credentials");
-    let mut capture: OracleCapture = serde_norway::from_str(redoline_tests::demo::CAPTURE).unwrap();
-    capture.metadata.namespace = Some(ns.clone());
+    let mut capture = node.capture(&ns, &prefix).unwrap();
     capture.spec.kafka.bootstrap_servers = pod_mtls;
     capture.spec.kafka.tls = serde_json::from_value(json!({
         "trustedCertificates": [{"secretName": CLUSTER_CA_SECRET, "pattern": "*.crt"}],
@@ -125,13 +124,9 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
             {"secretName": KAFKA_USER_SECRET, "certificate": "user.crt", "key": "user.key"},
     }))
     .unwrap();
-    capture.spec.kafka.topic_prefix = prefix.clone();
     capture.spec.kafka.config_secret = Some(SecretRef {
         name: KAFKA_SECRET.into(),
     });
-    capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
-    capture.spec.pod.tolerations = vec![NodeEnv::toleration()];
-    capture.spec.pod.image_pull_policy = Some(ImagePullPolicy::Never);
     capture.spec.sla = None;
     let captures: Api<OracleCapture> = Api::namespaced(client.clone(), &ns);
     captures
@@ -173,7 +168,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     )
     .await
     .unwrap();
-    let first = ready_pod(&pods).await;
+    let first = node::ready_pod(&pods, POD, None, WITHIN).await.unwrap();
     assert_eq!(
         first.metadata.uid, pending.metadata.uid,
         "the same pod, once mounted"
@@ -185,11 +180,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     .await
     .unwrap();
     let topic = format!("{prefix}.SALES.ORDERS");
-    eventually("order events in Kafka", WITHIN, POLL, || async {
-        (!created_keys(kafka, &topic).await.unwrap().is_empty()).then_some(())
-    })
-    .await
-    .unwrap();
+    node::some_order(kafka, &topic, WITHIN).await.unwrap();
     assert_eq!(sink_property(kube_env, &ns, "linger.ms"), "5");
     assert_eq!(sink_property(kube_env, &ns, "security.protocol"), "ssl");
 
@@ -243,19 +234,9 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
 
     // 4. Every committed order once, across both restarts.
     let orders = workload.stop().unwrap();
-    assert!(orders > 0, "the workload placed no order");
-    let created = eventually("every order in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(kafka, &topic).await.unwrap();
-        let total: usize = created.values().sum();
-        (total as u64 >= orders).then_some(created)
-    })
-    .await
-    .unwrap();
-    let repeated: Vec<_> = created.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(repeated.is_empty(), "orders created twice: {repeated:?}");
-    let expected: Vec<u64> = (1..=orders).collect();
-    let got: Vec<u64> = created.keys().copied().collect();
-    assert_eq!(got, expected, "orders lost or invented");
+    node::every_order_once(kafka, &topic, orders, WITHIN)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
 
     helm.uninstall(RELEASE, &ns, kube_env.kubeconfig_path())
         .unwrap();
@@ -379,10 +360,9 @@ async fn rotate(
         ended.exit_code, CREDENTIALS_CHANGED,
         "the capture did not end for the credential change: {ended:?}"
     );
-    let previous = kubectl(
-        kube_env,
-        &["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER, "--previous"],
-    );
+    let previous = kube_env
+        .kubectl_stdout(&["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER, "--previous"])
+        .unwrap();
     let lines: Vec<Value> = previous
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
@@ -409,20 +389,12 @@ fn restart_count(pod: &Pod) -> i32 {
     node::container_status(pod, CAPTURE_CONTAINER).map_or(0, |s| s.restart_count)
 }
 
-/// The pod once it is Ready.
-async fn ready_pod(pods: &Api<Pod>) -> Pod {
-    eventually("the capture pod to be Ready", WITHIN, POLL, || async {
-        let pod = pods.get_opt(POD).await.ok().flatten()?;
-        node::is_ready(&pod).then_some(pod)
-    })
-    .await
-    .unwrap()
-}
-
 /// A librdkafka property as the running capture's Kafka sink took it (its "Kafka sink ready."
 /// log line, where non-sensitive properties are shown).
 fn sink_property(kube_env: &KubeEnv, ns: &str, name: &str) -> String {
-    let logs = kubectl(kube_env, &["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER]);
+    let logs = kube_env
+        .kubectl_stdout(&["logs", "-n", ns, POD, "-c", CAPTURE_CONTAINER])
+        .unwrap();
     let ready = logs
         .lines()
         .rev()
@@ -439,14 +411,4 @@ fn sink_property(kube_env: &KubeEnv, ns: &str, name: &str) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
-}
-
-fn kubectl(kube_env: &KubeEnv, args: &[&str]) -> String {
-    let out = kube_env.kubectl().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }

@@ -30,10 +30,10 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use redoline_crds::OracleCapture;
-use redoline_crds::v1alpha1::{ImagePullPolicy, SnapshotRequestState};
+use redoline_crds::v1alpha1::SnapshotRequestState;
 use redoline_operator::build::{CAPTURE_CONTAINER, SPILL_DIR};
 use redoline_tests::k8s::KubeEnv;
-use redoline_tests::node::{self, NodeEnv, NodeStory, STORAGE_CLASS, Terminated, created_keys};
+use redoline_tests::node::{self, NodeStory, Terminated};
 use redoline_tests::operator::create_secret;
 use redoline_tests::wait::eventually;
 use serde_json::{Value, json};
@@ -75,13 +75,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         .await
         .unwrap();
     let prefix = kafka.unique_prefix("real-pods");
-    let mut capture: OracleCapture = serde_norway::from_str(redoline_tests::demo::CAPTURE).unwrap();
-    capture.metadata.namespace = Some(ns.clone());
-    capture.spec.kafka.bootstrap_servers = node.kafka_bootstrap.clone();
-    capture.spec.kafka.topic_prefix = prefix.clone();
-    capture.spec.buffer.spill.storage_class_name = Some(STORAGE_CLASS.into());
-    capture.spec.pod.tolerations = vec![NodeEnv::toleration()];
-    capture.spec.pod.image_pull_policy = Some(ImagePullPolicy::Never);
+    let mut capture = node.capture(&ns, &prefix).unwrap();
     capture.spec.sla = None;
     let captures: Api<OracleCapture> = Api::namespaced(client.clone(), &ns);
     captures
@@ -95,7 +89,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
     let seen_ends = record_container_ends(pods.clone());
 
     // 1. Ready through the real probes, the spill claim bound to the local volume.
-    let first = ready_pod(&pods, None).await;
+    let first = node::ready_pod(&pods, POD, None, WITHIN).await.unwrap();
     assert_eq!(
         first.spec.as_ref().unwrap().node_name.as_deref(),
         Some(node.name.as_str())
@@ -108,12 +102,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         Some(volume_name.as_str())
     );
     let topic = format!("{prefix}.SALES.ORDERS");
-    eventually("order events in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(kafka, &topic).await.unwrap();
-        (!created.is_empty()).then_some(())
-    })
-    .await
-    .unwrap();
+    node::some_order(kafka, &topic, WITHIN).await.unwrap();
 
     // 2. The security context, seen from inside the running capture container.
     let status = exec(kube_env, &ns, &["cat", "/proc/self/status"]);
@@ -153,7 +142,9 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
     );
 
     // 3. kubectl logs: JSON objects, one a line.
-    let logs = kubectl(kube_env, &["logs", "-n", &ns, POD, "-c", CAPTURE_CONTAINER]);
+    let logs = kube_env
+        .kubectl_stdout(&["logs", "-n", &ns, POD, "-c", CAPTURE_CONTAINER])
+        .unwrap();
     let lines: Vec<Value> = logs
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
@@ -175,7 +166,9 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         )
         .await
         .unwrap();
-    let second = ready_pod(&pods, Some(&first_uid)).await;
+    let second = node::ready_pod(&pods, POD, Some(&first_uid), WITHIN)
+        .await
+        .unwrap();
     let old_end = eventually("the old capture container's end", GRACE, POLL, || async {
         seen_ends.lock().unwrap().get(&first_uid).cloned()
     })
@@ -233,7 +226,9 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
 
     // 5. A deleted pod comes back on the same claim and resumes from its bookmark.
     pods.delete(POD, &DeleteParams::default()).await.unwrap();
-    let third = ready_pod(&pods, Some(&second_uid)).await;
+    let third = node::ready_pod(&pods, POD, Some(&second_uid), WITHIN)
+        .await
+        .unwrap();
     let claim_of = |pod: &Pod| {
         pod.spec
             .as_ref()
@@ -258,7 +253,9 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
         Some(volume_name.as_str())
     );
     // It resumes from the bookmark of what was emitted before, not from where the first pod began.
-    let resumed = kubectl(kube_env, &["logs", "-n", &ns, POD, "-c", CAPTURE_CONTAINER]);
+    let resumed = kube_env
+        .kubectl_stdout(&["logs", "-n", &ns, POD, "-c", CAPTURE_CONTAINER])
+        .unwrap();
     let resumed: Vec<Value> = resumed
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
@@ -272,19 +269,9 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
 
     // 6. Every committed order once, across both restarts.
     let orders = workload.stop().unwrap();
-    assert!(orders > 0, "the workload placed no order");
-    let created = eventually("every order in Kafka", WITHIN, POLL, || async {
-        let created = created_keys(kafka, &topic).await.unwrap();
-        let total: usize = created.values().sum();
-        (total as u64 >= orders).then_some(created)
-    })
-    .await
-    .unwrap();
-    let repeated: Vec<_> = created.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(repeated.is_empty(), "orders created twice: {repeated:?}");
-    let expected: Vec<u64> = (1..=orders).collect();
-    let got: Vec<u64> = created.keys().copied().collect();
-    assert_eq!(got, expected, "orders lost or invented");
+    node::every_order_once(kafka, &topic, orders, WITHIN)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
 
     helm.uninstall(RELEASE, &ns, kube_env.kubeconfig_path())
         .unwrap();
@@ -298,17 +285,6 @@ fn mining_start(lines: &[Value]) -> u64 {
         .find(|line| line["message"] == "mining starts")
         .and_then(|line| line["commit_scn"].as_u64())
         .unwrap_or_else(|| panic!("no \"mining starts\" line in {lines:?}"))
-}
-
-/// The pod once it is Ready and is not the pod `replaced` (its uid).
-async fn ready_pod(pods: &Api<Pod>, replaced: Option<&str>) -> Pod {
-    eventually("the capture pod to be Ready", WITHIN, POLL, || async {
-        let pod = pods.get_opt(POD).await.ok().flatten()?;
-        let is_new = pod.metadata.uid.as_deref() != replaced;
-        (is_new && node::is_ready(&pod)).then_some(pod)
-    })
-    .await
-    .unwrap()
 }
 
 /// Watches the capture pods and records, by pod uid, how their capture container ended.
@@ -350,15 +326,7 @@ fn record_container_ends(pods: Api<Pod>) -> Arc<Mutex<BTreeMap<String, Terminate
 fn exec(kube_env: &KubeEnv, ns: &str, command: &[&str]) -> String {
     let mut args = vec!["exec", "-n", ns, POD, "-c", CAPTURE_CONTAINER, "--"];
     args.extend_from_slice(command);
-    kubectl(kube_env, &args)
-}
-
-fn kubectl(kube_env: &KubeEnv, args: &[&str]) -> String {
-    let out = kube_env.kubectl().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    kube_env
+        .kubectl_stdout(&args)
+        .unwrap_or_else(|e| panic!("{e:#}"))
 }
