@@ -316,6 +316,12 @@ fn imports_of(file: &Path, module: &[String], tree: &Tree) -> Vec<Import> {
             && bytes.get(at + word.len()).is_none_or(|b| !is_ident(*b))
     };
     let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let import = |to: ModulePath, at: usize| Import {
+        from: module.to_vec(),
+        to,
+        file: file.to_owned(),
+        line: line_of(at),
+    };
     let mut imports = Vec::new();
     // Inline modules open here: their names, and the brace depth at which each closes.
     let mut inline: Vec<(String, usize)> = Vec::new();
@@ -358,14 +364,7 @@ fn imports_of(file: &Path, module: &[String], tree: &Tree) -> Vec<Import> {
         } else if word_at(at, "use") {
             let end = code[at..].find(';').map_or(bytes.len(), |end| at + end);
             for path in expand_use(&code[at + 3..end]) {
-                if let Some(to) = resolve(&path, &here(), tree) {
-                    imports.push(Import {
-                        from: module.to_vec(),
-                        to,
-                        file: file.to_owned(),
-                        line: line_of(at),
-                    });
-                }
+                imports.extend(resolve(&path, &here(), tree).map(|to| import(to, at)));
             }
             at = end;
         } else if (word_at(at, "crate") || word_at(at, "super"))
@@ -382,14 +381,7 @@ fn imports_of(file: &Path, module: &[String], tree: &Tree) -> Vec<Import> {
                 .filter(|segment| !segment.is_empty())
                 .map(str::to_owned)
                 .collect();
-            if let Some(to) = resolve(&path, &here(), tree) {
-                imports.push(Import {
-                    from: module.to_vec(),
-                    to,
-                    file: file.to_owned(),
-                    line: line_of(at),
-                });
-            }
+            imports.extend(resolve(&path, &here(), tree).map(|to| import(to, at)));
             at = end;
         } else {
             at += 1;

@@ -868,7 +868,6 @@ fn a_quiet_instance_does_not_hold_back_the_other_instances_commits() {
 /// sessions than `maxConnections`, never a skipped change.
 #[test]
 fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window() {
-    use crate::source::window::{Bound, Plan, WindowPlanner};
     for (max_connections, connect_string) in [(3, "simulator:1521/SIMULATOR"), (4, "ORCL_HIGH")] {
         let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
         let pool = SimulatorPool::new(simulator);
@@ -876,26 +875,45 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
         options.max_connections = max_connections;
         options.connect_string = connect_string.to_owned();
         let mut client = OracleClient::over(pool.clone(), options).unwrap();
-        let current = client.current_scn().unwrap();
-        client.flush_redo().unwrap();
-        let threads = client.threads().unwrap();
-        let (plan, _) = WindowPlanner::new(500_000).plan(
-            crate::simulator::database::FIRST_SCN,
-            current,
-            &threads,
-            jiff::Timestamp::UNIX_EPOCH,
-        );
-        assert!(
-            matches!(
-                plan,
-                Plan::Mine {
-                    bound: Bound::WrittenRedo { thread: 2 },
-                    ..
-                }
-            ),
-            "{connect_string}: {plan:?}"
-        );
+        let (plan, _, _) = plan_after_flush(&mut client);
+        assert_bounded_by_thread_2(&plan, connect_string);
     }
+}
+
+/// The first window's plan as the engine makes it: the current SCN, the flush, then the
+/// threads' written redo; with the threads and the SCN read.
+fn plan_after_flush(
+    client: &mut OracleClient<SimulatorPool>,
+) -> (
+    crate::source::window::Plan,
+    Vec<crate::source::RedoThread>,
+    u64,
+) {
+    let current = client.current_scn().unwrap();
+    client.flush_redo().unwrap();
+    let threads = client.threads().unwrap();
+    let (plan, _) = crate::source::window::WindowPlanner::new(500_000).plan(
+        crate::simulator::database::FIRST_SCN,
+        current,
+        &threads,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    (plan, threads, current)
+}
+
+/// The plan mines up to what the quiet second instance (thread 2) has written.
+fn assert_bounded_by_thread_2(plan: &crate::source::window::Plan, context: &str) {
+    use crate::source::window::{Bound, Plan};
+    assert!(
+        matches!(
+            plan,
+            Plan::Mine {
+                bound: Bound::WrittenRedo { thread: 2 },
+                ..
+            }
+        ),
+        "{context}: {plan:?}"
+    );
 }
 
 /// An instance the flush cannot reach (here the listener does not know the name `GV$INSTANCE`
@@ -904,7 +922,6 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
 /// as a transient error the caller retries.
 #[test]
 fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
-    use crate::source::window::{Bound, Plan, WindowPlanner};
     let renamed = |unknown: &'static [&'static str]| {
         move |relation: &mut Relation| {
             let name = relation
@@ -923,26 +940,9 @@ fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
     let pool = SimulatorPool::new(simulator);
     pool.alter_view("GV$INSTANCE", renamed(&["", "gone2"]));
     let mut client = OracleClient::over(pool.clone(), options(None)).unwrap();
-    let current = client.current_scn().unwrap();
-    client.flush_redo().unwrap();
-    let threads = client.threads().unwrap();
+    let (plan, threads, current) = plan_after_flush(&mut client);
     assert!(threads[0].last_redo_scn > current, "instance 1 was flushed");
-    let (plan, _) = WindowPlanner::new(500_000).plan(
-        crate::simulator::database::FIRST_SCN,
-        current,
-        &threads,
-        jiff::Timestamp::UNIX_EPOCH,
-    );
-    assert!(
-        matches!(
-            plan,
-            Plan::Mine {
-                bound: Bound::WrittenRedo { thread: 2 },
-                ..
-            }
-        ),
-        "{plan:?}"
-    );
+    assert_bounded_by_thread_2(&plan, "gone2 unreachable");
 
     let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
     let pool = SimulatorPool::new(simulator);
