@@ -97,6 +97,20 @@ fn same_kind(a: &SourceError, b: &SourceError) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b)
 }
 
+/// Each call answers the same through the real client as through the model directly, both
+/// without error; a difference names the context and the call.
+macro_rules! agree {
+    ($client:ident, $direct:ident, $context:expr; $($call:ident($($arg:expr),*)),+) => {
+        $(assert_eq!(
+            $client.$call($($arg),*).unwrap(),
+            $direct.$call($($arg),*).unwrap(),
+            "{}: {}",
+            $context,
+            stringify!($call)
+        );)+
+    };
+}
+
 #[test]
 fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulator() {
     let mut compared = 0;
@@ -110,31 +124,8 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
         };
         let through_sql = Simulator::from_scenario_file(&path).expect(&name);
         let mut client = client(through_sql);
-        assert_eq!(
-            client.database().unwrap(),
-            direct.database().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.threads().unwrap(),
-            direct.threads().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.open_transactions().unwrap(),
-            direct.open_transactions().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.sessions().unwrap(),
-            direct.sessions().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.privileges().unwrap(),
-            direct.privileges().unwrap(),
-            "{name}"
-        );
+        agree!(client, direct, name;
+            database(), threads(), open_transactions(), sessions(), privileges());
         let tables = direct.list_tables().unwrap();
         assert_eq!(client.list_tables().unwrap(), tables, "{name}");
         for (owner, table) in &tables {
@@ -143,11 +134,7 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
                 comparable(direct.table(owner, table).unwrap()),
                 "{name}: {owner}.{table}"
             );
-            assert_eq!(
-                client.row_estimate(owner, table).unwrap(),
-                direct.row_estimate(owner, table).unwrap(),
-                "{name}"
-            );
+            agree!(client, direct, name; row_estimate(owner, table));
         }
         // Snapshot reads as of the current SCN, whole and in pages of two rows.
         let scn = direct.current_scn().unwrap();
@@ -200,22 +187,9 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
         let current = direct.current_scn().unwrap();
         assert_eq!(client.current_scn().unwrap(), current, "{name}");
         for scn in [crate::simulator::database::FIRST_SCN, current] {
-            assert_eq!(
-                client.scn_to_timestamp(scn).unwrap(),
-                direct.scn_to_timestamp(scn).unwrap(),
-                "{name}: SCN {scn}"
-            );
+            agree!(client, direct, format!("{name}: SCN {scn}"); scn_to_timestamp(scn));
         }
-        assert_eq!(
-            client.database_utc_offset().unwrap(),
-            direct.database_utc_offset().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.storage_settings().unwrap(),
-            direct.storage_settings().unwrap(),
-            "{name}"
-        );
+        agree!(client, direct, name; database_utc_offset(), storage_settings());
         // One window over the whole redo, as the capture's first window would be.
         // The listing has no ORDER BY: the planner orders the logs.
         let sorted = |mut logs: Vec<crate::source::RedoLog>| {
