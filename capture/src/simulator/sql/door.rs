@@ -17,7 +17,8 @@ use jiff::civil;
 use sqlparser::ast::{AssignmentTarget, FromTable, Statement as Sql, TableFactor, TableObject};
 
 use super::datum::Datum;
-use super::engine::{Binds, Evaluator, object_name};
+use super::engine::Evaluator;
+use super::scope::{Binds, object_name};
 use super::statement::{self, Argument, Statement};
 use super::views::{self, ViewContext};
 use super::{Database, OraError, Relation};
