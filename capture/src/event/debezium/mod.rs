@@ -61,7 +61,7 @@ use redoline_crds::v1alpha1::{
 use super::json;
 use super::{ChangeEvent, EncodeError, Operation, Record, TransactionInfo};
 use crate::dictionary::TableSchema;
-use crate::filter::Filters;
+use crate::filter::{Filters, PublishedColumns};
 use crate::filter::mask::ColumnMask;
 use crate::registry::{SchemaRegistry, SchemaRole};
 use crate::value::Row;
@@ -783,44 +783,22 @@ fn build_plan(
         .iter()
         .map(|c| FieldKind::of(&c.data_type, options))
         .collect();
-    let key = match filters.key_columns(table.schema(), table.table()) {
-        Some(names) => names
-            .iter()
-            .map(|name| {
-                table
-                    .column_index(name)
-                    .ok_or_else(|| EncodeError::UnknownKeyColumn {
-                        table: table.qualified_name(),
-                        column: name.clone(),
-                    })
-            })
-            .collect::<Result<Vec<usize>, EncodeError>>()?,
-        None => table.key_indexes().to_vec(),
-    };
-    let value_columns: Vec<usize> = table
-        .columns()
+    // Which columns are published is the filter stage's decision; the plan applies it.
+    let PublishedColumns {
+        key,
+        values: value_columns,
+        masks,
+        source_types,
+    } = filters.published_columns(table)?;
+    let parameters: Vec<Vec<(&'static str, String)>> = masks
         .iter()
-        .enumerate()
-        .filter(|(_, c)| filters.admits_column(table.schema(), table.table(), &c.name))
-        .map(|(i, _)| i)
-        .collect();
-    let rules = filters.column_rules();
-    let (schema_name, table_name) = (table.schema(), table.table());
-    let masks: Vec<Option<ColumnMask>> = table
-        .columns()
-        .iter()
-        .map(|c| rules.mask(schema_name, table_name, c))
-        .collect();
-    let parameters: Vec<Vec<(&'static str, String)>> = table
-        .columns()
-        .iter()
-        .zip(&masks)
-        .map(|(column, mask)| {
+        .zip(source_types)
+        .map(|(mask, source_type)| {
             let mut parameters = Vec::new();
             if mask.as_ref().is_some_and(ColumnMask::marks_schema) {
                 parameters.push(("masked", "true".to_owned()));
             }
-            parameters.extend(rules.source_type_parameters(schema_name, table_name, column));
+            parameters.extend(source_type);
             parameters
         })
         .collect();
