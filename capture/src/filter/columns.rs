@@ -69,7 +69,10 @@ impl Filters {
         Ok(PublishedColumns {
             key,
             values,
-            masks: columns.iter().map(|c| rules.mask(schema, name, c)).collect(),
+            masks: columns
+                .iter()
+                .map(|c| rules.mask(schema, name, c))
+                .collect(),
             source_types: columns
                 .iter()
                 .map(|c| rules.source_type_parameters(schema, name, c))

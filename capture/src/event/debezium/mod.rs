@@ -61,8 +61,8 @@ use redoline_crds::v1alpha1::{
 use super::json;
 use super::{ChangeEvent, EncodeError, Operation, Record, TransactionInfo};
 use crate::dictionary::TableSchema;
-use crate::filter::{Filters, PublishedColumns};
 use crate::filter::mask::ColumnMask;
+use crate::filter::{Filters, PublishedColumns};
 use crate::registry::{SchemaRegistry, SchemaRole};
 use crate::value::Row;
 use avro::{AvroSchema, AvroState, FixedKind};
