@@ -143,36 +143,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rate = env_number("REDOLINE_BENCH_LATENCY_TPS", 2_000).max(1);
     let seconds = env_number("REDOLINE_BENCH_LATENCY_SECONDS", 20).max(4);
     let rows = env_number("REDOLINE_BENCH_LATENCY_SNAPSHOT_ROWS", 0);
-    if rows == 0 {
-        return round(
-            &bootstrap,
-            rate,
-            seconds,
-            Snapshot {
-                rows,
-                request: None,
-            },
-        );
+    // With a table to read: a round without a request, then one with.
+    let requests = if rows == 0 {
+        vec![None]
+    } else {
+        let fetch = env_number("REDOLINE_BENCH_LATENCY_SNAPSHOT_FETCH", 10_000).max(1);
+        vec![None, Some(fetch)]
+    };
+    for request in requests {
+        round(&bootstrap, rate, seconds, Snapshot { rows, request })?;
     }
-    let fetch = env_number("REDOLINE_BENCH_LATENCY_SNAPSHOT_FETCH", 10_000).max(1);
-    round(
-        &bootstrap,
-        rate,
-        seconds,
-        Snapshot {
-            rows,
-            request: None,
-        },
-    )?;
-    round(
-        &bootstrap,
-        rate,
-        seconds,
-        Snapshot {
-            rows,
-            request: Some(fetch),
-        },
-    )
+    Ok(())
 }
 
 /// One run of the capture under the workload; prints its figures.

@@ -10,6 +10,17 @@ use crate::simulator::Simulator;
 use crate::source::oracle::{Bind, Fetch, SessionPool, SqlSession};
 use crate::source::{DatabaseCatalog, FlashbackReader, FlashbackRow, RowRange, chunks};
 
+/// Every row of `APP.T` in the scenario `lines`, read from the simulator itself (not through the
+/// SQL door) at its current SCN.
+fn rows_of_t(lines: &[String]) -> Vec<FlashbackRow> {
+    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
+    let schema = direct.schema("APP", "T").unwrap();
+    let scn = direct.current_scn().unwrap();
+    direct
+        .flashback_batch(&schema, scn, None, None, usize::MAX)
+        .unwrap()
+}
+
 /// Scenario lines: `table` declared, `count` rows inserted in an order that interleaves the
 /// partitions (ids `id(n)`), every 7th deleted; the SCN after that, and the lines with later
 /// updates, which a read as of that SCN must not see.
@@ -149,13 +160,7 @@ fn subpartitions_are_segments_and_their_partitions_are_not() {
             .parse()
             .unwrap()
     };
-    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
-    let schema = direct.schema("APP", "T").unwrap();
-    let scn = direct.current_scn().unwrap();
-    for row in direct
-        .flashback_batch(&schema, scn, None, None, usize::MAX)
-        .unwrap()
-    {
+    for row in rows_of_t(&lines) {
         let (object, ..) = chunks::row_id_parts(&row.position).unwrap();
         let number = |index| -> i64 { row.values.get(index).unwrap().to_string().parse().unwrap() };
         let subpartition = match (number(0), number(2)) {
@@ -211,13 +216,7 @@ fn partitions_are_segments_with_their_own_data_object_ids() {
             vec![text("PMAX"), text("TABLE PARTITION"), text("2")],
         ]
     );
-    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
-    let schema = direct.schema("APP", "T").unwrap();
-    let scn = direct.current_scn().unwrap();
-    for row in direct
-        .flashback_batch(&schema, scn, None, None, usize::MAX)
-        .unwrap()
-    {
+    for row in rows_of_t(&lines) {
         let (object, ..) = chunks::row_id_parts(&row.position).unwrap();
         let id: i64 = row.values.get(0).unwrap().to_string().parse().unwrap();
         let partition = match id {

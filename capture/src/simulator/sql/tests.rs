@@ -866,9 +866,34 @@ fn a_quiet_instance_does_not_hold_back_the_other_instances_commits() {
 /// connect string that cannot name an instance, the flush falls back to one pooled session (one
 /// instance) and the quiet instance bounds the window again, as the warning says: never more
 /// sessions than `maxConnections`, never a skipped change.
+/// Asserts that the window the planner makes up to `current` ends at instance 2's written redo:
+/// the quiet instance of [`QUIET_SECOND_INSTANCE`], not flushed, bounds it.
+fn assert_bounded_by_quiet_instance(
+    current: u64,
+    threads: &[crate::source::RedoThread],
+    context: &str,
+) {
+    use crate::source::window::{Bound, Plan, WindowPlanner};
+    let (plan, _) = WindowPlanner::new(500_000).plan(
+        crate::simulator::database::FIRST_SCN,
+        current,
+        threads,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    assert!(
+        matches!(
+            plan,
+            Plan::Mine {
+                bound: Bound::WrittenRedo { thread: 2 },
+                ..
+            }
+        ),
+        "{context}: {plan:?}"
+    );
+}
+
 #[test]
 fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window() {
-    use crate::source::window::{Bound, Plan, WindowPlanner};
     for (max_connections, connect_string) in [(3, "simulator:1521/SIMULATOR"), (4, "ORCL_HIGH")] {
         let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
         let pool = SimulatorPool::new(simulator);
@@ -879,22 +904,7 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
         let current = client.current_scn().unwrap();
         client.flush_redo().unwrap();
         let threads = client.threads().unwrap();
-        let (plan, _) = WindowPlanner::new(500_000).plan(
-            crate::simulator::database::FIRST_SCN,
-            current,
-            &threads,
-            jiff::Timestamp::UNIX_EPOCH,
-        );
-        assert!(
-            matches!(
-                plan,
-                Plan::Mine {
-                    bound: Bound::WrittenRedo { thread: 2 },
-                    ..
-                }
-            ),
-            "{connect_string}: {plan:?}"
-        );
+        assert_bounded_by_quiet_instance(current, &threads, connect_string);
     }
 }
 
@@ -904,7 +914,6 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
 /// as a transient error the caller retries.
 #[test]
 fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
-    use crate::source::window::{Bound, Plan, WindowPlanner};
     let renamed = |unknown: &'static [&'static str]| {
         move |relation: &mut Relation| {
             let name = relation
@@ -927,22 +936,7 @@ fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
     client.flush_redo().unwrap();
     let threads = client.threads().unwrap();
     assert!(threads[0].last_redo_scn > current, "instance 1 was flushed");
-    let (plan, _) = WindowPlanner::new(500_000).plan(
-        crate::simulator::database::FIRST_SCN,
-        current,
-        &threads,
-        jiff::Timestamp::UNIX_EPOCH,
-    );
-    assert!(
-        matches!(
-            plan,
-            Plan::Mine {
-                bound: Bound::WrittenRedo { thread: 2 },
-                ..
-            }
-        ),
-        "{plan:?}"
-    );
+    assert_bounded_by_quiet_instance(current, &threads, "instance 2 unreachable");
 
     let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
     let pool = SimulatorPool::new(simulator);
