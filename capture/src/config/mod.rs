@@ -14,7 +14,7 @@
 //! Types shared with the CRD come from `redoline_crds`; the config's own types exist only where
 //! the shapes differ (no Secret references, local alternatives). Those re-declare the spec's
 //! fields they keep, with the spec's bounds: they cannot embed the spec's structs, since
-//! `#[serde(flatten)]` would hide an unknown field from [`deserialize`], which names it. A test
+//! `#[serde(flatten)]` would hide an unknown field from `deserialize`, which names it. A test
 //! (`shared_fields_carry_the_crds_bounds`) holds every shared field's bounds to the CRD's.
 
 pub mod crd_rules;

@@ -21,7 +21,8 @@
 //! (`status`, `id`, `event_count`, `data_collections`, `ts_ms`); the transaction id is the
 //! lower-case hex XID, as in `source.txId`.
 //!
-//! [`Filters`] shape values and keys: columns the column lists leave out vanish from values and
+//! [`Filters`] shape values and keys ([`Filters::published_columns`] decides, once per table
+//! structure; the plan applies it): columns the column lists leave out vanish from values and
 //! value schemas (key columns stay in keys), `message.key.columns` replaces a table's key, and
 //! the column rules of [`crate::filter::mask`] mask character values in value images (the field schema
 //! gains `"masked":"true"`) and add `__debezium.source.column.*` schema parameters.
