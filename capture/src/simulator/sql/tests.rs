@@ -383,6 +383,18 @@ fn statements_are_evaluated_not_matched() {
     assert_eq!(code("SELECT NO_SUCH_FUNCTION(1) FROM DUAL", &[]), Some(904));
 }
 
+/// How many rows `statement` returns on `session`; a failure panics naming the statement.
+fn row_count(session: &mut SimulatorSession, statement: &str, binds: &[Bind<'_>]) -> usize {
+    let mut count = 0;
+    session
+        .query(statement, binds, Fetch::default(), &mut |_| {
+            count += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap_or_else(|failure| panic!("{statement}: {failure:?}"));
+    count
+}
+
 /// Every statement constant of `sql.rs` that reads (the LogMiner calls and the flush table's
 /// statements run in the capture tests) parses and evaluates in the model, with its binds.
 #[test]
@@ -422,14 +434,11 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         (sql::DEFAULT_TABLESPACE, &[], 1),
     ];
     for (statement, binds, expected_rows) in reads {
-        let mut count = 0;
-        session
-            .query(statement, binds, Fetch::default(), &mut |_| {
-                count += 1;
-                ControlFlow::Continue(())
-            })
-            .unwrap_or_else(|failure| panic!("{statement}: {failure:?}"));
-        assert_eq!(count, *expected_rows, "{statement}");
+        assert_eq!(
+            row_count(&mut session, statement, binds),
+            *expected_rows,
+            "{statement}"
+        );
     }
     // The dictionary reads run in the PDB, which holds the table.
     session
@@ -451,14 +460,11 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         } else {
             &owner_table
         };
-        let mut count = 0;
-        session
-            .query(statement, binds, Fetch::default(), &mut |_| {
-                count += 1;
-                ControlFlow::Continue(())
-            })
-            .unwrap_or_else(|failure| panic!("{statement}: {failure:?}"));
-        assert_eq!(count, expected_rows, "{statement}");
+        assert_eq!(
+            row_count(&mut session, statement, binds),
+            expected_rows,
+            "{statement}"
+        );
     }
 }
 
