@@ -1,43 +1,61 @@
-# Sourced by the scripts of the test services that run in the background (kafka.sh,
-# postgres.sh). Each defines first:
+# shellcheck shell=bash
+# Sourced by the scripts of the test services that run as one process in the background, each
+# from a data directory of its own: kafka.sh, registry.sh, oidc.sh, kdc.sh, postgres.sh. Sources
+# lib/proc.sh (abs_dir, alive, launch, terminate, check_owner, ...). Each script defines first:
 #   die, log          its messages (prefixed with the script's name)
+#   SELF              its own absolute path (what the watchdog runs `stop` with)
 #   SERVICE           what the service is called in messages ("broker", "server")
 #   SERVICE_LOG       its log file's name in the data directory
-#   service_pid DIR   prints the pid of DIR's running service; fails when none runs
+# and then:
+#   service_pid DIR   prints the pid of DIR's running service; fails when none runs (pid_in_file
+#                     with what the service's command line says of DIR)
 #
-#   check_port PORT, check_owner OWNER_PID, abs_dir DIR
-#       Argument checks; abs_dir makes DIR and prints its absolute path.
+# Boilerplate, named as such: every service script has the same shape, which these functions do
+# not hide because each part of it is the script's own. Its header comment is its manual; then
+# the variables above, die and log, service_pid; `start DATA_DIR PORT... [OWNER_PID]` (argument
+# checks, already_running, what the service needs, launch, watch_owner), `wait DATA_DIR PORT
+# [TIMEOUT]` (wait_ready with the service's own readiness test and default deadline), `stop
+# DATA_DIR` (stop_service with the service's pid file and grace period), each checking its own
+# usage line; and a `case` that dispatches the command. Near-copies of those few lines between
+# the scripts are that shape, not copied logic: the logic lives here and in lib/proc.sh.
+# k8s.sh and node.sh, which run several processes each, share that shape in their own way
+# (live_pid and start_component over lib/proc.sh, a background launcher that also watches the
+# owner, a `wait` loop that names the component that died); their steps differ in substance.
+#
+#   check_port PORT
+#       Argument check: PORT is a TCP port number.
+#   port_open PORT
+#       Succeeds when something accepts TCP connections on 127.0.0.1:PORT.
 #   log_tail DIR [LINES]
 #       The last lines (default 40) of DIR's service log.
+#   already_running DIR
+#       Succeeds, saying so, when DIR's service runs already (`start` then does nothing).
+#   watch_owner OWNER_PID DIR [REMOVE_DATA MARKER]
+#       Nothing when OWNER_PID is empty. Otherwise a watchdog in the background: once OWNER_PID
+#       has exited, it runs `$SELF stop DIR`; when REMOVE_DATA is 1, it then deletes DIR if the
+#       file MARKER is in it (so only a directory the service was set up in is removed). Its pid
+#       is DIR/watchdog.pid, its output DIR/watchdog.log.
+#   end_watchdog DIR
+#       End DIR's watchdog, unless the caller runs under it (a stop the watchdog itself started).
 #   wait_ready DIR PORT TIMEOUT_SECONDS READY
 #       Polls until `READY DIR PORT` succeeds (DIR absolute); fails with the log's tail when the
 #       service is not running or TIMEOUT_SECONDS pass first.
 #   stopping_dir DIR
 #       Prints DIR's absolute path for `stop`; logs that there is nothing to stop and fails when
 #       DIR does not exist.
-#   start_watchdog OWNER_PID SCRIPT DIR [REMOVE_MARKER]
-#       In the background: once OWNER_PID has exited, run `SCRIPT stop DIR`; with REMOVE_MARKER
-#       (a file name), then delete DIR if that file is in it (so only a directory the service
-#       made is removed). The watchdog's pid is DIR/watchdog.pid, its output DIR/watchdog.log.
-#   end_watchdog DIR
-#       End DIR's watchdog, unless the caller runs under it (a stop the watchdog itself started).
-#   alive PID
-#       Succeeds while PID runs: a zombie (exited, not yet reaped by its parent) counts as gone.
 #   stop_service DIR PID_FILE GRACE_SECONDS
-#       The `stop` of a service run as one process: ends DIR's watchdog, then SIGTERM, SIGKILL
-#       after GRACE_SECONDS (failing when the process outlives that by 10 s), and removes
-#       DIR/PID_FILE. DIR is absolute (stopping_dir).
+#       The `stop` of a service run as one process, DIR as the user gave it: nothing when DIR
+#       does not exist; else ends DIR's watchdog, then SIGTERM, SIGKILL after GRACE_SECONDS
+#       (failing when the process outlives that by 10 s), and removes DIR/PID_FILE.
+
+# shellcheck source=proc.sh
+. "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
 
 check_port() {
   if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
 }
 
-check_owner() {
-  [[ "$1" =~ ^[0-9]+$ ]] || die "bad OWNER_PID: $1"
-  kill -0 "$1" 2>/dev/null || die "OWNER_PID $1 is not running"
-}
-
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 log_tail() {
   local file="$1/$SERVICE_LOG"
@@ -48,6 +66,38 @@ log_tail() {
   else
     echo "(no $file)"
   fi
+}
+
+already_running() {
+  local pid
+  pid="$(service_pid "$1")" || return 1
+  log "$SERVICE already running from $1 (pid $pid)"
+}
+
+watch_owner() {
+  local owner=$1 dir=$2 marker=""
+  [ -n "$owner" ] || return 0
+  [ "${3:-0}" != 1 ] || marker=$4
+  # shellcheck disable=SC2016 # the variables belong to the inner shell
+  launch "$dir/watchdog.pid" "$dir/watchdog.log" bash -c '
+    owner=$1 script=$2 dir=$3 marker=$4
+    # Even a service that died first keeps its directory (and log) until the owner is gone.
+    while kill -0 "$owner" 2>/dev/null; do sleep 1; done
+    echo "owner $owner exited: stopping"
+    "$script" stop "$dir" || true
+    if [ -n "$marker" ] && [ -f "$dir/$marker" ]; then rm -rf "$dir"; fi
+  ' watchdog "$owner" "$SELF" "$dir" "$marker" || die "the watchdog did not start"
+  log "watchdog: stops the $SERVICE when pid $owner exits"
+}
+
+end_watchdog() {
+  local dir=$1 wpid
+  # Its command line names DIR as an argument of its own (watch_owner).
+  if wpid="$(pid_in_file "$dir/watchdog.pid" " $dir ")" && [ "$wpid" != "$PPID" ] \
+      && [ "$wpid" != "$$" ]; then
+    kill "$wpid" 2>/dev/null || true
+  fi
+  rm -f "$dir/watchdog.pid"
 }
 
 wait_ready() {
@@ -81,56 +131,20 @@ stopping_dir() {
   (cd "$1" && pwd)
 }
 
-start_watchdog() {
-  local owner=$1 script=$2 dir=$3 marker=${4:-}
-  # shellcheck disable=SC2016 # the variables belong to the inner shell
-  setsid bash -c '
-    owner=$1 script=$2 dir=$3 marker=$4
-    echo $$ > "$dir/watchdog.pid"
-    # Even a service that died first keeps its directory (and log) until the owner is gone.
-    while kill -0 "$owner" 2>/dev/null; do sleep 1; done
-    echo "owner $owner exited: stopping"
-    "$script" stop "$dir" || true
-    if [ -n "$marker" ] && [ -f "$dir/$marker" ]; then rm -rf "$dir"; fi
-  ' watchdog "$owner" "$script" "$dir" "$marker" </dev/null >>"$dir/watchdog.log" 2>&1 &
-}
-
-end_watchdog() {
-  local dir=$1 wpid
-  [ -f "$dir/watchdog.pid" ] || return 0
-  wpid="$(cat "$dir/watchdog.pid")"
-  if [ -n "$wpid" ] && [ "$wpid" != "$PPID" ] && [ "$wpid" != "$$" ] && kill -0 "$wpid" 2>/dev/null \
-      && tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -q '^bash -c'; then
-    kill "$wpid" 2>/dev/null || true
-  fi
-  rm -f "$dir/watchdog.pid"
-}
-
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local state
-  state="$(sed -e 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" || return 1
-  [ "$state" != Z ]
-}
-
 stop_service() {
-  local dir=$1 pid_file=$2 grace=$3 pid
+  local dir pid_file=$2 grace=$3 pid status=0
+  dir="$(stopping_dir "$1")" || return 0
   end_watchdog "$dir"
   if ! pid="$(service_pid "$dir")"; then
     rm -f "$dir/$pid_file"
     log "$SERVICE of $dir is not running"
     return 0
   fi
-  kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + grace))
-  while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-  if alive "$pid"; then
-    log "$SERVICE (pid $pid) still running after ${grace}s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    deadline=$((SECONDS + 10))
-    while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-    if alive "$pid"; then die "$SERVICE (pid $pid) survived SIGKILL"; fi
-  fi
+  terminate "$grace" 10 "$pid" || status=$?
+  case $status in
+    2) log "$SERVICE (pid $pid) was still running after ${grace}s: SIGKILL" ;;
+    1) die "$SERVICE (pid $pid) survived SIGKILL" ;;
+  esac
   rm -f "$dir/$pid_file"
   log "$SERVICE of $dir stopped"
 }
