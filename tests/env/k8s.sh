@@ -54,17 +54,6 @@ ensure_bins() { ensure_k8s_bin -x etcd kube-apiserver kube-controller-manager ku
 
 # --- processes ------------------------------------------------------------------------------
 
-# The pid in DIR/NAME.pid if that process is alive and still is ours (its command line names DIR;
-# guards against a recycled pid).
-live_pid() { pid_in_file "$1/$2.pid" "$1/" "$1 "; }
-
-# start_component DIR NAME COMMAND...: runs a component detached; DIR/NAME.pid, DIR/logs/NAME.log.
-start_component() {
-  local dir=$1 name=$2
-  shift 2
-  launch "$dir/$name.pid" "$dir/logs/$name.log" "$@" || die "$name did not start"
-}
-
 # Our binaries' processes that mention DIR, whether or not a pid file knows them.
 strays() {
   local dir=$1 p exe

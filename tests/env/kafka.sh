@@ -342,26 +342,14 @@ EOF
 
 # --- wait -------------------------------------------------------------------------------------
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-120}" broker_ready
-}
-
 # KafkaRaftServer logs this once the broker and controller have both finished starting.
 broker_ready() { grep -q "Kafka Server started" "$1/$SERVICE_LOG" 2>/dev/null && port_open "$2"; }
-
-# --- stop -------------------------------------------------------------------------------------
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: kafka.sh stop DATA_DIR"
-  stop_service "$1" broker.pid "${KAFKA_STOP_GRACE:-20}"
-}
 
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 120 broker_ready "$@" ;;
+  stop) shift; stop_service broker.pid "${KAFKA_STOP_GRACE:-20}" "$@" ;;
   fetch-tools) shift; cmd_fetch_tools ;;
   acls) shift; cmd_acls "$@" ;;
   *) die "usage: kafka.sh fetch | fetch-tools | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR | acls ARGS..." ;;

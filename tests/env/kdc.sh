@@ -127,19 +127,9 @@ cmd_start() {
 # krb5kdc logs this once its sockets are bound.
 kdc_ready() { grep -q "commencing operation" "$1/$SERVICE_LOG" 2>/dev/null && port_open "$2"; }
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kdc.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-30}" kdc_ready
-}
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: kdc.sh stop DATA_DIR"
-  stop_service "$1" kdc.pid 10
-}
-
 case "${1:-}" in
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 30 kdc_ready "$@" ;;
+  stop) shift; stop_service kdc.pid 10 "$@" ;;
   *) die "usage: kdc.sh start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
 esac

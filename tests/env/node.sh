@@ -127,18 +127,6 @@ ctr_node() { ctr --address "$1/containerd/containerd.sock" --namespace k8s.io "$
 
 # --- processes ------------------------------------------------------------------------------
 
-# The pid in DIR/NAME.pid if that process is alive and still is ours (guards a recycled pid).
-live_pid() { pid_in_file "$1/$2.pid" "$1/" "$1 "; }
-
-# start_component DIR NAME COMMAND...: runs a component detached; DIR/NAME.pid, DIR/logs/NAME.log.
-# The pid file holds the component's pid, which unshare and nsenter keep (they exec their command
-# without forking).
-start_component() {
-  local dir=$1 name=$2
-  shift 2
-  launch "$dir/$name.pid" "$dir/logs/$name.log" "$@" || die "$name did not start"
-}
-
 # "PID TARGET" for every process, TARGET being where /proc/PID/LINK points (exe, ns/mnt). One
 # find for all processes: a readlink per process takes seconds on a busy machine.
 proc_links() {

@@ -103,20 +103,10 @@ EOF
 
 oidc_ready() { curl -sf -m 2 "http://127.0.0.1:$2/isalive" >/dev/null 2>&1; }
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: oidc.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-60}" oidc_ready
-}
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: oidc.sh stop DATA_DIR"
-  stop_service "$1" oidc.pid 10
-}
-
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 60 oidc_ready "$@" ;;
+  stop) shift; stop_service oidc.pid 10 "$@" ;;
   *) die "usage: oidc.sh fetch | start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
 esac

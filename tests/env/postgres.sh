@@ -84,10 +84,9 @@ cmd_start() {
 }
 
 cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
   # Found once, before polling: pg_bin reads PG_BIN first.
   PG_BIN="$(pg_bin)"
-  wait_ready "$1" "$2" "${3:-60}" server_ready
+  wait_ready 60 server_ready "$@"
 }
 
 server_ready() { "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$2" -U postgres; }

@@ -221,20 +221,10 @@ registry_ready() {
   [ "$code" = 200 ] || [ "$code" = 401 ]
 }
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: registry.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-120}" registry_ready
-}
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: registry.sh stop DATA_DIR"
-  stop_service "$1" registry.pid 15
-}
-
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 120 registry_ready "$@" ;;
+  stop) shift; stop_service registry.pid 15 "$@" ;;
   *) die "usage: registry.sh fetch | start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
 esac

@@ -2,8 +2,8 @@
 # Sourced by every script that runs programs in the background and finds them again by a pid file
 # in a directory of its own: the services of lib/service.sh (kafka.sh, registry.sh, oidc.sh,
 # kdc.sh, postgres.sh), k8s.sh and node.sh. One way to start, recognise and end such a process, so that a stale pid file (its number
-# reused by another program) is never signalled, by any of them. Nothing here prints or exits: the
-# callers say what failed, in their own words.
+# reused by another program) is never signalled, by any of them. Nothing here prints or exits but
+# check_owner and start_component, through the caller's die(): the callers say what failed.
 #
 #   abs_dir DIR
 #       Makes DIR (and its parents) and prints its absolute path.
@@ -35,8 +35,13 @@
 #       KILL_SECONDS more. Status: 0 when all ended on SIGTERM, 2 when SIGKILL was needed and
 #       ended them, 1 when one survived even that.
 #   check_owner [OWNER_PID]
-#       The argument check of an optional OWNER_PID: empty, or a running process. The caller
-#       defines die().
+#       The argument check of an optional OWNER_PID: empty, or a running process.
+#
+# k8s.sh and node.sh run several components from one DIR, each named NAME:
+#   live_pid DIR NAME
+#       The pid in DIR/NAME.pid while that process is alive and mentions_dir DIR.
+#   start_component DIR NAME COMMAND...
+#       launch with DIR/NAME.pid and DIR/logs/NAME.log; dies when it does not start.
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
 
@@ -115,4 +120,12 @@ check_owner() {
   [ -n "${1:-}" ] || return 0
   [[ "$1" =~ ^[0-9]+$ ]] || die "OWNER_PID must be a pid, got '$1'"
   kill -0 "$1" 2>/dev/null || die "OWNER_PID $1 is not running"
+}
+
+live_pid() { pid_in_file "$1/$2.pid" "$1/" "$1 "; }
+
+start_component() {
+  local dir=$1 name=$2
+  shift 2
+  launch "$dir/$name.pid" "$dir/logs/$name.log" "$@" || die "$name did not start"
 }

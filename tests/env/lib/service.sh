@@ -12,14 +12,15 @@
 #
 # Boilerplate, named as such: every service script has the same shape, which these functions do
 # not hide because each part of it is the script's own. Its header comment is its manual; then
-# the variables above, die and log, service_pid; `start DATA_DIR PORT... [OWNER_PID]` (argument
-# checks, already_running, what the service needs, launch, watch_owner), `wait DATA_DIR PORT
-# [TIMEOUT]` (wait_ready with the service's own readiness test and default deadline), `stop
-# DATA_DIR` (stop_service with the service's pid file and grace period), each checking its own
-# usage line; and a `case` that dispatches the command. Near-copies of those few lines between
-# the scripts are that shape, not copied logic: the logic lives here and in lib/proc.sh.
+# the variables above (and where its download is cached), die and log, service_pid; a `fetch`
+# (fetched, fetch_once) where it downloads something; `start DATA_DIR PORT... [OWNER_PID]`
+# (argument checks, already_running, what the service needs, launch, watch_owner); a readiness
+# test for wait_ready; and a `case` that dispatches the commands, `wait` to wait_ready and `stop`
+# to stop_service with the service's own test, deadline, pid file and grace period. Near-copies
+# of those few lines between the scripts are that shape, not copied logic: the logic lives here
+# and in lib/proc.sh.
 # k8s.sh and node.sh, which run several processes each, share that shape in their own way
-# (live_pid and start_component over lib/proc.sh, a background launcher that also watches the
+# (live_pid and start_component from lib/proc.sh, a background launcher that also watches the
 # owner, a `wait` loop that names the component that died); their steps differ in substance.
 #
 #   check_port PORT
@@ -37,16 +38,17 @@
 #       is DIR/watchdog.pid, its output DIR/watchdog.log.
 #   end_watchdog DIR
 #       End DIR's watchdog, unless the caller runs under it (a stop the watchdog itself started).
-#   wait_ready DIR PORT TIMEOUT_SECONDS READY
-#       Polls until `READY DIR PORT` succeeds (DIR absolute); fails with the log's tail when the
-#       service is not running or TIMEOUT_SECONDS pass first.
+#   wait_ready DEFAULT_TIMEOUT READY DATA_DIR PORT [TIMEOUT_SECONDS]
+#       The `wait` command: polls until `READY DIR PORT` succeeds (DIR absolute); fails with the
+#       log's tail when the service is not running or TIMEOUT_SECONDS (default DEFAULT_TIMEOUT)
+#       pass first.
 #   stopping_dir DIR
 #       Prints DIR's absolute path for `stop`; logs that there is nothing to stop and fails when
 #       DIR does not exist.
-#   stop_service DIR PID_FILE GRACE_SECONDS
-#       The `stop` of a service run as one process, DIR as the user gave it: nothing when DIR
-#       does not exist; else ends DIR's watchdog, then SIGTERM, SIGKILL after GRACE_SECONDS
-#       (failing when the process outlives that by 10 s), and removes DIR/PID_FILE.
+#   stop_service PID_FILE GRACE_SECONDS DATA_DIR
+#       The `stop` command of a service run as one process: nothing when DATA_DIR does not exist;
+#       else ends its watchdog, then SIGTERM, SIGKILL after GRACE_SECONDS (failing when the
+#       process outlives that by 10 s), and removes DATA_DIR/PID_FILE.
 
 # shellcheck source=proc.sh
 . "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
@@ -101,7 +103,10 @@ end_watchdog() {
 }
 
 wait_ready() {
-  local dir="$1" port="$2" timeout="$3" ready="$4"
+  local default=$1 ready=$2
+  shift 2
+  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: ${SELF##*/} wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
+  local dir="$1" port="$2" timeout="${3:-$default}"
   check_port "$port"
   [ -d "$dir" ] || die "no such data directory: $dir"
   dir="$(cd "$dir" && pwd)"
@@ -132,7 +137,9 @@ stopping_dir() {
 }
 
 stop_service() {
-  local dir pid_file=$2 grace=$3 pid status=0
+  local dir pid_file=$1 grace=$2 pid status=0
+  shift 2
+  [ $# -eq 1 ] || die "usage: ${SELF##*/} stop DATA_DIR"
   dir="$(stopping_dir "$1")" || return 0
   end_watchdog "$dir"
   if ! pid="$(service_pid "$dir")"; then
