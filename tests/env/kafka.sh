@@ -74,8 +74,6 @@ SERVICE_LOG=broker.log
 TEMPLATES="$HERE/kafka"
 JAVA="${JAVA:-java}"
 
-die() { echo "kafka.sh: $*" >&2; exit 1; }
-log() { echo "kafka.sh: $*" >&2; }
 
 # --- fetch ------------------------------------------------------------------------------------
 

@@ -31,8 +31,6 @@ SERVICE_LOG=kdc.log
 # shellcheck source=lib/service.sh
 . "$HERE/lib/service.sh"
 
-die() { echo "kdc.sh: $*" >&2; exit 1; }
-log() { echo "kdc.sh: $*" >&2; }
 
 # krb5kdc's command line names its own pid file in DATA_DIR.
 service_pid() { pid_in_file "$1/kdc.pid" "$1/krb5kdc.pid"; }

@@ -42,8 +42,6 @@ SERVICE_LOG=oidc.log
 . "$HERE/lib/maven.sh"
 JAVA="${JAVA:-java}"
 
-die() { echo "oidc.sh: $*" >&2; exit 1; }
-log() { echo "oidc.sh: $*" >&2; }
 
 render_pom() { sed -e "s/@OIDC_VERSION@/$OIDC_VERSION/g" "$HERE/oidc/pom.xml.in"; }
 fetched() { maven_fetched render_pom "$LIBS" "$MARKER"; }

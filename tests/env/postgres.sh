@@ -26,8 +26,6 @@ SERVICE_LOG=postgres.log
 # shellcheck source=lib/service.sh
 . "$HERE/lib/service.sh"
 
-die() { echo "postgres.sh: $*" >&2; exit 1; }
-log() { echo "postgres.sh: $*" >&2; }
 
 pg_bin() {
   if [ -n "${PG_BIN:-}" ]; then echo "$PG_BIN"; return; fi

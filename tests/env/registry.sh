@@ -58,8 +58,6 @@ ARTIFACT="io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all"
 BASIC_USER=redoline-registry
 OIDC_CLIENT=redoline-capture
 
-die() { echo "registry.sh: $*" >&2; exit 1; }
-log() { echo "registry.sh: $*" >&2; }
 
 # --- fetch ------------------------------------------------------------------------------------
 

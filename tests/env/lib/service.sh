@@ -2,8 +2,8 @@
 # Sourced by the scripts of the test services that run as one process in the background, each
 # from a data directory of its own: kafka.sh, registry.sh, oidc.sh, kdc.sh, postgres.sh. Sources
 # lib/proc.sh (abs_dir, alive, launch, terminate, check_owner, ...). Each script defines first:
-#   die, log          its messages (prefixed with the script's name)
-#   SELF              its own absolute path (what the watchdog runs `stop` with)
+#   SELF              its own absolute path (what the watchdog runs `stop` with, and the name
+#                     its messages start with)
 #   SERVICE           what the service is called in messages ("broker", "server")
 #   SERVICE_LOG       its log file's name in the data directory
 # and then:
@@ -12,7 +12,7 @@
 #
 # Boilerplate, named as such: every service script has the same shape, which these functions do
 # not hide because each part of it is the script's own. Its header comment is its manual; then
-# the variables above (and where its download is cached), die and log, service_pid; a `fetch`
+# the variables above (and where its download is cached), service_pid; a `fetch`
 # (fetched, fetch_once) where it downloads something; `start DATA_DIR PORT... [OWNER_PID]`
 # (argument checks, already_running, what the service needs, launch, watch_owner); a readiness
 # test for wait_ready; and a `case` that dispatches the commands, `wait` to wait_ready and `stop`
@@ -23,6 +23,8 @@
 # (live_pid and start_component from lib/proc.sh, a background launcher that also watches the
 # owner, a `wait` loop that names the component that died); their steps differ in substance.
 #
+#   log MESSAGE, die MESSAGE
+#       A message on standard error, prefixed with the script's name; die then exits with 1.
 #   check_port PORT
 #       Argument check: PORT is a TCP port number.
 #   port_open PORT
@@ -52,6 +54,9 @@
 
 # shellcheck source=proc.sh
 . "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
+
+log() { echo "${SELF##*/}: $*" >&2; }
+die() { log "$@"; exit 1; }
 
 check_port() {
   if ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "bad port: $1"; fi
