@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::run_support;
 
-use run_support::{Capture, wait_for};
+use run_support::{Capture, Running};
 
 const TABLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"}],"logging":"all"}
 "#;
@@ -45,19 +45,13 @@ fn rows(capture: &Capture) -> Vec<Value> {
         .collect()
 }
 
-fn wait_for_rows(capture: &Capture, count: usize) -> Vec<Value> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
-    loop {
-        let rows = rows(capture);
-        if rows.len() >= count {
-            return rows;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never saw {count} rows: {rows:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+fn wait_for_rows(child: &mut Running, capture: &Capture, count: usize) -> Vec<Value> {
+    child.wait_until(
+        &format!("{count} rows"),
+        std::time::Duration::from_secs(40),
+        std::time::Duration::from_millis(100), |_| rows(capture).len() >= count,
+    );
+    rows(capture)
 }
 
 /// The capture mines a transaction committed at 01:59:58 Berlin time (+01:00), the clock then
@@ -76,8 +70,8 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
          {\"tx\":\"a\",\"commit\":true}\n",
     );
     let capture = capture(&scenario, port);
-    let mut child = capture.command(false).spawn().unwrap();
-    let first = wait_for_rows(&capture, 1);
+    let mut child = capture.start();
+    let first = wait_for_rows(&mut child, &capture, 1);
     assert_eq!(first[0]["after"]["STATUS"], "winter");
     assert_eq!(
         first[0]["source"]["ts_ms"], BEFORE_SPRING_SWITCH_MS,
@@ -97,7 +91,7 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     )
     .unwrap();
     drop(file);
-    let both = wait_for_rows(&capture, 2);
+    let both = wait_for_rows(&mut child, &capture, 2);
     assert_eq!(both[1]["after"]["STATUS"], "summer");
     assert_eq!(
         both[1]["source"]["ts_ms"], AFTER_SPRING_SWITCH_MS,
@@ -107,10 +101,10 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     assert_eq!(both[1]["source"]["commit_ts_ms"], AFTER_SPRING_SWITCH_MS);
     // The simulator's clock stands still between steps: the capture has caught up with the
     // database's clock, whatever the host's offset.
-    let status = wait_for(port, "a lag", |s| s["lagSeconds"].is_number());
+    let status = child.wait_for(port, "a lag", |s| s["lagSeconds"].is_number());
     let lag = status["lagSeconds"].as_f64().unwrap();
     assert!(lag < 5.0, "lag {lag} s: {status}");
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 }
 
 /// A database host in a zone west of UTC with half an hour (Newfoundland, -02:30 in summer):
@@ -160,8 +154,8 @@ fn lag_is_counted_in_utc_across_a_dst_switch() {
         format!("{config}mining: {{readOnly: true}}\n"),
     )
     .unwrap();
-    let mut child = capture.command(false).spawn().unwrap();
-    let first = wait_for_rows(&capture, 1);
+    let mut child = capture.start();
+    let first = wait_for_rows(&mut child, &capture, 1);
     assert_eq!(
         first[0]["source"]["ts_ms"], 1_711_846_790_000_i64,
         "{}",
@@ -174,10 +168,10 @@ fn lag_is_counted_in_utc_across_a_dst_switch() {
     file.write_all(b"{\"advance_seconds\":9}\n").unwrap();
     drop(file);
     // Lag is polled at most every 15 s: the next poll sees the clock past the switch.
-    let status = wait_for(port, "a lag of 13 s", |s| {
+    let status = child.wait_for(port, "a lag of 13 s", |s| {
         s["lagSeconds"].as_f64().is_some_and(|lag| lag > 10.0)
     });
     let lag = status["lagSeconds"].as_f64().unwrap();
     assert!((12.0..=14.0).contains(&lag), "lag {lag} s: {status}");
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 }

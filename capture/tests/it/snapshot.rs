@@ -12,13 +12,13 @@ use crate::run_support;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redoline_capture::source::RowRange;
 use redoline_capture::source::chunk_plan::ChunkPlan;
 use redoline_capture::source::chunks::{LAST_ROW, extended_row_id, row_id_parts};
 use run_support::lines::{commit, delete, insert, rollback, update};
-use run_support::{Capture, Xorshift, free_port, status};
+use run_support::{Capture, Xorshift, free_port};
 use serde_json::Value;
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -300,24 +300,19 @@ fn killed_mid_snapshot_reading(
         Some(threads) => with_readers(through_sql(capture), threads),
         None => capture,
     };
-    let mut child = capture.command(true).spawn().unwrap();
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the snapshot never showed progress"
-        );
-        if let Some(report) = status(port)
-            && report["state"] == "snapshotting"
-            && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > past_rows
-        {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return (capture, report["snapshot"].clone());
-        }
-        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let mut child = capture.spawn(true, "info");
+    let report = child.wait_for_within(
+        port,
+        "the snapshot's progress",
+        Duration::from_secs(60),
+        Duration::from_millis(5),
+        |report| {
+            report["state"] == "snapshotting"
+                && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > past_rows
+        },
+    );
+    child.kill();
+    (capture, report["snapshot"].clone())
 }
 
 #[test]

@@ -8,10 +8,12 @@
 use crate::kafka_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use kafka_support::{
-    Capture, TABLES, bootstrap, free_port, insert, read_values, status, unique_prefix,
+    Capture, TABLES, bootstrap, free_port, insert, read_values, unique_prefix,
 };
 
 const ROWS: u64 = 3_000;
@@ -69,28 +71,17 @@ fn a_request_killed_repeatedly_reads_every_row_once_at_its_place() {
     let mut last_seen = 0;
     for kill in 0..KILLS {
         let mut child = capture.spawn("killed.yaml", false, &format!("kill{kill}"));
-        let started = Instant::now();
-        loop {
-            let report = status(port);
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "the request showed no progress after kill {kill}: {report:?}"
-            );
-            let rows = report.and_then(|report| {
-                report["snapshot"]["requests"][0]["tables"][0]["rowsRead"].as_u64()
-            });
-            if rows.is_some_and(|rows| rows > last_seen + 300) {
-                last_seen = rows.unwrap_or_default();
-                child.kill().unwrap();
-                child.wait().unwrap();
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the run ended before kill {kill}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let rows =
+            |report: &Value| report["snapshot"]["requests"][0]["tables"][0]["rowsRead"].as_u64();
+        let report = child.wait_for_within(
+            port,
+            &format!("the request's progress before kill {kill}"),
+            Duration::from_secs(30),
+            Duration::from_millis(5),
+            |report| rows(report).is_some_and(|rows| rows > last_seen + 300),
+        );
+        last_seen = rows(&report).unwrap_or_default();
+        child.kill();
     }
     assert!(last_seen < ROWS, "the kills came before the end");
     let (code, stderr) = capture.run("capture.yaml");

@@ -7,10 +7,12 @@
 use crate::kafka_support;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use kafka_support::{
-    Capture, TABLES, bootstrap, free_port, ids, insert, read_values, status, unique_prefix,
+    Capture, TABLES, bootstrap, free_port, ids, insert, read_values, unique_prefix,
 };
 
 const ROWS: u64 = 20_000;
@@ -42,27 +44,20 @@ fn a_snapshot_killed_repeatedly_delivers_every_row_once() {
     let mut last_seen = 0;
     for kill in 0..KILLS {
         let mut child = capture.spawn("killed.yaml", true, &format!("kill{kill}"));
-        let started = Instant::now();
-        loop {
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "the snapshot showed no progress after kill {kill}"
-            );
-            let rows = status(port)
+        let rows = |report: &Value| {
+            Some(report)
                 .filter(|report| report["state"] == "snapshotting")
-                .and_then(|report| report["snapshot"]["rowsScanned"].as_u64());
-            if rows.is_some_and(|rows| rows > last_seen + 300) {
-                last_seen = rows.unwrap_or_default();
-                child.kill().unwrap();
-                child.wait().unwrap();
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the run ended before kill {kill}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+                .and_then(|report| report["snapshot"]["rowsScanned"].as_u64())
+        };
+        let report = child.wait_for_within(
+            port,
+            &format!("the snapshot's progress before kill {kill}"),
+            Duration::from_secs(120),
+            Duration::from_millis(5),
+            |report| rows(report).is_some_and(|rows| rows > last_seen + 300),
+        );
+        last_seen = rows(&report).unwrap_or_default();
+        child.kill();
     }
     assert!(last_seen < ROWS, "the kills came before the end");
     let (status, stderr) = capture.run("capture.yaml");

@@ -11,7 +11,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::Duration;
 
 pub mod sink;
@@ -20,7 +20,7 @@ pub mod sink;
 // `composed/main.rs`): one copy of it per binary.
 use crate::run_support::{self, run_command};
 #[allow(unused_imports)] // not every test binary using this module probes the HTTP face
-pub use run_support::{BINARY, Xorshift, free_port, metric, status, terminate};
+pub use run_support::{BINARY, RUN_LIMIT, Running, Xorshift, free_port, metric, status};
 
 #[allow(unused_imports)] // not every test binary using this module names its own topics
 pub use redoline_testenv::kafka::unique_prefix;
@@ -100,17 +100,25 @@ impl Capture {
         run_command(&self.path(config), &termination_log, exit_at_end)
     }
 
-    pub fn spawn(&self, config: &str, exit_at_end: bool, log: &str) -> Child {
-        self.command(config, exit_at_end, log).spawn().unwrap()
+    /// Starts `run --config <config>` logging at `info` (a few lines a window at most), so that
+    /// a failed wait shows the capture's own account; its termination message is `<log>`'s.
+    pub fn spawn(&self, config: &str, exit_at_end: bool, log: &str) -> Running {
+        let mut command = self.command(config, exit_at_end, log);
+        command.env("RUST_LOG", "info");
+        self.start(command, log)
     }
 
-    /// Runs to the end: the exit code and stderr.
+    /// Starts `command` (one of [`Self::command`], maybe with more environment) whose
+    /// termination message is `<log>`'s.
+    pub fn start(&self, command: Command, log: &str) -> Running {
+        Running::spawn(command, &self.path(&format!("{log}.termination")))
+    }
+
+    /// Runs to the end (at most [`RUN_LIMIT`]): the exit code and stderr.
     pub fn run(&self, config: &str) -> (i32, String) {
-        let output = self.command(config, true, "run").output().unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let mut running = self.start(self.command(config, true, "run"), "run");
+        let exit = running.wait_exit(RUN_LIMIT);
+        (exit.code().unwrap_or(-1), running.stderr())
     }
 
     pub fn termination(&self, log: &str) -> Option<Value> {
