@@ -17,7 +17,7 @@ pub use http_probe::{free_port, metric, status};
 #[allow(dead_code)]
 mod running;
 #[allow(unused_imports)]
-pub use running::Running;
+pub use running::{Running, STATUS_PATIENCE};
 
 // Not every test binary using this module writes these scenarios.
 #[allow(dead_code)]
