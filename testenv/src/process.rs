@@ -90,7 +90,10 @@ pub fn free_ports(n: usize) -> Result<Vec<u16>> {
         }
     }
     if ports.len() < n {
-        bail!("found {} of {n} free ports in {PORT_TRIES} tries", ports.len());
+        bail!(
+            "found {} of {n} free ports in {PORT_TRIES} tries",
+            ports.len()
+        );
     }
     RESERVED
         .lock()

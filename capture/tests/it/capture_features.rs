@@ -48,9 +48,12 @@ fn rac_threads_are_merged_in_commit_order() {
     // flush write of the connected instance (thread 1) passes it. Run as a pod does: until every
     // transaction is out, then SIGTERM.
     let mut child = capture.start();
-    child.wait_until("40 transactions", Duration::from_secs(40), Duration::from_millis(100), |_| {
-        capture.committed_events().len() >= 40
-    });
+    child.wait_until(
+        "40 transactions",
+        Duration::from_secs(40),
+        Duration::from_millis(100),
+        |_| capture.committed_events().len() >= 40,
+    );
     let exit = child.terminate();
     assert!(exit.success(), "{exit:?}");
     let events = capture.committed_events();

@@ -81,6 +81,24 @@ impl FlakySource {
             self.inner.apply_line(&step).unwrap();
         }
     }
+
+    /// Gives the first `rows_before_fault` rows of the window, then uses up a fault: what is
+    /// fetched before a connection drops or a log is overwritten.
+    fn stream_up_to_the_fault(
+        &mut self,
+        visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
+    ) -> Result<(), SourceError> {
+        let mut left = self.rows_before_fault;
+        self.inner.stream_rows(&mut |row| {
+            if left == 0 {
+                return ControlFlow::Break(());
+            }
+            left -= 1;
+            visit(row)
+        })?;
+        self.faults.fetch_sub(1, Ordering::SeqCst);
+        Ok(())
+    }
 }
 
 /// Longer than the 1 s heartbeat interval of [`a_stop_mid_window_with_heartbeats_loses_nothing`].
@@ -177,16 +195,8 @@ impl RedoMiner for FlakySource {
         if self.faults.load(Ordering::SeqCst) == 0 {
             return self.inner.stream_rows(visit);
         }
+        self.stream_up_to_the_fault(visit)?;
         if self.log_switch {
-            let mut left = self.rows_before_fault;
-            self.inner.stream_rows(&mut |row| {
-                if left == 0 {
-                    return ControlFlow::Break(());
-                }
-                left -= 1;
-                visit(row)
-            })?;
-            self.faults.fetch_sub(1, Ordering::SeqCst);
             // As many switches as online groups: the group of the log being read is reused.
             let groups = 3;
             self.apply(vec!["{\"log_switch\":true}".to_owned(); groups]);
@@ -195,15 +205,6 @@ impl RedoMiner for FlakySource {
                 other => panic!("the simulator should refuse the overwritten log: {other:?}"),
             };
         }
-        let mut left = self.rows_before_fault;
-        self.inner.stream_rows(&mut |row| {
-            if left == 0 {
-                return ControlFlow::Break(());
-            }
-            left -= 1;
-            visit(row)
-        })?;
-        self.faults.fetch_sub(1, Ordering::SeqCst);
         Err(SourceError::Unavailable {
             message: "ORA-03113: end-of-file on communication channel".into(),
         })

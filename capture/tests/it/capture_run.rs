@@ -150,7 +150,8 @@ fn a_tiny_heap_budget_spills_and_still_emits_everything() {
     child.wait_until(
         "everything emitted",
         std::time::Duration::from_secs(120),
-        std::time::Duration::from_millis(100), |_| run.committed_events().len() >= expected.len(),
+        std::time::Duration::from_millis(100),
+        |_| run.committed_events().len() >= expected.len(),
     );
     let spilled =
         run_support::metric(port, "redoline_capture_buffer_spill_write_bytes_total").unwrap_or(0.0);

@@ -18,12 +18,34 @@ const TABLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUM
 const BEFORE_SPRING_SWITCH_MS: i64 = 1_711_846_798_000; // 2024-03-31T00:59:58Z, 01:59:58 local
 const AFTER_SPRING_SWITCH_MS: i64 = 1_711_846_803_000; // 2024-03-31T01:00:03Z, 03:00:03 local
 
-/// A Debezium-format capture (it carries `source.ts_ms`) of a followed scenario, on `port`.
-fn capture(scenario: &str, port: u16) -> Capture {
+/// A database whose host is in `zone` with its clock at `time` (local), and a committed
+/// transaction `a` inserting the row with `status`.
+fn scenario(zone: &str, time: &str, status: &str) -> String {
+    format!(
+        "{{\"database\":{{\"time_zone\":\"{zone}\",\"time\":\"{time}\"}}}}\n\
+         {TABLE}\
+         {{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1,\"STATUS\":\"{status}\"}}}}\n\
+         {{\"tx\":\"a\",\"commit\":true}}\n"
+    )
+}
+
+/// Appends `lines` to the scenario the capture follows.
+fn append(capture: &Capture, lines: &str) {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(capture.path("scenario.jsonl"))
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+}
+
+/// A Debezium-format capture (it carries `source.ts_ms`) of a followed scenario, on `port`;
+/// `extra` is appended to the config.
+fn capture(scenario: &str, port: u16, extra: &str) -> Capture {
     let capture = Capture::new(
         &["APP.ORDERS"],
         scenario,
-        &format!("format: {{type: debezium, schemas: false}}\nhttp: {{port: {port}}}\n"),
+        &format!("format: {{type: debezium, schemas: false}}\nhttp: {{port: {port}}}\n{extra}"),
     );
     let config = std::fs::read_to_string(capture.path("capture.yaml"))
         .unwrap()
@@ -49,7 +71,8 @@ fn wait_for_rows(child: &mut Running, capture: &Capture, count: usize) -> Vec<Va
     child.wait_until(
         &format!("{count} rows"),
         std::time::Duration::from_secs(40),
-        std::time::Duration::from_millis(100), |_| rows(capture).len() >= count,
+        std::time::Duration::from_millis(100),
+        |_| rows(capture).len() >= count,
     );
     rows(capture)
 }
@@ -61,15 +84,8 @@ fn wait_for_rows(child: &mut Running, capture: &Capture, count: usize) -> Vec<Va
 #[test]
 fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     let port = run_support::free_port();
-    let mut scenario = String::from(
-        "{\"database\":{\"time_zone\":\"Europe/Berlin\",\"time\":\"2024-03-31T00:59:58\"}}\n",
-    );
-    scenario.push_str(TABLE);
-    scenario.push_str(
-        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"winter\"}}\n\
-         {\"tx\":\"a\",\"commit\":true}\n",
-    );
-    let capture = capture(&scenario, port);
+    let scenario = scenario("Europe/Berlin", "2024-03-31T00:59:58", "winter");
+    let capture = capture(&scenario, port, "");
     let mut child = capture.start();
     let first = wait_for_rows(&mut child, &capture, 1);
     assert_eq!(first[0]["after"]["STATUS"], "winter");
@@ -80,17 +96,12 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     );
 
     // The clock crosses the switch while the capture runs.
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(
-        b"{\"advance_seconds\":5}\n\
-          {\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2,\"STATUS\":\"summer\"}}\n\
-          {\"tx\":\"b\",\"commit\":true}\n",
-    )
-    .unwrap();
-    drop(file);
+    append(
+        &capture,
+        "{\"advance_seconds\":5}\n\
+         {\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2,\"STATUS\":\"summer\"}}\n\
+         {\"tx\":\"b\",\"commit\":true}\n",
+    );
     let both = wait_for_rows(&mut child, &capture, 2);
     assert_eq!(both[1]["after"]["STATUS"], "summer");
     assert_eq!(
@@ -111,14 +122,7 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
 /// a run to the end gives the UTC instant, not the local time read as UTC.
 #[test]
 fn event_times_are_utc_for_a_host_west_of_utc() {
-    let mut scenario = String::from(
-        "{\"database\":{\"time_zone\":\"America/St_Johns\",\"time\":\"2024-07-01T12:00:00\"}}\n",
-    );
-    scenario.push_str(TABLE);
-    scenario.push_str(
-        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"x\"}}\n\
-         {\"tx\":\"a\",\"commit\":true}\n",
-    );
+    let scenario = scenario("America/St_Johns", "2024-07-01T12:00:00", "x");
     let capture = Capture::new(&["APP.ORDERS"], &scenario, "");
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
@@ -136,24 +140,11 @@ fn event_times_are_utc_for_a_host_west_of_utc() {
 #[test]
 fn lag_is_counted_in_utc_across_a_dst_switch() {
     let port = run_support::free_port();
-    let mut scenario = String::from(
-        "{\"database\":{\"time_zone\":\"Europe/Berlin\",\"time\":\"2024-03-31T00:59:50\"}}\n",
-    );
-    scenario.push_str(TABLE);
+    let mut scenario = scenario("Europe/Berlin", "2024-03-31T00:59:50", "winter");
     // The clock moves past LGWR's 3-second timeout so the commit is on disk for a read-only
     // capture, still before the switch.
-    scenario.push_str(
-        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"winter\"}}\n\
-         {\"tx\":\"a\",\"commit\":true}\n\
-         {\"advance_seconds\":4}\n",
-    );
-    let capture = capture(&scenario, port);
-    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
-    std::fs::write(
-        capture.path("capture.yaml"),
-        format!("{config}mining: {{readOnly: true}}\n"),
-    )
-    .unwrap();
+    scenario.push_str("{\"advance_seconds\":4}\n");
+    let capture = capture(&scenario, port, "mining: {readOnly: true}\n");
     let mut child = capture.start();
     let first = wait_for_rows(&mut child, &capture, 1);
     assert_eq!(
@@ -161,12 +152,7 @@ fn lag_is_counted_in_utc_across_a_dst_switch() {
         "{}",
         first[0]
     );
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(b"{\"advance_seconds\":9}\n").unwrap();
-    drop(file);
+    append(&capture, "{\"advance_seconds\":9}\n");
     // Lag is polled at most every 15 s: the next poll sees the clock past the switch.
     let status = child.wait_for(port, "a lag of 13 s", |s| {
         s["lagSeconds"].as_f64().is_some_and(|lag| lag > 10.0)

@@ -390,6 +390,35 @@ fn base_options() -> DebeziumOptions {
     }
 }
 
+/// double decimals, connect time precision, hex binary, string intervals, NUMBER(1) as boolean,
+/// transaction metadata and truncate events.
+fn modes_a() -> DebeziumOptions {
+    DebeziumOptions {
+        decimal_handling: DecimalHandling::Double,
+        time_precision: TimePrecision::Connect,
+        binary_handling: BinaryHandling::Hex,
+        interval_handling: IntervalHandling::String,
+        number_one_as_boolean: true,
+        provide_transaction_metadata: true,
+        skipped_operations: SkippedOperations {
+            truncate: false,
+            ..SkippedOperations::default()
+        },
+        ..base_options()
+    }
+}
+
+/// string decimals, URL-safe base64 binary, no tombstones, no envelope.
+fn modes_b() -> DebeziumOptions {
+    DebeziumOptions {
+        decimal_handling: DecimalHandling::String,
+        binary_handling: BinaryHandling::Base64UrlSafe,
+        tombstones_on_delete: false,
+        schemas_enabled: false,
+        ..base_options()
+    }
+}
+
 #[test]
 fn compact_golden() {
     let mut out = String::new();
@@ -416,41 +445,14 @@ fn debezium_plain_golden() {
     );
 }
 
-/// double decimals, connect time precision, hex binary, string intervals, NUMBER(1) as boolean,
-/// transaction metadata and truncate events.
 #[test]
 fn debezium_modes_a_golden() {
-    check_golden(
-        "debezium_modes_a.jsonl",
-        &debezium_lines(DebeziumOptions {
-            decimal_handling: DecimalHandling::Double,
-            time_precision: TimePrecision::Connect,
-            binary_handling: BinaryHandling::Hex,
-            interval_handling: IntervalHandling::String,
-            number_one_as_boolean: true,
-            provide_transaction_metadata: true,
-            skipped_operations: SkippedOperations {
-                truncate: false,
-                ..SkippedOperations::default()
-            },
-            ..base_options()
-        }),
-    );
+    check_golden("debezium_modes_a.jsonl", &debezium_lines(modes_a()));
 }
 
-/// string decimals, URL-safe base64 binary, no tombstones, no envelope.
 #[test]
 fn debezium_modes_b_golden() {
-    check_golden(
-        "debezium_modes_b.jsonl",
-        &debezium_lines(DebeziumOptions {
-            decimal_handling: DecimalHandling::String,
-            binary_handling: BinaryHandling::Base64UrlSafe,
-            tombstones_on_delete: false,
-            schemas_enabled: false,
-            ..base_options()
-        }),
-    );
+    check_golden("debezium_modes_b.jsonl", &debezium_lines(modes_b()));
 }
 
 /// Schema change records (an ALTER of the table of every type, a DROP of the keyless one) and a
@@ -1179,32 +1181,6 @@ fn avro_lines(options: DebeziumOptions) -> String {
         push_avro_line(&mut out, &registry, &a, &j);
     }
     out
-}
-
-fn modes_a() -> DebeziumOptions {
-    DebeziumOptions {
-        decimal_handling: DecimalHandling::Double,
-        time_precision: TimePrecision::Connect,
-        binary_handling: BinaryHandling::Hex,
-        interval_handling: IntervalHandling::String,
-        number_one_as_boolean: true,
-        provide_transaction_metadata: true,
-        skipped_operations: SkippedOperations {
-            truncate: false,
-            ..SkippedOperations::default()
-        },
-        ..base_options()
-    }
-}
-
-fn modes_b() -> DebeziumOptions {
-    DebeziumOptions {
-        decimal_handling: DecimalHandling::String,
-        binary_handling: BinaryHandling::Base64UrlSafe,
-        tombstones_on_delete: false,
-        schemas_enabled: false,
-        ..base_options()
-    }
 }
 
 #[test]

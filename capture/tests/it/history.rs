@@ -270,7 +270,8 @@ fn wait_for_metric(child: &mut run_support::Running, port: u16, series: &str, va
     child.wait_until(
         &format!("{series} at {value}"),
         std::time::Duration::from_secs(60),
-        std::time::Duration::from_millis(100), |_| run_support::metric(port, series) == Some(value),
+        std::time::Duration::from_millis(100),
+        |_| run_support::metric(port, series) == Some(value),
     );
 }
 

@@ -54,9 +54,12 @@ fn append(capture: &Capture, lines: &str) {
 fn two_more_windows(child: &mut Running, port: u16) {
     let end = || metric(port, "redoline_capture_window_end_scn").unwrap_or(0.0);
     let before = end();
-    child.wait_until("two more windows", Duration::from_secs(40), Duration::from_millis(50), |_| {
-        end() >= before + 2.0
-    });
+    child.wait_until(
+        "two more windows",
+        Duration::from_secs(40),
+        Duration::from_millis(50),
+        |_| end() >= before + 2.0,
+    );
 }
 
 /// The IDs of the compact events of each emitted transaction (by commit SCN), in order.

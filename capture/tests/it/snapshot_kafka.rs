@@ -9,8 +9,6 @@ use crate::kafka_support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use kafka_support::{
     Capture, TABLES, bootstrap, free_port, ids, insert, read_values, unique_prefix,
 };
@@ -29,36 +27,19 @@ fn a_snapshot_killed_repeatedly_delivers_every_row_once() {
     let prefix = unique_prefix("snapshot-kill");
     let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
     let port = free_port();
-    capture.write_config("killed.yaml", &bootstrap, &prefix, port, "");
-    for file in ["capture.yaml", "killed.yaml"] {
-        let text = std::fs::read_to_string(capture.path(file)).unwrap();
-        std::fs::write(
-            capture.path(file),
-            text.replace(
-                "snapshot: {mode: never}",
-                "snapshot: {mode: initial, fetchSize: 100}",
-            ),
-        )
-        .unwrap();
-    }
-    let mut last_seen = 0;
-    for kill in 0..KILLS {
-        let mut child = capture.spawn("killed.yaml", true, &format!("kill{kill}"));
-        let rows = |report: &Value| {
+    capture.write_snapshot_configs(
+        &bootstrap,
+        &prefix,
+        port,
+        "",
+        "snapshot: {mode: initial, fetchSize: 100}",
+    );
+    let last_seen =
+        capture.kill_at_progress(port, true, KILLS, Duration::from_secs(120), |report| {
             Some(report)
                 .filter(|report| report["state"] == "snapshotting")
                 .and_then(|report| report["snapshot"]["rowsScanned"].as_u64())
-        };
-        let report = child.wait_for_within(
-            port,
-            &format!("the snapshot's progress before kill {kill}"),
-            Duration::from_secs(120),
-            Duration::from_millis(5),
-            |report| rows(report).is_some_and(|rows| rows > last_seen + 300),
-        );
-        last_seen = rows(&report).unwrap_or_default();
-        child.kill();
-    }
+        });
     assert!(last_seen < ROWS, "the kills came before the end");
     let (status, stderr) = capture.run("capture.yaml");
     assert_eq!(status, 0, "{stderr}");

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use run_support::lines::{commit, insert, update};
 use run_support::{Capture, Running, free_port, status};
 use serde_json::Value;
 
@@ -36,17 +37,6 @@ const TICK_BASE: u64 = 1_000_000;
 /// The longest any one awaited state may take (debug build, busy machine).
 const PATIENCE: Duration = Duration::from_secs(40);
 
-fn insert(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!("{{\"tx\":\"{tx}\",\"insert\":\"APP.{table}\",\"values\":{{\"ID\":{id},\"V\":{v}}}}}\n")
-}
-fn update(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!(
-        "{{\"tx\":\"{tx}\",\"update\":\"APP.{table}\",\"where\":{{\"ID\":{id}}},\"set\":{{\"V\":{v}}}}}\n"
-    )
-}
-fn commit(tx: &str) -> String {
-    format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n")
-}
 fn create_later() -> String {
     format!("{}\n", serde_json::json!({ "ddl": CREATE_LATER }))
 }

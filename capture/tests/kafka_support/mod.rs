@@ -121,6 +121,56 @@ impl Capture {
         (exit.code().unwrap_or(-1), running.stderr())
     }
 
+    /// For a snapshot killed mid-way: `killed.yaml` (HTTP on `port`, `extra` appended) beside
+    /// `capture.yaml`, both with `snapshot` in place of `snapshot: {mode: never}`.
+    pub fn write_snapshot_configs(
+        &self,
+        bootstrap: &str,
+        prefix: &str,
+        port: u16,
+        extra: &str,
+        snapshot: &str,
+    ) {
+        self.write_config("killed.yaml", bootstrap, prefix, port, extra);
+        for file in ["capture.yaml", "killed.yaml"] {
+            let text = std::fs::read_to_string(self.path(file)).unwrap();
+            std::fs::write(
+                self.path(file),
+                text.replace("snapshot: {mode: never}", snapshot),
+            )
+            .unwrap();
+        }
+    }
+
+    /// Runs `killed.yaml` `kills` times, each run SIGKILLed as soon as `progress` (rows read,
+    /// from its `/status` on `port`) is 300 past where the run before was killed, at most
+    /// `patience` after its start (a run ending first fails the test). The progress at the last
+    /// kill.
+    pub fn kill_at_progress(
+        &self,
+        port: u16,
+        exit_at_end: bool,
+        kills: u64,
+        patience: Duration,
+        progress: impl Fn(&Value) -> Option<u64>,
+    ) -> u64 {
+        let mut last_seen = 0;
+        for kill in 0..kills {
+            let mut child = self.spawn("killed.yaml", exit_at_end, &format!("kill{kill}"));
+            // Polled often: a kill at once, before the run gets much further.
+            let report = child.wait_for_within(
+                port,
+                &format!("progress before kill {kill}"),
+                patience,
+                Duration::from_millis(5),
+                |report| progress(report).is_some_and(|rows| rows > last_seen + 300),
+            );
+            last_seen = progress(&report).unwrap_or_default();
+            child.kill();
+        }
+        last_seen
+    }
+
     pub fn termination(&self, log: &str) -> Option<Value> {
         let text = std::fs::read_to_string(self.path(&format!("{log}.termination"))).ok()?;
         serde_json::from_str(&text).ok()
