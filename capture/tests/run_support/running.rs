@@ -28,6 +28,7 @@ pub const STOP_PATIENCE: Duration = Duration::from_secs(20);
 /// How often [`Running::wait_for`] polls.
 pub const POLL: Duration = Duration::from_millis(200);
 
+/// A capture process of a test: see the module docs.
 pub struct Running {
     child: Child,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -49,12 +50,17 @@ impl Running {
             let buffer = Arc::clone(&stderr);
             std::thread::spawn(move || {
                 let mut chunk = [0_u8; 8192];
-                // Ends at end of file: the capture has exited (or was killed).
-                while let Ok(read @ 1..) = pipe.read(&mut chunk) {
-                    buffer
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .extend_from_slice(&chunk[..read]);
+                loop {
+                    match pipe.read(&mut chunk) {
+                        // End of file: the capture has exited (or was killed).
+                        Ok(0) => break,
+                        Ok(read) => buffer
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .extend_from_slice(&chunk[..read]),
+                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
                 }
             })
         });
