@@ -4,8 +4,6 @@
 //! open transaction holds back, its age is read on the database's clock (a host in Berlin), and
 //! once the transaction commits the restart SCN is in the online log again.
 
-use std::io::Write;
-
 use serde_json::Value;
 
 use crate::run_support;
@@ -70,12 +68,7 @@ fn the_hours_left_count_from_the_completion_of_the_log_holding_the_restart_scn()
 
     // Transaction a commits: the restart SCN moves into the online log, so no archived log is
     // needed and the whole retention is left.
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(b"{\"tx\":\"a\",\"commit\":true}\n").unwrap();
-    drop(file);
+    capture.append("{\"tx\":\"a\",\"commit\":true}\n");
     let status = child.wait_for(port, "nothing archived needed", |s: &Value| {
         s["archivedRedo"].is_object() && s["archivedRedo"].get("oldestNeeded").is_none()
     });

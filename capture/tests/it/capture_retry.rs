@@ -440,6 +440,29 @@ fn fault_free(scenario: &str, snapshot: &str) -> (Vec<Value>, Registry) {
     (events(clean.path()), registry)
 }
 
+/// A run of `scenario` with `faults` transient faults, each after `rows_before_fault` rows of a
+/// window: it ends well, after one retry per fault, with the events of the run without them.
+fn recovers_from_faults(
+    scenario: &str,
+    snapshot: &str,
+    faults: u32,
+    rows_before_fault: u64,
+    expected: &[Value],
+) {
+    let flaky = tempfile::tempdir().unwrap();
+    let (outcome, registry) = run(
+        flaky.path(),
+        scenario,
+        snapshot,
+        faults,
+        rows_before_fault,
+        quick(Duration::from_secs(5)),
+    );
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert_eq!(retries(&registry), u64::from(faults));
+    assert_eq!(events(flaky.path()), expected);
+}
+
 #[test]
 fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
     let scenario = scenario(40);
@@ -447,19 +470,8 @@ fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
     assert_eq!(retries(&registry), 0);
     assert_eq!(expected.len(), 80, "two inserts per transaction");
 
-    let flaky = tempfile::tempdir().unwrap();
     // Each fault comes mid-window, after some transactions were committed to the sink.
-    let (outcome, registry) = run(
-        flaky.path(),
-        &scenario,
-        NO_SNAPSHOT,
-        3,
-        50,
-        quick(Duration::from_secs(5)),
-    );
-    assert!(outcome.is_ok(), "{outcome:?}");
-    assert_eq!(retries(&registry), 3);
-    assert_eq!(events(flaky.path()), expected);
+    recovers_from_faults(&scenario, NO_SNAPSHOT, 3, 50, &expected);
 }
 
 #[test]
@@ -494,18 +506,7 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
     assert_eq!(expected.len(), 600, "every row once, as a snapshot read");
     assert!(expected.iter().all(|e| e["op"] == "r"));
 
-    let flaky = tempfile::tempdir().unwrap();
-    let (outcome, registry) = run(
-        flaky.path(),
-        &scenario,
-        snapshot,
-        4,
-        0,
-        quick(Duration::from_secs(5)),
-    );
-    assert!(outcome.is_ok(), "{outcome:?}");
-    assert_eq!(retries(&registry), 4);
-    assert_eq!(events(flaky.path()), expected);
+    recovers_from_faults(&scenario, snapshot, 4, 0, &expected);
 }
 
 /// One-row transactions one after another, heartbeats every second, and a stop request (SIGTERM)

@@ -3,8 +3,6 @@
 //! COMMIT_TIMESTAMP are the host's local time, and the events must still carry the true UTC
 //! instants, across a DST switch inside one run, with the lag counted in UTC.
 
-use std::io::Write;
-
 use serde_json::Value;
 
 use crate::run_support;
@@ -27,16 +25,6 @@ fn scenario(zone: &str, time: &str, status: &str) -> String {
          {{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1,\"STATUS\":\"{status}\"}}}}\n\
          {{\"tx\":\"a\",\"commit\":true}}\n"
     )
-}
-
-/// Appends `lines` to the scenario the capture follows.
-fn append(capture: &Capture, lines: &str) {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
 }
 
 /// A Debezium-format capture (it carries `source.ts_ms`) of a followed scenario, on `port`;
@@ -96,8 +84,7 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     );
 
     // The clock crosses the switch while the capture runs.
-    append(
-        &capture,
+    capture.append(
         "{\"advance_seconds\":5}\n\
          {\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2,\"STATUS\":\"summer\"}}\n\
          {\"tx\":\"b\",\"commit\":true}\n",
@@ -152,7 +139,7 @@ fn lag_is_counted_in_utc_across_a_dst_switch() {
         "{}",
         first[0]
     );
-    append(&capture, "{\"advance_seconds\":9}\n");
+    capture.append("{\"advance_seconds\":9}\n");
     // Lag is polled at most every 15 s: the next poll sees the clock past the switch.
     let status = child.wait_for(port, "a lag of 13 s", |s| {
         s["lagSeconds"].as_f64().is_some_and(|lag| lag > 10.0)

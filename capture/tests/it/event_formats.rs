@@ -455,13 +455,9 @@ fn debezium_modes_b_golden() {
     check_golden("debezium_modes_b.jsonl", &debezium_lines(modes_b()));
 }
 
-/// Schema change records (an ALTER of the table of every type, a DROP of the keyless one) and a
-/// heartbeat record, enveloped: the records the engine writes beside the data.
-#[test]
-fn debezium_schema_change_and_heartbeat_golden() {
-    let options = base_options();
-    let (t, n) = (all_types_table(), no_key_table());
-    let ddl = |sql: &str, table: &Arc<TableSchema>| ChangeEvent {
+/// The DDL event of `sql` on `table`, as the schema change golden files have it.
+fn ddl(sql: &str, table: &Arc<TableSchema>) -> ChangeEvent {
+    ChangeEvent {
         op: Operation::Ddl {
             sql: sql.to_owned(),
         },
@@ -472,7 +468,15 @@ fn debezium_schema_change_and_heartbeat_golden() {
             row_id: None,
             ..source(2_146_950, 0)
         },
-    };
+    }
+}
+
+/// Schema change records (an ALTER of the table of every type, a DROP of the keyless one) and a
+/// heartbeat record, enveloped: the records the engine writes beside the data.
+#[test]
+fn debezium_schema_change_and_heartbeat_golden() {
+    let options = base_options();
+    let (t, n) = (all_types_table(), no_key_table());
     let alter = "ALTER TABLE APP.ALL_TYPES ADD (PRIORITY NUMBER(1))";
     let drop = "DROP TABLE APP.NO_KEY";
     let mut out = String::new();
@@ -1246,18 +1250,6 @@ fn avro_transaction_golden() {
 fn avro_schema_change_and_heartbeat_golden() {
     let (mut json, mut avro, registry) = json_and_avro(base_options());
     let (t, n) = (all_types_table(), no_key_table());
-    let ddl = |sql: &str, table: &Arc<TableSchema>| ChangeEvent {
-        op: Operation::Ddl {
-            sql: sql.to_owned(),
-        },
-        table: Arc::clone(table),
-        before: None,
-        after: None,
-        source: SourceInfo {
-            row_id: None,
-            ..source(2_146_950, 0)
-        },
-    };
     let mut out = String::new();
     for (sql, table, kind) in [
         (

@@ -5,7 +5,6 @@
 //! written, or an open transaction's row is skipped for good and the transaction is emitted
 //! without it; with `mining.readOnly` (no flush) too.
 
-use std::io::Write;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -38,15 +37,6 @@ fn following_capture(scenario: &str, extra: &str) -> (Capture, u16) {
         );
     std::fs::write(capture.path("capture.yaml"), config).unwrap();
     (capture, port)
-}
-
-fn append(capture: &Capture, lines: &str) {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
 }
 
 /// Waits until two more windows have started than when called: the one that was planned when
@@ -84,9 +74,9 @@ fn a_row_made_while_the_capture_plans_its_window_is_emitted_with_its_transaction
         s["openTransactions"] == 1 && s["bufferedEvents"] == 1
     });
     // Another row of the open transaction: in the log buffer, not yet on disk, until a commit.
-    append(&capture, &insert("a", 2));
+    capture.append(&insert("a", 2));
     two_more_windows(&mut child, port);
-    append(&capture, "{\"tx\":\"a\",\"commit\":true}\n");
+    capture.append("{\"tx\":\"a\",\"commit\":true}\n");
     child.wait_for(port, "transaction a emitted", |s| {
         s["openTransactions"] == 0 && s["commitScn"].is_u64()
     });
@@ -115,12 +105,9 @@ fn without_the_flush_a_window_waits_for_what_the_log_writer_has_written() {
     // a's second row stays in the log buffer: no commit, flush or timeout writes it. The capture
     // looks at the current SCN every poll (1 s) meanwhile; a window reaching the row would skip
     // it. (Read-only windows wait for the log writer, so no window is there to wait for.)
-    append(&capture, &insert("a", 2));
+    capture.append(&insert("a", 2));
     std::thread::sleep(Duration::from_secs(3));
-    append(
-        &capture,
-        "{\"tx\":\"a\",\"commit\":true}\n{\"advance_seconds\":1}\n",
-    );
+    capture.append("{\"tx\":\"a\",\"commit\":true}\n{\"advance_seconds\":1}\n");
     child.wait_for(port, "transaction a emitted", |s| {
         s["openTransactions"] == 0 && s["commitScn"].as_u64().is_some_and(|scn| scn > b_commit)
     });

@@ -11,7 +11,6 @@
 use crate::run_support;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::time::Duration;
 
 use redoline_capture::source::RowRange;
@@ -64,14 +63,6 @@ fn with_readers(capture: Capture, threads: u32) -> Capture {
     )
     .unwrap();
     capture
-}
-
-fn append(capture: &Capture, lines: &str) {
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(lines.as_bytes()).unwrap();
 }
 
 /// The table contents the events build, checking each event against it: an `r` or `i` of a
@@ -249,7 +240,7 @@ fn every_row_appears_once_as_a_read_or_as_a_later_change() {
             !reads.is_empty() && reads.iter().all(|e| e["op"] == "r"),
             "seed {seed}"
         );
-        append(&capture, &workload.after);
+        capture.append(&workload.after);
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         let events = capture.events();
@@ -428,7 +419,7 @@ fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
     later.push_str(&update("late", "ORDERS", ROWS, 888_888));
     later.push_str(&commit("late"));
     later.push_str("{\"undo_lost\":true}\n");
-    append(&capture, &later);
+    capture.append(&later);
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("ORA-01555"), "{stderr}");
@@ -437,10 +428,7 @@ fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
         "the update committed before the table's new SCN is in its reading, not streamed"
     );
     // A change after the new SCN streams.
-    append(
-        &capture,
-        &(update("later", "ORDERS", 2, 999_999) + &commit("later")),
-    );
+    capture.append(&(update("later", "ORDERS", 2, 999_999) + &commit("later")));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     let events = capture.events();
@@ -475,7 +463,7 @@ fn initial_only_snapshots_once_and_never_streams() {
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 6);
-    append(&capture, &(insert("x", "ORDERS", 100, 1) + &commit("x")));
+    capture.append(&(insert("x", "ORDERS", 100, 1) + &commit("x")));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(
@@ -496,7 +484,7 @@ fn no_data_streams_from_the_current_scn_and_schema_only_is_its_old_name() {
             stderr.contains("schema_only is the old name"),
             mode == "schema_only"
         );
-        append(&capture, &(insert("x", "ORDERS", 100, 1) + &commit("x")));
+        capture.append(&(insert("x", "ORDERS", 100, 1) + &commit("x")));
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         let events = capture.events();
@@ -529,7 +517,7 @@ fn when_needed_snapshots_again_once_the_bookmarks_redo_is_gone() {
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 6);
     // Without a purge the bookmark is usable: stream only.
-    append(&capture, &commit("open"));
+    capture.append(&commit("open"));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 7);
@@ -538,16 +526,13 @@ fn when_needed_snapshots_again_once_the_bookmarks_redo_is_gone() {
         serde_json::from_str(&std::fs::read_to_string(capture.path("out.jsonl.bookmark")).unwrap())
             .unwrap();
     let restart_scn = bookmark["bookmark"]["restart_scn"].as_u64().unwrap();
-    append(
-        &capture,
-        &format!(
-            "{{\"log_switch\":true}}\n{}{}{{\"archive_purge_before_scn\":{}}}\n",
-            insert("y", "ORDERS", 60, 1) + &commit("y"),
-            // More switches than online groups (3): the restart SCN's log is archived only.
-            "{\"log_switch\":true}\n".repeat(4),
-            restart_scn + 1_000
-        ),
-    );
+    capture.append(&format!(
+        "{{\"log_switch\":true}}\n{}{}{{\"archive_purge_before_scn\":{}}}\n",
+        insert("y", "ORDERS", 60, 1) + &commit("y"),
+        // More switches than online groups (3): the restart SCN's log is archived only.
+        "{\"log_switch\":true}\n".repeat(4),
+        restart_scn + 1_000
+    ));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert!(
@@ -746,7 +731,7 @@ fn partitioned_and_index_organised_tables_are_snapshotted_whole() {
             300 + 300 - (0..300).step_by(9).count(),
             "{threads} readers"
         );
-        append(&capture, &after);
+        capture.append(&after);
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         assert_eq!(replay(&capture.events()), expected, "{threads} readers");

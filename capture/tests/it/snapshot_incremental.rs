@@ -291,11 +291,7 @@ fn a_table_that_joins_is_read_while_changes_stream_unless_told_to_skip() {
         let first_run = capture.events().len();
         // More work on both tables, and ITEMS joins the capture.
         let more = workload.transactions("m", 80);
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(capture.path("scenario.jsonl"))
-            .unwrap();
-        std::io::Write::write_all(&mut file, more.as_bytes()).unwrap();
+        capture.append(&more);
         let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
         std::fs::write(
             capture.path("capture.yaml"),

@@ -127,6 +127,20 @@ impl Capture {
         Running::spawn(command, &self.path("termination.log"))
     }
 
+    /// Appends `lines` to the scenario, for a capture that follows it (`follow: true`) or runs
+    /// again.
+    #[allow(dead_code)] // not every test binary using this module adds to a scenario
+    pub fn append(&self, lines: &str) {
+        std::io::Write::write_all(
+            &mut std::fs::OpenOptions::new()
+                .append(true)
+                .open(self.path("scenario.jsonl"))
+                .unwrap(),
+            lines.as_bytes(),
+        )
+        .unwrap();
+    }
+
     #[allow(dead_code)] // not every test binary using this module reads every line
     pub fn events(&self) -> Vec<Value> {
         std::fs::read_to_string(self.path("out.jsonl"))
