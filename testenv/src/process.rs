@@ -9,6 +9,8 @@
 //!   `start | wait | stop` convention below, started on behalf of this test process so that the
 //!   script's watchdog stops it when this process exits, however it exits.
 //! * [`file_tail`]: the last lines of a log file, for error messages.
+//! * [`shared_service`], [`read_description`]: a service started once per test process, and the
+//!   JSON file in which its script describes it.
 //!
 //! # Script convention
 //!
@@ -27,11 +29,12 @@ use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use serde::de::DeserializeOwned;
 
 /// The ports this process has handed out, each with its lock file held (see [`free_ports`]): the
 /// locks last as long as the process, so no other test process is handed the same port.
@@ -165,6 +168,25 @@ pub fn run_script<S: AsRef<OsStr>>(
         Some(status) => bail!("`{shown}` failed ({status}); its output:\n{text}"),
         None => bail!("`{shown}` did not finish within {timeout:?}; its output:\n{text}"),
     }
+}
+
+/// A service shared by all tests of this process, kept in `cell`: started by `init` on first
+/// use, and a failed start remembered and reported to every later caller, naming `what`.
+pub fn shared_service<T>(
+    cell: &'static OnceLock<std::result::Result<T, String>>,
+    what: &str,
+    init: impl FnOnce() -> Result<T>,
+) -> Result<&'static T> {
+    cell.get_or_init(|| init().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| anyhow!("{what} is not available: {e}"))
+}
+
+/// The JSON file at `path` in which a `tests/env` script describes the service it started.
+pub fn read_description<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// The last `lines` lines of the file at `path`, or a note saying why there are none.
