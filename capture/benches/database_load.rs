@@ -48,12 +48,14 @@
 
 #[path = "../tests/load_support/mod.rs"]
 mod load_support;
+mod support;
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use load_support::{Issued, run_capture, run_capture_with};
 use redoline_capture::simulator::Simulator;
+use support::env_number;
 
 /// Debezium's statements per iteration (see the module docs).
 const DEBEZIUM_STATEMENTS_PER_ITERATION: f64 = 15.0;
@@ -89,13 +91,6 @@ const POLL_SECONDS: f64 = 1.0;
 const PAGES: &str = "mining: {batchSize: 0}";
 
 const TABLE: &str = r#"{"table":"APP.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"}],"logging":"all"}"#;
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn transaction(id: u64) -> String {
     format!(

@@ -38,7 +38,7 @@ use redoline_capture::redo::parse_dml;
 use redoline_capture::registry::memory::MemoryRegistry;
 use redoline_capture::sink::file::{FileSink, bookmark_path};
 use redoline_capture::source::Xid;
-use redoline_capture::value::typed_row;
+use redoline_capture::value::{Row, typed_row};
 use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec, HashAlgorithm, HashMask};
 
 const WARM_UP: Duration = Duration::from_millis(300);
@@ -123,6 +123,31 @@ fn insert_sql(columns: usize) -> String {
     )
 }
 
+/// The create event of `row`, with the source position every measurement uses.
+fn insert_event(
+    table: &Arc<TableSchema>,
+    row: Row,
+    xid: Option<Xid>,
+    now: jiff::Timestamp,
+) -> ChangeEvent {
+    ChangeEvent {
+        op: Operation::Create,
+        table: Arc::clone(table),
+        before: None,
+        after: Some(row),
+        source: SourceInfo {
+            scn: 2_146_947,
+            commit_scn: Some(2_146_951),
+            xid,
+            ssn: 1,
+            redo_thread: 1,
+            change_time: Some(now),
+            commit_time: Some(now),
+            ..SourceInfo::default()
+        },
+    }
+}
+
 fn panic_free_exit(message: &str) -> ! {
     eprintln!("encode bench: {message}");
     std::process::exit(1)
@@ -159,22 +184,7 @@ fn main() {
     for columns in [5usize, 20] {
         let table = table(columns);
         let raw = raw_values(columns);
-        let event_of = |row| ChangeEvent {
-            op: Operation::Create,
-            table: Arc::clone(&table),
-            before: None,
-            after: Some(row),
-            source: SourceInfo {
-                scn: 2_146_947,
-                commit_scn: Some(2_146_951),
-                xid,
-                ssn: 1,
-                redo_thread: 1,
-                change_time: Some(now),
-                commit_time: Some(now),
-                ..SourceInfo::default()
-            },
-        };
+        let event_of = |row| insert_event(&table, row, xid, now);
         let sql = insert_sql(columns);
         let parse_and_type = || match parse_dml(&sql) {
             Ok(DmlStatement::Insert { values, .. }) => match typed_row(&table, &values) {
@@ -336,22 +346,7 @@ fn encodings_alone(now: jiff::Timestamp, xid: Option<Xid>) {
             Ok(row) => row,
             Err(e) => panic_free_exit(&e.to_string()),
         };
-        let event = ChangeEvent {
-            op: Operation::Create,
-            table: Arc::clone(&table),
-            before: None,
-            after: Some(row),
-            source: SourceInfo {
-                scn: 2_146_947,
-                commit_scn: Some(2_146_951),
-                xid,
-                ssn: 1,
-                redo_thread: 1,
-                change_time: Some(now),
-                commit_time: Some(now),
-                ..SourceInfo::default()
-            },
-        };
+        let event = insert_event(&table, row, xid, now);
         let encoders = [
             (
                 "debezium json (no envelope)",

@@ -30,6 +30,8 @@
 //!   cargo bench -p redoline-capture --bench latency
 //! ```
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -42,17 +44,11 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use redoline_testenv::process::free_port;
+use support::env_number;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 const WARM_UP: Duration = Duration::from_secs(3);
 const TARGET_P99: Duration = Duration::from_millis(500);
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// What a round reads besides the workload: `BENCH.BIG`'s rows, and whether a request re-reads
 /// it while the workload runs (with its chunk size).
@@ -147,36 +143,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rate = env_number("REDOLINE_BENCH_LATENCY_TPS", 2_000).max(1);
     let seconds = env_number("REDOLINE_BENCH_LATENCY_SECONDS", 20).max(4);
     let rows = env_number("REDOLINE_BENCH_LATENCY_SNAPSHOT_ROWS", 0);
-    if rows == 0 {
-        return round(
-            &bootstrap,
-            rate,
-            seconds,
-            Snapshot {
-                rows,
-                request: None,
-            },
-        );
+    // With a table to read: a round without a request, then one with.
+    let requests = if rows == 0 {
+        vec![None]
+    } else {
+        let fetch = env_number("REDOLINE_BENCH_LATENCY_SNAPSHOT_FETCH", 10_000).max(1);
+        vec![None, Some(fetch)]
+    };
+    for request in requests {
+        round(&bootstrap, rate, seconds, Snapshot { rows, request })?;
     }
-    let fetch = env_number("REDOLINE_BENCH_LATENCY_SNAPSHOT_FETCH", 10_000).max(1);
-    round(
-        &bootstrap,
-        rate,
-        seconds,
-        Snapshot {
-            rows,
-            request: None,
-        },
-    )?;
-    round(
-        &bootstrap,
-        rate,
-        seconds,
-        Snapshot {
-            rows,
-            request: Some(fetch),
-        },
-    )
+    Ok(())
 }
 
 /// One run of the capture under the workload; prints its figures.

@@ -29,7 +29,6 @@ mod support;
 
 use std::hint::black_box;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
 
 use jiff::civil;
 use redoline_capture::simulator::scenario::{Dml, Step};
@@ -38,6 +37,7 @@ use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
 use redoline_capture::value::{OracleNumber, Value};
 use redoline_testenv::random::Xorshift;
 use serde_json::{Value as Json, json};
+use support::{Clock, best_rate};
 
 const TRANSACTIONS: u64 = 20_000;
 const CHANGES_PER_TRANSACTION: u64 = 10;
@@ -272,58 +272,13 @@ fn window(sim: &mut Simulator) -> MiningWindow {
     }
 }
 
-/// Time this thread has spent on a CPU (Linux); `None` elsewhere.
-fn cpu_time() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let nanoseconds = text.split_whitespace().next()?.parse().ok()?;
-    Some(Duration::from_nanos(nanoseconds))
-}
-
-/// Wall-clock and on-CPU duration of a round.
-struct Clock {
-    wall: Instant,
-    cpu: Option<Duration>,
-}
-
-impl Clock {
-    fn start() -> Self {
-        Self {
-            wall: Instant::now(),
-            cpu: cpu_time(),
-        }
-    }
-
-    fn stop(&self) -> (Duration, Option<Duration>) {
-        let cpu = self
-            .cpu
-            .zip(cpu_time())
-            .map(|(start, end)| end.saturating_sub(start));
-        (self.wall.elapsed(), cpu)
-    }
-}
-
-/// Best rows per second over the rounds, by wall clock and by CPU time.
-fn best<F: FnMut() -> (u64, (Duration, Option<Duration>))>(mut round: F) -> (u64, f64, f64) {
-    let _ = round();
-    let mut result = (0, 0.0f64, 0.0f64);
-    for _ in 0..ROUNDS {
-        let (rows, (wall, cpu)) = round();
-        result.0 = rows;
-        result.1 = result.1.max(rows as f64 / wall.as_secs_f64());
-        if let Some(cpu) = cpu.filter(|cpu| !cpu.is_zero()) {
-            result.2 = result.2.max(rows as f64 / cpu.as_secs_f64());
-        }
-    }
-    result
-}
-
 fn main() {
     let Some(handle) = simulator(None).table_handle("BENCH", "T") else {
         refused("the bench table has no handle");
     };
     let steps = typed_workload(handle);
     let json_steps = json_workload();
-    let (rows, end_to_end, end_to_end_cpu) = best(|| {
+    let (rows, end_to_end, end_to_end_cpu) = best_rate(ROUNDS, || {
         let steps = steps.clone();
         let clock = Clock::start();
         let mut sim = generate(handle, steps);
@@ -331,7 +286,7 @@ fn main() {
         let rows = stream(&mut sim, &window);
         (rows, clock.stop())
     });
-    let (_, generation, generation_cpu) = best(|| {
+    let (_, generation, generation_cpu) = best_rate(ROUNDS, || {
         let steps = steps.clone();
         let clock = Clock::start();
         let sim = generate(handle, steps);
@@ -339,7 +294,7 @@ fn main() {
         black_box(&sim);
         ((TRANSACTIONS * (CHANGES_PER_TRANSACTION + 2)), elapsed)
     });
-    let (_, json_generation, json_generation_cpu) = best(|| {
+    let (_, json_generation, json_generation_cpu) = best_rate(ROUNDS, || {
         let steps = json_steps.clone();
         let clock = Clock::start();
         let sim = generate_json(steps);
@@ -349,7 +304,7 @@ fn main() {
     });
     let mut sim = generate(handle, steps.clone());
     let window = window(&mut sim);
-    let (_, streaming, streaming_cpu) = best(|| {
+    let (_, streaming, streaming_cpu) = best_rate(ROUNDS, || {
         let clock = Clock::start();
         let rows = stream(&mut sim, &window);
         (rows, clock.stop())

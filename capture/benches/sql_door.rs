@@ -22,9 +22,10 @@
 //! `database_load` (2,000 one-row transactions a second, three rows each) needs 6,000 rows a
 //! second from `client`.
 
+mod support;
+
 use std::hint::black_box;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
 
 use redoline_capture::simulator::Simulator;
 use redoline_capture::simulator::sql::SimulatorPool;
@@ -33,19 +34,13 @@ use redoline_capture::source::oracle::{
     Bind, CONTENTS_FETCH_ROWS, ConnectOptions, Fetch, OracleClient, SessionPool, SqlSession,
 };
 use redoline_capture::source::{DatabaseCatalog, MiningWindow, RedoMiner};
+use support::{best_rate_of_whole, env_number};
 
 const ROUNDS: usize = 5;
 
 const TABLES: &str = r#"{"table":"APP.T","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"}],"logging":"all"}
 {"table":"APP.OTHER","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"NAME","type":"VARCHAR2(40)"}],"logging":"all"}
 "#;
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn simulator(transactions: u64) -> Simulator {
     let mut scenario = String::from(TABLES);
@@ -99,39 +94,12 @@ fn client(pool: SimulatorPool) -> OracleClient<SimulatorPool> {
     .expect("the client connects through the SQL door")
 }
 
-/// Time this thread has spent on a CPU (Linux); `None` elsewhere.
-fn cpu_time() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let nanoseconds = text.split_whitespace().next()?.parse().ok()?;
-    Some(Duration::from_nanos(nanoseconds))
-}
-
-/// Best rows per second over the rounds, by wall clock and by CPU time, after a warm-up.
-fn best(mut round: impl FnMut() -> u64) -> (u64, f64, f64) {
-    let _ = round();
-    let mut result = (0, 0.0f64, 0.0f64);
-    for _ in 0..ROUNDS {
-        let (wall, cpu) = (Instant::now(), cpu_time());
-        let rows = round();
-        let wall = wall.elapsed();
-        let cpu = cpu
-            .zip(cpu_time())
-            .map(|(start, end)| end.saturating_sub(start));
-        result.0 = rows;
-        result.1 = result.1.max(rows as f64 / wall.as_secs_f64());
-        if let Some(cpu) = cpu.filter(|cpu| !cpu.is_zero()) {
-            result.2 = result.2.max(rows as f64 / cpu.as_secs_f64());
-        }
-    }
-    result
-}
-
 fn main() {
     let transactions = env_number("REDOLINE_BENCH_DOOR_TRANSACTIONS", 20_000);
     let mut direct = simulator(transactions);
     let window = window(&mut direct);
 
-    let (shown, direct_wall, direct_cpu) = best(|| {
+    let (shown, direct_wall, direct_cpu) = best_rate_of_whole(ROUNDS, || {
         direct.start_mining(&window).expect("LogMiner starts");
         let rows = direct
             .stream_rows(&mut |row| {
@@ -171,7 +139,7 @@ fn main() {
         array_rows: CONTENTS_FETCH_ROWS,
         byte_columns: &[],
     };
-    let (returned, door_wall, door_cpu) = best(|| {
+    let (returned, door_wall, door_cpu) = best_rate_of_whole(ROUNDS, || {
         let mut rows = 0u64;
         session
             .query(&query, &params, fetch, &mut |cells| {
@@ -185,7 +153,7 @@ fn main() {
     drop(session);
 
     let mut client = client(SimulatorPool::new(simulator(transactions)));
-    let (mapped, client_wall, client_cpu) = best(|| {
+    let (mapped, client_wall, client_cpu) = best_rate_of_whole(ROUNDS, || {
         client.start_mining(&window).expect("LogMiner starts");
         let rows = client
             .stream_rows(&mut |row| {

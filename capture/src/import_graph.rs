@@ -5,34 +5,25 @@
 //! tested or moved without the other. The check works at every level of the tree: among the
 //! children of each module (the top-level modules of the crate, the files of `redo/`, ...), an
 //! import from anywhere under one child to anywhere under another is an edge, and no two
-//! children may have an edge each way ([`KNOWN_CIRCLES`] lists those still left). Longer circles
-//! (a → b → c → a) are not refused yet: the top-level modules still form one through the error,
-//! the doctor and the sink's bookmark. Imports between a module and its own descendants or ancestors (a `mod.rs` and its
+//! children may have an edge each way. Below the crate root, longer circles (a → b → c → a) are
+//! refused too. Among the top-level modules themselves longer circles remain (`config → http →
+//! sink → config` among others, which the same search finds there), so the root is checked for
+//! pairs only. Imports between a module and its own descendants or ancestors (a `mod.rs` and its
 //! files) are how a module is built and are not edges.
 //!
 //! It reads the source text rather than the compiler's resolution: comments and literals are
 //! blanked, then `use` trees and inline `crate::`/`super::` paths are resolved against the files
 //! present. A path is taken to name the deepest module it reaches, so an item re-exported by a
 //! parent (`pub use`) counts as the parent's: the edge is then seen only at the parent's level.
-//! Test code counts too: a test that imports a module above its own is the same circle.
+//! The crate root is the exception: what `lib.rs` re-exports counts as the module it comes from,
+//! so `crate::Stop` is an import of `stop` (and `source` could not reach the capture's top through
+//! a re-export). Test code counts too: a test that imports a module above its own is the same circle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The modules that assemble the whole capture from the rest: `source` must not import them.
 const CAPTURE_TOP: &[&str] = &["error", "run", "engine", "cli", "doctor", "exit", "http"];
-
-/// Pairs that still import each other, as `parent::a ↔ b` (a before b): the check fails on any
-/// pair not listed, and on a listed pair that no longer imports each other, so the list only
-/// shrinks. Each is waiting for its own change:
-const KNOWN_CIRCLES: &[&str] = &[
-    // The simulator's SQL evaluator and its compiled expressions call each other (an
-    // expression is compiled against the evaluator's scope, and evaluated by it).
-    "crate::simulator::sql::compiled ↔ engine",
-    // The authentication tests read the whole client settings (kafka::config), which are
-    // built from the authentication properties.
-    "crate::sink::kafka::authentication ↔ config",
-];
 
 type ModulePath = Vec<String>;
 
@@ -235,13 +226,46 @@ fn expand_use(tree: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The crate's modules, and the items its root re-exports (`pub use stop::Stop` in `lib.rs`)
+/// with the module each comes from.
+#[derive(Default)]
+struct Tree {
+    modules: BTreeSet<ModulePath>,
+    reexports: BTreeMap<String, ModulePath>,
+}
+
+impl Tree {
+    /// The modules of `files`, and the root's re-exports as `lib.rs` in `src` declares them.
+    fn of(src: &Path, files: &BTreeMap<PathBuf, ModulePath>) -> Self {
+        let mut tree = Self {
+            modules: files.values().cloned().collect(),
+            reexports: BTreeMap::new(),
+        };
+        let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap_or_default();
+        let code = code_only(&lib);
+        let mut reexports = BTreeMap::new();
+        for (at, _) in code.match_indices("pub use ") {
+            let end = code[at..].find(';').map_or(code.len(), |end| at + end);
+            for path in expand_use(&code[at + "pub use ".len()..end]) {
+                let mut path = path;
+                if path.first().is_some_and(|first| first != "crate") {
+                    path.insert(0, "crate".to_owned());
+                }
+                if let (Some(item), Some(module)) = (path.last(), resolve(&path, &[], &tree)) {
+                    reexports.insert(item.clone(), module);
+                }
+            }
+        }
+        tree.reexports = reexports;
+        tree
+    }
+}
+
 /// The deepest module a path names, or `None` when it does not start at `crate`, `super` or
 /// `self` (an external crate, or a name in scope). `here` is the module the path is written in.
-fn resolve(
-    segments: &[String],
-    here: &[String],
-    modules: &BTreeSet<ModulePath>,
-) -> Option<ModulePath> {
+/// An item the crate root re-exports names the module it comes from: `crate::Stop` is an import
+/// of `stop`.
+fn resolve(segments: &[String], here: &[String], tree: &Tree) -> Option<ModulePath> {
     let mut rest = segments.iter().map(String::as_str).peekable();
     let mut base: ModulePath = match *rest.peek()? {
         "crate" => Vec::new(),
@@ -258,7 +282,12 @@ fn resolve(
     for segment in rest {
         let mut deeper = base.clone();
         deeper.push(segment.to_owned());
-        if !modules.contains(&deeper) {
+        if !tree.modules.contains(&deeper) {
+            if base.is_empty()
+                && let Some(module) = tree.reexports.get(segment)
+            {
+                return Some(module.clone());
+            }
             break;
         }
         base = deeper;
@@ -268,7 +297,7 @@ fn resolve(
 
 /// Every import of one file. Inline modules (`mod tests { .. }`) shift what `super` and `self`
 /// mean inside them; the import still counts as the file's.
-fn imports_of(file: &Path, module: &[String], modules: &BTreeSet<ModulePath>) -> Vec<Import> {
+fn imports_of(file: &Path, module: &[String], tree: &Tree) -> Vec<Import> {
     let text = std::fs::read_to_string(file)
         .unwrap_or_else(|error| panic!("reading {}: {error}", file.display()));
     let code = code_only(&text);
@@ -280,6 +309,12 @@ fn imports_of(file: &Path, module: &[String], modules: &BTreeSet<ModulePath>) ->
             && bytes.get(at + word.len()).is_none_or(|b| !is_ident(*b))
     };
     let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let import = |to: ModulePath, at: usize| Import {
+        from: module.to_vec(),
+        to,
+        file: file.to_owned(),
+        line: line_of(at),
+    };
     let mut imports = Vec::new();
     // Inline modules open here: their names, and the brace depth at which each closes.
     let mut inline: Vec<(String, usize)> = Vec::new();
@@ -322,14 +357,7 @@ fn imports_of(file: &Path, module: &[String], modules: &BTreeSet<ModulePath>) ->
         } else if word_at(at, "use") {
             let end = code[at..].find(';').map_or(bytes.len(), |end| at + end);
             for path in expand_use(&code[at + 3..end]) {
-                if let Some(to) = resolve(&path, &here(), modules) {
-                    imports.push(Import {
-                        from: module.to_vec(),
-                        to,
-                        file: file.to_owned(),
-                        line: line_of(at),
-                    });
-                }
+                imports.extend(resolve(&path, &here(), tree).map(|to| import(to, at)));
             }
             at = end;
         } else if (word_at(at, "crate") || word_at(at, "super"))
@@ -346,14 +374,7 @@ fn imports_of(file: &Path, module: &[String], modules: &BTreeSet<ModulePath>) ->
                 .filter(|segment| !segment.is_empty())
                 .map(str::to_owned)
                 .collect();
-            if let Some(to) = resolve(&path, &here(), modules) {
-                imports.push(Import {
-                    from: module.to_vec(),
-                    to,
-                    file: file.to_owned(),
-                    line: line_of(at),
-                });
-            }
+            imports.extend(resolve(&path, &here(), tree).map(|to| import(to, at)));
             at = end;
         } else {
             at += 1;
@@ -365,11 +386,11 @@ fn imports_of(file: &Path, module: &[String], modules: &BTreeSet<ModulePath>) ->
 /// Every import of the crate's files.
 fn crate_imports(src: &Path) -> Vec<Import> {
     let files = module_files(src);
-    let modules: BTreeSet<ModulePath> = files.values().cloned().collect();
+    let tree = Tree::of(src, &files);
     files
         .iter()
         .flat_map(|(file, module)| {
-            let mut imports = imports_of(file, module, &modules);
+            let mut imports = imports_of(file, module, &tree);
             for import in &mut imports {
                 import.file = file.strip_prefix(src).unwrap_or(file).to_owned();
             }
@@ -378,12 +399,13 @@ fn crate_imports(src: &Path) -> Vec<Import> {
         .collect()
 }
 
-/// The pairs of siblings that import each other: for each import, the two children of the
-/// deepest common parent that hold its two ends are an edge, and an edge whose reverse is an
-/// edge too is a circle.
-fn circles(imports: &[Import]) -> Vec<Circle> {
-    // (parent, from child, to child) → the first import seen for that edge.
-    let mut edges: BTreeMap<(ModulePath, String, String), &Import> = BTreeMap::new();
+/// An edge between two siblings: (their parent, from child, to child).
+type Edge = (ModulePath, String, String);
+
+/// The edges between siblings: for each import, the two children of the deepest common parent
+/// that hold its two ends, with the first import seen for it.
+fn sibling_edges(imports: &[Import]) -> BTreeMap<Edge, &Import> {
+    let mut edges: BTreeMap<Edge, &Import> = BTreeMap::new();
     for import in imports {
         let common = import
             .from
@@ -398,19 +420,110 @@ fn circles(imports: &[Import]) -> Vec<Circle> {
             .entry((import.from[..common].to_vec(), from.clone(), to.clone()))
             .or_insert(import);
     }
-    let at = |import: &Import| format!("{}:{}", import.file.display(), import.line);
+    edges
+}
+
+/// Where an import is written, `file:line`.
+fn at(import: &Import) -> String {
+    format!("{}:{}", import.file.display(), import.line)
+}
+
+/// A parent module as `crate::a::b`.
+fn parent_name(parent: &[String]) -> String {
+    let tail: String = parent.iter().map(|p| format!("::{p}")).collect();
+    format!("crate{tail}")
+}
+
+/// The pairs of siblings that import each other: an edge whose reverse is an edge too.
+fn circles(imports: &[Import]) -> Vec<Circle> {
+    let edges = sibling_edges(imports);
     edges
         .iter()
         .filter(|((_, from, to), _)| from < to)
         .filter_map(|((parent, from, to), there)| {
             let back = edges.get(&(parent.clone(), to.clone(), from.clone()))?;
-            let parent: String = parent.iter().map(|p| format!("::{p}")).collect();
             Some(Circle {
-                pair: format!("crate{parent}::{from} ↔ {to}"),
+                pair: format!("{}::{from} ↔ {to}", parent_name(parent)),
                 imports: format!("{} and {}", at(there), at(back)),
             })
         })
         .collect()
+}
+
+/// Circles of three or more siblings under a parent module other than the crate root (the
+/// modules one level below a top-level module, and deeper), found by a depth-first search
+/// from each child in name order: each edge back to a child on the search's path closes the
+/// circle of the path from there. Each is named as `parent: a → b → c → a`, starting at its
+/// least module, with one import for each step. Pairs are [`circles`]' to report. The search
+/// does not list every circle, but siblings with any circle and no pair give it at least one
+/// edge back, so it finds one whenever there is one.
+fn longer_circles(imports: &[Import]) -> Vec<Circle> {
+    /// The search below `node`, with `path` the children it went through to reach it.
+    fn search<'e>(
+        node: &'e str,
+        next: &BTreeMap<&'e str, Vec<&'e str>>,
+        path: &mut Vec<&'e str>,
+        done: &mut BTreeSet<&'e str>,
+        found: &mut BTreeSet<Vec<&'e str>>,
+    ) {
+        path.push(node);
+        for &to in next.get(node).into_iter().flatten() {
+            if let Some(start) = path.iter().position(|on| *on == to) {
+                let mut circle = path[start..].to_vec();
+                if circle.len() > 2 {
+                    let least = (0..circle.len())
+                        .min_by_key(|&i| circle[i])
+                        .unwrap_or_default();
+                    circle.rotate_left(least);
+                    found.insert(circle);
+                }
+            } else if !done.contains(to) {
+                search(to, next, path, done, found);
+            }
+        }
+        path.pop();
+        done.insert(node);
+    }
+    let edges = sibling_edges(imports);
+    let mut by_parent: BTreeMap<&ModulePath, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
+    for (parent, from, to) in edges.keys().filter(|(parent, _, _)| !parent.is_empty()) {
+        by_parent
+            .entry(parent)
+            .or_default()
+            .entry(from)
+            .or_default()
+            .push(to);
+    }
+    let mut out = Vec::new();
+    for (parent, next) in &by_parent {
+        let mut found = BTreeSet::new();
+        let mut done = BTreeSet::new();
+        for &node in next.keys() {
+            if !done.contains(node) {
+                search(node, next, &mut Vec::new(), &mut done, &mut found);
+            }
+        }
+        for circle in found {
+            let steps: Vec<String> = (0..circle.len())
+                .map(|i| {
+                    let (from, to) = (circle[i], circle[(i + 1) % circle.len()]);
+                    edges
+                        .get(&((*parent).clone(), from.to_owned(), to.to_owned()))
+                        .map_or_else(String::new, |import| at(import))
+                })
+                .collect();
+            out.push(Circle {
+                pair: format!(
+                    "{}: {} → {}",
+                    parent_name(parent),
+                    circle.join(" → "),
+                    circle[0]
+                ),
+                imports: steps.join(", "),
+            });
+        }
+    }
+    out
 }
 
 /// Two sibling modules that import each other, and one import each way.
@@ -426,22 +539,20 @@ fn src_dir() -> PathBuf {
 
 #[test]
 fn no_two_modules_import_each_other_in_a_circle() {
-    let found = circles(&crate_imports(&src_dir()));
-    let new: Vec<String> = found
+    let found: Vec<String> = circles(&crate_imports(&src_dir()))
         .iter()
-        .filter(|circle| !KNOWN_CIRCLES.contains(&circle.pair.as_str()))
         .map(|circle| format!("{} import each other: {}", circle.pair, circle.imports))
         .collect();
-    assert!(new.is_empty(), "{}", new.join("\n"));
-    let gone: Vec<&str> = KNOWN_CIRCLES
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn no_three_or_more_sibling_modules_import_each_other_in_a_circle() {
+    let found: Vec<String> = longer_circles(&crate_imports(&src_dir()))
         .iter()
-        .copied()
-        .filter(|known| !found.iter().any(|circle| circle.pair == *known))
+        .map(|circle| format!("{} import each other: {}", circle.pair, circle.imports))
         .collect();
-    assert!(
-        gone.is_empty(),
-        "no longer a circle, take it off KNOWN_CIRCLES: {gone:?}"
-    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]
@@ -469,20 +580,28 @@ fn the_source_does_not_import_the_modules_that_assemble_the_capture() {
 
 #[test]
 fn the_check_sees_grouped_relative_and_inline_paths() {
-    let modules: BTreeSet<ModulePath> = [
-        vec![],
-        vec!["a".to_owned()],
-        vec!["a".to_owned(), "b".to_owned()],
-        vec!["a".to_owned(), "c".to_owned()],
-        vec!["d".to_owned()],
-    ]
-    .into_iter()
-    .collect();
+    let tree = Tree {
+        modules: [
+            vec![],
+            vec!["a".to_owned()],
+            vec!["a".to_owned(), "b".to_owned()],
+            vec!["a".to_owned(), "c".to_owned()],
+            vec!["d".to_owned()],
+        ]
+        .into_iter()
+        .collect(),
+        // As `pub use d::Reexported;` in lib.rs.
+        reexports: [("Reexported".to_owned(), vec!["d".to_owned()])]
+            .into_iter()
+            .collect(),
+    };
     let here = vec!["a".to_owned(), "b".to_owned()];
-    let resolved: Vec<_> = expand_use("{super::{c::Item, b::{self, Other}}, crate::d::f as g}")
-        .iter()
-        .filter_map(|path| resolve(path, &here, &modules))
-        .collect();
+    let resolved: Vec<_> = expand_use(
+        "{super::{c::Item, b::{self, Other}}, crate::d::f as g, crate::Reexported, crate::Own}",
+    )
+    .iter()
+    .filter_map(|path| resolve(path, &here, &tree))
+    .collect();
     assert_eq!(
         resolved,
         vec![
@@ -490,6 +609,8 @@ fn the_check_sees_grouped_relative_and_inline_paths() {
             vec!["a".to_owned(), "b".to_owned()],
             vec!["a".to_owned(), "b".to_owned()],
             vec!["d".to_owned()],
+            vec!["d".to_owned()],
+            vec![],
         ]
     );
     let code = code_only("let s = \"crate::x\"; // crate::y\nlet c = '\"'; crate::z::w");
@@ -514,4 +635,28 @@ fn a_circle_is_reported_with_the_imports_that_make_it() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].pair, "crate::a ↔ b");
     assert_eq!(found[0].imports, "f.rs:1 and f.rs:1");
+}
+
+#[test]
+fn a_longer_circle_is_found_by_the_search_and_named_from_its_least_module() {
+    let import = |from: &[&str], to: &[&str], line: usize| Import {
+        from: from.iter().map(|s| (*s).to_owned()).collect(),
+        to: to.iter().map(|s| (*s).to_owned()).collect(),
+        file: PathBuf::from("f.rs"),
+        line,
+    };
+    let found = longer_circles(&[
+        // p::c → p::a → p::b::x → p::c: a circle of three under p.
+        import(&["p", "c"], &["p", "a"], 1),
+        import(&["p", "a"], &["p", "b", "x"], 2),
+        import(&["p", "b", "x"], &["p", "c"], 3),
+        // A chain that closes nothing, and the same three at the crate root (not searched).
+        import(&["p", "a"], &["p", "d"], 4),
+        import(&["a"], &["b"], 5),
+        import(&["b"], &["c"], 6),
+        import(&["c"], &["a"], 7),
+    ]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].pair, "crate::p: a → b → c → a");
+    assert_eq!(found[0].imports, "f.rs:2, f.rs:3, f.rs:1");
 }

@@ -8,6 +8,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `/status`, tolerantly.
+///
+/// The operator reads the same document as `redoline_crds::capture::CaptureReport`, whose
+/// members this repeats. Not merged on purpose: the operator types what it judges (an unknown
+/// `state` is `None`, `snapshot` is parsed), while the plugin shows what the capture wrote, so a
+/// newer capture's state or snapshot shape is displayed as written rather than failing the read.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LiveStatus {

@@ -7,7 +7,8 @@
 set -euo pipefail
 
 HELM_VERSION="${HELM_VERSION:-v3.22.0}" # the newest v3 on the Go proxy when the chart was written
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+# shellcheck source=lib/cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 OUT="$CACHE/helm-$HELM_VERSION"
 # Bump when the way the binary is built changes, so warm caches rebuild once.
 BUILD_REV=2

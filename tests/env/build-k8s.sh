@@ -10,10 +10,11 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib/oci.sh
 . "$HERE/lib/oci.sh"
+# K8S_VERSION and K8S_HOME, the directory built here.
+# shellcheck source=lib/k8s-bin.sh
+. "$HERE/lib/k8s-bin.sh"
 
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"   # matches k8s-openapi's v1_34 feature
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
-OUT="$CACHE/k8s-$K8S_VERSION"
+OUT="$K8S_HOME"
 BINS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 # Bump when the way the binaries are built changes, so warm caches rebuild once.
 BUILD_REV=4
@@ -26,7 +27,7 @@ complete() {
 if complete; then echo "k8s $K8S_VERSION: cached in $OUT/bin"; exit 0; fi
 
 command -v go >/dev/null || { echo "build-k8s: Go is required (https://go.dev is not reachable; install Debian golang or use the machine's)"; exit 1; }
-rm -rf "$OUT/bin"
+rm -rf "${OUT:?}/bin"
 mkdir -p "$OUT/bin" "$OUT/src"
 cd "$OUT/src"
 

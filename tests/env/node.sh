@@ -63,8 +63,10 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"
-BIN="${K8S_BIN:-${REDOLINE_CACHE:-$HOME/.cache/redoline}/k8s-$K8S_VERSION/bin}"
+# shellcheck source=lib/k8s-bin.sh
+. "$HERE/lib/k8s-bin.sh"
+# shellcheck source=lib/proc.sh
+. "$HERE/lib/proc.sh"
 MARKER=.redoline-node
 NODE_NAME=127.0.0.1 # the control plane's node certificate is for this name (k8s.sh)
 TAINT=redoline.io/real-node=true:NoSchedule
@@ -94,10 +96,6 @@ usage() {
   die "usage: node.sh start DIR K8S_DIR [OWNER_PID] | wait DIR [TIMEOUT] | stop DIR | import DIR OCI_ARCHIVE | env DIR | record STATE_FILE | check-clean STATE_FILE | selftest"
 }
 
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
-# shellcheck source=lib/k8s-bin.sh
-. "$HERE/lib/k8s-bin.sh"
 ensure_bins() {
   local tool
   ensure_k8s_bin -e kubelet kube-scheduler kubectl pause-image.tar pause-image.ref
@@ -128,36 +126,6 @@ kc() { "$BIN/kubectl" --kubeconfig="$K8S_DIR/kubeconfig" --request-timeout=5s "$
 ctr_node() { ctr --address "$1/containerd/containerd.sock" --namespace k8s.io "${@:2}"; }
 
 # --- processes ------------------------------------------------------------------------------
-
-alive() { [ -d "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-
-mentions_dir() { # mentions_dir PID DIR: DIR (or a path below it) is an argument of process PID
-  local cmdline
-  cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") 2>/dev/null || return 1
-  [[ $cmdline == *"$2/"* || $cmdline == *"$2 "* ]]
-}
-
-# The pid in DIR/NAME.pid if that process is alive and still is ours (guards a recycled pid).
-live_pid() {
-  local dir=$1 name=$2 pid
-  [ -s "$dir/$name.pid" ] || return 1
-  pid=$(<"$dir/$name.pid")
-  [[ $pid =~ ^[0-9]+$ ]] && alive "$pid" && mentions_dir "$pid" "$dir" || return 1
-  echo "$pid"
-}
-
-# Runs a command detached (own session, no inherited stdio); the pid file holds its pid, which the
-# exec chain keeps (unshare and nsenter exec their command without forking).
-launch() {
-  local dir=$1 name=$2 i
-  shift 2
-  rm -f "$dir/$name.pid"
-  # shellcheck disable=SC2016 # expanded by the inner shell
-  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$dir/$name.pid" "$@" \
-    </dev/null >>"$dir/logs/$name.log" 2>&1 &
-  for i in $(seq 250); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.02; done
-  die "$name did not start"
-}
 
 # "PID TARGET" for every process, TARGET being where /proc/PID/LINK points (exe, ns/mnt). One
 # find for all processes: a readlink per process takes seconds on a busy machine.
@@ -195,18 +163,6 @@ in_cgroups() {
   for h in $(cgroup_hierarchies); do
     if [ -d "$h$root" ]; then find "$h$root" -name cgroup.procs -exec cat {} + 2>/dev/null || true; fi
   done | sort -un
-}
-
-wait_gone() { # wait_gone SECONDS PID...: until none is alive; fails if one still is
-  local seconds=$1 i pid alive_one
-  shift
-  for ((i = 0; i <= seconds * 10; i++)); do
-    alive_one=""
-    for pid in "$@"; do alive "$pid" && alive_one=$pid && break; done
-    [ -z "$alive_one" ] && return 0
-    sleep 0.1
-  done
-  return 1
 }
 
 # --- the machine ----------------------------------------------------------------------------
@@ -474,8 +430,7 @@ EOF
 cmd_start() {
   (($# >= 2 && $# <= 3)) || usage
   local dir k8s_dir owner=${3:-} pid f
-  [ -z "$owner" ] || [[ $owner =~ ^[0-9]+$ ]] || die "OWNER_PID must be a pid, got '$owner'"
-  [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null || die "OWNER_PID $owner is not running"
+  check_owner "$owner"
   [ -d "$2" ] || die "no control plane directory $2"
   k8s_dir=$(cd "$2" && pwd)
   for f in kubeconfig kubelet.kubeconfig scheduler.kubeconfig pki/ca.crt pki/apiserver.crt ports; do
@@ -483,8 +438,7 @@ cmd_start() {
   done
   [ "$(id -u)" = 0 ] || die "must run as root (mounts, cgroups, links)"
   dir=$(abs_dir "$1")
-  [ -e "$dir/$MARKER" ] || [ -z "$(ls -A "$dir")" ] || die "$dir is neither empty nor made by node.sh"
-  touch "$dir/$MARKER"
+  claim_dir "$dir" "$MARKER" || die "$dir is neither empty nor made by node.sh"
   ensure_bins
 
   if live_pid "$dir" containerd >/dev/null && live_pid "$dir" kubelet >/dev/null; then
@@ -528,7 +482,7 @@ cmd_start() {
   make_mount_points
   make_cgroup_root "$CGROUP_ROOT"
 
-  launch "$dir" containerd unshare --mount --propagation private -- bash "$SELF" __namespace "$dir"
+  start_component "$dir" containerd unshare --mount --propagation private -- bash "$SELF" __namespace "$dir"
   pid=$(<"$dir/containerd.pid")
   local i
   for ((i = 0; i < 300; i++)); do
@@ -545,12 +499,12 @@ cmd_start() {
   ctr_node "$dir" images import "$BIN/pause-image.tar" >"$dir/logs/import.log" 2>&1 ||
     { cat "$dir/logs/import.log" >&2; die "importing the pause image failed"; }
 
-  launch "$dir" kubelet nsenter --mount="/proc/$pid/ns/mnt" -- "$BIN/kubelet" \
+  start_component "$dir" kubelet nsenter --mount="/proc/$pid/ns/mnt" -- "$BIN/kubelet" \
     --config="$dir/kubelet/config.yaml" --kubeconfig="$dir/kubelet.kubeconfig" \
     --hostname-override="$NODE_NAME" --node-labels=redoline.io/real-node=true
   # No serving port: nothing scrapes it, and no port can clash.
   GOMEMLIMIT=${NODE_SCHEDULER_GOMEMLIMIT:-200MiB} \
-    launch "$dir" kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$dir/scheduler.kubeconfig" \
+    start_component "$dir" kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$dir/scheduler.kubeconfig" \
     --leader-elect=false --secure-port=0 --profiling=false
   start_launcher "$dir" "$owner"
   say "starting in $dir: bridge $BRIDGE ($HOST_IP/$PREFIX), kubelet on 127.0.0.1:$KUBELET_PORT, node $NODE_NAME tainted $TAINT"
@@ -570,19 +524,12 @@ cmd_namespace() {
   exec containerd --config "$dir/containerd/config.toml"
 }
 
-start_launcher() {
-  local dir=$1 owner=$2 i
-  rm -f "$dir/launcher.pid"
-  setsid bash "$SELF" __launcher "$dir" "$owner" </dev/null >>"$dir/logs/launcher.log" 2>&1 &
-  for i in $(seq 250); do [ -s "$dir/launcher.pid" ] && return 0; sleep 0.02; done
-  die "launcher did not start"
-}
+start_launcher() { start_component "$1" launcher bash "$SELF" __launcher "$1" "$2"; }
 
 # Background: creates the StorageClass once the API server answers, then optionally watches
 # OWNER_PID and stops the node when it has gone.
 cmd_launcher() {
   local dir=$1 owner=$2 i
-  echo $$ >"$dir/launcher.pid"
   trap '' INT HUP
   trap 'exit 0' TERM
   load_settings "$dir" || exit 1
@@ -653,13 +600,13 @@ stop_all() {
 
   # The kubelet and the scheduler first, so that nothing restarts what follows.
   for name in kube-scheduler kubelet; do
-    if pid=$(live_pid "$dir" "$name"); then kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); fi
+    if pid=$(live_pid "$dir" "$name"); then pids+=("$pid"); fi
   done
   for pid in $(strays "$dir"); do
-    case "$(readlink "/proc/$pid/exe")" in */kubelet | */kube-scheduler) kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid") ;; esac
+    case "$(readlink "/proc/$pid/exe")" in */kubelet | */kube-scheduler) pids+=("$pid") ;; esac
   done
-  wait_gone "$grace" "${pids[@]}" || kill -KILL "${pids[@]}" 2>/dev/null || true
-  wait_gone 5 "${pids[@]}" || say "kubelet or kube-scheduler survived SIGKILL"
+  terminate "$grace" 5 "${pids[@]}"
+  [ $? != 1 ] || say "kubelet or kube-scheduler survived SIGKILL"
 
   # The containers: nobody is going to stop them gracefully any more.
   local i left
@@ -822,7 +769,9 @@ cmd_check_clean() {
     return 0
   fi
   say "the machine is NOT as it was before the node:"
+  # shellcheck disable=SC2001 # a prefix on every line
   [ -z "$added" ] || sed 's/^/  new:  /' <<<"$added" >&2
+  # shellcheck disable=SC2001 # a prefix on every line
   [ -z "$removed" ] || sed 's/^/  gone: /' <<<"$removed" >&2
   return 1
 }

@@ -42,19 +42,13 @@ SERVICE_LOG=oidc.log
 . "$HERE/lib/maven.sh"
 JAVA="${JAVA:-java}"
 
-die() { echo "oidc.sh: $*" >&2; exit 1; }
-log() { echo "oidc.sh: $*" >&2; }
 
 render_pom() { sed -e "s/@OIDC_VERSION@/$OIDC_VERSION/g" "$HERE/oidc/pom.xml.in"; }
 fetched() { maven_fetched render_pom "$LIBS" "$MARKER"; }
 
 cmd_fetch() {
   [ $# -eq 0 ] || die "usage: oidc.sh fetch"
-  if fetched; then
-    log "mock-oauth2-server $OIDC_VERSION: cached in $LIBS"
-    return 0
-  fi
-  build_once "$HOME_DIR" fetched fetch_libs
+  fetch_once "$HOME_DIR" fetched fetch_libs "mock-oauth2-server $OIDC_VERSION: cached in $LIBS"
 }
 
 fetch_libs() {
@@ -62,27 +56,16 @@ fetch_libs() {
     "mock-oauth2-server-$OIDC_VERSION.jar"
 }
 
-# The pid in DATA_DIR/oidc.pid if that process is alive and is this directory's server (its
-# command line names the directory).
-service_pid() {
-  local dir="$1" pid
-  [ -f "$dir/oidc.pid" ] || return 1
-  pid="$(cat "$dir/oidc.pid")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-Dredoline.oidc.dir=$dir " || return 1
-  echo "$pid"
-}
+# The JVM's command line names DATA_DIR in a property of its own.
+service_pid() { pid_in_file "$1/oidc.pid" "-Dredoline.oidc.dir=$1 "; }
 
 cmd_start() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: oidc.sh start DATA_DIR PORT [OWNER_PID]"; fi
-  local dir port owner="${3:-}" pid
+  local dir port owner="${3:-}"
   dir="$(abs_dir "$1")"; port="$2"
   check_port "$port"
-  [ -z "$owner" ] || check_owner "$owner"
-  if pid="$(service_pid "$dir")"; then
-    log "token endpoint already running from $dir (pid $pid)"
-    return 0
-  fi
+  check_owner "$owner"
+  ! already_running "$dir" || return 0
   cmd_fetch
   command -v "$JAVA" >/dev/null || die "java not found (set JAVA)"
   # Client credentials requests (what librdkafka's OIDC client sends) get the subject the
@@ -107,41 +90,21 @@ EOF
   echo "http://127.0.0.1:$port/$ISSUER_ID" >"$dir/issuer"
   : >"$dir/$SERVICE_LOG"
   # The quick C1 compiler and the serial collector: a small server on a 2-core machine.
-  # shellcheck disable=SC2016 # $$ and "$@" belong to the inner shell
-  SERVER_HOSTNAME=127.0.0.1 SERVER_PORT="$port" JSON_CONFIG_PATH="$dir/config.json" \
-    setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' start-oidc "$dir/oidc.pid" \
+  launch "$dir/oidc.pid" "$dir/$SERVICE_LOG" \
+    env SERVER_HOSTNAME=127.0.0.1 SERVER_PORT="$port" JSON_CONFIG_PATH="$dir/config.json" \
     "$JAVA" -Dredoline.oidc.dir="$dir" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx128m \
     -cp "$LIBS/*" no.nav.security.mock.oauth2.StandaloneMockOAuth2ServerKt \
-    </dev/null >>"$dir/$SERVICE_LOG" 2>&1 &
-  for _ in $(seq 50); do [ -s "$dir/oidc.pid" ] && break; sleep 0.1; done
-  [ -s "$dir/oidc.pid" ] || die "the token endpoint did not write its pid file"
+    || die "the token endpoint did not write its pid file"
   log "token endpoint starting from $dir (pid $(cat "$dir/oidc.pid"), issuer $(cat "$dir/issuer"))"
-  if [ -n "$owner" ]; then
-    local marker=""
-    [ "${OIDC_REMOVE_DATA_ON_EXIT:-0}" != 1 ] || marker=config.json
-    start_watchdog "$owner" "$SELF" "$dir" "$marker"
-    log "watchdog: stops the token endpoint when pid $owner exits"
-  fi
+  watch_owner "$owner" "$dir" "${OIDC_REMOVE_DATA_ON_EXIT:-0}" config.json
 }
 
 oidc_ready() { curl -sf -m 2 "http://127.0.0.1:$2/isalive" >/dev/null 2>&1; }
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: oidc.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-60}" oidc_ready
-}
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: oidc.sh stop DATA_DIR"
-  local dir
-  dir="$(stopping_dir "$1")" || return 0
-  stop_service "$dir" oidc.pid 10
-}
-
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 60 oidc_ready "$@" ;;
+  stop) shift; stop_service oidc.pid 10 "$@" ;;
   *) die "usage: oidc.sh fetch | start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
 esac

@@ -26,14 +26,12 @@ SERVICE_LOG=postgres.log
 # shellcheck source=lib/service.sh
 . "$HERE/lib/service.sh"
 
-die() { echo "postgres.sh: $*" >&2; exit 1; }
-log() { echo "postgres.sh: $*" >&2; }
 
 pg_bin() {
   if [ -n "${PG_BIN:-}" ]; then echo "$PG_BIN"; return; fi
   local dir
-  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-  [ -n "$dir" ] && [ -x "$dir/postgres" ] || die "no PostgreSQL server under /usr/lib/postgresql (apt-get install postgresql)"
+  dir=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  [ -x "$dir/postgres" ] || die "no PostgreSQL server under /usr/lib/postgresql (apt-get install postgresql)"
   echo "$dir"
 }
 
@@ -46,26 +44,16 @@ as_server_user() {
   fi
 }
 
-# The postmaster's pid, when it runs from DATA_DIR/data.
-service_pid() {
-  local dir="$1" pid
-  [ -f "$dir/data/postmaster.pid" ] || return 1
-  pid="$(head -n 1 "$dir/data/postmaster.pid")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/data" || return 1
-  echo "$pid"
-}
+# The postmaster's pid (the first line of its pid file), when it runs from DATA_DIR/data.
+service_pid() { pid_in_file "$1/data/postmaster.pid" "$1/data"; }
 
 cmd_start() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh start DATA_DIR PORT [OWNER_PID]"; fi
   local dir port owner="${3:-}" bin pid
   dir="$(abs_dir "$1")"; port="$2"
   check_port "$port"
-  [ -z "$owner" ] || check_owner "$owner"
-  if pid="$(service_pid "$dir")"; then
-    log "server already running from $dir (pid $pid)"
-    return 0
-  fi
+  check_owner "$owner"
+  ! already_running "$dir" || return 0
   bin="$(pg_bin)"
   if [ "$(id -u)" -eq 0 ]; then
     id postgres >/dev/null 2>&1 || die "running as root needs the postgres user (Debian's postgresql package creates it)"
@@ -82,26 +70,21 @@ cmd_start() {
       die "initdb of $dir/data failed"
     fi
   fi
-  : > "$dir/postgres.log"
-  [ "$(id -u)" -ne 0 ] || chown postgres "$dir/postgres.log"
+  : > "$dir/$SERVICE_LOG"
+  [ "$(id -u)" -ne 0 ] || chown postgres "$dir/$SERVICE_LOG"
   # A test database: no durability needed, and few connections (one sink task per mode).
-  as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start \
+  as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/$SERVICE_LOG" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=50" \
     >/dev/null || { log_tail "$dir" >&2; die "the server of $dir did not start"; }
   pid="$(service_pid "$dir")" || { log_tail "$dir" >&2; die "the server of $dir exited at once"; }
   log "server started from $dir (pid $pid, 127.0.0.1:$port)"
-
-  if [ -n "$owner" ]; then
-    start_watchdog "$owner" "$SELF" "$dir"
-    log "watchdog: stops the server when pid $owner exits"
-  fi
+  watch_owner "$owner" "$dir"
 }
 
 cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: postgres.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
   # Found once, before polling: pg_bin reads PG_BIN first.
   PG_BIN="$(pg_bin)"
-  wait_ready "$1" "$2" "${3:-60}" server_ready
+  wait_ready 60 server_ready "$@"
 }
 
 server_ready() { "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$2" -U postgres; }

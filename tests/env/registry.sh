@@ -52,12 +52,12 @@ SERVICE_LOG=registry.log
 . "$HERE/lib/service.sh"
 # shellcheck source=lib/ports.sh
 . "$HERE/lib/ports.sh"
+# shellcheck source=lib/tls.sh
+. "$HERE/lib/tls.sh"
 ARTIFACT="io.apicurio:apicurio-registry-app:$REGISTRY_VERSION:tar.gz:all"
 BASIC_USER=redoline-registry
 OIDC_CLIENT=redoline-capture
 
-die() { echo "registry.sh: $*" >&2; exit 1; }
-log() { echo "registry.sh: $*" >&2; }
 
 # --- fetch ------------------------------------------------------------------------------------
 
@@ -65,11 +65,7 @@ fetched() { [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$ARTIFACT" ] && [ -f "$A
 
 cmd_fetch() {
   [ $# -eq 0 ] || die "usage: registry.sh fetch"
-  if fetched; then
-    log "apicurio registry $REGISTRY_VERSION: cached in $APP"
-    return 0
-  fi
-  build_once "$HOME_DIR" fetched fetch_app
+  fetch_once "$HOME_DIR" fetched fetch_app "apicurio registry $REGISTRY_VERSION: cached in $APP"
 }
 
 fetch_app() {
@@ -102,7 +98,8 @@ java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.
 find_java() {
   if [ -n "${REGISTRY_JAVA:-}" ]; then echo "$REGISTRY_JAVA"; return 0; fi
   local candidate major
-  for candidate in java $(ls -d /usr/lib/jvm/*/bin/java 2>/dev/null | sort -rV); do
+  # An unmatched glob stays itself, which `command -v` then skips.
+  for candidate in java $(printf '%s\n' /usr/lib/jvm/*/bin/java | sort -rV); do
     command -v "$candidate" >/dev/null 2>&1 || continue
     major=$(java_major "$candidate")
     if [ "${major:-0}" -ge 21 ]; then command -v "$candidate"; return 0; fi
@@ -112,14 +109,8 @@ find_java() {
 
 # --- process helpers --------------------------------------------------------------------------
 
-service_pid() {
-  local dir="$1" pid
-  [ -f "$dir/registry.pid" ] || return 1
-  pid="$(cat "$dir/registry.pid")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-Dredoline.registry.dir=$dir " || return 1
-  echo "$pid"
-}
+# The JVM's command line names DATA_DIR in a property of its own.
+service_pid() { pid_in_file "$1/registry.pid" "-Dredoline.registry.dir=$1 "; }
 
 # --- credentials ------------------------------------------------------------------------------
 
@@ -127,21 +118,11 @@ service_pid() {
 # nothing (for the untrusted case), the basic user's password.
 make_credentials() {
   local auth=$1
-  command -v openssl >/dev/null || die "openssl not found"
-  mkdir -p "$auth"
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$auth/ca.key" -out "$auth/ca.pem" \
-    -days 30 -subj "/CN=redoline-registry-ca" >/dev/null 2>&1 || die "openssl: the CA"
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$auth/untrusted-ca.key" \
-    -out "$auth/untrusted-ca.pem" -days 30 -subj "/CN=redoline-untrusted-registry-ca" \
-    >/dev/null 2>&1 || die "openssl: the untrusted CA"
-  openssl req -new -newkey rsa:2048 -nodes -keyout "$auth/server.key" -out "$auth/server.csr" \
-    -subj "/CN=registry" >/dev/null 2>&1 || die "openssl: the server key"
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$auth/server.ext"
-  openssl x509 -req -in "$auth/server.csr" -CA "$auth/ca.pem" -CAkey "$auth/ca.key" \
-    -CAcreateserial -days 30 -sha256 -extfile "$auth/server.ext" -out "$auth/server.pem" \
-    >/dev/null 2>&1 || die "openssl: signing the server certificate"
-  rm -f "$auth/server.csr" "$auth/server.ext"
-  head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$auth/basic-password.tmp"
+  make_ca "$auth" ca redoline-registry-ca
+  make_ca "$auth" untrusted-ca redoline-untrusted-registry-ca
+  sign_cert "$auth" server registry "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth"
+  random_secret >"$auth/basic-password.tmp"
   mv "$auth/basic-password.tmp" "$auth/basic-password"
 }
 
@@ -149,14 +130,11 @@ make_credentials() {
 
 cmd_start() {
   if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: registry.sh start DATA_DIR PORT [OWNER_PID]"; fi
-  local dir port owner="${3:-}" pid java
+  local dir port owner="${3:-}" java
   dir="$(abs_dir "$1")"; port="$2"
   check_port "$port"
-  [ -z "$owner" ] || check_owner "$owner"
-  if pid="$(service_pid "$dir")"; then
-    log "registry already running from $dir (pid $pid)"
-    return 0
-  fi
+  check_owner "$owner"
+  ! already_running "$dir" || return 0
   cmd_fetch
   java=$(find_java)
   local auth="$dir/auth"
@@ -224,21 +202,14 @@ EOF
   : >"$dir/$SERVICE_LOG"
   # The serial collector and the quick C1 compiler: a small server on a 2-core machine; the
   # working directory is DATA_DIR (Quarkus writes nothing else there).
-  # shellcheck disable=SC2016,SC2206 # $$ and "$@" belong to the inner shell; option strings split
+  # shellcheck disable=SC2206 # option strings split
   local -a heap=(${REGISTRY_HEAP_OPTS:--Xms64m -Xmx384m})
-  setsid bash -c 'echo $$ > "$1"; cd "$2"; shift 2; exec "$@"' start-registry "$dir/registry.pid" \
-    "$dir" "$java" -Dredoline.registry.dir="$dir" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  launch "$dir/registry.pid" "$dir/$SERVICE_LOG" env -C "$dir" \
+    "$java" -Dredoline.registry.dir="$dir" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     "${heap[@]}" "${props[@]}" -jar "$APP/quarkus-run.jar" \
-    </dev/null >>"$dir/$SERVICE_LOG" 2>&1 &
-  for _ in $(seq 50); do [ -s "$dir/registry.pid" ] && break; sleep 0.1; done
-  [ -s "$dir/registry.pid" ] || die "the registry did not write its pid file"
+    || die "the registry did not write its pid file"
   log "registry starting from $dir (pid $(cat "$dir/registry.pid"), http 127.0.0.1:$port, https 127.0.0.1:$tls_port${REGISTRY_AUTH:+, auth=$REGISTRY_AUTH})"
-  if [ -n "$owner" ]; then
-    local marker=""
-    [ "${REGISTRY_REMOVE_DATA_ON_EXIT:-0}" != 1 ] || marker=registry.json
-    start_watchdog "$owner" "$SELF" "$dir" "$marker"
-    log "watchdog: stops the registry when pid $owner exits"
-  fi
+  watch_owner "$owner" "$dir" "${REGISTRY_REMOVE_DATA_ON_EXIT:-0}" registry.json
 }
 
 # Up once the Confluent API answers at all: 200, or 401 when it asks for credentials.
@@ -248,22 +219,10 @@ registry_ready() {
   [ "$code" = 200 ] || [ "$code" = 401 ]
 }
 
-cmd_wait() {
-  if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: registry.sh wait DATA_DIR PORT [TIMEOUT_SECONDS]"; fi
-  wait_ready "$1" "$2" "${3:-120}" registry_ready
-}
-
-cmd_stop() {
-  [ $# -eq 1 ] || die "usage: registry.sh stop DATA_DIR"
-  local dir
-  dir="$(stopping_dir "$1")" || return 0
-  stop_service "$dir" registry.pid 15
-}
-
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
   start) shift; cmd_start "$@" ;;
-  wait) shift; cmd_wait "$@" ;;
-  stop) shift; cmd_stop "$@" ;;
+  wait) shift; wait_ready 120 registry_ready "$@" ;;
+  stop) shift; stop_service registry.pid 15 "$@" ;;
   *) die "usage: registry.sh fetch | start DATA_DIR PORT [OWNER_PID] | wait DATA_DIR PORT [TIMEOUT] | stop DATA_DIR" ;;
 esac

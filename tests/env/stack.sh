@@ -55,35 +55,35 @@ cmd_start() {
   # The broker logs in to the KDC and fetches the token endpoint's keys as it starts: these two
   # start first and are ready long before the broker starts, after the control plane.
   if [ "$auth" = 1 ]; then
-    bash "$HERE/kdc.sh" start "$dir/kdc" "$kdc_port" $owner
-    bash "$HERE/oidc.sh" start "$dir/oidc" "$oidc_port" $owner
+    bash "$HERE/kdc.sh" start "$dir/kdc" "$kdc_port" ${owner:+"$owner"}
+    bash "$HERE/oidc.sh" start "$dir/oidc" "$oidc_port" ${owner:+"$owner"}
   fi
-  bash "$HERE/k8s.sh" start "$dir/k8s" $owner
+  bash "$HERE/k8s.sh" start "$dir/k8s" ${owner:+"$owner"}
   # The node creates the pods' bridge before it returns: Kafka's pod listener binds its address.
-  bash "$HERE/node.sh" start "$dir/node" "$dir/k8s" $owner
+  bash "$HERE/node.sh" start "$dir/node" "$dir/k8s" ${owner:+"$owner"}
   eval "$(bash "$HERE/node.sh" env "$dir/node")"
   if [ "$auth" = 1 ]; then
     bash "$HERE/kdc.sh" wait "$dir/kdc" "$kdc_port" 60
     bash "$HERE/oidc.sh" wait "$dir/oidc" "$oidc_port" 120
     KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" KAFKA_AUTH=1 \
       KAFKA_KDC_DIR="$dir/kdc" KAFKA_OIDC_DIR="$dir/oidc" \
-      bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
+      bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" ${owner:+"$owner"}
   else
     KAFKA_POD_LISTENER="$REDOLINE_NODE_HOST_IP:$kafka_pod_port" \
-      bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" $owner
+      bash "$HERE/kafka.sh" start "$dir/kafka" "$kafka_port" "$kafka_controller_port" ${owner:+"$owner"}
   fi
   if [ "${STACK_POSTGRES:-0}" = 1 ]; then
     postgres_port=${ports[5]}
-    bash "$HERE/postgres.sh" start "$dir/postgres" "$postgres_port" $owner
+    bash "$HERE/postgres.sh" start "$dir/postgres" "$postgres_port" ${owner:+"$owner"}
   fi
   local registry=${STACK_REGISTRY:-1} registry_port="" registry_auth_port=""
   if [ "$registry" = 1 ]; then
     registry_port=${ports[6]}
-    bash "$HERE/registry.sh" start "$dir/registry" "$registry_port" $owner
+    bash "$HERE/registry.sh" start "$dir/registry" "$registry_port" ${owner:+"$owner"}
     if [ "$auth" = 1 ]; then
       registry_auth_port=${ports[7]}
       REGISTRY_AUTH=1 REGISTRY_OIDC_DIR="$dir/oidc" \
-        bash "$HERE/registry.sh" start "$dir/registry-auth" "$registry_auth_port" $owner
+        bash "$HERE/registry.sh" start "$dir/registry-auth" "$registry_auth_port" ${owner:+"$owner"}
     fi
   fi
   bash "$HERE/kafka.sh" wait "$dir/kafka" "$kafka_port" 120

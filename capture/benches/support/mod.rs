@@ -1,6 +1,6 @@
 //! What several benchmarks share: what they measure about their own process (from
 //! `/proc/self`), a capture config and a timed run of it, how a figure is judged against its
-//! target, and reproducible random values.
+//! target, reproducible random values, and the best rate over timed rounds.
 // Each benchmark compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
@@ -50,4 +50,70 @@ pub fn timed_run(config: &Path) -> Duration {
 /// "met" when `value` reaches `target`, else "MISSED".
 pub fn verdict(value: f64, target: f64) -> &'static str {
     if value >= target { "met" } else { "MISSED" }
+}
+
+/// The number in environment variable `name`; `default` when it is unset or not a number.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Time this thread has spent on a CPU (Linux); `None` elsewhere.
+pub fn thread_cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanoseconds = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanoseconds))
+}
+
+/// Wall-clock and on-CPU duration of a round.
+pub struct Clock {
+    wall: Instant,
+    cpu: Option<Duration>,
+}
+
+impl Clock {
+    pub fn start() -> Self {
+        Self {
+            wall: Instant::now(),
+            cpu: thread_cpu_time(),
+        }
+    }
+
+    pub fn stop(&self) -> (Duration, Option<Duration>) {
+        let cpu = self
+            .cpu
+            .zip(thread_cpu_time())
+            .map(|(start, end)| end.saturating_sub(start));
+        (self.wall.elapsed(), cpu)
+    }
+}
+
+/// Best rows per second over `rounds` rounds after a warm-up one, by wall clock and by CPU
+/// time: `round` gives its rows and the time of what it measured ([`Clock::stop`]).
+pub fn best_rate(
+    rounds: usize,
+    mut round: impl FnMut() -> (u64, (Duration, Option<Duration>)),
+) -> (u64, f64, f64) {
+    let _ = round();
+    let mut result = (0, 0.0f64, 0.0f64);
+    for _ in 0..rounds {
+        let (rows, (wall, cpu)) = round();
+        result.0 = rows;
+        result.1 = result.1.max(rows as f64 / wall.as_secs_f64());
+        if let Some(cpu) = cpu.filter(|cpu| !cpu.is_zero()) {
+            result.2 = result.2.max(rows as f64 / cpu.as_secs_f64());
+        }
+    }
+    result
+}
+
+/// [`best_rate`] of rounds timed whole: `round` gives its rows.
+pub fn best_rate_of_whole(rounds: usize, mut round: impl FnMut() -> u64) -> (u64, f64, f64) {
+    best_rate(rounds, || {
+        let clock = Clock::start();
+        let rows = round();
+        (rows, clock.stop())
+    })
 }

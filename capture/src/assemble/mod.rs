@@ -360,12 +360,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                     .iter()
                     .filter_map(|(column, _)| table.column_index(column))
                     .collect();
-                let mut after = before.clone();
-                for &index in &columns {
-                    if let Some(value) = changes.get(index) {
-                        after.set(index, value.clone());
-                    }
-                }
+                let after = updated(&before, &changes, columns.iter().copied());
                 (Operation::Update, Some(before), Some(after), columns)
             }
             DmlStatement::Delete { where_, .. } => (
@@ -397,14 +392,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         }
 
         self.release(emit)?;
-        let event = ChangeEvent {
-            op,
-            table: Arc::clone(table),
-            before: before.map(|before| without_lobs(table, before)),
-            after,
-            source: self.source(&row),
-        };
-        self.held = Some(event);
+        self.hold(op, Arc::clone(table), before, after, &row);
         Ok(())
     }
 
@@ -460,12 +448,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
             DmlStatement::Update { set, where_, .. } => {
                 let before = resolve(where_)?;
                 let changes = resolve(set)?;
-                let mut after = before.row.clone();
-                for index in 0..changes.row.len() {
-                    if let Some(value) = changes.row.get(index) {
-                        after.set(index, value.clone());
-                    }
-                }
+                let after = updated(&before.row, &changes.row, 0..changes.row.len());
                 (
                     Operation::Update,
                     before.table,
@@ -478,14 +461,7 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
                 (Operation::Delete, deleted.table, Some(deleted.row), None)
             }
         };
-        let event = ChangeEvent {
-            op,
-            before: before.map(|before| without_lobs(&table, before)),
-            table,
-            after,
-            source: self.source(&row),
-        };
-        self.held = Some(event);
+        self.hold(op, table, before, after, &row);
         Ok(())
     }
 
@@ -611,13 +587,8 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         });
         if !attaches {
             self.release(emit)?;
-            self.held = Some(ChangeEvent {
-                op: Operation::Update,
-                table: Arc::clone(table),
-                before: Some(without_lobs(table, key.clone())),
-                after: Some(key),
-                source: self.source(row),
-            });
+            let (before, after) = (Some(key.clone()), Some(key));
+            self.hold(Operation::Update, Arc::clone(table), before, after, row);
         }
         Ok((column, attaches))
     }
@@ -896,6 +867,25 @@ impl<'l, L: TableLookup> TransactionAssembler<'l, L> {
         }
     }
 
+    /// Holds the change event `row` makes (its before image without LOB values, which a
+    /// before image never carries), for the rows that may still add to it.
+    fn hold(
+        &mut self,
+        op: Operation,
+        table: Arc<TableSchema>,
+        before: Option<Row>,
+        after: Option<Row>,
+        row: &LogMinerRow,
+    ) {
+        self.held = Some(ChangeEvent {
+            op,
+            before: before.map(|before| without_lobs(&table, before)),
+            table,
+            after,
+            source: self.source(row),
+        });
+    }
+
     fn source(&self, row: &LogMinerRow) -> SourceInfo {
         SourceInfo {
             scn: row.scn,
@@ -923,6 +913,18 @@ fn is_lob(table: &TableSchema, index: usize) -> bool {
         .columns()
         .get(index)
         .is_some_and(|column| column.data_type.lob_kind().is_some())
+}
+
+/// The after image of an UPDATE: the before image with the values `changes` has at `columns`
+/// (a column `changes` has no value for keeps its before value).
+fn updated(before: &Row, changes: &Row, columns: impl IntoIterator<Item = usize>) -> Row {
+    let mut after = before.clone();
+    for index in columns {
+        if let Some(value) = changes.get(index) {
+            after.set(index, value.clone());
+        }
+    }
+    after
 }
 
 /// A row image without its LOB columns (a before image never carries them).

@@ -45,6 +45,14 @@ pub struct TrustedCertificateFiles {
     pub pattern: Option<PathBuf>,
 }
 
+impl TrustedCertificateFiles {
+    /// Makes the certificate or pattern path absolute with `resolve`.
+    pub(super) fn resolve_paths(&mut self, resolve: &dyn Fn(&mut PathBuf)) {
+        self.certificate.iter_mut().for_each(resolve);
+        self.pattern.iter_mut().for_each(resolve);
+    }
+}
+
 /// `kafka.authentication`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -12,7 +12,10 @@
 //!
 //! Every failure is a [`ConfigError`] naming the field, which the capture reports as CDC-1001.
 //! Types shared with the CRD come from `redoline_crds`; the config's own types exist only where
-//! the shapes differ (no Secret references, local alternatives).
+//! the shapes differ (no Secret references, local alternatives). Those re-declare the spec's
+//! fields they keep, with the spec's bounds: they cannot embed the spec's structs, since
+//! `#[serde(flatten)]` would hide an unknown field from `deserialize`, which names it. A test
+//! (`shared_fields_carry_the_crds_bounds`) holds every shared field's bounds to the CRD's.
 
 pub mod crd_rules;
 pub mod env;
@@ -177,8 +180,7 @@ impl KafkaConfig {
     fn resolve_relative_paths(&mut self, resolve: &dyn Fn(&mut PathBuf)) {
         let certificates = |list: &mut Vec<kafka_auth::TrustedCertificateFiles>| {
             for entry in list {
-                entry.certificate.iter_mut().for_each(resolve);
-                entry.pattern.iter_mut().for_each(resolve);
+                entry.resolve_paths(resolve);
             }
         };
         if let Some(tls) = &mut self.tls {

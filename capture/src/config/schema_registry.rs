@@ -4,6 +4,8 @@
 //! Secrets under `/var/run/secrets/redoline/schema-registry/` and writes the paths here
 //! (`operator/src/build/kafka_credentials.rs`); a local run names its own files. The files are
 //! read when the registry client is made ([`crate::registry::http`]), never stored in the config.
+//! The other fields repeat the spec's, with its bounds (see [`super`] for why they are not
+//! embedded, and the test that holds them to the CRD's).
 //!
 //! | spec | config |
 //! |---|---|
@@ -62,8 +64,7 @@ impl SchemaRegistryConfig {
     pub(super) fn resolve_relative_paths(&mut self, resolve: &dyn Fn(&mut PathBuf)) {
         if let Some(tls) = &mut self.tls {
             for entry in &mut tls.trusted_certificates {
-                entry.certificate.iter_mut().for_each(resolve);
-                entry.pattern.iter_mut().for_each(resolve);
+                entry.resolve_paths(resolve);
             }
         }
         if let Some(auth) = &mut self.authentication {

@@ -796,3 +796,90 @@ fn every_crd_rule_is_paired_with_a_refused_config() {
         );
     }
 }
+
+/// The config re-declares the spec's structs where their shapes differ (files for Secret
+/// references, local alternatives), and with them the bounds of the fields they share with the
+/// spec. Each shared field must carry the CRD's bounds, so a config the capture accepts is one
+/// the apiserver accepts there too; a bound changed on one side only fails here.
+#[test]
+fn shared_fields_carry_the_crds_bounds() {
+    const BOUNDS: [&str; 8] = [
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "enum",
+    ];
+    /// Compares the bounds of `config` with those of `crd` and of the fields both have below;
+    /// pushes each compared field's path to `compared` and each difference to `out`.
+    fn walk(
+        config: &serde_json::Value,
+        crd: &serde_json::Value,
+        path: &str,
+        compared: &mut Vec<String>,
+        out: &mut Vec<String>,
+    ) {
+        let config = super::validate::resolve(config);
+        for bound in BOUNDS {
+            // Numbers as numbers: the CRD writes `1.0` where the config's schema writes `1`.
+            let same = |a: &serde_json::Value, b: &serde_json::Value| match (a.as_f64(), b.as_f64())
+            {
+                (Some(a), Some(b)) => a == b,
+                _ => a == b,
+            };
+            let (Some(ours), Some(theirs)) = (config.get(bound), crd.get(bound)) else {
+                continue;
+            };
+            compared.push(path.to_owned());
+            if !same(ours, theirs) {
+                out.push(format!("{path}: {bound} {ours} vs the CRD's {theirs}"));
+            }
+        }
+        if let (Some(ours), Some(theirs)) = (
+            config
+                .get("properties")
+                .and_then(serde_json::Value::as_object),
+            crd.get("properties").and_then(serde_json::Value::as_object),
+        ) {
+            for (name, node) in ours {
+                if let Some(other) = theirs.get(name) {
+                    walk(node, other, &format!("{path}.{name}"), compared, out);
+                }
+            }
+        }
+        for nested in ["items", "additionalProperties"] {
+            if let (Some(ours), Some(theirs)) = (config.get(nested), crd.get(nested))
+                && ours.is_object()
+                && theirs.is_object()
+            {
+                walk(ours, theirs, &format!("{path}[]"), compared, out);
+            }
+        }
+    }
+    let crd = serde_json::to_value(redoline_crds::crd()).unwrap();
+    let spec = crd
+        .pointer("/spec/versions/0/schema/openAPIV3Schema/properties/spec")
+        .unwrap();
+    let (mut compared, mut mismatches) = (Vec::new(), Vec::new());
+    walk(
+        &super::validate::SCHEMA,
+        spec,
+        "",
+        &mut compared,
+        &mut mismatches,
+    );
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+    // The re-declared structs are reached: database, kafka, the schema registry.
+    for field in [
+        ".database.host",
+        ".database.maxConnections",
+        ".kafka.bootstrapServers",
+        ".schemaRegistry.url",
+        ".schemaRegistry.authentication.username",
+    ] {
+        assert!(compared.iter().any(|c| c == field), "{field}: {compared:?}");
+    }
+}

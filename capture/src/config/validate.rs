@@ -14,7 +14,7 @@ use super::{CaptureConfig, ConfigError};
 use crate::filter::Filters;
 
 /// The schema of [`CaptureConfig`], generated once.
-static SCHEMA: LazyLock<Value> =
+pub(super) static SCHEMA: LazyLock<Value> =
     LazyLock::new(|| schemars::schema_for!(CaptureConfig).as_value().clone());
 
 /// Checks ranges, lengths, patterns and enums of the schema; the first failure names its field.
@@ -73,7 +73,7 @@ pub fn accepted_fields(field: &str) -> BTreeSet<String> {
 }
 
 /// Follows a `$ref` (and the single-member `anyOf`/`allOf` schemars writes for optional refs).
-fn resolve(schema: &Value) -> &Value {
+pub(super) fn resolve(schema: &Value) -> &Value {
     let target = schema
         .get("$ref")
         .and_then(Value::as_str)

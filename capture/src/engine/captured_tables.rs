@@ -84,6 +84,36 @@ pub struct Reloaded {
     pub renamed_from: Option<String>,
 }
 
+impl Reloaded {
+    /// A table the DDL changed, neither dropped nor renamed.
+    fn changed(table: Arc<TableSchema>) -> Self {
+        Self {
+            table,
+            dropped: false,
+            renamed_from: None,
+        }
+    }
+}
+
+/// Adds the structure `table` to `history` from `from_scn`, and to `recorded` for the schema
+/// history topic.
+fn record(
+    history: &mut SchemaHistory,
+    recorded: &mut Vec<NewVersion>,
+    table: Arc<TableSchema>,
+    from_scn: u64,
+    kind: ChangeKind,
+    ddl: Option<String>,
+) {
+    history.insert(Arc::clone(&table), from_scn);
+    recorded.push(NewVersion {
+        table,
+        from_scn,
+        kind,
+        ddl,
+    });
+}
+
 impl CapturedTables {
     /// With the configuration's selection of tables ([`TableSelection`]).
     pub fn with_selection(mut self, selection: TableSelection) -> Self {
@@ -124,13 +154,8 @@ impl CapturedTables {
                      recorded from the resume SCN; rows written before a later DDL would not fit it"
                 );
             }
-            history.insert(Arc::clone(&catalog.schema), from_scn);
-            recorded.push(NewVersion {
-                table: catalog.schema,
-                from_scn,
-                kind: ChangeKind::Create,
-                ddl: None,
-            });
+            let (table, kind) = (catalog.schema, ChangeKind::Create);
+            record(&mut history, &mut recorded, table, from_scn, kind, None);
         }
         let tables = Self {
             names: names.iter().cloned().collect(),
@@ -165,13 +190,15 @@ impl CapturedTables {
             if !self.history.knows(&name.0, &name.1) {
                 match source.table(&name.0, &name.1) {
                     Ok(catalog) => {
-                        self.history.insert(Arc::clone(&catalog.schema), from_scn);
-                        recorded.push(NewVersion {
-                            table: catalog.schema,
+                        let (table, kind) = (catalog.schema, ChangeKind::Create);
+                        record(
+                            &mut self.history,
+                            &mut recorded,
+                            table,
                             from_scn,
-                            kind: ChangeKind::Create,
-                            ddl: None,
-                        });
+                            kind,
+                            None,
+                        );
                     }
                     Err(SourceError::NoSuchTable { .. }) => continue,
                     Err(error) => return Err(error),
@@ -262,18 +289,13 @@ impl CapturedTables {
                     );
                 }
                 reloaded.push(Reloaded {
-                    table,
-                    dropped: false,
                     renamed_from: Some(name),
+                    ..Reloaded::changed(table)
                 });
                 continue;
             }
             if let Some(table) = self.history.version_from(&owner, &name, from_scn) {
-                reloaded.push(Reloaded {
-                    table,
-                    dropped: false,
-                    renamed_from: None,
-                });
+                reloaded.push(Reloaded::changed(table));
                 continue;
             }
             let dropped = match statement.as_deref() {
@@ -290,9 +312,8 @@ impl CapturedTables {
                 self.names.remove(&(owner.clone(), name.clone()));
                 if let Some(table) = self.history.in_force(&owner, &name, ddl_scn) {
                     reloaded.push(Reloaded {
-                        table,
                         dropped: true,
-                        renamed_from: None,
+                        ..Reloaded::changed(table)
                     });
                 }
                 continue;
@@ -301,20 +322,17 @@ impl CapturedTables {
                 Ok(catalog) => {
                     let previous = self.history.in_force(&owner, &name, ddl_scn);
                     let table = structure_after(catalog.schema, previous, statement.as_deref());
-                    self.history.insert(Arc::clone(&table), from_scn);
-                    recorded.push(NewVersion {
-                        table: Arc::clone(&table),
+                    let kind = (statement.as_deref()).map_or(ChangeKind::Alter, ChangeKind::of_ddl);
+                    let history = &mut self.history;
+                    record(
+                        history,
+                        &mut recorded,
+                        Arc::clone(&table),
                         from_scn,
-                        kind: statement
-                            .as_deref()
-                            .map_or(ChangeKind::Alter, ChangeKind::of_ddl),
-                        ddl: statement,
-                    });
-                    reloaded.push(Reloaded {
-                        table,
-                        dropped: false,
-                        renamed_from: None,
-                    });
+                        kind,
+                        statement,
+                    );
+                    reloaded.push(Reloaded::changed(table));
                 }
                 Err(SourceError::NoSuchTable { .. }) => {
                     // Gone from the catalog since this DDL (a later DROP or rename the capture
@@ -327,24 +345,16 @@ impl CapturedTables {
                     let table = match (derived, previous) {
                         (Some(derived), _) => {
                             let table = Arc::new(derived);
-                            self.history.insert(Arc::clone(&table), from_scn);
-                            recorded.push(NewVersion {
-                                table: Arc::clone(&table),
-                                from_scn,
-                                kind: ChangeKind::Alter,
-                                ddl: statement,
-                            });
+                            let (history, kind) = (&mut self.history, ChangeKind::Alter);
+                            let copy = Arc::clone(&table);
+                            record(history, &mut recorded, copy, from_scn, kind, statement);
                             table
                         }
                         // A DDL that changes no column: the structure stays.
                         (None, Some(previous)) => previous,
                         (None, None) => continue,
                     };
-                    reloaded.push(Reloaded {
-                        table,
-                        dropped: false,
-                        renamed_from: None,
-                    });
+                    reloaded.push(Reloaded::changed(table));
                 }
                 Err(error) => return Err(error),
             }
@@ -390,13 +400,15 @@ impl CapturedTables {
             Some(object) => renamed.with_object(object),
             None => renamed,
         });
-        self.history.insert(Arc::clone(&renamed), from_scn);
-        recorded.push(NewVersion {
-            table: Arc::clone(&renamed),
+        let (history, kind) = (&mut self.history, ChangeKind::Alter);
+        record(
+            history,
+            recorded,
+            Arc::clone(&renamed),
             from_scn,
-            kind: ChangeKind::Alter,
-            ddl: statement,
-        });
+            kind,
+            statement,
+        );
         Some(renamed)
     }
 }
@@ -682,7 +694,7 @@ mod tests {
     fn a_listing_adds_the_tables_the_lists_select_once() {
         let mut sim = Simulator::new();
         for line in [
-            r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
+            ORDERS,
             r#"{"table":"HR.EMP","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
             r#"{"table":"APP.REDOLINE_LOGMNR_FLUSH","columns":[{"name":"N","type":"NUMBER(10)"}],"logging":"all"}"#,
         ] {
@@ -730,6 +742,16 @@ mod tests {
         assert!(tables.table("APP", "LATER", None).is_some());
     }
 
+    /// APP.ORDERS with its key logged, as a scenario line.
+    const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#;
+
+    /// A model holding [`ORDERS`].
+    fn with_orders() -> Simulator {
+        let mut sim = Simulator::new();
+        sim.apply_line(ORDERS).unwrap();
+        sim
+    }
+
     /// The database-level logging of the simulator (minimal only).
     fn logged() -> SupplementalLogging {
         Simulator::new().database().unwrap().supplemental
@@ -737,11 +759,7 @@ mod tests {
 
     #[test]
     fn a_listed_table_that_logs_no_key_stops_the_capture_before_it_is_captured() {
-        let mut sim = Simulator::new();
-        sim.apply_line(
-            r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
-        )
-        .unwrap();
+        let mut sim = with_orders();
         let spec = FiltersSpec {
             schema_include_list: vec!["APP".to_owned()],
             ..FiltersSpec::default()
@@ -771,11 +789,7 @@ mod tests {
 
     #[test]
     fn without_lists_nothing_is_listed() {
-        let mut sim = Simulator::new();
-        sim.apply_line(
-            r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}"#,
-        )
-        .unwrap();
+        let mut sim = with_orders();
         let mut listing = TableListing::new(
             &Arc::new(Filters::default()),
             "F",

@@ -66,11 +66,13 @@ impl<S: OracleSource> Engine<S> {
         self.requests_generation = generation;
         self.pipeline.set_snapshot_requests(requests.clone());
         let snapshot_added = self.snapshot_added();
-        let state = self
-            .pipeline
-            .incremental_or_insert(|| IncrementalState::new(captured.iter().cloned()));
-        let mut transitions = state.reconcile(&requests, now);
-        transitions.extend(state.tables_joined(captured, self.next_scn, snapshot_added));
+        let transitions = (self.pipeline).open_incremental(
+            captured,
+            &requests,
+            now,
+            self.next_scn,
+            snapshot_added,
+        );
         log_transitions(&transitions);
         if !transitions.is_empty() {
             self.pipeline.commit_bookmark()?;
@@ -91,10 +93,9 @@ impl<S: OracleSource> Engine<S> {
         }
         self.requests_generation = generation;
         self.pipeline.set_snapshot_requests(requests.clone());
-        let Some(state) = self.pipeline.incremental_mut() else {
-            return Ok(());
-        };
-        let transitions = state.reconcile(&requests, Timestamp::now());
+        let transitions = self
+            .pipeline
+            .reconcile_requests(&requests, Timestamp::now());
         log_transitions(&transitions);
         if !transitions.is_empty() {
             self.pipeline.commit_bookmark()?;
@@ -109,11 +110,9 @@ impl<S: OracleSource> Engine<S> {
     pub(super) fn incremental_tables_joined(&mut self) {
         let captured = self.captured_names();
         let snapshot_added = self.snapshot_added();
-        let next_scn = self.next_scn;
-        let Some(state) = self.pipeline.incremental_mut() else {
-            return;
-        };
-        if let Some(transition) = state.tables_joined(captured, next_scn, snapshot_added) {
+        let joined =
+            (self.pipeline).incremental_tables_joined(captured, self.next_scn, snapshot_added);
+        if let Some(transition) = joined {
             log_transitions(&[transition]);
             self.pipeline.bookmark_changed();
             self.show_incremental();
@@ -138,10 +137,7 @@ impl<S: OracleSource> Engine<S> {
             self.fail_request(&chunk, format!("{} is not OWNER.TABLE", chunk.table))?;
             return Ok(true);
         };
-        self.pipeline.tables_mut().at_commit(scn);
-        let schema =
-            crate::assemble::TableLookup::table(self.pipeline.tables_mut(), &owner, &table, None);
-        let Some(schema) = schema else {
+        let Some(schema) = self.pipeline.table_at(&owner, &table, scn) else {
             // Captured, but with no structure in force at S yet (it joined at an SCN above
             // it): read after the next window.
             if self.pipeline.tables().names().contains(&(owner, table)) {
@@ -176,11 +172,12 @@ impl<S: OracleSource> Engine<S> {
                     Err(error) => return Err(error.into()),
                 };
                 let now = Timestamp::now();
-                let Some(state) = self.pipeline.incremental_mut() else {
+                let Some((transitions, first)) = self.pipeline.plan_chunks(&chunk, ranges, now)
+                else {
                     return Ok(false);
                 };
-                log_transitions(&state.plan(&chunk, ranges, now));
-                let Some(first) = state.next_chunk().and_then(|next| next.range) else {
+                log_transitions(&transitions);
+                let Some(first) = first else {
                     // No chunk (a table without a segment): done, committed at once.
                     self.pipeline.commit_bookmark()?;
                     self.show_incremental();
@@ -232,15 +229,13 @@ impl<S: OracleSource> Engine<S> {
             };
             self.pipeline.write_read_event(&event, read_at)?;
         }
-        if let Some(state) = self.pipeline.incremental_mut() {
-            // The chunk just read: the first one's index and table, whether planned just now.
-            let read = NextChunk {
-                range: Some(range),
-                ..chunk
-            };
-            let transitions = state.record_chunk(&read, rows.len() as u64, read_at);
-            log_transitions(&transitions);
-        }
+        // The chunk just read: the first one's index and table, whether planned just now.
+        let read = NextChunk {
+            range: Some(range),
+            ..chunk
+        };
+        let transitions = (self.pipeline).record_chunk(&read, rows.len() as u64, read_at);
+        log_transitions(&transitions);
         // The rows and the progress they make, in one page (one Kafka transaction).
         self.pipeline.commit_bookmark()?;
         self.show_incremental();
@@ -268,14 +263,8 @@ impl<S: OracleSource> Engine<S> {
     fn fail_request(&mut self, chunk: &NextChunk, message: String) -> Result<(), CaptureError> {
         tracing::warn!(request = %chunk.id, table = %chunk.table, %message,
             "an incremental snapshot failed");
-        if let Some(state) = self.pipeline.incremental_mut() {
-            log_transitions(
-                &state
-                    .fail(&chunk.id, message, Timestamp::now())
-                    .into_iter()
-                    .collect::<Vec<_>>(),
-            );
-        }
+        let failed = (self.pipeline).fail_request(&chunk.id, message, Timestamp::now());
+        log_transitions(&failed.into_iter().collect::<Vec<_>>());
         self.pipeline.commit_bookmark()?;
         self.show_incremental();
         Ok(())

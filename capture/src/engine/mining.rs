@@ -159,13 +159,12 @@ impl<S: OracleSource> Engine<S> {
                 self.source.flush_redo()?;
             }
             if self.table_listing.due() {
-                let recorded = self.table_listing.refresh(
+                let joined = self.pipeline.refresh_tables(
+                    &mut self.table_listing,
                     &mut self.source,
-                    self.pipeline.tables_mut(),
                     self.next_scn,
                 )?;
-                self.pipeline.record_versions(&recorded)?;
-                if !recorded.is_empty() {
+                if joined {
                     self.incremental_tables_joined();
                 }
             }

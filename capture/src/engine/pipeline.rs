@@ -13,13 +13,14 @@ use redoline_crds::StopCode;
 use redoline_crds::capture::{OldestTransaction, Time};
 use redoline_crds::v1alpha1::SnapshotRequest;
 
-use super::captured_tables::CapturedTables;
+use super::captured_tables::{CapturedTables, TableListing};
 use super::idle::WindowYield;
 use super::journaling::Journaling;
 use super::to_gauge;
-use crate::assemble::{CommitInfo, TransactionAssembler};
+use crate::assemble::{CommitInfo, TableLookup, TransactionAssembler};
 use crate::buffer::{CommittedTransaction, OrphanCheck, Pushed, ReleaseReceipt, TransactionBuffer};
 use crate::config::CaptureConfig;
+use crate::dictionary::TableSchema;
 use crate::error::CaptureError;
 use crate::event::RecordEncoder;
 use crate::event::{ChangeEvent, Operation};
@@ -30,9 +31,11 @@ use crate::schema_history::{ChangeKind, NewVersion, TableChange};
 use crate::sink::Output;
 use crate::sink::{Bookmark, PageFill, PagePolicy};
 use crate::snapshot::SnapshotState;
-use crate::snapshot::incremental::IncrementalState;
+use crate::snapshot::incremental::{IncrementalState, NextChunk, Transition};
 use crate::source::csf::ContinuationJoiner;
-use crate::source::{DatabaseCatalog, LogMinerRow, OperationCode, Xid, missing_scn_range};
+use crate::source::{
+    DatabaseCatalog, LogMinerRow, OperationCode, RowRange, Xid, missing_scn_range,
+};
 use crate::stop::Stop;
 
 /// Everything the row callback needs (the source is busy streaming while it runs).
@@ -221,9 +224,35 @@ impl Pipeline {
         &self.tables
     }
 
-    /// The captured tables, to look a structure up or add tables (the catalog listing).
-    pub(super) fn tables_mut(&mut self) -> &mut CapturedTables {
-        &mut self.tables
+    /// Lists the catalog with `listing` and captures the newly selected tables from `from_scn`,
+    /// their structures recorded in the schema history; whether any joined.
+    pub(super) fn refresh_tables<S: DatabaseCatalog>(
+        &mut self,
+        listing: &mut TableListing,
+        source: &mut S,
+        from_scn: u64,
+    ) -> Result<bool, CaptureError> {
+        let recorded = listing.refresh(source, &mut self.tables, from_scn)?;
+        self.record_versions(&recorded)?;
+        Ok(!recorded.is_empty())
+    }
+
+    /// The structure of captured table `owner.table` in force at `scn` (a snapshot's read
+    /// SCN), or `None` when it is not captured or has no structure in force there yet.
+    pub(super) fn table_at(
+        &mut self,
+        owner: &str,
+        table: &str,
+        scn: u64,
+    ) -> Option<Arc<TableSchema>> {
+        self.tables.at_commit(scn);
+        self.tables.table(owner, table, None)
+    }
+
+    /// The structure of captured table `owner.table` at the SCN the tables were last looked up
+    /// at (before streaming: the start's).
+    pub(super) fn table_now(&mut self, owner: &str, table: &str) -> Option<Arc<TableSchema>> {
+        self.tables.table(owner, table, None)
     }
 
     /// The database host's offset for the window about to be mined.
@@ -274,18 +303,92 @@ impl Pipeline {
         }
     }
 
-    /// The incremental snapshot state the bookmark carries, created with `first` when none.
-    pub(super) fn incremental_or_insert(
+    /// At the start of streaming: the incremental snapshot state the bookmark carries (a first
+    /// one knows the tables of `captured`) reconciled with `requests`, and the tables captured
+    /// now joined at `scn` (a request for them when `snapshot`); the transitions.
+    pub(super) fn open_incremental(
         &mut self,
-        first: impl FnOnce() -> IncrementalState,
-    ) -> &mut IncrementalState {
-        self.bookmark.incremental.get_or_insert_with(first)
+        captured: Vec<String>,
+        requests: &[SnapshotRequest],
+        now: Timestamp,
+        scn: u64,
+        snapshot: bool,
+    ) -> Vec<Transition> {
+        let state = (self.bookmark.incremental)
+            .get_or_insert_with(|| IncrementalState::new(captured.iter().cloned()));
+        let mut transitions = state.reconcile(requests, now);
+        transitions.extend(state.tables_joined(captured, scn, snapshot));
+        transitions
     }
 
-    /// The incremental snapshot state the bookmark carries, to change; the change goes with the
-    /// next page ([`Self::bookmark_changed`]).
-    pub(super) fn incremental_mut(&mut self) -> Option<&mut IncrementalState> {
-        self.bookmark.incremental.as_mut()
+    /// The incremental snapshot state the bookmark carries changed by `change`, when there is
+    /// one, with what `change` reports. The callers below name each step; the caller of a step
+    /// commits the bookmark or marks it changed ([`Self::bookmark_changed`]).
+    fn change_incremental<T>(
+        &mut self,
+        change: impl FnOnce(&mut IncrementalState) -> T,
+    ) -> Option<T> {
+        self.bookmark.incremental.as_mut().map(change)
+    }
+
+    /// The incremental snapshot requests brought in line with `requests` (`snapshot.requests`
+    /// as the config file now lists them): the transitions, none without an incremental state.
+    pub(super) fn reconcile_requests(
+        &mut self,
+        requests: &[SnapshotRequest],
+        now: Timestamp,
+    ) -> Vec<Transition> {
+        self.change_incremental(|state| state.reconcile(requests, now))
+            .unwrap_or_default()
+    }
+
+    /// Tables that joined the capture (`captured` now, at `scn`): the request for them, when
+    /// `snapshot` asks for one (`snapshot.tablesAdded: snapshot`).
+    pub(super) fn incremental_tables_joined(
+        &mut self,
+        captured: Vec<String>,
+        scn: u64,
+        snapshot: bool,
+    ) -> Option<Transition> {
+        self.change_incremental(|state| state.tables_joined(captured, scn, snapshot))
+            .flatten()
+    }
+
+    /// Plans the chunks of `chunk`'s table as `ranges`: the transitions, and the range of the
+    /// table's first chunk (`None` for a table without one, done). `None` without a state.
+    pub(super) fn plan_chunks(
+        &mut self,
+        chunk: &NextChunk,
+        ranges: Vec<RowRange>,
+        now: Timestamp,
+    ) -> Option<(Vec<Transition>, Option<RowRange>)> {
+        self.change_incremental(|state| {
+            let transitions = state.plan(chunk, ranges, now);
+            let first = state.next_chunk().and_then(|next| next.range);
+            (transitions, first)
+        })
+    }
+
+    /// The chunk `read` was read with `rows` rows at `now`.
+    pub(super) fn record_chunk(
+        &mut self,
+        read: &NextChunk,
+        rows: u64,
+        now: Timestamp,
+    ) -> Vec<Transition> {
+        self.change_incremental(|state| state.record_chunk(read, rows, now))
+            .unwrap_or_default()
+    }
+
+    /// Request `id` ends as failed with `message`.
+    pub(super) fn fail_request(
+        &mut self,
+        id: &str,
+        message: String,
+        now: Timestamp,
+    ) -> Option<Transition> {
+        self.change_incremental(|state| state.fail(id, message, now))
+            .flatten()
     }
 
     /// The bookmark changed (snapshot progress): the next page commits even without records.

@@ -88,18 +88,21 @@ pub(super) fn apply<S: RedoMiner + DatabaseCatalog>(
         at: now.clone(),
         message: Some(message),
     };
-    let refused = |message: String| {
+    // A move applied or refused now: logged as the status reports it.
+    let settled = |state, message: String, moved: bool| {
+        let what = if moved { "applied" } else { "refused" };
         tracing::warn!(
             id = spec.id,
             scn = spec.scn,
             message,
-            "spec.reposition refused"
+            "spec.reposition {what}"
         );
         Ok(Outcome {
-            status: Some(status(RepositionState::Refused, message)),
-            moved: false,
+            status: Some(status(state, message)),
+            moved,
         })
     };
+    let refused = |message| settled(RepositionState::Refused, message, false);
     match decision {
         Decision::None => Ok(Outcome {
             status: None,
@@ -138,16 +141,7 @@ pub(super) fn apply<S: RedoMiner + DatabaseCatalog>(
                     "moved from commit SCN {} (restart SCN {}) to SCN {}",
                     from.0, from.1, spec.scn
                 );
-                tracing::warn!(
-                    id = spec.id,
-                    scn = spec.scn,
-                    message,
-                    "spec.reposition applied"
-                );
-                Ok(Outcome {
-                    status: Some(status(RepositionState::Applied, message)),
-                    moved: true,
-                })
+                settled(RepositionState::Applied, message, true)
             }
             Err(SourceError::RedoMissing {
                 thread,

@@ -30,7 +30,6 @@ use redoline_crds::v1alpha1::{SnapshotMode, StartPosition};
 
 use super::start::FreshPosition;
 use super::{Engine, Finish, to_gauge};
-use crate::assemble::TableLookup;
 use crate::config::CaptureConfig;
 use crate::config::validate::split_table_name;
 use crate::dictionary::TableSchema;
@@ -641,9 +640,7 @@ impl<S: OracleSource> Engine<S> {
                     .names()
                     .into_iter()
                     .find(|(owner, table)| format!("{owner}.{table}") == entry.table)
-                    .and_then(|(owner, table)| {
-                        self.pipeline.tables_mut().table(&owner, &table, None)
-                    })
+                    .and_then(|(owner, table)| self.pipeline.table_now(&owner, &table))
                     .ok_or_else(|| CaptureError::SnapshotTableUnselected {
                         table: entry.table.clone(),
                     })?;

@@ -4,6 +4,7 @@
 //! sink writes them; neither side needs the other's details, so the type lives beside the event
 //! model rather than inside one encoder.
 
+use crate::filter::UnknownKeyColumn;
 use crate::registry::RegistryError;
 
 /// One Kafka record: `None` key or value is a Kafka null (no key; a tombstone). Keys and values
@@ -53,4 +54,10 @@ pub enum EncodeError {
     /// `format.encoding: avro` on an encoder built without a schema registry.
     #[error("the Avro encoding needs a schema registry, and the encoder has none")]
     NoSchemaRegistry,
+}
+
+impl From<UnknownKeyColumn> for EncodeError {
+    fn from(UnknownKeyColumn { table, column }: UnknownKeyColumn) -> Self {
+        Self::UnknownKeyColumn { table, column }
+    }
 }

@@ -23,16 +23,17 @@
 //! 2. **Changes** ([`Filters::withheld`], giving a [`Withheld`] reason): after assembly, before
 //!    encoding, in the pipeline's event writer (engine/pipeline.rs): the username lists, and the
 //!    changes a table's snapshot read already holds. A DDL's schema change is still written.
-//! 3. **Columns and keys** ([`Filters::admits_column`], [`Filters::key_columns`], [`mask`]): the
-//!    encoder applies them when it builds a table's plan (event/debezium), once per table
-//!    structure. The lists are compiled and decided here; only their application stays in the
-//!    encoder, which walks the structure's columns for its own plan anyway: doing it here
-//!    would copy that walk and its column indexes.
+//! 3. **Columns and keys** ([`Filters::published_columns`], `columns.rs`, with the rules of
+//!    [`mask`]): once per table structure, when the encoder builds the table's plan
+//!    (event/debezium). This module decides the key columns, the columns of values, each
+//!    column's mask and source type parameters; the encoder only applies the answer.
 
+mod columns;
 pub mod mask;
 mod tables;
 pub mod unsupported;
 
+pub use columns::{PublishedColumns, UnknownKeyColumn};
 pub use tables::TableSelection;
 
 use std::collections::HashSet;
@@ -257,30 +258,6 @@ impl Filters {
             (Users::Exclude(names), Some(user)) => !names.contains(&user.to_uppercase()),
             (Users::Exclude(_), None) => true,
         }
-    }
-
-    /// Whether column `column` of `schema.table` is in event values.
-    pub fn admits_column(&self, schema: &str, table: &str, column: &str) -> bool {
-        matches!(self.columns, Selection::All)
-            || self.columns.selects(&format!("{schema}.{table}.{column}"))
-    }
-
-    /// The masking and source type rules of `spec.columns`.
-    pub fn column_rules(&self) -> &ColumnRules {
-        &self.rules
-    }
-
-    /// The configured key columns of `schema.table`: the first `messageKeyColumns` entry whose
-    /// pattern matches.
-    pub fn key_columns(&self, schema: &str, table: &str) -> Option<&[String]> {
-        if self.key_columns.is_empty() {
-            return None;
-        }
-        let name = format!("{schema}.{table}");
-        self.key_columns
-            .iter()
-            .find(|(pattern, _)| pattern.matches(&name))
-            .map(|(_, columns)| columns.as_slice())
     }
 }
 

@@ -150,6 +150,83 @@ fn the_first_matching_key_entry_wins() {
     assert_eq!(filters.key_columns("HR", "EMP"), None);
 }
 
+#[test]
+fn published_columns_are_decided_once_per_table() {
+    use redoline_crds::v1alpha1::LengthRule;
+
+    use crate::dictionary::{Column, OracleType, TableSchema};
+
+    let table = TableSchema::new(
+        "APP",
+        "ORDERS",
+        vec![
+            Column::new("ID", OracleType::parse("NUMBER(10)").unwrap()).key(1),
+            Column::new("CODE", OracleType::parse("VARCHAR2(8)").unwrap()),
+            Column::new("SSN", OracleType::parse("VARCHAR2(11)").unwrap()),
+            Column::new("NOTE", OracleType::parse("VARCHAR2(40)").unwrap()),
+        ],
+    )
+    .unwrap();
+    let filters = |columns: ColumnsSpec| {
+        Filters::new(
+            &FiltersSpec {
+                column_exclude_list: strings(&["APP\\.ORDERS\\.SSN"]),
+                ..FiltersSpec::default()
+            },
+            &columns,
+        )
+        .unwrap()
+    };
+    let all = Filters::default().published_columns(&table).unwrap();
+    assert_eq!((all.key, all.values), (vec![0], vec![0, 1, 2, 3]));
+    assert!(all.masks.iter().all(Option::is_none));
+    assert!(all.source_types.iter().all(Vec::is_empty));
+
+    let shaped = filters(ColumnsSpec {
+        message_key_columns: vec![MessageKeyColumns {
+            table: "APP\\.ORDERS".to_owned(),
+            columns: strings(&["CODE", "SSN"]),
+        }],
+        truncate_to_chars: vec![LengthRule {
+            length: 4,
+            columns: strings(&["APP\\.ORDERS\\.NOTE"]),
+        }],
+        propagate_source_type: strings(&["APP\\.ORDERS\\.CODE"]),
+        ..ColumnsSpec::default()
+    })
+    .published_columns(&table)
+    .unwrap();
+    // The configured key replaces the primary key, and keeps a column the values leave out.
+    assert_eq!(shaped.key, [1, 2]);
+    assert_eq!(shaped.values, [0, 1, 3]);
+    assert_eq!(
+        shaped.masks,
+        [None, None, None, Some(mask::ColumnMask::Truncate(4))]
+    );
+    assert_eq!(
+        shaped.source_types[1].first(),
+        Some(&("__debezium.source.column.type", "VARCHAR2".to_owned()))
+    );
+    assert!(shaped.source_types[3].is_empty());
+
+    let unknown = filters(ColumnsSpec {
+        message_key_columns: vec![MessageKeyColumns {
+            table: "APP\\..*".to_owned(),
+            columns: strings(&["NOPE"]),
+        }],
+        ..ColumnsSpec::default()
+    })
+    .published_columns(&table)
+    .unwrap_err();
+    assert_eq!(
+        unknown,
+        UnknownKeyColumn {
+            table: "APP.ORDERS".to_owned(),
+            column: "NOPE".to_owned(),
+        }
+    );
+}
+
 proptest! {
     /// A literal (escaped) pattern selects exactly the one name it spells, and an exclude list
     /// selects exactly what the same include list does not.

@@ -604,6 +604,9 @@ impl RedoMiner for Simulator {
     }
 }
 
+// The boundary traits' signatures repeat in the Oracle client's implementations
+// (`source/oracle/mod.rs`): the likeness ends there. The bodies answer from the model's own data,
+// never by calling the client, since the simulator is what the client is checked against.
 impl FlashbackReader for Simulator {
     fn flashback_batch(
         &mut self,

@@ -14,13 +14,12 @@
 //! - `KRB5_CONFIG` is set on the containers, not by the capture: the Kerberos library reads it
 //!   from the environment, which the capture must not change once its threads run.
 
-use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, KeyToPath, SecretVolumeSource, Volume, VolumeMount,
-};
+use k8s_openapi::api::core::v1::{ConfigMapVolumeSource, KeyToPath, Volume, VolumeMount};
 use redoline_crds::OracleCapture;
 use redoline_crds::v1alpha1::CertSecretSource;
 
 use super::SecretVolume;
+use super::statefulset::secret_volume;
 use serde_json::{Map, Value, json};
 
 /// Where the trusted certificates of `spec.kafka.tls` are mounted, one directory each.
@@ -58,17 +57,7 @@ impl MountedCredentials {
             |known, (key, field)| known.key(key, field.clone()),
         );
         self.secret_volumes.push(known);
-        self.volumes.push(Volume {
-            name: volume.clone(),
-            secret: Some(SecretVolumeSource {
-                secret_name: Some(secret.into()),
-                items,
-                // Owner and group read only: the capture runs as the pod's fsGroup.
-                default_mode: Some(0o440),
-                optional: Some(false),
-            }),
-            ..Volume::default()
-        });
+        self.volumes.push(secret_volume(&volume, secret, items));
         self.mount(volume, dir);
     }
 

@@ -409,17 +409,6 @@ fn volume_mounts(capture: &OracleCapture) -> Vec<VolumeMount> {
 
 fn volumes(capture: &OracleCapture, identity: &Identity) -> Vec<Volume> {
     let credentials = &capture.spec.database.credentials_secret;
-    let secret = |volume: &str, secret: &str, items: Option<Vec<KeyToPath>>| Volume {
-        name: volume.into(),
-        secret: Some(SecretVolumeSource {
-            secret_name: Some(secret.into()),
-            items,
-            // Owner read only: the capture runs as CAPTURE_UID with that fsGroup.
-            default_mode: Some(0o440),
-            optional: Some(false),
-        }),
-        ..Volume::default()
-    };
     let key = |key: &str, path: &str| KeyToPath {
         key: key.into(),
         path: path.into(),
@@ -434,7 +423,7 @@ fn volumes(capture: &OracleCapture, identity: &Identity) -> Vec<Volume> {
             }),
             ..Volume::default()
         },
-        secret(
+        secret_volume(
             "database-credentials",
             &credentials.name,
             Some(vec![
@@ -449,12 +438,28 @@ fn volumes(capture: &OracleCapture, identity: &Identity) -> Vec<Volume> {
         },
     ];
     if let Some(wallet) = &capture.spec.database.wallet_secret {
-        volumes.push(secret("wallet", &wallet.name, None));
+        volumes.push(secret_volume("wallet", &wallet.name, None));
     }
     if let Some(kafka) = &capture.spec.kafka.config_secret {
-        volumes.push(secret("kafka-config", &kafka.name, None));
+        volumes.push(secret_volume("kafka-config", &kafka.name, None));
     }
     volumes
+}
+
+/// A volume of Secret `secret` (only `items` projected; every key when `None`), which a missing
+/// Secret fails to mount. Owner and group read only: the capture runs as CAPTURE_UID with that
+/// fsGroup.
+pub(super) fn secret_volume(volume: &str, secret: &str, items: Option<Vec<KeyToPath>>) -> Volume {
+    Volume {
+        name: volume.into(),
+        secret: Some(SecretVolumeSource {
+            secret_name: Some(secret.into()),
+            items,
+            default_mode: Some(0o440),
+            optional: Some(false),
+        }),
+        ..Volume::default()
+    }
 }
 
 fn non_empty(map: BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
@@ -608,13 +613,12 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_wallet_is_the_oracle_client_configuration_of_doctor_and_capture() {
+    /// The sample with a database wallet and every kind of Kafka credential volume.
+    fn with_every_secret_volume() -> OracleCapture {
         let mut capture = fixtures::sample();
         capture.spec.database.wallet_secret = Some(redoline_crds::v1alpha1::SecretRef {
             name: "orders-db-wallet".into(),
         });
-        // Every kind of Kafka credential volume too.
         capture.spec.kafka.tls = serde_json::from_value(serde_json::json!({
             "trustedCertificates": [{"secretName": "cluster-ca", "pattern": "*.crt"}],
         }))
@@ -624,6 +628,12 @@ mod tests {
             "certificateAndKey": {"secretName": "capture", "certificate": "user.crt", "key": "user.key"},
         }))
         .unwrap();
+        capture
+    }
+
+    #[test]
+    fn a_wallet_is_the_oracle_client_configuration_of_doctor_and_capture() {
+        let capture = with_every_secret_volume();
         let pod = pod(&sts(&capture));
         let containers = containers(&pod);
         assert_eq!(
@@ -698,20 +708,7 @@ mod tests {
 
     #[test]
     fn every_secret_volume_is_known_with_its_spec_field() {
-        let mut capture = fixtures::sample();
-        capture.spec.database.wallet_secret = Some(redoline_crds::v1alpha1::SecretRef {
-            name: "orders-db-wallet".into(),
-        });
-        // Every kind of Kafka credential volume too.
-        capture.spec.kafka.tls = serde_json::from_value(serde_json::json!({
-            "trustedCertificates": [{"secretName": "cluster-ca", "pattern": "*.crt"}],
-        }))
-        .unwrap();
-        capture.spec.kafka.authentication = serde_json::from_value(serde_json::json!({
-            "type": "tls",
-            "certificateAndKey": {"secretName": "capture", "certificate": "user.crt", "key": "user.key"},
-        }))
-        .unwrap();
+        let capture = with_every_secret_volume();
         let pod = pod(&sts(&capture));
         let built: Vec<(String, String, Vec<String>)> = pod
             .volumes

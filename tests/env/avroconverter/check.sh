@@ -21,8 +21,6 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../lib/maven.sh
 . "$HERE/../lib/maven.sh"
 die() { echo "check.sh: $*" >&2; exit 1; }
-# shellcheck disable=SC2046 # the source files' names have no spaces
-BUILD="$(cache_dir avroconverter "$HERE" pom.xml settings.xml $(cd "$HERE" && find src -type f | sort))"
 JAVA="${JAVA:-java}"
 
 usage() {
@@ -30,17 +28,13 @@ usage() {
   exit 2
 }
 
-built() { [ -f "$BUILD/.complete" ]; }
-
-build() { maven_package "$HERE" "$BUILD" -s "$HERE/settings.xml"; }
-
 case "${1:-}" in
   check) [ $# -eq 5 ] || usage ;;
   make) [ $# -eq 4 ] || usage ;;
   build) [ $# -eq 1 ] || usage ;;
   *) usage ;;
 esac
-build_once "$BUILD" built build
+CLASSPATH_OF_CHECK=$(maven_classpath avroconverter "$HERE" -s "$HERE/settings.xml")
 [ "$1" != build ] || exit 0
-exec "$JAVA" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-  -cp "$BUILD/project/target/classes:$BUILD/project/target/lib/*" io.redoline.avroconverter.Check "$@"
+exec "$JAVA" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CLASSPATH_OF_CHECK" \
+  io.redoline.avroconverter.Check "$@"

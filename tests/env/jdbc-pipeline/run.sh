@@ -73,7 +73,7 @@ case "${1:-}" in
     [ $# -ge 2 ] || die "usage: run.sh connect WORKER.properties CONNECTOR.properties..."
     cmd_fetch
     command -v "$JAVA" >/dev/null || die "java not found (set JAVA)"
-    # shellcheck disable=SC2206 # word splitting of option strings is intended
+    # shellcheck disable=SC2086 # word splitting of option strings is intended
     exec "$JAVA" -Djava.awt.headless=true -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
       ${CONNECT_HEAP_OPTS:--Xms128m -Xmx512m} \
       -Dlog4j2.configurationFile="$HERE/log4j2.properties" \

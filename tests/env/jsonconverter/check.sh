@@ -15,15 +15,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../lib/maven.sh
 . "$HERE/../lib/maven.sh"
 die() { echo "check.sh: $*" >&2; exit 1; }
-# shellcheck disable=SC2046 # the source files' names have no spaces
-BUILD="$(cache_dir jsonconverter "$HERE" pom.xml $(cd "$HERE" && find src -type f | sort))"
 JAVA="${JAVA:-java}"
 
-built() { [ -f "$BUILD/.complete" ]; }
-
-build() { maven_package "$HERE" "$BUILD"; }
-
-build_once "$BUILD" built build
-
-exec "$JAVA" -cp "$BUILD/project/target/classes:$BUILD/project/target/lib/*" \
-  io.redoline.jsonconverter.Check "$1"
+CLASSPATH_OF_CHECK=$(maven_classpath jsonconverter "$HERE")
+exec "$JAVA" -cp "$CLASSPATH_OF_CHECK" io.redoline.jsonconverter.Check "$1"

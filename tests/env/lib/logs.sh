@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The last lines of every log of a service, for a failure message (sourced by k8s.sh and node.sh).
 
 # log_tails DIR LINES: the last LINES lines of each DIR/logs/*.log, on stderr.

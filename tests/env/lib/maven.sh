@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that run Java from Maven Central jars: the services (kafka.sh, oidc.sh)
 # resolve the runtime dependencies of a pom of theirs once into the shared cache, the converter
 # checks (avroconverter/, jsonconverter/) build their own sources. The caller defines die() (and
@@ -15,6 +16,10 @@
 #       Builds the Maven project of SRC (its pom.xml and src/) in BUILD/project (at most 900 s):
 #       classes in target/classes, runtime dependencies in target/lib; then marks BUILD/.complete.
 #       Maven's log is BUILD/mvn.log.
+#   maven_classpath NAME SRC [MAVEN_OPTION...]
+#       Builds the Maven project of SRC once (maven_package, in lib/cache.sh's
+#       $CACHE/NAME-<digest of SRC's pom.xml, settings.xml when there is one, and src/>) and
+#       prints the class path of its classes and runtime dependencies. Needs lib/cache.sh.
 
 pom_digest_of() { "$1" | sha256sum | cut -d' ' -f1; }
 
@@ -60,3 +65,19 @@ maven_package() {
   fi
   touch "$build/.complete"
 }
+
+maven_classpath() {
+  local name=$1 src=$2 files=(pom.xml)
+  shift 2
+  [ ! -f "$src/settings.xml" ] || files+=(settings.xml)
+  mapfile -t -O "${#files[@]}" files < <(cd "$src" && find src -type f | sort)
+  MAVEN_SRC=$src
+  MAVEN_BUILD=$(cache_dir "$name" "$src" "${files[@]}")
+  MAVEN_OPTIONS=("$@")
+  build_once "$MAVEN_BUILD" maven_built maven_build
+  echo "$MAVEN_BUILD/project/target/classes:$MAVEN_BUILD/project/target/lib/*"
+}
+
+maven_built() { [ -f "$MAVEN_BUILD/.complete" ]; }
+
+maven_build() { maven_package "$MAVEN_SRC" "$MAVEN_BUILD" "${MAVEN_OPTIONS[@]}"; }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that package a directory as a container image without a registry or a
 # container engine (build-k8s.sh for the pause image, node.sh's selftest for its probe image).
 #

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Free TCP ports for the services the test environment starts (sourced by k8s.sh, node.sh and
 # stack.sh). The caller defines die().
 #

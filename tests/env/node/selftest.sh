@@ -133,6 +133,7 @@ kc wait pod/probe --for=condition=Ready --timeout=60s || {
 pod_ready=$(elapsed "$started_at") pod_created_ready=$(elapsed "$created_at")
 
 logs=$(kc logs probe)
+# shellcheck disable=SC2001 # a prefix on every line
 echo "$logs" | sed 's/^/  pod: /' >&2
 for want in "uid=65532 gid=65532" "CapEff:	0000000000000000" "rootfs read-only" "wrote /scratch/probe.txt" \
   "wrote /data/probe.txt" "connect $REDOLINE_NODE_APISERVER ok"; do

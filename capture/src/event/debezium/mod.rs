@@ -21,7 +21,8 @@
 //! (`status`, `id`, `event_count`, `data_collections`, `ts_ms`); the transaction id is the
 //! lower-case hex XID, as in `source.txId`.
 //!
-//! [`Filters`] shape values and keys: columns the column lists leave out vanish from values and
+//! [`Filters`] shape values and keys ([`Filters::published_columns`] decides, once per table
+//! structure; the plan applies it): columns the column lists leave out vanish from values and
 //! value schemas (key columns stay in keys), `message.key.columns` replaces a table's key, and
 //! the column rules of [`crate::filter::mask`] mask character values in value images (the field schema
 //! gains `"masked":"true"`) and add `__debezium.source.column.*` schema parameters.
@@ -61,10 +62,10 @@ use redoline_crds::v1alpha1::{
 use super::json;
 use super::{ChangeEvent, EncodeError, Operation, Record, TransactionInfo};
 use crate::dictionary::TableSchema;
-use crate::filter::Filters;
 use crate::filter::mask::ColumnMask;
+use crate::filter::{Filters, PublishedColumns};
 use crate::registry::{SchemaRegistry, SchemaRole};
-use crate::value::Row;
+use crate::value::{Row, Value};
 use avro::{AvroSchema, AvroState, FixedKind};
 use payload::{envelope, key};
 use schema::FieldKind;
@@ -293,6 +294,22 @@ struct TablePlan {
     value_prefix: String,
     /// The registry ids of the key (`None`: no key) and envelope schemas, with Avro.
     avro: Option<(Option<u32>, u32)>,
+}
+
+impl TablePlan {
+    /// The masked form of column `index`'s `value` in a value image, when the column has a mask
+    /// and the value is character text, NULL, or absent from a column other than a LOB (an
+    /// absent LOB keeps its placeholder): `Some(None)` is a NULL. `None`: written as it is.
+    fn masked(&self, index: usize, value: Option<&Value>) -> Option<Option<String>> {
+        let mask = self.masks[index].as_ref()?;
+        let text = match value {
+            Some(Value::Text(text)) => Some(text.as_str()),
+            Some(Value::Null) => None,
+            None if !self.table.columns()[index].data_type.is_lob_like() => None,
+            _ => return None,
+        };
+        Some(mask.apply(text))
+    }
 }
 
 /// The transaction whose data events are being numbered (`provide.transaction.metadata`).
@@ -783,44 +800,22 @@ fn build_plan(
         .iter()
         .map(|c| FieldKind::of(&c.data_type, options))
         .collect();
-    let key = match filters.key_columns(table.schema(), table.table()) {
-        Some(names) => names
-            .iter()
-            .map(|name| {
-                table
-                    .column_index(name)
-                    .ok_or_else(|| EncodeError::UnknownKeyColumn {
-                        table: table.qualified_name(),
-                        column: name.clone(),
-                    })
-            })
-            .collect::<Result<Vec<usize>, EncodeError>>()?,
-        None => table.key_indexes().to_vec(),
-    };
-    let value_columns: Vec<usize> = table
-        .columns()
+    // Which columns are published is the filter stage's decision; the plan applies it.
+    let PublishedColumns {
+        key,
+        values: value_columns,
+        masks,
+        source_types,
+    } = filters.published_columns(table)?;
+    let parameters: Vec<Vec<(&'static str, String)>> = masks
         .iter()
-        .enumerate()
-        .filter(|(_, c)| filters.admits_column(table.schema(), table.table(), &c.name))
-        .map(|(i, _)| i)
-        .collect();
-    let rules = filters.column_rules();
-    let (schema_name, table_name) = (table.schema(), table.table());
-    let masks: Vec<Option<ColumnMask>> = table
-        .columns()
-        .iter()
-        .map(|c| rules.mask(schema_name, table_name, c))
-        .collect();
-    let parameters: Vec<Vec<(&'static str, String)>> = table
-        .columns()
-        .iter()
-        .zip(&masks)
-        .map(|(column, mask)| {
+        .zip(source_types)
+        .map(|(mask, source_type)| {
             let mut parameters = Vec::new();
             if mask.as_ref().is_some_and(ColumnMask::marks_schema) {
                 parameters.push(("masked", "true".to_owned()));
             }
-            parameters.extend(rules.source_type_parameters(schema_name, table_name, column));
+            parameters.extend(source_type);
             parameters
         })
         .collect();
@@ -942,6 +937,57 @@ mod tests {
                 && !options.schemas_enabled
                 && !options.include_schema_changes
         );
+    }
+
+    #[test]
+    fn masks_apply_to_text_null_and_absent_values_but_not_to_an_absent_lob() {
+        use redoline_crds::v1alpha1::{ColumnsSpec, FiltersSpec, LengthRule};
+
+        use crate::dictionary::{Column, OracleType};
+
+        let column = |name, data_type| Column::new(name, OracleType::parse(data_type).unwrap());
+        let table = Arc::new(
+            TableSchema::new(
+                "APP",
+                "T",
+                vec![
+                    column("ID", "NUMBER(10)").key(1),
+                    column("NAME", "VARCHAR2(10)"),
+                    column("NOTE", "CLOB"),
+                    column("CODE", "VARCHAR2(10)"),
+                ],
+            )
+            .unwrap(),
+        );
+        let rule = |length, columns: &str| LengthRule {
+            length,
+            columns: vec![columns.to_owned()],
+        };
+        let columns = ColumnsSpec {
+            mask_with_chars: vec![rule(3, "APP\\.T\\.(ID|NAME|NOTE)")],
+            truncate_to_chars: vec![rule(2, "APP\\.T\\.CODE")],
+            ..ColumnsSpec::default()
+        };
+        let filters = Filters::new(&FiltersSpec::default(), &columns).unwrap();
+        let plan = build_plan(&table, &DebeziumOptions::default(), &filters, None).unwrap();
+        let text = Value::Text("secret".into());
+        let stars = Some(Some("***".to_owned()));
+        assert_eq!(plan.masked(1, Some(&text)), stars);
+        assert_eq!(plan.masked(1, Some(&Value::Null)), stars);
+        assert_eq!(plan.masked(1, None), stars);
+        assert_eq!(plan.masked(2, Some(&text)), stars);
+        assert_eq!(
+            plan.masked(2, None),
+            None,
+            "an absent LOB keeps its placeholder"
+        );
+        assert_eq!(
+            plan.masked(0, Some(&text)),
+            None,
+            "masks apply to characters only"
+        );
+        assert_eq!(plan.masked(3, Some(&text)), Some(Some("se".to_owned())));
+        assert_eq!(plan.masked(3, Some(&Value::Null)), Some(None));
     }
 
     #[test]

@@ -215,21 +215,11 @@ fn write_row(
             out.push(',');
         }
         json::key(out, &column.name);
-        match (&plan.masks[index], row.get(index)) {
-            // A masked character value (an absent LOB keeps its placeholder).
-            (Some(mask), value @ (Some(Value::Text(_) | Value::Null) | None))
-                if value.is_some() || !column.data_type.is_lob_like() =>
-            {
-                let text = match value {
-                    Some(Value::Text(text)) => Some(text.as_str()),
-                    _ => None,
-                };
-                match mask.apply(text) {
-                    Some(masked) => json::string(out, &masked),
-                    None => write_field(out, plan, options, index, None, image)?,
-                }
-            }
-            (_, value) => write_field(out, plan, options, index, value, image)?,
+        let value = row.get(index);
+        match plan.masked(index, value) {
+            Some(Some(masked)) => json::string(out, &masked),
+            Some(None) => write_field(out, plan, options, index, None, image)?,
+            None => write_field(out, plan, options, index, value, image)?,
         }
     }
     out.push('}');

@@ -4,22 +4,19 @@
 //! then evaluated on its values where they are, borrowed, so a condition over a view's rows
 //! neither looks a name up nor copies a value per row, and a row `WHERE` rejects is never copied.
 //!
-//! The semantics are [`super::operators`]', the same the tree-walking evaluator uses. What does
-//! not compile this way (a name that is no column of the `FROM` list, a subquery, an aggregate,
-//! anything the model refuses) stays [`Compiled::Interpreted`] and is evaluated per row by
-//! [`Evaluator::eval`], which raises the same errors as before for it.
-
-use std::borrow::Cow;
+//! Compiling is translation only: the evaluator ([`super::engine`]) evaluates a compiled
+//! expression with the same operators ([`super::operators`]) it applies to the parse tree. What
+//! does not compile this way (a name that is no column of the `FROM` list, a subquery, an
+//! aggregate, anything the model refuses) stays [`Compiled::Interpreted`] and is evaluated per
+//! row from the parse tree, which raises the same errors as before for it.
 
 use sqlparser::ast::{
     BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, InTarget, UnaryOperator,
 };
 
-use super::OraError;
 use super::datum::Datum;
-use super::engine::{Binds, Evaluator, Frame, Scope, function_name, identifier, literal};
 use super::functions;
-use super::operators;
+use super::scope::{Binds, Scope, function_name, identifier, literal};
 
 /// A compiled expression; `'q` is the statement's parse tree.
 #[derive(Debug)]
@@ -177,227 +174,5 @@ fn concat_operands<'q>(expr: &'q Expr, operands: &mut Vec<&'q Expr>) {
         }
         Expr::Nested(inner) => concat_operands(inner, operands),
         other => operands.push(other),
-    }
-}
-
-impl Compiled<'_> {
-    /// The value for the row of `frame` (a row frame, never a group's): a column's or a
-    /// constant's borrowed, a computed one owned. Operands are evaluated left to right, each
-    /// one, as the tree-walking evaluator does.
-    pub fn value<'a>(
-        &'a self,
-        evaluator: &mut Evaluator<'_>,
-        frame: Frame<'a>,
-    ) -> Result<Cow<'a, Datum>, OraError> {
-        Ok(match self {
-            Self::Column(index) => match frame.row.get(*index) {
-                Some(value) => Cow::Borrowed(value),
-                None => Cow::Owned(Datum::Null),
-            },
-            Self::Constant(value) => Cow::Borrowed(value),
-            Self::Unary(op, inner) => {
-                Cow::Owned(operators::unary(op, inner.value(evaluator, frame)?)?)
-            }
-            Self::Binary(op, left, right) => {
-                let a = left.value(evaluator, frame)?;
-                let b = right.value(evaluator, frame)?;
-                Cow::Owned(operators::binary(op, &a, &b)?)
-            }
-            Self::Concat(operands) => {
-                // `||` as [`operators::concat`]: NULL adds nothing, an empty result is NULL.
-                let mut text = String::new();
-                for operand in operands {
-                    operand.value(evaluator, frame)?.push_text(&mut text);
-                }
-                Cow::Owned(Datum::text(text))
-            }
-            Self::IsNull(inner, negated) => Cow::Owned(operators::boolean(
-                inner.value(evaluator, frame)?.is_null() != *negated,
-            )),
-            Self::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                let value = expr.value(evaluator, frame)?;
-                let mut found = Some(false);
-                for item in list {
-                    let candidate = item.value(evaluator, frame)?;
-                    found = operators::member(found, &value, &candidate)?;
-                }
-                Cow::Owned(operators::in_list(found, *negated))
-            }
-            Self::Between {
-                expr,
-                low,
-                high,
-                negated,
-            } => {
-                let value = expr.value(evaluator, frame)?;
-                let low = low.value(evaluator, frame)?;
-                let high = high.value(evaluator, frame)?;
-                Cow::Owned(operators::between(&value, &low, &high, *negated)?)
-            }
-            Self::Like {
-                expr,
-                pattern,
-                escape,
-                negated,
-            } => {
-                let value = expr.value(evaluator, frame)?;
-                let pattern = pattern.value(evaluator, frame)?;
-                let escape = match escape {
-                    None => None,
-                    Some(escape) => Some(escape.value(evaluator, frame)?),
-                };
-                Cow::Owned(operators::like_condition(
-                    &value,
-                    &pattern,
-                    escape.as_deref(),
-                    *negated,
-                ))
-            }
-            Self::Function { name, args } => {
-                let mut values = Vec::with_capacity(args.len());
-                for arg in args {
-                    values.push(arg.value(evaluator, frame)?.into_owned());
-                }
-                Cow::Owned(functions::scalar(name, values, evaluator.database)?)
-            }
-            Self::Interpreted(expr) => Cow::Owned(evaluator.eval(expr, frame)?),
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use sqlparser::dialect::OracleDialect;
-    use sqlparser::parser::Parser;
-
-    use super::super::{Database, Relation};
-    use super::*;
-
-    /// A database with nothing but the session's functions.
-    struct Functions;
-
-    impl Database for Functions {
-        fn relation(
-            &mut self,
-            _: Option<&str>,
-            _: &str,
-            _: Option<u64>,
-        ) -> Result<Relation, OraError> {
-            Err(OraError::new(942, "table or view does not exist"))
-        }
-        fn user(&self) -> String {
-            "REDOLINE".to_owned()
-        }
-        fn now(&self) -> jiff::Zoned {
-            jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC)
-        }
-        fn dbtimezone(&self) -> String {
-            "+00:00".to_owned()
-        }
-        fn sys_context(&self, _: &str) -> Result<Datum, OraError> {
-            Ok(Datum::Null)
-        }
-        fn scn_to_timestamp(&self, _: u64) -> Result<jiff::civil::DateTime, OraError> {
-            Err(OraError::new(
-                8181,
-                "specified number is not a valid system change number",
-            ))
-        }
-    }
-
-    /// Every expression gives, on every row, what the tree-walking evaluator gives: the same
-    /// value, or the same error.
-    #[test]
-    fn a_compiled_expression_evaluates_as_the_parse_tree_does() {
-        let expressions = [
-            "A = 1",
-            "A <> B",
-            "A >= :1 AND A <= :2",
-            "A IN (1, 2, NULL)",
-            "A NOT IN (1, 2)",
-            "B LIKE 'x%'",
-            "B NOT LIKE 'OBJ#%'",
-            "B LIKE 'a!_b' ESCAPE '!'",
-            "A BETWEEN 1 AND 3",
-            "A NOT BETWEEN 1 AND 3",
-            "A || '.' || B || C",
-            "(A || B) || ('-' || C)",
-            "NOT (A > 1)",
-            "-A",
-            "A + 1 - :1",
-            "A IS NULL",
-            "C IS NOT NULL",
-            "TO_CHAR(D, 'YYYY-MM-DD HH24:MI:SS')",
-            "NVL(C, 'none')",
-            "USER",
-            "(A = 1 OR B = 'x') AND C IS NULL",
-            "T.A = 1",
-            "NOPE = 1",
-            "Q.A = 1",
-            "A = 'x'",
-            "A = :9",
-            "COUNT(A)",
-            "NO_SUCH_FUNCTION(A)",
-        ];
-        let rows = [
-            vec![
-                Datum::number(1),
-                Datum::text("x"),
-                Datum::Null,
-                Datum::Date(jiff::civil::date(2024, 1, 2).at(3, 4, 5, 0)),
-            ],
-            vec![
-                Datum::number(2),
-                Datum::text("a_b"),
-                Datum::text("c"),
-                Datum::Null,
-            ],
-            vec![Datum::Null, Datum::text("OBJ# 7"), Datum::Null, Datum::Null],
-        ];
-        let scope = Scope::of("T", &["A", "B", "C", "D"]);
-        let binds: Binds = [
-            (":1".to_owned(), Datum::number(1)),
-            (":2".to_owned(), Datum::number(2)),
-        ]
-        .into_iter()
-        .collect();
-        let mut database = Functions;
-        let mut evaluator = Evaluator {
-            database: &mut database,
-            binds: &binds,
-            as_of_scn: None,
-        };
-        for text in expressions {
-            let expr = Parser::new(&OracleDialect {})
-                .try_with_sql(text)
-                .and_then(|mut parser| parser.parse_expr())
-                .unwrap();
-            let compiled = compile(&expr, &scope, &binds);
-            if text == "A >= :1 AND A <= :2" {
-                // Names and binds are resolved once: nothing is left to look up per row.
-                let Compiled::Binary(_, left, _) = &compiled else {
-                    panic!("{compiled:?}")
-                };
-                assert!(
-                    matches!(left.as_ref(), Compiled::Binary(_, a, b)
-                        if matches!(a.as_ref(), Compiled::Column(0))
-                            && matches!(b.as_ref(), Compiled::Constant(_))),
-                    "{compiled:?}"
-                );
-            }
-            for row in &rows {
-                let frame = scope.frame(row);
-                let found = compiled
-                    .value(&mut evaluator, frame)
-                    .map(Cow::into_owned)
-                    .map_err(|error| error.code);
-                let expected = evaluator.eval(&expr, frame).map_err(|error| error.code);
-                assert_eq!(found, expected, "{text} over {row:?}");
-            }
-        }
     }
 }

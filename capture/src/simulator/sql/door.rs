@@ -17,7 +17,8 @@ use jiff::civil;
 use sqlparser::ast::{AssignmentTarget, FromTable, Statement as Sql, TableFactor, TableObject};
 
 use super::datum::Datum;
-use super::engine::{Binds, Evaluator, object_name};
+use super::engine::Evaluator;
+use super::scope::{Binds, object_name};
 use super::statement::{self, Argument, Statement};
 use super::views::{self, ViewContext};
 use super::{Database, OraError, Relation};
@@ -198,6 +199,12 @@ impl SimulatorPool {
     }
 }
 
+// `SessionPool` and `SqlSession` have two more implementations that look much like this one:
+// the client's own on ODPI-C (`source/oracle/session.rs`) and the client's unit-test model
+// (`source/oracle/fake`). The likeness is the traits' shape and OCI's pool rules (a session
+// retagged after its setup is pooled under the tag, one handed out set up goes back as it is,
+// any other is closed). They are not merged on purpose: this model must evaluate those rules
+// itself (OCISessionRelease: retag, or drop), rather than share the client's bookkeeping it checks.
 impl SessionPool for SimulatorPool {
     type Session = SimulatorSession;
 

@@ -8,131 +8,22 @@
 //! a column outside an aggregate that is not grouped ORA-00979. Three-valued logic throughout:
 //! a comparison with NULL is unknown, and `WHERE` keeps only rows where the condition is true.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, InTarget,
-    LimitClause, ObjectName, OffsetRows, OrderByExpr, OrderByKind, OrderBySort, Query, Select,
-    SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor, Value,
+    LimitClause, OffsetRows, OrderByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem,
+    SetExpr, SetOperator, SetQuantifier, TableFactor, Value,
 };
 
 use super::compiled::{self, Compiled};
-use super::datum::{Datum, Number};
+use super::datum::Datum;
 use super::functions;
 use super::operators::{self, truth};
+use super::scope::{Binds, Frame, Scope, function_name, identifier, literal, object_name};
 use super::{Database, OraError, Relation};
-
-/// Bind values by placeholder (`:1`).
-pub type Binds = HashMap<String, Datum>;
-
-/// An identifier as the dictionary stores it: unquoted names fold to upper case.
-pub fn identifier(ident: &Ident) -> String {
-    match ident.quote_style {
-        Some(_) => ident.value.clone(),
-        None => ident.value.to_uppercase(),
-    }
-}
-
-/// `(owner, name)` of a table reference.
-pub fn object_name(name: &ObjectName) -> Result<(Option<String>, String), OraError> {
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .map(|part| {
-            part.as_ident()
-                .map(identifier)
-                .ok_or_else(|| OraError::invalid_sql("a table name"))
-        })
-        .collect::<Result<_, _>>()?;
-    match parts.as_slice() {
-        [table] => Ok((None, table.clone())),
-        [owner, table] => Ok((Some(owner.clone()), table.clone())),
-        _ => Err(OraError::new(942, "table or view does not exist")),
-    }
-}
-
-/// A function's name: `NAME`, or `PACKAGE.NAME` for a packaged function (`DBMS_ROWID.ROWID_CREATE`).
-pub fn function_name(name: &ObjectName) -> Result<String, OraError> {
-    Ok(match object_name(name)? {
-        (Some(package), name) => format!("{package}.{name}"),
-        (None, name) => name,
-    })
-}
-
-/// The relations of a `FROM` list, side by side: each column is found by its relation's
-/// qualifier (alias or name) and its own name.
-pub struct Scope {
-    sources: Vec<Source>,
-}
-
-struct Source {
-    qualifier: String,
-    columns: Vec<String>,
-    offset: usize,
-}
-
-impl Scope {
-    /// The scope of one relation, `qualifier` with `columns`.
-    #[cfg(test)]
-    pub fn of(qualifier: &str, columns: &[&str]) -> Self {
-        Self {
-            sources: vec![Source {
-                qualifier: qualifier.to_owned(),
-                columns: columns.iter().map(|c| (*c).to_owned()).collect(),
-                offset: 0,
-            }],
-        }
-    }
-
-    /// A frame for one row of this scope.
-    #[cfg(test)]
-    pub fn frame<'a>(&'a self, row: &'a [Datum]) -> Frame<'a> {
-        Frame {
-            scope: self,
-            row,
-            group: None,
-        }
-    }
-
-    /// The position in a joined row of a column, `qualifier.name` or `name`.
-    pub fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Option<usize>, OraError> {
-        let mut found = None;
-        for source in &self.sources {
-            if qualifier.is_some_and(|q| q != source.qualifier) {
-                continue;
-            }
-            if let Some(index) = source.columns.iter().position(|c| c == name) {
-                if found.is_some() {
-                    return Err(OraError::new(918, "column ambiguously defined"));
-                }
-                found = Some(source.offset + index);
-            }
-        }
-        if found.is_none()
-            && qualifier.is_some_and(|q| !self.sources.iter().any(|s| s.qualifier == q))
-        {
-            return Err(OraError::invalid_identifier(&format!(
-                "{}.{name}",
-                qualifier.unwrap_or_default()
-            )));
-        }
-        Ok(found)
-    }
-}
-
-/// A group of a grouped query: its rows, and its `GROUP BY` expressions (as text) with their
-/// values.
-type Group<'a> = (&'a [Vec<Datum>], &'a [(String, Datum)]);
-
-/// What an expression is evaluated over: one joined row, or a group of them.
-#[derive(Clone, Copy)]
-pub struct Frame<'a> {
-    scope: &'a Scope,
-    pub row: &'a [Datum],
-    /// The group's rows and its `GROUP BY` expressions with their values, in a grouped query.
-    group: Option<Group<'a>>,
-}
 
 /// A group being collected: its key and its rows.
 type GroupRows = (Vec<(String, Datum)>, Vec<Vec<Datum>>);
@@ -177,17 +68,9 @@ impl Evaluator<'_> {
             }
         };
         if let Some(offset) = offset {
-            let empty = Scope {
-                sources: Vec::new(),
-            };
-            let frame = Frame {
-                scope: &empty,
-                row: &[],
-                group: None,
-            };
             // The rows skipped are the first of the ordered result; a negative or NULL
             // offset is none (row_limiting_clause).
-            let skip = self.eval(offset, frame)?.to_u64()?.unwrap_or(0);
+            let skip = self.eval(offset, Frame::empty())?.to_u64()?.unwrap_or(0);
             let skip = usize::try_from(skip).unwrap_or(usize::MAX);
             relation.rows.drain(..skip.min(relation.rows.len()));
         }
@@ -197,17 +80,7 @@ impl Evaluator<'_> {
             }
             let limit = match &fetch.quantity {
                 None => 1,
-                Some(quantity) => {
-                    let empty = Scope {
-                        sources: Vec::new(),
-                    };
-                    let frame = Frame {
-                        scope: &empty,
-                        row: &[],
-                        group: None,
-                    };
-                    self.eval(quantity, frame)?.to_u64()?.unwrap_or(0)
-                }
+                Some(quantity) => self.eval(quantity, Frame::empty())?.to_u64()?.unwrap_or(0),
             };
             relation
                 .rows
@@ -218,17 +91,7 @@ impl Evaluator<'_> {
 
     /// An expression outside any query (an UPDATE's new value).
     pub fn scalar(&mut self, expr: &Expr) -> Result<Datum, OraError> {
-        let empty = Scope {
-            sources: Vec::new(),
-        };
-        self.eval(
-            expr,
-            Frame {
-                scope: &empty,
-                row: &[],
-                group: None,
-            },
-        )
+        self.eval(expr, Frame::empty())
     }
 
     fn set_expr(&mut self, body: &SetExpr) -> Result<Relation, OraError> {
@@ -257,9 +120,7 @@ impl Evaluator<'_> {
     }
 
     fn from(&mut self, select: &Select) -> Result<(Scope, Vec<Vec<Datum>>), OraError> {
-        let mut scope = Scope {
-            sources: Vec::new(),
-        };
+        let mut scope = Scope::default();
         let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
         for table in &select.from {
             if !table.joins.is_empty() {
@@ -293,18 +154,10 @@ impl Evaluator<'_> {
                 }
                 _ => return Err(OraError::invalid_sql("this kind of FROM item")),
             };
-            let offset = scope
-                .sources
-                .last()
-                .map_or(0, |s| s.offset + s.columns.len());
-            scope.sources.push(Source {
-                qualifier,
-                columns: relation.columns,
-                offset,
-            });
+            scope.push(qualifier, relation.columns);
             // The first relation's rows are the rows so far, as they are; each further one
             // multiplies them.
-            if scope.sources.len() == 1 {
+            if scope.relations() == 1 {
                 rows = relation.rows;
                 continue;
             }
@@ -350,14 +203,7 @@ impl Evaluator<'_> {
         for row in rows {
             let keep = match &condition {
                 None => true,
-                Some(condition) => {
-                    let frame = Frame {
-                        scope: &scope,
-                        row: &row,
-                        group: None,
-                    };
-                    truth(condition.value(self, frame)?.as_ref())
-                }
+                Some(condition) => truth(self.value(condition, scope.row(&row))?.as_ref()),
             };
             if keep {
                 kept.push(row);
@@ -378,11 +224,7 @@ impl Evaluator<'_> {
             let mut groups: Vec<GroupRows> = Vec::new();
             let mut index: HashMap<String, usize> = HashMap::new();
             for row in kept {
-                let frame = Frame {
-                    scope: &scope,
-                    row: &row,
-                    group: None,
-                };
+                let frame = scope.row(&row);
                 let mut key = Vec::with_capacity(group_by.len());
                 for expr in &group_by {
                     key.push((expr.to_string(), self.eval(expr, frame)?));
@@ -402,12 +244,7 @@ impl Evaluator<'_> {
             }
             for (key, members) in &groups {
                 let first = members.first().map(Vec::as_slice).unwrap_or(&[]);
-                let frame = Frame {
-                    scope: &scope,
-                    row: first,
-                    group: Some((members, key)),
-                };
-                output.push(self.project(&projection, order, frame)?);
+                output.push(self.project(&projection, order, scope.group(first, members, key))?);
             }
         } else {
             // Each kept row is projected with the select list compiled once, then dropped.
@@ -417,14 +254,10 @@ impl Evaluator<'_> {
                 .collect();
             output.reserve(kept.len());
             for row in kept {
-                let frame = Frame {
-                    scope: &scope,
-                    row: &row,
-                    group: None,
-                };
+                let frame = scope.row(&row);
                 let mut values = Vec::with_capacity(compiled.len());
                 for expr in &compiled {
-                    values.push(expr.value(self, frame)?.into_owned());
+                    values.push(self.value(expr, frame)?.into_owned());
                 }
                 let keys = self.order_keys(&projection, order, &values, frame)?;
                 output.push((values, keys));
@@ -452,27 +285,15 @@ impl Evaluator<'_> {
         order: &[OrderByExpr],
         aggregated: bool,
     ) -> Result<(), OraError> {
-        let width = scope
-            .sources
-            .last()
-            .map_or(0, |s| s.offset + s.columns.len());
-        let nulls = vec![Datum::Null; width];
-        let row_frame = Frame {
-            scope,
-            row: &nulls,
-            group: None,
-        };
+        let nulls = vec![Datum::Null; scope.width()];
+        let row_frame = scope.row(&nulls);
         let keys: Vec<(String, Datum)> = group_by
             .iter()
             .map(|expr| (expr.to_string(), Datum::Null))
             .collect();
         let members = [nulls.clone()];
         let output_frame = if aggregated {
-            Frame {
-                scope,
-                row: &nulls,
-                group: Some((&members, &keys)),
-            }
+            scope.group(&nulls, &members, &keys)
         } else {
             row_frame
         };
@@ -540,7 +361,7 @@ impl Evaluator<'_> {
     /// Evaluates `expr` from the parse tree, looking its names up: for a group, for an
     /// expression evaluated once, and for what [`compiled`] leaves to it.
     pub(super) fn eval(&mut self, expr: &Expr, frame: Frame<'_>) -> Result<Datum, OraError> {
-        if let Some((_, keys)) = frame.group {
+        if let Some((_, keys)) = frame.group() {
             let text = expr.to_string();
             if let Some((_, value)) = keys.iter().find(|(key, _)| *key == text) {
                 return Ok(value.clone());
@@ -554,9 +375,7 @@ impl Evaluator<'_> {
             },
             Expr::Value(value) => literal(&value.value, self.binds),
             Expr::Nested(inner) => self.eval(inner, frame),
-            Expr::UnaryOp { op, expr } => {
-                operators::unary(op, std::borrow::Cow::Owned(self.eval(expr, frame)?))
-            }
+            Expr::UnaryOp { op, expr } => operators::unary(op, Cow::Owned(self.eval(expr, frame)?)),
             Expr::BinaryOp { left, op, right } => {
                 let a = self.eval(left, frame)?;
                 let b = self.eval(right, frame)?;
@@ -647,6 +466,93 @@ impl Evaluator<'_> {
         }
     }
 
+    /// The value of a compiled expression for the row of `frame` (a row frame, never a
+    /// group's): a column's or a constant's borrowed, a computed one owned. Operands are
+    /// evaluated left to right, each one, as [`Self::eval`] does over the parse tree.
+    pub(super) fn value<'a>(
+        &mut self,
+        compiled: &'a Compiled<'_>,
+        frame: Frame<'a>,
+    ) -> Result<Cow<'a, Datum>, OraError> {
+        Ok(match compiled {
+            Compiled::Column(index) => match frame.row.get(*index) {
+                Some(value) => Cow::Borrowed(value),
+                None => Cow::Owned(Datum::Null),
+            },
+            Compiled::Constant(value) => Cow::Borrowed(value),
+            Compiled::Unary(op, inner) => {
+                Cow::Owned(operators::unary(op, self.value(inner, frame)?)?)
+            }
+            Compiled::Binary(op, left, right) => {
+                let a = self.value(left, frame)?;
+                let b = self.value(right, frame)?;
+                Cow::Owned(operators::binary(op, &a, &b)?)
+            }
+            Compiled::Concat(operands) => {
+                // `||` as [`operators::concat`]: NULL adds nothing, an empty result is NULL.
+                let mut text = String::new();
+                for operand in operands {
+                    self.value(operand, frame)?.push_text(&mut text);
+                }
+                Cow::Owned(Datum::text(text))
+            }
+            Compiled::IsNull(inner, negated) => Cow::Owned(operators::boolean(
+                self.value(inner, frame)?.is_null() != *negated,
+            )),
+            Compiled::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let value = self.value(expr, frame)?;
+                let mut found = Some(false);
+                for item in list {
+                    let candidate = self.value(item, frame)?;
+                    found = operators::member(found, &value, &candidate)?;
+                }
+                Cow::Owned(operators::in_list(found, *negated))
+            }
+            Compiled::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let value = self.value(expr, frame)?;
+                let low = self.value(low, frame)?;
+                let high = self.value(high, frame)?;
+                Cow::Owned(operators::between(&value, &low, &high, *negated)?)
+            }
+            Compiled::Like {
+                expr,
+                pattern,
+                escape,
+                negated,
+            } => {
+                let value = self.value(expr, frame)?;
+                let pattern = self.value(pattern, frame)?;
+                let escape = match escape {
+                    None => None,
+                    Some(escape) => Some(self.value(escape, frame)?),
+                };
+                Cow::Owned(operators::like_condition(
+                    &value,
+                    &pattern,
+                    escape.as_deref(),
+                    *negated,
+                ))
+            }
+            Compiled::Function { name, args } => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.value(arg, frame)?.into_owned());
+                }
+                Cow::Owned(functions::scalar(name, values, self.database)?)
+            }
+            Compiled::Interpreted(expr) => Cow::Owned(self.eval(expr, frame)?),
+        })
+    }
+
     fn column(
         &mut self,
         qualifier: Option<&str>,
@@ -654,9 +560,9 @@ impl Evaluator<'_> {
         frame: Frame<'_>,
     ) -> Result<Datum, OraError> {
         let name = identifier(ident);
-        match frame.scope.column(qualifier, &name)? {
+        match frame.scope().column(qualifier, &name)? {
             Some(index) => {
-                if frame.group.is_some() {
+                if frame.group().is_some() {
                     // A column outside an aggregate that is not a GROUP BY expression.
                     return Err(OraError::new(979, "not a GROUP BY expression"));
                 }
@@ -690,16 +596,12 @@ impl Evaluator<'_> {
             }
         };
         if functions::is_aggregate(&name) {
-            let Some((members, _)) = frame.group else {
+            let Some((members, _)) = frame.group() else {
                 return Err(OraError::new(937, "not a single-group group function"));
             };
             let mut values = Vec::with_capacity(members.len());
             for row in members {
-                let member = Frame {
-                    scope: frame.scope,
-                    row,
-                    group: None,
-                };
+                let member = frame.member(row);
                 values.push(match args.as_slice() {
                     [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] => Datum::number(1),
                     [FunctionArg::Unnamed(FunctionArgExpr::Expr(expr))] => {
@@ -742,14 +644,12 @@ fn projection(select: &Select, scope: &Scope) -> Result<Vec<(Expr, String)>, Ora
                 items.push((expr.clone(), identifier(alias)));
             }
             SelectItem::Wildcard(_) => {
-                for source in &scope.sources {
-                    for column in &source.columns {
-                        let expr = Expr::CompoundIdentifier(vec![
-                            Ident::with_quote('"', source.qualifier.clone()),
-                            Ident::with_quote('"', column.clone()),
-                        ]);
-                        items.push((expr, column.clone()));
-                    }
+                for (qualifier, column) in scope.columns() {
+                    let expr = Expr::CompoundIdentifier(vec![
+                        Ident::with_quote('"', qualifier),
+                        Ident::with_quote('"', column),
+                    ]);
+                    items.push((expr, column.to_owned()));
                 }
             }
             SelectItem::QualifiedWildcard(..) | SelectItem::ExprWithAliases { .. } => {
@@ -863,18 +763,5 @@ fn has_aggregate(expr: &Expr) -> bool {
     }
 }
 
-/// A literal's or a bind's value.
-pub fn literal(value: &Value, binds: &Binds) -> Result<Datum, OraError> {
-    match value {
-        Value::Null => Ok(Datum::Null),
-        Value::Number(text, _) => Number::parse(text)
-            .map(Datum::Number)
-            .ok_or_else(|| OraError::new(1722, "invalid number")),
-        Value::SingleQuotedString(text) => Ok(Datum::text(text.clone())),
-        Value::Placeholder(name) => binds
-            .get(name)
-            .cloned()
-            .ok_or_else(|| OraError::new(1008, "not all variables bound")),
-        other => Err(OraError::invalid_sql(&format!("the literal {other}"))),
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -3,9 +3,11 @@
 //! chunk by chunk, equal a whole read.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use super::SimulatorPool;
 use super::tests::client;
+use crate::dictionary::TableSchema;
 use crate::simulator::Simulator;
 use crate::source::oracle::{Bind, Fetch, SessionPool, SqlSession};
 use crate::source::{DatabaseCatalog, FlashbackReader, FlashbackRow, RowRange, chunks};
@@ -44,6 +46,21 @@ fn scenario(table: &str, count: u64, id: impl Fn(u64) -> String) -> (Vec<String>
     }
     lines.push(r#"{"tx":"u","commit":true}"#.to_owned());
     (lines, scn)
+}
+
+/// The model of `lines` read directly, not through the SQL door: the model, the structure of
+/// `APP.T`, and its rows as of `scn` (the current SCN when `None`).
+fn read_directly(
+    lines: &[String],
+    scn: Option<u64>,
+) -> (Simulator, Arc<TableSchema>, Vec<FlashbackRow>) {
+    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
+    let schema = direct.schema("APP", "T").unwrap();
+    let scn = scn.unwrap_or_else(|| direct.current_scn().unwrap());
+    let rows = direct
+        .flashback_batch(&schema, scn, None, None, usize::MAX)
+        .unwrap();
+    (direct, schema, rows)
 }
 
 /// Rows of a statement through the SQL door, as text.
@@ -149,13 +166,8 @@ fn subpartitions_are_segments_and_their_partitions_are_not() {
             .parse()
             .unwrap()
     };
-    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
-    let schema = direct.schema("APP", "T").unwrap();
-    let scn = direct.current_scn().unwrap();
-    for row in direct
-        .flashback_batch(&schema, scn, None, None, usize::MAX)
-        .unwrap()
-    {
+    let (_, _, rows) = read_directly(&lines, None);
+    for row in rows {
         let (object, ..) = chunks::row_id_parts(&row.position).unwrap();
         let number = |index| -> i64 { row.values.get(index).unwrap().to_string().parse().unwrap() };
         let subpartition = match (number(0), number(2)) {
@@ -211,13 +223,8 @@ fn partitions_are_segments_with_their_own_data_object_ids() {
             vec![text("PMAX"), text("TABLE PARTITION"), text("2")],
         ]
     );
-    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
-    let schema = direct.schema("APP", "T").unwrap();
-    let scn = direct.current_scn().unwrap();
-    for row in direct
-        .flashback_batch(&schema, scn, None, None, usize::MAX)
-        .unwrap()
-    {
+    let (_, _, rows) = read_directly(&lines, None);
+    for row in rows {
         let (object, ..) = chunks::row_id_parts(&row.position).unwrap();
         let id: i64 = row.values.get(0).unwrap().to_string().parse().unwrap();
         let partition = match id {
@@ -256,11 +263,7 @@ fn a_subpartitioned_table_read_in_rowid_chunks_through_the_client_equals_a_whole
 /// own reader, `segments` of its segments holding rows.
 fn chunked_equals_whole(table: &str, id: &dyn Fn(u64) -> String, segments: usize) {
     let (lines, scn) = scenario(table, 2_400, id);
-    let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
-    let schema = direct.schema("APP", "T").unwrap();
-    let whole = direct
-        .flashback_batch(&schema, scn, None, None, usize::MAX)
-        .unwrap();
+    let (mut direct, schema, whole) = read_directly(&lines, Some(scn));
     assert_eq!(whole.len(), 2_400 - (0..2_400).step_by(7).count());
     let mut client = client(Simulator::from_reader(lines.join("\n").as_bytes()).unwrap());
     for rows_per_chunk in [1, 150, 700, 100_000] {
@@ -379,14 +382,8 @@ fn an_iot_read_in_key_chunks_through_the_client_equals_a_whole_read() {
     let cases: [Case<'_>; 2] = [(IOT, &iot_id, 2), (&single, &single_id, 1)];
     for (table, id, key_columns) in cases {
         let (lines, scn) = scenario(table, 600, id);
-        let mut direct = Simulator::from_reader(lines.join("\n").as_bytes()).unwrap();
-        let schema = direct.schema("APP", "T").unwrap();
-        let mut whole: Vec<_> = direct
-            .flashback_batch(&schema, scn, None, None, usize::MAX)
-            .unwrap()
-            .into_iter()
-            .map(|row| row.values)
-            .collect();
+        let (_, schema, whole) = read_directly(&lines, Some(scn));
+        let mut whole: Vec<_> = whole.into_iter().map(|row| row.values).collect();
         assert_eq!(whole.len(), 600 - (0..600).step_by(7).count());
         let key = |row: &crate::value::Row| {
             let a: i64 = row.get(0).unwrap().to_string().parse().unwrap();

@@ -29,6 +29,7 @@ mod door;
 mod engine;
 mod functions;
 mod operators;
+mod scope;
 mod statement;
 mod views;
 

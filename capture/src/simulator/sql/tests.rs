@@ -97,6 +97,20 @@ fn same_kind(a: &SourceError, b: &SourceError) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b)
 }
 
+/// Each call answers the same through the real client as through the model directly, both
+/// without error; a difference names the context and the call.
+macro_rules! agree {
+    ($client:ident, $direct:ident, $context:expr; $($call:ident($($arg:expr),*)),+) => {
+        $(assert_eq!(
+            $client.$call($($arg),*).unwrap(),
+            $direct.$call($($arg),*).unwrap(),
+            "{}: {}",
+            $context,
+            stringify!($call)
+        );)+
+    };
+}
+
 #[test]
 fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulator() {
     let mut compared = 0;
@@ -110,31 +124,8 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
         };
         let through_sql = Simulator::from_scenario_file(&path).expect(&name);
         let mut client = client(through_sql);
-        assert_eq!(
-            client.database().unwrap(),
-            direct.database().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.threads().unwrap(),
-            direct.threads().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.open_transactions().unwrap(),
-            direct.open_transactions().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.sessions().unwrap(),
-            direct.sessions().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.privileges().unwrap(),
-            direct.privileges().unwrap(),
-            "{name}"
-        );
+        agree!(client, direct, name;
+            database(), threads(), open_transactions(), sessions(), privileges());
         let tables = direct.list_tables().unwrap();
         assert_eq!(client.list_tables().unwrap(), tables, "{name}");
         for (owner, table) in &tables {
@@ -143,11 +134,7 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
                 comparable(direct.table(owner, table).unwrap()),
                 "{name}: {owner}.{table}"
             );
-            assert_eq!(
-                client.row_estimate(owner, table).unwrap(),
-                direct.row_estimate(owner, table).unwrap(),
-                "{name}"
-            );
+            agree!(client, direct, name; row_estimate(owner, table));
         }
         // Snapshot reads as of the current SCN, whole and in pages of two rows.
         let scn = direct.current_scn().unwrap();
@@ -200,22 +187,9 @@ fn every_scenario_reads_the_same_through_the_real_client_as_through_the_simulato
         let current = direct.current_scn().unwrap();
         assert_eq!(client.current_scn().unwrap(), current, "{name}");
         for scn in [crate::simulator::database::FIRST_SCN, current] {
-            assert_eq!(
-                client.scn_to_timestamp(scn).unwrap(),
-                direct.scn_to_timestamp(scn).unwrap(),
-                "{name}: SCN {scn}"
-            );
+            agree!(client, direct, format!("{name}: SCN {scn}"); scn_to_timestamp(scn));
         }
-        assert_eq!(
-            client.database_utc_offset().unwrap(),
-            direct.database_utc_offset().unwrap(),
-            "{name}"
-        );
-        assert_eq!(
-            client.storage_settings().unwrap(),
-            direct.storage_settings().unwrap(),
-            "{name}"
-        );
+        agree!(client, direct, name; database_utc_offset(), storage_settings());
         // One window over the whole redo, as the capture's first window would be.
         // The listing has no ORDER BY: the planner orders the logs.
         let sorted = |mut logs: Vec<crate::source::RedoLog>| {
@@ -409,6 +383,18 @@ fn statements_are_evaluated_not_matched() {
     assert_eq!(code("SELECT NO_SUCH_FUNCTION(1) FROM DUAL", &[]), Some(904));
 }
 
+/// How many rows `statement` returns on `session`; a failure panics naming the statement.
+fn row_count(session: &mut SimulatorSession, statement: &str, binds: &[Bind<'_>]) -> usize {
+    let mut count = 0;
+    session
+        .query(statement, binds, Fetch::default(), &mut |_| {
+            count += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap_or_else(|failure| panic!("{statement}: {failure:?}"));
+    count
+}
+
 /// Every statement constant of `sql.rs` that reads (the LogMiner calls and the flush table's
 /// statements run in the capture tests) parses and evaluates in the model, with its binds.
 #[test]
@@ -448,14 +434,11 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         (sql::DEFAULT_TABLESPACE, &[], 1),
     ];
     for (statement, binds, expected_rows) in reads {
-        let mut count = 0;
-        session
-            .query(statement, binds, Fetch::default(), &mut |_| {
-                count += 1;
-                ControlFlow::Continue(())
-            })
-            .unwrap_or_else(|failure| panic!("{statement}: {failure:?}"));
-        assert_eq!(count, *expected_rows, "{statement}");
+        assert_eq!(
+            row_count(&mut session, statement, binds),
+            *expected_rows,
+            "{statement}"
+        );
     }
     // The dictionary reads run in the PDB, which holds the table.
     session
@@ -477,14 +460,11 @@ fn every_read_of_the_client_is_evaluated_by_the_model() {
         } else {
             &owner_table
         };
-        let mut count = 0;
-        session
-            .query(statement, binds, Fetch::default(), &mut |_| {
-                count += 1;
-                ControlFlow::Continue(())
-            })
-            .unwrap_or_else(|failure| panic!("{statement}: {failure:?}"));
-        assert_eq!(count, expected_rows, "{statement}");
+        assert_eq!(
+            row_count(&mut session, statement, binds),
+            expected_rows,
+            "{statement}"
+        );
     }
 }
 
@@ -868,7 +848,6 @@ fn a_quiet_instance_does_not_hold_back_the_other_instances_commits() {
 /// sessions than `maxConnections`, never a skipped change.
 #[test]
 fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window() {
-    use crate::source::window::{Bound, Plan, WindowPlanner};
     for (max_connections, connect_string) in [(3, "simulator:1521/SIMULATOR"), (4, "ORCL_HIGH")] {
         let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
         let pool = SimulatorPool::new(simulator);
@@ -876,26 +855,45 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
         options.max_connections = max_connections;
         options.connect_string = connect_string.to_owned();
         let mut client = OracleClient::over(pool.clone(), options).unwrap();
-        let current = client.current_scn().unwrap();
-        client.flush_redo().unwrap();
-        let threads = client.threads().unwrap();
-        let (plan, _) = WindowPlanner::new(500_000).plan(
-            crate::simulator::database::FIRST_SCN,
-            current,
-            &threads,
-            jiff::Timestamp::UNIX_EPOCH,
-        );
-        assert!(
-            matches!(
-                plan,
-                Plan::Mine {
-                    bound: Bound::WrittenRedo { thread: 2 },
-                    ..
-                }
-            ),
-            "{connect_string}: {plan:?}"
-        );
+        let (plan, _, _) = plan_after_flush(&mut client);
+        assert_bounded_by_thread_2(&plan, connect_string);
     }
+}
+
+/// The first window's plan as the engine makes it: the current SCN, the flush, then the
+/// threads' written redo; with the threads and the SCN read.
+fn plan_after_flush(
+    client: &mut OracleClient<SimulatorPool>,
+) -> (
+    crate::source::window::Plan,
+    Vec<crate::source::RedoThread>,
+    u64,
+) {
+    let current = client.current_scn().unwrap();
+    client.flush_redo().unwrap();
+    let threads = client.threads().unwrap();
+    let (plan, _) = crate::source::window::WindowPlanner::new(500_000).plan(
+        crate::simulator::database::FIRST_SCN,
+        current,
+        &threads,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    (plan, threads, current)
+}
+
+/// The plan mines up to what the quiet second instance (thread 2) has written.
+fn assert_bounded_by_thread_2(plan: &crate::source::window::Plan, context: &str) {
+    use crate::source::window::{Bound, Plan};
+    assert!(
+        matches!(
+            plan,
+            Plan::Mine {
+                bound: Bound::WrittenRedo { thread: 2 },
+                ..
+            }
+        ),
+        "{context}: {plan:?}"
+    );
 }
 
 /// An instance the flush cannot reach (here the listener does not know the name `GV$INSTANCE`
@@ -904,7 +902,6 @@ fn without_room_for_a_session_per_instance_the_quiet_instance_bounds_the_window(
 /// as a transient error the caller retries.
 #[test]
 fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
-    use crate::source::window::{Bound, Plan, WindowPlanner};
     let renamed = |unknown: &'static [&'static str]| {
         move |relation: &mut Relation| {
             let name = relation
@@ -923,26 +920,9 @@ fn an_instance_the_flush_cannot_reach_delays_capture_without_stopping_it() {
     let pool = SimulatorPool::new(simulator);
     pool.alter_view("GV$INSTANCE", renamed(&["", "gone2"]));
     let mut client = OracleClient::over(pool.clone(), options(None)).unwrap();
-    let current = client.current_scn().unwrap();
-    client.flush_redo().unwrap();
-    let threads = client.threads().unwrap();
+    let (plan, threads, current) = plan_after_flush(&mut client);
     assert!(threads[0].last_redo_scn > current, "instance 1 was flushed");
-    let (plan, _) = WindowPlanner::new(500_000).plan(
-        crate::simulator::database::FIRST_SCN,
-        current,
-        &threads,
-        jiff::Timestamp::UNIX_EPOCH,
-    );
-    assert!(
-        matches!(
-            plan,
-            Plan::Mine {
-                bound: Bound::WrittenRedo { thread: 2 },
-                ..
-            }
-        ),
-        "{plan:?}"
-    );
+    assert_bounded_by_thread_2(&plan, "gone2 unreachable");
 
     let simulator = Simulator::from_reader(QUIET_SECOND_INSTANCE.as_bytes()).unwrap();
     let pool = SimulatorPool::new(simulator);

@@ -284,4 +284,4 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

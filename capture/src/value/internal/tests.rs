@@ -250,110 +250,46 @@ fn date_times_decode_as_documented() {
 #[test]
 fn malformed_date_times_are_typed_errors() {
     let hex = |bytes: &[u8]| crate::value::binary::encode_hex(bytes);
+    let length = |expected, actual| InternalReason::Length { expected, actual };
+    let field = |field, byte| InternalReason::Field { field, byte };
+    let field_value = |field, value| InternalReason::FieldValue { field, value };
     for (t, bytes, expected) in [
-        (
-            "DATE",
-            vec![120, 124, 1, 2, 4, 5],
-            InternalReason::Length {
-                expected: "7",
-                actual: 6,
-            },
-        ),
-        (
-            "DATE",
-            vec![120, 124, 13, 2, 4, 5, 6],
-            InternalReason::Field {
-                field: "month",
-                byte: 13,
-            },
-        ),
-        (
-            "DATE",
-            vec![120, 124, 1, 0, 4, 5, 6],
-            InternalReason::Field {
-                field: "day",
-                byte: 0,
-            },
-        ),
-        (
-            "DATE",
-            vec![120, 124, 1, 2, 25, 5, 6],
-            InternalReason::Field {
-                field: "hour",
-                byte: 25,
-            },
-        ),
-        (
-            "DATE",
-            vec![120, 124, 1, 2, 4, 0, 6],
-            InternalReason::Field {
-                field: "minute",
-                byte: 0,
-            },
-        ),
-        (
-            "DATE",
-            vec![120, 124, 1, 2, 4, 5, 61],
-            InternalReason::Field {
-                field: "second",
-                byte: 61,
-            },
-        ),
-        (
-            "DATE",
-            vec![120, 99, 1, 2, 4, 5, 6],
-            InternalReason::Field {
-                field: "year",
-                byte: 99,
-            },
-        ),
+        ("DATE", vec![120, 124, 1, 2, 4, 5], length("7", 6)),
+        ("DATE", vec![120, 124, 13, 2, 4, 5, 6], field("month", 13)),
+        ("DATE", vec![120, 124, 1, 0, 4, 5, 6], field("day", 0)),
+        ("DATE", vec![120, 124, 1, 2, 25, 5, 6], field("hour", 25)),
+        ("DATE", vec![120, 124, 1, 2, 4, 0, 6], field("minute", 0)),
+        ("DATE", vec![120, 124, 1, 2, 4, 5, 61], field("second", 61)),
+        ("DATE", vec![120, 99, 1, 2, 4, 5, 6], field("year", 99)),
         (
             "DATE",
             vec![100, 100, 1, 1, 1, 1, 1],
-            InternalReason::FieldValue {
-                field: "year",
-                value: 0,
-            },
+            field_value("year", 0),
         ),
         (
             "DATE",
             vec![52, 88, 1, 1, 1, 1, 1],
-            InternalReason::FieldValue {
-                field: "year",
-                value: -4812,
-            },
+            field_value("year", -4812),
         ),
         (
             "TIMESTAMP",
             vec![120, 124, 1, 2, 4, 5, 6, 0x3b, 0x9a, 0xca, 0x00],
-            InternalReason::FieldValue {
-                field: "nanoseconds",
-                value: 1_000_000_000,
-            },
+            field_value("nanoseconds", 1_000_000_000),
         ),
         (
             "TIMESTAMP",
             vec![120, 124, 1, 2, 4, 5, 6, 0],
-            InternalReason::Length {
-                expected: "7 or 11",
-                actual: 8,
-            },
+            length("7 or 11", 8),
         ),
         (
             "TIMESTAMP WITH TIME ZONE",
             vec![120, 124, 1, 2, 4, 5, 6, 0, 0, 0, 0, 20],
-            InternalReason::Length {
-                expected: "13",
-                actual: 12,
-            },
+            length("13", 12),
         ),
         (
             "TIMESTAMP WITH TIME ZONE",
             vec![120, 124, 1, 2, 4, 5, 6, 0, 0, 0, 0, 35, 60],
-            InternalReason::Field {
-                field: "time zone hour",
-                byte: 35,
-            },
+            field("time zone hour", 35),
         ),
         (
             "TIMESTAMP WITH TIME ZONE",
@@ -363,10 +299,7 @@ fn malformed_date_times_are_typed_errors() {
         (
             "TIMESTAMP WITH TIME ZONE",
             vec![120, 124, 1, 2, 4, 5, 6, 0, 0, 0, 0, 34, 61],
-            InternalReason::FieldValue {
-                field: "time zone offset in minutes",
-                value: 841,
-            },
+            field_value("time zone offset in minutes", 841),
         ),
     ] {
         assert_eq!(reason(t, &hex(&bytes)), expected, "{t} {bytes:?}");
@@ -557,24 +490,19 @@ fn text_decodes_in_each_character_set() {
         decode_internal(&nvarchar, &[0x00, 0x41, 0xd8, 0x3d, 0xde, 0x00], &utc()).unwrap(),
         Value::Text("A😀".into())
     );
-    assert_eq!(
-        decode_internal(&nvarchar, &[0x00, 0x41, 0xd8, 0x3d], &utc())
-            .unwrap_err()
-            .reason,
-        InternalReason::Text {
-            charset: "AL16UTF16",
-            at: 2
-        }
-    );
-    assert_eq!(
-        decode_internal(&nvarchar, &[0x00, 0x41, 0x00], &utc())
-            .unwrap_err()
-            .reason,
-        InternalReason::Text {
-            charset: "AL16UTF16",
-            at: 2
-        }
-    );
+    // A lone high surrogate, then an odd byte count: both fail at the second unit.
+    for bytes in [&[0x00, 0x41, 0xd8, 0x3d][..], &[0x00, 0x41, 0x00]] {
+        assert_eq!(
+            decode_internal(&nvarchar, bytes, &utc())
+                .unwrap_err()
+                .reason,
+            InternalReason::Text {
+                charset: "AL16UTF16",
+                at: 2
+            },
+            "{bytes:?}"
+        );
+    }
     // CHAR keeps its padding; lengths count characters, as `typed` does.
     assert_eq!(
         decode("CHAR(3)", "612020").unwrap(),

@@ -173,26 +173,16 @@ fn write_row(
     binary::branch(out, 1);
     for &index in &plan.value_columns {
         let column = &plan.table.columns()[index];
-        match (&plan.masks[index], row.get(index)) {
-            // A masked character value (an absent LOB keeps its placeholder).
-            (Some(mask), value @ (Some(Value::Text(_) | Value::Null) | None))
-                if value.is_some() || !column.data_type.is_lob_like() =>
-            {
-                let text = match value {
-                    Some(Value::Text(text)) => Some(text.as_str()),
-                    _ => None,
-                };
-                match mask.apply(text) {
-                    Some(masked) => {
-                        if column.nullable {
-                            binary::branch(out, 1);
-                        }
-                        binary::string(out, &masked);
-                    }
-                    None => write_field(out, plan, options, index, None, image, scratch)?,
+        let value = row.get(index);
+        match plan.masked(index, value) {
+            Some(Some(masked)) => {
+                if column.nullable {
+                    binary::branch(out, 1);
                 }
+                binary::string(out, &masked);
             }
-            (_, value) => write_field(out, plan, options, index, value, image, scratch)?,
+            Some(None) => write_field(out, plan, options, index, None, image, scratch)?,
+            None => write_field(out, plan, options, index, value, image, scratch)?,
         }
     }
     Ok(())
