@@ -33,12 +33,7 @@ const READY_TIMEOUT_SECS: u64 = 180;
 /// One `kafka-acls.sh` run: a JVM start, and Maven on the first use of a cold cache.
 const ACLS_TIMEOUT: Duration = Duration::from_secs(900);
 
-/// A user name and its password.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Credentials {
-    pub username: String,
-    pub password: String,
-}
+pub use crate::Credentials;
 
 /// The GSSAPI listener and the client principal's keytab.
 #[derive(Debug, Clone, Deserialize)]

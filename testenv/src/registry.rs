@@ -41,12 +41,7 @@ const READY_TIMEOUT_SECS: u64 = 180;
 /// One HTTP call to the registry (curl's own limit).
 const CALL_TIMEOUT_SECS: &str = "30";
 
-/// A user name and its password.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Credentials {
-    pub username: String,
-    pub password: String,
-}
+pub use crate::Credentials;
 
 /// Where a bearer token for the registry comes from (OAuth 2.0 client credentials).
 #[derive(Debug, Clone, Deserialize)]

@@ -82,6 +82,13 @@ impl FlakySource {
         }
     }
 
+    /// Uses up one fault if any is left.
+    fn take_fault(&self) -> bool {
+        self.faults
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
     /// Gives the first `rows_before_fault` rows of the window, then uses up a fault: what is
     /// fetched before a connection drops or a log is overwritten.
     fn stream_up_to_the_fault(
@@ -98,6 +105,13 @@ impl FlakySource {
         })?;
         self.faults.fetch_sub(1, Ordering::SeqCst);
         Ok(())
+    }
+}
+
+/// What a dropped connection gives the source (the fault every test here injects).
+fn connection_lost() -> SourceError {
+    SourceError::Unavailable {
+        message: "ORA-03113: end-of-file on communication channel".into(),
     }
 }
 
@@ -205,9 +219,7 @@ impl RedoMiner for FlakySource {
                 other => panic!("the simulator should refuse the overwritten log: {other:?}"),
             };
         }
-        Err(SourceError::Unavailable {
-            message: "ORA-03113: end-of-file on communication channel".into(),
-        })
+        Err(connection_lost())
     }
     fn end_mining(&mut self) -> Result<(), SourceError> {
         self.inner.end_mining()
@@ -224,15 +236,8 @@ impl FlashbackReader for FlakySource {
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         // Mid-table (after a first batch), so a restart has a snapshot to continue.
-        if after.is_some()
-            && self
-                .faults
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-        {
-            return Err(SourceError::Unavailable {
-                message: "ORA-03113: end-of-file on communication channel".into(),
-            });
+        if after.is_some() && self.take_fault() {
+            return Err(connection_lost());
         }
         self.inner
             .flashback_batch(table, scn, after, condition, max_rows)
@@ -254,15 +259,8 @@ impl FlashbackReader for FlakySource {
         condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         self.chunks_read += 1;
-        if self.chunks_read > 1
-            && self
-                .faults
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-        {
-            return Err(SourceError::Unavailable {
-                message: "ORA-03113: end-of-file on communication channel".into(),
-            });
+        if self.chunks_read > 1 && self.take_fault() {
+            return Err(connection_lost());
         }
         self.inner.flashback_range(table, scn, range, condition)
     }
