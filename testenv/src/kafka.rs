@@ -18,12 +18,12 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 
-use crate::process::{ScriptService, file_tail, free_ports};
+use crate::process::{ScriptService, file_tail, free_ports, shared_service};
 
 /// Points the tests at an already running broker instead of starting one.
 pub const BOOTSTRAP_ENV: &str = "REDOLINE_KAFKA_BOOTSTRAP";
@@ -54,10 +54,7 @@ impl KafkaEnv {
     /// own). A failed start is remembered and reported again to every later caller.
     pub fn shared() -> Result<&'static KafkaEnv> {
         static SHARED: OnceLock<std::result::Result<KafkaEnv, String>> = OnceLock::new();
-        SHARED
-            .get_or_init(|| Self::init().map_err(|e| format!("{e:#}")))
-            .as_ref()
-            .map_err(|e| anyhow!("the test Kafka broker is not available: {e}"))
+        shared_service(&SHARED, "the test Kafka broker", Self::init)
     }
 
     /// `host:port` for `bootstrap.servers`.

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use crate::kafka::BOOTSTRAP_ENV;
-use crate::process::{ScriptService, free_ports, run_script};
+use crate::process::{ScriptService, free_ports, read_description, run_script, shared_service};
 
 /// The directory holding `auth.json` of an already running broker.
 pub const AUTH_DIR_ENV: &str = "REDOLINE_KAFKA_AUTH_DIR";
@@ -33,12 +33,7 @@ const READY_TIMEOUT_SECS: u64 = 180;
 /// One `kafka-acls.sh` run: a JVM start, and Maven on the first use of a cold cache.
 const ACLS_TIMEOUT: Duration = Duration::from_secs(900);
 
-/// A user name and its password.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Credentials {
-    pub username: String,
-    pub password: String,
-}
+pub use crate::Credentials;
 
 /// The GSSAPI listener and the client principal's keytab.
 #[derive(Debug, Clone, Deserialize)]
@@ -115,18 +110,12 @@ impl KafkaAuthEnv {
     /// failed start is remembered and reported again to every later caller.
     pub fn shared() -> Result<&'static KafkaAuthEnv> {
         static SHARED: OnceLock<std::result::Result<KafkaAuthEnv, String>> = OnceLock::new();
-        SHARED
-            .get_or_init(|| Self::init().map_err(|e| format!("{e:#}")))
-            .as_ref()
-            .map_err(|e| anyhow!("the authenticating test Kafka broker is not available: {e}"))
+        shared_service(&SHARED, "the authenticating test Kafka broker", Self::init)
     }
 
     /// Reads `auth.json` from `dir`.
     pub fn read(dir: &Path) -> Result<KafkaAuthEnv> {
-        let path = dir.join("auth.json");
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+        read_description(&dir.join("auth.json"))
     }
 
     /// The listener a mechanism connects to, and the librdkafka properties of its client

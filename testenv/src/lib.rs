@@ -15,6 +15,7 @@
 //! * [`wait`]: bounded polling, blocking and async, failing with what was awaited.
 //! * [`random`]: the reproducible generator of the seed-driven tests.
 //! * [`usage`]: the CPU time and memory a process has used, for the benchmarks.
+//! * [`Credentials`]: a user name and password, as the broker and registry scripts give them.
 
 pub mod kafka;
 pub mod kafka_auth;
@@ -23,3 +24,12 @@ pub mod random;
 pub mod registry;
 pub mod usage;
 pub mod wait;
+
+use serde::Deserialize;
+
+/// A user name and its password, as the scripts of the services describe them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}

@@ -1,13 +1,16 @@
 //! Child processes of the test environment: small, blocking helpers shared by the service
 //! modules (`kafka`, `k8s`, …).
 //!
-//! * [`free_ports`], [`free_port`]: loopback ports nobody listens on right now.
+//! * [`free_ports`], [`free_port`]: loopback ports nobody listens on right now, reserved for
+//!   this test process.
 //! * [`run_script`]: run a helper script to completion, bounded by a timeout, and get its
 //!   combined stdout+stderr (which is also in the error when it fails).
 //! * [`ScriptService`]: a service managed by a script of `tests/env` that follows the
 //!   `start | wait | stop` convention below, started on behalf of this test process so that the
 //!   script's watchdog stops it when this process exits, however it exits.
 //! * [`file_tail`]: the last lines of a log file, for error messages.
+//! * [`shared_service`], [`read_description`]: a service started once per test process, and the
+//!   JSON file in which its script describes it.
 //!
 //! # Script convention
 //!
@@ -21,29 +24,85 @@
 //! the script's own (to files in `DATA_DIR`), and should survive the script itself.
 
 use std::ffi::OsStr;
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use serde::de::DeserializeOwned;
 
-/// `n` distinct TCP ports on 127.0.0.1 that were free when this returned.
+/// The ports this process has handed out, each with its lock file held (see [`free_ports`]): the
+/// locks last as long as the process, so no other test process is handed the same port.
+static RESERVED: Mutex<Vec<File>> = Mutex::new(Vec::new());
+
+/// How many ports [`free_ports`] tries before giving up (each one taken by another test process
+/// costs a try).
+const PORT_TRIES: usize = 1000;
+
+/// `n` distinct TCP ports on 127.0.0.1 that were free when this returned, reserved for this
+/// process among the test processes that use this function.
 ///
-/// The ports are found by binding listeners to port 0 (all `n` at once, so they differ) and
-/// closing them again: another process may still take one before the caller binds it, so a
-/// caller that can tell "address in use" apart should retry with new ports.
+/// The kernel finds a free port when a listener binds port 0; the listener is closed again for
+/// the caller (a capture, a broker) to bind it. Between the two, another test process asking the
+/// kernel for a free port can be given the same one: the kernel picks at random among the free
+/// ones, and a port released is free again. Two tests were then given one port, and the second
+/// service to bind it failed to start ("address in use"). So every port handed out is also
+/// reserved, with an exclusive lock on a file named after it in a directory all test processes
+/// share; a port another process holds is skipped. The lock is held until this process exits.
+///
+/// What remains is a process that binds without asking here, in the window between the close and
+/// the caller's bind: not another test (they all ask here), and not an outgoing connection, for
+/// which Linux (since 4.6) takes ports of the other parity than the ones it gives to port 0.
 pub fn free_ports(n: usize) -> Result<Vec<u16>> {
-    let listeners = (0..n)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-        .collect::<std::io::Result<Vec<_>>>()
-        .context("binding 127.0.0.1:0 to find a free port")?;
-    listeners
-        .iter()
-        .map(|l| Ok(l.local_addr()?.port()))
-        .collect()
+    let dir = std::env::temp_dir().join("redoline-test-ports");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut listeners = Vec::with_capacity(n);
+    let mut ports = Vec::with_capacity(n);
+    let mut locks = Vec::with_capacity(n);
+    for _ in 0..PORT_TRIES {
+        if ports.len() == n {
+            break;
+        }
+        // Kept open until all `n` are found, so the kernel gives `n` different ones.
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .context("binding 127.0.0.1:0 to find a free port")?;
+        let port = listener.local_addr()?.port();
+        listeners.push(listener);
+        let path = dir.join(format!("{port}.lock"));
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => {
+                ports.push(port);
+                locks.push(lock);
+            }
+            // Another test process was handed this port: ask for another.
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(error)) => {
+                return Err(error).with_context(|| format!("locking {}", path.display()));
+            }
+        }
+    }
+    if ports.len() < n {
+        bail!(
+            "found {} of {n} free ports in {PORT_TRIES} tries",
+            ports.len()
+        );
+    }
+    RESERVED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .extend(locks);
+    Ok(ports)
 }
 
 /// One free loopback port, as [`free_ports`] finds them (with the same race), for a test to
@@ -109,6 +168,25 @@ pub fn run_script<S: AsRef<OsStr>>(
         Some(status) => bail!("`{shown}` failed ({status}); its output:\n{text}"),
         None => bail!("`{shown}` did not finish within {timeout:?}; its output:\n{text}"),
     }
+}
+
+/// A service shared by all tests of this process, kept in `cell`: started by `init` on first
+/// use, and a failed start remembered and reported to every later caller, naming `what`.
+pub fn shared_service<T>(
+    cell: &'static OnceLock<std::result::Result<T, String>>,
+    what: &str,
+    init: impl FnOnce() -> Result<T>,
+) -> Result<&'static T> {
+    cell.get_or_init(|| init().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| anyhow!("{what} is not available: {e}"))
+}
+
+/// The JSON file at `path` in which a `tests/env` script describes the service it started.
+pub fn read_description<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// The last `lines` lines of the file at `path`, or a note saying why there are none.
@@ -215,6 +293,21 @@ mod tests {
             .filter(|&&p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok())
             .count();
         assert!(bindable > 0, "none of {ports:?} can be bound");
+    }
+
+    #[test]
+    fn a_port_handed_out_stays_reserved_for_this_process() {
+        let port = free_port();
+        // Another test process asking for ports opens the same lock file and is refused.
+        let path = std::env::temp_dir()
+            .join("redoline-test-ports")
+            .join(format!("{port}.lock"));
+        let other = File::options().write(true).open(&path).unwrap();
+        assert!(
+            matches!(other.try_lock(), Err(TryLockError::WouldBlock)),
+            "{} is not locked",
+            path.display()
+        );
     }
 
     #[test]

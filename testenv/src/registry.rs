@@ -21,11 +21,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::process::{ScriptService, free_ports};
+use crate::process::{ScriptService, free_ports, read_description, shared_service};
 
 /// The directory holding `registry.json` of a running open registry.
 pub const DIR_ENV: &str = "REDOLINE_SCHEMA_REGISTRY_DIR";
@@ -41,12 +41,7 @@ const READY_TIMEOUT_SECS: u64 = 180;
 /// One HTTP call to the registry (curl's own limit).
 const CALL_TIMEOUT_SECS: &str = "30";
 
-/// A user name and its password.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Credentials {
-    pub username: String,
-    pub password: String,
-}
+pub use crate::Credentials;
 
 /// Where a bearer token for the registry comes from (OAuth 2.0 client credentials).
 #[derive(Debug, Clone, Deserialize)]
@@ -90,27 +85,20 @@ impl RegistryEnv {
     /// remembered and reported again to every later caller.
     pub fn shared() -> Result<&'static RegistryEnv> {
         static SHARED: OnceLock<std::result::Result<RegistryEnv, String>> = OnceLock::new();
-        SHARED
-            .get_or_init(|| Self::init(false).map_err(|e| format!("{e:#}")))
-            .as_ref()
-            .map_err(|e| anyhow!("the test schema registry is not available: {e}"))
+        shared_service(&SHARED, "the test schema registry", || Self::init(false))
     }
 
     /// The registry that requires authentication, shared by all tests of this process.
     pub fn shared_auth() -> Result<&'static RegistryEnv> {
         static SHARED: OnceLock<std::result::Result<RegistryEnv, String>> = OnceLock::new();
-        SHARED
-            .get_or_init(|| Self::init(true).map_err(|e| format!("{e:#}")))
-            .as_ref()
-            .map_err(|e| anyhow!("the authenticating test schema registry is not available: {e}"))
+        shared_service(&SHARED, "the authenticating test schema registry", || {
+            Self::init(true)
+        })
     }
 
     /// Reads `registry.json` from `dir`.
     pub fn read(dir: &Path) -> Result<RegistryEnv> {
-        let path = dir.join("registry.json");
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+        read_description(&dir.join("registry.json"))
     }
 
     /// The version numbers registered under `subject`, oldest first; empty when the subject

@@ -4,13 +4,11 @@
 //! open transaction holds back, its age is read on the database's clock (a host in Berlin), and
 //! once the transaction commits the restart SCN is in the online log again.
 
-use std::io::Write;
-
 use serde_json::Value;
 
 use crate::run_support;
 
-use run_support::{Capture, metric, wait_for};
+use run_support::{Capture, metric};
 
 const TABLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}
 "#;
@@ -41,9 +39,9 @@ fn the_hours_left_count_from_the_completion_of_the_log_holding_the_restart_scn()
             "{simulator: {scenario: scenario.jsonl, follow: true}}",
         );
     std::fs::write(capture.path("capture.yaml"), config).unwrap();
-    let mut child = capture.command(false).spawn().unwrap();
+    let mut child = capture.start();
 
-    let status = wait_for(port, "sequence 1 needed", |s| {
+    let status = child.wait_for(port, "sequence 1 needed", |s| {
         s["archivedRedo"]["oldestNeeded"]["sequence"] == 1
     });
     let redo = &status["archivedRedo"];
@@ -70,15 +68,10 @@ fn the_hours_left_count_from_the_completion_of_the_log_holding_the_restart_scn()
 
     // Transaction a commits: the restart SCN moves into the online log, so no archived log is
     // needed and the whole retention is left.
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(b"{\"tx\":\"a\",\"commit\":true}\n").unwrap();
-    drop(file);
-    let status = wait_for(port, "nothing archived needed", |s: &Value| {
+    capture.append("{\"tx\":\"a\",\"commit\":true}\n");
+    let status = child.wait_for(port, "nothing archived needed", |s: &Value| {
         s["archivedRedo"].is_object() && s["archivedRedo"].get("oldestNeeded").is_none()
     });
     assert_eq!(status["archivedRedo"]["hoursLeft"], 24.0, "{status}");
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 }

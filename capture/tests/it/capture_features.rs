@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,7 +14,7 @@ const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NU
 
 use crate::run_support;
 
-use run_support::{Capture, free_port, terminate};
+use run_support::{Capture, free_port};
 
 /// A capture of the two tables of [`TABLES`].
 fn new_capture(scenario: &str, extra: &str) -> Capture {
@@ -47,12 +47,14 @@ fn rac_threads_are_merged_in_commit_order() {
     // Not `--exit-at-end`: its end is the current SCN, above thread 2's last write, and only the
     // flush write of the connected instance (thread 1) passes it. Run as a pod does: until every
     // transaction is out, then SIGTERM.
-    let mut child = capture.command(false).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(40);
-    while capture.committed_events().len() < 40 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let exit = terminate(&mut child);
+    let mut child = capture.start();
+    child.wait_until(
+        "40 transactions",
+        Duration::from_secs(40),
+        Duration::from_millis(100),
+        |_| capture.committed_events().len() >= 40,
+    );
+    let exit = child.terminate();
     assert!(exit.success(), "{exit:?}");
     let events = capture.committed_events();
     assert_eq!(
@@ -203,26 +205,18 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
     }
     let port = free_port();
     let capture = new_capture(&scenario, &format!("http: {{port: {port}}}\n"));
-    let mut child = capture.command(false).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        assert!(Instant::now() < deadline, "no streaming status");
-        if let Some(answer) = get(port, "/status") {
-            let body = answer
-                .split("\r\n\r\n")
-                .nth(1)
-                .unwrap_or_default()
-                .to_owned();
-            if let Ok(status) = serde_json::from_str::<Value>(&body)
-                && status["state"] == "streaming"
+    let mut child = capture.start();
+    let status = child.wait_for_within(
+        port,
+        "a streaming status with the 20 events out",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        |status: &Value| {
+            status["state"] == "streaming"
                 && capture.events().len() == 20
                 && status["commitScn"].is_u64()
-            {
-                break status;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        },
+    );
     assert_eq!(status["openTransactions"], 0);
     assert!(status["version"].is_string());
     let ready = get(port, "/readyz").unwrap();
@@ -239,7 +233,7 @@ fn status_and_metrics_answer_while_running_and_sigterm_stops_cleanly() {
     );
 
     // SIGTERM: the capture finishes what it does and exits 0.
-    let exit = terminate(&mut child);
+    let exit = child.terminate();
     assert_eq!(exit.code(), Some(0));
     assert_eq!(capture.events().len(), 20);
 }

@@ -19,8 +19,11 @@ const TRANSACTIONS: u32 = 1200;
 /// Kills of one run (each restart rebuilds the journaled transactions from the journal topic, which
 /// grows with every restart, so later start-ups take seconds).
 const KILLS: u32 = 30;
-/// Kills stop being attempted after this, so the test stays bounded on a slow machine.
-const KILL_BUDGET: Duration = Duration::from_secs(240);
+/// Kills stop being attempted after this, so the test stays bounded on a slow machine. The 30
+/// kills take about 3 minutes on an idle machine; under the load of the whole suite start-ups
+/// grow (each rebuilds a longer journal) and 240 s gave only 23 of them, failing the count
+/// below. Ten minutes stays well inside nextest's 16-minute stop.
+const KILL_BUDGET: Duration = Duration::from_secs(600);
 /// A run not streaming by then is killed anyway.
 const START_UP_LIMIT: Duration = Duration::from_secs(30);
 
@@ -188,15 +191,14 @@ fn sigkill_at_random_moments_neither_repeats_nor_loses_nor_splits_a_transaction(
             };
             if reference.is_some_and(|since| since.elapsed() >= delay)
                 || spawned.elapsed() > START_UP_LIMIT
-                || child.try_wait().unwrap().is_some()
+                || child.try_wait().is_some()
             {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        if let Some(status) = child.try_wait().unwrap() {
-            let stderr = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
-            assert_eq!(status.code(), Some(0), "a run failed: {stderr}");
+        if let Some(status) = child.try_wait() {
+            assert_eq!(status.code(), Some(0), "a run failed: {}", child.stderr());
             // Caught up before the kill; later runs still restart from the bookmark (fencing,
             // re-mining from the restart SCN, skipping what was emitted), so kills go on.
             caught_up += 1;
@@ -217,8 +219,7 @@ fn sigkill_at_random_moments_neither_repeats_nor_loses_nor_splits_a_transaction(
                 kills_while_journaled += 1;
             }
         }
-        child.kill().unwrap();
-        child.wait().unwrap();
+        child.kill();
         kills += 1;
     }
     let (code, stderr) = capture.run("capture.yaml");

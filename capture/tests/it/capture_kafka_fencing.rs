@@ -10,8 +10,8 @@ use crate::kafka_support;
 use std::time::Duration;
 
 use kafka_support::{
-    BINARY, Capture, POLL, TABLES, bootstrap, free_port, ids, insert, read_values, status,
-    terminate, unique_prefix, wait_until,
+    BINARY, Capture, POLL, RUN_LIMIT, TABLES, bootstrap, free_port, ids, insert, read_values,
+    unique_prefix,
 };
 use serde_json::Value;
 
@@ -34,35 +34,22 @@ fn a_second_instance_fences_the_first_which_stops_with_cdc_5001() {
     capture.write_config("second.yaml", &bootstrap, &prefix, second_port, "");
 
     let mut first = capture.spawn("first.yaml", false, "first");
-    wait_until(
+    first.wait_for_within(
+        first_port,
         "the first instance to commit",
         Duration::from_secs(60),
         POLL,
-        || {
-            Ok(status(first_port).is_some_and(|report| {
-                report["producer"]["state"] == "ready"
-                    && report["commitScn"]
-                        .as_u64()
-                        .is_some_and(|scn| scn > 1_000_100)
-            }))
+        |report| {
+            report["producer"]["state"] == "ready"
+                && report["commitScn"]
+                    .as_u64()
+                    .is_some_and(|scn| scn > 1_000_100)
         },
-    )
-    .unwrap();
-    let second = capture.spawn("second.yaml", true, "second");
+    );
+    let mut second = capture.spawn("second.yaml", true, "second");
 
-    let mut exited = None;
-    wait_until(
-        "the first instance to stop",
-        Duration::from_secs(60),
-        POLL,
-        || {
-            exited = first.try_wait()?;
-            Ok(exited.is_some())
-        },
-    )
-    .unwrap();
-    let stderr = std::io::read_to_string(first.stderr.take().unwrap()).unwrap();
-    assert_eq!(exited.unwrap().code(), Some(3), "a typed stop: {stderr}");
+    let exited = first.wait_exit(Duration::from_secs(60));
+    assert_eq!(exited.code(), Some(3), "a typed stop: {}", first.stderr());
     let message = capture.termination("first").expect("a termination message");
     assert_eq!(message["code"], "CDC-5001", "{message}");
     assert!(
@@ -73,13 +60,8 @@ fn a_second_instance_fences_the_first_which_stops_with_cdc_5001() {
         "{message}"
     );
 
-    let output = second.wait_with_output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let exit = second.wait_exit(RUN_LIMIT);
+    assert_eq!(exit.code(), Some(0), "{}", second.stderr());
     let seen = ids(&read_values(&bootstrap, &format!("{prefix}.APP.ITEMS")));
     assert_eq!(seen, expected, "every transaction once across the takeover");
 }
@@ -127,12 +109,13 @@ fn doctor_reads_the_stored_position_without_fencing_a_running_capture() {
     let port = free_port();
     capture.write_config("running.yaml", &bootstrap, &prefix, port, "");
     let mut running = capture.spawn("running.yaml", false, "running");
-    let mut reported = Value::Null;
-    wait_until("the committed row", Duration::from_secs(60), POLL, || {
-        reported = status(port).unwrap_or_default();
-        Ok(reported["producer"]["state"] == "ready" && reported["commitTime"].is_string())
-    })
-    .unwrap();
+    let reported = running.wait_for_within(
+        port,
+        "the committed row",
+        Duration::from_secs(60),
+        POLL,
+        |reported| reported["producer"]["state"] == "ready" && reported["commitTime"].is_string(),
+    );
     let report = doctor(&capture);
     let position = &report["position"];
     assert_eq!(position["state"], "stored", "{report}");
@@ -145,8 +128,8 @@ fn doctor_reads_the_stored_position_without_fencing_a_running_capture() {
     assert!(position["commitTime"].is_string(), "{position}");
     assert!(position["lagSeconds"].as_f64().is_some(), "{position}");
 
-    assert!(running.try_wait().unwrap().is_none(), "the capture runs on");
-    assert_eq!(terminate(&mut running).code(), Some(0), "not fenced");
+    assert!(running.try_wait().is_none(), "the capture runs on");
+    assert_eq!(running.terminate().code(), Some(0), "not fenced");
     assert!(capture.termination("running").is_none());
     assert_eq!(
         ids(&read_values(&bootstrap, &format!("{prefix}.APP.ITEMS"))),

@@ -7,7 +7,7 @@ use crate::kafka_support;
 
 use std::time::Duration;
 
-use kafka_support::{Capture, POLL, TABLES, bootstrap, insert, read_values, wait_until};
+use kafka_support::{Capture, POLL, TABLES, bootstrap, insert, read_values};
 
 const DDL: &str = "ALTER TABLE APP.ITEMS ADD (PRIORITY NUMBER(1))";
 
@@ -65,20 +65,17 @@ fn ddl_reaches_the_history_and_schema_change_topics_and_heartbeats_flow() {
     std::fs::write(capture.path("serving.yaml"), serving).unwrap();
     let mut child = capture.spawn("serving.yaml", false, "heartbeat");
     let heartbeat_topic = format!("__debezium-heartbeat.{prefix}");
-    wait_until("a heartbeat", Duration::from_secs(60), POLL, || {
-        assert!(child.try_wait().unwrap().is_none(), "the capture stopped");
-        Ok(kafka_support::try_read_values(&bootstrap, &heartbeat_topic)
-            .is_some_and(|beats| !beats.is_empty()))
-    })
-    .unwrap();
+    child.wait_until("a heartbeat", Duration::from_secs(60), POLL, |_| {
+        kafka_support::try_read_values(&bootstrap, &heartbeat_topic)
+            .is_some_and(|beats| !beats.is_empty())
+    });
     let history_metric = |name: &str| {
         kafka_support::metric(port, &format!("redoline_capture_schema_history_{name}"))
     };
     assert_eq!(history_metric("changes_recovered_total"), Some(2.0));
     assert_eq!(history_metric("changes_applied_total"), Some(0.0));
     assert_eq!(history_metric(r#"status{status="running"}"#), Some(1.0));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     let beats = read_values(&bootstrap, &heartbeat_topic);
     assert!(beats[0]["ts_ms"].as_i64().unwrap() > 0, "{beats:?}");
     assert_eq!(read_values(&bootstrap, &history_topic).len(), 2);

@@ -8,7 +8,7 @@ use crate::kafka_support;
 
 use std::time::Duration;
 
-use kafka_support::{Capture, POLL, TABLES, bootstrap, ids, insert, read_values, wait_until};
+use kafka_support::{Capture, POLL, TABLES, bootstrap, ids, insert, read_values};
 
 #[test]
 fn a_discarded_transaction_is_published_to_the_ops_and_dlq_topics() {
@@ -27,14 +27,10 @@ fn a_discarded_transaction_is_published_to_the_ops_and_dlq_topics() {
     );
     let mut child = capture.spawn("capture.yaml", false, "ops");
     let ops_topic = format!("{prefix}.redoline.ops");
-    wait_until("the ops event", Duration::from_secs(60), POLL, || {
-        assert!(child.try_wait().unwrap().is_none(), "the capture stopped");
-        Ok(kafka_support::try_read_values(&bootstrap, &ops_topic)
-            .is_some_and(|ops| !ops.is_empty()))
-    })
-    .unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_until("the ops event", Duration::from_secs(60), POLL, |_| {
+        kafka_support::try_read_values(&bootstrap, &ops_topic).is_some_and(|ops| !ops.is_empty())
+    });
+    child.kill();
 
     let ops = read_values(&bootstrap, &ops_topic);
     assert_eq!(ops.len(), 1, "{ops:?}");

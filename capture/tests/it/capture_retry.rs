@@ -81,6 +81,38 @@ impl FlakySource {
             self.inner.apply_line(&step).unwrap();
         }
     }
+
+    /// Uses up one fault if any is left.
+    fn take_fault(&self) -> bool {
+        self.faults
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Gives the first `rows_before_fault` rows of the window, then uses up a fault: what is
+    /// fetched before a connection drops or a log is overwritten.
+    fn stream_up_to_the_fault(
+        &mut self,
+        visit: &mut dyn FnMut(LogMinerRow) -> ControlFlow<()>,
+    ) -> Result<(), SourceError> {
+        let mut left = self.rows_before_fault;
+        self.inner.stream_rows(&mut |row| {
+            if left == 0 {
+                return ControlFlow::Break(());
+            }
+            left -= 1;
+            visit(row)
+        })?;
+        self.faults.fetch_sub(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// What a dropped connection gives the source (the fault every test here injects).
+fn connection_lost() -> SourceError {
+    SourceError::Unavailable {
+        message: "ORA-03113: end-of-file on communication channel".into(),
+    }
 }
 
 /// Longer than the 1 s heartbeat interval of [`a_stop_mid_window_with_heartbeats_loses_nothing`].
@@ -177,16 +209,8 @@ impl RedoMiner for FlakySource {
         if self.faults.load(Ordering::SeqCst) == 0 {
             return self.inner.stream_rows(visit);
         }
+        self.stream_up_to_the_fault(visit)?;
         if self.log_switch {
-            let mut left = self.rows_before_fault;
-            self.inner.stream_rows(&mut |row| {
-                if left == 0 {
-                    return ControlFlow::Break(());
-                }
-                left -= 1;
-                visit(row)
-            })?;
-            self.faults.fetch_sub(1, Ordering::SeqCst);
             // As many switches as online groups: the group of the log being read is reused.
             let groups = 3;
             self.apply(vec!["{\"log_switch\":true}".to_owned(); groups]);
@@ -195,18 +219,7 @@ impl RedoMiner for FlakySource {
                 other => panic!("the simulator should refuse the overwritten log: {other:?}"),
             };
         }
-        let mut left = self.rows_before_fault;
-        self.inner.stream_rows(&mut |row| {
-            if left == 0 {
-                return ControlFlow::Break(());
-            }
-            left -= 1;
-            visit(row)
-        })?;
-        self.faults.fetch_sub(1, Ordering::SeqCst);
-        Err(SourceError::Unavailable {
-            message: "ORA-03113: end-of-file on communication channel".into(),
-        })
+        Err(connection_lost())
     }
     fn end_mining(&mut self) -> Result<(), SourceError> {
         self.inner.end_mining()
@@ -223,15 +236,8 @@ impl FlashbackReader for FlakySource {
         max_rows: usize,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         // Mid-table (after a first batch), so a restart has a snapshot to continue.
-        if after.is_some()
-            && self
-                .faults
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-        {
-            return Err(SourceError::Unavailable {
-                message: "ORA-03113: end-of-file on communication channel".into(),
-            });
+        if after.is_some() && self.take_fault() {
+            return Err(connection_lost());
         }
         self.inner
             .flashback_batch(table, scn, after, condition, max_rows)
@@ -253,15 +259,8 @@ impl FlashbackReader for FlakySource {
         condition: Option<&str>,
     ) -> Result<Vec<FlashbackRow>, SourceError> {
         self.chunks_read += 1;
-        if self.chunks_read > 1
-            && self
-                .faults
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-        {
-            return Err(SourceError::Unavailable {
-                message: "ORA-03113: end-of-file on communication channel".into(),
-            });
+        if self.chunks_read > 1 && self.take_fault() {
+            return Err(connection_lost());
         }
         self.inner.flashback_range(table, scn, range, condition)
     }
@@ -439,6 +438,29 @@ fn fault_free(scenario: &str, snapshot: &str) -> (Vec<Value>, Registry) {
     (events(clean.path()), registry)
 }
 
+/// A run of `scenario` with `faults` transient faults, each after `rows_before_fault` rows of a
+/// window: it ends well, after one retry per fault, with the events of the run without them.
+fn recovers_from_faults(
+    scenario: &str,
+    snapshot: &str,
+    faults: u32,
+    rows_before_fault: u64,
+    expected: &[Value],
+) {
+    let flaky = tempfile::tempdir().unwrap();
+    let (outcome, registry) = run(
+        flaky.path(),
+        scenario,
+        snapshot,
+        faults,
+        rows_before_fault,
+        quick(Duration::from_secs(5)),
+    );
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert_eq!(retries(&registry), u64::from(faults));
+    assert_eq!(events(flaky.path()), expected);
+}
+
 #[test]
 fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
     let scenario = scenario(40);
@@ -446,19 +468,8 @@ fn transient_faults_are_retried_from_the_bookmark_without_duplicates() {
     assert_eq!(retries(&registry), 0);
     assert_eq!(expected.len(), 80, "two inserts per transaction");
 
-    let flaky = tempfile::tempdir().unwrap();
     // Each fault comes mid-window, after some transactions were committed to the sink.
-    let (outcome, registry) = run(
-        flaky.path(),
-        &scenario,
-        NO_SNAPSHOT,
-        3,
-        50,
-        quick(Duration::from_secs(5)),
-    );
-    assert!(outcome.is_ok(), "{outcome:?}");
-    assert_eq!(retries(&registry), 3);
-    assert_eq!(events(flaky.path()), expected);
+    recovers_from_faults(&scenario, NO_SNAPSHOT, 3, 50, &expected);
 }
 
 #[test]
@@ -493,18 +504,7 @@ fn a_snapshot_interrupted_by_transient_faults_continues_without_duplicates() {
     assert_eq!(expected.len(), 600, "every row once, as a snapshot read");
     assert!(expected.iter().all(|e| e["op"] == "r"));
 
-    let flaky = tempfile::tempdir().unwrap();
-    let (outcome, registry) = run(
-        flaky.path(),
-        &scenario,
-        snapshot,
-        4,
-        0,
-        quick(Duration::from_secs(5)),
-    );
-    assert!(outcome.is_ok(), "{outcome:?}");
-    assert_eq!(retries(&registry), 4);
-    assert_eq!(events(flaky.path()), expected);
+    recovers_from_faults(&scenario, snapshot, 4, 0, &expected);
 }
 
 /// One-row transactions one after another, heartbeats every second, and a stop request (SIGTERM)

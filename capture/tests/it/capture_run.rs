@@ -146,19 +146,16 @@ fn a_tiny_heap_budget_spills_and_still_emits_everything() {
         ),
     );
     // Runs on (no --exit-at-end) so its metrics can be read once everything is out.
-    let mut child = run.command(false).spawn().unwrap();
-    let deadline = Instant::now() + std::time::Duration::from_secs(120);
-    while run.committed_events().len() < expected.len() {
-        assert!(child.try_wait().unwrap().is_none(), "the capture exited");
-        assert!(
-            Instant::now() < deadline,
-            "not everything was emitted in time"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let mut child = run.start();
+    child.wait_until(
+        "everything emitted",
+        std::time::Duration::from_secs(120),
+        std::time::Duration::from_millis(100),
+        |_| run.committed_events().len() >= expected.len(),
+    );
     let spilled =
         run_support::metric(port, "redoline_capture_buffer_spill_write_bytes_total").unwrap_or(0.0);
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
     assert!(spilled > 16.0 * 1024.0 * 1024.0, "spilled {spilled} bytes");
     assert_eq!(emitted(&run.events()), expected);
 }
@@ -182,16 +179,15 @@ fn sigkill_at_any_moment_neither_repeats_nor_loses_a_transaction() {
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1);
         let fraction = 0.1 + (state >> 33) as f64 / f64::from(u32::MAX) * 0.8;
-        let mut child = run.command(true).spawn().unwrap();
+        let mut child = run.spawn(true, "info");
         std::thread::sleep(full_run.mul_f64(fraction));
-        match child.try_wait().unwrap() {
+        match child.try_wait() {
             Some(status) => {
-                assert_eq!(status.code(), Some(0), "a run failed");
+                assert_eq!(status.code(), Some(0), "a run failed: {}", child.stderr());
                 break;
             }
             None => {
-                child.kill().unwrap();
-                child.wait().unwrap();
+                child.kill();
                 kills += 1;
             }
         }

@@ -3,13 +3,11 @@
 //! COMMIT_TIMESTAMP are the host's local time, and the events must still carry the true UTC
 //! instants, across a DST switch inside one run, with the lag counted in UTC.
 
-use std::io::Write;
-
 use serde_json::Value;
 
 use crate::run_support;
 
-use run_support::{Capture, wait_for};
+use run_support::{Capture, Running};
 
 const TABLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"STATUS","type":"VARCHAR2(16)"}],"logging":"all"}
 "#;
@@ -18,12 +16,24 @@ const TABLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUM
 const BEFORE_SPRING_SWITCH_MS: i64 = 1_711_846_798_000; // 2024-03-31T00:59:58Z, 01:59:58 local
 const AFTER_SPRING_SWITCH_MS: i64 = 1_711_846_803_000; // 2024-03-31T01:00:03Z, 03:00:03 local
 
-/// A Debezium-format capture (it carries `source.ts_ms`) of a followed scenario, on `port`.
-fn capture(scenario: &str, port: u16) -> Capture {
+/// A database whose host is in `zone` with its clock at `time` (local), and a committed
+/// transaction `a` inserting the row with `status`.
+fn scenario(zone: &str, time: &str, status: &str) -> String {
+    format!(
+        "{{\"database\":{{\"time_zone\":\"{zone}\",\"time\":\"{time}\"}}}}\n\
+         {TABLE}\
+         {{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{{\"ID\":1,\"STATUS\":\"{status}\"}}}}\n\
+         {{\"tx\":\"a\",\"commit\":true}}\n"
+    )
+}
+
+/// A Debezium-format capture (it carries `source.ts_ms`) of a followed scenario, on `port`;
+/// `extra` is appended to the config.
+fn capture(scenario: &str, port: u16, extra: &str) -> Capture {
     let capture = Capture::new(
         &["APP.ORDERS"],
         scenario,
-        &format!("format: {{type: debezium, schemas: false}}\nhttp: {{port: {port}}}\n"),
+        &format!("format: {{type: debezium, schemas: false}}\nhttp: {{port: {port}}}\n{extra}"),
     );
     let config = std::fs::read_to_string(capture.path("capture.yaml"))
         .unwrap()
@@ -45,19 +55,14 @@ fn rows(capture: &Capture) -> Vec<Value> {
         .collect()
 }
 
-fn wait_for_rows(capture: &Capture, count: usize) -> Vec<Value> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
-    loop {
-        let rows = rows(capture);
-        if rows.len() >= count {
-            return rows;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never saw {count} rows: {rows:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+fn wait_for_rows(child: &mut Running, capture: &Capture, count: usize) -> Vec<Value> {
+    child.wait_until(
+        &format!("{count} rows"),
+        std::time::Duration::from_secs(40),
+        std::time::Duration::from_millis(100),
+        |_| rows(capture).len() >= count,
+    );
+    rows(capture)
 }
 
 /// The capture mines a transaction committed at 01:59:58 Berlin time (+01:00), the clock then
@@ -67,17 +72,10 @@ fn wait_for_rows(capture: &Capture, count: usize) -> Vec<Value> {
 #[test]
 fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     let port = run_support::free_port();
-    let mut scenario = String::from(
-        "{\"database\":{\"time_zone\":\"Europe/Berlin\",\"time\":\"2024-03-31T00:59:58\"}}\n",
-    );
-    scenario.push_str(TABLE);
-    scenario.push_str(
-        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"winter\"}}\n\
-         {\"tx\":\"a\",\"commit\":true}\n",
-    );
-    let capture = capture(&scenario, port);
-    let mut child = capture.command(false).spawn().unwrap();
-    let first = wait_for_rows(&capture, 1);
+    let scenario = scenario("Europe/Berlin", "2024-03-31T00:59:58", "winter");
+    let capture = capture(&scenario, port, "");
+    let mut child = capture.start();
+    let first = wait_for_rows(&mut child, &capture, 1);
     assert_eq!(first[0]["after"]["STATUS"], "winter");
     assert_eq!(
         first[0]["source"]["ts_ms"], BEFORE_SPRING_SWITCH_MS,
@@ -86,18 +84,12 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     );
 
     // The clock crosses the switch while the capture runs.
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(
-        b"{\"advance_seconds\":5}\n\
-          {\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2,\"STATUS\":\"summer\"}}\n\
-          {\"tx\":\"b\",\"commit\":true}\n",
-    )
-    .unwrap();
-    drop(file);
-    let both = wait_for_rows(&capture, 2);
+    capture.append(
+        "{\"advance_seconds\":5}\n\
+         {\"tx\":\"b\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":2,\"STATUS\":\"summer\"}}\n\
+         {\"tx\":\"b\",\"commit\":true}\n",
+    );
+    let both = wait_for_rows(&mut child, &capture, 2);
     assert_eq!(both[1]["after"]["STATUS"], "summer");
     assert_eq!(
         both[1]["source"]["ts_ms"], AFTER_SPRING_SWITCH_MS,
@@ -107,24 +99,17 @@ fn event_times_are_utc_across_a_dst_switch_of_the_database_host() {
     assert_eq!(both[1]["source"]["commit_ts_ms"], AFTER_SPRING_SWITCH_MS);
     // The simulator's clock stands still between steps: the capture has caught up with the
     // database's clock, whatever the host's offset.
-    let status = wait_for(port, "a lag", |s| s["lagSeconds"].is_number());
+    let status = child.wait_for(port, "a lag", |s| s["lagSeconds"].is_number());
     let lag = status["lagSeconds"].as_f64().unwrap();
     assert!(lag < 5.0, "lag {lag} s: {status}");
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 }
 
 /// A database host in a zone west of UTC with half an hour (Newfoundland, -02:30 in summer):
 /// a run to the end gives the UTC instant, not the local time read as UTC.
 #[test]
 fn event_times_are_utc_for_a_host_west_of_utc() {
-    let mut scenario = String::from(
-        "{\"database\":{\"time_zone\":\"America/St_Johns\",\"time\":\"2024-07-01T12:00:00\"}}\n",
-    );
-    scenario.push_str(TABLE);
-    scenario.push_str(
-        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"x\"}}\n\
-         {\"tx\":\"a\",\"commit\":true}\n",
-    );
+    let scenario = scenario("America/St_Johns", "2024-07-01T12:00:00", "x");
     let capture = Capture::new(&["APP.ORDERS"], &scenario, "");
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
@@ -142,42 +127,24 @@ fn event_times_are_utc_for_a_host_west_of_utc() {
 #[test]
 fn lag_is_counted_in_utc_across_a_dst_switch() {
     let port = run_support::free_port();
-    let mut scenario = String::from(
-        "{\"database\":{\"time_zone\":\"Europe/Berlin\",\"time\":\"2024-03-31T00:59:50\"}}\n",
-    );
-    scenario.push_str(TABLE);
+    let mut scenario = scenario("Europe/Berlin", "2024-03-31T00:59:50", "winter");
     // The clock moves past LGWR's 3-second timeout so the commit is on disk for a read-only
     // capture, still before the switch.
-    scenario.push_str(
-        "{\"tx\":\"a\",\"insert\":\"APP.ORDERS\",\"values\":{\"ID\":1,\"STATUS\":\"winter\"}}\n\
-         {\"tx\":\"a\",\"commit\":true}\n\
-         {\"advance_seconds\":4}\n",
-    );
-    let capture = capture(&scenario, port);
-    let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
-    std::fs::write(
-        capture.path("capture.yaml"),
-        format!("{config}mining: {{readOnly: true}}\n"),
-    )
-    .unwrap();
-    let mut child = capture.command(false).spawn().unwrap();
-    let first = wait_for_rows(&capture, 1);
+    scenario.push_str("{\"advance_seconds\":4}\n");
+    let capture = capture(&scenario, port, "mining: {readOnly: true}\n");
+    let mut child = capture.start();
+    let first = wait_for_rows(&mut child, &capture, 1);
     assert_eq!(
         first[0]["source"]["ts_ms"], 1_711_846_790_000_i64,
         "{}",
         first[0]
     );
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(b"{\"advance_seconds\":9}\n").unwrap();
-    drop(file);
+    capture.append("{\"advance_seconds\":9}\n");
     // Lag is polled at most every 15 s: the next poll sees the clock past the switch.
-    let status = wait_for(port, "a lag of 13 s", |s| {
+    let status = child.wait_for(port, "a lag of 13 s", |s| {
         s["lagSeconds"].as_f64().is_some_and(|lag| lag > 10.0)
     });
     let lag = status["lagSeconds"].as_f64().unwrap();
     assert!((12.0..=14.0).contains(&lag), "lag {lag} s: {status}");
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 }

@@ -390,6 +390,35 @@ fn base_options() -> DebeziumOptions {
     }
 }
 
+/// double decimals, connect time precision, hex binary, string intervals, NUMBER(1) as boolean,
+/// transaction metadata and truncate events.
+fn modes_a() -> DebeziumOptions {
+    DebeziumOptions {
+        decimal_handling: DecimalHandling::Double,
+        time_precision: TimePrecision::Connect,
+        binary_handling: BinaryHandling::Hex,
+        interval_handling: IntervalHandling::String,
+        number_one_as_boolean: true,
+        provide_transaction_metadata: true,
+        skipped_operations: SkippedOperations {
+            truncate: false,
+            ..SkippedOperations::default()
+        },
+        ..base_options()
+    }
+}
+
+/// string decimals, URL-safe base64 binary, no tombstones, no envelope.
+fn modes_b() -> DebeziumOptions {
+    DebeziumOptions {
+        decimal_handling: DecimalHandling::String,
+        binary_handling: BinaryHandling::Base64UrlSafe,
+        tombstones_on_delete: false,
+        schemas_enabled: false,
+        ..base_options()
+    }
+}
+
 #[test]
 fn compact_golden() {
     let mut out = String::new();
@@ -416,50 +445,19 @@ fn debezium_plain_golden() {
     );
 }
 
-/// double decimals, connect time precision, hex binary, string intervals, NUMBER(1) as boolean,
-/// transaction metadata and truncate events.
 #[test]
 fn debezium_modes_a_golden() {
-    check_golden(
-        "debezium_modes_a.jsonl",
-        &debezium_lines(DebeziumOptions {
-            decimal_handling: DecimalHandling::Double,
-            time_precision: TimePrecision::Connect,
-            binary_handling: BinaryHandling::Hex,
-            interval_handling: IntervalHandling::String,
-            number_one_as_boolean: true,
-            provide_transaction_metadata: true,
-            skipped_operations: SkippedOperations {
-                truncate: false,
-                ..SkippedOperations::default()
-            },
-            ..base_options()
-        }),
-    );
+    check_golden("debezium_modes_a.jsonl", &debezium_lines(modes_a()));
 }
 
-/// string decimals, URL-safe base64 binary, no tombstones, no envelope.
 #[test]
 fn debezium_modes_b_golden() {
-    check_golden(
-        "debezium_modes_b.jsonl",
-        &debezium_lines(DebeziumOptions {
-            decimal_handling: DecimalHandling::String,
-            binary_handling: BinaryHandling::Base64UrlSafe,
-            tombstones_on_delete: false,
-            schemas_enabled: false,
-            ..base_options()
-        }),
-    );
+    check_golden("debezium_modes_b.jsonl", &debezium_lines(modes_b()));
 }
 
-/// Schema change records (an ALTER of the table of every type, a DROP of the keyless one) and a
-/// heartbeat record, enveloped: the records the engine writes beside the data.
-#[test]
-fn debezium_schema_change_and_heartbeat_golden() {
-    let options = base_options();
-    let (t, n) = (all_types_table(), no_key_table());
-    let ddl = |sql: &str, table: &Arc<TableSchema>| ChangeEvent {
+/// The DDL event of `sql` on `table`, as the schema change golden files have it.
+fn ddl(sql: &str, table: &Arc<TableSchema>) -> ChangeEvent {
+    ChangeEvent {
         op: Operation::Ddl {
             sql: sql.to_owned(),
         },
@@ -470,7 +468,15 @@ fn debezium_schema_change_and_heartbeat_golden() {
             row_id: None,
             ..source(2_146_950, 0)
         },
-    };
+    }
+}
+
+/// Schema change records (an ALTER of the table of every type, a DROP of the keyless one) and a
+/// heartbeat record, enveloped: the records the engine writes beside the data.
+#[test]
+fn debezium_schema_change_and_heartbeat_golden() {
+    let options = base_options();
+    let (t, n) = (all_types_table(), no_key_table());
     let alter = "ALTER TABLE APP.ALL_TYPES ADD (PRIORITY NUMBER(1))";
     let drop = "DROP TABLE APP.NO_KEY";
     let mut out = String::new();
@@ -1181,32 +1187,6 @@ fn avro_lines(options: DebeziumOptions) -> String {
     out
 }
 
-fn modes_a() -> DebeziumOptions {
-    DebeziumOptions {
-        decimal_handling: DecimalHandling::Double,
-        time_precision: TimePrecision::Connect,
-        binary_handling: BinaryHandling::Hex,
-        interval_handling: IntervalHandling::String,
-        number_one_as_boolean: true,
-        provide_transaction_metadata: true,
-        skipped_operations: SkippedOperations {
-            truncate: false,
-            ..SkippedOperations::default()
-        },
-        ..base_options()
-    }
-}
-
-fn modes_b() -> DebeziumOptions {
-    DebeziumOptions {
-        decimal_handling: DecimalHandling::String,
-        binary_handling: BinaryHandling::Base64UrlSafe,
-        tombstones_on_delete: false,
-        schemas_enabled: false,
-        ..base_options()
-    }
-}
-
 #[test]
 fn avro_envelope_golden() {
     let lines = avro_lines(base_options());
@@ -1270,18 +1250,6 @@ fn avro_transaction_golden() {
 fn avro_schema_change_and_heartbeat_golden() {
     let (mut json, mut avro, registry) = json_and_avro(base_options());
     let (t, n) = (all_types_table(), no_key_table());
-    let ddl = |sql: &str, table: &Arc<TableSchema>| ChangeEvent {
-        op: Operation::Ddl {
-            sql: sql.to_owned(),
-        },
-        table: Arc::clone(table),
-        before: None,
-        after: None,
-        source: SourceInfo {
-            row_id: None,
-            ..source(2_146_950, 0)
-        },
-    };
     let mut out = String::new();
     for (sql, table, kind) in [
         (

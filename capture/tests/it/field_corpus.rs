@@ -342,7 +342,7 @@ fn normalized(rows: Vec<JsonRow>, columns: &[String]) -> Vec<String> {
 /// below it for ever (`capture_features.rs` runs RAC the same way). Runs as a pod does, until
 /// the expected number of change events is out (at most 60 s), then SIGTERM.
 fn run_rac(capture: &Capture, expected_events: usize) -> (i32, String) {
-    let mut child = capture.command(false).spawn().unwrap();
+    let mut child = capture.start();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let changes = |capture: &Capture| {
         capture
@@ -351,17 +351,20 @@ fn run_rac(capture: &Capture, expected_events: usize) -> (i32, String) {
             .filter(|e| ["i", "u", "d"].contains(&e["op"].as_str().unwrap_or("")))
             .count()
     };
-    while changes(capture) < expected_events && std::time::Instant::now() < deadline {
+    // A fixture that expects a stop ends the run early: its exit is the outcome.
+    while changes(capture) < expected_events
+        && std::time::Instant::now() < deadline
+        && child.try_wait().is_none()
+    {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     // Anything more (a duplicate, a rolled-back change) would come right after.
     std::thread::sleep(std::time::Duration::from_secs(1));
-    let exit = run_support::terminate(&mut child);
-    let mut stderr = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        std::io::Read::read_to_string(&mut pipe, &mut stderr).unwrap();
-    }
-    (exit.code().unwrap_or(-1), stderr)
+    let exit = match child.try_wait() {
+        Some(exit) => exit,
+        None => child.terminate(),
+    };
+    (exit.code().unwrap_or(-1), child.stderr())
 }
 
 /// Runs one fixture through one door of the simulator (`boundary`, or `sql`: the real Oracle

@@ -3,14 +3,13 @@
 //! appear, the bookmark moves to what mining has reached (also with `mining.readOnly`, where no
 //! flush row is written) and the lag stays small; the action query writes real redo.
 
-use std::process::Child;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::run_support;
 
-use run_support::{Capture, status, terminate, wait_for};
+use run_support::{Capture, Running, free_port, status};
 
 /// One committed row, then two idle minutes on the database's clock, written out (checkpoint):
 /// the SCN moves on, the captured table does not.
@@ -26,11 +25,7 @@ const IDLE: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMB
 
 /// A Debezium-format capture of `tables` that keeps running (no `--exit-at-end`).
 fn capture(tables: &[&str], extra: &str) -> (Capture, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let capture = Capture::new(
         tables,
         IDLE,
@@ -43,8 +38,8 @@ fn capture(tables: &[&str], extra: &str) -> (Capture, u16) {
     (capture, port)
 }
 
-fn stop(mut child: Child) {
-    assert_eq!(terminate(&mut child).code(), Some(0));
+fn stop(mut capture: Running) {
+    assert_eq!(capture.terminate().code(), Some(0));
 }
 
 fn heartbeats(capture: &Capture) -> Vec<Value> {
@@ -67,13 +62,13 @@ const LAST_SCN: u64 = 1_000_000 + 8;
 fn an_idle_read_only_capture_stays_current_with_heartbeats() {
     // Without heartbeats a read-only capture's bookmark stays at the last commit.
     let (quiet, port) = capture(&["APP.ORDERS"], "mining: {readOnly: true}\n");
-    let child = quiet.command(false).spawn().unwrap();
+    let mut running = quiet.start();
     // The last commit (one window may publish the row's page before the page that moves the
     // bookmark past the uncaptured transaction after it), then nothing moves it.
-    let seen = wait_for(port, "the last commit", |s| s["commitScn"] == LAST_SCN - 2);
+    let seen = running.wait_for(port, "the last commit", |s| s["commitScn"] == LAST_SCN - 2);
     std::thread::sleep(Duration::from_secs(2));
     let later = status(port).unwrap();
-    stop(child);
+    stop(running);
     assert_eq!(
         later["commitScn"], seen["commitScn"],
         "the last commit: {later}"
@@ -96,11 +91,11 @@ fn an_idle_read_only_capture_stays_current_with_heartbeats() {
         &["APP.ORDERS"],
         "mining: {readOnly: true}\nheartbeat: {intervalSeconds: 1}\n",
     );
-    let child = run.command(false).spawn().unwrap();
+    let mut running = run.start();
     // Without a flush, windows end below the newest redo LGWR has written (LAST_REDO_CHANGE# - 1,
     // here the last step's SCN): the idle SCN mining reaches is the one before.
     let reached = LAST_SCN - 1;
-    let status = wait_for(port, "the bookmark at the idle SCN", |s| {
+    let status = running.wait_for(port, "the bookmark at the idle SCN", |s| {
         s["commitScn"] == reached && heartbeats(&run).len() >= 2
     });
     assert_eq!(status["restartScn"], reached);
@@ -112,10 +107,10 @@ fn an_idle_read_only_capture_stays_current_with_heartbeats() {
     );
     // The lag is polled every 15 s: the next poll sees the bookmark at the idle SCN, whose time
     // is the database's time now, not two minutes before.
-    wait_for(port, "a small lag", |s| {
+    running.wait_for(port, "a small lag", |s| {
         s["lagSeconds"].as_f64().is_some_and(|lag| lag < 5.0)
     });
-    stop(child);
+    stop(running);
     let bookmark = stored_bookmark(&run);
     assert_eq!(
         (
@@ -144,11 +139,11 @@ fn an_idle_read_only_capture_stays_current_with_heartbeats() {
     // A restart from the moved bookmark repeats nothing. Not `--exit-at-end`: its end, the SCN
     // current at start, is never written past on a database that writes nothing more.
     let before = heartbeats(&run).len();
-    let child = run.command(false).spawn().unwrap();
-    wait_for(port, "the restart's heartbeats", |s| {
+    let mut running = run.start();
+    running.wait_for(port, "the restart's heartbeats", |s| {
         s["commitScn"] == reached && heartbeats(&run).len() >= before + 2
     });
-    stop(child);
+    stop(running);
     assert_eq!(rows(&run), 1);
 }
 
@@ -158,13 +153,13 @@ fn the_action_query_writes_redo_like_any_transaction() {
         &["APP.BEAT"],
         "heartbeat: {intervalSeconds: 1, actionQuery: \"update \\\"APP\\\".\\\"BEAT\\\" set \\\"N\\\" = '7' where \\\"ID\\\" = '1'\"}\n",
     );
-    let child = run.command(false).spawn().unwrap();
-    wait_for(port, "the action query's update", |_| {
+    let mut running = run.start();
+    running.wait_for(port, "the action query's update", |_| {
         run.events()
             .iter()
             .any(|line| line["value"]["op"] == "u" && line["value"]["after"]["N"] == 7)
     });
-    stop(child);
+    stop(running);
 }
 
 #[test]
@@ -173,13 +168,9 @@ fn an_action_query_the_database_refuses_stops_with_cdc_1001() {
         &["APP.ORDERS"],
         "heartbeat: {intervalSeconds: 1, actionQuery: \"update \\\"APP\\\".\\\"NOPE\\\" set \\\"N\\\" = '1' where \\\"ID\\\" = '1'\"}\n",
     );
-    let output = run.command(false).output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let mut running = run.start();
+    let exit = running.wait_exit(run_support::RUN_LIMIT);
+    assert_eq!(exit.code(), Some(3), "{}", running.stderr());
     let message = run.termination();
     assert_eq!(message["code"], "CDC-1001", "{message}");
     assert!(

@@ -266,23 +266,13 @@ fn with_http_port(config: &str, port: u16) -> String {
 
 /// Polls the sample `series` on `/metrics` until it equals `value` (at most 60 s), the capture
 /// still running.
-fn wait_for_metric(child: &mut std::process::Child, port: u16, series: &str, value: f64) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let seen = run_support::metric(port, series);
-        if seen == Some(value) {
-            return;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the capture exited while waiting for {series}"
-        );
-        if std::time::Instant::now() >= deadline {
-            run_support::terminate(child);
-            panic!("{series} never reached {value}: last seen {seen:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+fn wait_for_metric(child: &mut run_support::Running, port: u16, series: &str, value: f64) {
+    child.wait_until(
+        &format!("{series} at {value}"),
+        std::time::Duration::from_secs(60),
+        std::time::Duration::from_millis(100),
+        |_| run_support::metric(port, series) == Some(value),
+    );
 }
 
 const STATUS_RUNNING: &str = r#"redoline_capture_schema_history_status{status="running"}"#;
@@ -302,7 +292,7 @@ fn the_schema_history_metrics_show_recovery_and_ddl() {
     let run = debezium(&first);
     let port = follow_and_serve(&run);
     let before = jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
-    let mut child = run.command(false).spawn().unwrap();
+    let mut child = run.start();
     wait_for_metric(&mut child, port, APPLIED, 1.0);
     wait_for_metric(&mut child, port, STATUS_RUNNING, 1.0);
     assert_eq!(run_support::metric(port, RECOVERED), Some(0.0));
@@ -327,10 +317,10 @@ fn the_schema_history_metrics_show_recovery_and_ddl() {
         "{ddl_applied} < {first_applied}"
     );
     assert_eq!(run_support::metric(port, RECOVERED), Some(0.0));
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 
     let port = follow_and_serve(&run);
-    let mut child = run.command(false).spawn().unwrap();
+    let mut child = run.start();
     wait_for_metric(&mut child, port, RECOVERED, 2.0);
     wait_for_metric(&mut child, port, STATUS_RUNNING, 1.0);
     assert_eq!(run_support::metric(port, APPLIED), Some(0.0));
@@ -341,5 +331,5 @@ fn the_schema_history_metrics_show_recovery_and_ddl() {
         "recovery started at {recovery_start}, last record read at {last_recovered}, \
          after the DDL applied at {ddl_applied}"
     );
-    assert_eq!(run_support::terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
 }

@@ -94,25 +94,15 @@ fn rules_of(capture: &Capture) -> Vec<AclRule> {
 /// capture that retries a refusal would run for its whole retry budget (10 minutes).
 fn run(capture: &Capture, log: &str) -> Output {
     const LIMIT: Duration = Duration::from_secs(120);
-    let mut child = capture
-        .command("capture.yaml", true, log)
-        .env(KAFKA_CONFIG_DIR_ENV, capture.path("kafka-config"))
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "the {log} run of {} was still going after {LIMIT:?} (retrying?): {}",
-                capture.dir.path().display(),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let mut command = capture.command("capture.yaml", true, log);
+    command.env(KAFKA_CONFIG_DIR_ENV, capture.path("kafka-config"));
+    let mut running = capture.start(command, log);
+    let status = running.wait_exit(LIMIT);
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: running.stderr().into_bytes(),
     }
-    child.wait_with_output().unwrap()
 }
 
 /// The first run, then the restart with the rest of the scenario; stops at the first run that

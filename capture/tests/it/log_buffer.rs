@@ -5,14 +5,13 @@
 //! written, or an open transaction's row is skipped for good and the transaction is emitted
 //! without it; with `mining.readOnly` (no flush) too.
 
-use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::run_support;
 
-use run_support::{Capture, metric, terminate, wait_for};
+use run_support::{Capture, Running, metric};
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true}],"logging":"all"}
 "#;
@@ -40,28 +39,17 @@ fn following_capture(scenario: &str, extra: &str) -> (Capture, u16) {
     (capture, port)
 }
 
-fn append(capture: &Capture, lines: &str) {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-}
-
 /// Waits until two more windows have started than when called: the one that was planned when
 /// the caller appended a step is mined by then, and so is the next, which reads that step.
-fn two_more_windows(port: u16) {
+fn two_more_windows(child: &mut Running, port: u16) {
     let end = || metric(port, "redoline_capture_window_end_scn").unwrap_or(0.0);
     let before = end();
-    let deadline = Instant::now() + Duration::from_secs(40);
-    while end() < before + 2.0 {
-        assert!(
-            Instant::now() < deadline,
-            "the capture mines no more windows"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    child.wait_until(
+        "two more windows",
+        Duration::from_secs(40),
+        Duration::from_millis(50),
+        |_| end() >= before + 2.0,
+    );
 }
 
 /// The IDs of the compact events of each emitted transaction (by commit SCN), in order.
@@ -81,18 +69,18 @@ fn transactions(events: &[Value]) -> Vec<Vec<u64>> {
 #[test]
 fn a_row_made_while_the_capture_plans_its_window_is_emitted_with_its_transaction() {
     let (capture, port) = following_capture(&format!("{ORDERS}{}", insert("a", 1)), "");
-    let mut child = capture.command(false).spawn().unwrap();
-    wait_for(port, "transaction a buffered", |s| {
+    let mut child = capture.start();
+    child.wait_for(port, "transaction a buffered", |s| {
         s["openTransactions"] == 1 && s["bufferedEvents"] == 1
     });
     // Another row of the open transaction: in the log buffer, not yet on disk, until a commit.
-    append(&capture, &insert("a", 2));
-    two_more_windows(port);
-    append(&capture, "{\"tx\":\"a\",\"commit\":true}\n");
-    wait_for(port, "transaction a emitted", |s| {
+    capture.append(&insert("a", 2));
+    two_more_windows(&mut child, port);
+    capture.append("{\"tx\":\"a\",\"commit\":true}\n");
+    child.wait_for(port, "transaction a emitted", |s| {
         s["openTransactions"] == 0 && s["commitScn"].is_u64()
     });
-    assert_eq!(terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
     assert_eq!(
         transactions(&capture.events()),
         [vec![1, 2]],
@@ -109,24 +97,21 @@ fn without_the_flush_a_window_waits_for_what_the_log_writer_has_written() {
         insert("b", 100)
     );
     let (capture, port) = following_capture(&scenario, "mining: {readOnly: true}\n");
-    let mut child = capture.command(false).spawn().unwrap();
-    let status = wait_for(port, "b emitted and a buffered", |s| {
+    let mut child = capture.start();
+    let status = child.wait_for(port, "b emitted and a buffered", |s| {
         s["openTransactions"] == 1 && s["bufferedEvents"] == 1 && s["commitScn"].is_u64()
     });
     let b_commit = status["commitScn"].as_u64().unwrap();
     // a's second row stays in the log buffer: no commit, flush or timeout writes it. The capture
     // looks at the current SCN every poll (1 s) meanwhile; a window reaching the row would skip
     // it. (Read-only windows wait for the log writer, so no window is there to wait for.)
-    append(&capture, &insert("a", 2));
+    capture.append(&insert("a", 2));
     std::thread::sleep(Duration::from_secs(3));
-    append(
-        &capture,
-        "{\"tx\":\"a\",\"commit\":true}\n{\"advance_seconds\":1}\n",
-    );
-    wait_for(port, "transaction a emitted", |s| {
+    capture.append("{\"tx\":\"a\",\"commit\":true}\n{\"advance_seconds\":1}\n");
+    child.wait_for(port, "transaction a emitted", |s| {
         s["openTransactions"] == 0 && s["commitScn"].as_u64().is_some_and(|scn| scn > b_commit)
     });
-    assert_eq!(terminate(&mut child).code(), Some(0));
+    assert_eq!(child.terminate().code(), Some(0));
     assert_eq!(
         transactions(&capture.events()),
         [vec![100], vec![1, 2]],

@@ -42,6 +42,7 @@ mod database_time_zone;
 mod event_formats;
 mod field_corpus;
 mod fuzz_corpus;
+mod harness;
 mod heartbeat;
 mod history;
 mod kafka_acls;

@@ -11,14 +11,13 @@
 use crate::run_support;
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redoline_capture::source::RowRange;
 use redoline_capture::source::chunk_plan::ChunkPlan;
 use redoline_capture::source::chunks::{LAST_ROW, extended_row_id, row_id_parts};
 use run_support::lines::{commit, delete, insert, rollback, update};
-use run_support::{Capture, Xorshift, free_port, status};
+use run_support::{Capture, Xorshift, free_port};
 use serde_json::Value;
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -64,14 +63,6 @@ fn with_readers(capture: Capture, threads: u32) -> Capture {
     )
     .unwrap();
     capture
-}
-
-fn append(capture: &Capture, lines: &str) {
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(capture.path("scenario.jsonl"))
-        .unwrap();
-    file.write_all(lines.as_bytes()).unwrap();
 }
 
 /// The table contents the events build, checking each event against it: an `r` or `i` of a
@@ -249,7 +240,7 @@ fn every_row_appears_once_as_a_read_or_as_a_later_change() {
             !reads.is_empty() && reads.iter().all(|e| e["op"] == "r"),
             "seed {seed}"
         );
-        append(&capture, &workload.after);
+        capture.append(&workload.after);
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         let events = capture.events();
@@ -300,24 +291,19 @@ fn killed_mid_snapshot_reading(
         Some(threads) => with_readers(through_sql(capture), threads),
         None => capture,
     };
-    let mut child = capture.command(true).spawn().unwrap();
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the snapshot never showed progress"
-        );
-        if let Some(report) = status(port)
-            && report["state"] == "snapshotting"
-            && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > past_rows
-        {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return (capture, report["snapshot"].clone());
-        }
-        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let mut child = capture.spawn(true, "info");
+    let report = child.wait_for_within(
+        port,
+        "the snapshot's progress",
+        Duration::from_secs(60),
+        Duration::from_millis(5),
+        |report| {
+            report["state"] == "snapshotting"
+                && report["snapshot"]["rowsScanned"].as_u64().unwrap_or(0) > past_rows
+        },
+    );
+    child.kill();
+    (capture, report["snapshot"].clone())
 }
 
 #[test]
@@ -334,12 +320,7 @@ fn a_crash_mid_snapshot_continues_from_the_last_committed_batch() {
     );
     let before = capture.committed_events().len();
     assert!(before > 500 && before < 2 * ROWS as usize, "{before}");
-    let (status, stderr) = capture.run();
-    assert_eq!(status, 0, "{stderr}");
-    let events = capture.events();
-    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
-    let contents = replay(&events);
-    assert!(contents.iter().all(|((_, id), v)| id == v));
+    the_rest_delivers_each_row_once(&capture, ROWS);
 }
 
 /// The same with four readers through the real client: chunks read in parallel are written in
@@ -359,12 +340,18 @@ fn a_crash_mid_snapshot_with_four_readers_continues_from_the_last_committed_chun
         text.contains("chunks_done"),
         "the progress is chunks: {text}"
     );
+    the_rest_delivers_each_row_once(&capture, ROWS);
+}
+
+/// A run of the killed capture to its end: every row of the two `rows`-row tables once in the
+/// output, with its own value.
+fn the_rest_delivers_each_row_once(capture: &Capture, rows: u64) {
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     let events = capture.events();
-    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
+    assert_eq!(events.len(), 2 * rows as usize, "no duplicate and no gap");
     let contents = replay(&events);
-    assert_eq!(contents.len(), 2 * ROWS as usize);
+    assert_eq!(contents.len(), 2 * rows as usize);
     assert!(contents.iter().all(|((_, id), v)| id == v));
 }
 
@@ -418,13 +405,7 @@ fn a_bookmark_with_the_old_rowid_progress_goes_on_after_its_rowid() {
     object.remove("chunks_done");
     object.insert("after_row_id".to_owned(), last_row_id);
     std::fs::write(&path, bookmark.to_string()).unwrap();
-    let (status, stderr) = capture.run();
-    assert_eq!(status, 0, "{stderr}");
-    let events = capture.events();
-    assert_eq!(events.len(), 2 * ROWS as usize, "no duplicate and no gap");
-    let contents = replay(&events);
-    assert_eq!(contents.len(), 2 * ROWS as usize);
-    assert!(contents.iter().all(|((_, id), v)| id == v));
+    the_rest_delivers_each_row_once(&capture, ROWS);
 }
 
 #[test]
@@ -438,7 +419,7 @@ fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
     later.push_str(&update("late", "ORDERS", ROWS, 888_888));
     later.push_str(&commit("late"));
     later.push_str("{\"undo_lost\":true}\n");
-    append(&capture, &later);
+    capture.append(&later);
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("ORA-01555"), "{stderr}");
@@ -447,10 +428,7 @@ fn ora_01555_mid_table_reads_the_table_again_at_a_new_scn() {
         "the update committed before the table's new SCN is in its reading, not streamed"
     );
     // A change after the new SCN streams.
-    append(
-        &capture,
-        &(update("later", "ORDERS", 2, 999_999) + &commit("later")),
-    );
+    capture.append(&(update("later", "ORDERS", 2, 999_999) + &commit("later")));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     let events = capture.events();
@@ -485,7 +463,7 @@ fn initial_only_snapshots_once_and_never_streams() {
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 6);
-    append(&capture, &(insert("x", "ORDERS", 100, 1) + &commit("x")));
+    capture.append(&(insert("x", "ORDERS", 100, 1) + &commit("x")));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(
@@ -506,7 +484,7 @@ fn no_data_streams_from_the_current_scn_and_schema_only_is_its_old_name() {
             stderr.contains("schema_only is the old name"),
             mode == "schema_only"
         );
-        append(&capture, &(insert("x", "ORDERS", 100, 1) + &commit("x")));
+        capture.append(&(insert("x", "ORDERS", 100, 1) + &commit("x")));
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         let events = capture.events();
@@ -539,7 +517,7 @@ fn when_needed_snapshots_again_once_the_bookmarks_redo_is_gone() {
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 6);
     // Without a purge the bookmark is usable: stream only.
-    append(&capture, &commit("open"));
+    capture.append(&commit("open"));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(capture.events().len(), 7);
@@ -548,16 +526,13 @@ fn when_needed_snapshots_again_once_the_bookmarks_redo_is_gone() {
         serde_json::from_str(&std::fs::read_to_string(capture.path("out.jsonl.bookmark")).unwrap())
             .unwrap();
     let restart_scn = bookmark["bookmark"]["restart_scn"].as_u64().unwrap();
-    append(
-        &capture,
-        &format!(
-            "{{\"log_switch\":true}}\n{}{}{{\"archive_purge_before_scn\":{}}}\n",
-            insert("y", "ORDERS", 60, 1) + &commit("y"),
-            // More switches than online groups (3): the restart SCN's log is archived only.
-            "{\"log_switch\":true}\n".repeat(4),
-            restart_scn + 1_000
-        ),
-    );
+    capture.append(&format!(
+        "{{\"log_switch\":true}}\n{}{}{{\"archive_purge_before_scn\":{}}}\n",
+        insert("y", "ORDERS", 60, 1) + &commit("y"),
+        // More switches than online groups (3): the restart SCN's log is archived only.
+        "{\"log_switch\":true}\n".repeat(4),
+        restart_scn + 1_000
+    ));
     let (status, stderr) = capture.run();
     assert_eq!(status, 0, "{stderr}");
     assert!(
@@ -756,7 +731,7 @@ fn partitioned_and_index_organised_tables_are_snapshotted_whole() {
             300 + 300 - (0..300).step_by(9).count(),
             "{threads} readers"
         );
-        append(&capture, &after);
+        capture.append(&after);
         let (status, stderr) = capture.run();
         assert_eq!(status, 0, "{stderr}");
         assert_eq!(replay(&capture.events()), expected, "{threads} readers");

@@ -9,7 +9,7 @@ use crate::run_support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use run_support::lines::{commit, delete, insert, update};
-use run_support::{Capture, Xorshift, free_port, terminate, wait_for};
+use run_support::{Capture, Xorshift, free_port};
 use serde_json::Value;
 
 const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -291,11 +291,7 @@ fn a_table_that_joins_is_read_while_changes_stream_unless_told_to_skip() {
         let first_run = capture.events().len();
         // More work on both tables, and ITEMS joins the capture.
         let more = workload.transactions("m", 80);
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(capture.path("scenario.jsonl"))
-            .unwrap();
-        std::io::Write::write_all(&mut file, more.as_bytes()).unwrap();
+        capture.append(&more);
         let config = std::fs::read_to_string(capture.path("capture.yaml")).unwrap();
         std::fs::write(
             capture.path("capture.yaml"),
@@ -351,14 +347,14 @@ fn removing_a_running_request_cancels_it_for_good() {
         &capture,
         "{mode: never, fetchSize: 10, requests: [{id: reread-items-1, tables: [APP.ITEMS]}]}",
     );
-    let mut child = capture.command(false).spawn().unwrap();
-    let running = wait_for(port, "the request running", |report| {
+    let mut child = capture.start();
+    let running = child.wait_for(port, "the request running", |report| {
         report["snapshot"]["requests"][0]["tables"][0]["rowsRead"]
             .as_u64()
             .is_some_and(|rows| rows >= 50)
     });
     assert_eq!(running["snapshot"]["requests"][0]["state"], "Running");
-    assert!(terminate(&mut child).success());
+    assert!(child.terminate().success());
     let read_before = capture.committed_events().len() - streamed;
     assert!(read_before < 20_000, "stopped part-way");
     // Removed from the spec: cancelled, nothing more read; put back, still nothing.

@@ -8,11 +8,9 @@
 use crate::kafka_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kafka_support::{
-    Capture, TABLES, bootstrap, free_port, insert, read_values, status, unique_prefix,
-};
+use kafka_support::{Capture, TABLES, bootstrap, free_port, insert, read_values, unique_prefix};
 
 const ROWS: u64 = 3_000;
 const TRANSACTIONS: u64 = 300;
@@ -57,41 +55,11 @@ fn a_request_killed_repeatedly_reads_every_row_once_at_its_place() {
     assert_eq!(code, 0, "{stderr}");
     std::fs::write(capture.path("scenario.jsonl"), &scenario).unwrap();
     let port = free_port();
-    capture.write_config("killed.yaml", &bootstrap, &prefix, port, extra);
-    for file in ["capture.yaml", "killed.yaml"] {
-        let text = std::fs::read_to_string(capture.path(file)).unwrap();
-        std::fs::write(
-            capture.path(file),
-            text.replace("snapshot: {mode: never}", snapshot),
-        )
-        .unwrap();
-    }
-    let mut last_seen = 0;
-    for kill in 0..KILLS {
-        let mut child = capture.spawn("killed.yaml", false, &format!("kill{kill}"));
-        let started = Instant::now();
-        loop {
-            let report = status(port);
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "the request showed no progress after kill {kill}: {report:?}"
-            );
-            let rows = report.and_then(|report| {
-                report["snapshot"]["requests"][0]["tables"][0]["rowsRead"].as_u64()
-            });
-            if rows.is_some_and(|rows| rows > last_seen + 300) {
-                last_seen = rows.unwrap_or_default();
-                child.kill().unwrap();
-                child.wait().unwrap();
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the run ended before kill {kill}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
+    capture.write_snapshot_configs(&bootstrap, &prefix, port, extra, snapshot);
+    let last_seen =
+        capture.kill_at_progress(port, false, KILLS, Duration::from_secs(30), |report| {
+            report["snapshot"]["requests"][0]["tables"][0]["rowsRead"].as_u64()
+        });
     assert!(last_seen < ROWS, "the kills came before the end");
     let (code, stderr) = capture.run("capture.yaml");
     assert_eq!(code, 0, "{stderr}");

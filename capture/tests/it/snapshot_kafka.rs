@@ -7,10 +7,10 @@
 use crate::kafka_support;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kafka_support::{
-    Capture, TABLES, bootstrap, free_port, ids, insert, read_values, status, unique_prefix,
+    Capture, TABLES, bootstrap, free_port, ids, insert, read_values, unique_prefix,
 };
 
 const ROWS: u64 = 20_000;
@@ -27,43 +27,19 @@ fn a_snapshot_killed_repeatedly_delivers_every_row_once() {
     let prefix = unique_prefix("snapshot-kill");
     let capture = Capture::new(&scenario, &bootstrap, &prefix, "");
     let port = free_port();
-    capture.write_config("killed.yaml", &bootstrap, &prefix, port, "");
-    for file in ["capture.yaml", "killed.yaml"] {
-        let text = std::fs::read_to_string(capture.path(file)).unwrap();
-        std::fs::write(
-            capture.path(file),
-            text.replace(
-                "snapshot: {mode: never}",
-                "snapshot: {mode: initial, fetchSize: 100}",
-            ),
-        )
-        .unwrap();
-    }
-    let mut last_seen = 0;
-    for kill in 0..KILLS {
-        let mut child = capture.spawn("killed.yaml", true, &format!("kill{kill}"));
-        let started = Instant::now();
-        loop {
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "the snapshot showed no progress after kill {kill}"
-            );
-            let rows = status(port)
+    capture.write_snapshot_configs(
+        &bootstrap,
+        &prefix,
+        port,
+        "",
+        "snapshot: {mode: initial, fetchSize: 100}",
+    );
+    let last_seen =
+        capture.kill_at_progress(port, true, KILLS, Duration::from_secs(120), |report| {
+            Some(report)
                 .filter(|report| report["state"] == "snapshotting")
-                .and_then(|report| report["snapshot"]["rowsScanned"].as_u64());
-            if rows.is_some_and(|rows| rows > last_seen + 300) {
-                last_seen = rows.unwrap_or_default();
-                child.kill().unwrap();
-                child.wait().unwrap();
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the run ended before kill {kill}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
+                .and_then(|report| report["snapshot"]["rowsScanned"].as_u64())
+        });
     assert!(last_seen < ROWS, "the kills came before the end");
     let (status, stderr) = capture.run("capture.yaml");
     assert_eq!(status, 0, "{stderr}");

@@ -10,9 +10,8 @@
 use crate::run_support;
 
 use std::path::Path;
-use std::process::Child;
 
-use run_support::{Capture, free_port, metric, terminate, wait_for};
+use run_support::{Capture, Running, free_port, metric};
 use serde_json::Value;
 
 const TABLES: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -125,11 +124,10 @@ fn reads_of(events: &[Value], table: &str) -> usize {
         .count()
 }
 
-fn still_running(child: &mut Child) {
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "the capture exited: the change was not applied live"
-    );
+fn still_running(child: &mut Running) {
+    if child.try_wait().is_some() {
+        child.fail("the capture exited: the change was not applied live");
+    }
 }
 
 #[test]
@@ -141,13 +139,13 @@ fn requests_written_to_the_mounted_config_run_and_cancel_in_the_same_process() {
         &format!("http: {{port: {port}}}\n"),
     );
     let mut config = MountedConfig::mount(&capture);
-    let mut child = capture.command(false).spawn().unwrap();
-    let streaming = wait_for(port, "streaming", |report| report["state"] == "streaming");
+    let mut child = capture.start();
+    let streaming = child.wait_for(port, "streaming", |report| report["state"] == "streaming");
     let started_at = streaming["startedAt"].clone();
 
     // 1. A new request in the file: read by this process.
     config.write(&requests(&[("live-orders-1", "ORDERS")]));
-    let report = wait_for(port, "live-orders-1 done", |report| {
+    let report = child.wait_for(port, "live-orders-1 done", |report| {
         done(report, "live-orders-1")
     });
     still_running(&mut child);
@@ -159,7 +157,7 @@ fn requests_written_to_the_mounted_config_run_and_cancel_in_the_same_process() {
 
     // 2. A file that does not load: the run goes on, and says so.
     config.write("snapshot: {mode: never, requests: [{id: Not_A_Label, tables: [APP.ORDERS]}]}\n");
-    let report = wait_for(port, "the invalid file reported", |report| {
+    let report = child.wait_for(port, "the invalid file reported", |report| {
         report["configFile"]["state"] == "invalid"
     });
     assert!(
@@ -180,7 +178,7 @@ fn requests_written_to_the_mounted_config_run_and_cancel_in_the_same_process() {
         ("live-orders-1", "ORDERS"),
         ("live-items-2", "ITEMS"),
     ]));
-    wait_for(port, "live-items-2 running", |report| {
+    child.wait_for(port, "live-items-2 running", |report| {
         report.get("configFile").is_none()
             && request(report, "live-items-2").is_some_and(|r| {
                 r["state"] == "Running" && r["tables"][0]["rowsRead"].as_u64() > Some(0)
@@ -212,7 +210,7 @@ fn requests_written_to_the_mounted_config_run_and_cancel_in_the_same_process() {
         ("live-orders-1", "ORDERS"),
         ("live-orders-3", "ORDERS"),
     ]));
-    wait_for(port, "live-orders-3 done", |report| {
+    child.wait_for(port, "live-orders-3 done", |report| {
         done(report, "live-orders-3")
     });
     let events = capture.committed_events();
@@ -223,12 +221,12 @@ fn requests_written_to_the_mounted_config_run_and_cancel_in_the_same_process() {
     config.write(
         "snapshot: {mode: never, fetchSize: 200, requests: [{id: live-orders-1, tables: [APP.ORDERS]}, {id: live-orders-3, tables: [APP.ORDERS]}, {id: live-items-4, tables: [APP.ITEMS]}]}\n",
     );
-    let report = wait_for(port, "the restart pending", |report| {
+    let report = child.wait_for(port, "the restart pending", |report| {
         report["configFile"]["state"] == "restartPending"
     });
     assert!(request(&report, "live-items-4").is_none(), "{report}");
     still_running(&mut child);
     assert_eq!(report["startedAt"], started_at);
 
-    assert!(terminate(&mut child).success());
+    assert!(child.terminate().success());
 }

@@ -16,14 +16,13 @@
 
 use crate::run_support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::Child;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use run_support::{Capture, free_port, status, terminate, wait_for};
+use run_support::lines::{commit, insert, update};
+use run_support::{Capture, Running, free_port, status};
 use serde_json::Value;
 
 const ORDERS: &str = r#"{"table":"APP.ORDERS","columns":[{"name":"ID","type":"NUMBER(10)","key":true},{"name":"V","type":"NUMBER(10)"}],"logging":"all"}
@@ -38,17 +37,6 @@ const TICK_BASE: u64 = 1_000_000;
 /// The longest any one awaited state may take (debug build, busy machine).
 const PATIENCE: Duration = Duration::from_secs(40);
 
-fn insert(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!("{{\"tx\":\"{tx}\",\"insert\":\"APP.{table}\",\"values\":{{\"ID\":{id},\"V\":{v}}}}}\n")
-}
-fn update(tx: &str, table: &str, id: u64, v: u64) -> String {
-    format!(
-        "{{\"tx\":\"{tx}\",\"update\":\"APP.{table}\",\"where\":{{\"ID\":{id}}},\"set\":{{\"V\":{v}}}}}\n"
-    )
-}
-fn commit(tx: &str) -> String {
-    format!("{{\"tx\":\"{tx}\",\"commit\":true}}\n")
-}
 fn create_later() -> String {
     format!("{}\n", serde_json::json!({ "ddl": CREATE_LATER }))
 }
@@ -111,75 +99,32 @@ impl Feed {
     }
 }
 
-/// A running capture, killed if the test fails before it is stopped; its stderr lines arrive on
-/// `lines`.
-struct Running {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
+/// Starts the capture, logging at WARN (where [`NOTHING_LISTED`] is).
+fn start(capture: &Capture) -> Running {
+    capture.spawn(false, "warn")
 }
 
-impl Running {
-    fn start(capture: &Capture) -> Self {
-        let mut child = capture.command(false).spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (sender, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits for the next catalog listing that finds nothing (stderr lines logged before this
-    /// call do not count).
-    fn next_empty_listing(&mut self) {
-        while let Ok(line) = self.lines.try_recv() {
-            self.seen.push(line);
-        }
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let found = line.contains(NOTHING_LISTED);
-                    self.seen.push(line);
-                    if found {
-                        return;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
-                    panic!("no catalog listing seen:\n{}", self.seen.join("\n"))
-                }
-            }
-        }
-    }
-
-    /// SIGTERM, and a clean exit.
-    fn stop(mut self) {
-        let exit = terminate(&mut self.child);
-        while let Ok(line) = self.lines.try_recv() {
-            self.seen.push(line);
-        }
-        assert!(exit.success(), "{exit}:\n{}", self.seen.join("\n"));
-    }
+/// Waits for the next catalog listing that finds nothing (stderr logged before this call does
+/// not count).
+fn next_empty_listing(running: &mut Running) {
+    let before = running.stderr().len();
+    running.wait_until(
+        "a catalog listing that finds nothing",
+        PATIENCE,
+        Duration::from_millis(20),
+        |running| {
+            running
+                .stderr()
+                .get(before..)
+                .is_some_and(|text| text.contains(NOTHING_LISTED))
+        },
+    );
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+/// SIGTERM, and a clean exit.
+fn stop(mut running: Running) {
+    let exit = running.terminate();
+    assert!(exit.success(), "{exit}:\n{}", running.stderr());
 }
 
 /// Keeps the capture busy: a committed insert into ORDERS every 100 ms, so every window brings
@@ -248,21 +193,20 @@ fn joined_scn(request: &Value) -> u64 {
 }
 
 /// Waits (with a deadline) until the committed output holds ticker row `tick`.
-fn wait_for_tick(capture: &Capture, tick: u64) -> Vec<Value> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let events = capture.committed_events();
-        if events.iter().any(|e| {
-            e["table"] == "ORDERS" && e["op"] == "i" && e["after"]["ID"] == TICK_BASE + tick
-        }) {
-            return events;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "tick {tick} never reached the output"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_for_tick(running: &mut Running, capture: &Capture, tick: u64) -> Vec<Value> {
+    let mut events = Vec::new();
+    running.wait_until(
+        &format!("tick {tick} in the output"),
+        PATIENCE,
+        Duration::from_millis(50),
+        |_| {
+            events = capture.committed_events();
+            events.iter().any(|e| {
+                e["table"] == "ORDERS" && e["op"] == "i" && e["after"]["ID"] == TICK_BASE + tick
+            })
+        },
+    );
+    events
 }
 
 fn later(events: &[Value]) -> Vec<(usize, &Value)> {
@@ -285,25 +229,25 @@ enum Attempt {
 fn open_transaction_attempt() -> Attempt {
     let port = free_port();
     let capture = capture(port);
-    let mut running = Running::start(&capture);
-    wait_for(port, "streaming", |report| report["state"] == "streaming");
+    let mut running = start(&capture);
+    running.wait_for(port, "streaming", |report| report["state"] == "streaming");
     let feed = Feed::open(&capture);
     let ticker = Ticker::start(&feed);
-    wait_for_tick(&capture, 1);
+    wait_for_tick(&mut running, &capture, 1);
 
     // Right after a listing: APP.LATER created, and T writes X into it and a row of ORDERS.
     // The next window (a fraction of a second away) mines all of it before the next listing
     // (a second away) finds the table: X's row is mined while the table is not captured.
-    running.next_empty_listing();
+    next_empty_listing(&mut running);
     feed.append(
         &(create_later() + &insert("T", "LATER", 1, 100) + &insert("T", "ORDERS", 50, 500)),
     );
-    let report = wait_for(port, "APP.LATER joined", |report| {
+    let report = running.wait_for(port, "APP.LATER joined", |report| {
         joined_request(report).is_some()
     });
     let joined = joined_scn(joined_request(&report).unwrap());
     // A window that began after the join has been mined, and the chunk loop ran after it.
-    let events = wait_for_tick(&capture, ticker.written() + 1);
+    let events = wait_for_tick(&mut running, &capture, ticker.written() + 1);
     let report = status(port).unwrap();
     // T alone open (a ticker transaction is open only when the simulator read half of what
     // the ticker wrote), since an SCN below the join's: its first rows were mined before.
@@ -320,14 +264,14 @@ fn open_transaction_attempt() -> Attempt {
 
     // T writes Y after the join, changes its ORDERS row again, and commits.
     feed.append(&(insert("T", "LATER", 2, 200) + &update("T", "ORDERS", 50, 501) + &commit("T")));
-    let report = wait_for(port, "the joined table read", |report| {
+    let report = running.wait_for(port, "the joined table read", |report| {
         joined_request(report).is_some_and(|r| r["state"] == "Done")
     });
     let request = joined_request(&report).unwrap();
     assert_eq!(request["tables"][0]["table"], "APP.LATER", "{report}");
     assert_eq!(request["tables"][0]["rowsRead"], 2, "{report}");
     drop(ticker);
-    running.stop();
+    stop(running);
 
     let events = capture.committed_events();
     // T's events: its changes of captured tables, in order, each once, in one commit. X was
@@ -434,13 +378,13 @@ fn a_transaction_open_when_its_table_joins_mid_run_holds_the_read_until_it_commi
 fn without_a_transaction_open_a_joined_table_is_read_at_once() {
     let port = free_port();
     let capture = capture(port);
-    let running = Running::start(&capture);
-    wait_for(port, "streaming", |report| report["state"] == "streaming");
+    let mut running = start(&capture);
+    running.wait_for(port, "streaming", |report| report["state"] == "streaming");
     let feed = Feed::open(&capture);
     // APP.LATER created and a row written and committed; nothing after it, so the read can
     // only be the one made at the join.
     feed.append(&(create_later() + &insert("c", "LATER", 1, 100) + &commit("c")));
-    let report = wait_for(port, "the joined table read", |report| {
+    let report = running.wait_for(port, "the joined table read", |report| {
         joined_request(report).is_some_and(|r| r["state"] == "Done")
     });
     assert_eq!(
@@ -448,7 +392,7 @@ fn without_a_transaction_open_a_joined_table_is_read_at_once() {
         1,
         "{report}"
     );
-    running.stop();
+    stop(running);
     let events = capture.committed_events();
     let reads: Vec<&Value> = events.iter().filter(|e| e["op"] == "r").collect();
     assert_eq!(reads.len(), 1, "{reads:?}");

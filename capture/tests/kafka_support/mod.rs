@@ -11,7 +11,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::Duration;
 
 pub mod sink;
@@ -20,7 +20,7 @@ pub mod sink;
 // `composed/main.rs`): one copy of it per binary.
 use crate::run_support::{self, run_command};
 #[allow(unused_imports)] // not every test binary using this module probes the HTTP face
-pub use run_support::{BINARY, Xorshift, free_port, metric, status, terminate};
+pub use run_support::{BINARY, RUN_LIMIT, Running, Xorshift, free_port, metric, status};
 
 #[allow(unused_imports)] // not every test binary using this module names its own topics
 pub use redoline_testenv::kafka::unique_prefix;
@@ -100,17 +100,75 @@ impl Capture {
         run_command(&self.path(config), &termination_log, exit_at_end)
     }
 
-    pub fn spawn(&self, config: &str, exit_at_end: bool, log: &str) -> Child {
-        self.command(config, exit_at_end, log).spawn().unwrap()
+    /// Starts `run --config <config>` logging at `info` (a few lines a window at most), so that
+    /// a failed wait shows the capture's own account; its termination message is `<log>`'s.
+    pub fn spawn(&self, config: &str, exit_at_end: bool, log: &str) -> Running {
+        let mut command = self.command(config, exit_at_end, log);
+        command.env("RUST_LOG", "info");
+        self.start(command, log)
     }
 
-    /// Runs to the end: the exit code and stderr.
+    /// Starts `command` (one of [`Self::command`], maybe with more environment) whose
+    /// termination message is `<log>`'s.
+    pub fn start(&self, command: Command, log: &str) -> Running {
+        Running::spawn(command, &self.path(&format!("{log}.termination")))
+    }
+
+    /// Runs to the end (at most [`RUN_LIMIT`]): the exit code and stderr.
     pub fn run(&self, config: &str) -> (i32, String) {
-        let output = self.command(config, true, "run").output().unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let mut running = self.start(self.command(config, true, "run"), "run");
+        let exit = running.wait_exit(RUN_LIMIT);
+        (exit.code().unwrap_or(-1), running.stderr())
+    }
+
+    /// For a snapshot killed mid-way: `killed.yaml` (HTTP on `port`, `extra` appended) beside
+    /// `capture.yaml`, both with `snapshot` in place of `snapshot: {mode: never}`.
+    pub fn write_snapshot_configs(
+        &self,
+        bootstrap: &str,
+        prefix: &str,
+        port: u16,
+        extra: &str,
+        snapshot: &str,
+    ) {
+        self.write_config("killed.yaml", bootstrap, prefix, port, extra);
+        for file in ["capture.yaml", "killed.yaml"] {
+            let text = std::fs::read_to_string(self.path(file)).unwrap();
+            std::fs::write(
+                self.path(file),
+                text.replace("snapshot: {mode: never}", snapshot),
+            )
+            .unwrap();
+        }
+    }
+
+    /// Runs `killed.yaml` `kills` times, each run SIGKILLed as soon as `progress` (rows read,
+    /// from its `/status` on `port`) is 300 past where the run before was killed, at most
+    /// `patience` after its start (a run ending first fails the test). The progress at the last
+    /// kill.
+    pub fn kill_at_progress(
+        &self,
+        port: u16,
+        exit_at_end: bool,
+        kills: u64,
+        patience: Duration,
+        progress: impl Fn(&Value) -> Option<u64>,
+    ) -> u64 {
+        let mut last_seen = 0;
+        for kill in 0..kills {
+            let mut child = self.spawn("killed.yaml", exit_at_end, &format!("kill{kill}"));
+            // Polled often: a kill at once, before the run gets much further.
+            let report = child.wait_for_within(
+                port,
+                &format!("progress before kill {kill}"),
+                patience,
+                Duration::from_millis(5),
+                |report| progress(report).is_some_and(|rows| rows > last_seen + 300),
+            );
+            last_seen = progress(&report).unwrap_or_default();
+            child.kill();
+        }
+        last_seen
     }
 
     pub fn termination(&self, log: &str) -> Option<Value> {

@@ -13,6 +13,12 @@ mod http_probe;
 #[allow(unused_imports)]
 pub use http_probe::{free_port, metric, status};
 
+// Not every test binary using this module keeps a capture running.
+#[allow(dead_code)]
+mod running;
+#[allow(unused_imports)]
+pub use running::{Running, STATUS_PATIENCE};
+
 // Not every test binary using this module writes these scenarios.
 #[allow(dead_code)]
 pub mod lines;
@@ -23,7 +29,8 @@ pub const BINARY: &str = env!("CARGO_BIN_EXE_redoline-capture");
 pub const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// `redoline-capture run --config <config>`, writing its termination message to
-/// `termination_log`, stderr piped; with `exit_at_end`, the run ends once caught up.
+/// `termination_log`, stderr piped, logging warnings (the level the tests that read stderr
+/// expect); with `exit_at_end`, the run ends once caught up.
 ///
 /// The temporary directory is the config's directory: a capture without `buffer.spill.dir`
 /// keeps its spill files and login guard under `$TMPDIR/redoline-spill/<name>`, and captures of
@@ -94,41 +101,44 @@ impl Capture {
         )
     }
 
-    /// Runs to the end of the scenario: the exit status and stderr.
-    #[allow(dead_code)] // not every test binary using this module runs to the end
     /// Runs with `--exit-at-end`: exit code and stderr. A run still going after
     /// [`RUN_LIMIT`] is killed and fails the test, so a capture that never reaches its end fails
     /// in minutes instead of hanging the suite.
+    #[allow(dead_code)] // not every test binary using this module runs to the end
     pub fn run(&self) -> (i32, String) {
-        let mut child = self.command(true).spawn().unwrap();
-        // Read stderr on a thread: a full pipe would block the capture.
-        let mut pipe = child.stderr.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            std::io::Read::read_to_end(&mut pipe, &mut text).unwrap();
-            text
-        });
-        let deadline = std::time::Instant::now() + RUN_LIMIT;
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if std::time::Instant::now() >= deadline {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                let stderr = reader.join().unwrap();
-                panic!(
-                    "the capture did not reach its end within {RUN_LIMIT:?}:\n{}",
-                    String::from_utf8_lossy(&stderr)
-                );
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        let stderr = reader.join().unwrap();
-        (
-            status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&stderr).into_owned(),
+        let mut running = Running::spawn(self.command(true), &self.path("termination.log"));
+        let exit = running.wait_exit(RUN_LIMIT);
+        (exit.code().unwrap_or(-1), running.stderr())
+    }
+
+    /// Starts the capture without `--exit-at-end`, logging at `info` (a few lines a window at
+    /// most) so that a failed wait shows the capture's own account.
+    #[allow(dead_code)] // not every test binary using this module keeps a capture running
+    pub fn start(&self) -> Running {
+        self.spawn(false, "info")
+    }
+
+    /// Starts the capture, with `--exit-at-end` if `exit_at_end`, at the log level `level`
+    /// (`warn` for a test that reads stderr).
+    #[allow(dead_code)] // not every test binary using this module chooses these
+    pub fn spawn(&self, exit_at_end: bool, level: &str) -> Running {
+        let mut command = self.command(exit_at_end);
+        command.env("RUST_LOG", level);
+        Running::spawn(command, &self.path("termination.log"))
+    }
+
+    /// Appends `lines` to the scenario, for a capture that follows it (`follow: true`) or runs
+    /// again.
+    #[allow(dead_code)] // not every test binary using this module adds to a scenario
+    pub fn append(&self, lines: &str) {
+        std::io::Write::write_all(
+            &mut std::fs::OpenOptions::new()
+                .append(true)
+                .open(self.path("scenario.jsonl"))
+                .unwrap(),
+            lines.as_bytes(),
         )
+        .unwrap();
     }
 
     #[allow(dead_code)] // not every test binary using this module reads every line
@@ -165,44 +175,9 @@ impl Capture {
     }
 }
 
-/// Polls `/status` of the capture on `port` until `done` holds (at most 40 s): that status.
-#[allow(dead_code)] // not every test binary using this module waits on its status
-pub fn wait_for(port: u16, what: &str, mut done: impl FnMut(&Value) -> bool) -> Value {
-    let mut seen = None;
-    redoline_testenv::wait::wait_until(
-        what,
-        std::time::Duration::from_secs(40),
-        std::time::Duration::from_millis(200),
-        || {
-            seen = status(port).filter(|status| done(status));
-            Ok(seen.is_some())
-        },
-    )
-    .unwrap();
-    seen.unwrap()
-}
-
-/// SIGTERM to a running capture, then its exit status (at most 20 s later): it finishes what it
-/// does and exits.
+/// SIGTERM to a capture spawned without [`Running`] (`composed` runs its own), then its exit
+/// status (at most [`running::STOP_PATIENCE`] later).
 #[allow(dead_code)] // not every test binary using this module stops a capture this way
 pub fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            return exit;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no exit after SIGTERM"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    running::sigterm(child).expect("an exit after SIGTERM")
 }
