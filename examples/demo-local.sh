@@ -7,9 +7,13 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "building redoline-capture"
-cargo build -q -p redoline-capture
-capture=target/debug/redoline-capture
+# REDOLINE_CAPTURE_BINARY: a capture already built (the test of this demo passes its own).
+capture=${REDOLINE_CAPTURE_BINARY:-}
+if [ -z "$capture" ]; then
+  say "building redoline-capture"
+  cargo build -q -p redoline-capture
+  capture=target/debug/redoline-capture
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/redoline-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -5,7 +5,7 @@
 //! Each Debezium fixture line is `{"topic":…,"key":<key JSON or null>,"value":<value JSON or
 //! null>}`; `tests/tests/it/debezium_json.rs` feeds the enveloped ones to Kafka Connect's
 //! `JsonConverter`. After an intended format change, regenerate with
-//! `REDOLINE_BLESS=1 cargo test -p redoline-capture --test event_formats` and review the diff.
+//! `REDOLINE_BLESS=1 cargo test -p redoline-capture --test it -- event_formats::` and review the diff.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::borrow::Cow;

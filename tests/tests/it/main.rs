@@ -20,6 +20,7 @@ mod debezium_avro;
 mod debezium_jdbc_pipeline;
 mod debezium_json;
 mod demo_e2e;
+mod demo_local;
 mod gitops_health;
 mod helm_chart;
 mod images;
