@@ -32,9 +32,11 @@ pub mod http;
 #[cfg(test)]
 mod import_graph;
 pub mod lag;
+pub mod live_config;
 pub mod login_guard;
 pub mod metrics;
 pub mod outage;
+pub mod record_location;
 pub mod redo;
 pub mod registry;
 pub mod rotation;

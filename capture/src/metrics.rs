@@ -25,7 +25,7 @@
 //! | `redoline_capture_last_stop` | gauge | `code` (1 for the latest typed stop) |
 //! | `redoline_capture_retries_total` | counter | `cause` = `database_unavailable` / `database_timeout` / `log_switched` / `logs_changed` / `session_memory` / `kafka_page_aborted` / `schema_registry_unavailable` |
 //! | `redoline_capture_credentials_loaded_timestamp_seconds` | gauge | (when this process read the mounted credentials it follows, [`crate::rotation`]; -1 when none are followed) |
-//! | `redoline_capture_config_file_invalid` | gauge | (1 while the config file on disk does not load and the run goes on with the config in force, [`crate::config::live`]) |
+//! | `redoline_capture_config_file_invalid` | gauge | (1 while the config file on disk does not load and the run goes on with the config in force, [`crate::live_config`]) |
 //! | `redoline_capture_snapshot_tables_total` / `redoline_capture_snapshot_tables_done` | gauge | |
 //! | `redoline_capture_snapshot_rows_scanned` | gauge | (rows of the snapshot written, resumed runs included) |
 //! | `redoline_capture_snapshot_rows_remaining_estimate` | gauge | (-1 when a table has no statistics) |
@@ -161,7 +161,7 @@ pub struct EngineMetrics {
     /// Set by [`crate::rotation::watch`]. A change ends the process, so a counter of changes
     /// would rarely be scraped; this timestamp moves with each rotation instead.
     pub credentials_loaded: Gauge,
-    /// Set by [`crate::config::live::follow`]: 1 while the config file does not load.
+    /// Set by [`crate::live_config::follow`]: 1 while the config file does not load.
     pub config_file_invalid: IntGauge,
     last_table_events: LastTableEvents,
 }

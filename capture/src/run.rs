@@ -25,7 +25,7 @@ use prometheus::Registry;
 
 use crate::buffer::{BufferMetrics, BufferSettings, TransactionBuffer};
 use crate::cli::AclFormat;
-use crate::config::live::{self, LiveRequests};
+use crate::live_config::{self, LiveRequests};
 use crate::config::secrets::DatabaseCredentials;
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
@@ -43,7 +43,7 @@ use crate::rotation::{self, Rotated};
 use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
 use crate::simulator::sql::SimulatorPool;
-use crate::sink::bookmark::RecordLocation;
+use crate::record_location::RecordLocation;
 use crate::sink::file::{self, FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,
@@ -84,7 +84,7 @@ pub struct RunSettings {
     /// Which mounts changed, once the watch of `credentials_root` saw a change.
     pub rotated: Rotated,
     /// The config file the run was loaded from, followed while it runs for changes of
-    /// `snapshot.requests` ([`config::live`]); `None` (the default) follows nothing.
+    /// `snapshot.requests` ([`crate::live_config`]); `None` (the default) follows nothing.
     pub config_path: Option<PathBuf>,
 }
 
@@ -428,14 +428,14 @@ where
         }));
     }
     if let Some(path) = &settings.config_path {
-        runtime.spawn(live::follow(live::Follow {
+        runtime.spawn(live_config::follow(live_config::Follow {
             path: path.clone(),
             environment: environment(),
             started: config.clone(),
             requests: shared.requests.clone(),
             board: shared.board.clone(),
             invalid: shared.engine_metrics.config_file_invalid.clone(),
-            interval: live::POLL_INTERVAL,
+            interval: live_config::POLL_INTERVAL,
         }));
     }
     let mut budget = RestartBudget::new(settings.database_retry);

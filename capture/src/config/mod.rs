@@ -17,10 +17,10 @@
 //! `#[serde(flatten)]` would hide an unknown field from `deserialize`, which names it. A test
 //! (`shared_fields_carry_the_crds_bounds`) holds every shared field's bounds to the CRD's.
 
+pub mod certificates;
 pub mod crd_rules;
 pub mod env;
 pub mod kafka_auth;
-pub mod live;
 pub mod schema_registry;
 pub mod secrets;
 pub mod validate;

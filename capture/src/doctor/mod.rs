@@ -198,7 +198,7 @@ fn with_captured_tables<S: DatabaseCatalog>(
 ) -> (DoctorRequest, Option<Check>) {
     let filters = Arc::new(request.filters.clone());
     let selection = TableSelection::new(&[], &filters, &request.flush_table);
-    match selection.captured(source, request.tables.clone()) {
+    match selection.captured(|| source.list_tables(), request.tables.clone()) {
         Ok(tables) => {
             let request = DoctorRequest {
                 tables,

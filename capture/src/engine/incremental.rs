@@ -82,7 +82,7 @@ impl<S: OracleSource> Engine<S> {
     }
 
     /// At a window boundary: when the config file changed `snapshot.requests` since they were
-    /// last applied (`config::live`), the queue is reconciled with them as at start (a new id
+    /// last applied (`live_config`), the queue is reconciled with them as at start (a new id
     /// queued, a removed queued or running one cancelled, a finished one left finished) and the
     /// result committed at once, so the status and a restart agree with it. A request is
     /// recorded as running in the page of its first chunk, as at start.

@@ -60,7 +60,7 @@ use self::idle::IdlePacer;
 use self::pipeline::Pipeline;
 use self::snapshot::SnapshotPhase;
 use crate::buffer::TransactionBuffer;
-use crate::config::live::LiveRequests;
+use crate::live_config::LiveRequests;
 use crate::heartbeat::HeartbeatClock;
 use crate::http::StatusBoard;
 use crate::lag::LagTracker;
@@ -90,7 +90,7 @@ pub struct RunOptions {
     /// Set to stop after the current transaction.
     pub stop: Arc<AtomicBool>,
     /// The snapshot requests in force: the config's at start, replaced while running when the
-    /// config file changes only them (`config::live`).
+    /// config file changes only them (`live_config`).
     pub requests: LiveRequests,
 }
 

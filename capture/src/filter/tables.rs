@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::Filters;
-use crate::source::{DatabaseCatalog, SourceError};
 
 /// Which names the configuration captures: `spec.tables`, and the names the schema and table
 /// lists of `spec.filters` select (the capture's flush table never). A table is captured under a
@@ -39,16 +38,17 @@ impl TableSelection {
                 .is_empty()
     }
 
-    /// Lists the catalog (only when the schema or table lists are in use) and returns the
-    /// tables they select, the flush table left out.
-    pub fn list<S: DatabaseCatalog>(
+    /// Lists the catalog with `list_tables` (called only when the schema or table lists are in
+    /// use) and returns the tables they select, the flush table left out. The listing is the
+    /// caller's (a database's catalog), so the selection itself stays free of I/O.
+    pub fn list<E>(
         &self,
-        source: &mut S,
-    ) -> Result<Vec<(String, String)>, SourceError> {
+        list_tables: impl FnOnce() -> Result<Vec<(String, String)>, E>,
+    ) -> Result<Vec<(String, String)>, E> {
         if !self.filters.selects_from_catalog() {
             return Ok(Vec::new());
         }
-        let chosen = self.from_catalog(&source.list_tables()?);
+        let chosen = self.from_catalog(&list_tables()?);
         if chosen.is_empty() {
             tracing::warn!("the schema and table lists select no table yet");
         }
@@ -57,13 +57,13 @@ impl TableSelection {
 
     /// Every captured table: `named` (`spec.tables`, in spec order, which the snapshot reads
     /// them in), then those the lists select ([`Self::list`]) that `named` lacks.
-    pub fn captured<S: DatabaseCatalog>(
+    pub fn captured<E>(
         &self,
-        source: &mut S,
+        list_tables: impl FnOnce() -> Result<Vec<(String, String)>, E>,
         named: Vec<(String, String)>,
-    ) -> Result<Vec<(String, String)>, SourceError> {
+    ) -> Result<Vec<(String, String)>, E> {
         let mut tables = named;
-        for listed in self.list(source)? {
+        for listed in self.list(list_tables)? {
             if !tables.contains(&listed) {
                 tables.push(listed);
             }

@@ -33,7 +33,7 @@ use super::{RegistryError, SchemaRegistry, SchemaUse};
 use crate::config::ConfigError;
 use crate::config::schema_registry::SchemaRegistryConfig;
 use crate::config::secrets::{Secret, read_secret_file};
-use crate::sink::kafka::config::certificates_pem;
+use crate::config::certificates::certificates_pem;
 
 /// How long connecting to the registry may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dictionary::TableSchema;
 use crate::redo::ddl::{DdlKind, parse_ddl};
-use crate::sink::bookmark::{RecordLocation, unreadable};
+use crate::record_location::{RecordLocation, unreadable};
 use crate::stop::Stop;
 pub use structure::{ColumnStructure, StructureError, TableStructure};
 

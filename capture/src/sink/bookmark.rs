@@ -54,6 +54,7 @@ use crate::buffer::ReleasedLedger;
 use crate::snapshot::SnapshotState;
 use crate::snapshot::incremental::IncrementalState;
 use crate::source::Xid;
+use crate::record_location::{RecordLocation, unreadable};
 use crate::stop::Stop;
 
 /// The bookmark format this build writes, and the newest it reads.
@@ -122,14 +123,6 @@ pub struct CommitOutOfOrder {
     pub xid: Xid,
     pub commit_scn: u64,
     pub bookmark_scn: u64,
-}
-
-/// Where a bookmark record was read from, for error messages.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordLocation {
-    pub topic: String,
-    pub partition: i32,
-    pub offset: i64,
 }
 
 impl Bookmark {
@@ -317,20 +310,6 @@ impl Bookmark {
         }
         Ok(bookmark)
     }
-}
-
-/// CDC-5002 naming where the unreadable record is.
-pub fn unreadable(at: &RecordLocation, why: &str) -> Stop {
-    Stop::new(
-        StopCode::BookmarkUnreadable,
-        format!(
-            "the record at {}/{} offset {} cannot be read: {why}",
-            at.topic, at.partition, at.offset
-        ),
-    )
-    .with_detail("topic", at.topic.clone())
-    .with_detail("partition", at.partition)
-    .with_detail("offset", at.offset)
 }
 
 #[cfg(test)]

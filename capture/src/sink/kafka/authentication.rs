@@ -248,40 +248,5 @@ pub fn conflicting_properties(name: &str) -> &'static [&'static str] {
     }
 }
 
-/// Whether a file name matches a glob of `*` (any run of characters) and `?` (one character),
-/// as Strimzi's `pattern` is used (`*.crt`). Names Kubernetes keeps for itself in a Secret
-/// volume (`..data`, `..2026_12_05_...`) never match.
-pub fn glob_matches(pattern: &str, name: &str) -> bool {
-    if name.starts_with("..") {
-        return false;
-    }
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    // Greedy match with one backtrack point: the last `*` seen and where it started matching.
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c == name[n] => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((star_p, star_n)) => {
-                    p = star_p + 1;
-                    n = star_n + 1;
-                    star = Some((star_p, star_n + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == '*')
-}
-
 #[cfg(test)]
 pub(super) mod tests;

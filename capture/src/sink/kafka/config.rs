@@ -28,7 +28,7 @@ use redoline_crds::v1alpha1::KafkaSpec;
 
 use super::authentication::{self, PropertyValue, conflicting_properties};
 use crate::config::KafkaConfig;
-use crate::config::kafka_auth::TrustedCertificateFiles;
+use crate::config::certificates::certificates_pem;
 use crate::config::secrets::read_secret_file;
 use crate::stop::Stop;
 
@@ -276,52 +276,6 @@ fn unusable_file(field: &str, message: &str) -> Stop {
         format!("{field}: {message}"),
     )
     .with_detail("field", field)
-}
-
-/// The PEM certificates of the files (or the matching files of a directory), concatenated. Each
-/// file must hold at least one certificate: a Strimzi `ca.p12` or `ca.password` picked by a too
-/// wide pattern is refused rather than handed to OpenSSL as garbage.
-pub(crate) fn certificates_pem(sources: &[TrustedCertificateFiles]) -> Result<String, String> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    for source in sources {
-        if let Some(file) = &source.certificate {
-            files.push(file.clone());
-        }
-        if let Some(pattern) = &source.pattern {
-            let (Some(dir), Some(glob)) = (pattern.parent(), pattern.file_name()) else {
-                return Err(format!("{}: not a directory and a glob", pattern.display()));
-            };
-            let glob = glob.to_string_lossy();
-            let entries = std::fs::read_dir(dir)
-                .map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
-            let mut matched = Vec::new();
-            for entry in entries {
-                let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                // Secret keys are symlinks into `..data`: follow them, skip directories.
-                if authentication::glob_matches(&glob, &name) && !entry.path().is_dir() {
-                    matched.push(entry.path());
-                }
-            }
-            if matched.is_empty() {
-                return Err(format!("no file in {} matches {glob}", dir.display()));
-            }
-            matched.sort();
-            files.extend(matched);
-        }
-    }
-    let mut pem = String::new();
-    for file in files {
-        let bytes =
-            std::fs::read(&file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-        let text = String::from_utf8(bytes)
-            .ok()
-            .filter(|text| text.contains("-----BEGIN CERTIFICATE-----"))
-            .ok_or_else(|| format!("{}: holds no PEM certificate", file.display()))?;
-        pem.push_str(text.trim_end());
-        pem.push('\n');
-    }
-    Ok(pem)
 }
 
 /// Drops a librdkafka client (a start-up's admin client or topic reader) on a thread of its own:

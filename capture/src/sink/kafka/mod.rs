@@ -78,7 +78,8 @@ use self::topics::{
     TopicError, TopicNames, check_external_topic, ensure_data_topic, ensure_topics,
 };
 use super::CaptureIdentity;
-use super::bookmark::{Bookmark, RecordLocation, unreadable};
+use super::bookmark::Bookmark;
+use crate::record_location::{RecordLocation, unreadable};
 use super::page::{Page, record_bytes};
 use crate::event::Record;
 use crate::stop::Stop;

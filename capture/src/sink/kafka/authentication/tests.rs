@@ -151,19 +151,3 @@ fn every_mapped_property_is_one_configsecret_cannot_also_set() {
         }
     }
 }
-
-#[test]
-fn globs_match_as_strimzi_patterns_do_and_skip_kubernetes_entries() {
-    assert!(glob_matches("*.crt", "ca.crt"));
-    assert!(glob_matches("*.crt", "ca-2026-12-05T13-00-00Z.crt"));
-    assert!(!glob_matches("*.crt", "ca.p12"));
-    assert!(!glob_matches("*.crt", "ca.password"));
-    assert!(glob_matches("ca?.crt", "ca2.crt"));
-    assert!(!glob_matches("ca?.crt", "ca.crt"));
-    assert!(glob_matches("*", "user.key"));
-    assert!(glob_matches("a*b*c", "aXXbYbZc"));
-    assert!(!glob_matches("a*b*c", "aXXbYbZ"));
-    assert!(glob_matches("ca.crt", "ca.crt"));
-    assert!(!glob_matches("*", "..data"));
-    assert!(!glob_matches("*", "..2026_12_05_13_00_00.000000001"));
-}

@@ -12,7 +12,7 @@
 //! How: the file is read again every [`POLL_INTERVAL`], by its path each time. The kubelet
 //! updates a ConfigMap mounted as a directory by writing a fresh hidden directory and swapping
 //! the `..data` symlink to it, and the file is a symlink through `..data`: a read by path always
-//! sees one whole version. A new content is loaded as at start ([`super::load`]: the same
+//! sees one whole version. A new content is loaded as at start ([`crate::config::load`]: the same
 //! environment overrides, schema and rules), then [`assess`]ed against the config the run
 //! started with:
 //! - only `snapshot.requests` differ from the requests in force: they replace them
@@ -41,7 +41,7 @@ use redoline_crds::capture::ConfigFileState;
 use redoline_crds::v1alpha1::SnapshotRequest;
 use sha2::{Digest, Sha256};
 
-use super::{CaptureConfig, ConfigError};
+use crate::config::{self, CaptureConfig, ConfigError};
 use crate::http::StatusBoard;
 
 /// How often the config file is read again. The kubelet's propagation of a ConfigMap change
@@ -164,7 +164,7 @@ pub async fn follow(follow: Follow) {
         if last.as_ref() == Some(&content) {
             continue;
         }
-        let loaded = super::load(&follow.path, &follow.environment);
+        let loaded = config::load(&follow.path, &follow.environment);
         let first_time = seen.insert(Sha256::digest(&content).into());
         last = Some(content);
         apply(&follow, loaded, first_time);
@@ -224,7 +224,7 @@ mod tests {
     use redoline_crds::v1alpha1::TableName;
 
     fn config() -> CaptureConfig {
-        super::super::parse(
+        config::parse(
             "name: test\n\
              database: {simulator: {scenario: s.jsonl}}\n\
              tables: [APP.ORDERS]\n\
