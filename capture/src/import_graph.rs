@@ -5,11 +5,9 @@
 //! tested or moved without the other. The check works at every level of the tree: among the
 //! children of each module (the top-level modules of the crate, the files of `redo/`, ...), an
 //! import from anywhere under one child to anywhere under another is an edge, and no two
-//! children may have an edge each way. Below the crate root, longer circles (a → b → c → a) are
-//! refused too. Among the top-level modules themselves longer circles remain (`config → http →
-//! sink → config` among others, which the same search finds there), so the root is checked for
-//! pairs only. Imports between a module and its own descendants or ancestors (a `mod.rs` and its
-//! files) are how a module is built and are not edges.
+//! children may have an edge each way, nor may longer circles (a → b → c → a) form, the
+//! top-level modules included. Imports between a module and its own descendants or ancestors (a
+//! `mod.rs` and its files) are how a module is built and are not edges.
 //!
 //! It reads the source text rather than the compiler's resolution: comments and literals are
 //! blanked, then `use` trees and inline `crate::`/`super::` paths are resolved against the files
@@ -450,8 +448,8 @@ fn circles(imports: &[Import]) -> Vec<Circle> {
         .collect()
 }
 
-/// Circles of three or more siblings under a parent module other than the crate root (the
-/// modules one level below a top-level module, and deeper), found by a depth-first search
+/// Circles of three or more siblings under any parent module (the crate root's top-level
+/// modules, the modules one level below each of them, and deeper), found by a depth-first search
 /// from each child in name order: each edge back to a child on the search's path closes the
 /// circle of the path from there. Each is named as `parent: a → b → c → a`, starting at its
 /// least module, with one import for each step. Pairs are [`circles`]' to report. The search
@@ -486,7 +484,7 @@ fn longer_circles(imports: &[Import]) -> Vec<Circle> {
     }
     let edges = sibling_edges(imports);
     let mut by_parent: BTreeMap<&ModulePath, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
-    for (parent, from, to) in edges.keys().filter(|(parent, _, _)| !parent.is_empty()) {
+    for (parent, from, to) in edges.keys() {
         by_parent
             .entry(parent)
             .or_default()
@@ -650,13 +648,15 @@ fn a_longer_circle_is_found_by_the_search_and_named_from_its_least_module() {
         import(&["p", "c"], &["p", "a"], 1),
         import(&["p", "a"], &["p", "b", "x"], 2),
         import(&["p", "b", "x"], &["p", "c"], 3),
-        // A chain that closes nothing, and the same three at the crate root (not searched).
+        // A chain that closes nothing, and a circle of three among top-level modules.
         import(&["p", "a"], &["p", "d"], 4),
-        import(&["a"], &["b"], 5),
-        import(&["b"], &["c"], 6),
-        import(&["c"], &["a"], 7),
+        import(&["b"], &["c"], 5),
+        import(&["c", "y"], &["a"], 6),
+        import(&["a"], &["b"], 7),
     ]);
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].pair, "crate::p: a → b → c → a");
-    assert_eq!(found[0].imports, "f.rs:2, f.rs:3, f.rs:1");
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].pair, "crate: a → b → c → a");
+    assert_eq!(found[0].imports, "f.rs:7, f.rs:5, f.rs:6");
+    assert_eq!(found[1].pair, "crate::p: a → b → c → a");
+    assert_eq!(found[1].imports, "f.rs:2, f.rs:3, f.rs:1");
 }

@@ -25,7 +25,6 @@ use prometheus::Registry;
 
 use crate::buffer::{BufferMetrics, BufferSettings, TransactionBuffer};
 use crate::cli::AclFormat;
-use crate::live_config::{self, LiveRequests};
 use crate::config::secrets::DatabaseCredentials;
 use crate::config::{self, CaptureConfig, ConfigError, SimulatorConfig, SimulatorDoor, secrets};
 use crate::doctor::{self, DoctorRequest, Report, StoredPosition};
@@ -34,16 +33,17 @@ use crate::engine::{Engine, Finish, RunOptions, Wiring};
 use crate::error::{CaptureError, Disposition};
 use crate::filter::Filters;
 use crate::http::{CaptureState, StatusBoard, router};
+use crate::live_config::{self, LiveRequests};
 use crate::login_guard::LoginGuard;
 use crate::metrics::{EngineMetrics, SchemaHistoryMetrics, SchemaHistoryStatus};
 use crate::outage::{self, RestartBudget, Verdict};
+use crate::record_location::RecordLocation;
 use crate::registry::SchemaRegistry;
 use crate::registry::http::HttpRegistry;
 use crate::rotation::{self, Rotated};
 use crate::schema_history::SchemaHistory;
 use crate::simulator::Simulator;
 use crate::simulator::sql::SimulatorPool;
-use crate::record_location::RecordLocation;
 use crate::sink::file::{self, FileSink, history_path, read_history_lines};
 use crate::sink::journal::{
     self, JOURNAL_OFF_WARNING, Journal, JournalSettings, RebuiltTransaction,

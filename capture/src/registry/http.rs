@@ -31,9 +31,9 @@ use super::protocol::{self, Call, Failure};
 use super::subject::subject;
 use super::{RegistryError, SchemaRegistry, SchemaUse};
 use crate::config::ConfigError;
+use crate::config::certificates::certificates_pem;
 use crate::config::schema_registry::SchemaRegistryConfig;
 use crate::config::secrets::{Secret, read_secret_file};
-use crate::config::certificates::certificates_pem;
 
 /// How long connecting to the registry may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

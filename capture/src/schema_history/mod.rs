@@ -31,8 +31,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::dictionary::TableSchema;
-use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::record_location::{RecordLocation, unreadable};
+use crate::redo::ddl::{DdlKind, parse_ddl};
 use crate::stop::Stop;
 pub use structure::{ColumnStructure, StructureError, TableStructure};
 

@@ -51,10 +51,10 @@ use redoline_crds::StopCode;
 use serde::{Deserialize, Serialize};
 
 use crate::buffer::ReleasedLedger;
+use crate::record_location::{RecordLocation, unreadable};
 use crate::snapshot::SnapshotState;
 use crate::snapshot::incremental::IncrementalState;
 use crate::source::Xid;
-use crate::record_location::{RecordLocation, unreadable};
 use crate::stop::Stop;
 
 /// The bookmark format this build writes, and the newest it reads.

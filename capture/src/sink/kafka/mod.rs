@@ -79,9 +79,9 @@ use self::topics::{
 };
 use super::CaptureIdentity;
 use super::bookmark::Bookmark;
-use crate::record_location::{RecordLocation, unreadable};
 use super::page::{Page, record_bytes};
 use crate::event::Record;
+use crate::record_location::{RecordLocation, unreadable};
 use crate::stop::Stop;
 
 /// How pages reach Kafka.
