@@ -25,7 +25,7 @@ use anyhow::{Context, bail, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ContainerStatus, LocalVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    PersistentVolume, PersistentVolumeSpec, Pod, Toleration, VolumeNodeAffinity,
+    ObjectReference, PersistentVolume, PersistentVolumeSpec, Pod, Toleration, VolumeNodeAffinity,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::Api;
@@ -47,6 +47,9 @@ use crate::wait::eventually;
 pub const TAINT_KEY: &str = "redoline.io/real-node";
 /// The StorageClass of the node's local volumes (no provisioner, bound when a pod is scheduled).
 pub const STORAGE_CLASS: &str = "redoline-local";
+/// The spill claim of the demo's OracleCapture (`orders`): the StatefulSet's claim template
+/// `spill` for its pod `orders-capture-0`.
+pub const DEMO_SPILL_CLAIM: &str = "spill-orders-capture-0";
 /// Bound for the operator's pods to be Ready: a cold start on a loaded 2-core machine is slow.
 const OPERATOR_READY_WITHIN: Duration = Duration::from_secs(180);
 /// The user the images run as; volumes the pods read must be readable by it.
@@ -109,11 +112,16 @@ impl NodeEnv {
         }
     }
 
-    /// A local PersistentVolume of `size` on the node, in a new directory of its own, for one
-    /// claim of the StorageClass [`STORAGE_CLASS`]. Its name is `name`.
+    /// A local PersistentVolume of `size` on the node, in a new directory of its own, for the
+    /// claim [`DEMO_SPILL_CLAIM`] in `namespace` (of the StorageClass [`STORAGE_CLASS`]). Its name
+    /// is `name`. The volume is bound to that claim ahead (`claimRef`): tests running side by side
+    /// on the node each make one of the same class and size, and an unbound one would go to
+    /// whichever claim the binder meets first (seen in CI: real_pods' claim took
+    /// real_credentials' volume).
     pub async fn local_volume(
         &self,
         client: &kube::Client,
+        namespace: &str,
         name: &str,
         size: &str,
     ) -> anyhow::Result<PathBuf> {
@@ -129,6 +137,11 @@ impl NodeEnv {
                 capacity: Some(BTreeMap::from([("storage".into(), Quantity(size.into()))])),
                 access_modes: Some(vec!["ReadWriteOnce".into()]),
                 persistent_volume_reclaim_policy: Some("Retain".into()),
+                claim_ref: Some(ObjectReference {
+                    namespace: Some(namespace.into()),
+                    name: Some(DEMO_SPILL_CLAIM.into()),
+                    ..ObjectReference::default()
+                }),
                 storage_class_name: Some(STORAGE_CLASS.into()),
                 local: Some(LocalVolumeSource {
                     path: dir.to_string_lossy().into_owned(),

@@ -264,7 +264,12 @@ impl Scene<'_> {
         )
         .await?;
         self.node
-            .local_volume(&self.client, &format!("{}-spill", self.namespace), "1Gi")
+            .local_volume(
+                &self.client,
+                &self.namespace,
+                &format!("{}-spill", self.namespace),
+                "1Gi",
+            )
             .await?;
         let capture = self.node.capture(&self.namespace, prefix)?;
         captures

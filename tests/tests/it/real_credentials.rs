@@ -108,7 +108,7 @@ async fn the_kubelet_mounts_reports_and_rotates_credentials_the_operator_never_r
     )
     .await
     .unwrap();
-    node.local_volume(&client, &format!("{ns}-spill"), "1Gi")
+    node.local_volume(&client, &ns, &format!("{ns}-spill"), "1Gi")
         .await
         .unwrap();
     let prefix = kafka.unique_prefix("real-credentials");

@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 
 const NAME: &str = "orders";
 const POD: &str = "orders-capture-0";
-const CLAIM: &str = "spill-orders-capture-0";
+const CLAIM: &str = node::DEMO_SPILL_CLAIM;
 const RELEASE: &str = "redoline";
 /// Bound of each wait: pulls are local, but a cold pod start on a loaded 2-core machine is slow.
 const WITHIN: Duration = Duration::from_secs(180);
@@ -71,7 +71,7 @@ async fn a_capture_pod_runs_restricted_rolls_and_resumes_on_a_real_node() {
     .unwrap();
     let volume_name = format!("{ns}-spill");
     let volume_dir = node
-        .local_volume(&client, &volume_name, "1Gi")
+        .local_volume(&client, &ns, &volume_name, "1Gi")
         .await
         .unwrap();
     let prefix = kafka.unique_prefix("real-pods");
