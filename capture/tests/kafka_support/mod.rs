@@ -28,7 +28,7 @@ pub use redoline_testenv::kafka::unique_prefix;
 pub use redoline_testenv::wait::wait_until;
 
 use redoline_capture::sink::KafkaClientSettings;
-use redoline_capture::sink::kafka::reader::read_to_end;
+use redoline_capture::sink::kafka::reader::{ReadError, read_to_end};
 use serde_json::Value;
 
 /// The broker's address: the one of `REDOLINE_KAFKA_BOOTSTRAP`, or a broker started for this
@@ -184,16 +184,34 @@ pub fn read_values(bootstrap: &str, topic: &str) -> Vec<Value> {
 }
 
 /// [`read_values`] through a client of its own (an authenticated one).
+///
+/// A broker fault during the read (librdkafka's `AllBrokersDown` when its connections drop, a
+/// timeout) starts the read again from the beginning, at most three times, as the capture's own
+/// read-back does (`KafkaSink::read_topic` retries them): seen once in 100 composed workloads on
+/// a loaded broker. A broker that stays down still fails the test.
 pub fn read_values_with(settings: &KafkaClientSettings, topic: &str) -> Vec<Value> {
-    let mut values = Vec::new();
-    read_to_end(settings, topic, Duration::from_secs(60), |record| {
-        if let Some(value) = record.value {
-            values.push(serde_json::from_slice(&value).unwrap());
+    const ATTEMPTS: u32 = 3;
+    let mut attempt = 1;
+    loop {
+        let mut values = Vec::new();
+        let read = read_to_end(settings, topic, Duration::from_secs(60), |record| {
+            if let Some(value) = record.value {
+                values.push(serde_json::from_slice(&value).unwrap());
+            }
+            Ok(())
+        });
+        match read {
+            Ok(()) => return values,
+            Err(error @ (ReadError::Kafka { .. } | ReadError::Timeout { .. }))
+                if attempt < ATTEMPTS =>
+            {
+                eprintln!("reading {topic} back again (attempt {attempt} failed: {error})");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(error) => panic!("reading {topic} back: {error}"),
         }
-        Ok(())
-    })
-    .unwrap();
-    values
+    }
 }
 
 /// [`read_values`], or `None` while the topic does not exist yet.
